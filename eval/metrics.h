@@ -1,0 +1,32 @@
+/* metrics.h — the official GLUE metrics, the GLUE score and corpus BLEU.
+ *
+ * Every metric returns its natural scale (accuracy and F1 in [0,1], correlations
+ * in [-1,1]); tables, results JSON and `--json` output show them ×100, the GLUE
+ * leaderboard's convention. */
+#ifndef GLUE_METRICS_H
+#define GLUE_METRICS_H
+
+typedef enum {
+    METRIC_NONE = 0,
+    METRIC_ACC,
+    METRIC_F1,        /* binary, positive class 1 */
+    METRIC_MCC,       /* Matthews correlation; K-class (Gorodkin's R_K) for K > 2 */
+    METRIC_PEARSON,
+    METRIC_SPEARMAN,  /* average ranks for ties */
+} MetricId;
+
+const char *metric_name(MetricId m);   /* JSON key: "accuracy", "f1", "mcc", "pearson", "spearman" */
+
+double metric_accuracy(const int *pred, const int *gold, int n);
+double metric_f1(const int *pred, const int *gold, int n);
+double metric_mcc(const int *pred, const int *gold, int n, int num_classes);
+double metric_pearson(const double *x, const double *y, int n);
+double metric_spearman(const double *x, const double *y, int n);
+
+/* A metric on predictions: classes (pred/gold) for classification, scores
+ * (pred_score/gold_score) for regression. */
+double metric_compute(MetricId m, int n, int num_classes,
+                      const int *pred, const int *gold,
+                      const double *pred_score, const double *gold_score);
+
+#endif

@@ -1,0 +1,25 @@
+/* commands.h — every `glue` command: `int cmd_<name>(int argc, char **argv)`,
+ * argv[0] being the command's name. Returns the process exit code (0 ok, 1 the
+ * work failed, 2 usage). The dispatch table with usage strings is in src/main.c. */
+#ifndef GLUE_COMMANDS_H
+#define GLUE_COMMANDS_H
+
+typedef int (*CommandFn)(int argc, char **argv);
+
+int cmd_tasks(int argc, char **argv);
+int cmd_data(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_vocab(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+int cmd_bleu(int argc, char **argv);
+
+/* DEVELOPMENT ONLY (removed before landing): weak so the binary links while
+ * commands are being written. */
+#pragma weak cmd_tasks
+#pragma weak cmd_data
+#pragma weak cmd_tokenize
+#pragma weak cmd_vocab
+#pragma weak cmd_score
+#pragma weak cmd_bleu
+
+#endif

@@ -1,0 +1,108 @@
+/* args.c — command-line options (see args.h). */
+#include "core/args.h"
+
+#include "core/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void args_init(Args *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    if (argc > ARGS_MAX) argc = ARGS_MAX;
+    a->argc = argc;
+    a->argv = argv;
+    a->used[0] = 1;
+}
+
+/* Index of option `name` (as --name or --name=...), or -1. */
+static int find_option(Args *a, const char *name, const char **inline_value) {
+    size_t n = strlen(name);
+    for (int i = 1; i < a->argc; i++) {
+        const char *s = a->argv[i];
+        if (strcmp(s, "--") == 0) break;
+        if (strncmp(s, name, n) == 0 && (s[n] == '\0' || s[n] == '=')) {
+            *inline_value = s[n] == '=' ? s + n + 1 : NULL;
+            return i;
+        }
+    }
+    return -1;
+}
+
+int args_flag(Args *a, const char *name) {
+    const char *v;
+    int i = find_option(a, name, &v);
+    if (i < 0) return 0;
+    a->used[i] = 1;
+    return 1;
+}
+
+const char *args_str(Args *a, const char *name, const char *fallback) {
+    const char *v;
+    int i = find_option(a, name, &v);
+    if (i < 0) return fallback;
+    a->used[i] = 1;
+    if (v) return v;
+    if (i + 1 >= a->argc) {
+        user_error(NULL, "option %s needs a value", name);
+        a->bad = 1;
+        return fallback;
+    }
+    a->used[i + 1] = 1;
+    return a->argv[i + 1];
+}
+
+long args_int(Args *a, const char *name, long fallback) {
+    const char *s = args_str(a, name, NULL);
+    if (!s) return fallback;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0') {
+        user_error(NULL, "option %s wants an integer, got '%s'", name, s);
+        a->bad = 1;
+        return fallback;
+    }
+    return v;
+}
+
+double args_double(Args *a, const char *name, double fallback) {
+    const char *s = args_str(a, name, NULL);
+    if (!s) return fallback;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *s == '\0' || *end != '\0') {
+        user_error(NULL, "option %s wants a number, got '%s'", name, s);
+        a->bad = 1;
+        return fallback;
+    }
+    return v;
+}
+
+int args_positional(Args *a, const char **out, int max) {
+    int n = 0, after_dashes = 0;
+    for (int i = 1; i < a->argc; i++) {
+        const char *s = a->argv[i];
+        if (!after_dashes && strcmp(s, "--") == 0) { a->used[i] = 1; after_dashes = 1; continue; }
+        if (a->used[i] || (!after_dashes && s[0] == '-' && s[1] == '-')) continue;
+        if (n < max) out[n] = s;
+        a->used[i] = 1;
+        n++;
+    }
+    return n;
+}
+
+int args_finish(Args *a, const char *usage) {
+    int bad = a->bad;
+    for (int i = 1; i < a->argc; i++) {
+        if (strcmp(a->argv[i], "--") == 0) break;
+        if (!a->used[i]) {
+            user_error(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
+            bad = 1;
+        }
+    }
+    if (!bad) return 0;
+    if (usage) fprintf(stderr, "usage: %s\n", usage);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,29 @@
+/* args.h — the one command-line parser every `glue` command uses.
+ *
+ * Options are `--name value`, `--name=value` or bare flags `--name`. Each getter
+ * marks what it consumed; args_positional() returns the rest in order, and
+ * args_finish() rejects any option no getter asked for (exit code 2), so a typo
+ * like `--epoch 3` is an error instead of being silently ignored. */
+#ifndef GLUE_ARGS_H
+#define GLUE_ARGS_H
+
+#define ARGS_MAX 256
+
+typedef struct {
+    int argc;
+    char **argv;                 /* argv[0] is the command name */
+    unsigned char used[ARGS_MAX];
+    int bad;                     /* a value failed to parse */
+} Args;
+
+void args_init(Args *a, int argc, char **argv);
+int args_flag(Args *a, const char *name);                               /* 1 if present */
+const char *args_str(Args *a, const char *name, const char *fallback);
+long args_int(Args *a, const char *name, long fallback);
+double args_double(Args *a, const char *name, double fallback);
+int args_positional(Args *a, const char **out, int max);                /* count */
+/* 0 when every option was recognised and parsed; otherwise prints the error and
+ * the usage and returns EXIT_USAGE. */
+int args_finish(Args *a, const char *usage);
+
+#endif

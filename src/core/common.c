@@ -1,0 +1,69 @@
+/* common.c — error reporting and checked allocation (see common.h). */
+#include "core/common.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void die_at(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "glue: fatal: %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+void user_error(const char *hint, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fputs("glue: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (hint) fprintf(stderr, "  hint: %s\n", hint);
+}
+
+void user_warning(const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fputs("glue: warning: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void *check_alloc(void *p, size_t n) {
+    if (!p && n) DIE("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *xmalloc(size_t n) { return check_alloc(malloc(n ? n : 1), n); }
+void *xcalloc(size_t count, size_t size) { return check_alloc(calloc(count ? count : 1, size ? size : 1), count * size); }
+void *xrealloc(void *p, size_t n) { return check_alloc(realloc(p, n ? n : 1), n); }
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xstrndup(const char *s, size_t n) {
+    char *d = xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+void *xaligned_alloc(size_t n) {
+    void *p = NULL;
+    /* 64 bytes: one cache line, one AVX-512 register. */
+    if (posix_memalign(&p, 64, n ? n : 64) != 0) DIE("out of memory allocating %zu aligned bytes", n);
+    return p;
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

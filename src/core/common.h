@@ -1,0 +1,39 @@
+/* common.h — the two tiers of errors, checked allocation and logging.
+ *
+ * Programmer errors and out-of-memory die at once with file:line (DIE, xmalloc).
+ * Anything a user can cause (a bad row, a missing file, a wrong checkpoint) is
+ * reported with user_error() — one clear message plus a hint saying what to do —
+ * and travels back up as a non-zero status so the caller can exit cleanly. */
+#ifndef GLUE_COMMON_H
+#define GLUE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Process exit codes: 1 = the work failed (bad data, missing file), 2 = usage. */
+enum { EXIT_USAGE = 2 };
+
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define DIE(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_OR_DIE(cond) \
+    do { if (!(cond)) DIE("internal check failed: %s", #cond); } while (0)
+
+/* "glue: error: <message>" and, when hint != NULL, "  hint: <hint>" on stderr. */
+void user_error(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "glue: warning: ..." on stderr. */
+void user_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* 64-byte aligned allocation (for SIMD and the parameter arena); free with free(). */
+void *xaligned_alloc(size_t n);
+
+/* Monotonic wall clock in seconds. */
+double now_seconds(void);
+
+#endif

@@ -1,0 +1,99 @@
+/* main.c — `glue <command> ...`: the dispatch table, help, and "did you mean".
+ * Each command lives in src/cli/cmd_<name>.c. */
+#include "cli/commands.h"
+#include "core/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    CommandFn fn;
+    const char *usage;    /* arguments, shown as "glue <name> <usage>" */
+    const char *summary;  /* one line */
+    const char *details;  /* the full --help text after the usage line */
+} Command;
+
+static const Command COMMANDS[] = {
+    {"tasks", cmd_tasks, "[--json]", "list the GLUE tasks, their metrics and the rows found per split",
+     "  Reads data/glue (or $GLUE_DATA) and prints one row per task: type, metrics,\n"
+     "  rows per split or 'missing'.\n"},
+    {"data", cmd_data, "fetch [TASK|all|glue|mt|pretrain] [--mirror DIR] [--dest DIR] [--json]",
+     "fetch and check datasets (GLUE, Multi30k, pretraining text)",
+     "  With --mirror DIR (or $GLUE_MIRROR) copies from a folder laid out like\n"
+     "  ../shared/data (gzipped files allowed); otherwise downloads the official\n"
+     "  archives with curl. Checks every file's row count against the official size,\n"
+     "  reports what is missing, and does nothing when everything is there.\n"},
+    {"tokenize", cmd_tokenize, "[--vocab FILE] [--pair] [--max-len N] [--json] [TEXT...]",
+     "BERT WordPiece tokenization (stdin: one text, or a<TAB>b with --pair, per line)",
+     "  Prints tokens and ids. --json prints one object a line with the fields of\n"
+     "  ../shared/tests/wordpiece_golden.jsonl.gz. Invalid UTF-8 bytes become U+FFFD,\n"
+     "  which BERT's cleaning then drops.\n"},
+    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N]",
+     "train a WordPiece vocabulary on text files (.gz allowed)", ""},
+    {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
+     "score a leaderboard-format prediction file against a task's labels",
+     "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
+     "  strings the leaderboard wants (a number for STS-B).\n"},
+    {"bleu", cmd_bleu, "HYP REF [--lowercase] [--tokenize 13a|none] [--json]",
+     "corpus BLEU, sacreBLEU's definition", ""},
+};
+static const int NUM_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
+
+static void print_overview(FILE *f) {
+    fprintf(f, "glue — GLUE tasks, BERT and baselines, in one binary\n\n"
+               "usage: glue <command> [options]   (glue <command> --help for details)\n\n"
+               "commands:\n");
+    for (int i = 0; i < NUM_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+}
+
+static void print_command_help(const Command *c) {
+    printf("usage: glue %s %s\n\n%s\n\n%s", c->name, c->usage, c->summary, c->details);
+}
+
+/* Edit distance, for suggesting the closest command. */
+static int edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        if (argc >= 3 && strcmp(argv[1], "help") == 0) {
+            for (int i = 0; i < NUM_COMMANDS; i++)
+                if (strcmp(COMMANDS[i].name, argv[2]) == 0) { print_command_help(&COMMANDS[i]); return 0; }
+        }
+        print_overview(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    for (int i = 0; i < NUM_COMMANDS; i++) {
+        const Command *c = &COMMANDS[i];
+        if (strcmp(c->name, argv[1]) != 0) continue;
+        for (int k = 2; k < argc; k++)
+            if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+                print_command_help(c);
+                return 0;
+            }
+        if (!c->fn) { user_error(NULL, "command '%s' is not built yet", c->name); return 1; }
+        return c->fn(argc - 1, argv + 1);
+    }
+    int best = 0;
+    for (int i = 1; i < NUM_COMMANDS; i++)
+        if (edit_distance(argv[1], COMMANDS[i].name) < edit_distance(argv[1], COMMANDS[best].name)) best = i;
+    user_error("run 'glue --help' for the list of commands", "unknown command '%s' (did you mean '%s'?)",
+               argv[1], COMMANDS[best].name);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Finds the four system libraries glue links against (pkg-config first, a test
+# compile second), installs a missing one with apt-get when running as root, and
+# otherwise prints the exact command to run. Writes make variables on stdout;
+# human-readable findings go to stderr so `make` shows them.
+set -u
+CC=${CC:-cc}
+missing=""
+cflags=""
+libs=""
+
+# name  pkg-config-module  debian-package  header  link-flag
+probe() {
+    name=$1 mod=$2 pkg=$3 hdr=$4 lib=$5
+    if pkg-config --exists "$mod" 2>/dev/null; then
+        cflags="$cflags $(pkg-config --cflags "$mod")"
+        libs="$libs $(pkg-config --libs "$mod")"
+        echo "deps: $name found (pkg-config $mod $(pkg-config --modversion "$mod"))" >&2
+        return 0
+    fi
+    tmp=$(mktemp -d)
+    printf '#include <%s>\nint main(void){return 0;}\n' "$hdr" > "$tmp/t.c"
+    if $CC "$tmp/t.c" -o "$tmp/t" $lib 2>/dev/null; then
+        libs="$libs $lib"
+        echo "deps: $name found (test compile with $lib)" >&2
+        rm -rf "$tmp"; return 0
+    fi
+    rm -rf "$tmp"
+    missing="$missing $pkg"
+    return 1
+}
+
+probe_all() {
+    missing=""; cflags=""; libs=""
+    probe OpenBLAS openblas    libopenblas-dev  cblas.h      -lopenblas
+    probe zlib     zlib        zlib1g-dev       zlib.h       -lz
+    probe utf8proc libutf8proc libutf8proc-dev  utf8proc.h   -lutf8proc
+    probe cJSON    libcjson    libcjson-dev     cjson/cJSON.h -lcjson
+}
+
+probe_all
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "deps: installing$missing (apt-get, as root)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q pkg-config $missing >&2 ||
+        { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q pkg-config $missing >&2; }
+        probe_all
+    fi
+    if [ -n "$missing" ]; then
+        echo "deps: missing:$missing" >&2
+        echo "deps: run:  sudo apt-get install -y pkg-config$missing" >&2
+        exit 1
+    fi
+fi
+echo "DEP_CFLAGS =$cflags"
+echo "DEP_LIBS =$libs -lm"

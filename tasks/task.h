@@ -1,0 +1,79 @@
+/* task.h — what a GLUE task is: files, columns, labels, metrics, submission name.
+ * Pure data description (no model code); one table row per task in tasks/registry.c.
+ *
+ * Loading turns a split file (.tsv or .tsv.gz, official layout) into a Dataset of
+ * Examples; a malformed row is reported with file:line and skipped (or is fatal
+ * with strict), never a crash. */
+#ifndef GLUE_TASK_H
+#define GLUE_TASK_H
+
+#include "eval/metrics.h"
+
+#define TASK_MAX_SPLITS 4
+#define TASK_MAX_LABELS 3
+
+typedef struct TaskSplit {
+    const char *name;      /* "train", "dev", "dev_matched", "test_mismatched", ... */
+    const char *file;      /* path under the task dir, e.g. "dev_matched.tsv" */
+    int is_test;           /* unlabelled leaderboard split */
+    int has_header;
+    int num_cols;          /* exact column count of a well-formed row */
+    int col_index;         /* -1: use the row number */
+    int col_a, col_b;      /* col_b < 0: single sentence */
+    int col_label;         /* -1: no label (test) */
+    long official_rows;    /* rows (without header) in the official file */
+    const char *submit;    /* leaderboard file for a test split ("MNLI-m.tsv"), else NULL */
+} TaskSplit;
+
+typedef struct Task {
+    const char *name;      /* lowercase id used on the command line: "sst2" */
+    const char *display;   /* "SST-2" */
+    const char *dir;       /* directory under data/glue: "SST-2", "diagnostic" */
+    int num_labels;        /* 1 = regression (STS-B) */
+    const char *labels[TASK_MAX_LABELS]; /* label strings of the files and submissions */
+    MetricId metrics[2];   /* primary first; METRIC_NONE when unused */
+    const char *scored_with; /* AX: "mnli" (no training data of its own), else NULL */
+    int num_splits;
+    TaskSplit splits[TASK_MAX_SPLITS];
+} Task;
+
+typedef struct Example {
+    char *a, *b;           /* UTF-8 text; b NULL for single-sentence tasks */
+    int label;             /* class index, -1 when unlabelled */
+    float score;           /* regression target (STS-B), else 0 */
+    long index;            /* the row's index column (or row number) */
+    long line;             /* 1-based line in the source file */
+} Example;
+
+typedef struct Dataset {
+    const Task *task;
+    const TaskSplit *split;
+    Example *ex;
+    int n;
+    int num_skipped;       /* malformed rows reported and skipped */
+} Dataset;
+
+extern const Task TASKS[];
+extern const int NUM_TASKS;
+
+/* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown. */
+const Task *task_find(const char *name);
+/* The closest task id to a misspelt name (for "did you mean"). */
+const char *task_suggest(const char *name);
+const TaskSplit *task_split(const Task *t, const char *split_name);
+/* First dev split (the one model selection uses), first test split. */
+const TaskSplit *task_dev_split(const Task *t);
+/* Root of the GLUE data: $GLUE_DATA or "data/glue". */
+const char *task_data_root(void);
+/* Path of a split's file, preferring "<file>" then "<file>.gz". Returns 0 and fills
+ * out when one exists, else -1 (out gets the plain path, for messages). */
+int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *out, size_t cap);
+
+/* Load a split. Returns 0 on success; on a missing/truncated file or (strict) a
+ * malformed row prints one clear error and returns non-zero. */
+int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out);
+void dataset_free(Dataset *d);
+/* Label index of a label string (for predictions in leaderboard format), -1 if none. */
+int task_label_index(const Task *t, const char *s);
+
+#endif

@@ -27,17 +27,55 @@ static const Command COMMANDS[] = {
      "  reports what is missing, and does nothing when everything is there.\n"},
     {"tokenize", cmd_tokenize, "[--vocab FILE] [--pair] [--max-len N] [--json] [TEXT...]",
      "BERT WordPiece tokenization (stdin: one text, or a<TAB>b with --pair, per line)",
-     "  Prints tokens and ids. --json prints one object a line with the fields of\n"
+     "  Prints tokens TAB ids. --json prints one object a line with the fields of\n"
      "  ../shared/tests/wordpiece_golden.jsonl.gz. Invalid UTF-8 bytes become U+FFFD,\n"
-     "  which BERT's cleaning then drops.\n"},
-    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N]",
-     "train a WordPiece vocabulary on text files (.gz allowed)", ""},
+     "  which BERT's cleaning then drops. With --pair (TEXT arguments two by two) or\n"
+     "  --max-len N: the model input [CLS] a [SEP] (b [SEP]) truncated longest-first\n"
+     "  to N (default 128 for pairs), plus segment ids. Vocabulary: --vocab, else\n"
+     "  $GLUE_VOCAB, else models/vocab.txt, else ../shared/models/vocab/bert-base-uncased-vocab.txt.\n"},
+    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N] [--json]",
+     "train a WordPiece vocabulary on text files (.gz allowed)",
+     "  Counts the BERT (uncased) words of every line, then merges the most frequent\n"
+     "  adjacent pieces (WordPiece/BPE with '##' continuations) until N tokens; a merge\n"
+     "  needs at least --min-count occurrences (default 2). [PAD] [UNK] [CLS] [SEP]\n"
+     "  [MASK] come first, then every character seen, so no training word is [UNK].\n"},
     {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
      "  strings the leaderboard wants (a number for STS-B).\n"},
     {"bleu", cmd_bleu, "HYP REF [--lowercase] [--tokenize 13a|none] [--json]",
      "corpus BLEU, sacreBLEU's definition", ""},
+    {"finetune", cmd_finetune,
+     "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
+     "[--seed S] [--threads N] [--out DIR] [--config FILE.json] [--set key=value ...] [--resume] [--json]",
+     "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
+     "  Trains on the task's train split for the configured epochs (shuffled per\n"
+     "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
+     "  (MNLI: dev_matched selects, dev_mismatched is reported) and keeps the best\n"
+     "  checkpoint. Writes model.ckpt, config.json and results.json. Settings come\n"
+     "  from the model's defaults, then --config, then the options and --set.\n"
+     "  --resume continues an interrupted run in the same directory.\n"},
+    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--json]",
+     "evaluate trained runs on dev, or write test predictions for the leaderboard",
+     "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"
+     "  (and for 'all' one table with the GLUE score); --split test writes the\n"
+     "  leaderboard file (e.g. SST-2.tsv) into the run directory. AX uses the MNLI run.\n"},
+    {"predict", cmd_predict, "TASK [--model M] [TEXT [TEXT_B]] [--json]",
+     "label and probabilities (STS-B: a score) for a text or a pair",
+     "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"
+     "  and prints one prediction per line (--json: one object with all of them).\n"},
+    {"compare", cmd_compare, "TASK|all [--models fasttext,textcnn,bilstm] [--retrain] [--seed S] [--threads N] [--json]",
+     "train (or reuse) several models on tasks and print one comparison table",
+     "  Reuses runs/<task>/<model>/ when it finished with the model's current\n"
+     "  default settings, otherwise trains. Prints every task metric, the GLUE score,\n"
+     "  training time, inference examples/s and parameters, plus a majority-class\n"
+     "  row; writes results/compare.json and results/compare.md.\n"},
+    {"bench", cmd_bench, "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]",
+     "benchmarks against reference implementations (fasttext: the official binary)",
+     "  fasttext: trains Debian's /usr/bin/fasttext and ours on the same task with the\n"
+     "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
+     "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
+     "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
 };
 static const int NUM_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

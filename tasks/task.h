@@ -7,9 +7,11 @@
 #ifndef GLUE_TASK_H
 #define GLUE_TASK_H
 
+#include <stddef.h>
+
 #include "eval/metrics.h"
 
-#define TASK_MAX_SPLITS 4
+#define TASK_MAX_SPLITS 5   /* MNLI: train, dev_matched, dev_mismatched, test_matched, test_mismatched */
 #define TASK_MAX_LABELS 3
 
 typedef struct TaskSplit {
@@ -23,6 +25,7 @@ typedef struct TaskSplit {
     int col_label;         /* -1: no label (test) */
     long official_rows;    /* rows (without header) in the official file */
     const char *submit;    /* leaderboard file for a test split ("MNLI-m.tsv"), else NULL */
+    const char *header;    /* the official header line (tab-separated), NULL when none */
 } TaskSplit;
 
 typedef struct Task {
@@ -39,7 +42,7 @@ typedef struct Task {
 
 typedef struct Example {
     char *a, *b;           /* UTF-8 text; b NULL for single-sentence tasks */
-    int label;             /* class index, -1 when unlabelled */
+    int label;             /* class index, -1 when unlabelled (0 for a scored STS-B row) */
     float score;           /* regression target (STS-B), else 0 */
     long index;            /* the row's index column (or row number) */
     long line;             /* 1-based line in the source file */
@@ -60,6 +63,8 @@ extern const int NUM_TASKS;
 const Task *task_find(const char *name);
 /* The closest task id to a misspelt name (for "did you mean"). */
 const char *task_suggest(const char *name);
+/* task_find, or NULL after printing "unknown task 'x' (did you mean 'y'?)". */
+const Task *task_find_or_report(const char *name);
 const TaskSplit *task_split(const Task *t, const char *split_name);
 /* First dev split (the one model selection uses), first test split. */
 const TaskSplit *task_dev_split(const Task *t);

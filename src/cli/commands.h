@@ -12,6 +12,11 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
+int cmd_finetune(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* DEVELOPMENT ONLY (removed before landing): weak so the binary links while
  * commands are being written. */
@@ -21,5 +26,10 @@ int cmd_bleu(int argc, char **argv);
 #pragma weak cmd_vocab
 #pragma weak cmd_score
 #pragma weak cmd_bleu
+#pragma weak cmd_finetune
+#pragma weak cmd_eval
+#pragma weak cmd_predict
+#pragma weak cmd_compare
+#pragma weak cmd_bench
 
 #endif

@@ -80,6 +80,23 @@ double args_double(Args *a, const char *name, double fallback) {
     return v;
 }
 
+int args_strs(Args *a, const char *name, const char **out, int max) {
+    int n = 0;
+    size_t len = strlen(name);
+    for (int i = 1; i < a->argc; i++) {
+        const char *s = a->argv[i];
+        if (strcmp(s, "--") == 0) break;
+        if (strncmp(s, name, len) != 0 || (s[len] != '\0' && s[len] != '=')) continue;
+        a->used[i] = 1;
+        const char *v = s[len] == '=' ? s + len + 1 : NULL;
+        if (!v && i + 1 < a->argc) { v = a->argv[++i]; a->used[i] = 1; }
+        if (!v) { user_error(NULL, "option %s needs a value", name); a->bad = 1; break; }
+        if (n < max) out[n] = v;
+        n++;
+    }
+    return n;
+}
+
 int args_positional(Args *a, const char **out, int max) {
     int n = 0, after_dashes = 0;
     for (int i = 1; i < a->argc; i++) {

@@ -21,6 +21,9 @@ int args_flag(Args *a, const char *name);                               /* 1 if 
 const char *args_str(Args *a, const char *name, const char *fallback);
 long args_int(Args *a, const char *name, long fallback);
 double args_double(Args *a, const char *name, double fallback);
+/* Every value of a repeatable option (`--set a=1 --set b=2`), in order; returns
+ * how many there were (at most max are stored). */
+int args_strs(Args *a, const char *name, const char **out, int max);
 int args_positional(Args *a, const char **out, int max);                /* count */
 /* 0 when every option was recognised and parsed; otherwise prints the error and
  * the usage and returns EXIT_USAGE. */

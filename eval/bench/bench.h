@@ -1,0 +1,38 @@
+/* bench.h — `glue bench <what>`: side-by-side measurements against a reference
+ * implementation on this machine (DESIGN §7). Each benchmark is a subcommand in
+ * src/cli/cmd_bench.c's table; the helpers below are what they share: summary
+ * statistics of repeated timings, running a reference tool as a child process,
+ * and writing the results file. */
+#ifndef GLUE_BENCH_H
+#define GLUE_BENCH_H
+
+#include <stddef.h>
+
+typedef struct cJSON cJSON;
+
+/* Benchmarks: argv[0] is the subcommand name; return the process exit code. */
+int bench_fasttext(int argc, char **argv);
+
+typedef struct { double median, min, max; } BenchStats;
+
+/* Median (mean of the middle two for even n), min and max of v[0..n), n >= 1. */
+BenchStats bench_stats(const double *v, int n);
+/* {"median": .., "min": .., "max": ..} */
+cJSON *bench_stats_json(BenchStats s);
+
+/* Run argv[0] (a path) with argv, stdout to stdout_path (NULL: /dev/null) and
+ * stderr to stderr_path (NULL: /dev/null); waits. Returns the exit status, or
+ * -1 when it could not start or died by a signal. *seconds (may be NULL) gets
+ * the wall time from spawn to exit. */
+int bench_spawn(const char *const *argv, const char *stdout_path, const char *stderr_path, double *seconds);
+
+/* A fresh private directory under $TMPDIR (or /tmp) into out; 0 ok, -1 after a
+ * message. bench_tmpdir_remove deletes it and the files directly in it. */
+int bench_tmpdir_make(const char *tag, char *out, size_t cap);
+void bench_tmpdir_remove(const char *dir);
+
+/* Writes json to <results root>/<name> (atomically, creating the directory) and
+ * says where on stderr. 0 ok, -1 after a message. */
+int bench_write_results(const char *name, const cJSON *json);
+
+#endif

@@ -1,0 +1,97 @@
+/* bench_common.c — what every `glue bench` subcommand shares (see bench.h). */
+#include "eval/bench/bench.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/common.h"
+#include "models/run_dir.h"
+
+extern char **environ;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+BenchStats bench_stats(const double *v, int n) {
+    CHECK_OR_DIE(n >= 1);
+    double *s = xmalloc((size_t)n * sizeof *s);
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    BenchStats r = {.min = s[0], .max = s[n - 1],
+                    .median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])};
+    free(s);
+    return r;
+}
+
+cJSON *bench_stats_json(BenchStats s) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "median", s.median);
+    cJSON_AddNumberToObject(j, "min", s.min);
+    cJSON_AddNumberToObject(j, "max", s.max);
+    return j;
+}
+
+int bench_spawn(const char *const *argv, const char *stdout_path, const char *stderr_path, double *seconds) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, stdout_path ? stdout_path : "/dev/null",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderr_path ? stderr_path : "/dev/null",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    double t0 = now_seconds();
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (seconds) *seconds = now_seconds() - t0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int bench_tmpdir_make(const char *tag, char *out, size_t cap) {
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(out, cap, "%s/glue-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag) >= (int)cap)
+        DIE("temporary path too long");
+    if (!mkdtemp(out)) {
+        user_error("set $TMPDIR to a writable directory", "cannot create a temporary directory %s: %s", out,
+                   strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void bench_tmpdir_remove(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *ent;
+    char path[4096];
+    while ((ent = readdir(d)) != NULL) {
+        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, ent->d_name) < (int)sizeof path) unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+int bench_write_results(const char *name, const cJSON *json) {
+    char path[4096];
+    const char *root = run_results_root();
+    if (run_dir_make(root) != 0) return -1;
+    run_file_path(root, name, path, sizeof path);
+    if (run_json_write(path, json) != 0) return -1;
+    fprintf(stderr, "glue: wrote %s\n", path);
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* bleu.h — corpus BLEU as sacreBLEU 2.x defines it (single reference).
+ *
+ * Each segment is lowercased (optional, like Python's str.lower()), stripped of
+ * trailing whitespace, tokenized (13a = mteval-v13a, or none), split on Unicode
+ * whitespace; clipped 1..4-gram matches and lengths are summed over the corpus;
+ * BLEU = BP * exp(mean log p_n) with the 'exp' smoothing (an order with no match
+ * gets p_n = 1 / (2^k * total_n), k counting such orders) and
+ * BP = exp(1 - ref_len / sys_len) when the system is shorter.
+ *
+ * Unlike the GLUE metrics, BLEU and its precisions are on sacreBLEU's 0..100
+ * scale. Text is UTF-8; sacreBLEU cannot read invalid UTF-8 at all, so `glue bleu`
+ * rejects such files, and the library decodes stray bytes as U+FFFD (text/utf8.h). */
+#ifndef GLUE_BLEU_H
+#define GLUE_BLEU_H
+
+#define BLEU_MAX_ORDER 4
+
+typedef enum { BLEU_TOKENIZE_13A = 0, BLEU_TOKENIZE_NONE } BleuTokenize;
+
+typedef struct BleuOptions {
+    int lowercase;
+    BleuTokenize tokenize;
+} BleuOptions;
+
+/* Sufficient statistics, summed over segments (start from all zeros). */
+typedef struct BleuStats {
+    long sys_len, ref_len;
+    long correct[BLEU_MAX_ORDER], total[BLEU_MAX_ORDER];
+} BleuStats;
+
+typedef struct BleuScore {
+    double bleu;                         /* 0..100 */
+    double precisions[BLEU_MAX_ORDER];   /* 0..100, smoothed as sacreBLEU reports them */
+    double bp;
+    long sys_len, ref_len;
+} BleuScore;
+
+/* "13a" / "none" -> 0 and *out; -1 if unknown. */
+int bleu_tokenize_parse(const char *name, BleuTokenize *out);
+const char *bleu_tokenize_name(BleuTokenize t);
+
+/* The preprocessing steps, exposed for tests and for printing tokenized text.
+ * Each returns a malloc'd string. */
+char *bleu_lowercase(const char *s);        /* Python str.lower() (full mapping of U+0130, final sigma) */
+char *bleu_tokenize_13a(const char *s);     /* sacreBLEU Tokenizer13a, on an already rstripped line */
+char *bleu_preprocess(const char *s, const BleuOptions *opt);  /* lowercase? + rstrip + tokenize */
+
+/* Add one segment pair (raw text) to the statistics. */
+void bleu_add_segment(BleuStats *st, const char *hyp, const char *ref, const BleuOptions *opt);
+/* The score from summed statistics. */
+void bleu_from_stats(const BleuStats *st, BleuScore *out);
+/* Corpus BLEU of n hypothesis lines against n reference lines. */
+void bleu_corpus(const char *const *hyp, const char *const *ref, int n, const BleuOptions *opt,
+                 BleuScore *out);
+
+#endif

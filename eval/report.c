@@ -1,0 +1,310 @@
+/* report.c — text and Markdown tables (see report.h). */
+#include "eval/report.h"
+
+#include "core/common.h"
+#include "eval/glue_score.h"
+#include "models/evaluate.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ReportTable {
+    int num_cols, num_cells, cap;
+    char **cell;   /* (rows, num_cols), row-major; row 0 is the header */
+};
+
+ReportTable *report_table_create(int num_cols) {
+    CHECK_OR_DIE(num_cols > 0);
+    ReportTable *t = xcalloc(1, sizeof *t);
+    t->num_cols = num_cols;
+    return t;
+}
+
+void report_table_add(ReportTable *t, const char *fmt, ...) {
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (t->num_cells == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 64;
+        t->cell = xrealloc(t->cell, sizeof(char *) * (size_t)t->cap);
+    }
+    t->cell[t->num_cells++] = xstrdup(buf);
+}
+
+void report_table_add_metric(ReportTable *t, const cJSON *v) {
+    if (cJSON_IsNumber(v)) report_table_add(t, "%.2f", v->valuedouble);
+    else report_table_add(t, "-");
+}
+
+static int table_rows(const ReportTable *t) { return (t->num_cells + t->num_cols - 1) / t->num_cols; }
+
+static const char *table_cell(const ReportTable *t, int r, int c) {
+    int i = r * t->num_cols + c;
+    return i < t->num_cells ? t->cell[i] : "";
+}
+
+/* Display width in columns: UTF-8 continuation bytes take no column. */
+static int text_width(const char *s) {
+    int w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void table_widths(const ReportTable *t, int *width) {
+    for (int c = 0; c < t->num_cols; c++) {
+        width[c] = 1;
+        for (int r = 0; r < table_rows(t); r++) {
+            int w = text_width(table_cell(t, r, c));
+            if (w > width[c]) width[c] = w;
+        }
+    }
+}
+
+/* A column of numbers ("12.3", "81.2/68.4", "0.5 s", "-") is right-aligned,
+ * one with any word in it ("SST-2", a path) left-aligned. */
+static int column_is_numeric(const ReportTable *t, int c) {
+    for (int r = 1; r < table_rows(t); r++) {
+        const char *s = table_cell(t, r, c);
+        int ok = (s[0] >= '0' && s[0] <= '9') || s[0] == '.' ||
+                 (s[0] == '-' && (s[1] == '\0' || (s[1] >= '0' && s[1] <= '9')));
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static void print_padded(FILE *f, const char *s, int width, int right) {
+    int pad = width - text_width(s);
+    if (right) fprintf(f, "%*s%s", pad, "", s);
+    else fprintf(f, "%s%*s", s, pad, "");
+}
+
+void report_table_print(const ReportTable *t, FILE *f) {
+    int *width = xmalloc(sizeof(int) * (size_t)t->num_cols);
+    table_widths(t, width);
+    for (int r = 0; r < table_rows(t); r++) {
+        for (int c = 0; c < t->num_cols; c++) {
+            if (c) fputs("  ", f);
+            int right = c > 0 && column_is_numeric(t, c);
+            if (c == t->num_cols - 1 && !right) fputs(table_cell(t, r, c), f);   /* no trailing blanks */
+            else print_padded(f, table_cell(t, r, c), width[c], right);
+        }
+        fputc('\n', f);
+        if (r == 0) {
+            int total = 0;
+            for (int c = 0; c < t->num_cols; c++) total += width[c] + (c ? 2 : 0);
+            for (int i = 0; i < total; i++) fputc('-', f);
+            fputc('\n', f);
+        }
+    }
+    free(width);
+}
+
+void report_table_print_markdown(const ReportTable *t, FILE *f) {
+    int *width = xmalloc(sizeof(int) * (size_t)t->num_cols);
+    table_widths(t, width);
+    for (int r = 0; r < table_rows(t); r++) {
+        fputc('|', f);
+        for (int c = 0; c < t->num_cols; c++) {
+            fputc(' ', f);
+            print_padded(f, table_cell(t, r, c), width[c], c > 0 && column_is_numeric(t, c));
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+        if (r == 0) {
+            fputc('|', f);
+            for (int c = 0; c < t->num_cols; c++) {
+                int right = c > 0 && column_is_numeric(t, c);
+                fputc(right ? ' ' : ':', f);
+                for (int i = 0; i < width[c]; i++) fputc('-', f);
+                fputs(right ? ":|" : " |", f);
+            }
+            fputc('\n', f);
+        }
+    }
+    free(width);
+}
+
+void report_table_free(ReportTable *t) {
+    if (!t) return;
+    for (int i = 0; i < t->num_cells; i++) free(t->cell[i]);
+    free(t->cell);
+    free(t);
+}
+
+const char *report_metric_short(MetricId m) { return m == METRIC_ACC ? "acc" : metric_name(m); }
+
+void report_task_header(const Task *t, char *out, int cap) {
+    const TaskSplit *dev[TASK_MAX_SPLITS];
+    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    if (nd > 1) {  /* MNLI: one metric on two dev splits, "m/mm" */
+        snprintf(out, cap, "%s (m/mm)", t->display);
+        return;
+    }
+    if (t->metrics[1] != METRIC_NONE)
+        snprintf(out, cap, "%s (%s/%s)", t->display, report_metric_short(t->metrics[0]),
+                 report_metric_short(t->metrics[1]));
+    else
+        snprintf(out, cap, "%s (%s)", t->display, report_metric_short(t->metrics[0]));
+}
+
+void report_task_cell(ReportTable *tab, const Task *t, const cJSON *splits) {
+    const TaskSplit *dev[TASK_MAX_SPLITS];
+    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    char buf[128] = "";
+    int len = 0, any = 0;
+    /* Either one split with up to two metrics or several splits with the primary. */
+    for (int s = 0; s < (nd > 1 ? nd : 1); s++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(splits, nd ? dev[s]->name : "dev");
+        for (int k = 0; k < (nd > 1 ? 1 : 2); k++) {
+            if (t->metrics[k] == METRIC_NONE) continue;
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, metric_name(t->metrics[k]));
+            if (cJSON_IsNumber(v)) any = 1;
+            char val[32];
+            if (cJSON_IsNumber(v)) snprintf(val, sizeof val, "%.2f", v->valuedouble);
+            else snprintf(val, sizeof val, "-");
+            len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", len ? "/" : "", val);
+        }
+    }
+    report_table_add(tab, "%s", any ? buf : "-");
+}
+
+#define REPORT_MAX_RECORDS 128
+
+cJSON *report_glue_score(const cJSON *tasks) {
+    GlueRecord rec[REPORT_MAX_RECORDS];
+    int n = 0;
+    for (const cJSON *it = tasks ? tasks->child : NULL; it; it = it->next) {
+        const Task *t = task_find(it->string);
+        if (!t) continue;
+        const TaskSplit *dev[TASK_MAX_SPLITS];
+        int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+        for (int s = 0; s < nd && n < REPORT_MAX_RECORDS; s++) {
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, dev[s]->name);
+            GlueRecord r = {.task = t->name, .split = dev[s]->name};
+            for (int k = 0; k < 2 && m && t->metrics[k] != METRIC_NONE; k++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, metric_name(t->metrics[k]));
+                if (cJSON_IsNumber(v)) r.values[r.num_metrics++] = v->valuedouble / 100.0;
+            }
+            if (r.num_metrics) rec[n++] = r;
+        }
+    }
+    GlueScore gs;
+    if (glue_score_compute(rec, n, &gs) != 0) return NULL;
+    return glue_score_json(&gs);
+}
+
+static double json_number(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+typedef void (*NumberFormat)(double v, char *out, int cap);
+
+static void format_plain(double v, char *out, int cap) { snprintf(out, cap, "%.0f", v); }
+
+/* A cell from o[key] through fmt, or "-" when o has no such number. */
+static void add_number(ReportTable *tab, const cJSON *o, const char *key, NumberFormat fmt) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char buf[32] = "-";
+    if (cJSON_IsNumber(v)) fmt(v->valuedouble, buf, sizeof buf);
+    report_table_add(tab, "%s", buf);
+}
+
+/* "12.3 s", "4.2 min", "1.5 h": training times span seconds to days. */
+static void format_seconds(double s, char *out, int cap) {
+    if (s < 120) snprintf(out, cap, "%.1f s", s);
+    else if (s < 7200) snprintf(out, cap, "%.1f min", s / 60);
+    else snprintf(out, cap, "%.1f h", s / 3600);
+}
+
+/* "1.2M", "340k", "512": parameter counts at a glance. */
+static void format_count(double n, char *out, int cap) {
+    if (n >= 1e6) snprintf(out, cap, "%.1fM", n / 1e6);
+    else if (n >= 1e4) snprintf(out, cap, "%.0fk", n / 1e3);
+    else snprintf(out, cap, "%.0f", n);
+}
+
+ReportTable *report_compare_table(const cJSON *compare) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(compare, "tasks");
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
+    int nt = cJSON_GetArraySize(tasks);
+    ReportTable *tab = report_table_create(nt + 5);
+    report_table_add(tab, "Model");
+    for (const cJSON *it = tasks->child; it; it = it->next) {
+        char head[64];
+        report_task_header(task_find(it->valuestring), head, sizeof head);
+        report_table_add(tab, "%s", head);
+    }
+    report_table_add(tab, "GLUE");
+    report_table_add(tab, "Train");
+    report_table_add(tab, "Eval ex/s");
+    report_table_add(tab, "Params");
+    for (const cJSON *m = models->child; m; m = m->next) {
+        const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
+        report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring);
+        for (const cJSON *it = tasks->child; it; it = it->next)
+            report_task_cell(tab, task_find(it->valuestring), cJSON_GetObjectItemCaseSensitive(per, it->valuestring));
+        report_table_add_metric(tab, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"),
+                                                                      "glue_score"));
+        add_number(tab, m, "train_seconds", format_seconds);
+        add_number(tab, m, "eval_examples_per_sec", format_plain);
+        add_number(tab, m, "num_params", format_count);
+    }
+    return tab;
+}
+
+ReportTable *report_compare_costs(const cJSON *compare) {
+    static const char *const HEAD[] = {"Model", "Task", "Best epoch", "Train", "Eval ex/s", "Params", "Run"};
+    ReportTable *tab = report_table_create(7);
+    for (int c = 0; c < 7; c++) report_table_add(tab, "%s", HEAD[c]);
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
+    for (const cJSON *m = models->child; m; m = m->next) {
+        const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
+        for (const cJSON *t = per->child; t; t = t->next) {
+            const cJSON *reused = cJSON_GetObjectItemCaseSensitive(t, "reused");
+            report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring);
+            report_table_add(tab, "%s", task_find(t->string)->display);
+            add_number(tab, t, "best_epoch", format_plain);
+            add_number(tab, t, "train_seconds", format_seconds);
+            add_number(tab, t, "eval_examples_per_sec", format_plain);
+            add_number(tab, t, "num_params", format_count);
+            report_table_add(tab, "%s", !reused ? "computed" : cJSON_IsTrue(reused) ? "reused" : "trained");
+        }
+    }
+    return tab;
+}
+
+static void markdown_task_list(FILE *f, const char *label, const cJSON *arr) {
+    if (!cJSON_GetArraySize(arr)) return;
+    fprintf(f, "%s", label);
+    for (const cJSON *it = arr->child; it; it = it->next) {
+        const Task *t = task_find(it->valuestring);
+        fprintf(f, "%s%s", it == arr->child ? " " : ", ", t ? t->display : it->valuestring);
+    }
+    fprintf(f, ".\n");
+}
+
+void report_compare_markdown(const cJSON *compare, FILE *f) {
+    fprintf(f, "# Model comparison on GLUE dev sets\n\n");
+    markdown_task_list(f, "Tasks run (dev split, metrics ×100):", cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
+    markdown_task_list(f, "Not run (data not present):", cJSON_GetObjectItemCaseSensitive(compare, "tasks_missing"));
+    fprintf(f, "Seed %.0f. GLUE score: mean of the task scores over the tasks run (a task's score is the mean "
+               "of its metrics; MNLI m/mm count as one task).\n\n", json_number(compare, "seed"));
+    ReportTable *tab = report_compare_table(compare);
+    report_table_print_markdown(tab, f);
+    report_table_free(tab);
+    const cJSON *wnli = cJSON_GetObjectItemCaseSensitive(compare, "wnli_majority");
+    if (wnli)
+        fprintf(f, "\nWNLI: the majority class gets %.2f accuracy on dev (the GLUE baselines predict it, since "
+                   "models trained on WNLI's adversarial train set score below it).\n",
+                json_number(wnli, "accuracy"));
+    fprintf(f, "\n## Cost per task\n\nTrain: wall-clock training time (without evaluation). Eval ex/s: "
+               "dev examples predicted per second.\n\n");
+    tab = report_compare_costs(compare);
+    report_table_print_markdown(tab, f);
+    report_table_free(tab);
+}

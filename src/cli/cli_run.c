@@ -1,0 +1,82 @@
+/* cli_run.c — shared pieces of the model commands (see cli_run.h). */
+#include "cli/cli_run.h"
+
+#include "core/common.h"
+#include "models/run_dir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const Task *cli_find_task(const char *name) {
+    const Task *t = task_find(name);
+    if (t) return t;
+    const char *guess = task_suggest(name);
+    user_error("'glue tasks' lists the tasks", "unknown task '%s'%s%s%s", name,
+               guess ? " (did you mean '" : "", guess ? guess : "", guess ? "'?)" : "");
+    return NULL;
+}
+
+const ModelOps *cli_find_model(const char *name) {
+    const ModelOps *ops = model_find(name);
+    if (ops) return ops;
+    char known[256];
+    int n = 0;
+    known[0] = '\0';
+    for (int i = 0; i < NUM_MODELS; i++)
+        if (MODELS[i] && n < (int)sizeof known)
+            n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", n ? ", " : "", MODELS[i]->name);
+    char hint[300];
+    snprintf(hint, sizeof hint, "models built into this binary: %s", n ? known : "none");
+    user_error(hint, "unknown model '%s' (did you mean '%s'?)", name, model_suggest(name));
+    return NULL;
+}
+
+const Task *cli_run_task(const Task *t) {
+    const Task *base = t->scored_with ? task_find(t->scored_with) : NULL;
+    return base ? base : t;
+}
+
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir) {
+    char path[4096], hint[256];
+    run_file_path(dir, RUN_CKPT, path, sizeof path);
+    snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
+    if (!run_file_exists(path)) {
+        user_error(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
+        return NULL;
+    }
+    Model *m = ops->load(path, t);
+    /* The model said what is wrong with the file; say what to do about it. */
+    if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: glue finetune %s --model %s\n",
+                    t->name, ops->name);
+    return m;
+}
+
+/* Characters that make the shell split or expand a word. */
+static int needs_quotes(const char *s) {
+    if (!*s) return 1;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+@%", *s)) return 1;
+    return 0;
+}
+
+char *cli_command_line(int argc, char **argv) {
+    size_t cap = 16;
+    for (int i = 0; i < argc; i++) cap += 4 * strlen(argv[i]) + 3;
+    char *out = xmalloc(cap);
+    size_t n = (size_t)snprintf(out, cap, "glue");
+    for (int i = 0; i < argc; i++) {
+        out[n++] = ' ';
+        if (!needs_quotes(argv[i])) {
+            n += (size_t)snprintf(out + n, cap - n, "%s", argv[i]);
+            continue;
+        }
+        out[n++] = '\'';   /* single quotes; a quote inside becomes '\'' */
+        for (const char *s = argv[i]; *s; s++) {
+            if (*s == '\'') { memcpy(out + n, "'\\''", 4); n += 4; }
+            else out[n++] = *s;
+        }
+        out[n++] = '\'';
+    }
+    out[n] = '\0';
+    return out;
+}

@@ -1,0 +1,23 @@
+/* cli_run.h — what the model commands (finetune, eval, predict, compare) share:
+ * resolving task and model names with "did you mean", loading a trained run,
+ * and recording the command line. */
+#ifndef GLUE_CLI_RUN_H
+#define GLUE_CLI_RUN_H
+
+#include "models/model.h"
+
+/* The task named, or NULL after "unknown task 'x' (did you mean 'y'?)" — the
+ * caller exits with EXIT_USAGE. */
+const Task *cli_find_task(const char *name);
+/* The model kind named, or NULL after a message with a suggestion. */
+const ModelOps *cli_find_model(const char *name);
+/* The task whose run scores t: MNLI for AX (it has no training data), else t. */
+const Task *cli_run_task(const Task *t);
+/* The trained model in dir (dir/model.ckpt). NULL after a message that says how
+ * to train it when the run is missing, or what is wrong with the checkpoint. */
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir);
+/* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
+ * arguments quoted when the shell would need it. Caller frees. */
+char *cli_command_line(int argc, char **argv);
+
+#endif

@@ -1,0 +1,285 @@
+/* cmd_compare.c — `glue compare TASK|all [--models a,b,c] [--retrain] [--json]`:
+ * every model on every task whose train and dev data are present, one table.
+ *
+ * A finished run in runs/<task>/<model>/ is reused when it was made with the
+ * model's current default settings and the same seed (otherwise, or with
+ * --retrain, the model is trained again through the trainer). A "majority" row
+ * is computed directly: the most frequent training class (STS-B: the mean
+ * training score), which is what the GLUE baselines report for WNLI.
+ *
+ * Summary (results/compare.json, and --json):
+ *   {"seed": 42, "tasks": ["cola", ...], "tasks_missing": ["mnli", ...],
+ *    "models": [{"model": "fasttext", "glue": {glue_score_json},
+ *                "train_seconds": sum, "eval_examples_per_sec": mean, "num_params": max,
+ *                "tasks": {"cola": {"dev": {"mcc": 21.3}, "train_seconds": 3.1,
+ *                                   "eval_examples_per_sec": 9e4, "num_params": 1e6,
+ *                                   "best_epoch": 4, "reused": true, "run": "runs/cola/fasttext"}}}],
+ *    "wnli_majority": {"accuracy": 56.34}} */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/threads.h"
+#include "eval/report.h"
+#include "models/evaluate.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "models/trainer.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMPARE_USAGE \
+    "glue compare TASK|all [--models fasttext,textcnn,bilstm] [--retrain] [--seed S] [--threads N] [--json]"
+#define COMPARE_DEFAULT_MODELS "fasttext,textcnn,bilstm"
+#define COMPARE_DEFAULT_SEED 42
+#define COMPARE_MAX_MODELS 8
+
+typedef struct CompareArgs {
+    const char *target, *models;
+    long seed, threads;
+    int retrain, json;
+    const ModelOps *ops[COMPARE_MAX_MODELS];
+    int num_models;
+    char *command;
+} CompareArgs;
+
+/* 1 when a task's train and selection dev files are present. */
+static int compare_has_data(const Task *t) {
+    char path[4096];
+    const TaskSplit *train = task_split(t, "train"), *dev = task_dev_split(t);
+    return !t->scored_with && train && dev && task_split_path(t, train, task_data_root(), path, sizeof path) == 0 &&
+           task_split_path(t, dev, task_data_root(), path, sizeof path) == 0;
+}
+
+/* The per-task entry from a finished run's results.json. */
+static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
+    cJSON *e = cJSON_CreateObject();
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(results, "best");
+    for (const cJSON *it = best ? best->child : NULL; it; it = it->next)
+        if (cJSON_IsObject(it)) cJSON_AddItemToObject(e, it->string, cJSON_Duplicate(it, 1));
+    cJSON_AddNumberToObject(e, "train_seconds", run_config_number(results, "train_seconds", 0));
+    cJSON_AddNumberToObject(e, "eval_examples_per_sec", run_config_number(results, "eval_examples_per_sec", 0));
+    cJSON_AddNumberToObject(e, "num_params", run_config_number(results, "num_params", 0));
+    cJSON_AddNumberToObject(e, "best_epoch", run_config_number(best, "epoch", 0));
+    cJSON_AddBoolToObject(e, "reused", reused);
+    cJSON_AddStringToObject(e, "run", dir);
+    return e;
+}
+
+/* A finished run made with these settings, or NULL. */
+static cJSON *compare_reusable(const char *dir, const cJSON *config, long seed) {
+    char path[4096], ckpt[4096];
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    if (!run_file_exists(path) || !run_file_exists(ckpt)) return NULL;
+    cJSON *res = run_json_read(path, 0);
+    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
+        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
+        return res;
+    cJSON_Delete(res);
+    return NULL;
+}
+
+/* One model on one task: reuse or train. NULL after a message on failure. */
+static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
+    cJSON *config = run_config_build(ops, t, NULL, NULL, NULL, 0);
+    if (!config) return NULL;
+    char dir[4096];
+    run_dir_path(t->name, ops->name, dir, sizeof dir);
+    cJSON *res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
+    int reused = res != NULL;
+    char prev[4096];
+    run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
+    if (!res && !c->retrain && run_file_exists(prev))
+        user_warning("%s was trained with other settings or seed; training it again with the defaults", dir);
+    if (!res) {
+        fprintf(stderr, "== %s on %s\n", ops->name, t->display);
+        TrainerOptions o = {
+            .task = t, .ops = ops, .config = config, .seed = (uint64_t)c->seed, .threads = threads_count(),
+            .out_dir = dir, .data_root = task_data_root(), .command = c->command, .show_progress = 1,
+        };
+        if (trainer_run(&o, &res) != 0) res = NULL;
+    } else {
+        fprintf(stderr, "== %s on %s: reusing %s\n", ops->name, t->display, dir);
+    }
+    cJSON *e = res ? compare_entry(res, dir, reused) : NULL;
+    cJSON_Delete(res);
+    cJSON_Delete(config);
+    return e;
+}
+
+/* The majority-class entry of a task, straight from its train and dev splits. */
+static cJSON *compare_majority(const Task *t) {
+    Dataset train;
+    if (task_load(t, "train", task_data_root(), 0, &train) != 0) return NULL;
+    cJSON *e = cJSON_CreateObject();
+    const TaskSplit *dev[TASK_MAX_SPLITS];
+    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS), k = eval_num_outputs(t);
+    for (int s = 0; s < nd; s++) {
+        Dataset d;
+        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) continue;
+        float *out = xmalloc(sizeof(float) * (size_t)(d.n ? d.n : 1) * (size_t)k);  /* (n, K) */
+        eval_majority_predict(t, &train, d.n, out);
+        cJSON_AddItemToObject(e, dev[s]->name, eval_metrics(t, &d, out));
+        free(out);
+        dataset_free(&d);
+    }
+    dataset_free(&train);
+    return e;   /* no costs: nothing is trained or run */
+}
+
+/* Model-level totals over its tasks (when they have costs), and its GLUE score. */
+static void compare_totals(cJSON *model) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(model, "tasks");
+    double secs = 0, rate = 0, params = 0;
+    int n = 0;
+    for (const cJSON *t = tasks->child; t; t = t->next) {
+        if (!cJSON_GetObjectItemCaseSensitive(t, "train_seconds")) continue;
+        secs += run_config_number(t, "train_seconds", 0);
+        rate += run_config_number(t, "eval_examples_per_sec", 0);
+        double p = run_config_number(t, "num_params", 0);
+        if (p > params) params = p;
+        n++;
+    }
+    if (n) {
+        cJSON_AddNumberToObject(model, "train_seconds", secs);
+        cJSON_AddNumberToObject(model, "eval_examples_per_sec", rate / n);
+        cJSON_AddNumberToObject(model, "num_params", params);
+    }
+    cJSON *glue = report_glue_score(tasks);
+    if (glue) cJSON_AddItemToObject(model, "glue", glue);
+}
+
+static int compare_parse(int argc, char **argv, CompareArgs *c) {
+    Args a;
+    args_init(&a, argc, argv);
+    c->models = args_str(&a, "--models", NULL);
+    int defaults = c->models == NULL;
+    if (defaults) c->models = COMPARE_DEFAULT_MODELS;
+    c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
+    c->threads = args_int(&a, "--threads", 0);
+    c->retrain = args_flag(&a, "--retrain");
+    c->json = args_flag(&a, "--json");
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, COMPARE_USAGE);
+    if (rc) return rc;
+    if (npos != 1) {
+        user_error(NULL, "compare: expected TASK or all, got %d arguments", npos);
+        fprintf(stderr, "usage: %s\n", COMPARE_USAGE);
+        return EXIT_USAGE;
+    }
+    c->target = pos[0];
+    char *list = xstrdup(c->models), *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name && rc == 0; name = strtok_r(NULL, ",", &save)) {
+        /* The default list skips a model this binary lacks; a named one must exist. */
+        if (defaults && !model_find(name)) { user_warning("model %s is not built in; skipped", name); continue; }
+        const ModelOps *ops = cli_find_model(name);
+        if (!ops) rc = EXIT_USAGE;
+        else if (c->num_models == COMPARE_MAX_MODELS) { user_error(NULL, "too many models"); rc = EXIT_USAGE; }
+        else c->ops[c->num_models++] = ops;
+    }
+    free(list);
+    if (rc == 0 && c->num_models == 0) { user_error(NULL, "--models names no model"); rc = EXIT_USAGE; }
+    return rc;
+}
+
+/* Which tasks to run into summary["tasks"] / ["tasks_missing"]; 0 or exit code. */
+static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
+    cJSON *run = cJSON_AddArrayToObject(summary, "tasks");
+    cJSON *missing = cJSON_AddArrayToObject(summary, "tasks_missing");
+    if (strcmp(c->target, "all") != 0) {
+        const Task *t = cli_find_task(c->target);
+        if (!t) return EXIT_USAGE;
+        if (!compare_has_data(t)) {
+            user_error("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
+                       task_data_root());
+            return 1;
+        }
+        cJSON_AddItemToArray(run, cJSON_CreateString(t->name));
+        return 0;
+    }
+    for (int i = 0; i < NUM_TASKS; i++) {
+        if (TASKS[i].scored_with) continue;
+        cJSON_AddItemToArray(compare_has_data(&TASKS[i]) ? run : missing, cJSON_CreateString(TASKS[i].name));
+    }
+    if (!cJSON_GetArraySize(run)) {
+        user_error("fetch the data: glue data fetch all", "no task has train and dev data under %s",
+                   task_data_root());
+        return 1;
+    }
+    return 0;
+}
+
+/* Fills summary["models"]: majority first, then each model on each task. */
+static int compare_fill(const CompareArgs *c, cJSON *summary) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    cJSON *models = cJSON_AddArrayToObject(summary, "models");
+    int rc = 0;
+    for (int mi = -1; mi < c->num_models; mi++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "model", mi < 0 ? "majority" : c->ops[mi]->name);
+        cJSON *per = cJSON_AddObjectToObject(m, "tasks");
+        for (const cJSON *it = tasks->child; it; it = it->next) {
+            const Task *t = task_find(it->valuestring);
+            cJSON *e = mi < 0 ? compare_majority(t) : compare_run(c, c->ops[mi], t);
+            if (!e) { rc = 1; continue; }
+            if (mi < 0 && strcmp(t->name, "wnli") == 0)
+                cJSON_AddItemToObject(summary, "wnli_majority",
+                                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, "dev"), 1));
+            cJSON_AddItemToObject(per, t->name, e);
+        }
+        compare_totals(m);
+        cJSON_AddItemToArray(models, m);
+    }
+    return rc;
+}
+
+/* results/compare.json and results/compare.md. */
+static int compare_write(const cJSON *summary) {
+    const char *root = run_results_root();
+    if (run_dir_make(root) != 0) return 1;
+    char path[4096];
+    run_file_path(root, "compare.json", path, sizeof path);
+    if (run_json_write(path, summary) != 0) return 1;
+    run_file_path(root, "compare.md", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (!f) { user_error(NULL, "cannot write %s", path); return 1; }
+    report_compare_markdown(summary, f);
+    if (fclose(f) != 0) { user_error(NULL, "cannot write %s", path); return 1; }
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv) {
+    CompareArgs c = {0};
+    int rc = compare_parse(argc, argv, &c);
+    if (rc) return rc;
+    threads_init((int)c.threads);
+    c.command = cli_command_line(argc, argv);
+    cJSON *summary = cJSON_CreateObject();
+    cJSON_AddNumberToObject(summary, "seed", (double)c.seed);
+    rc = compare_pick_tasks(&c, summary);
+    if (rc == 0) {
+        rc = compare_fill(&c, summary);
+        if (compare_write(summary) != 0) rc = 1;
+        if (c.json) {
+            char *s = cJSON_PrintUnformatted(summary);
+            printf("%s\n", s);
+            free(s);
+        } else {
+            ReportTable *tab = report_compare_table(summary);
+            report_table_print(tab, stdout);
+            report_table_free(tab);
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(summary, "wnli_majority");
+            if (w) printf("WNLI: the majority class gets %.2f accuracy on dev (what the GLUE baselines report)\n",
+                          run_config_number(w, "accuracy", 0));
+            printf("wrote %s/compare.json and %s/compare.md\n", run_results_root(), run_results_root());
+        }
+    }
+    cJSON_Delete(summary);
+    free(c.command);
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* cmd_eval.c — `glue eval TASK|all [--model M] [--split dev|test] [--json]`:
+ * load trained runs (runs/<task>/<model>/model.ckpt) and either score them on
+ * the labelled dev splits (with the GLUE score for `all`) or write the test
+ * predictions in leaderboard format into the run directory (AX with the MNLI
+ * run). Everything is collected into one summary object first, then printed;
+ * whole-benchmark extras (a submission zip, results/glue.json) belong in
+ * eval_all_extras(), which sees that summary. */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/threads.h"
+#include "eval/predictions.h"
+#include "eval/report.h"
+#include "models/evaluate.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EVAL_USAGE "glue eval TASK|all [--model M] [--split dev|test] [--json]"
+
+typedef struct EvalArgs {
+    const char *target, *model, *split;
+    int json, all;
+} EvalArgs;
+
+/* The eval batch the run was configured with (config.json), else the default. */
+static int eval_batch_of(const char *dir) {
+    char path[4096];
+    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    cJSON *c = run_json_read(path, 0);
+    int b = (int)run_config_number(c, "eval_batch", EVAL_BATCH_DEFAULT);
+    cJSON_Delete(c);
+    return b > 0 ? b : EVAL_BATCH_DEFAULT;
+}
+
+/* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x}. */
+static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, cJSON *out) {
+    const TaskSplit *dev[TASK_MAX_SPLITS];
+    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    long examples = 0;
+    double seconds = 0;
+    for (int s = 0; s < nd; s++) {
+        Dataset d;
+        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) return 1;
+        double secs = 0;
+        float *pred = eval_predict_dataset(ops, m, &d, batch, &secs);
+        if (!pred) { dataset_free(&d); return 1; }
+        cJSON_AddItemToObject(out, dev[s]->name, eval_metrics(t, &d, pred));
+        examples += d.n;
+        seconds += secs;
+        free(pred);
+        dataset_free(&d);
+    }
+    cJSON_AddNumberToObject(out, "examples", (double)examples);
+    cJSON_AddNumberToObject(out, "examples_per_sec", seconds > 0 ? examples / seconds : 0);
+    return 0;
+}
+
+/* Test: predictions of every test split written to dir/<submit name>;
+ * out gets {"<split>": {"file": path, "rows": n}}. */
+static int eval_task_test(const ModelOps *ops, Model *m, const Task *t, int batch, const char *dir,
+                          cJSON *out) {
+    int k = eval_num_outputs(t);
+    for (int s = 0; s < t->num_splits; s++) {
+        const TaskSplit *sp = &t->splits[s];
+        if (!sp->is_test || !sp->submit) continue;
+        Dataset d;
+        if (task_load(t, sp->name, task_data_root(), 0, &d) != 0) return 1;
+        float *pred = eval_predict_dataset(ops, m, &d, batch, NULL);
+        int rc = pred ? 0 : 1;
+        long *index = xmalloc(sizeof(long) * (size_t)(d.n ? d.n : 1));
+        int *label = xmalloc(sizeof(int) * (size_t)(d.n ? d.n : 1));
+        double *score = xmalloc(sizeof(double) * (size_t)(d.n ? d.n : 1));
+        for (int i = 0; rc == 0 && i < d.n; i++) {
+            index[i] = d.ex[i].index;
+            label[i] = k == 1 ? -1 : eval_argmax(pred + (size_t)i * (size_t)k, k);
+            score[i] = k == 1 ? pred[i] : 0;
+        }
+        char path[4096];
+        run_file_path(dir, sp->submit, path, sizeof path);
+        if (rc == 0) rc = predictions_write(path, t, index, label, score, d.n) ? 1 : 0;
+        if (rc == 0) {
+            cJSON *o = cJSON_AddObjectToObject(out, sp->name);
+            cJSON_AddStringToObject(o, "file", path);
+            cJSON_AddNumberToObject(o, "rows", d.n);
+        }
+        free(index); free(label); free(score); free(pred);
+        dataset_free(&d);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* One task: load its run, evaluate, add summary["tasks"][name]. */
+static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON *tasks) {
+    const Task *rt = cli_run_task(t);
+    char dir[4096];
+    run_dir_path(rt->name, ops->name, dir, sizeof dir);
+    Model *m = cli_load_run(ops, rt, dir);
+    if (!m) return 1;
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "run", dir);
+    int batch = eval_batch_of(dir);
+    int rc = strcmp(e->split, "test") == 0 ? eval_task_test(ops, m, t, batch, dir, out)
+                                           : eval_task_dev(ops, m, t, batch, out);
+    ops->free(m);
+    if (rc == 0) cJSON_AddItemToObject(tasks, t->name, out);
+    else cJSON_Delete(out);
+    return rc;
+}
+
+static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    int test = strcmp(e->split, "test") == 0;
+    static const char *const TEST_HEAD[] = {"Task", "Rows", "File"};
+    static const char *const DEV_HEAD[] = {"Task", "Dev", "Examples", "Examples/s"};
+    int ncols = test ? 3 : 4;
+    ReportTable *tab = report_table_create(ncols);
+    for (int c = 0; c < ncols; c++) report_table_add(tab, "%s", test ? TEST_HEAD[c] : DEV_HEAD[c]);
+    for (const cJSON *it = tasks->child; it; it = it->next) {
+        const Task *t = task_find(it->string);
+        if (test) {
+            for (const cJSON *s = it->child; s; s = s->next) {
+                if (!cJSON_IsObject(s)) continue;
+                report_table_add(tab, "%s %s", t->display, s->string);
+                report_table_add(tab, "%d", cJSON_GetObjectItemCaseSensitive(s, "rows")->valueint);
+                report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(s, "file")->valuestring);
+            }
+            continue;
+        }
+        char head[64];
+        report_task_header(t, head, sizeof head);
+        report_table_add(tab, "%s", head);
+        report_task_cell(tab, t, it);
+        report_table_add(tab, "%.0f", run_config_number(it, "examples", 0));
+        report_table_add(tab, "%.0f", run_config_number(it, "examples_per_sec", 0));
+    }
+    printf("%s, %s split\n", cJSON_GetObjectItemCaseSensitive(summary, "model")->valuestring, e->split);
+    report_table_print(tab, stdout);
+    report_table_free(tab);
+    const cJSON *missing = cJSON_GetObjectItemCaseSensitive(summary, "not_trained");
+    for (const cJSON *it = missing ? missing->child : NULL; it; it = it->next)
+        printf("%s%s%s", it == missing->child ? "not trained: " : ", ", task_find(it->valuestring)->display,
+               it->next ? "" : "\n");
+    const cJSON *glue = cJSON_GetObjectItemCaseSensitive(summary, "glue");
+    if (glue && e->all)
+        printf("GLUE score %.2f over %d task(s)\n", run_config_number(glue, "glue_score", 0),
+               (int)run_config_number(glue, "num_tasks", 0));
+}
+
+/* Extension point for whole-benchmark outputs made from the summary (e.g. a
+ * leaderboard submission zip, results/glue.json). Returns an exit code. */
+static int eval_all_extras(const EvalArgs *e, cJSON *summary) {
+    (void)e;
+    (void)summary;
+    return 0;
+}
+
+static int eval_parse(int argc, char **argv, EvalArgs *e) {
+    Args a;
+    args_init(&a, argc, argv);
+    e->json = args_flag(&a, "--json");
+    e->model = args_str(&a, "--model", "bert");
+    e->split = args_str(&a, "--split", "dev");
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, EVAL_USAGE);
+    if (rc) return rc;
+    if (npos != 1) {
+        user_error(NULL, "eval: expected TASK or all, got %d arguments", npos);
+        fprintf(stderr, "usage: %s\n", EVAL_USAGE);
+        return EXIT_USAGE;
+    }
+    if (strcmp(e->split, "dev") != 0 && strcmp(e->split, "test") != 0) {
+        user_error("use --split dev or --split test", "eval: unknown split '%s'", e->split);
+        return EXIT_USAGE;
+    }
+    e->target = pos[0];
+    e->all = strcmp(pos[0], "all") == 0;
+    return 0;
+}
+
+/* `all`: every task whose run exists (AX through MNLI's, test split only). */
+static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON *skipped) {
+    int rc = 0;
+    for (int i = 0; i < NUM_TASKS; i++) {
+        const Task *t = &TASKS[i];
+        char dir[4096], ckpt[4096];
+        run_dir_path(cli_run_task(t)->name, ops->name, dir, sizeof dir);
+        run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+        const TaskSplit *dev = task_dev_split(t);
+        int usable = strcmp(e->split, "test") == 0 || (dev && dev->col_label >= 0);
+        if (!usable) continue;
+        if (!run_file_exists(ckpt)) { cJSON_AddItemToArray(skipped, cJSON_CreateString(t->name)); continue; }
+        if (eval_one(e, ops, t, tasks) != 0) rc = 1;
+    }
+    if (!tasks->child && rc == 0) {
+        user_error("train one first: glue finetune TASK --model M", "no trained %s runs under %s/", ops->name,
+                   run_root());
+        rc = 1;
+    }
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+    EvalArgs e = {0};
+    int rc = eval_parse(argc, argv, &e);
+    if (rc) return rc;
+    const Task *t = e.all ? NULL : cli_find_task(e.target);
+    if (!e.all && !t) return EXIT_USAGE;
+    const ModelOps *ops = cli_find_model(e.model);
+    if (!ops) return EXIT_USAGE;
+    if (t && strcmp(e.split, "dev") == 0 && !(task_dev_split(t) && task_dev_split(t)->col_label >= 0)) {
+        user_error("use --split test", "%s has no labelled dev split", t->display);
+        return EXIT_USAGE;
+    }
+    threads_init(0);   /* every core this process may use, FTZ on */
+    cJSON *summary = cJSON_CreateObject();
+    cJSON_AddStringToObject(summary, "model", ops->name);
+    cJSON_AddStringToObject(summary, "split", e.split);
+    cJSON *tasks = cJSON_AddObjectToObject(summary, "tasks");
+    cJSON *skipped = cJSON_AddArrayToObject(summary, "not_trained");
+    rc = e.all ? eval_all(&e, ops, tasks, skipped) : eval_one(&e, ops, t, tasks);
+    if (tasks->child && strcmp(e.split, "dev") == 0) {
+        cJSON *glue = report_glue_score(tasks);
+        if (glue) cJSON_AddItemToObject(summary, "glue", glue);
+    }
+    if (e.all && rc == 0) rc = eval_all_extras(&e, summary);
+    if (tasks->child) {
+        if (e.json) {
+            char *s = cJSON_PrintUnformatted(summary);
+            printf("%s\n", s);
+            free(s);
+        } else {
+            eval_print_text(&e, summary);
+        }
+    }
+    cJSON_Delete(summary);
+    return rc;
+}

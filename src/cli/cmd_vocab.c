@@ -1,0 +1,98 @@
+/* cmd_vocab.c — `glue vocab train`: learn a WordPiece vocabulary (vocab.txt) from
+ * text files, plain or .gz, one text a line (see text/wordpiece_train.h). */
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/lines.h"
+#include "text/wordpiece_train.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VOCAB_USAGE "glue vocab train --corpus FILE... --size N --out FILE [--min-count N] [--json]"
+#define VOCAB_MAX_CORPORA 64
+#define VOCAB_DEFAULT_MIN_COUNT 2      /* a pair seen once only memorises one word */
+#define VOCAB_MAX_SIZE 10000000
+
+/* Count the words of every line of one file; 0, or 1 after reporting an error. */
+static int vocab_read_corpus(WordpieceTrainer *tr, const char *path, long *lines) {
+    LineReader r;
+    if (lines_open(&r, path) != LINES_OK) {
+        lines_report(&r);
+        lines_close(&r);
+        return 1;
+    }
+    char *line;
+    size_t len;
+    int got;
+    while ((got = lines_next(&r, &line, &len)) == 1) wordpiece_trainer_add_text(tr, line, len);
+    if (got < 0) lines_report(&r);
+    *lines += r.line_no;
+    lines_close(&r);
+    return got < 0;
+}
+
+static void vocab_print_summary(const WordpieceTrainer *tr, const char *out, int ncorpora, long lines,
+                                double secs, int json) {
+    if (!json) {
+        printf("wrote %s: %d tokens (%d merges) from %d file(s), %ld lines, %ld words (%d distinct) in %.2f s\n",
+               out, wordpiece_trainer_num_tokens(tr), wordpiece_trainer_num_merges(tr), ncorpora, lines,
+               wordpiece_trainer_total_words(tr), wordpiece_trainer_distinct_words(tr), secs);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "out", out);
+    cJSON_AddNumberToObject(o, "vocab_size", wordpiece_trainer_num_tokens(tr));
+    cJSON_AddNumberToObject(o, "merges", wordpiece_trainer_num_merges(tr));
+    cJSON_AddNumberToObject(o, "files", ncorpora);
+    cJSON_AddNumberToObject(o, "lines", (double)lines);
+    cJSON_AddNumberToObject(o, "words", (double)wordpiece_trainer_total_words(tr));
+    cJSON_AddNumberToObject(o, "distinct_words", wordpiece_trainer_distinct_words(tr));
+    cJSON_AddNumberToObject(o, "seconds", secs);
+    char *s = cJSON_PrintUnformatted(o);
+    if (!s) DIE("out of memory printing JSON");
+    puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+int cmd_vocab(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *corpus = args_str(&a, "--corpus", NULL);
+    long size = args_int(&a, "--size", 0);
+    const char *out = args_str(&a, "--out", NULL);
+    long min_count = args_int(&a, "--min-count", VOCAB_DEFAULT_MIN_COUNT);
+    int json = args_flag(&a, "--json");
+    /* "train" first, then any further corpus files after --corpus FILE. */
+    const char *pos[VOCAB_MAX_CORPORA + 1];
+    int npos = args_positional(&a, pos, VOCAB_MAX_CORPORA + 1);
+    int rc = args_finish(&a, VOCAB_USAGE);
+    if (rc) return rc;
+    const char *problem = npos < 1 || strcmp(pos[0], "train") != 0 ? "the only subcommand is 'train'"
+                          : !corpus                                 ? "--corpus FILE is required"
+                          : !out                                    ? "--out FILE is required"
+                          : size < 1 || size > VOCAB_MAX_SIZE       ? "--size N (a positive vocabulary size) is required"
+                          : npos > VOCAB_MAX_CORPORA                ? "too many corpus files"
+                          : min_count < 1                           ? "--min-count must be at least 1"
+                                                                    : NULL;
+    if (problem) {
+        user_error("usage: " VOCAB_USAGE, "vocab: %s", problem);
+        return EXIT_USAGE;
+    }
+    double t0 = now_seconds();
+    WordpieceTrainer *tr = wordpiece_trainer_create();
+    long lines = 0;
+    rc = vocab_read_corpus(tr, corpus, &lines);
+    for (int i = 1; i < npos && rc == 0; i++) rc = vocab_read_corpus(tr, pos[i], &lines);
+    if (rc == 0) {
+        int n = wordpiece_trainer_train(tr, (int)size, min_count);
+        if (n > size)
+            user_warning("the specials and single characters alone make %d tokens (more than --size %ld)", n, size);
+        rc = wordpiece_trainer_save(tr, out) == 0 ? 0 : 1;
+    }
+    if (rc == 0) vocab_print_summary(tr, out, npos, lines, now_seconds() - t0, json);
+    wordpiece_trainer_free(tr);
+    return rc;
+}

@@ -1,0 +1,21 @@
+/* blas.h — the one matrix-multiply entry point (DESIGN §4.7). Row-major,
+ * C (M,N) = alpha * op(A) · op(B) + beta * C, with op(A) (M,K), op(B) (K,N).
+ * matmul() goes to OpenBLAS cblas_sgemm; matmul_naive() is the plain triple loop
+ * the tests compare it with. */
+#ifndef GLUE_BLAS_H
+#define GLUE_BLAS_H
+
+typedef enum { MAT_N = 0, MAT_T = 1 } MatTrans;
+
+void matmul(float *C, const float *A, const float *B, int M, int N, int K,
+            MatTrans ta, MatTrans tb, float alpha, float beta);
+void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
+                  MatTrans ta, MatTrans tb, float alpha, float beta);
+
+/* Batched over `batch` independent products laid out at fixed strides (elements),
+ * e.g. attention heads. */
+void matmul_strided(float *C, const float *A, const float *B, int M, int N, int K,
+                    MatTrans ta, MatTrans tb, float alpha, float beta, int batch,
+                    long stride_c, long stride_a, long stride_b);
+
+#endif

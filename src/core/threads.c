@@ -1,0 +1,106 @@
+/* threads.c — OpenMP + OpenBLAS thread counts and FTZ/DAZ in every math
+ * thread (see threads.h for the rule and the measurements). */
+#include "core/threads.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <pmmintrin.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xmmintrin.h>
+
+#include "core/blas.h"
+#include "core/common.h"
+
+/* OpenBLAS exports these; cblas.h declares openblas_set_num_threads in Debian's
+ * build but not in every one, so declare both here. Weak: a BLAS without the
+ * shutdown hook (e.g. reference CBLAS) links and simply skips the restart. */
+extern void openblas_set_num_threads(int n);
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+/* MXCSR bits: FTZ = bit 15, DAZ = bit 6. */
+enum { MXCSR_FTZ = 1 << 15, MXCSR_DAZ = 1 << 6 };
+
+/* Side of the probe sgemm: large enough that OpenBLAS splits it over all its
+ * threads (its cut-off is far below 256^3), small enough to cost ~1 ms. */
+enum { THREADS_PROBE_N = 256 };
+
+int threads_default(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void threads_set_ftz(void) {
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+}
+
+int threads_ftz_enabled(void) {
+    unsigned csr = _mm_getcsr();
+    return (csr & MXCSR_FTZ) && (csr & MXCSR_DAZ);
+}
+
+/* The process that loaded the program. Written once, before main(), by the
+ * constructor below and only read afterwards: getpid() differing from it means
+ * this is a fork()ed child, where libgomp's pool bookkeeping survived but its
+ * threads did not (threads.h). */
+static pid_t threads_loader_pid;
+
+__attribute__((constructor)) static void threads_record_loader_pid(void) { threads_loader_pid = getpid(); }
+
+int threads_in_forked_child(void) { return getpid() != threads_loader_pid; }
+
+int threads_init(int n) {
+    if (n <= 0) n = threads_default();
+    /* A team of more than one thread in a forked child would wait forever for
+     * the parent's workers; a team of one never touches them. */
+    int omp_n = threads_in_forked_child() ? 1 : n;
+    threads_set_ftz();
+    omp_set_num_threads(omp_n);
+    /* Every worker of the pool sets its own MXCSR. */
+#pragma omp parallel num_threads(omp_n)
+    threads_set_ftz();
+    /* Size OpenBLAS's pool, then stop its workers: the next multi-threaded
+     * BLAS call (from this thread, by the rule above) starts them again, and
+     * new threads copy the MXCSR of the thread that creates them. Shutting
+     * down after resizing keeps OpenBLAS from starting workers twice. */
+    openblas_set_num_threads(n);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+    return omp_n;
+}
+
+int threads_count(void) { return omp_get_max_threads(); }
+
+int threads_blas_flushes_denormals(void) {
+    const int n = THREADS_PROBE_N;
+    float *a = xaligned_alloc((size_t)n * n * sizeof(float)); /* (n, n) denormals */
+    float *b = xaligned_alloc((size_t)n * n * sizeof(float)); /* (n, n) ones */
+    float *c = xaligned_alloc((size_t)n * n * sizeof(float)); /* (n, n) */
+    for (long i = 0; i < (long)n * n; i++) {
+        a[i] = 1e-40f;
+        b[i] = 1.0f;
+        c[i] = 1.0f;
+    }
+    /* With DAZ every product reads a as 0, so C must be all zeros; a worker
+     * without DAZ leaves its block of C denormal (nonzero). */
+    matmul(c, a, b, n, n, n, MAT_N, MAT_N, 1.0f, 0.0f);
+    /* Compare bits: with DAZ on here, `c[i] != 0.0f` would read a denormal as 0. */
+    int ok = 1;
+    for (long i = 0; i < (long)n * n && ok; i++) {
+        uint32_t bits;
+        memcpy(&bits, &c[i], sizeof bits);
+        ok = (bits & 0x7fffffffu) == 0;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return ok;
+}

@@ -1,0 +1,40 @@
+/* evaluate.h — running a model over a whole split and scoring it: the part of
+ * the training loop that `glue eval`, `glue predict` and `glue compare` share.
+ *
+ * Predictions are made in batches sorted by length when the model tells lengths
+ * (ModelOps.length), so a model that pads to the longest row of a batch pads
+ * little; outputs land back in the split's row order. */
+#ifndef GLUE_EVALUATE_H
+#define GLUE_EVALUATE_H
+
+#include "models/model.h"
+
+/* Rows per prediction batch unless the config says "eval_batch". */
+#define EVAL_BATCH_DEFAULT 64
+
+/* Outputs per row: K classes, or 1 score for regression (num_labels == 1). */
+int eval_num_outputs(const Task *t);
+/* out (n, eval_num_outputs) for rows 0..n) of e, in row order. *seconds (may be
+ * NULL) gets the wall time spent in predict. */
+void eval_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
+                      int batch, float *out, double *seconds);
+/* Encode d, predict every row, free the features: out (d->n, eval_num_outputs),
+ * caller frees; NULL when the model could not encode d (it said why). */
+float *eval_predict_dataset(const ModelOps *ops, Model *m, const Dataset *d, int batch, double *seconds);
+/* Index of the largest of p[0..k). */
+int eval_argmax(const float *p, int k);
+/* The task's metrics of out (n, eval_num_outputs) against d's labels, as
+ * {"accuracy": 91.2, ...} (×100, metric_name keys, primary first). */
+cJSON *eval_metrics(const Task *t, const Dataset *d, const float *out);
+/* Selection score of a metrics object: the mean of the task's metrics in it
+ * (×100 like them); NaN if one is missing. */
+double eval_score(const Task *t, const cJSON *metrics);
+/* The labelled dev splits of a task, the selection split first (MNLI:
+ * dev_matched, dev_mismatched). Returns how many (at most max). */
+int eval_dev_splits(const Task *t, const TaskSplit **out, int max);
+/* Majority baseline on d: the most frequent training class (ties: lowest
+ * index), or the mean training score for regression. Fills out like a model's
+ * predictions (n, eval_num_outputs). */
+void eval_majority_predict(const Task *t, const Dataset *train, int n, float *out);
+
+#endif

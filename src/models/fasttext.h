@@ -1,0 +1,166 @@
+/* fasttext.h — fastText (Joulin et al. 2016, "Bag of Tricks for Efficient Text
+ * Classification") as a ModelOps, shared between its files:
+ *   fasttext.c        ModelOps: config, create, encode, predict, free
+ *   fasttext_dict.c   the word vocabulary (minCount, most frequent first) and
+ *                     encoding a text into input rows (words, word n-grams, char n-grams)
+ *   fasttext_train.c  the Hogwild SGD step (softmax, hierarchical softmax, squared loss)
+ *   fasttext_hs.c     the Huffman tree over label counts for hierarchical softmax
+ *   fasttext_workers.c the thread pool the Hogwild steps run on
+ *   fasttext_io.c     save / load through the checkpoint module
+ * Outside code needs only FASTTEXT_OPS (models/registry.c) and FT_SEP (the
+ * benchmark writes pairs the way the model joins them); the rest is the model's
+ * private anatomy.
+ *
+ * The model is the reference's supervised mode: hidden = mean of the input rows of
+ * a text's words (+ hashed word n-grams and char n-grams), output = a linear
+ * classifier with softmax or hierarchical softmax, learning rate decaying linearly
+ * to 0 over all tokens of all epochs. Our extension: regression (STS-B) with one
+ * linear output plus bias and squared loss — the reference has no regression. */
+#ifndef GLUE_FASTTEXT_H
+#define GLUE_FASTTEXT_H
+
+#include <stdint.h>
+
+#include "models/model.h"
+#include "text/strmap.h"
+
+extern const ModelOps FASTTEXT_OPS;
+
+/* The token that ends every text, as the reference reads a newline. */
+#define FT_EOS "</s>"
+/* Between the two texts of a pair task (our choice; the reference has no pairs). */
+#define FT_SEP "__sep__"
+
+typedef enum { FT_LOSS_SOFTMAX, FT_LOSS_HS } FtLoss;
+typedef enum { FT_TOK_WHITESPACE, FT_TOK_BASIC } FtTokenizer;
+
+typedef struct FtConfig {
+    int dim;            /* C: embedding size */
+    int epochs;
+    float lr;           /* initial learning rate, decays linearly to 0 */
+    int word_ngrams;    /* longest word n-gram (1 = words only) */
+    int min_count;      /* words seen fewer times are dropped */
+    int minn, maxn;     /* char n-gram lengths; maxn 0 = none */
+    long bucket;        /* hash rows for n-grams (0 when no n-grams are used) */
+    FtLoss loss;
+    FtTokenizer tokenizer;
+    int threads;        /* Hogwild workers */
+    uint64_t seed;
+} FtConfig;
+
+/* Words kept after minCount, most frequent first: word id = map entry. */
+typedef struct FtDict {
+    StrMap map;         /* V entries */
+    int64_t *count;     /* (V) occurrences in the training data */
+} FtDict;
+
+/* Huffman tree over the labels: each label's path of internal nodes (rows of the
+ * output matrix) and the branch taken at each. */
+typedef struct FtTree {
+    int K;              /* labels (leaves); K - 1 internal nodes */
+    int *depth;         /* (K) path length */
+    int32_t *node;      /* (K, K-1) internal node ids along the path, leaf first */
+    uint8_t *code;      /* (K, K-1) 1 = the node's "binary" child taken */
+} FtTree;
+
+/* 64-byte cache lines, in floats and doubles: per-worker data starts on a line
+ * of its own so workers never write to a shared line (false sharing). */
+#define FT_FLOATS_PER_LINE 16
+#define FT_DOUBLES_PER_LINE 8
+
+/* A fixed pool of threads that sleep between jobs (fasttext_workers.c). */
+typedef struct FtWorkers FtWorkers;
+typedef void (*FtJobFn)(void *arg, int worker);
+
+typedef struct FastText {
+    FtConfig cfg;
+    cJSON *config;      /* the config as given (saved with the model) */
+    const Task *task;
+    int K;              /* classes; 1 = regression */
+    int64_t *label_count; /* (K) training examples per class (NULL for regression) */
+    FtDict dict;
+    long rows;          /* V + bucket: rows of wi */
+    float *wi;          /* (V + bucket, C) input embeddings */
+    uint8_t *wi_ready;  /* (V + bucket) 1 once a row is initialised (bucket rows lazily) */
+    int out_rows;       /* K (softmax), K - 1 (hs), 1 (regression) */
+    float *wo;          /* (out_rows, C) output layer, zero init */
+    float bias;         /* regression only: score = wo . h + bias */
+    FtTree tree;        /* hs only */
+    float *scratch;     /* (threads, scratch_stride) per-worker hidden (C), grad (C), output (K) */
+    long scratch_stride;/* 2C + K rounded up to a cache line: workers never share one */
+    double *worker_loss;/* (threads, FT_DOUBLES_PER_LINE) each worker's loss sum, own line */
+    FtWorkers *workers; /* cfg.threads workers */
+} FastText;
+
+struct Encoded {
+    int n;              /* rows */
+    int64_t *off;       /* (n + 1) ids of row r: ids[off[r] .. off[r+1]) */
+    int32_t *ids;       /* rows of wi */
+    int32_t *ntok;      /* (n) tokens per row, for the learning-rate schedule */
+    int *label;         /* (n) class, -1 unlabelled */
+    float *score;       /* (n) regression target */
+    int64_t total_tokens;
+};
+
+/* The two vector kernels of every update, C = dim floats (inlined: they are the
+ * whole cost of training). */
+static inline float ft_dot(const float *restrict a, const float *restrict b, int C) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int i = 0; i < C; i++) s += a[i] * b[i];
+    return s;
+}
+
+static inline void ft_axpy(float *restrict y, float alpha, const float *restrict x, int C) {
+#pragma omp simd
+    for (int i = 0; i < C; i++) y[i] += alpha * x[i];
+}
+
+/* fasttext_dict.c */
+/* Builds the vocabulary from train; 0 ok, -1 (message printed) when it is empty. */
+int ft_dict_build(FtDict *d, const Dataset *train, const FtConfig *cfg);
+void ft_dict_add_word(FtDict *d, const char *w, size_t len, int64_t count);
+static inline int ft_dict_size(const FtDict *d) { return d->map.n; }
+void ft_dict_free(FtDict *d);
+/* Encodes rows of d as input-row ids; initialises the bucket rows they touch. */
+Encoded *ft_encode(FastText *m, const Dataset *d);
+void ft_encoded_free(Encoded *e);
+
+/* fasttext_hs.c */
+void ft_tree_build(FtTree *t, const int64_t *label_count, int K);
+void ft_tree_free(FtTree *t);
+/* Loss of label y, with SGD updates when lr > 0 (grad += dL/dh scaled by -lr). */
+float ft_hs_update(const FtTree *t, float *wo, const float *h, float *grad, int C, int y, float lr);
+/* probs (K) of every label. */
+void ft_hs_probs(const FtTree *t, const float *wo, const float *h, int C, float *probs);
+
+/* fasttext_train.c */
+float ft_train_rows(FastText *m, const Encoded *e, const int *rows, int n, double progress);
+void ft_predict_rows(FastText *m, const Encoded *e, const int *rows, int n, float *out);
+/* Row r of wi set to its fixed random init (a function of seed and r only). */
+void ft_init_row(FastText *m, long r);
+
+/* fasttext_workers.c */
+FtWorkers *ft_workers_create(int n);
+int ft_workers_count(const FtWorkers *w);
+/* Runs fn(arg, k) on every worker k (the caller is worker 0) and waits for all. */
+void ft_workers_run(FtWorkers *w, FtJobFn fn, void *arg);
+void ft_workers_free(FtWorkers *w);
+
+/* fasttext.c */
+/* Reads and checks a config; 0 ok, -1 after one clear message. */
+int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c);
+/* A model with its config parsed, nothing else yet (NULL after a message). */
+FastText *ft_new(const cJSON *config, const Task *task, uint64_t seed);
+/* Allocates matrices, the Huffman tree (hs), scratch and threads once cfg, K,
+ * label_count and dict are set. Rows start zero and not ready. */
+void ft_alloc(FastText *m);
+void ft_free(FastText *m);
+
+/* fasttext_io.c */
+int ft_save(const FastText *m, const char *path);
+FastText *ft_load(const char *path, const Task *task);
+int ft_save_state(const FastText *m, const char *path);
+int ft_load_state(FastText *m, const char *path);
+
+#endif

@@ -1,0 +1,80 @@
+/* model.h — the one interface every classifier implements (DESIGN §3): BERT,
+ * fastText, TextCNN, BiLSTM. The trainer (src/models/trainer.c) and the commands
+ * `glue finetune|eval|predict|compare` only ever talk to a ModelOps.
+ *
+ * Each model turns a Dataset into its own features once (`encode`: WordPiece ids
+ * for BERT, word + bigram ids for fastText, word ids for TextCNN/BiLSTM), then
+ * trains and predicts on minibatches given as row indices into those features.
+ *
+ * Changes since the first sketch (all backward compatible — new fields are
+ * optional and may stay NULL, so existing initialisers keep compiling):
+ *   - `length`: a row's length in tokens; the trainer sorts evaluation batches by
+ *     it so a model that pads to the longest row of a batch pads little.
+ *   - `save_state` / `load_state`: optimizer moments, step counters and RNG, so
+ *     `glue finetune --resume` continues bit-identically after an interruption.
+ *   - the config keys the trainer itself reads are listed below.
+ *
+ * Config keys (default_config) the trainer reads; every other key is the model's:
+ *   "epochs" (int, required), "lr" (number, required), "batch" (int, required),
+ *   "warmup" (fraction of the steps with linear warm-up, default 0),
+ *   "schedule" ("linear" decay to 0 after warm-up | "constant" | "cosine",
+ *               default "linear"),
+ *   "eval_batch" (int, default TRAINER_EVAL_BATCH in trainer.h).
+ * `--max-len N` sets "max_len" and is refused for a model without that key.
+ * The trainer hands the same config object (defaults overridden by the user) to
+ * `create`, and stores it as config.json in the run directory. */
+#ifndef GLUE_MODEL_H
+#define GLUE_MODEL_H
+
+#include <stdint.h>
+
+#include "tasks/task.h"
+
+typedef struct cJSON cJSON;
+typedef struct Model Model;       /* opaque, one struct per model kind */
+typedef struct Encoded Encoded;   /* opaque, a split's features in the model's terms */
+
+/* What the trainer tells a step. */
+typedef struct TrainState {
+    long step, total_steps;   /* optimizer steps so far / planned */
+    double progress;          /* fraction of training done, in [0,1] (fastText's lr decay) */
+    float lr;                 /* learning rate for this step (schedule applied) */
+    int epoch;                /* 0-based */
+} TrainState;
+
+typedef struct ModelOps {
+    const char *name;          /* "bert", "fasttext", "textcnn", "bilstm" */
+    /* Defaults for this model and task (epochs, lr, batch, ...) as a JSON object the
+     * caller may override key by key from the command line. Caller frees. */
+    cJSON *(*default_config)(const Task *task);
+    /* Build a fresh model; train is available for vocabularies / label counts. */
+    Model *(*create)(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed);
+    Encoded *(*encode)(Model *m, const Dataset *d);
+    void (*encoded_free)(Encoded *e);
+    /* One optimizer step on rows[0..n) of e; returns the mean loss. */
+    float (*train_step)(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
+    /* out: (n, K) class probabilities, or (n, 1) score for regression. */
+    void (*predict)(Model *m, const Encoded *e, const int *rows, int n, float *out);
+    int (*save)(const Model *m, const char *path);           /* 0 ok */
+    Model *(*load)(const char *path, const Task *task);      /* NULL + message on error */
+    long (*num_params)(const Model *m);
+    void (*free)(Model *m);
+    /* Optional (NULL: every row is as costly as any other). Tokens of row `row`
+     * after truncation, used to sort evaluation batches by length. */
+    int (*length)(const Encoded *e, int row);
+    /* Optional (NULL: --resume restarts from the saved weights with a fresh
+     * optimizer and says so). Everything beyond the weights that training needs
+     * to continue exactly: optimizer moments, step counters, dropout RNG. 0 ok;
+     * load_state prints a message and returns non-zero on a bad file. */
+    int (*save_state)(const Model *m, const char *path);
+    int (*load_state)(Model *m, const char *path);
+} ModelOps;
+
+/* Registry: all model kinds, by name. */
+const ModelOps *model_find(const char *name);
+/* The closest model name to a misspelt one (for "did you mean"). */
+const char *model_suggest(const char *name);
+extern const ModelOps *const MODELS[];
+extern const int NUM_MODELS;
+
+#endif

@@ -1,0 +1,59 @@
+/* run_dir.h — where a fine-tuned model lives on disk, and its results file.
+ *
+ * One directory per (task, model): runs/<task>/<model>/ (root: $GLUE_RUNS or
+ * "runs"), or whatever `glue finetune --out DIR` names. It holds
+ *   model.ckpt    the best checkpoint (by the task's primary metric on dev)
+ *   config.json   the model config the run used (defaults + user overrides)
+ *   results.json  what happened (schema below)
+ *   <submit>      leaderboard predictions written by `glue eval --split test`
+ * and, only while a run is unfinished (for `glue finetune --resume`):
+ *   last.ckpt, last.state, trainer.json   the end of the last completed epoch.
+ *
+ * results.json (metric values ×100, keys as metric_name()):
+ *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
+ *     "seed": 1, "threads": 2, "config": {...}, "num_params": 123456,
+ *     "train_examples": 3668, "train_seconds": 12.5, "train_examples_per_sec": 880.4,
+ *     "eval_examples_per_sec": 50000.0,
+ *     "selection": "mean of f1 and accuracy on dev",
+ *     "epochs": [ {"epoch": 1, "loss": 0.61, "seconds": 4.1, "score": 80.2,
+ *                  "dev": {"f1": 81.0, "accuracy": 79.4}}, ... ],
+ *     "best": {"epoch": 2, "score": 82.3, "dev": {"f1": 83.1, "accuracy": 81.5}} }
+ * Each dev split is a key of its own ("dev", or "dev_matched" and
+ * "dev_mismatched" for MNLI); "score" is the selection score (mean of the
+ * selection split's metrics). The file is written once, when training ends:
+ * its presence means a finished run. */
+#ifndef GLUE_RUN_DIR_H
+#define GLUE_RUN_DIR_H
+
+#include <stddef.h>
+
+typedef struct cJSON cJSON;
+
+#define RUN_CKPT          "model.ckpt"
+#define RUN_CONFIG        "config.json"
+#define RUN_RESULTS       "results.json"
+#define RUN_LAST_CKPT     "last.ckpt"
+#define RUN_LAST_STATE    "last.state"
+#define RUN_TRAINER_STATE "trainer.json"
+
+/* Root of the run directories: $GLUE_RUNS or "runs". */
+const char *run_root(void);
+/* Where tables for several runs go (compare.json, compare.md): $GLUE_RESULTS or "results". */
+const char *run_results_root(void);
+/* "<root>/<task>/<model>" into out (cap bytes); DIE if it does not fit. */
+void run_dir_path(const char *task, const char *model, char *out, size_t cap);
+/* "<dir>/<file>" into out; DIE if it does not fit. */
+void run_file_path(const char *dir, const char *file, char *out, size_t cap);
+/* mkdir -p. 0 ok; else prints why and returns -1. */
+int run_dir_make(const char *dir);
+int run_file_exists(const char *path);
+/* Write pretty-printed JSON through a temporary file and rename(), so a crash
+ * never leaves half a file. 0 ok; else prints why and returns -1. */
+int run_json_write(const char *path, const cJSON *json);
+/* Parse a JSON file. NULL when missing (with a message if report_missing) or
+ * malformed (always with a message naming the file). */
+cJSON *run_json_read(const char *path, int report_missing);
+/* Read a whole (small) text file; NULL with errno set when it cannot be read. */
+char *run_file_read(const char *path, size_t *len);
+
+#endif

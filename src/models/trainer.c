@@ -1,0 +1,462 @@
+/* trainer.c — the fine-tuning loop (see trainer.h).
+ *
+ * One run is: check the config, load the splits, create (or resume) the model,
+ * encode the splits once, then per epoch shuffle → train steps → evaluate every
+ * dev split → keep the best checkpoint → save the state needed to resume.
+ * results.json is written only when the run completes, so its presence means a
+ * finished run (`glue compare` relies on that). */
+#include "models/trainer.h"
+
+#include "core/common.h"
+#include "core/rng.h"
+#include "models/evaluate.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Limits that catch a mistyped setting before hours are spent. */
+#define TRAINER_MAX_EPOCHS 100000
+#define TRAINER_MAX_BATCH (1 << 20)
+/* Mixed into the seed for the shuffle streams, so they never coincide with the
+ * streams a model draws its initialisation or dropout from. */
+#define TRAINER_SHUFFLE_SALT 0x5348554646ull
+
+typedef struct Run {
+    const TrainerOptions *o;
+    const Task *t;
+    const ModelOps *ops;
+    Model *m;
+    Dataset train;
+    Encoded *train_e;
+    int num_dev;
+    const TaskSplit *dev_split[TASK_MAX_SPLITS];
+    Dataset dev[TASK_MAX_SPLITS];
+    Encoded *dev_e[TASK_MAX_SPLITS];
+    /* Settings the loop reads from the config. */
+    int epochs, batch, eval_batch;
+    float lr;
+    double warmup;
+    const char *schedule;
+    /* Progress, saved in trainer.json at the end of each epoch. */
+    int start_epoch;             /* first epoch still to run (resume) */
+    long step, total_steps;
+    cJSON *history;              /* array of per-epoch records */
+    cJSON *best;                 /* the best epoch's record, NULL before the first */
+    double best_score;
+    double train_seconds, eval_seconds;
+    long eval_examples;
+} Run;
+
+/* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. Redrawn
+ * at most every PROGRESS_INTERVAL seconds, and only on a terminal (a log file
+ * gets the per-epoch lines only). */
+#define PROGRESS_INTERVAL 0.2
+#define PROGRESS_WIDTH 24
+
+typedef struct Progress {
+    const char *label;
+    long total;
+    double start, last;
+    int tty;
+} Progress;
+
+static void trainer_progress_start(Progress *p, const char *label, long total, int show) {
+    *p = (Progress){.label = label, .total = total, .start = now_seconds(), .tty = show && isatty(2)};
+}
+
+static void trainer_progress_draw(Progress *p, long done, double loss, int final) {
+    double now = now_seconds();
+    if (!p->tty || (!final && now - p->last < PROGRESS_INTERVAL)) return;
+    p->last = now;
+    double frac = p->total ? (double)done / (double)p->total : 1.0, secs = now - p->start;
+    double rate = secs > 0 ? done / secs : 0, eta = rate > 0 ? (p->total - done) / rate : 0;
+    char bar[PROGRESS_WIDTH + 1];
+    for (int i = 0; i < PROGRESS_WIDTH; i++) bar[i] = i < (int)(frac * PROGRESS_WIDTH) ? '=' : ' ';
+    bar[PROGRESS_WIDTH] = '\0';
+    fprintf(stderr, "\r%s [%s] %3.0f%%  loss %.4f  %.0f ex/s  %s %d:%02d ", p->label, bar, 100 * frac, loss, rate,
+            final ? "took" : "ETA", (int)((final ? secs : eta) / 60), (int)(final ? secs : eta) % 60);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+float trainer_lr(float lr, const char *schedule, double warmup, long step, long total) {
+    long warm = (long)(warmup * (double)total);
+    if (step < warm) return lr * (float)(step + 1) / (float)warm;
+    if (schedule && strcmp(schedule, "constant") == 0) return lr;
+    double p = (double)(step - warm) / (double)(total - warm > 0 ? total - warm : 1);
+    if (p > 1) p = 1;
+    if (schedule && strcmp(schedule, "cosine") == 0) return (float)(lr * 0.5 * (1.0 + cos(M_PI * p)));
+    return (float)(lr * (1.0 - p));
+}
+
+/* An integer setting in [lo, hi], or -1 after a message. */
+static long config_int(const cJSON *config, const char *key, long lo, long hi) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(config, key);
+    if (!cJSON_IsNumber(j)) {
+        user_error(NULL, "the model config has no number '%s' (the trainer needs epochs, lr, batch)", key);
+        return -1;
+    }
+    double v = j->valuedouble;
+    if (v != floor(v) || v < (double)lo || v > (double)hi) {
+        user_error(NULL, "setting %s = %g must be a whole number in [%ld, %ld]", key, v, lo, hi);
+        return -1;
+    }
+    return (long)v;
+}
+
+static int run_read_settings(Run *r) {
+    const cJSON *c = r->o->config;
+    long epochs = config_int(c, "epochs", 1, TRAINER_MAX_EPOCHS);
+    long batch = epochs < 0 ? -1 : config_int(c, "batch", 1, TRAINER_MAX_BATCH);
+    if (epochs < 0 || batch < 0) return EXIT_USAGE;
+    r->epochs = (int)epochs;
+    r->batch = (int)batch;
+    r->lr = (float)run_config_number(c, "lr", NAN);
+    r->warmup = run_config_number(c, "warmup", 0.0);
+    r->schedule = run_config_string(c, "schedule", "linear");
+    r->eval_batch = (int)run_config_number(c, "eval_batch", EVAL_BATCH_DEFAULT);
+    if (!(r->lr > 0) || !isfinite(r->lr)) {
+        user_error(NULL, "setting lr must be a positive number (got %g)", (double)r->lr);
+        return EXIT_USAGE;
+    }
+    if (!(r->warmup >= 0 && r->warmup < 1)) {
+        user_error(NULL, "setting warmup is a fraction of the steps in [0, 1) (got %g)", r->warmup);
+        return EXIT_USAGE;
+    }
+    if (strcmp(r->schedule, "linear") && strcmp(r->schedule, "constant") && strcmp(r->schedule, "cosine")) {
+        user_error("use linear, cosine or constant", "unknown schedule '%s'", r->schedule);
+        return EXIT_USAGE;
+    }
+    if (r->eval_batch < 1) r->eval_batch = EVAL_BATCH_DEFAULT;
+    return 0;
+}
+
+/* Train split and the labelled dev splits: the selection split must load, the
+ * others (MNLI mismatched) are reported when present. */
+static int run_load_data(Run *r) {
+    const Task *t = r->t;
+    if (task_load(t, "train", r->o->data_root, 0, &r->train) != 0) return 1;
+    if (r->train.n == 0) {
+        user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
+                   t->display);
+        return 1;
+    }
+    const TaskSplit *want[TASK_MAX_SPLITS];
+    int n = eval_dev_splits(t, want, TASK_MAX_SPLITS);
+    if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }
+    for (int i = 0; i < n; i++) {
+        Dataset d;
+        if (task_load(t, want[i]->name, r->o->data_root, 0, &d) != 0) {
+            if (i == 0) return 1;
+            user_warning("%s: %s not available, reporting %s only", t->display, want[i]->name, want[0]->name);
+            continue;
+        }
+        r->dev_split[r->num_dev] = want[i];
+        r->dev[r->num_dev++] = d;
+    }
+    return 0;
+}
+
+static void run_path(const Run *r, const char *file, char *out, size_t cap) {
+    run_file_path(r->o->out_dir, file, out, cap);
+}
+
+/* Save through a temporary name so an interrupted save never replaces a good
+ * checkpoint with half a file. */
+static int run_save_atomic(const Run *r, const char *file, int state) {
+    char path[4096], tmp[4200];
+    run_path(r, file, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int rc = state ? r->ops->save_state(r->m, tmp) : r->ops->save(r->m, tmp);
+    if (rc != 0 || rename(tmp, path) != 0) {
+        user_error("check free disk space and permissions", "could not write %s", path);
+        rc = -1;
+    }
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+static void run_remove(const Run *r, const char *file) {
+    char path[4096];
+    run_path(r, file, path, sizeof path);
+    unlink(path);
+}
+
+/* Picks up an interrupted run from trainer.json: weights, optimizer state,
+ * epochs done, history. Returns 0 (resumed or nothing to resume) or 1. */
+static int run_resume(Run *r) {
+    char path[4096];
+    run_path(r, RUN_TRAINER_STATE, path, sizeof path);
+    cJSON *st = run_json_read(path, 0);
+    if (!st) {
+        if (run_file_exists(path)) return 1;   /* unreadable: the message is out */
+        user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
+        return 0;
+    }
+    int rc = 1;
+    const cJSON *config = cJSON_GetObjectItemCaseSensitive(st, "config");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(st, "seed");
+    const char *weights = run_config_string(st, "weights", RUN_LAST_CKPT);
+    if (!cJSON_Compare(config, r->o->config, 1) || !cJSON_IsNumber(seed) ||
+        (uint64_t)seed->valuedouble != r->o->seed) {
+        user_error("resume with the same settings and --seed, or drop --resume to start over",
+                   "%s: the interrupted run used other settings", path);
+        goto out;
+    }
+    char ckpt[4096];
+    run_path(r, strcmp(weights, RUN_CKPT) == 0 ? RUN_CKPT : RUN_LAST_CKPT, ckpt, sizeof ckpt);
+    r->m = r->ops->load(ckpt, r->t);
+    if (!r->m) goto out;
+    if (r->ops->load_state) {
+        char state[4096];
+        run_path(r, RUN_LAST_STATE, state, sizeof state);
+        if (r->ops->load_state(r->m, state) != 0) goto out;
+    } else {
+        user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
+                     "uninterrupted one", r->ops->name);
+    }
+    r->start_epoch = (int)run_config_number(st, "epochs_done", 0);
+    r->step = (long)run_config_number(st, "step", 0);
+    r->train_seconds = run_config_number(st, "train_seconds", 0);
+    r->eval_seconds = run_config_number(st, "eval_seconds", 0);
+    r->eval_examples = (long)run_config_number(st, "eval_examples", 0);
+    cJSON *h = cJSON_DetachItemFromObjectCaseSensitive(st, "history");
+    cJSON *b = cJSON_DetachItemFromObjectCaseSensitive(st, "best");
+    if (h && cJSON_IsArray(h)) { cJSON_Delete(r->history); r->history = h; } else cJSON_Delete(h);
+    if (b && cJSON_IsObject(b)) {
+        r->best = b;
+        r->best_score = run_config_number(b, "score", -INFINITY);
+    } else {
+        cJSON_Delete(b);
+    }
+    if (r->o->show_progress)
+        fprintf(stderr, "resuming %s after epoch %d of %d\n", r->o->out_dir, r->start_epoch, r->epochs);
+    rc = 0;
+out:
+    cJSON_Delete(st);
+    return rc;
+}
+
+/* Writes what --resume needs after epoch `done` (1-based count of epochs done). */
+static int run_save_progress(Run *r, int done, int is_best) {
+    if (is_best == 0 && run_save_atomic(r, RUN_LAST_CKPT, 0) != 0) return 1;
+    if (is_best) run_remove(r, RUN_LAST_CKPT);
+    if (r->ops->save_state && run_save_atomic(r, RUN_LAST_STATE, 1) != 0) return 1;
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "epochs_done", done);
+    cJSON_AddNumberToObject(st, "step", (double)r->step);
+    cJSON_AddNumberToObject(st, "seed", (double)r->o->seed);
+    cJSON_AddStringToObject(st, "weights", is_best ? RUN_CKPT : RUN_LAST_CKPT);
+    cJSON_AddNumberToObject(st, "train_seconds", r->train_seconds);
+    cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
+    cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
+    cJSON_AddItemToObject(st, "config", cJSON_Duplicate(r->o->config, 1));
+    cJSON_AddItemToObject(st, "history", cJSON_Duplicate(r->history, 1));
+    if (r->best) cJSON_AddItemToObject(st, "best", cJSON_Duplicate(r->best, 1));
+    char path[4096];
+    run_path(r, RUN_TRAINER_STATE, path, sizeof path);
+    int rc = run_json_write(path, st);
+    cJSON_Delete(st);
+    return rc ? 1 : 0;
+}
+
+/* One pass over the shuffled training rows. Returns 0, or 1 when the loss is
+ * not finite (diverged). *mean_loss gets the example-weighted mean loss. */
+static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
+    int n = r->train.n;
+    int *perm = xmalloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) perm[i] = i;
+    Rng rng;
+    rng_seed_stream(&rng, r->o->seed ^ TRAINER_SHUFFLE_SALT, (uint64_t)epoch);
+    rng_shuffle_int(&rng, perm, n);
+    char label[64];
+    snprintf(label, sizeof label, "epoch %d/%d", epoch + 1, r->epochs);
+    Progress bar;
+    trainer_progress_start(&bar, label, n, r->o->show_progress);
+    double loss_sum = 0, t0 = now_seconds();
+    int rc = 0;
+    for (int i = 0; i < n; i += r->batch) {
+        int b = n - i < r->batch ? n - i : r->batch;
+        TrainState st = {
+            .step = r->step, .total_steps = r->total_steps, .epoch = epoch,
+            .progress = (double)r->step / (double)r->total_steps,
+            .lr = trainer_lr(r->lr, r->schedule, r->warmup, r->step, r->total_steps),
+        };
+        float loss = r->ops->train_step(r->m, r->train_e, perm + i, b, &st);
+        r->step++;
+        if (!isfinite(loss)) {
+            trainer_progress_draw(&bar, i, loss_sum / (i ? i : 1), 1);
+            user_error("lower the learning rate (--lr) or enable gradient clipping",
+                       "training diverged: loss is %g at step %ld (epoch %d)", (double)loss, r->step, epoch + 1);
+            rc = 1;
+            break;
+        }
+        loss_sum += (double)loss * b;
+        trainer_progress_draw(&bar, i + b, loss_sum / (i + b), 0);
+    }
+    if (rc == 0) trainer_progress_draw(&bar, n, loss_sum / n, 1);
+    r->train_seconds += now_seconds() - t0;
+    *mean_loss = loss_sum / n;
+    free(perm);
+    return rc;
+}
+
+/* Metrics of every dev split into rec ({"dev": {...}}); returns the selection score. */
+static double run_evaluate(Run *r, cJSON *rec) {
+    int k = eval_num_outputs(r->t);
+    double score = NAN;
+    for (int s = 0; s < r->num_dev; s++) {
+        int n = r->dev[s].n;
+        float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)k);  /* (n, K) */
+        double secs;
+        eval_predict_all(r->ops, r->m, r->dev_e[s], n, k, r->eval_batch, out, &secs);
+        r->eval_seconds += secs;
+        r->eval_examples += n;
+        cJSON *metrics = eval_metrics(r->t, &r->dev[s], out);
+        if (s == 0) score = eval_score(r->t, metrics);
+        cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
+        free(out);
+    }
+    return score;
+}
+
+/* "epoch 2/3  loss 0.4123  dev accuracy 91.23 f1 88.10  (best)" on stderr. */
+static void run_log_epoch(const Run *r, const cJSON *rec, int epoch, double loss, int is_best) {
+    if (!r->o->show_progress) return;
+    fprintf(stderr, "epoch %d/%d  loss %.4f ", epoch + 1, r->epochs, loss);
+    for (int s = 0; s < r->num_dev; s++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(rec, r->dev_split[s]->name);
+        fprintf(stderr, " %s", r->dev_split[s]->name);
+        for (const cJSON *it = m ? m->child : NULL; it; it = it->next)
+            fprintf(stderr, " %s %.2f", it->string, it->valuedouble);
+    }
+    fprintf(stderr, "%s\n", is_best ? "  (best)" : "");
+}
+
+/* Epoch record: evaluate, keep the checkpoint when it is the best so far. */
+static int run_end_epoch(Run *r, int epoch, double loss, double seconds) {
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddNumberToObject(rec, "epoch", epoch + 1);
+    cJSON_AddNumberToObject(rec, "loss", loss);
+    cJSON_AddNumberToObject(rec, "seconds", seconds);
+    double score = run_evaluate(r, rec);
+    cJSON_AddNumberToObject(rec, "score", isfinite(score) ? score : 0.0);
+    /* Strictly better only: on ties the earlier (less trained) epoch stays. */
+    int is_best = !r->best || (isfinite(score) && score > r->best_score);
+    cJSON_AddItemToArray(r->history, rec);
+    if (is_best) {
+        cJSON_Delete(r->best);
+        r->best = cJSON_Duplicate(rec, 1);
+        r->best_score = isfinite(score) ? score : -INFINITY;
+        if (run_save_atomic(r, RUN_CKPT, 0) != 0) return 1;
+    }
+    run_log_epoch(r, rec, epoch, loss, is_best);
+    if (epoch + 1 < r->epochs) return run_save_progress(r, epoch + 1, is_best);
+    return 0;
+}
+
+static char *selection_text(const Run *r) {
+    char buf[128];
+    if (r->t->metrics[1] != METRIC_NONE)
+        snprintf(buf, sizeof buf, "mean of %s and %s on %s", metric_name(r->t->metrics[0]),
+                 metric_name(r->t->metrics[1]), r->dev_split[0]->name);
+    else
+        snprintf(buf, sizeof buf, "%s on %s", metric_name(r->t->metrics[0]), r->dev_split[0]->name);
+    return xstrdup(buf);
+}
+
+static cJSON *run_results(const Run *r) {
+    const TrainerOptions *o = r->o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "task", r->t->name);
+    cJSON_AddStringToObject(j, "model", r->ops->name);
+    cJSON_AddStringToObject(j, "command", o->command ? o->command : "");
+    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(j, "threads", o->threads);
+    cJSON_AddItemToObject(j, "config", cJSON_Duplicate(o->config, 1));
+    cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
+    cJSON_AddNumberToObject(j, "train_examples", r->train.n);
+    cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
+    cJSON_AddNumberToObject(j, "train_examples_per_sec",
+                            r->train_seconds > 0 ? (double)r->train.n * r->epochs / r->train_seconds : 0);
+    cJSON_AddNumberToObject(j, "eval_examples_per_sec",
+                            r->eval_seconds > 0 ? (double)r->eval_examples / r->eval_seconds : 0);
+    char *sel = selection_text(r);
+    cJSON_AddStringToObject(j, "selection", sel);
+    free(sel);
+    cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->history, 1));
+    cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->best, 1));
+    return j;
+}
+
+/* Model and features: resumed or fresh, then every split encoded once. */
+static int run_prepare(Run *r) {
+    if (r->o->resume && run_resume(r) != 0) return 1;
+    if (!r->m) r->m = r->ops->create(r->o->config, r->t, &r->train, r->o->seed);
+    if (!r->m) return 1;
+    r->train_e = r->ops->encode(r->m, &r->train);
+    for (int s = 0; s < r->num_dev; s++) r->dev_e[s] = r->ops->encode(r->m, &r->dev[s]);
+    if (!r->train_e) return 1;
+    for (int s = 0; s < r->num_dev; s++)
+        if (!r->dev_e[s]) return 1;
+    return 0;
+}
+
+static void run_free(Run *r) {
+    for (int s = 0; s < r->num_dev; s++) {
+        if (r->dev_e[s]) r->ops->encoded_free(r->dev_e[s]);
+        dataset_free(&r->dev[s]);
+    }
+    if (r->train_e) r->ops->encoded_free(r->train_e);
+    if (r->m) r->ops->free(r->m);
+    dataset_free(&r->train);
+    cJSON_Delete(r->history);
+    cJSON_Delete(r->best);
+}
+
+/* results.json at the end, then the resume files go. */
+static int run_write_outputs(Run *r, cJSON *results) {
+    char path[4096];
+    run_path(r, RUN_RESULTS, path, sizeof path);
+    if (run_json_write(path, results) != 0) return 1;
+    run_remove(r, RUN_LAST_CKPT);
+    run_remove(r, RUN_LAST_STATE);
+    run_remove(r, RUN_TRAINER_STATE);
+    return 0;
+}
+
+int trainer_run(const TrainerOptions *o, cJSON **results) {
+    Run r = {.o = o, .t = o->task, .ops = o->ops, .history = cJSON_CreateArray(), .best_score = -INFINITY};
+    if (results) *results = NULL;
+    int rc = run_read_settings(&r);
+    if (rc == 0) rc = run_dir_make(o->out_dir) ? 1 : 0;
+    if (rc == 0) rc = run_load_data(&r);
+    if (rc == 0) rc = run_prepare(&r);
+    if (rc == 0) {   /* config.json now, so a running job shows its settings */
+        char path[4096];
+        run_path(&r, RUN_CONFIG, path, sizeof path);
+        run_remove(&r, RUN_RESULTS);   /* a stale one would look finished */
+        rc = run_json_write(path, o->config) ? 1 : 0;
+    }
+    if (rc == 0) {
+        r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
+        for (int epoch = r.start_epoch; epoch < r.epochs && rc == 0; epoch++) {
+            double loss, t0 = now_seconds();
+            rc = run_train_epoch(&r, epoch, &loss);
+            if (rc == 0) rc = run_end_epoch(&r, epoch, loss, now_seconds() - t0);
+        }
+    }
+    if (rc == 0) {
+        cJSON *res = run_results(&r);
+        rc = run_write_outputs(&r, res);
+        if (rc == 0 && results) *results = res;
+        else cJSON_Delete(res);
+    }
+    run_free(&r);
+    return rc;
+}

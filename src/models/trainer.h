@@ -1,0 +1,44 @@
+/* trainer.h — the one fine-tuning loop every model runs through its ModelOps.
+ *
+ * Loads a task's train and dev splits, builds the model from its config, trains
+ * for the configured epochs on minibatches shuffled each epoch by a seeded RNG
+ * (warm-up + decay schedule over the known total of steps), evaluates every dev
+ * split after each epoch with the task's official metrics, keeps the best
+ * checkpoint by the selection score (the primary metric, or the mean of the two
+ * metrics, on the first dev split) and writes the run directory (run_dir.h).
+ *
+ * Determinism: the shuffle of epoch e is drawn from stream e of the seed, so the
+ * same seed and thread count give the same numbers, and a run resumed after an
+ * interruption (--resume) continues exactly where it stopped when the model
+ * saves its optimizer state (ModelOps.save_state). */
+#ifndef GLUE_TRAINER_H
+#define GLUE_TRAINER_H
+
+#include <stdint.h>
+
+#include "models/model.h"
+
+typedef struct TrainerOptions {
+    const Task *task;
+    const ModelOps *ops;
+    const cJSON *config;      /* the full model config (run_config_build) */
+    uint64_t seed;
+    int threads;              /* recorded in results.json; set by the caller */
+    const char *out_dir;      /* the run directory, created if needed */
+    const char *data_root;    /* GLUE data root (task_data_root()) */
+    const char *command;      /* the command line, recorded in results.json */
+    int resume;               /* continue an interrupted run in out_dir */
+    int show_progress;        /* progress bar and per-epoch lines on stderr */
+} TrainerOptions;
+
+/* Train and write the run directory. Returns 0 and *results (results.json's
+ * content, caller frees; results may be NULL), or the exit code after one
+ * clear message: 1 the work failed (data, divergence, disk), 2 a bad setting. */
+int trainer_run(const TrainerOptions *o, cJSON **results);
+
+/* The learning rate of step `step` (0-based) of `total`: linear warm-up over
+ * the first `warmup` fraction of the steps, then "linear" decay to 0,
+ * "cosine" decay or "constant". */
+float trainer_lr(float lr, const char *schedule, double warmup, long step, long total);
+
+#endif

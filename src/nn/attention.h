@@ -1,0 +1,43 @@
+/* attention.h — the multi-head scaled dot-product attention core:
+ *     out = softmax(q k^T / sqrt(HS) + mask) v      for each sequence and head,
+ * with key padding (per-sequence lengths and/or a 0/1 mask), causal masking and
+ * cross-attention (Tq != Tk). The Q/K/V and output projections are `linear`;
+ * models compose them (BERT self-attention, the decoder's self and cross attention).
+ *
+ * Layout: q (B, Tq, NH*HS), k and v (B, Tk, NH*HS) — head h owns columns
+ * [h*HS, (h+1)*HS) of each row, i.e. (B, T, NH, HS) — with optional row strides
+ * so that q, k, v can be views into one fused (B, T, 3C) QKV projection.
+ * Internally heads are copied to (B, NH, T, HS) so that every head is one
+ * contiguous batched matmul. The probabilities (B, NH, Tq, Tk) are saved for the
+ * backward. Optional dropout on the probabilities (BERT's attention dropout). */
+#ifndef GLUE_NN_ATTENTION_H
+#define GLUE_NN_ATTENTION_H
+
+#include "core/rng.h"
+
+typedef struct {
+    int B, Tq, Tk, NH, HS;   /* C = NH * HS; self-attention has Tq == Tk */
+    int ldq, ldk, ldv;       /* row strides of q, k, v and of dq, dk, dv; 0 means C */
+    int causal;              /* query i sees keys j <= i + (Tk - Tq) (the last Tq of Tk) */
+    const int *key_lengths;  /* (B) or NULL: keys j >= key_lengths[b] are padding */
+    const int *key_mask;     /* (B, Tk) or NULL: keys with key_mask == 0 are padding */
+    float dropout;           /* dropout probability on the attention weights, 0 = none */
+} AttnDims;
+
+/* Floats of scratch attention_forward/backward need (the larger of the two). */
+long attention_scratch_size(AttnDims d);
+
+/* out (B, Tq, C) (contiguous); saves att (B, NH, Tq, Tk) = probabilities before
+ * dropout, and drop_mask (B, NH, Tq, Tk) when d.dropout > 0 (else may be NULL;
+ * rng is only used then). A query with no visible key gets probabilities 0 and
+ * output 0. */
+void attention_forward(float *out, float *att, unsigned char *drop_mask, const float *q,
+                       const float *k, const float *v, AttnDims d, Rng *rng, float *scratch);
+
+/* Adds dq (B, Tq, ldq), dk (B, Tk, ldk), dv (B, Tk, ldv) given dout (B, Tq, C).
+ * dq, dk, dv may alias one fused (B, T, 3C) buffer (they touch disjoint columns). */
+void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                        const unsigned char *drop_mask, const float *q, const float *k,
+                        const float *v, AttnDims d, float *scratch);
+
+#endif

@@ -1,0 +1,61 @@
+/* layernorm.c — row-wise normalisation and its backward (see layernorm.h). */
+#include "nn/layernorm.h"
+
+#include <math.h>
+
+void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                       const float *beta, int N, int C, float eps) {
+    #pragma omp parallel for if ((long)N * C > 32768)
+    for (int n = 0; n < N; n++) {
+        const float *xr = x + (long)n * C;
+        float *yr = y + (long)n * C;
+        /* Two passes (mean, then squared deviations) in double: with eps = 1e-12 the
+         * variance must not lose digits to cancellation. */
+        double m = 0.0;
+        for (int c = 0; c < C; c++) m += xr[c];
+        m /= C;
+        double v = 0.0;
+        for (int c = 0; c < C; c++) { double d = xr[c] - m; v += d * d; }
+        v /= C;
+        float mf = (float)m, rs = (float)(1.0 / sqrt(v + eps));
+        for (int c = 0; c < C; c++) yr[c] = (xr[c] - mf) * rs * gamma[c] + beta[c];
+        mean[n] = mf;
+        rstd[n] = rs;
+    }
+}
+
+void layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x,
+                        const float *mean, const float *rstd, const float *gamma, int N, int C) {
+    if (dx) {
+        /* With xhat = (x - mean) * rstd and g = dy * gamma:
+         * dx = rstd * (g - mean(g) - xhat * mean(g * xhat)). */
+        #pragma omp parallel for if ((long)N * C > 32768)
+        for (int n = 0; n < N; n++) {
+            const float *xr = x + (long)n * C, *dyr = dy + (long)n * C;
+            float *dxr = dx + (long)n * C;
+            float m = mean[n], rs = rstd[n];
+            float sum_g = 0.0f, sum_gx = 0.0f;
+            for (int c = 0; c < C; c++) {
+                float g = dyr[c] * gamma[c];
+                sum_g += g;
+                sum_gx += g * (xr[c] - m) * rs;
+            }
+            float mg = sum_g / C, mgx = sum_gx / C;
+            for (int c = 0; c < C; c++) {
+                float xhat = (xr[c] - m) * rs;
+                dxr[c] += rs * (dyr[c] * gamma[c] - mg - xhat * mgx);
+            }
+        }
+    }
+    if (dgamma || dbeta) {
+        /* Column sums over rows: rows outer so the inner loop is contiguous. */
+        for (int n = 0; n < N; n++) {
+            const float *xr = x + (long)n * C, *dyr = dy + (long)n * C;
+            float m = mean[n], rs = rstd[n];
+            for (int c = 0; c < C; c++) {
+                if (dgamma) dgamma[c] += dyr[c] * (xr[c] - m) * rs;
+                if (dbeta) dbeta[c] += dyr[c];
+            }
+        }
+    }
+}

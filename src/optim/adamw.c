@@ -1,0 +1,47 @@
+/* adamw.c — Adam with decoupled weight decay (Loshchilov & Hutter), in
+ * PyTorch's exact operation order (optim.h) so it can be checked against
+ * torch.optim.AdamW. */
+#include <math.h>
+
+#include "core/common.h"
+#include "optim/optim.h"
+#include "optim/optim_internal.h"
+
+typedef struct {
+    float decay_mul;           /* 1 - lr*wd */
+    float beta1, one_beta1;    /* b1, 1 - b1 */
+    float beta2, one_beta2;
+    float step_size;           /* lr / (1 - b1^t) */
+    float bc2_sqrt;            /* sqrt(1 - b2^t) */
+    float eps;
+} AdamwCoef;
+
+/* x, g, m, v (n). */
+static void adamw_update(float *x, const float *g, float *m, float *v, long n, AdamwCoef c) {
+#pragma omp parallel for simd schedule(static) if (n >= OPTIM_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) {
+        float xi = x[i] * c.decay_mul;
+        m[i] = m[i] * c.beta1 + c.one_beta1 * g[i];
+        v[i] = v[i] * c.beta2 + c.one_beta2 * g[i] * g[i];
+        float denom = sqrtf(v[i]) / c.bc2_sqrt + c.eps;
+        x[i] = xi - c.step_size * (m[i] / denom);
+    }
+}
+
+void adamw_step(const Optimizer *o, Params *p, float lr, long t) {
+    float *m = params_state(p, 0), *v = params_state(p, 1);
+    /* Constants in double, rounded once (optim.h: matches PyTorch). */
+    double bc1 = o->bias_correction ? 1.0 - pow(o->beta1, (double)t) : 1.0;
+    double bc2 = o->bias_correction ? 1.0 - pow(o->beta2, (double)t) : 1.0;
+    AdamwCoef c = {.beta1 = (float)o->beta1, .one_beta1 = (float)(1.0 - o->beta1), .beta2 = (float)o->beta2,
+                   .one_beta2 = (float)(1.0 - o->beta2), .step_size = (float)(lr / bc1),
+                   .bc2_sqrt = (float)sqrt(bc2), .eps = (float)o->eps};
+    for (int h = 0; h < params_num_tensors(p); h++) {
+        c.decay_mul = (float)(1.0 - (double)lr * OPTIM_DECAY(o, params_tensor(p, h)->flags));
+        for (long s = 0, ns = params_span_count(p, h, o->lazy); s < ns; s++) {
+            ParamSpan sp = params_span(p, h, s, o->lazy);
+            size_t at = sp.offset;
+            adamw_update(p->data + at, p->grad + at, m + at, v + at, sp.len, c);
+        }
+    }
+}

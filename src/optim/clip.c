@@ -1,0 +1,42 @@
+/* clip.c — global-norm gradient clipping (see clip.h). */
+#include "optim/clip.h"
+
+#include <math.h>
+
+#include "core/common.h"
+#include "optim/optim_internal.h"
+
+static double clip_span_sumsq(const float *g, long n) {
+    double acc = 0.0;
+#pragma omp parallel for simd schedule(static) reduction(+ : acc) if (n >= OPTIM_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) acc += (double)g[i] * g[i];
+    return acc;
+}
+
+static void clip_span_scale(float *g, long n, float scale) {
+#pragma omp parallel for simd schedule(static) if (n >= OPTIM_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) g[i] *= scale;
+}
+
+double clip_compute_norm(const Params *p) {
+    if (!p->grad) DIE("clip: no gradient (params_grad_enable)");
+    double sumsq = 0.0;
+    for (int h = 0; h < params_num_tensors(p); h++)
+        for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
+            ParamSpan sp = params_span(p, h, s, 1);
+            sumsq += clip_span_sumsq(p->grad + sp.offset, sp.len);
+        }
+    return sqrt(sumsq);
+}
+
+double clip_grad_norm(Params *p, float max_norm) {
+    double norm = clip_compute_norm(p);
+    if (max_norm <= 0.0f || !isfinite(norm) || norm <= max_norm) return norm;
+    float scale = (float)(max_norm / norm);
+    for (int h = 0; h < params_num_tensors(p); h++)
+        for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
+            ParamSpan sp = params_span(p, h, s, 1);
+            clip_span_scale(p->grad + sp.offset, sp.len, scale);
+        }
+    return norm;
+}

@@ -1,0 +1,19 @@
+/* clip.h — global-norm gradient clipping (Pascanu et al. 2013; what BERT and
+ * torch.nn.utils.clip_grad_norm_ do): the L2 norm over ALL gradients of the
+ * arena, and if it exceeds max_norm every gradient is scaled by
+ * max_norm / norm, so the clipped gradient has norm max_norm exactly (up to
+ * float rounding) and keeps its direction. Sparse-rows tensors count only
+ * their touched rows (the others are zero). */
+#ifndef GLUE_CLIP_H
+#define GLUE_CLIP_H
+
+#include "core/params.h"
+
+/* The global L2 norm of p->grad, accumulated in double. */
+double clip_compute_norm(const Params *p);
+/* Clips to max_norm (<= 0: only measures) and returns the norm BEFORE
+ * clipping. A non-finite norm is returned unchanged and nothing is scaled:
+ * the caller should treat it as divergence. */
+double clip_grad_norm(Params *p, float max_norm);
+
+#endif

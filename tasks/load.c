@@ -1,0 +1,232 @@
+/* load.c — turn a GLUE split file (official layout, .tsv or .tsv.gz) into a Dataset.
+ *
+ * Rows are plain tab-separated fields (no quoting: the GLUE files contain bare
+ * quotes, so a CSV reader would merge rows). A malformed row — wrong column count,
+ * unknown label, bad STS-B score, invalid UTF-8 — is reported as "path:line: what
+ * (row skipped)" and skipped, with a count at the end; strict makes the first one
+ * fatal. A wrong header means the wrong file or layout and is always fatal. */
+#include "tasks/task.h"
+
+#include "core/common.h"
+#include "core/lines.h"
+#include "text/utf8.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    LOAD_MAX_COLS = 32,        /* more than any GLUE layout (MNLI dev: 16) */
+    LOAD_MAX_REPORTED = 20,    /* malformed rows printed one by one, then only counted */
+};
+#define STSB_MAX_SCORE 5.0
+
+typedef struct {
+    const Task *t;
+    const TaskSplit *s;
+    const char *path;
+    char why[512];             /* what is wrong with the current row */
+} LoadCtx;
+
+static int row_bad(LoadCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int row_bad(LoadCtx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Split line in place at tabs. Returns the true field count, even beyond max. */
+static int split_fields(char *line, char **f, int max) {
+    int n = 0;
+    for (char *p = line;; p++) {
+        if (n < max) f[n] = p;
+        n++;
+        p = strchr(p, '\t');
+        if (!p) break;
+        *p = '\0';
+    }
+    return n;
+}
+
+/* Name of column k for messages: the official header's name, else "column k+1". */
+static void column_name(const TaskSplit *s, int k, char *out, size_t cap) {
+    const char *h = s->header;
+    for (int i = 0; h && i < k; i++) {
+        h = strchr(h, '\t');
+        if (h) h++;
+    }
+    if (!h) { snprintf(out, cap, "column %d", k + 1); return; }
+    size_t n = strcspn(h, "\t");
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), h);
+}
+
+static int check_text(LoadCtx *c, char **f, int k) {
+    size_t n = strlen(f[k]);
+    if (utf8_valid(f[k], n)) return 0;
+    size_t at = 0, next = 0;   /* find the first bad byte, for the message */
+    while (next < n && !(utf8_decode(f[k], n, &next) == UTF8_REPLACEMENT && next == at + 1)) at = next;
+    char col[64];
+    column_name(c->s, k, col, sizeof col);
+    return row_bad(c, "invalid UTF-8 in %s at byte %zu", col, at + 1);
+}
+
+static int parse_label(LoadCtx *c, const char *v, Example *ex) {
+    const Task *t = c->t;
+    if (t->num_labels == 1) {
+        char *end;
+        errno = 0;
+        double x = strtod(v, &end);
+        if (*v == '\0' || *end != '\0' || errno || !isfinite(x) || x < 0 || x > STSB_MAX_SCORE)
+            return row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);
+        ex->score = (float)x;
+        ex->label = 0;
+        return 0;
+    }
+    ex->label = task_label_index(t, v);
+    if (ex->label >= 0) return 0;
+    char list[128] = "";
+    for (int i = 0; i < t->num_labels; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", t->labels[i]);
+    return row_bad(c, "label '%.40s' is not one of %s", v, list);
+}
+
+/* Fill ex from one data row (line already stripped of its newline). */
+static int parse_row(LoadCtx *c, char *line, size_t len, long row, Example *ex) {
+    const TaskSplit *s = c->s;
+    char *f[LOAD_MAX_COLS];
+    if (strlen(line) != len) return row_bad(c, "NUL byte in the row");
+    int n = split_fields(line, f, LOAD_MAX_COLS);
+    if (n != s->num_cols)
+        return row_bad(c, "expected %d tab-separated columns, found %d", s->num_cols, n);
+    memset(ex, 0, sizeof *ex);
+    ex->label = -1;
+    ex->index = row;
+    if (s->col_index >= 0) {
+        char *end;
+        errno = 0;
+        ex->index = strtol(f[s->col_index], &end, 10);
+        if (*f[s->col_index] == '\0' || *end != '\0' || errno)
+            return row_bad(c, "index '%.40s' is not an integer", f[s->col_index]);
+    }
+    if (s->col_label >= 0 && parse_label(c, f[s->col_label], ex) != 0) return -1;
+    if (check_text(c, f, s->col_a) != 0) return -1;
+    if (s->col_b >= 0 && check_text(c, f, s->col_b) != 0) return -1;
+    ex->a = xstrdup(f[s->col_a]);
+    ex->b = s->col_b >= 0 ? xstrdup(f[s->col_b]) : NULL;
+    return 0;
+}
+
+/* Show tabs as "\t" so a header mismatch is readable on one line. */
+static void escape_tabs(const char *s, char *out, size_t cap) {
+    size_t n = 0;
+    for (; *s && n + 3 < cap; s++) {
+        if (*s == '\t') { out[n++] = '\\'; out[n++] = 't'; }
+        else out[n++] = *s;
+    }
+    out[n] = '\0';
+}
+
+static int check_header(LoadCtx *c, const char *line) {
+    if (strcmp(line, c->s->header) == 0) return 0;
+    char got[256], want[512], hint[256];
+    escape_tabs(line, got, sizeof got);
+    escape_tabs(c->s->header, want, sizeof want);
+    snprintf(hint, sizeof hint, "is this the %s %s file? re-fetch it with 'glue data fetch %s'",
+             c->t->display, c->s->name, c->t->name);
+    user_error(hint, "%s:1: header '%s' is not the official layout '%s'", c->path, got, want);
+    return -1;
+}
+
+static void dataset_push(Dataset *d, int *cap, const Example *ex) {
+    if (d->n == *cap) {
+        *cap = *cap ? 2 * *cap : 1024;
+        d->ex = xrealloc(d->ex, (size_t)*cap * sizeof *d->ex);
+    }
+    d->ex[d->n++] = *ex;
+}
+
+/* One malformed row: fatal when strict, else a warning (the first few) and a count. */
+static int report_bad_row(LoadCtx *c, long line_no, int strict, Dataset *d) {
+    if (strict) {
+        user_error("fix or remove the row (non-strict loading skips it)", "%s:%ld: %s", c->path, line_no, c->why);
+        return -1;
+    }
+    if (d->num_skipped < LOAD_MAX_REPORTED)
+        user_warning("%s:%ld: %s (row skipped)", c->path, line_no, c->why);
+    else if (d->num_skipped == LOAD_MAX_REPORTED)
+        user_warning("%s: further malformed rows are counted but not shown", c->path);
+    d->num_skipped++;
+    return 0;
+}
+
+static int load_rows(LoadCtx *c, LineReader *r, int strict, Dataset *d) {
+    static const char BOM[] = "\xEF\xBB\xBF";
+    char *line;
+    size_t len;
+    int k, cap = 0;
+    long row = 0;
+    while ((k = lines_next(r, &line, &len)) > 0) {
+        if (r->line_no == 1 && strncmp(line, BOM, 3) == 0) { line += 3; len -= 3; }  /* MRPC */
+        if (r->line_no == 1 && c->s->has_header) {
+            if (check_header(c, line) != 0) return -1;
+            continue;
+        }
+        Example ex;
+        if (parse_row(c, line, len, row, &ex) == 0) {
+            ex.line = r->line_no;
+            dataset_push(d, &cap, &ex);
+            row++;
+        } else if (report_bad_row(c, r->line_no, strict, d) != 0) {
+            return -1;
+        }
+    }
+    if (k < 0) { lines_report(r); return -1; }
+    if (c->s->has_header && r->line_no == 0) {
+        user_error("re-fetch it with 'glue data fetch'", "%s: empty file (expected the header line)", c->path);
+        return -1;
+    }
+    return 0;
+}
+
+int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out) {
+    memset(out, 0, sizeof *out);
+    const TaskSplit *s = task_split(t, split_name);
+    if (!s) {
+        char hint[256] = "splits:";
+        for (int i = 0; i < t->num_splits; i++)
+            snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " %s", t->splits[i].name);
+        user_error(hint, "task %s has no split '%s'", t->name, split_name ? split_name : "(none)");
+        return EXIT_USAGE;
+    }
+    char path[4096], hint[256];
+    if (task_split_path(t, s, root, path, sizeof path) != 0) {
+        snprintf(hint, sizeof hint, "run 'glue data fetch %s' (or set $GLUE_DATA to the GLUE folder)", t->name);
+        user_error(hint, "%s: no such file (%s %s split)", path, t->display, s->name);
+        return 1;
+    }
+    LineReader r;
+    LoadCtx c = {.t = t, .s = s, .path = path};
+    out->task = t;
+    out->split = s;
+    int rc = lines_open(&r, path) == LINES_OK ? load_rows(&c, &r, strict, out) : (lines_report(&r), -1);
+    lines_close(&r);
+    if (rc != 0) { dataset_free(out); return 1; }
+    if (out->num_skipped)
+        user_warning("%d malformed row%s skipped in %s", out->num_skipped, out->num_skipped == 1 ? "" : "s", path);
+    return 0;
+}
+
+void dataset_free(Dataset *d) {
+    for (int i = 0; i < d->n; i++) {
+        free(d->ex[i].a);
+        free(d->ex[i].b);
+    }
+    free(d->ex);
+    d->ex = NULL;
+    d->n = 0;
+}

@@ -1,0 +1,220 @@
+/* registry.c — the ten GLUE tasks as data: files, exact column layouts (those
+ * download_glue_data.py produces), labels, metrics, official row counts and
+ * leaderboard file names; plus lookup by name.
+ *
+ * Column indices are 0-based. Row counts exclude the header line. */
+#include "tasks/task.h"
+
+#include "core/common.h"
+#include "core/editdist.h"
+#include "core/lines.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Official header lines, shared by the splits that use them. */
+#define H_INDEX_SENTENCE "index\tsentence"
+#define H_PAIR "index\tsentence1\tsentence2"
+#define H_MRPC "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String" /* train/dev: after a UTF-8 BOM */
+#define H_STSB "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2"
+#define H_MNLI                                                                                \
+    "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"         \
+    "sentence1_parse\tsentence2_parse\tsentence1\tsentence2"
+
+/* MNLI-style labels (AX is scored by an MNLI model). */
+#define NLI3_LABELS {"contradiction", "entailment", "neutral"}
+#define BINARY_LABELS {"0", "1"}
+#define ENTAIL_LABELS {"entailment", "not_entailment"}
+
+const Task TASKS[] = {
+    {.name = "cola", .display = "CoLA", .dir = "CoLA", .num_labels = 2, .labels = BINARY_LABELS,
+     .metrics = {METRIC_MCC}, .num_splits = 3, .splits = {
+        /* source, label, original label ("*" or empty), sentence; no header */
+        {.name = "train", .file = "train.tsv", .num_cols = 4, .col_index = -1, .col_a = 3, .col_b = -1,
+         .col_label = 1, .official_rows = 8551},
+        {.name = "dev", .file = "dev.tsv", .num_cols = 4, .col_index = -1, .col_a = 3, .col_b = -1,
+         .col_label = 1, .official_rows = 1043},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 2, .col_index = 0,
+         .col_a = 1, .col_b = -1, .col_label = -1, .official_rows = 1063, .submit = "CoLA.tsv",
+         .header = H_INDEX_SENTENCE}}},
+    {.name = "sst2", .display = "SST-2", .dir = "SST-2", .num_labels = 2, .labels = BINARY_LABELS,
+     .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 2, .col_index = -1, .col_a = 0,
+         .col_b = -1, .col_label = 1, .official_rows = 67349, .header = "sentence\tlabel"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 2, .col_index = -1, .col_a = 0,
+         .col_b = -1, .col_label = 1, .official_rows = 872, .header = "sentence\tlabel"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 2, .col_index = 0,
+         .col_a = 1, .col_b = -1, .col_label = -1, .official_rows = 1821, .submit = "SST-2.tsv",
+         .header = H_INDEX_SENTENCE}}},
+    {.name = "mrpc", .display = "MRPC", .dir = "MRPC", .num_labels = 2, .labels = BINARY_LABELS,
+     .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 5, .col_index = -1, .col_a = 3,
+         .col_b = 4, .col_label = 0, .official_rows = 3668, .header = H_MRPC},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 5, .col_index = -1, .col_a = 3,
+         .col_b = 4, .col_label = 0, .official_rows = 408, .header = H_MRPC},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 5, .col_index = 0,
+         .col_a = 3, .col_b = 4, .col_label = -1, .official_rows = 1725, .submit = "MRPC.tsv",
+         .header = "index\t#1 ID\t#2 ID\t#1 String\t#2 String"}}},
+    {.name = "stsb", .display = "STS-B", .dir = "STS-B", .num_labels = 1,
+     .metrics = {METRIC_PEARSON, METRIC_SPEARMAN}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 10, .col_index = 0, .col_a = 7,
+         .col_b = 8, .col_label = 9, .official_rows = 5749, .header = H_STSB "\tscore"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 10, .col_index = 0, .col_a = 7,
+         .col_b = 8, .col_label = 9, .official_rows = 1500, .header = H_STSB "\tscore"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 9, .col_index = 0,
+         .col_a = 7, .col_b = 8, .col_label = -1, .official_rows = 1379, .submit = "STS-B.tsv",
+         .header = H_STSB}}},
+    {.name = "qqp", .display = "QQP", .dir = "QQP", .num_labels = 2, .labels = BINARY_LABELS,
+     .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 6, .col_index = 0, .col_a = 3,
+         .col_b = 4, .col_label = 5, .official_rows = 363846,
+         .header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 6, .col_index = 0, .col_a = 3,
+         .col_b = 4, .col_label = 5, .official_rows = 40430,
+         .header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 3, .col_index = 0,
+         .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 390965, .submit = "QQP.tsv",
+         .header = "id\tquestion1\tquestion2"}}},
+    {.name = "mnli", .display = "MNLI", .dir = "MNLI", .num_labels = 3, .labels = NLI3_LABELS,
+     .metrics = {METRIC_ACC}, .num_splits = 5, .splits = {
+        /* train: ... sentence1 sentence2 label1 gold_label; dev: five annotator labels */
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 12, .col_index = 0, .col_a = 8,
+         .col_b = 9, .col_label = 11, .official_rows = 392702, .header = H_MNLI "\tlabel1\tgold_label"},
+        {.name = "dev_matched", .file = "dev_matched.tsv", .has_header = 1, .num_cols = 16, .col_index = 0,
+         .col_a = 8, .col_b = 9, .col_label = 15, .official_rows = 9815,
+         .header = H_MNLI "\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label"},
+        {.name = "dev_mismatched", .file = "dev_mismatched.tsv", .has_header = 1, .num_cols = 16,
+         .col_index = 0, .col_a = 8, .col_b = 9, .col_label = 15, .official_rows = 9832,
+         .header = H_MNLI "\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label"},
+        {.name = "test_matched", .file = "test_matched.tsv", .is_test = 1, .has_header = 1, .num_cols = 10,
+         .col_index = 0, .col_a = 8, .col_b = 9, .col_label = -1, .official_rows = 9796,
+         .submit = "MNLI-m.tsv", .header = H_MNLI},
+        {.name = "test_mismatched", .file = "test_mismatched.tsv", .is_test = 1, .has_header = 1,
+         .num_cols = 10, .col_index = 0, .col_a = 8, .col_b = 9, .col_label = -1, .official_rows = 9847,
+         .submit = "MNLI-mm.tsv", .header = H_MNLI}}},
+    {.name = "qnli", .display = "QNLI", .dir = "QNLI", .num_labels = 2, .labels = ENTAIL_LABELS,
+     .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 104743, .header = "index\tquestion\tsentence\tlabel"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 5463, .header = "index\tquestion\tsentence\tlabel"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 3, .col_index = 0,
+         .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 5463, .submit = "QNLI.tsv",
+         .header = "index\tquestion\tsentence"}}},
+    {.name = "rte", .display = "RTE", .dir = "RTE", .num_labels = 2, .labels = ENTAIL_LABELS,
+     .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 2490, .header = H_PAIR "\tlabel"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 277, .header = H_PAIR "\tlabel"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 3, .col_index = 0,
+         .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 3000, .submit = "RTE.tsv",
+         .header = H_PAIR}}},
+    {.name = "wnli", .display = "WNLI", .dir = "WNLI", .num_labels = 2, .labels = BINARY_LABELS,
+     .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
+        {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 635, .header = H_PAIR "\tlabel"},
+        {.name = "dev", .file = "dev.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
+         .col_b = 2, .col_label = 3, .official_rows = 71, .header = H_PAIR "\tlabel"},
+        {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 3, .col_index = 0,
+         .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 146, .submit = "WNLI.tsv",
+         .header = H_PAIR}}},
+    /* The diagnostic set: test only, predicted by the MNLI model. */
+    {.name = "ax", .display = "AX", .dir = "diagnostic", .num_labels = 3, .labels = NLI3_LABELS,
+     .metrics = {METRIC_MCC}, .scored_with = "mnli", .num_splits = 1, .splits = {
+        {.name = "test", .file = "diagnostic.tsv", .is_test = 1, .has_header = 1, .num_cols = 3,
+         .col_index = 0, .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 1104, .submit = "AX.tsv",
+         .header = H_PAIR}}},
+};
+const int NUM_TASKS = (int)(sizeof TASKS / sizeof TASKS[0]);
+
+/* Other spellings people use (download_glue_data.py's names, leaderboard files). */
+static const struct { const char *alias, *name; } TASK_ALIASES[] = {
+    {"sst", "sst2"}, {"sts", "stsb"}, {"mnlim", "mnli"}, {"mnlimm", "mnli"},
+    {"mnlimatched", "mnli"}, {"mnlimismatched", "mnli"}, {"diagnostic", "ax"},
+};
+
+/* Lowercase, without '-', '_' and spaces: "SST-2" -> "sst2". */
+static void task_normalize(const char *s, char *out, size_t cap) {
+    size_t n = 0;
+    for (; *s && n + 1 < cap; s++)
+        if (*s != '-' && *s != '_' && *s != ' ') out[n++] = (char)tolower((unsigned char)*s);
+    out[n] = '\0';
+}
+
+const Task *task_find(const char *name) {
+    char want[64], have[64];
+    if (!name) return NULL;
+    task_normalize(name, want, sizeof want);
+    for (size_t i = 0; i < sizeof TASK_ALIASES / sizeof TASK_ALIASES[0]; i++)
+        if (strcmp(want, TASK_ALIASES[i].alias) == 0) task_normalize(TASK_ALIASES[i].name, want, sizeof want);
+    for (int i = 0; i < NUM_TASKS; i++) {
+        const char *names[3] = {TASKS[i].name, TASKS[i].display, TASKS[i].dir};
+        for (int k = 0; k < 3; k++) {
+            task_normalize(names[k], have, sizeof have);
+            if (strcmp(want, have) == 0) return &TASKS[i];
+        }
+    }
+    return NULL;
+}
+
+const char *task_suggest(const char *name) {
+    char want[64], have[64];
+    task_normalize(name ? name : "", want, sizeof want);
+    int best = 0, best_d = 1 << 30;
+    for (int i = 0; i < NUM_TASKS; i++) {
+        const char *names[2] = {TASKS[i].name, TASKS[i].display};
+        for (int k = 0; k < 2; k++) {
+            task_normalize(names[k], have, sizeof have);
+            int d = str_edit_distance(want, have);
+            if (d < best_d) { best_d = d; best = i; }
+        }
+    }
+    return TASKS[best].name;
+}
+
+const Task *task_find_or_report(const char *name) {
+    const Task *t = task_find(name);
+    if (!t) user_error("'glue tasks' lists the tasks", "unknown task '%s' (did you mean '%s'?)", name, task_suggest(name));
+    return t;
+}
+
+/* By exact name (case-insensitive); "dev" and "test" also mean the first dev/test
+ * split, so `--split dev` works for MNLI (dev_matched). */
+const TaskSplit *task_split(const Task *t, const char *split_name) {
+    if (!t || !split_name) return NULL;
+    for (int i = 0; i < t->num_splits; i++)
+        if (strcasecmp(t->splits[i].name, split_name) == 0) return &t->splits[i];
+    if (strcasecmp(split_name, "dev") == 0) return task_dev_split(t);
+    if (strcasecmp(split_name, "test") == 0)
+        for (int i = 0; i < t->num_splits; i++)
+            if (t->splits[i].is_test) return &t->splits[i];
+    return NULL;
+}
+
+const TaskSplit *task_dev_split(const Task *t) {
+    for (int i = 0; i < t->num_splits; i++)
+        if (!t->splits[i].is_test && strncmp(t->splits[i].name, "dev", 3) == 0) return &t->splits[i];
+    return NULL;
+}
+
+const char *task_data_root(void) {
+    const char *env = getenv("GLUE_DATA");
+    return env && *env ? env : "data/glue";
+}
+
+int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *out, size_t cap) {
+    char plain[4096];
+    snprintf(plain, sizeof plain, "%s/%s/%s", root ? root : task_data_root(), t->dir, s->file);
+    return lines_find(plain, out, cap);
+}
+
+int task_label_index(const Task *t, const char *s) {
+    if (!s) return -1;
+    for (int i = 0; i < t->num_labels && i < TASK_MAX_LABELS; i++)
+        if (t->labels[i] && strcmp(t->labels[i], s) == 0) return i;
+    return -1;
+}

@@ -1,0 +1,743 @@
+/* test_trainer.c — the fine-tuning loop and the model commands, end to end, on
+ * small synthetic tasks written in the official GLUE layouts to a temporary
+ * $GLUE_DATA, driven through the bag-of-words test model (test_bow_model.c):
+ * learning to ≥ 95% dev accuracy, results.json contents checked against an
+ * independent recomputation from the checkpoint, determinism, exact resume after
+ * a simulated crash, MNLI's two dev splits, STS-B regression, `glue eval`,
+ * `predict` and `compare`, and the user errors (unknown task/model, bad
+ * settings, missing or corrupt checkpoint). */
+#include "tests/test.h"
+
+#include "cli/commands.h"
+#include "core/common.h"
+#include "core/rng.h"
+#include "eval/report.h"
+#include "models/evaluate.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "models/trainer.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- synthetic data ---- */
+
+static const char *const POS_WORDS[] = {"good", "great", "excellent", "wonderful", "superb", "lovely", "brilliant",
+                                        "moving"};
+static const char *const NEG_WORDS[] = {"bad", "awful", "terrible", "boring", "poor", "dull", "clumsy", "tedious"};
+static const char *const FILLER[] = {"the", "a", "movie", "film", "plot", "actor", "story", "was", "is", "very",
+                                     "quite", "and", "this", "with", "its", "cast", "caf\xc3\xa9", "scene"};
+#define NWORDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A sentence whose sentiment words say `label`, with some noise from the other side. */
+static void synth_sentence(Rng *r, int label, char *out, size_t cap) {
+    int len = 6 + (int)rng_below(r, 7), hot = 1 + (int)rng_below(r, 2);
+    int noisy = hot == 2 && rng_uniform(r) < 0.3f;   /* never a tie: two to one */
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < len; i++) {
+        const char *w = FILLER[rng_below(r, NWORDS(FILLER))];
+        if (i < hot) w = (label ? POS_WORDS : NEG_WORDS)[rng_below(r, NWORDS(POS_WORDS))];
+        else if (i == hot && noisy) w = (label ? NEG_WORDS : POS_WORDS)[rng_below(r, NWORDS(POS_WORDS))];
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? " " : "", w);
+    }
+}
+
+static FILE *open_split(const char *root, const char *dir, const char *file, const char *header) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", root, dir);
+    run_dir_make(path);
+    snprintf(path, sizeof path, "%s/%s/%s", root, dir, file);
+    FILE *f = fopen(path, "w");
+    if (!f) DIE("cannot write %s", path);
+    if (header) fprintf(f, "%s\n", header);
+    return f;
+}
+
+static void write_sst2(const char *root) {
+    Rng r;
+    rng_seed(&r, 7);
+    static const struct { const char *file; int n; } SPLITS[] = {{"train.tsv", 1200}, {"dev.tsv", 200}};
+    char s[512];
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_split(root, "SST-2", SPLITS[k].file, "sentence\tlabel");
+        for (int i = 0; i < SPLITS[k].n; i++) {
+            int label = (int)rng_below(&r, 2);
+            synth_sentence(&r, label, s, sizeof s);
+            fprintf(f, "%s\t%d\n", s, label);
+        }
+        fclose(f);
+    }
+    FILE *f = open_split(root, "SST-2", "test.tsv", "index\tsentence");
+    for (int i = 0; i < 50; i++) {
+        synth_sentence(&r, (int)rng_below(&r, 2), s, sizeof s);
+        fprintf(f, "%d\t%s\n", i, s);
+    }
+    fclose(f);
+}
+
+/* MNLI: the hypothesis carries the label's marker word; the mismatched dev set
+ * uses other filler words (a genre shift). */
+static void write_mnli(const char *root) {
+    static const char *const LABELS[] = {"contradiction", "entailment", "neutral"};
+    static const char *const MARK[] = {"never", "indeed", "perhaps"};
+    static const char *const HEAD = "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\t"
+                                    "sentence2_binary_parse\tsentence1_parse\tsentence2_parse\tsentence1\tsentence2";
+    static const struct { const char *file; int n, dev; } SPLITS[] = {
+        {"train.tsv", 900, 0}, {"dev_matched.tsv", 150, 1}, {"dev_mismatched.tsv", 120, 2}};
+    Rng r;
+    rng_seed(&r, 11);
+    for (int k = 0; k < 3; k++) {
+        char head[512];
+        snprintf(head, sizeof head, "%s\t%s", HEAD,
+                 SPLITS[k].dev ? "label1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label" : "label1\tgold_label");
+        FILE *f = open_split(root, "MNLI", SPLITS[k].file, head);
+        for (int i = 0; i < SPLITS[k].n; i++) {
+            int y = (int)rng_below(&r, 3);
+            const char *w1 = FILLER[rng_below(&r, 8) + (SPLITS[k].dev == 2 ? 8 : 0)];
+            const char *w2 = FILLER[rng_below(&r, 8)];
+            fprintf(f, "%d\t1\t1e\tfiction\t(x)\t(y)\t(X x)\t(Y y)\tthe %s was %s\t%s it %s %s\t%s", i, w1, w2,
+                    w2, MARK[y], w1, LABELS[y]);
+            if (SPLITS[k].dev) fprintf(f, "\t%s\t%s\t%s\t%s", LABELS[y], LABELS[y], LABELS[y], LABELS[y]);
+            fprintf(f, "\t%s\n", LABELS[y]);
+        }
+        fclose(f);
+    }
+}
+
+/* STS-B: the score is the number of "same" words among five in sentence 2. */
+static void write_stsb(const char *root) {
+    static const char *const HEAD = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
+                                    "sentence2\tscore";
+    static const struct { const char *file; int n; } SPLITS[] = {{"train.tsv", 600}, {"dev.tsv", 150}};
+    Rng r;
+    rng_seed(&r, 5);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_split(root, "STS-B", SPLITS[k].file, HEAD);
+        for (int i = 0; i < SPLITS[k].n; i++) {
+            int same = (int)rng_below(&r, 6);
+            fprintf(f, "%d\tmain-news\tx\t2012\t%d\tnone\tnone\tthe %s is %s here\t", i, i,
+                    FILLER[rng_below(&r, 8)], FILLER[8 + rng_below(&r, 8)]);
+            for (int w = 0; w < 5; w++) fprintf(f, "%s%s", w ? " " : "", w < same ? "same" : "other");
+            fprintf(f, "\t%d.000\n", same);
+        }
+        fclose(f);
+    }
+}
+
+/* A fresh temporary folder with GLUE data (SST-2), runs and results; the
+ * environment points the code at it until fixture_remove puts it back. */
+static const char *const FIXTURE_ENV[] = {"GLUE_DATA", "GLUE_RUNS", "GLUE_RESULTS"};
+static const char *const FIXTURE_SUB[] = {"glue", "runs", "results"};
+
+typedef struct Fixture {
+    char root[256];
+    char *saved[3];    /* the variables' previous values (NULL: unset) */
+} Fixture;
+
+static void fixture_make(Fixture *fx) {
+    snprintf(fx->root, sizeof fx->root, "/tmp/glue_trainer_XXXXXX");
+    if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
+    for (int i = 0; i < 3; i++) {
+        const char *old = getenv(FIXTURE_ENV[i]);
+        fx->saved[i] = old ? xstrdup(old) : NULL;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", fx->root, FIXTURE_SUB[i]);
+        setenv(FIXTURE_ENV[i], p, 1);
+    }
+    write_sst2(getenv("GLUE_DATA"));
+}
+
+static void fixture_remove(Fixture *fx) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
+    for (int i = 0; i < 3; i++) {
+        if (fx->saved[i]) setenv(FIXTURE_ENV[i], fx->saved[i], 1);
+        else unsetenv(FIXTURE_ENV[i]);
+        free(fx->saved[i]);
+    }
+}
+
+/* stderr to /dev/null around calls whose error messages are expected. */
+static int stderr_mute(void) {
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    close(null);
+    return saved;
+}
+
+static void stderr_restore(int saved) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
+/* ---- running the trainer and the commands in-process ---- */
+
+static const ModelOps *bow(void) { return model_find("testbow"); }
+
+/* trainer_run on task with the test model's defaults plus sets; 0 ok. */
+static int train(const char *task, uint64_t seed, const char *out_dir, int resume, const char *const *sets, int nsets,
+                 cJSON **results) {
+    const Task *t = task_find(task);
+    const char *origin[8] = {0};
+    cJSON *config = run_config_build(bow(), t, NULL, sets, origin, nsets);
+    if (!config) return -1;
+    TrainerOptions o = {.task = t, .ops = bow(), .config = config, .seed = seed, .threads = 1,
+                        .out_dir = out_dir, .data_root = task_data_root(), .command = "test", .resume = resume};
+    int rc = trainer_run(&o, results);
+    cJSON_Delete(config);
+    return rc;
+}
+
+typedef struct { int status; char *out, *err; } Ran;
+
+static char *slurp(const char *path) {
+    char *s = run_file_read(path, NULL);
+    return s ? s : xstrdup("");
+}
+
+/* Set in the environment of a re-executed test binary: run one command. */
+#define CHILD_ENV "GLUE_TEST_COMMAND_CHILD"
+
+/* Child mode. run_command re-executes this test binary (so the test model is
+ * linked in, as `glue` would not have it) and this constructor runs the command
+ * before main(). A fresh process, not a plain fork: forking once OpenMP or
+ * OpenBLAS threads exist in the test process would deadlock the child's first
+ * parallel region. glibc passes argc/argv to constructors. */
+__attribute__((constructor)) static void command_child(int argc, char **argv) {
+    if (!getenv(CHILD_ENV)) return;
+    static const struct { const char *name; CommandFn fn; } CMDS[] = {
+        {"finetune", cmd_finetune}, {"eval", cmd_eval}, {"predict", cmd_predict}, {"compare", cmd_compare}};
+    for (int i = 0; i < (int)(sizeof CMDS / sizeof CMDS[0]); i++)
+        if (argc > 1 && strcmp(argv[1], CMDS[i].name) == 0) exit(CMDS[i].fn(argc - 1, argv + 1));
+    exit(99);
+}
+
+/* Runs `glue argv...` with the test model (see command_child), stdin from
+ * in_text, capturing stdout and stderr; extra_env ("NAME=value") may be NULL. */
+static Ran run_command(const char *root, const char *in_text, const char *extra_env, int argc, const char **argv) {
+    char out[4096], err[4096], in[4096];
+    snprintf(out, sizeof out, "%s/cmd.out", root);
+    snprintf(err, sizeof err, "%s/cmd.err", root);
+    snprintf(in, sizeof in, "%s/cmd.in", root);
+    FILE *f = fopen(in, "w");
+    fputs(in_text ? in_text : "", f);
+    fclose(f);
+    /* Everything the child needs is prepared here: after fork it only opens,
+     * dups and execs. */
+    extern char **environ;
+    int nenv = 0;
+    while (environ[nenv]) nenv++;
+    char **env = xmalloc(sizeof(char *) * (size_t)(nenv + 3));
+    memcpy(env, environ, sizeof(char *) * (size_t)nenv);
+    env[nenv++] = CHILD_ENV "=1";
+    if (extra_env) env[nenv++] = (char *)extra_env;
+    env[nenv] = NULL;
+    char *args[34] = {"glue_tests"};
+    for (int i = 0; i < argc && i < 32; i++) args[i + 1] = (char *)argv[i];
+    args[argc < 32 ? argc + 1 : 33] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fi = open(in, O_RDONLY), fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+            fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fi < 0 || fo < 0 || fe < 0 || dup2(fi, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(98);
+        execve("/proc/self/exe", args, env);
+        _exit(97);
+    }
+    free(env);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    Ran r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1, .out = slurp(out), .err = slurp(err)};
+    return r;
+}
+
+static void ran_free(Ran *r) { free(r->out); free(r->err); }
+
+static double metric_of(const cJSON *obj, const char *split, const char *metric) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, split);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, metric);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Accuracy ×100 of a checkpoint on a split, recomputed here without the
+ * trainer's evaluation code. */
+static double checkpoint_accuracy(const char *ckpt, const char *task, const char *split) {
+    const Task *t = task_find(task);
+    Model *m = bow()->load(ckpt, t);
+    Dataset d;
+    if (!m || task_load(t, split, task_data_root(), 1, &d) != 0) return NAN;
+    Encoded *e = bow()->encode(m, &d);
+    int correct = 0, k = t->num_labels;
+    float p[TASK_MAX_LABELS];
+    for (int i = 0; i < d.n; i++) {
+        bow()->predict(m, e, &i, 1, p);
+        int best = 0;
+        for (int c = 1; c < k; c++) best = p[c] > p[best] ? c : best;
+        correct += best == d.ex[i].label;
+    }
+    double acc = 100.0 * correct / d.n;
+    bow()->encoded_free(e);
+    bow()->free(m);
+    dataset_free(&d);
+    return acc;
+}
+
+static cJSON *read_json_file(const char *dir, const char *file) {
+    char path[4096];
+    run_file_path(dir, file, path, sizeof path);
+    return run_json_read(path, 1);
+}
+
+static int file_in(const char *dir, const char *file) {
+    char path[4096];
+    run_file_path(dir, file, path, sizeof path);
+    return run_file_exists(path);
+}
+
+/* ---- tests ---- */
+
+TEST(trainer_lr_schedule) {
+    /* 100 steps, 10 of warm-up: 0.1, 0.2, ... 1.0, then linear to 1/90 at the last step. */
+    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 0, 100), 0.1, 1e-6);
+    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 9, 100), 1.0, 1e-6);
+    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 10, 100), 1.0, 1e-6);
+    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 55, 100), 0.5, 1e-6);
+    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 99, 100), 1.0 / 90, 1e-6);
+    CHECK_NEAR(trainer_lr(2.0f, "constant", 0.0, 77, 100), 2.0, 1e-6);
+    CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 50, 100), 1.0, 1e-6);
+    CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 0, 100), 2.0, 1e-6);
+}
+
+TEST(trainer_learns_synthetic_sst2) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char dir[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    run_dir_path("sst2", "testbow", dir, sizeof dir);
+    cJSON *res = NULL;
+    CHECK_EQ_INT(train("sst2", 1, dir, 0, NULL, 0, &res), 0);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    double acc = metric_of(best, "dev", "accuracy");
+    CHECK_MSG(acc >= 95.0, "dev accuracy %.2f >= 95", acc);
+    /* The kept checkpoint is the best epoch: recompute its accuracy independently. */
+    char ckpt[4096];
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    CHECK_NEAR(checkpoint_accuracy(ckpt, "sst2", "dev"), acc, 1e-9);
+    /* results.json on disk says the same, with every epoch and the run's facts. */
+    cJSON *disk = read_json_file(dir, RUN_RESULTS);
+    CHECK(cJSON_Compare(disk, res, 1));
+    const cJSON *epochs = cJSON_GetObjectItemCaseSensitive(disk, "epochs");
+    CHECK_EQ_INT(cJSON_GetArraySize(epochs), 6);
+    double best_seen = 0;
+    for (const cJSON *e = epochs ? epochs->child : NULL; e; e = e->next) {
+        double a = metric_of(e, "dev", "accuracy");
+        CHECK(a >= 0 && a <= 100);
+        if (a > best_seen) best_seen = a;
+    }
+    CHECK_NEAR(best_seen, acc, 1e-9);
+    CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(disk, "task")->valuestring, "sst2"));
+    CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(disk, "model")->valuestring, "testbow"));
+    CHECK_EQ_INT(run_config_number(disk, "num_params", 0), 2 * 1024 + 2);
+    CHECK_EQ_INT(run_config_number(disk, "train_examples", 0), 1200);
+    CHECK(run_config_number(disk, "eval_examples_per_sec", 0) > 0);
+    CHECK_EQ_INT(run_config_number(cJSON_GetObjectItemCaseSensitive(disk, "config"), "dim", 0), 1024);
+    /* The loss went down; config.json is there; the resume files are gone. */
+    CHECK(run_config_number(cJSON_GetArrayItem(epochs, 5), "loss", 9) <
+          run_config_number(cJSON_GetArrayItem(epochs, 0), "loss", 0));
+    CHECK(file_in(dir, RUN_CONFIG));
+    CHECK(!file_in(dir, RUN_TRAINER_STATE) && !file_in(dir, RUN_LAST_CKPT) && !file_in(dir, RUN_LAST_STATE));
+    cJSON_Delete(disk);
+    cJSON_Delete(res);
+    fixture_remove(&fx);
+}
+
+/* Epoch records without the timings, which legitimately differ between runs. */
+static cJSON *epochs_without_time(const cJSON *res) {
+    cJSON *e = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res, "epochs"), 1);
+    for (cJSON *it = e ? e->child : NULL; it; it = it->next) cJSON_DeleteItemFromObject(it, "seconds");
+    return e;
+}
+
+TEST(trainer_same_seed_same_numbers) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char a[4096], b[4096], c[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(a, sizeof a, "%s/a", root);
+    snprintf(b, sizeof b, "%s/b", root);
+    snprintf(c, sizeof c, "%s/c", root);
+    cJSON *ra = NULL, *rb = NULL, *rc = NULL;
+    CHECK_EQ_INT(train("sst2", 3, a, 0, NULL, 0, &ra), 0);
+    CHECK_EQ_INT(train("sst2", 3, b, 0, NULL, 0, &rb), 0);
+    CHECK_EQ_INT(train("sst2", 4, c, 0, NULL, 0, &rc), 0);
+    cJSON *ea = epochs_without_time(ra), *eb = epochs_without_time(rb), *ec = epochs_without_time(rc);
+    CHECK_MSG(cJSON_Compare(ea, eb, 1), "same seed: identical losses and metrics");
+    CHECK_MSG(!cJSON_Compare(ea, ec, 1), "another seed: other numbers");
+    cJSON_Delete(ea); cJSON_Delete(eb); cJSON_Delete(ec);
+    cJSON_Delete(ra); cJSON_Delete(rb); cJSON_Delete(rc);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_resume_after_crash_is_exact) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char whole[4096], cut[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(whole, sizeof whole, "%s/whole", root);
+    snprintf(cut, sizeof cut, "%s/cut", root);
+    cJSON *rw = NULL, *rr = NULL;
+    CHECK_EQ_INT(train("sst2", 9, whole, 0, NULL, 0, &rw), 0);
+    /* 1200 rows / 16 = 75 steps per epoch: die in the middle of epoch 4. */
+    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--seed", "9", "--out", cut};
+    Ran crash = run_command(root, NULL, "TEST_BOW_CRASH_AT_STEP=260", 8, ft);
+    CHECK_MSG(crash.status == 77, "the child crashed as planned: %d %s", crash.status, crash.err);
+    ran_free(&crash);
+    CHECK(file_in(cut, RUN_TRAINER_STATE) && !file_in(cut, RUN_RESULTS));
+    cJSON *state = read_json_file(cut, RUN_TRAINER_STATE);
+    CHECK_EQ_INT(run_config_number(state, "epochs_done", 0), 3);
+    cJSON_Delete(state);
+    /* Resuming with other settings is refused; with the same ones it finishes. */
+    const char *other[] = {"lr=0.25"};
+    int muted = stderr_mute();
+    CHECK(train("sst2", 9, cut, 1, other, 1, NULL) != 0);
+    CHECK(train("sst2", 10, cut, 1, NULL, 0, NULL) != 0);
+    stderr_restore(muted);
+    CHECK_EQ_INT(train("sst2", 9, cut, 1, NULL, 0, &rr), 0);
+    cJSON *ew = epochs_without_time(rw), *er = epochs_without_time(rr);
+    CHECK_MSG(cJSON_Compare(ew, er, 1), "resumed run: the same losses and metrics as the uninterrupted one");
+    cJSON *bw = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rw, "best"), 1);
+    cJSON *br = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rr, "best"), 1);
+    cJSON_DeleteItemFromObject(bw, "seconds");
+    cJSON_DeleteItemFromObject(br, "seconds");
+    CHECK_MSG(bw && cJSON_Compare(bw, br, 1), "the same best epoch");
+    cJSON_Delete(bw); cJSON_Delete(br);
+    char ca[4096], cb[4096];
+    run_file_path(whole, RUN_CKPT, ca, sizeof ca);
+    run_file_path(cut, RUN_CKPT, cb, sizeof cb);
+    size_t na, nb;
+    char *fa = run_file_read(ca, &na), *fb = run_file_read(cb, &nb);
+    CHECK_MSG(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "identical best checkpoints");
+    free(fa); free(fb);
+    CHECK(!file_in(cut, RUN_TRAINER_STATE));
+    cJSON_Delete(ew); cJSON_Delete(er);
+    cJSON_Delete(rw); cJSON_Delete(rr);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_mnli_reports_both_dev_splits) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char dir[4096], data[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(data, sizeof data, "%s/glue", root);
+    write_mnli(data);
+    run_dir_path("mnli", "testbow", dir, sizeof dir);
+    cJSON *res = NULL;
+    CHECK_EQ_INT(train("mnli", 1, dir, 0, NULL, 0, &res), 0);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    double m = metric_of(best, "dev_matched", "accuracy"), mm = metric_of(best, "dev_mismatched", "accuracy");
+    CHECK_MSG(m >= 95 && mm >= 90, "matched %.2f, mismatched %.2f", m, mm);
+    /* Selection is on dev_matched: the score is its accuracy. */
+    CHECK_NEAR(run_config_number(best, "score", 0), m, 1e-9);
+    char ckpt[4096];
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    CHECK_NEAR(checkpoint_accuracy(ckpt, "mnli", "dev_mismatched"), mm, 1e-9);
+    cJSON_Delete(res);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_stsb_regression) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char dir[4096], data[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(data, sizeof data, "%s/glue", root);
+    write_stsb(data);
+    run_dir_path("stsb", "testbow", dir, sizeof dir);
+    const char *sets[] = {"lr=0.1", "epochs=10"};
+    cJSON *res = NULL;
+    CHECK_EQ_INT(train("stsb", 1, dir, 0, sets, 2, &res), 0);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    double p = metric_of(best, "dev", "pearson"), s = metric_of(best, "dev", "spearman");
+    CHECK_MSG(p > 95 && s > 90, "pearson %.2f spearman %.2f", p, s);
+    CHECK_NEAR(run_config_number(best, "score", 0), (p + s) / 2, 1e-9);
+    cJSON_Delete(res);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_cli_eval_predict) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char dir[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    run_dir_path("sst2", "testbow", dir, sizeof dir);
+    cJSON *res = NULL;
+    CHECK_EQ_INT(train("sst2", 42, dir, 0, NULL, 0, &res), 0);
+    double best = metric_of(cJSON_GetObjectItemCaseSensitive(res, "best"), "dev", "accuracy");
+
+    /* eval on dev reproduces the best epoch's number from the checkpoint. */
+    const char *ev[] = {"eval", "sst2", "--model", "testbow", "--json"};
+    Ran r = run_command(root, NULL, NULL, 5, ev);
+    CHECK_EQ_INT(r.status, 0);
+    cJSON *j = cJSON_Parse(r.out);
+    CHECK_MSG(j != NULL, "one JSON object: %s", r.out);
+    const cJSON *task = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
+    CHECK_NEAR(metric_of(task, "dev", "accuracy"), best, 1e-9);
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(j, "glue"), "glue_score", 0), best, 1e-9);
+    cJSON_Delete(j);
+    ran_free(&r);
+
+    /* eval on test writes the leaderboard file: header + one row per test example. */
+    const char *et[] = {"eval", "sst2", "--model", "testbow", "--split", "test"};
+    r = run_command(root, NULL, NULL, 6, et);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK(strstr(r.out, "SST-2.tsv") != NULL);
+    ran_free(&r);
+    char sub[4096];
+    run_file_path(dir, "SST-2.tsv", sub, sizeof sub);
+    char *text = run_file_read(sub, NULL);
+    CHECK(text && strncmp(text, "index\tprediction\n0\t", 19) == 0);
+    int lines = 0;
+    for (char *p = text; p && *p; p++) lines += *p == '\n';
+    CHECK_EQ_INT(lines, 51);
+    free(text);
+
+    /* predict: one text, --json, and stdin lines. */
+    const char *p1[] = {"predict", "sst2", "--model", "testbow", "a wonderful superb film"};
+    r = run_command(root, NULL, NULL, 5, p1);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strncmp(r.out, "1\t0=", 4) == 0, "positive: %s", r.out);
+    ran_free(&r);
+    const char *p2[] = {"predict", "sst2", "--model", "testbow", "--json", "an awful boring plot"};
+    r = run_command(root, NULL, NULL, 6, p2);
+    j = cJSON_Parse(r.out);
+    const cJSON *probs = cJSON_GetObjectItemCaseSensitive(j, "probabilities");
+    CHECK(j && !strcmp(cJSON_GetObjectItemCaseSensitive(j, "label")->valuestring, "0"));
+    CHECK_NEAR(run_config_number(probs, "0", 0) + run_config_number(probs, "1", 0), 1.0, 1e-5);
+    CHECK(run_config_number(probs, "0", 0) > 0.5);
+    cJSON_Delete(j);
+    ran_free(&r);
+    const char *p3[] = {"predict", "sst2", "--model", "testbow"};
+    r = run_command(root, "great lovely cast\nterrible dull story\nbrilliant\n", NULL, 4, p3);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(!strncmp(r.out, "1\t", 2) && strstr(r.out, "\n0\t") && strstr(strstr(r.out, "\n0\t") + 1, "\n1\t"),
+              "one line each, in order: %s", r.out);
+    ran_free(&r);
+
+    /* Usage errors: a pair for a single-sentence task, a tab in stdin, bad UTF-8. */
+    const char *p4[] = {"predict", "sst2", "--model", "testbow", "one", "two"};
+    r = run_command(root, NULL, NULL, 6, p4);
+    CHECK_EQ_INT(r.status, 2);
+    ran_free(&r);
+    r = run_command(root, "fine\nnot\tfine\n", NULL, 4, p3);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "stdin:2") != NULL, "names the line: %s", r.err);
+    ran_free(&r);
+    r = run_command(root, "bad \xff byte\n", NULL, 4, p3);
+    CHECK(r.status == 1 && strstr(r.err, "stdin:1: invalid UTF-8"));
+    ran_free(&r);
+    cJSON_Delete(res);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_cli_run_errors) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char dir[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    /* No run yet: a clear message that says how to train one. */
+    const char *ev[] = {"eval", "sst2", "--model", "testbow"};
+    Ran r = run_command(root, NULL, NULL, 4, ev);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "glue finetune sst2 --model testbow") != NULL, "hint: %s", r.err);
+    ran_free(&r);
+    /* A corrupt checkpoint: one error naming the file, a hint, no crash. */
+    run_dir_path("sst2", "testbow", dir, sizeof dir);
+    CHECK_EQ_INT(train("sst2", 1, dir, 0, NULL, 0, NULL), 0);
+    char ckpt[4096];
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    FILE *f = fopen(ckpt, "r+b");
+    fseek(f, 100, SEEK_SET);
+    fputc(0x5A, f);
+    fclose(f);
+    r = run_command(root, NULL, NULL, 4, ev);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "model.ckpt") && strstr(r.err, "corrupt") && strstr(r.err, "hint"), "%s", r.err);
+    ran_free(&r);
+    const char *pr[] = {"predict", "sst2", "--model", "testbow", "text"};
+    r = run_command(root, NULL, NULL, 5, pr);
+    CHECK_EQ_INT(r.status, 1);
+    ran_free(&r);
+    /* Unknown task / model in-process: exit 2 with a suggestion. */
+    const char *bad_model[] = {"eval", "sst2", "--model", "testbw"};
+    r = run_command(root, NULL, NULL, 4, bad_model);
+    CHECK(r.status == 2 && strstr(r.err, "did you mean 'testbow'"));
+    ran_free(&r);
+    const char *bad_task[] = {"finetune", "sts-c", "--model", "testbow"};
+    r = run_command(root, NULL, NULL, 4, bad_task);
+    CHECK(r.status == 2 && strstr(r.err, "did you mean 'stsb'"));
+    ran_free(&r);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_cli_finetune_settings) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char out[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(out, sizeof out, "%s/custom", root);
+    /* Options, --set and --config FILE combine; the run lands in --out. */
+    char cfg[4096];
+    snprintf(cfg, sizeof cfg, "%s/cfg.json", root);
+    FILE *f = fopen(cfg, "w");
+    fputs("{\"dim\": 256, \"momentum\": 0.5, \"epochs\": 7}", f);
+    fclose(f);
+    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--config", cfg, "--epochs", "2",
+                        "--set", "max_len=20", "--set=lr=0.4", "--out", out, "--json", "--seed", "5"};
+    Ran r = run_command(root, NULL, NULL, 16, ft);
+    CHECK_EQ_INT(r.status, 0);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "config");
+    CHECK_EQ_INT(run_config_number(c, "dim", 0), 256);
+    CHECK_EQ_INT(run_config_number(c, "epochs", 0), 2);
+    CHECK_EQ_INT(run_config_number(c, "max_len", 0), 20);
+    CHECK_NEAR(run_config_number(c, "lr", 0), 0.4, 1e-12);
+    CHECK_NEAR(run_config_number(c, "momentum", 0), 0.5, 1e-12);
+    CHECK_EQ_INT(run_config_number(j, "seed", 0), 5);
+    CHECK_EQ_INT(run_config_number(j, "num_params", 0), 2 * 256 + 2);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "epochs")), 2);
+    const char *cmd = run_config_string(j, "command", "");
+    CHECK_MSG(strncmp(cmd, "glue finetune sst2 --model testbow", 34) == 0, "command line: %s", cmd);
+    cJSON_Delete(j);
+    ran_free(&r);
+    CHECK(file_in(out, RUN_CKPT) && file_in(out, RUN_RESULTS) && file_in(out, RUN_CONFIG));
+    /* Bad settings are usage errors, each with a clear message. */
+    static const struct { const char *opt, *val, *says; } BAD[] = {
+        {"--set", "dropuot=0.1", "unknown setting 'dropuot'"}, {"--set", "lr=fast", "wants a number"},
+        {"--epochs", "0", "epochs"}, {"--lr", "-1", "lr"}, {"--set", "schedule=steep", "schedule"},
+        {"--batch", "2.5", "batch"}, {"--set", "novalue", "key=value"}, {"--epoch", "3", "unknown option"},
+    };
+    for (int i = 0; i < (int)(sizeof BAD / sizeof BAD[0]); i++) {
+        const char *argv[] = {"finetune", "sst2", "--model", "testbow", BAD[i].opt, BAD[i].val, "--out", out};
+        r = run_command(root, NULL, NULL, 8, argv);
+        CHECK_MSG(r.status == 2 && strstr(r.err, BAD[i].says), "%s %s -> %d: %s", BAD[i].opt, BAD[i].val,
+                  r.status, r.err);
+        ran_free(&r);
+    }
+    fixture_remove(&fx);
+}
+
+TEST(trainer_cli_compare) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    const char *argv[] = {"compare", "sst2", "--models", "testbow", "--json"};
+    Ran r = run_command(root, NULL, NULL, 5, argv);
+    CHECK_MSG(r.status == 0, "compare: %d %s", r.status, r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(j, "models");
+    CHECK_EQ_INT(cJSON_GetArraySize(models), 2);
+    const cJSON *maj = cJSON_GetArrayItem(models, 0), *bw = cJSON_GetArrayItem(models, 1);
+    CHECK(!strcmp(run_config_string(maj, "model", ""), "majority") && !strcmp(run_config_string(bw, "model", ""), "testbow"));
+    /* The majority row: the share of the most frequent training label on dev, counted here. */
+    Dataset train_d, dev;
+    CHECK_EQ_INT(task_load(task_find("sst2"), "train", task_data_root(), 1, &train_d), 0);
+    CHECK_EQ_INT(task_load(task_find("sst2"), "dev", task_data_root(), 1, &dev), 0);
+    int ones = 0, dev_hits = 0;
+    for (int i = 0; i < train_d.n; i++) ones += train_d.ex[i].label;
+    int major = 2 * ones > train_d.n;
+    for (int i = 0; i < dev.n; i++) dev_hits += dev.ex[i].label == major;
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(maj, "tasks"), "sst2");
+    CHECK_NEAR(metric_of(mt, "dev", "accuracy"), 100.0 * dev_hits / dev.n, 1e-9);
+    dataset_free(&train_d);
+    dataset_free(&dev);
+    const cJSON *bt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(bw, "tasks"), "sst2");
+    CHECK_MSG(metric_of(bt, "dev", "accuracy") >= 95, "%s", r.out);
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(bw, "glue"), "glue_score", 0),
+               metric_of(bt, "dev", "accuracy"), 1e-9);
+    CHECK(!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bt, "reused")));
+    cJSON_Delete(j);
+    ran_free(&r);
+    /* Files written; a second compare reuses the finished run. */
+    char res_dir[4096], md[4096];
+    snprintf(res_dir, sizeof res_dir, "%s/results", root);
+    CHECK(file_in(res_dir, "compare.json"));
+    run_file_path(res_dir, "compare.md", md, sizeof md);
+    char *text = run_file_read(md, NULL);
+    CHECK_MSG(text && strstr(text, "| majority") && strstr(text, "| testbow") && strstr(text, "SST-2 (acc)"), "%s",
+              text ? text : "(none)");
+    free(text);
+    r = run_command(root, NULL, NULL, 5, argv);
+    j = cJSON_Parse(r.out);
+    bt = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 1), "tasks"),
+        "sst2");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bt, "reused")));
+    cJSON_Delete(j);
+    ran_free(&r);
+    fixture_remove(&fx);
+}
+
+TEST(trainer_report_tables) {
+    ReportTable *t = report_table_create(3);
+    report_table_add(t, "Model");
+    report_table_add(t, "SST-2 (acc)");
+    report_table_add(t, "Params");
+    report_table_add(t, "majority");
+    report_table_add(t, "50.92");
+    report_table_add(t, "0");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_table_print_markdown(t, f);
+    fclose(f);
+    CHECK_MSG(!strcmp(buf, "| Model    | SST-2 (acc) | Params |\n"
+                           "|:-------- | -----------:| ------:|\n"
+                           "| majority |       50.92 |      0 |\n"), "%s", buf);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    report_table_print(t, f);
+    fclose(f);
+    CHECK_MSG(!strcmp(buf, "Model     SST-2 (acc)  Params\n"
+                           "-----------------------------\n"
+                           "majority        50.92       0\n"), "%s", buf);
+    free(buf);
+    report_table_free(t);
+}
+
+/* The real binary: unknown task or model exits 2 with a suggestion. */
+TEST(trainer_cli_unknown_names_binary) {
+    char cmd[1024];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s finetune sst3 2>&1", test_glue_bin());
+    char *out = test_run(cmd, &st);
+    CHECK_EQ_INT(st, 2);
+    CHECK_MSG(strstr(out, "did you mean 'sst2'") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s eval sst2 --model fastext 2>&1", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_EQ_INT(st, 2);
+    CHECK_MSG(strstr(out, "unknown model 'fastext' (did you mean") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s predict qnli --model bert 2>&1 < /dev/null", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st != 0, "no run: fails cleanly");
+    free(out);
+}

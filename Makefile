@@ -52,6 +52,11 @@ run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))
 	./$(GLUE_BIN) tasks
 
+# Benchmarks against reference implementations, run on this machine in one
+# invocation (results/bench_*.json); see README.
+bench: $(GLUE_BIN)
+	./$(GLUE_BIN) bench fasttext
+
 clean:
 	rm -rf build build-* $(GLUE_BIN)
 

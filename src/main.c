@@ -2,6 +2,7 @@
  * Each command lives in src/cli/cmd_<name>.c. */
 #include "cli/commands.h"
 #include "core/common.h"
+#include "core/editdist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,22 +92,6 @@ static void print_command_help(const Command *c) {
     printf("usage: glue %s %s\n\n%s\n\n%s", c->name, c->usage, c->summary, c->details);
 }
 
-/* Edit distance, for suggesting the closest command. */
-static int edit_distance(const char *a, const char *b) {
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 63 || lb > 63) return 99;
-    int d[64][64];
-    for (int i = 0; i <= la; i++) d[i][0] = i;
-    for (int j = 0; j <= lb; j++) d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    return d[la][lb];
-}
-
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
@@ -125,12 +110,11 @@ int main(int argc, char **argv) {
                 print_command_help(c);
                 return 0;
             }
-        if (!c->fn) { user_error(NULL, "command '%s' is not built yet", c->name); return 1; }
         return c->fn(argc - 1, argv + 1);
     }
     int best = 0;
     for (int i = 1; i < NUM_COMMANDS; i++)
-        if (edit_distance(argv[1], COMMANDS[i].name) < edit_distance(argv[1], COMMANDS[best].name)) best = i;
+        if (str_edit_distance(argv[1], COMMANDS[i].name) < str_edit_distance(argv[1], COMMANDS[best].name)) best = i;
     user_error("run 'glue --help' for the list of commands", "unknown command '%s' (did you mean '%s'?)",
                argv[1], COMMANDS[best].name);
     return EXIT_USAGE;

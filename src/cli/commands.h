@@ -18,18 +18,4 @@ int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* DEVELOPMENT ONLY (removed before landing): weak so the binary links while
- * commands are being written. */
-#pragma weak cmd_tasks
-#pragma weak cmd_data
-#pragma weak cmd_tokenize
-#pragma weak cmd_vocab
-#pragma weak cmd_score
-#pragma weak cmd_bleu
-#pragma weak cmd_finetune
-#pragma weak cmd_eval
-#pragma weak cmd_predict
-#pragma weak cmd_compare
-#pragma weak cmd_bench
-
 #endif

@@ -1,0 +1,237 @@
+/* bert.h — the BERT encoder (Devlin et al. 2019) with its heads, exactly as the
+ * reference / Hugging Face BertModel computes it:
+ *
+ *   h0 = dropout(LN(word[ids] + position[t] + token_type[segments]))   eps 1e-12
+ *   h_l = FFN(SelfAttention(h_{l-1}))           L post-LN layers (nn/transformer.h)
+ *   pooled = tanh(h_L[:, 0] W_p^T + b_p)        pooler on [CLS]
+ *   MLM head:  logits = LN(gelu(h W_t^T + b_t)) · word^T + bias   (decoder TIED to
+ *              the word embeddings), computed only on the masked positions
+ *   classifier: logits = dropout(pooled) W_c^T + b_c   (K > 1, softmax xent)
+ *   regression: score  = dropout(pooled) w_c^T + b_c   (K == 1, MSE; STS-B)
+ *
+ * Files: bert.c (create, parameters, heads), bert_config.c (BertConfig <-> JSON,
+ * named configs), bert_forward.c (embeddings, encoder forward/backward),
+ * bert_heads.c (MLM / classification / regression losses), bert_io.c
+ * (checkpoints), bert_model.c (BERT_OPS for the trainer).
+ *
+ * Parameters live in ONE Params arena (core/params.h) under Hugging Face's
+ * names and PyTorch's layouts (Linear W is (out, in)), so a HF checkpoint maps
+ * 1:1 by name:
+ *   bert.embeddings.word_embeddings.weight            (V, C)
+ *   bert.embeddings.position_embeddings.weight        (P, C)
+ *   bert.embeddings.token_type_embeddings.weight      (TV, C)
+ *   bert.embeddings.LayerNorm.{weight,bias}           (C)
+ *   bert.encoder.layer.<i>.attention.self.{query,key,value}.weight   (C, C)
+ *   bert.encoder.layer.<i>.attention.self.{query,key,value}.bias     (C)
+ *   bert.encoder.layer.<i>.attention.output.dense.{weight (C, C), bias (C)}
+ *   bert.encoder.layer.<i>.attention.output.LayerNorm.{weight,bias}  (C)
+ *   bert.encoder.layer.<i>.intermediate.dense.{weight (FF, C), bias (FF)}
+ *   bert.encoder.layer.<i>.output.dense.{weight (C, FF), bias (C)}
+ *   bert.encoder.layer.<i>.output.LayerNorm.{weight,bias}            (C)
+ *   bert.pooler.dense.{weight (C, C), bias (C)}                      (pooler)
+ *   cls.predictions.transform.dense.{weight (C, C), bias (C)}        (MLM head)
+ *   cls.predictions.transform.LayerNorm.{weight,bias}                (C)
+ *   cls.predictions.bias                                             (V)
+ *   classifier.{weight (K, C), bias (K)}                             (K > 0)
+ * HF's cls.predictions.decoder.weight is the word embedding matrix itself (tied)
+ * and cls.predictions.decoder.bias is cls.predictions.bias: neither is a tensor
+ * of its own here. Per layer, query/key/value weights are declared one after
+ * another, then the three biases, so each layer's (3C, C) weight block and (3C)
+ * bias are contiguous for ONE fused QKV GEMM; that needs C % 16 == 0 (the arena
+ * aligns every tensor to 16 floats), which bert_config_check enforces and
+ * bert_create verifies.
+ *
+ * Init (BERT's): every matrix and embedding N(0, 0.02), LayerNorm weight 1,
+ * biases 0. Weight decay: none on biases and LayerNorm (PARAM_NO_DECAY).
+ *
+ * Typical training step (the caller owns the optimizer, core/optim):
+ *   Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1}, seed);
+ *   bert_reserve(m, B_max, T_max, n_masked_max, 1);
+ *   params_zero_grad(m->params);
+ *   bert_forward(m, &(BertBatch){B, T, ids, segments, lengths}, &rng);
+ *   float acc, loss = bert_mlm_loss(m, positions, labels, n, 1, &acc);
+ *   bert_backward(m);
+ *   clip_grad_norm(m->params, 1.0f); optim_step(&opt, m->params, lr);
+ * Fine-tuning replaces the MLM call by bert_classify_loss / bert_regress_loss;
+ * heads can also be combined (their gradients add up). Evaluation:
+ *   bert_forward(m, &batch, NULL); bert_head_logits(m, out);
+ *
+ * Threads: call from the main thread (see core/threads.h). Deterministic for a
+ * seed, the dropout Rng's state and the thread count. */
+#ifndef GLUE_BERT_H
+#define GLUE_BERT_H
+
+#include <stdint.h>
+
+#include "core/checkpoint.h"
+#include "core/params.h"
+#include "core/rng.h"
+#include "nn/transformer.h"
+
+typedef struct cJSON cJSON;
+
+/* ---- configuration (bert_config.c) ---- */
+
+typedef struct BertConfig {
+    int vocab_size;           /* V   "vocab_size" */
+    int hidden_size;          /* C   "hidden_size" */
+    int num_layers;           /* L   "num_hidden_layers" */
+    int num_heads;            /* NH  "num_attention_heads"; HS = C / NH */
+    int intermediate_size;    /* FF  "intermediate_size" (4C) */
+    int max_position;         /* P   "max_position_embeddings" (512) */
+    int type_vocab_size;      /* TV  "type_vocab_size" (2) */
+    float hidden_dropout;     /*     "hidden_dropout_prob" (0.1) */
+    float attention_dropout;  /*     "attention_probs_dropout_prob" (0.1) */
+    float layer_norm_eps;     /*     "layer_norm_eps" (1e-12) */
+} BertConfig;
+
+/* The built-in configs (Turc et al.'s miniatures + base; vocab 30522, FF = 4C):
+ *   tiny L2 H128 A2, mini L4 H256 A4, small L4 H512 A8, medium L8 H512 A8,
+ *   base L12 H768 A12. Also in models/configs/<name>.json. */
+extern const char *const BERT_CONFIG_NAMES[];
+extern const int BERT_NUM_CONFIG_NAMES;
+/* 0 and *c filled for a built-in name, -1 (no message) otherwise. */
+int bert_config_named(const char *name, BertConfig *c);
+/* From a JSON object with Hugging Face's keys. Required: vocab_size,
+ * hidden_size, num_hidden_layers, num_attention_heads; the rest default as
+ * above (intermediate_size = 4 * hidden_size); other keys are ignored, except
+ * that a "hidden_act" other than "gelu" or a "position_embedding_type" other
+ * than "absolute" is refused (this model computes neither). 0 ok, -1 after one
+ * message naming `origin` (a file name, for messages; may be NULL). */
+int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c);
+/* A built-in name or a path to a JSON file (e.g. a HF config.json). -1 after a message. */
+int bert_config_resolve(const char *name_or_path, BertConfig *c);
+/* The config as HF's JSON (plus "model_type": "bert", "hidden_act": "gelu"). Caller frees. */
+cJSON *bert_config_to_json(const BertConfig *c);
+/* 0 if every value is usable (positive sizes, C % NH == 0, C % 16 == 0,
+ * dropouts in [0, 1), eps > 0); otherwise -1 after one message. */
+int bert_config_check(const BertConfig *c, const char *origin);
+
+/* ---- the model (bert.c) ---- */
+
+/* Which heads a model has. */
+typedef struct BertHeads {
+    int mlm;                  /* masked-LM head cls.predictions.* */
+    int pooler;               /* bert.pooler.* (forced on when num_labels > 0) */
+    int num_labels;           /* 0 none; 1 regression (MSE); K > 1 classifier (xent) */
+} BertHeads;
+
+/* One layer's weights (or gradients) as the transformer sublayers take them. */
+typedef struct BertLayer {
+    TfAttnParams attn;        /* w_qkv = query|key|value weights (3C, C), contiguous */
+    TfFfnParams ffn;          /* intermediate.dense, output.dense, output.LayerNorm */
+} BertLayer;
+
+/* Pointers into the arena: m->w into params data, m->g into the gradient mirror
+ * (NULL fields before gradients are enabled, and for absent heads). */
+typedef struct BertWeights {
+    float *word_emb;          /* (V, C)  also the MLM decoder weight (tied) */
+    float *pos_emb;           /* (P, C) */
+    float *type_emb;          /* (TV, C) */
+    float *emb_ln_g, *emb_ln_b;   /* (C) */
+    BertLayer *layers;        /* (L) */
+    float *pool_w, *pool_b;   /* (C, C), (C) */
+    float *mlm_w, *mlm_b;     /* (C, C), (C)   transform.dense */
+    float *mlm_ln_g, *mlm_ln_b;   /* (C)     transform.LayerNorm */
+    float *mlm_bias;          /* (V)  decoder output bias */
+    float *cls_w, *cls_b;     /* (K, C), (K) */
+} BertWeights;
+
+typedef struct BertWork BertWork;   /* activations and scratch (bert_reserve) */
+
+typedef struct Bert {
+    BertConfig cfg;
+    BertHeads heads;
+    Params *params;           /* every tensor, HF names */
+    BertWeights w;            /* data */
+    BertWeights g;            /* gradients (after bert_reserve(..., train = 1)) */
+    BertWork *work;           /* NULL until bert_reserve */
+} Bert;
+
+/* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,
+ * conventionally [PAD] = 0); padding keys are masked out of attention, and the
+ * outputs at padding positions are computed but meaningless. */
+typedef struct BertBatch {
+    int B, T;                 /* T <= cfg.max_position and <= the reserved T */
+    const int *ids;           /* (B, T) in [0, V) */
+    const int *segments;      /* (B, T) in [0, TV), or NULL = all 0 */
+    const int *lengths;       /* (B) in [1, T], or NULL = all T */
+} BertBatch;
+
+/* A model with fresh weights drawn from seed (BERT's init, above). Dies on a
+ * config that fails bert_config_check (check user input first). */
+Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed);
+void bert_free(Bert *m);
+/* Allocates activations for batches up to (B, T) and MLM calls up to
+ * max_masked positions (0 if the MLM head is not used); train = 1 also enables
+ * gradients and the backward's buffers. May be called again to grow. */
+void bert_reserve(Bert *m, int B, int T, int max_masked, int train);
+/* Trainable scalars. */
+long bert_num_params(const Bert *m);
+
+/* ---- forward / backward (bert_forward.c) ---- */
+
+/* Embeddings + encoder (+ pooler when the model has one); saves what the
+ * backward needs. rng != NULL: training (dropout on, drawn from rng; requires
+ * bert_reserve(..., train = 1)); NULL: evaluation. Ids, segments and lengths
+ * outside their ranges are a programmer error (DIE). Also zeroes the hidden-
+ * state gradient that the heads then add into. */
+void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
+/* The last layer's output (B, T, C) of the last bert_forward. */
+const float *bert_hidden(const Bert *m);
+/* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */
+const float *bert_pooled(const Bert *m);
+/* Backpropagates the gradients the heads added (bert_*_loss with backward = 1)
+ * through the pooler, the encoder and the embeddings into m->g (ADDED: zero
+ * them with params_zero_grad before the step). */
+void bert_backward(Bert *m);
+
+/* ---- heads (bert_heads.c); each needs the matching head and a prior bert_forward ---- */
+
+/* Masked LM on n positions of the last batch: positions[i] = b * T + t (flat,
+ * the batch's T), labels[i] in [0, V) the original token there. The hidden rows
+ * are GATHERED first, so the transform and the (n, V) vocabulary projection
+ * cost n rows, not B*T. Returns the mean cross-entropy over the n positions and,
+ * if accuracy != NULL, the fraction whose arg-max is the label. backward = 1
+ * adds the gradients (of the mean) into m->g and the hidden-state gradient.
+ * n must be <= the reserved max_masked; n = 0 returns 0. */
+float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int backward,
+                    float *accuracy);
+/* The (n, V) logits of the last bert_mlm_loss. */
+const float *bert_mlm_logits(const Bert *m);
+
+/* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
+ * (a label < 0 is ignored). Dropout on the pooled vector when rng != NULL. */
+float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward);
+/* Regression (K == 1): mean squared error against targets (B). */
+float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
+/* The head's outputs of the last loss call, or, when called after a
+ * bert_forward without a loss, computed now without dropout: out (B, K) logits
+ * (K > 1) or (B, 1) scores (K == 1). */
+void bert_head_logits(Bert *m, float *out);
+
+/* ---- checkpoints (bert_io.c), through core/checkpoint.h ---- */
+
+/* The checkpoint's config record:
+ *   {"model": "bert", "bert": {HF config}, "heads": {"mlm":0|1, "pooler":0|1, "num_labels":K}}
+ * Callers that write their own checkpoints (pretraining with optimizer state)
+ * open a CkptWriter with it (adding keys of their own is fine) and write
+ * m->params with checkpoint_write_params. Caller frees. */
+cJSON *bert_checkpoint_config(const Bert *m);
+/* Config + every parameter (f32). 0 ok, -1 after a message. */
+int bert_save(const Bert *m, const char *path);
+/* The config and heads stored in a checkpoint; -1 after a message when it is
+ * not a glue BERT checkpoint or its config is unusable. */
+int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads *heads);
+/* A model of the checkpoint's config. heads NULL: the stored heads, all loaded.
+ * Otherwise the requested heads: the encoder (bert.embeddings.*,
+ * bert.encoder.*) must be in the file; the pooler and MLM head are loaded when
+ * the file has them (else fresh from seed); the classifier is loaded only when
+ * copy_classifier and the file has one of the same K, else fresh (so a
+ * pretrained encoder gets a new task head). NULL after a message. */
+Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy_classifier,
+                           uint64_t seed);
+/* bert_from_checkpoint(read(path), NULL, ...): the model exactly as saved. */
+Bert *bert_load(const char *path);
+
+#endif

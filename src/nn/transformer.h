@@ -1,0 +1,157 @@
+/* transformer.h — the post-LN transformer sublayers shared by the BERT encoder
+ * (models/bert.h) and the translation encoder-decoder:
+ *
+ *   self-attention   y = LN(x + dropout(attn(x W_q, x W_k, x W_v) W_o + b_o))
+ *   cross-attention  y = LN(x + dropout(attn(x W_q, m W_k, m W_v) W_o + b_o)),
+ *                    m = the encoder memory (B, Tk, C)
+ *   FFN              y = LN(x + dropout(gelu(x W_1 + b_1) W_2 + b_2))
+ *
+ * (Vaswani et al. 2017 / BERT: the LayerNorm comes AFTER the residual add.)
+ * A BERT layer = self-attention + FFN; a decoder layer = causal self-attention +
+ * cross-attention + FFN. GELU is the exact erf form. Dropout (hidden and on the
+ * attention probabilities) is on only when an Rng is passed, and draws from it.
+ *
+ * Dimension letters: B batch, T (query) length, Tk memory length (cross
+ * attention), C channels, NH heads, HS = C / NH head size, FF FFN width (4C).
+ *
+ * Weights use PyTorch's Linear layout W (out, in). The three attention input
+ * projections are ONE (3C, C) block — rows [0, C) query, [C, 2C) key,
+ * [2C, 3C) value — with one (3C) bias, so self-attention is a single fused GEMM
+ * x (B*T, C) · W^T -> (B*T, 3C). Cross-attention uses the same block: rows
+ * [0, C) project x, rows [C, 3C) project the memory. A model whose parameters
+ * are named separately (Hugging Face's query/key/value) declares them one after
+ * another so they are adjacent in the params arena (see models/bert.c).
+ *
+ * Memory: each sublayer saves what its backward needs in a TfAttnActs /
+ * TfFfnActs allocated ONCE for the largest (B, T, Tk) (tf_*_acts_init); calls
+ * with smaller B, T use the front of each buffer, laid out contiguously for the
+ * call's own (B, T). Temporaries go in a caller-owned scratch of
+ * tf_scratch_floats(max) floats, shared by all sublayers (nothing in it lives
+ * from one call to the next). Nothing is allocated inside forward/backward.
+ *
+ * Gradients: weight gradients are ADDED into a second TfAttnParams/TfFfnParams
+ * whose pointers are the gradient mirrors of the weights (params_grad). The
+ * input gradient dx is WRITTEN (=): it is the chain's running gradient and every
+ * sublayer has exactly one input, so overwriting saves the caller a memset per
+ * sublayer. The cross-attention memory gradient dmem is ADDED (+=): the memory
+ * feeds every decoder layer. dx must not alias dy.
+ *
+ * Relative positions (Shaw et al. 2018) and other attention variants: set
+ * TfDims.core to a TfAttnCore whose forward/backward replace nn/attention's
+ * (same contract as attention_forward/backward, plus a context pointer for the
+ * variant's own parameters and gradients). NULL = plain nn/attention.
+ *
+ * Threads (core/threads.h): call from the main thread; BLAS runs outside the
+ * OpenMP regions of the element-wise passes. */
+#ifndef GLUE_NN_TRANSFORMER_H
+#define GLUE_NN_TRANSFORMER_H
+
+#include "core/rng.h"
+#include "nn/attention.h"
+
+/* Replaces the attention core (softmax(q k^T / sqrt(HS) + mask) v) of a
+ * sublayer; see nn/attention.h for the arguments, which the sublayer fills
+ * exactly as it would for attention_forward/backward (fused q/k/v views with
+ * row strides, key lengths, causal flag, attention dropout). */
+typedef struct TfAttnCore {
+    void *ctx;
+    long (*scratch_size)(void *ctx, AttnDims d);
+    void (*forward)(void *ctx, float *out, float *att, unsigned char *drop_mask, const float *q,
+                    const float *k, const float *v, AttnDims d, Rng *rng, float *scratch);
+    void (*backward)(void *ctx, float *dq, float *dk, float *dv, const float *dout, const float *att,
+                     const unsigned char *drop_mask, const float *q, const float *k, const float *v,
+                     AttnDims d, float *scratch);
+} TfAttnCore;
+
+/* The shape and options of one call (or, for the *_init / scratch functions,
+ * the largest call that will be made). */
+typedef struct TfDims {
+    int B, T;                 /* batch, length of x */
+    int Tk;                   /* cross-attention: memory length; ignored by self-attention */
+    int C, NH, FF;            /* channels, heads (C % NH == 0), FFN width */
+    float eps;                /* LayerNorm epsilon (BERT 1e-12) */
+    float hidden_dropout;     /* after the output projections (with an Rng) */
+    float attn_dropout;       /* on the attention probabilities (with an Rng) */
+    int causal;               /* self-attention: position i sees j <= i (decoder) */
+    const int *lengths;       /* (B) or NULL: self-attention keys t >= lengths[b] are padding */
+    const int *mem_lengths;   /* (B) or NULL: cross-attention memory keys past it are padding */
+    const TfAttnCore *core;   /* NULL: nn/attention */
+} TfDims;
+
+/* Weights of an attention sublayer, or (same layout) their gradients. */
+typedef struct TfAttnParams {
+    float *w_qkv;             /* (3C, C) rows: query, key, value */
+    float *b_qkv;             /* (3C) */
+    float *w_o;               /* (C, C) output projection */
+    float *b_o;               /* (C) */
+    float *ln_g, *ln_b;       /* (C) LayerNorm after the residual add */
+} TfAttnParams;
+
+/* Weights of an FFN sublayer, or their gradients. */
+typedef struct TfFfnParams {
+    float *w_in;              /* (FF, C) */
+    float *b_in;              /* (FF) */
+    float *w_out;             /* (C, FF) */
+    float *b_out;             /* (C) */
+    float *ln_g, *ln_b;       /* (C) */
+} TfFfnParams;
+
+/* What an attention sublayer keeps for its backward (and its output). */
+typedef struct TfAttnActs {
+    float *qkv;               /* self: (B, T, 3C); cross: q (B, T, C) */
+    float *kv;                /* cross only: (B, Tk, 2C) memory keys | values; else NULL */
+    float *att;               /* (B, NH, T, Tk) attention probabilities (Tk = T for self) */
+    unsigned char *att_mask;  /* (B, NH, T, Tk) attention-dropout mask */
+    float *ctx;               /* (B, T, C) heads merged: input of the output projection */
+    unsigned char *drop_mask; /* (B, T, C) hidden-dropout mask */
+    float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input */
+    float *mean, *rstd;       /* (B, T) LayerNorm statistics */
+    float *out;               /* (B, T, C) the sublayer's output y */
+} TfAttnActs;
+
+/* What an FFN sublayer keeps for its backward (and its output). */
+typedef struct TfFfnActs {
+    float *pre;               /* (B, T, FF) x W_1 + b_1 (GELU input) */
+    float *act;               /* (B, T, FF) gelu(pre) (input of W_2) */
+    unsigned char *drop_mask; /* (B, T, C) */
+    float *res;               /* (B, T, C) */
+    float *mean, *rstd;       /* (B, T) */
+    float *out;               /* (B, T, C) */
+} TfFfnActs;
+
+/* Allocate / free the saved activations for the largest call `max` (cross = 1
+ * for a cross-attention sublayer, which also needs max.Tk). */
+void tf_attn_acts_init(TfAttnActs *a, const TfDims *max, int cross);
+void tf_attn_acts_free(TfAttnActs *a);
+void tf_ffn_acts_init(TfFfnActs *a, const TfDims *max);
+void tf_ffn_acts_free(TfFfnActs *a);
+
+/* Floats of scratch that any forward/backward of this file needs for calls up
+ * to `max` (including the attention core's, nn/attention or max.core). */
+long tf_scratch_floats(const TfDims *max);
+
+/* Self-attention sublayer: a->out (B, T, C) from x (B, T, C). Padding keys come
+ * from d->lengths, causal masking from d->causal. rng NULL: no dropout. */
+void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, const TfDims *d,
+                          Rng *rng, float *scratch);
+/* dx (B, T, C) = dL/dx (written); g += weight gradients; given dy = dL/dy. */
+void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const TfAttnActs *a,
+                           const float *x, const TfAttnParams *w, const TfDims *d, float *scratch);
+
+/* Cross-attention sublayer: queries from x (B, T, C), keys and values from
+ * mem (B, Tk, C) with padding from d->mem_lengths. */
+void tf_cross_attn_forward(TfAttnActs *a, const float *x, const float *mem, const TfAttnParams *w,
+                           const TfDims *d, Rng *rng, float *scratch);
+/* dx written, dmem (B, Tk, C) ADDED, g += weight gradients. */
+void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float *dy,
+                            const TfAttnActs *a, const float *x, const float *mem,
+                            const TfAttnParams *w, const TfDims *d, float *scratch);
+
+/* FFN sublayer: a->out (B, T, C) from x (B, T, C). */
+void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const TfDims *d, Rng *rng,
+                    float *scratch);
+/* dx written, g += weight gradients. */
+void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs *a,
+                     const float *x, const TfFfnParams *w, const TfDims *d, float *scratch);
+
+#endif

@@ -5,9 +5,9 @@
  *   2. P = softmax over visible keys of S        masks applied here
  *   3. P' = dropout(P)                           training only
  *   4. O = P' v                                  (Tq, HS)  batched matmul
- * Relative-position attention (Shaw et al.) would add a term to S between steps 1
- * and 2 (q · a^K_ij) and a term to O after step 4 (sum_j P'_ij a^V_ij); each step
- * is its own function so those terms slot in without touching the rest.
+ * Relative-position attention (Shaw et al., LPR; nn/relpos.h, when d.rel is set)
+ * adds a term to S between steps 1 and 2 (q · a^K_ij) and a term to O after
+ * step 4 (sum_j P'_ij a^V_ij); its scratch follows the core's own.
  *
  * The matmuls go through matmul_strided over the B*NH heads (OpenBLAS threads
  * each product); the element-wise passes are threaded over rows with OpenMP. */
@@ -19,6 +19,7 @@
 #include "core/blas.h"
 #include "core/common.h"
 #include "nn/dropout.h"
+#include "nn/relpos.h"
 #include "nn/softmax_xent.h"
 
 #define ATTN_PARALLEL_MIN 32768  /* elements below which threads do not pay */
@@ -30,7 +31,8 @@ long attention_scratch_size(AttnDims d) {
     long na = (long)d.B * d.NH * d.Tq * d.Tk, nd = d.dropout > 0.0f ? na : 0;
     long fwd = 2 * nq + 2 * nk + nd;          /* qh, kh, vh, oh, dropped P */
     long bwd = 3 * nq + 4 * nk + na + nd;     /* qh, kh, vh, doh, dqh, dkh, dvh, dP, dropped P */
-    return fwd > bwd ? fwd : bwd;
+    long rel = d.rel ? relpos_scratch_size(d) : 0;
+    return (fwd > bwd ? fwd : bwd) + rel;
 }
 
 /* dst (B, NH, T, HS) = src (B, T, ld) split into heads. */
@@ -89,6 +91,7 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
     int C = d.NH * d.HS, BH = d.B * d.NH;
     long nq = (long)d.B * d.Tq * C, nk = (long)d.B * d.Tk * C, na = (long)BH * d.Tq * d.Tk;
     float *qh = scratch, *kh = qh + nq, *vh = kh + nk, *oh = vh + nk, *pd = oh + nq;
+    float *rel_scratch = pd + (d.dropout > 0.0f ? na : 0);
     float scale = 1.0f / sqrtf((float)d.HS);
     attn_to_heads(qh, q, attn_ld(d.ldq, d), d.Tq, d);
     attn_to_heads(kh, k, attn_ld(d.ldk, d), d.Tk, d);
@@ -96,6 +99,7 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
     /* 1. S = q k^T * scale: (Tq, HS) x (HS, Tk) per head. */
     matmul_strided(att, qh, kh, d.Tq, d.Tk, d.HS, MAT_N, MAT_T, scale, 0.0f, BH,
                    (long)d.Tq * d.Tk, (long)d.Tq * d.HS, (long)d.Tk * d.HS);
+    if (d.rel) relpos_scores_forward(att, qh, d, scale, rel_scratch);
     /* 2. */
     attn_softmax_masked(att, d);
     /* 3. */
@@ -107,6 +111,7 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
     /* 4. O = P' v: (Tq, Tk) x (Tk, HS) per head. */
     matmul_strided(oh, p, vh, d.Tq, d.HS, d.Tk, MAT_N, MAT_N, 1.0f, 0.0f, BH,
                    (long)d.Tq * d.HS, (long)d.Tq * d.Tk, (long)d.Tk * d.HS);
+    if (d.rel) relpos_values_forward(oh, p, d, rel_scratch);
     attn_from_heads(out, oh, C, d.Tq, 0, d);
 }
 
@@ -131,6 +136,7 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
     long sq = (long)d.Tq * d.HS, sk = (long)d.Tk * d.HS, sa = (long)d.Tq * d.Tk;
     float *qh = scratch, *kh = qh + nq, *vh = kh + nk, *doh = vh + nk;
     float *dqh = doh + nq, *dkh = dqh + nq, *dvh = dkh + nk, *dp = dvh + nk, *pd = dp + na;
+    float *rel_scratch = pd + (d.dropout > 0.0f ? na : 0);
     float scale = 1.0f / sqrtf((float)d.HS);
     attn_to_heads(qh, q, attn_ld(d.ldq, d), d.Tq, d);
     attn_to_heads(kh, k, attn_ld(d.ldk, d), d.Tk, d);
@@ -146,6 +152,7 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
     /* dv = P'^T dO: (Tk, Tq) x (Tq, HS);  dP' = dO v^T: (Tq, HS) x (HS, Tk). */
     matmul_strided(dvh, p, doh, d.Tk, d.HS, d.Tq, MAT_T, MAT_N, 1.0f, 0.0f, BH, sk, sa, sq);
     matmul_strided(dp, doh, vh, d.Tq, d.Tk, d.HS, MAT_N, MAT_T, 1.0f, 0.0f, BH, sa, sq, sk);
+    if (d.rel) relpos_values_backward(dp, p, doh, d, rel_scratch);
     if (d.dropout > 0.0f) {
         /* dP = dP' * mask * scale, into the space P' no longer needs. */
         memset(pd, 0, sizeof(float) * (size_t)na);
@@ -156,6 +163,7 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
     /* dq = dS k * scale: (Tq, Tk) x (Tk, HS);  dk = dS^T q * scale: (Tk, Tq) x (Tq, HS). */
     matmul_strided(dqh, dp, kh, d.Tq, d.HS, d.Tk, MAT_N, MAT_N, scale, 0.0f, BH, sq, sa, sk);
     matmul_strided(dkh, dp, qh, d.Tk, d.HS, d.Tq, MAT_T, MAT_N, scale, 0.0f, BH, sk, sa, sq);
+    if (d.rel) relpos_scores_backward(dqh, dp, qh, d, scale, rel_scratch);
     attn_from_heads(dq, dqh, attn_ld(d.ldq, d), d.Tq, 1, d);
     attn_from_heads(dk, dkh, attn_ld(d.ldk, d), d.Tk, 1, d);
     attn_from_heads(dv, dvh, attn_ld(d.ldv, d), d.Tk, 1, d);

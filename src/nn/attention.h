@@ -9,11 +9,14 @@
  * so that q, k, v can be views into one fused (B, T, 3C) QKV projection.
  * Internally heads are copied to (B, NH, T, HS) so that every head is one
  * contiguous batched matmul. The probabilities (B, NH, Tq, Tk) are saved for the
- * backward. Optional dropout on the probabilities (BERT's attention dropout). */
+ * backward. Optional dropout on the probabilities (BERT's attention dropout).
+ * Optional relative-position terms (Shaw et al. / LPR): AttnDims.rel, see nn/relpos.h. */
 #ifndef GLUE_NN_ATTENTION_H
 #define GLUE_NN_ATTENTION_H
 
 #include "core/rng.h"
+
+struct RelPos;   /* nn/relpos.h */
 
 typedef struct {
     int B, Tq, Tk, NH, HS;   /* C = NH * HS; self-attention has Tq == Tk */
@@ -22,6 +25,8 @@ typedef struct {
     const int *key_lengths;  /* (B) or NULL: keys j >= key_lengths[b] are padding */
     const int *key_mask;     /* (B, Tk) or NULL: keys with key_mask == 0 are padding */
     float dropout;           /* dropout probability on the attention weights, 0 = none */
+    const struct RelPos *rel; /* NULL, or relative-position key/value terms (nn/relpos.h);
+                              * the backward adds their table gradients too */
 } AttnDims;
 
 /* Floats of scratch attention_forward/backward need (the larger of the two). */

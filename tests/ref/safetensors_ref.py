@@ -27,6 +27,53 @@ def bf16_bits(x):
     return t.view(torch.int16).numpy().view(np.uint16)
 
 
+def st_write(path, blobs, header_order=None, metadata=None, pretty=False):
+    """Writes a .safetensors file. blobs: [(name, dtype, shape, raw bytes)] in
+    DATA order; header_order: the order of the header keys ("__metadata__"
+    among them when metadata is given), default data order with metadata first."""
+    entries, at = {}, 0
+    for name, dt, shape, raw in blobs:
+        entries[name] = {"dtype": dt, "shape": list(shape), "data_offsets": [at, at + len(raw)]}
+        at += len(raw)
+    if header_order is None:
+        header_order = (["__metadata__"] if metadata is not None else []) + [b[0] for b in blobs]
+    header = {k: (metadata if k == "__metadata__" else entries[k]) for k in header_order}
+    text = (json.dumps(header) if pretty else json.dumps(header, separators=(",", ":"))).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for _, _, _, raw in blobs:
+            f.write(raw)
+
+
+def f32_blob(name, a):
+    a = np.asarray(a, dtype=np.float32)
+    return (name, "F32", a.shape, a.astype("<f4").tobytes())
+
+
+def st_read(path):
+    """name -> numpy array (F32/F16/BF16 as float32, integers as int64), and
+    the metadata and the header's key order."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    data, out = raw[8 + n:], {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        buf, shape = data[b:end], e["shape"]
+        if e["dtype"] == "BF16":
+            bits = np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16
+            a = bits.view(np.float32)
+        else:
+            a = np.frombuffer(buf, dtype={"F32": "<f4", "F16": "<f2", "I64": "<i8"}[e["dtype"]])
+        out[name] = a.reshape(shape).astype(np.float32 if e["dtype"] != "I64" else np.int64)
+    return out, header.get("__metadata__"), list(header.keys())
+
+
 def write(d):
     rng = np.random.default_rng(1234)
     a = rng.standard_normal((2, 3)).astype(np.float32)
@@ -46,23 +93,12 @@ def write(d):
     blobs = [("c.bf16", "BF16", [7], c.astype("<u2").tobytes()),
              ("a.f32", "F32", [2, 3], a.astype("<f4").tobytes()),
              ("pos", "I64", [1, 6], pos.astype("<i8").tobytes()),
-             ("z.empty", "F32", [0, 3], b""),
+             ("z.empty", "F32", [0, 3], z.tobytes()),
              ("b.f16", "F16", [4, 5], b.astype("<f2").tobytes()),
              ("s.scalar", "F32", [], s.astype("<f4").tobytes())]
-    entries, at = {}, 0
-    for name, dt, shape, raw in blobs:
-        entries[name] = {"dtype": dt, "shape": shape, "data_offsets": [at, at + len(raw)]}
-        at += len(raw)
-    header = {}
-    for name in ["pos", "b.f16", "a.f32", "__metadata__", "s.scalar", "z.empty", "c.bf16"]:
-        header[name] = {"format": "pt", "note": "written by hand"} if name == "__metadata__" else entries[name]
-    text = json.dumps(header).encode()       # json.dumps default: ", " and ": " separators
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(os.path.join(d, "ref.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for _, _, _, raw in blobs:
-            f.write(raw)
+    st_write(os.path.join(d, "ref.safetensors"), blobs,
+             header_order=["pos", "b.f16", "a.f32", "__metadata__", "s.scalar", "z.empty", "c.bf16"],
+             metadata={"format": "pt", "note": "written by hand"}, pretty=True)
     for name, val in [("a.f32", a), ("b.f16", b.astype(np.float32)), ("c.bf16", c_val), ("s.scalar", s)]:
         val.astype("<f4").tofile(os.path.join(d, name + ".f32"))
 

@@ -34,12 +34,15 @@ static const Command COMMANDS[] = {
      "  --max-len N: the model input [CLS] a [SEP] (b [SEP]) truncated longest-first\n"
      "  to N (default 128 for pairs), plus segment ids. Vocabulary: --vocab, else\n"
      "  $GLUE_VOCAB, else models/vocab.txt, else ../shared/models/vocab/bert-base-uncased-vocab.txt.\n"},
-    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N] [--json]",
+    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N] [--cased] [--mark-joins] [--json]",
      "train a WordPiece vocabulary on text files (.gz allowed)",
      "  Counts the BERT (uncased) words of every line, then merges the most frequent\n"
      "  adjacent pieces (WordPiece/BPE with '##' continuations) until N tokens; a merge\n"
      "  needs at least --min-count occurrences (default 2). [PAD] [UNK] [CLS] [SEP]\n"
-     "  [MASK] come first, then every character seen, so no training word is [UNK].\n"},
+     "  [MASK] come first, then every character seen, so no training word is [UNK].\n"
+     "  --cased keeps case and accents; --mark-joins counts a word that follows the\n"
+     "  previous one without a space as a '##' continuation (\"dog.\" -> dog ##.), for\n"
+     "  the exactly reversible translation tokenizer (glue translate).\n"},
     {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VOCAB_USAGE "glue vocab train --corpus FILE... --size N --out FILE [--min-count N] [--json]"
+#define VOCAB_USAGE "glue vocab train --corpus FILE... --size N --out FILE [--min-count N] [--cased] [--mark-joins] [--json]"
 #define VOCAB_MAX_CORPORA 64
 #define VOCAB_DEFAULT_MIN_COUNT 2      /* a pair seen once only memorises one word */
 #define VOCAB_MAX_SIZE 10000000
@@ -65,6 +65,7 @@ int cmd_vocab(int argc, char **argv) {
     const char *out = args_str(&a, "--out", NULL);
     long min_count = args_int(&a, "--min-count", VOCAB_DEFAULT_MIN_COUNT);
     int json = args_flag(&a, "--json");
+    int cased = args_flag(&a, "--cased"), mark_joins = args_flag(&a, "--mark-joins");
     /* "train" first, then any further corpus files after --corpus FILE. */
     const char *pos[VOCAB_MAX_CORPORA + 1];
     int npos = args_positional(&a, pos, VOCAB_MAX_CORPORA + 1);
@@ -83,6 +84,7 @@ int cmd_vocab(int argc, char **argv) {
     }
     double t0 = now_seconds();
     WordpieceTrainer *tr = wordpiece_trainer_create();
+    wordpiece_trainer_set_options(tr, cased, mark_joins);
     long lines = 0;
     rc = vocab_read_corpus(tr, corpus, &lines);
     for (int i = 1; i < npos && rc == 0; i++) rc = vocab_read_corpus(tr, pos[i], &lines);

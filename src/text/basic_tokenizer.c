@@ -156,10 +156,12 @@ static void bt_normalize_token(BasicTokenizer *bt) {
     bt->norm_len = k;
 }
 
-/* Append norm[from..to) as one word. */
-static void bt_emit_word(BasicTokenizer *bt, int from, int to) {
+/* Append norm[from..to) as one word; words after `first` (the index of the
+ * first word of this whitespace token) are joined to their predecessor. */
+static void bt_emit_word(BasicTokenizer *bt, int from, int to, int first) {
     if (from >= to) return;
     BasicWord *w = &bt->words[bt->num_words++];
+    w->joined = bt->num_words - 1 > first;
     w->off = bt->buf_len;
     w->nchars = (uint32_t)(to - from);
     for (int i = from; i < to; i++) bt->buf_len += (size_t)utf8_encode(bt->norm[i], bt->buf + bt->buf_len);
@@ -179,14 +181,14 @@ static void bt_flush(BasicTokenizer *bt) {
         while (bt->buf_cap < need) bt->buf_cap = bt->buf_cap ? 2 * bt->buf_cap : 4096;
         bt->buf = xrealloc(bt->buf, bt->buf_cap);
     }
-    int start = 0;
+    int start = 0, first = bt->num_words;
     for (int i = 0; i < n; i++) {
         if (!bt_is_punct(bt->norm[i])) continue;
-        bt_emit_word(bt, start, i);
-        bt_emit_word(bt, i, i + 1);
+        bt_emit_word(bt, start, i, first);
+        bt_emit_word(bt, i, i + 1, first);
         start = i + 1;
     }
-    bt_emit_word(bt, start, n);
+    bt_emit_word(bt, start, n, first);
 }
 
 static void bt_push_raw(BasicTokenizer *bt, int32_t cp) {

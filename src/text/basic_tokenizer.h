@@ -14,6 +14,10 @@
  *      P* category; each punctuation character is a word of its own.
  * With lowercase = 0 (cased models) step 4 is skipped, as in the reference.
  *
+ * Each word also records whether it was `joined` to the previous one (no
+ * whitespace between them, e.g. "dog" "." in "dog."), which makes the split
+ * reversible: the translation tokenizer (text/subword.h) detokenises with it.
+ *
  * The words are the unit fastText, TextCNN and the BiLSTM work on. No allocation
  * per word: words live in one buffer reused from call to call, so a
  * BasicTokenizer is not thread-safe (use one per thread). */
@@ -27,6 +31,7 @@ typedef struct BasicWord {
     size_t off;          /* start of the word in BasicTokenizer.buf */
     uint32_t len;        /* length in bytes (UTF-8) */
     uint32_t nchars;     /* length in code points */
+    int joined;          /* 1: follows the previous word with no whitespace between */
 } BasicWord;
 
 typedef struct BasicTokenizer {

@@ -5,6 +5,11 @@
 static int wp_is_boundary(char c) { return ((unsigned char)c & 0xC0) != 0x80; }
 
 int wordpiece_encode_word(const Vocab *v, int unk_id, const char *word, size_t len, size_t nchars, int *ids) {
+    return wordpiece_encode_word_cont(v, unk_id, word, len, nchars, 0, ids);
+}
+
+int wordpiece_encode_word_cont(const Vocab *v, int unk_id, const char *word, size_t len, size_t nchars,
+                               int continuation, int *ids) {
     if (len == 0) return 0;
     if (nchars > WORDPIECE_MAX_WORD_CHARS) { ids[0] = unk_id; return 1; }
     /* No vocabulary piece is longer than this, so longer candidates are skipped
@@ -16,7 +21,7 @@ int wordpiece_encode_word(const Vocab *v, int unk_id, const char *word, size_t l
         int id = -1;
         for (; end > start; end--) {
             if (end < len && !wp_is_boundary(word[end])) continue;   /* only whole code points */
-            id = vocab_id_piece(v, word + start, end - start, start > 0);
+            id = vocab_id_piece(v, word + start, end - start, start > 0 || continuation);
             if (id >= 0) break;
         }
         if (id < 0) { ids[0] = unk_id; return 1; }

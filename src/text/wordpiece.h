@@ -20,5 +20,9 @@
  * have room for max(nchars, 1) entries; returns the number written (>= 1 for a
  * non-empty word). unk_id is written for a word that cannot be split. */
 int wordpiece_encode_word(const Vocab *v, int unk_id, const char *word, size_t len, size_t nchars, int *ids);
+/* The same with the first piece looked up as a continuation ("##" + piece) when
+ * continuation != 0: a word joined to the previous one (text/subword.h). */
+int wordpiece_encode_word_cont(const Vocab *v, int unk_id, const char *word, size_t len, size_t nchars,
+                               int continuation, int *ids);
 
 #endif

@@ -54,7 +54,18 @@ struct WordpieceTrainer {
     long total_words;
     StrMap tokens;         /* the vocabulary: entry index = token id */
     int num_merges;
+    int mark_joins;        /* joined words are counted as "##" + word */
+    char *join_buf;        /* scratch for that key */
+    size_t join_cap;
 };
+
+/* Where a counted word's characters start: after the "##" of a joined word.
+ * A plain word never starts with "##" ('#' is punctuation, a word of its own),
+ * so a key longer than the prefix that starts with it is always a joined word. */
+static size_t wpt_body_start(const char *s, size_t len) {
+    return len > VOCAB_CONT_PREFIX_LEN && memcmp(s, VOCAB_CONT_PREFIX, VOCAB_CONT_PREFIX_LEN) == 0
+               ? VOCAB_CONT_PREFIX_LEN : 0;
+}
 
 static void intvec_push(IntVec *iv, int x) {
     if (iv->n == iv->cap) {
@@ -161,7 +172,13 @@ void wordpiece_trainer_free(WordpieceTrainer *tr) {
     strmap_free(&tr->words);
     strmap_free(&tr->tokens);
     free(tr->word_count);
+    free(tr->join_buf);
     free(tr);
+}
+
+void wordpiece_trainer_set_options(WordpieceTrainer *tr, int cased, int mark_joins) {
+    tr->bt.lowercase = !cased;
+    tr->mark_joins = mark_joins != 0;
 }
 
 void wordpiece_trainer_add_text(WordpieceTrainer *tr, const char *text, size_t len) {
@@ -169,7 +186,17 @@ void wordpiece_trainer_add_text(WordpieceTrainer *tr, const char *text, size_t l
     for (int i = 0; i < nw; i++) {
         const BasicWord *w = &tr->bt.words[i];
         if (w->nchars > WORDPIECE_MAX_WORD_CHARS) continue;
-        int added, e = strmap_add(&tr->words, basic_word(&tr->bt, i), w->len, &added);
+        const char *key = basic_word(&tr->bt, i);
+        size_t klen = w->len;
+        if (tr->mark_joins && w->joined) {
+            if (klen + VOCAB_CONT_PREFIX_LEN > tr->join_cap)
+                tr->join_buf = xrealloc(tr->join_buf, tr->join_cap = 2 * (klen + VOCAB_CONT_PREFIX_LEN));
+            memcpy(tr->join_buf, VOCAB_CONT_PREFIX, VOCAB_CONT_PREFIX_LEN);
+            memcpy(tr->join_buf + VOCAB_CONT_PREFIX_LEN, key, klen);
+            key = tr->join_buf;
+            klen += VOCAB_CONT_PREFIX_LEN;
+        }
+        int added, e = strmap_add(&tr->words, key, klen, &added);
         if (added) {
             if (e == tr->word_cap) {
                 tr->word_cap = tr->word_cap ? 2 * tr->word_cap : 4096;
@@ -202,7 +229,7 @@ static void wpt_build_alphabet(WordpieceTrainer *tr) {
     for (int w = 0; w < strmap_count(&tr->words); w++) {
         const char *s = strmap_key(&tr->words, w);
         size_t len = strmap_key_len(&tr->words, w);
-        for (size_t pos = 0; pos < len;) {
+        for (size_t pos = wpt_body_start(s, len); pos < len;) {
             size_t at = pos;
             utf8_decode(s, len, &pos);
             memcpy(key + VOCAB_CONT_PREFIX_LEN, s + at, pos - at);
@@ -244,7 +271,7 @@ static void wpt_init_words(WordpieceTrainer *tr, MergeState *ms) {
         ms->wstart[w] = at;
         ms->stamp[w] = -1;
         int n = 0;
-        for (size_t pos = 0; pos < len;) {
+        for (size_t pos = wpt_body_start(s, len); pos < len;) {
             size_t from = pos;
             utf8_decode(s, len, &pos);
             int id = strmap_find(&tr->tokens, VOCAB_CONT_PREFIX, from ? VOCAB_CONT_PREFIX_LEN : 0, s + from, pos - from);

@@ -27,6 +27,12 @@ typedef struct WordpieceTrainer WordpieceTrainer;
 
 WordpieceTrainer *wordpiece_trainer_create(void);
 void wordpiece_trainer_free(WordpieceTrainer *tr);
+/* Before any text: cased != 0 keeps case and accents (the BasicTokenizer with
+ * lowercase = 0: cased models, translation into German); mark_joins != 0 counts
+ * a word joined to the previous one (no space between, see text/subword.h) in
+ * its continuation spelling, "dog." -> "dog" + "##.", so the vocabulary has the
+ * pieces an exactly reversible tokenisation needs. Default: uncased, no joins. */
+void wordpiece_trainer_set_options(WordpieceTrainer *tr, int cased, int mark_joins);
 /* Count the words of one text (a line of the corpus). */
 void wordpiece_trainer_add_text(WordpieceTrainer *tr, const char *text, size_t len);
 /* Learn the vocabulary; returns its size, which is more than vocab_size only

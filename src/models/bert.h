@@ -201,13 +201,12 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
 const float *bert_mlm_logits(const Bert *m);
 
 /* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
- * (a label < 0 is ignored). Dropout on the pooled vector when rng != NULL. */
+ * (label -1 is ignored). Dropout on the pooled vector when rng != NULL. */
 float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward);
 /* Regression (K == 1): mean squared error against targets (B). */
 float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
-/* The head's outputs of the last loss call, or, when called after a
- * bert_forward without a loss, computed now without dropout: out (B, K) logits
- * (K > 1) or (B, 1) scores (K == 1). */
+/* The head's outputs for the last bert_forward, without dropout (evaluation):
+ * out (B, K) logits (K > 1) or (B, 1) scores (K == 1). */
 void bert_head_logits(Bert *m, float *out);
 
 /* ---- checkpoints (bert_io.c), through core/checkpoint.h ---- */

@@ -107,6 +107,7 @@ typedef struct TfAttnActs {
     float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input */
     float *mean, *rstd;       /* (B, T) LayerNorm statistics */
     float *out;               /* (B, T, C) the sublayer's output y */
+    int train;                /* set by the forward: dropout was on (an Rng given) */
 } TfAttnActs;
 
 /* What an FFN sublayer keeps for its backward (and its output). */
@@ -117,6 +118,7 @@ typedef struct TfFfnActs {
     float *res;               /* (B, T, C) */
     float *mean, *rstd;       /* (B, T) */
     float *out;               /* (B, T, C) */
+    int train;                /* set by the forward: dropout was on */
 } TfFfnActs;
 
 /* Allocate / free the saved activations for the largest call `max` (cross = 1

@@ -1,0 +1,279 @@
+/* bert.c — creating a BERT model: its parameters under Hugging Face's names in
+ * one arena, the pointer structs over data and gradients, and the workspace
+ * (bert_reserve). See bert.h for the model and bert_work.h for the workspace. */
+#include "models/bert.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "models/bert_work.h"
+
+#define BERT_INIT_STD 0.02f   /* BERT's initializer_range */
+
+/* Handles of one layer's tensors, in declaration order. */
+typedef struct {
+    int qw, kw, vw, qb, kb, vb, ow, ob, ln1g, ln1b, iw, ib, o2w, o2b, ln2g, ln2b;
+} BertLayerHandles;
+
+/* Matrix N(0, 0.02), bias 0 (no decay), LayerNorm 1 / 0 (no decay). */
+#define BERT_MATRIX(p, name, r, c) params_declare(p, name, PARAM_SHAPE(r, c), PARAM_INIT_NORMAL(BERT_INIT_STD), 0)
+#define BERT_BIAS(p, name, n) params_declare(p, name, PARAM_SHAPE(n), PARAM_INIT_ZEROS, PARAM_NO_DECAY)
+#define BERT_LN_W(p, name, n) params_declare(p, name, PARAM_SHAPE(n), PARAM_INIT_ONES, PARAM_NO_DECAY)
+
+static BertLayerHandles bert_declare_layer(Params *p, int l, int C, int FF) {
+    BertLayerHandles h;
+    char n[PARAM_NAME_MAX];
+#define BERT_NAME(suffix) (snprintf(n, sizeof n, "bert.encoder.layer.%d.%s", l, suffix), n)
+    /* query, key, value weights then their biases: adjacent -> one (3C, C) block
+     * and one (3C) bias (see bert.h). */
+    h.qw = BERT_MATRIX(p, BERT_NAME("attention.self.query.weight"), C, C);
+    h.kw = BERT_MATRIX(p, BERT_NAME("attention.self.key.weight"), C, C);
+    h.vw = BERT_MATRIX(p, BERT_NAME("attention.self.value.weight"), C, C);
+    h.qb = BERT_BIAS(p, BERT_NAME("attention.self.query.bias"), C);
+    h.kb = BERT_BIAS(p, BERT_NAME("attention.self.key.bias"), C);
+    h.vb = BERT_BIAS(p, BERT_NAME("attention.self.value.bias"), C);
+    h.ow = BERT_MATRIX(p, BERT_NAME("attention.output.dense.weight"), C, C);
+    h.ob = BERT_BIAS(p, BERT_NAME("attention.output.dense.bias"), C);
+    h.ln1g = BERT_LN_W(p, BERT_NAME("attention.output.LayerNorm.weight"), C);
+    h.ln1b = BERT_BIAS(p, BERT_NAME("attention.output.LayerNorm.bias"), C);
+    h.iw = BERT_MATRIX(p, BERT_NAME("intermediate.dense.weight"), FF, C);
+    h.ib = BERT_BIAS(p, BERT_NAME("intermediate.dense.bias"), FF);
+    h.o2w = BERT_MATRIX(p, BERT_NAME("output.dense.weight"), C, FF);
+    h.o2b = BERT_BIAS(p, BERT_NAME("output.dense.bias"), C);
+    h.ln2g = BERT_LN_W(p, BERT_NAME("output.LayerNorm.weight"), C);
+    h.ln2b = BERT_BIAS(p, BERT_NAME("output.LayerNorm.bias"), C);
+#undef BERT_NAME
+    return h;
+}
+
+/* All handles of the model; -1 for an absent head. */
+typedef struct {
+    int word, pos, type, emb_lng, emb_lnb;
+    BertLayerHandles *layers;
+    int pool_w, pool_b, mlm_w, mlm_b, mlm_lng, mlm_lnb, mlm_bias, cls_w, cls_b;
+} BertHandles;
+
+static float *bert_ptr(const Params *p, int h) { return h < 0 ? NULL : params_data(p, h); }
+
+/* The pointer struct over the data (the gradients: bert_bind_grads). */
+static void bert_bind(Bert *m, const BertHandles *h) {
+    BertWeights *w = &m->w;
+    const Params *p = m->params;
+    int L = m->cfg.num_layers;
+    w->word_emb = bert_ptr(p, h->word);
+    w->pos_emb = bert_ptr(p, h->pos);
+    w->type_emb = bert_ptr(p, h->type);
+    w->emb_ln_g = bert_ptr(p, h->emb_lng);
+    w->emb_ln_b = bert_ptr(p, h->emb_lnb);
+    if (!w->layers) w->layers = xcalloc((size_t)L, sizeof *w->layers);
+    for (int l = 0; l < L; l++) {
+        const BertLayerHandles *lh = &h->layers[l];
+        BertLayer *ly = &w->layers[l];
+        ly->attn = (TfAttnParams){bert_ptr(p, lh->qw), bert_ptr(p, lh->qb), bert_ptr(p, lh->ow),
+                                  bert_ptr(p, lh->ob), bert_ptr(p, lh->ln1g), bert_ptr(p, lh->ln1b)};
+        ly->ffn = (TfFfnParams){bert_ptr(p, lh->iw), bert_ptr(p, lh->ib), bert_ptr(p, lh->o2w),
+                                bert_ptr(p, lh->o2b), bert_ptr(p, lh->ln2g), bert_ptr(p, lh->ln2b)};
+    }
+    w->pool_w = bert_ptr(p, h->pool_w);
+    w->pool_b = bert_ptr(p, h->pool_b);
+    w->mlm_w = bert_ptr(p, h->mlm_w);
+    w->mlm_b = bert_ptr(p, h->mlm_b);
+    w->mlm_ln_g = bert_ptr(p, h->mlm_lng);
+    w->mlm_ln_b = bert_ptr(p, h->mlm_lnb);
+    w->mlm_bias = bert_ptr(p, h->mlm_bias);
+    w->cls_w = bert_ptr(p, h->cls_w);
+    w->cls_b = bert_ptr(p, h->cls_b);
+}
+
+/* The fused QKV GEMM reads query|key|value as one block: verify the arena put
+ * them back to back (it does when C % 16 == 0, which the config check requires). */
+static void bert_check_fused(const Params *p, const BertLayerHandles *h, int C) {
+    long CC = (long)C * C;
+    const float *qw = params_data(p, h->qw), *qb = params_data(p, h->qb);
+    if (params_data(p, h->kw) != qw + CC || params_data(p, h->vw) != qw + 2 * CC ||
+        params_data(p, h->kb) != qb + C || params_data(p, h->vb) != qb + 2 * C)
+        DIE("bert: query/key/value tensors are not contiguous in the arena (C = %d)", C);
+}
+
+Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) {
+    if (bert_config_check(cfg, NULL) != 0) DIE("bert_create: invalid config (check it before creating)");
+    Bert *m = xcalloc(1, sizeof *m);
+    m->cfg = *cfg;
+    m->heads = heads ? *heads : (BertHeads){0};
+    if (m->heads.num_labels < 0) DIE("bert_create: num_labels %d", m->heads.num_labels);
+    if (m->heads.num_labels > 0) m->heads.pooler = 1;
+    int V = cfg->vocab_size, C = cfg->hidden_size, L = cfg->num_layers, FF = cfg->intermediate_size;
+    Params *p = m->params = params_create();
+    BertHandles h;
+    memset(&h, -1, sizeof h);
+    h.word = BERT_MATRIX(p, "bert.embeddings.word_embeddings.weight", V, C);
+    h.pos = BERT_MATRIX(p, "bert.embeddings.position_embeddings.weight", cfg->max_position, C);
+    h.type = BERT_MATRIX(p, "bert.embeddings.token_type_embeddings.weight", cfg->type_vocab_size, C);
+    h.emb_lng = BERT_LN_W(p, "bert.embeddings.LayerNorm.weight", C);
+    h.emb_lnb = BERT_BIAS(p, "bert.embeddings.LayerNorm.bias", C);
+    h.layers = xmalloc((size_t)L * sizeof *h.layers);
+    for (int l = 0; l < L; l++) h.layers[l] = bert_declare_layer(p, l, C, FF);
+    if (m->heads.pooler) {
+        h.pool_w = BERT_MATRIX(p, "bert.pooler.dense.weight", C, C);
+        h.pool_b = BERT_BIAS(p, "bert.pooler.dense.bias", C);
+    }
+    if (m->heads.mlm) {
+        h.mlm_w = BERT_MATRIX(p, "cls.predictions.transform.dense.weight", C, C);
+        h.mlm_b = BERT_BIAS(p, "cls.predictions.transform.dense.bias", C);
+        h.mlm_lng = BERT_LN_W(p, "cls.predictions.transform.LayerNorm.weight", C);
+        h.mlm_lnb = BERT_BIAS(p, "cls.predictions.transform.LayerNorm.bias", C);
+        h.mlm_bias = BERT_BIAS(p, "cls.predictions.bias", V);
+    }
+    if (m->heads.num_labels > 0) {
+        h.cls_w = BERT_MATRIX(p, "classifier.weight", m->heads.num_labels, C);
+        h.cls_b = BERT_BIAS(p, "classifier.bias", m->heads.num_labels);
+    }
+    Rng rng;
+    rng_seed(&rng, seed);
+    params_allocate(p, &rng);
+    for (int l = 0; l < L; l++) bert_check_fused(p, &h.layers[l], C);
+    bert_bind(m, &h);
+    free(h.layers);
+    return m;
+}
+
+/* The gradient structs mirror the data structs at the same arena offsets, so
+ * they are bound by offset rather than by handle. */
+static float *bert_grad_of(const Bert *m, const float *data) {
+    return data ? m->params->grad + (data - m->params->data) : NULL;
+}
+
+static void bert_bind_grads(Bert *m) {
+    params_grad_enable(m->params);
+    const BertWeights *w = &m->w;
+    BertWeights *g = &m->g;
+    int L = m->cfg.num_layers;
+    if (!g->layers) g->layers = xcalloc((size_t)L, sizeof *g->layers);
+    g->word_emb = bert_grad_of(m, w->word_emb);
+    g->pos_emb = bert_grad_of(m, w->pos_emb);
+    g->type_emb = bert_grad_of(m, w->type_emb);
+    g->emb_ln_g = bert_grad_of(m, w->emb_ln_g);
+    g->emb_ln_b = bert_grad_of(m, w->emb_ln_b);
+    for (int l = 0; l < L; l++) {
+        const BertLayer *a = &w->layers[l];
+        BertLayer *b = &g->layers[l];
+        b->attn = (TfAttnParams){bert_grad_of(m, a->attn.w_qkv), bert_grad_of(m, a->attn.b_qkv),
+                                 bert_grad_of(m, a->attn.w_o), bert_grad_of(m, a->attn.b_o),
+                                 bert_grad_of(m, a->attn.ln_g), bert_grad_of(m, a->attn.ln_b)};
+        b->ffn = (TfFfnParams){bert_grad_of(m, a->ffn.w_in), bert_grad_of(m, a->ffn.b_in),
+                               bert_grad_of(m, a->ffn.w_out), bert_grad_of(m, a->ffn.b_out),
+                               bert_grad_of(m, a->ffn.ln_g), bert_grad_of(m, a->ffn.ln_b)};
+    }
+    g->pool_w = bert_grad_of(m, w->pool_w);
+    g->pool_b = bert_grad_of(m, w->pool_b);
+    g->mlm_w = bert_grad_of(m, w->mlm_w);
+    g->mlm_b = bert_grad_of(m, w->mlm_b);
+    g->mlm_ln_g = bert_grad_of(m, w->mlm_ln_g);
+    g->mlm_ln_b = bert_grad_of(m, w->mlm_ln_b);
+    g->mlm_bias = bert_grad_of(m, w->mlm_bias);
+    g->cls_w = bert_grad_of(m, w->cls_w);
+    g->cls_b = bert_grad_of(m, w->cls_b);
+}
+
+static void bert_work_free(BertWork *k, int L) {
+    if (!k) return;
+    free(k->ids); free(k->segments); free(k->pos_ids); free(k->lengths);
+    free(k->emb); free(k->emb_mean); free(k->emb_rstd); free(k->h0); free(k->emb_mask);
+    for (int l = 0; l < L && k->attn; l++) {
+        tf_attn_acts_free(&k->attn[l]);
+        tf_ffn_acts_free(&k->ffn[l]);
+    }
+    free(k->attn); free(k->ffn); free(k->scratch);
+    free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
+    free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
+    free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2);
+    free(k->dhidden); free(k->dpooled); free(k->dbuf); free(k->dhead);
+    free(k);
+}
+
+void bert_free(Bert *m) {
+    if (!m) return;
+    bert_work_free(m->work, m->cfg.num_layers);
+    free(m->w.layers);
+    free(m->g.layers);
+    params_free(m->params);
+    free(m);
+}
+
+static float *bert_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
+
+/* The sublayer dims of the largest call. */
+static TfDims bert_max_dims(const Bert *m, int B, int T) {
+    const BertConfig *c = &m->cfg;
+    return (TfDims){.B = B, .T = T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
+                    .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
+                    .attn_dropout = c->attention_dropout};
+}
+
+void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
+    BertWork *old = m->work;
+    if (B < 1 || T < 1 || max_masked < 0) DIE("bert_reserve: B %d T %d max_masked %d", B, T, max_masked);
+    if (T > m->cfg.max_position) DIE("bert_reserve: T %d > max_position %d", T, m->cfg.max_position);
+    if (old) {
+        if (B <= old->maxB && T <= old->maxT && max_masked <= old->max_masked && (train <= old->train)) return;
+        B = B > old->maxB ? B : old->maxB;
+        T = T > old->maxT ? T : old->maxT;
+        max_masked = max_masked > old->max_masked ? max_masked : old->max_masked;
+        train = train || old->train;
+        bert_work_free(old, m->cfg.num_layers);
+    }
+    BertWork *k = m->work = xcalloc(1, sizeof *k);
+    int C = m->cfg.hidden_size, L = m->cfg.num_layers, V = m->cfg.vocab_size;
+    int K = m->heads.num_labels > 0 ? m->heads.num_labels : 1;
+    long N = (long)B * T, n = max_masked;
+    k->maxB = B; k->maxT = T; k->max_masked = max_masked; k->train = train;
+    k->ids = xmalloc(sizeof(int) * (size_t)N);
+    k->segments = xmalloc(sizeof(int) * (size_t)N);
+    k->pos_ids = xmalloc(sizeof(int) * (size_t)N);
+    k->lengths = xmalloc(sizeof(int) * (size_t)B);
+    k->emb = bert_floats(N * C);
+    k->emb_mean = bert_floats(N);
+    k->emb_rstd = bert_floats(N);
+    k->h0 = bert_floats(N * C);
+    k->emb_mask = xmalloc((size_t)(N * C));
+    TfDims md = bert_max_dims(m, B, T);
+    k->attn = xcalloc((size_t)L, sizeof *k->attn);
+    k->ffn = xcalloc((size_t)L, sizeof *k->ffn);
+    for (int l = 0; l < L; l++) {
+        tf_attn_acts_init(&k->attn[l], &md, 0);
+        tf_ffn_acts_init(&k->ffn[l], &md);
+    }
+    long s = tf_scratch_floats(&md);
+    k->scratch = bert_floats(s > N * C ? s : N * C);   /* the embedding backward uses N*C of it */
+    k->cls_x = bert_floats((long)B * C);
+    k->pooled = bert_floats((long)B * C);
+    k->head_in = bert_floats((long)B * C);
+    k->head_mask = xmalloc((size_t)B * (size_t)C);
+    k->logits = bert_floats((long)B * K);
+    k->dlogits = bert_floats((long)B * K);
+    if (m->heads.mlm && n > 0) {
+        k->mlm_x = bert_floats(n * C);
+        k->mlm_pre = bert_floats(n * C);
+        k->mlm_act = bert_floats(n * C);
+        k->mlm_mean = bert_floats(n);
+        k->mlm_rstd = bert_floats(n);
+        k->mlm_out = bert_floats(n * C);
+        k->mlm_logits = bert_floats(n * V);
+        if (train) {
+            k->mlm_dlogits = bert_floats(n * V);
+            k->mlm_d1 = bert_floats(n * C);
+            k->mlm_d2 = bert_floats(n * C);
+        }
+    }
+    if (train) {
+        bert_bind_grads(m);
+        k->dhidden = bert_floats(N * C);
+        k->dbuf = bert_floats(N * C);
+        k->dpooled = bert_floats((long)B * C);
+        k->dhead = bert_floats((long)B * C);
+    }
+}
+
+long bert_num_params(const Bert *m) { return params_count(m->params); }

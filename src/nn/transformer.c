@@ -1,0 +1,251 @@
+/* transformer.c — post-LN self-attention, cross-attention and FFN sublayers
+ * (see transformer.h), composed from nn/linear, nn/attention, nn/dropout,
+ * nn/activation and nn/layernorm.
+ *
+ * Every sublayer ends the same way — projection -> dropout -> + x -> LayerNorm —
+ * so that tail (tf_tail_forward/backward) is written once. The GEMMs go through
+ * core/blas (the weight-gradient GEMMs accumulate with beta = 1, the input
+ * gradients are written with beta = 0 where possible, so no buffer needs
+ * clearing first); element-wise passes are OpenMP loops between them. */
+#include "nn/transformer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/blas.h"
+#include "core/common.h"
+#include "nn/activation.h"
+#include "nn/dropout.h"
+#include "nn/layernorm.h"
+#include "nn/linear.h"
+
+#define TF_PARALLEL_MIN 32768   /* elements below which threads do not pay */
+
+/* ---- the attention core: nn/attention unless TfDims.core replaces it ---- */
+
+static long tf_core_scratch(const TfDims *d, AttnDims ad) {
+    return d->core ? d->core->scratch_size(d->core->ctx, ad) : attention_scratch_size(ad);
+}
+
+static void tf_core_forward(const TfDims *d, float *out, float *att, unsigned char *mask, const float *q,
+                            const float *k, const float *v, AttnDims ad, Rng *rng, float *scratch) {
+    if (d->core) d->core->forward(d->core->ctx, out, att, mask, q, k, v, ad, rng, scratch);
+    else attention_forward(out, att, mask, q, k, v, ad, rng, scratch);
+}
+
+static void tf_core_backward(const TfDims *d, float *dq, float *dk, float *dv, const float *dout,
+                             const float *att, const unsigned char *mask, const float *q, const float *k,
+                             const float *v, AttnDims ad, float *scratch) {
+    if (d->core) d->core->backward(d->core->ctx, dq, dk, dv, dout, att, mask, q, k, v, ad, scratch);
+    else attention_backward(dq, dk, dv, dout, att, mask, q, k, v, ad, scratch);
+}
+
+/* AttnDims of a self- (cross = 0) or cross-attention call. */
+static AttnDims tf_attn_dims(const TfDims *d, int cross, int train) {
+    AttnDims ad = {.B = d->B, .Tq = d->T, .NH = d->NH, .HS = d->C / d->NH};
+    if (cross) {
+        ad.Tk = d->Tk;
+        ad.ldq = d->C;
+        ad.ldk = ad.ldv = 2 * d->C;
+        ad.key_lengths = d->mem_lengths;
+    } else {
+        ad.Tk = d->T;
+        ad.ldq = ad.ldk = ad.ldv = 3 * d->C;
+        ad.key_lengths = d->lengths;
+        ad.causal = d->causal;
+    }
+    ad.dropout = train ? d->attn_dropout : 0.0f;
+    return ad;
+}
+
+/* ---- memory ---- */
+
+static float *tf_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
+static unsigned char *tf_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
+
+void tf_attn_acts_init(TfAttnActs *a, const TfDims *max, int cross) {
+    memset(a, 0, sizeof *a);
+    if (max->C % max->NH != 0) DIE("transformer: C %d is not a multiple of NH %d", max->C, max->NH);
+    long N = (long)max->B * max->T, C = max->C, Tk = cross ? max->Tk : max->T;
+    long na = (long)max->B * max->NH * max->T * Tk;
+    a->qkv = tf_floats(N * (cross ? C : 3 * C));
+    if (cross) a->kv = tf_floats((long)max->B * Tk * 2 * C);
+    a->att = tf_floats(na);
+    a->att_mask = tf_bytes(na);
+    a->ctx = tf_floats(N * C);
+    a->drop_mask = tf_bytes(N * C);
+    a->res = tf_floats(N * C);
+    a->mean = tf_floats(N);
+    a->rstd = tf_floats(N);
+    a->out = tf_floats(N * C);
+}
+
+void tf_attn_acts_free(TfAttnActs *a) {
+    free(a->qkv); free(a->kv); free(a->att); free(a->att_mask); free(a->ctx);
+    free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd); free(a->out);
+    memset(a, 0, sizeof *a);
+}
+
+void tf_ffn_acts_init(TfFfnActs *a, const TfDims *max) {
+    memset(a, 0, sizeof *a);
+    long N = (long)max->B * max->T, C = max->C;
+    a->pre = tf_floats(N * max->FF);
+    a->act = tf_floats(N * max->FF);
+    a->drop_mask = tf_bytes(N * C);
+    a->res = tf_floats(N * C);
+    a->mean = tf_floats(N);
+    a->rstd = tf_floats(N);
+    a->out = tf_floats(N * C);
+}
+
+void tf_ffn_acts_free(TfFfnActs *a) {
+    free(a->pre); free(a->act); free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd);
+    free(a->out);
+    memset(a, 0, sizeof *a);
+}
+
+long tf_scratch_floats(const TfDims *max) {
+    long N = (long)max->B * max->T, C = max->C;
+    /* Size the attention core as if dropout were on: its scratch is larger then. */
+    TfDims m = *max;
+    m.attn_dropout = 0.5f;
+    long self = 5 * N * C + tf_core_scratch(max, tf_attn_dims(&m, 0, 1));
+    long need = self;
+    if (max->Tk > 0) {
+        long cross = 3 * N * C + (long)max->B * max->Tk * 2 * C + tf_core_scratch(max, tf_attn_dims(&m, 1, 1));
+        if (cross > need) need = cross;
+    }
+    long ffn = N * C + 2 * N * max->FF;
+    return ffn > need ? ffn : need;
+}
+
+/* ---- the shared tail: res = x + dropout(res); out = LN(res) ---- */
+
+/* On entry res (N, C) holds the projection. */
+static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, unsigned char *mask,
+                            const float *x, const float *ln_g, const float *ln_b, long N, int C,
+                            float eps, float p, Rng *rng) {
+    long n = N * C;
+    if (rng && p > 0.0f) dropout_forward(res, mask, res, n, p, rng);
+    #pragma omp parallel for if (n > TF_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) res[i] += x[i];
+    layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
+}
+
+/* dx (N, C) = dL/d(res) (the residual's share of dL/dx, written); LayerNorm
+ * gradients added into dln_g, dln_b. Returns dL/d(projection): dx itself, or
+ * dproj (scratch) after the dropout mask when the forward dropped. */
+static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, float *dln_b,
+                                     const float *dy, const float *res, const float *mean,
+                                     const float *rstd, const unsigned char *mask, const float *ln_g,
+                                     long N, int C, float p, int train) {
+    memset(dx, 0, sizeof(float) * (size_t)(N * C));
+    layernorm_backward(dx, dln_g, dln_b, dy, res, mean, rstd, ln_g, (int)N, C);
+    if (!(train && p > 0.0f)) return dx;
+    memset(dproj, 0, sizeof(float) * (size_t)(N * C));
+    dropout_backward(dproj, dx, mask, N * C, p);
+    return dproj;
+}
+
+/* The backward of y = x W^T + b for the output projections: dx (N, C) WRITTEN
+ * (beta 0), dw (OC, C) and db (OC) added. */
+static void tf_linear_backward_write(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                     const float *w, long N, int C, int OC) {
+    matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
+    linear_bias_backward(db, dy, (int)N, OC);
+}
+
+/* ---- self-attention ---- */
+
+void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, const TfDims *d,
+                          Rng *rng, float *scratch) {
+    long N = (long)d->B * d->T;
+    int C = d->C;
+    a->train = rng != NULL;
+    AttnDims ad = tf_attn_dims(d, 0, a->train);
+    linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
+    tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
+    linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+                    d->hidden_dropout, rng);
+}
+
+void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const TfAttnActs *a,
+                           const float *x, const TfAttnParams *w, const TfDims *d, float *scratch) {
+    long N = (long)d->B * d->T;
+    int C = d->C;
+    float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *core = dqkv + 3 * N * C;
+    AttnDims ad = tf_attn_dims(d, 0, a->train);
+    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+    tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
+    tf_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
+                     a->qkv + 2 * C, ad, core);
+    /* dx (already the residual's share) += dqkv W_qkv. */
+    linear_backward(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, (int)N, C, 3 * C);
+}
+
+/* ---- cross-attention ---- */
+
+void tf_cross_attn_forward(TfAttnActs *a, const float *x, const float *mem, const TfAttnParams *w,
+                           const TfDims *d, Rng *rng, float *scratch) {
+    long N = (long)d->B * d->T;
+    int C = d->C;
+    a->train = rng != NULL;
+    AttnDims ad = tf_attn_dims(d, 1, a->train);
+    linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
+    linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
+    tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
+    linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+                    d->hidden_dropout, rng);
+}
+
+void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float *dy,
+                            const TfAttnActs *a, const float *x, const float *mem,
+                            const TfAttnParams *w, const TfDims *d, float *scratch) {
+    long N = (long)d->B * d->T, NK = (long)d->B * d->Tk;
+    int C = d->C;
+    float *dproj = scratch, *dctx = dproj + N * C, *dq = dctx + N * C, *dkv = dq + N * C;
+    float *core = dkv + NK * 2 * C;
+    AttnDims ad = tf_attn_dims(d, 1, a->train);
+    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+    tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    memset(dq, 0, sizeof(float) * (size_t)(N * C));
+    memset(dkv, 0, sizeof(float) * (size_t)(NK * 2 * C));
+    tf_core_backward(d, dq, dkv, dkv + C, dctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, core);
+    linear_backward(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, (int)N, C, C);
+    linear_backward(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C,
+                    (int)NK, C, 2 * C);
+}
+
+/* ---- FFN ---- */
+
+void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const TfDims *d, Rng *rng,
+                    float *scratch) {
+    (void)scratch;
+    long N = (long)d->B * d->T;
+    int C = d->C, FF = d->FF;
+    a->train = rng != NULL;
+    linear_forward(a->pre, x, w->w_in, w->b_in, (int)N, C, FF);
+    gelu_forward(a->act, a->pre, N * FF);
+    linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
+    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+                    d->hidden_dropout, rng);
+}
+
+void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs *a,
+                     const float *x, const TfFfnParams *w, const TfDims *d, float *scratch) {
+    long N = (long)d->B * d->T;
+    int C = d->C, FF = d->FF;
+    float *dproj = scratch, *dact = dproj + N * C, *dpre = dact + N * FF;
+    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+    tf_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
+    memset(dpre, 0, sizeof(float) * (size_t)(N * FF));
+    gelu_backward(dpre, dact, a->pre, N * FF);
+    linear_backward(dx, g->w_in, g->b_in, dpre, x, w->w_in, (int)N, C, FF);
+}

@@ -1,0 +1,372 @@
+/* test_bert.c — the BERT model against a PyTorch reference written from plain
+ * torch ops (tests/ref/bert_ref.py): encoder output, MLM logits and loss,
+ * classification / regression logits and loss, the gradient of EVERY
+ * parameter, and the loss curve of 20 AdamW steps; plus padding invariance,
+ * configs (built-in, JSON with HF keys, bad values) and checkpoints (round
+ * trip, heads on a pretrained encoder, corrupt and foreign files). */
+#include "tests/test.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint.h"
+#include "core/rng.h"
+#include "models/bert.h"
+#include "optim/clip.h"
+#include "optim/optim.h"
+#include "tests/capture.h"
+#include "tests/gradcheck.h"
+#include "tests/torchref.h"
+
+/* ---- the reference model: V 100, C 32, L 2, NH 4, FF 128, P 16, B 3, T 12 ---- */
+
+enum { RB = 3, RT = 12, RNM = 6, RSTEPS = 20 };
+#define REF_LR 1e-3f
+
+static BertConfig ref_config(void) {
+    return (BertConfig){.vocab_size = 100, .hidden_size = 32, .num_layers = 2, .num_heads = 4,
+                        .intermediate_size = 128, .max_position = 16, .type_vocab_size = 2,
+                        .hidden_dropout = 0.0f, .attention_dropout = 0.0f, .layer_norm_eps = 1e-12f};
+}
+
+/* Random weights well away from the init (biases and LayerNorm not 0 / 1), so
+ * every path carries signal. */
+static void ref_randomize(Bert *m, uint64_t seed) {
+    for (int h = 0; h < params_num_tensors(m->params); h++) {
+        const ParamTensor *t = params_tensor(m->params, h);
+        float *x = params_data(m->params, h);
+        if (strstr(t->name, "LayerNorm.weight")) {
+            gradcheck_fill(x, t->numel, 0.8f, 1.2f, seed + (uint64_t)h);
+        } else if (t->ndim == 1) {
+            gradcheck_fill(x, t->numel, -0.1f, 0.1f, seed + (uint64_t)h);
+        } else {
+            float a = strstr(t->name, "embeddings") ? 0.5f : 0.25f;
+            gradcheck_fill(x, t->numel, -a, a, seed + (uint64_t)h);
+        }
+    }
+}
+
+typedef struct {
+    int ids[RB * RT], segments[RB * RT], lengths[RB];
+    int positions[RNM], mlm_labels[RNM];
+    int labels[RB];
+    float targets[RB];
+} RefBatch;
+
+static void ref_batch(RefBatch *b, int V) {
+    Rng r;
+    rng_seed(&r, 5);
+    const int lengths[RB] = {12, 7, 3};
+    for (int i = 0; i < RB; i++) {
+        b->lengths[i] = lengths[i];
+        for (int t = 0; t < RT; t++) {
+            int real = t < lengths[i];
+            b->ids[i * RT + t] = real ? (t == 0 ? 1 : 2 + (int)rng_below(&r, (uint32_t)V - 2)) : 0;
+            b->segments[i * RT + t] = real && t >= lengths[i] / 2;
+        }
+        b->labels[i] = i % 3;
+        b->targets[i] = 0.5f + 1.5f * (float)i;
+    }
+    const int pos[RNM] = {1, 5, 11, RT + 2, RT + 6, 2 * RT + 1};   /* inside each row's length */
+    for (int i = 0; i < RNM; i++) {
+        b->positions[i] = pos[i];
+        b->mlm_labels[i] = (int)rng_below(&r, (uint32_t)V);
+    }
+}
+
+/* Forward + the heads' losses (+ backward into m->g). losses[0] MLM, [1] head. */
+static float ref_step(Bert *m, const RefBatch *b, int K, int nm, int backward, float *losses) {
+    if (backward) params_zero_grad(m->params);
+    bert_forward(m, &(BertBatch){RB, RT, b->ids, b->segments, b->lengths}, NULL);
+    losses[0] = nm ? bert_mlm_loss(m, b->positions, b->mlm_labels, nm, backward, NULL) : 0.0f;
+    losses[1] = K == 1 ? bert_regress_loss(m, b->targets, NULL, backward)
+                       : bert_classify_loss(m, b->labels, NULL, backward);
+    if (backward) bert_backward(m);
+    return losses[0] + losses[1];
+}
+
+/* max |a - b| / max |b|: one relative error per tensor. */
+static double rel_err(const float *a, const float *b, long n) {
+    double scale = 0.0;
+    for (long i = 0; i < n; i++) scale = fabs(b[i]) > scale ? fabs(b[i]) : scale;
+    return torchref_max_diff(a, b, n) / (scale > 0 ? scale : 1e-30);
+}
+
+static void ref_compare(int K, int nm) {
+    BertConfig cfg = ref_config();
+    Bert *m = bert_create(&cfg, &(BertHeads){.mlm = nm > 0, .num_labels = K}, 3);
+    ref_randomize(m, 100);
+    bert_reserve(m, RB, RT, RNM, 1);
+    RefBatch b;
+    ref_batch(&b, cfg.vocab_size);
+    int C = cfg.hidden_size, V = cfg.vocab_size, np = params_num_tensors(m->params);
+
+    /* Inputs: every parameter, the batch as floats. */
+    RefTensor *in = calloc((size_t)np + 7, sizeof *in);
+    float fids[RB * RT], fseg[RB * RT], flen[RB], fpos[RNM], flab[RNM], fhead[RB];
+    for (int i = 0; i < RB * RT; i++) { fids[i] = (float)b.ids[i]; fseg[i] = (float)b.segments[i]; }
+    for (int i = 0; i < RB; i++) {
+        flen[i] = (float)b.lengths[i];
+        fhead[i] = K == 1 ? b.targets[i] : (float)b.labels[i];
+    }
+    for (int i = 0; i < RNM; i++) { fpos[i] = (float)b.positions[i]; flab[i] = (float)b.mlm_labels[i]; }
+    int ni = 0;
+    for (int h = 0; h < np; h++)
+        in[ni++] = (RefTensor){params_tensor(m->params, h)->name, params_data(m->params, h), params_tensor(m->params, h)->numel};
+    in[ni++] = (RefTensor){"ids", fids, RB * RT};
+    in[ni++] = (RefTensor){"segments", fseg, RB * RT};
+    in[ni++] = (RefTensor){"lengths", flen, RB};
+    in[ni++] = (RefTensor){"head_labels", fhead, RB};
+    if (nm) {
+        in[ni++] = (RefTensor){"positions", fpos, nm};
+        in[ni++] = (RefTensor){"mlm_labels", flab, nm};
+    }
+    /* Outputs: hidden, logits, losses, curve, then one gradient per parameter. */
+    long nh = (long)RB * RT * C;
+    float *hidden = malloc(sizeof(float) * (size_t)nh), *mlm = malloc(sizeof(float) * (size_t)(nm ? nm : 1) * V);
+    float head[RB * 3], losses[2], curve[RSTEPS];
+    RefTensor *out = calloc((size_t)np + 5, sizeof *out);
+    char (*gname)[PARAM_NAME_MAX + 8] = calloc((size_t)np, sizeof *gname);
+    float **grads = calloc((size_t)np, sizeof *grads);
+    int no = 0;
+    out[no++] = (RefTensor){"hidden", hidden, nh};
+    out[no++] = (RefTensor){"head_logits", head, (long)RB * K};
+    out[no++] = (RefTensor){"losses", losses, 2};
+    out[no++] = (RefTensor){"curve", curve, RSTEPS};
+    if (nm) out[no++] = (RefTensor){"mlm_logits", mlm, (long)nm * V};
+    for (int h = 0; h < np; h++) {
+        const ParamTensor *t = params_tensor(m->params, h);
+        snprintf(gname[h], sizeof gname[h], "grad.%s", t->name);
+        grads[h] = malloc(sizeof(float) * (size_t)t->numel);
+        out[no++] = (RefTensor){gname[h], grads[h], t->numel};
+    }
+    char args[160];
+    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %d %d %g", V, C, cfg.num_layers, cfg.num_heads,
+             cfg.intermediate_size, cfg.max_position, cfg.type_vocab_size, RB, RT, K, nm, RSTEPS, (double)REF_LR);
+    if (torchref_run("bert_ref.py", args, in, ni, out, no) == 1) {
+        float mine[2];
+        ref_step(m, &b, K, nm, 1, mine);
+        /* Measured (K=3 + MLM, K=1): outputs <= 3e-7, gradients <= 2e-6 relative. */
+        double e = rel_err(bert_hidden(m), hidden, nh);
+        CHECK_MSG(e < 1e-5, "K=%d hidden: rel err %g", K, e);
+        if (nm) {
+            e = rel_err(bert_mlm_logits(m), mlm, (long)nm * V);
+            CHECK_MSG(e < 1e-5, "mlm logits: rel err %g", e);
+            CHECK_NEAR(mine[0], losses[0], 1e-5 * losses[0]);
+        }
+        float logits[RB * 3];
+        bert_head_logits(m, logits);
+        e = rel_err(logits, head, (long)RB * K);
+        CHECK_MSG(e < 1e-5, "K=%d head logits: rel err %g", K, e);
+        CHECK_NEAR(mine[1], losses[1], 1e-5 * losses[1]);
+        double worst = 0;
+        for (int h = 0; h < np; h++) {
+            const ParamTensor *t = params_tensor(m->params, h);
+            if (strstr(t->name, "attention.self.key.bias")) {
+                /* Exactly 0 in exact arithmetic (softmax ignores a shift shared by
+                 * all keys of a query); both sides hold only rounding (~6e-9). */
+                float zero[128] = {0};
+                double mine_abs = torchref_max_diff(params_grad(m->params, h), zero, t->numel);
+                double ref_abs = torchref_max_diff(grads[h], zero, t->numel);
+                CHECK_MSG(mine_abs < 1e-7 && ref_abs < 1e-7, "%s: %g vs %g, expected ~0", t->name, mine_abs, ref_abs);
+                continue;
+            }
+            e = rel_err(params_grad(m->params, h), grads[h], t->numel);
+            CHECK_MSG(e <= 1e-4, "K=%d gradient of %s: rel err %g", K, t->name, e);
+            worst = e > worst ? e : worst;
+        }
+        /* 20 AdamW steps (clip 1.0, decay 0.01 except biases / LayerNorm). */
+        Optimizer o = optim_adamw(0.01);
+        o.eps = 1e-6;
+        double worst_curve = 0;
+        for (int s = 0; s < RSTEPS; s++) {
+            float l = ref_step(m, &b, K, nm, 1, mine);
+            clip_grad_norm(m->params, 1.0f);
+            optim_step(&o, m->params, REF_LR);
+            double d = fabs(l - curve[s]);
+            worst_curve = d > worst_curve ? d : worst_curve;
+        }
+        CHECK_MSG(worst_curve <= 1e-3, "K=%d AdamW loss curve differs by %g", K, worst_curve);
+        CHECK_MSG(curve[RSTEPS - 1] < curve[0] * 0.9f, "the reference loss did not fall: %g -> %g", curve[0],
+                  curve[RSTEPS - 1]);
+        printf("  K=%d: worst gradient rel err %.2g, worst loss-curve diff %.2g (loss %.4f -> %.4f)\n", K, worst,
+               worst_curve, curve[0], curve[RSTEPS - 1]);
+    }
+    for (int h = 0; h < np; h++) free(grads[h]);
+    free(grads); free(gname); free(out); free(in); free(hidden); free(mlm);
+    bert_free(m);
+}
+
+TEST(bert_matches_torch_mlm_classifier) { ref_compare(3, RNM); }
+
+TEST(bert_matches_torch_regression) { ref_compare(1, 0); }
+
+/* Padding is invisible: a row's outputs do not depend on what pads it, or on
+ * how long the batch is. */
+TEST(bert_padding_invariance) {
+    BertConfig cfg = ref_config();
+    Bert *m = bert_create(&cfg, &(BertHeads){.num_labels = 2}, 3);
+    ref_randomize(m, 200);
+    bert_reserve(m, 2, RT, 0, 0);
+    RefBatch b;
+    ref_batch(&b, cfg.vocab_size);
+    /* Row 1 (length 7) inside the batch of T = 12 ... */
+    bert_forward(m, &(BertBatch){RB - 1, RT, b.ids, b.segments, b.lengths}, NULL);
+    int C = cfg.hidden_size;
+    float *h12 = malloc(sizeof(float) * 7 * C), logits12[2], logits7[2];
+    memcpy(h12, bert_hidden(m) + (long)RT * C, sizeof(float) * 7 * C);
+    float both[4];
+    bert_head_logits(m, both);
+    memcpy(logits12, both + 2, sizeof logits12);
+    /* ... and alone with T = 7 and garbage-free: the same numbers. */
+    bert_forward(m, &(BertBatch){1, 7, b.ids + RT, b.segments + RT, b.lengths + 1}, NULL);
+    CHECK_MSG(torchref_max_diff(h12, bert_hidden(m), 7L * C) < 1e-5, "hidden states depend on padding");
+    bert_head_logits(m, logits7);
+    CHECK_NEAR(logits7[0], logits12[0], 1e-5);
+    CHECK_NEAR(logits7[1], logits12[1], 1e-5);
+    free(h12);
+    bert_free(m);
+}
+
+/* ---- configs ---- */
+
+TEST(bert_config_named_and_json) {
+    const int expect[][3] = {{2, 128, 2}, {4, 256, 4}, {4, 512, 8}, {8, 512, 8}, {12, 768, 12}};
+    for (int i = 0; i < BERT_NUM_CONFIG_NAMES; i++) {
+        BertConfig c, f;
+        CHECK(bert_config_named(BERT_CONFIG_NAMES[i], &c) == 0);
+        CHECK_EQ_INT(c.num_layers, expect[i][0]);
+        CHECK_EQ_INT(c.hidden_size, expect[i][1]);
+        CHECK_EQ_INT(c.num_heads, expect[i][2]);
+        CHECK_EQ_INT(c.intermediate_size, 4 * c.hidden_size);
+        CHECK_EQ_INT(c.vocab_size, 30522);
+        /* The committed JSON file says the same. */
+        char path[128];
+        snprintf(path, sizeof path, "models/configs/%s.json", BERT_CONFIG_NAMES[i]);
+        CHECK_MSG(bert_config_resolve(path, &f) == 0, "%s", path);
+        CHECK_MSG(memcmp(&c, &f, sizeof c) == 0, "%s differs from the built-in config", path);
+        /* JSON round trip. */
+        cJSON *j = bert_config_to_json(&c);
+        CHECK(bert_config_from_json(j, "round trip", &f) == 0);
+        CHECK(memcmp(&c, &f, sizeof c) == 0);
+        cJSON_Delete(j);
+    }
+    BertConfig c;
+    CHECK(bert_config_named("huge", &c) == -1);
+    /* A HF-style config with only the required keys, and extra keys ignored. */
+    cJSON *j = cJSON_Parse("{\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 1,"
+                           " \"num_attention_heads\": 4, \"architectures\": [\"BertForMaskedLM\"]}");
+    CHECK(bert_config_from_json(j, "x", &c) == 0);
+    CHECK_EQ_INT(c.intermediate_size, 256);
+    CHECK_EQ_INT(c.max_position, 512);
+    CHECK_NEAR(c.layer_norm_eps, 1e-12, 1e-18);
+    cJSON_Delete(j);
+}
+
+TEST(bert_config_bad_values) {
+    const char *bad[] = {
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1}",                 /* heads missing */
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 5}",
+        "{\"vocab_size\": 10, \"hidden_size\": 40, \"num_hidden_layers\": 1, \"num_attention_heads\": 4}",
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 0, \"num_attention_heads\": 4}",
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
+        " \"hidden_dropout_prob\": 1.5}",
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
+        " \"hidden_act\": \"relu\"}",
+        "{\"vocab_size\": 2.5, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4}",
+        "[1, 2]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *j = cJSON_Parse(bad[i]);
+        BertConfig c;
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        int rc = bert_config_from_json(j, "bad.json", &c);
+        char *err = stderr_capture_end(&cap);
+        CHECK_MSG(rc == -1, "accepted %s", bad[i]);
+        CHECK_MSG(err && strstr(err, "bad.json"), "no message naming the file for %s: %s", bad[i], err ? err : "");
+        free(err);
+        cJSON_Delete(j);
+    }
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    BertConfig c;
+    int rc = bert_config_resolve("/nonexistent/tiny.json", &c);
+    free(stderr_capture_end(&cap));
+    CHECK(rc == -1);
+}
+
+/* ---- checkpoints ---- */
+
+static char *tmp_path(const char *name) {
+    static char buf[256];
+    snprintf(buf, sizeof buf, "/tmp/glue_test_bert_%d_%s", (int)getpid(), name);
+    return buf;
+}
+
+TEST(bert_checkpoint_round_trip_and_errors) {
+    BertConfig cfg = ref_config();
+    Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .num_labels = 3}, 3);
+    ref_randomize(m, 300);
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("model.ckpt"));
+    CHECK(bert_save(m, path) == 0);
+    Bert *l = bert_load(path);
+    CHECK(l != NULL);
+    if (l) {
+        CHECK_EQ_INT(l->heads.num_labels, 3);
+        CHECK_EQ_INT(l->heads.mlm, 1);
+        CHECK(l->params->total == m->params->total &&
+              memcmp(l->params->data, m->params->data, sizeof(float) * m->params->total) == 0);
+        bert_free(l);
+    }
+    /* A pretrained encoder with a fresh 2-way head: encoder and pooler copied,
+     * classifier new. */
+    Checkpoint *c = checkpoint_read(path);
+    CHECK(c != NULL);
+    if (c) {
+        Bert *f = bert_from_checkpoint(c, &(BertHeads){.num_labels = 2}, 0, 9);
+        CHECK(f != NULL);
+        if (f) {
+            int hw = params_find(f->params, "bert.encoder.layer.1.output.dense.weight");
+            int hm = params_find(m->params, "bert.encoder.layer.1.output.dense.weight");
+            CHECK(memcmp(params_data(f->params, hw), params_data(m->params, hm), sizeof(float) * 32 * 128) == 0);
+            CHECK(params_find(f->params, "cls.predictions.bias") < 0);
+            CHECK(params_tensor(f->params, params_find(f->params, "classifier.weight"))->shape[0] == 2);
+            bert_free(f);
+        }
+        checkpoint_free(c);
+    }
+    /* Corrupt: one flipped byte in the payload. */
+    FILE *fp = fopen(path, "r+b");
+    CHECK(fp != NULL);
+    if (fp) {
+        fseek(fp, 200, SEEK_SET);
+        int ch = fgetc(fp);
+        fseek(fp, 200, SEEK_SET);
+        fputc(ch ^ 0x5a, fp);
+        fclose(fp);
+    }
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    Bert *bad = bert_load(path);
+    char *err = stderr_capture_end(&cap);
+    CHECK(bad == NULL);
+    CHECK_MSG(err && strstr(err, path), "no message naming the file: %s", err ? err : "");
+    free(err);
+    /* Not a BERT checkpoint: params of something else. */
+    cJSON *other = cJSON_Parse("{\"model\": \"fasttext\"}");
+    CHECK(checkpoint_save_params(path, other, m->params, CKPT_F32) == 0);
+    cJSON_Delete(other);
+    stderr_capture_begin(&cap);
+    bad = bert_load(path);
+    err = stderr_capture_end(&cap);
+    CHECK(bad == NULL);
+    CHECK_MSG(err && strstr(err, "not a BERT checkpoint"), "message: %s", err ? err : "");
+    free(err);
+    unlink(path);
+    bert_free(m);
+}

@@ -80,6 +80,15 @@ static const Command COMMANDS[] = {
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
      "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
+    {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK]",
+     "write a glue BERT checkpoint as a Hugging Face model directory",
+     "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"
+     "  model.safetensors (F32, Hugging Face parameter names), vocab.txt and\n"
+     "  tokenizer_config.json, which transformers' from_pretrained loads as\n"
+     "  BertForSequenceClassification (with a classifier), BertForMaskedLM (with an\n"
+     "  MLM head) or BertModel. id2label comes from --task or the run's task; the\n"
+     "  vocabulary from --vocab or the default one, and must match the model's size.\n"
+     "  The other way: `glue finetune TASK --init DIR` reads such a directory.\n"},
 };
 static const int NUM_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

@@ -17,5 +17,6 @@ int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -23,6 +23,20 @@
 #define ST_PYTHON "PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 tests/ref/safetensors_ref.py"
 enum { ST_SKIP = 77 };
 
+/* Runs `safetensors_ref.py MODE DIR`: 1 ok (its output in *log, to free), 0
+ * skipped (no torch), -1 failed (CHECK'd). */
+static int st_python(const char *mode, const char *dir, char **log) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, ST_PYTHON " %s %s 2>&1", mode, dir);
+    int status = -1;
+    *log = test_run(cmd, &status);
+    if (status == ST_SKIP) {
+        test_skip("python3-torch is not installed");
+        return 0;
+    }
+    return CHECK_MSG(status == 0, "%s:\n%s", cmd, *log) ? 1 : -1;
+}
+
 typedef struct {
     char dir[64];
     char path[128];
@@ -196,13 +210,8 @@ static void st_check_against(const Checkpoint *c, const char *dir, const char *n
 TEST(safetensors_reads_python_written_file) {
     StDir d;
     st_dir_init(&d, "ref.safetensors");
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, ST_PYTHON " write %s 2>&1", d.dir);
-    int status = -1;
-    char *log = test_run(cmd, &status);
-    if (status == ST_SKIP) {
-        test_skip("python3-torch is not installed");
-    } else if (CHECK_MSG(status == 0, "%s:\n%s", cmd, log)) {
+    char *log = NULL;
+    if (st_python("write", d.dir, &log) == 1) {
         /* An I64 tensor is refused by default ... */
         st_expect_error(d.path, 0, "tensor 'pos' has dtype I64", "I64 without the flag");
         /* ... and kept as raw bytes when asked. */
@@ -244,12 +253,8 @@ TEST(safetensors_python_reads_ours) {
         snprintf(p, sizeof p, "%s/%s.f32", d.dir, raw[i].name);
         st_write_bytes(p, raw[i].v, raw[i].n * 4);
     }
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, ST_PYTHON " check %s 2>&1", d.dir);
-    int status = -1;
-    char *log = test_run(cmd, &status);
-    if (status == ST_SKIP) test_skip("python3-torch is not installed");
-    else CHECK_MSG(status == 0 && strstr(log, "ok 4 tensors"), "%s:\n%s", cmd, log);
+    char *log = NULL;
+    if (st_python("check", d.dir, &log) == 1) CHECK_MSG(strstr(log, "ok 4 tensors"), "%s", log);
     free(log);
     st_dir_free(&d);
 }

@@ -1,0 +1,540 @@
+/* test_bilstm.c — the BiLSTM baseline (src/models/bilstm*): finite-difference
+ * gradients of the whole network (single and pair features), learning small
+ * synthetic tasks (single sentence, a pair task that needs both texts,
+ * regression), invariance to padding (a row's prediction does not depend on
+ * the rows batched with it), checkpoint round trip, exact resume through the
+ * optimizer state, and clear errors for bad settings and files. Tiny sizes:
+ * all of it runs in a few seconds. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint.h"
+#include "core/common.h"
+#include "core/rng.h"
+#include "models/bilstm.h"
+#include "nn/lstm.h"
+#include "tests/capture.h"
+#include "tests/gradcheck.h"
+#include "tests/test.h"
+
+static const Task TASK2 = {.name = "blsynth2", .display = "BL-SYNTH-2", .num_labels = 2,
+                           .metrics = {METRIC_ACC, METRIC_NONE}};
+static const Task TASKP = {.name = "blsynthp", .display = "BL-SYNTH-P", .num_labels = 2,
+                           .metrics = {METRIC_ACC, METRIC_NONE}};
+static const Task TASKR = {.name = "blsynthr", .display = "BL-SYNTH-R", .num_labels = 1,
+                           .metrics = {METRIC_PEARSON, METRIC_NONE}};
+
+/* ---- synthetic data ---- */
+
+/* `len` words: `signal` of them "c<cls>k<k>" (k < 4) at random places, the rest
+ * noise "n<k>" (k < 100). */
+static char *synth_text(Rng *r, int cls, int len, int signal) {
+    char *s = xmalloc((size_t)len * 12 + 1), *p = s;
+    *p = '\0';
+    for (int i = 0; i < len; i++) {
+        int is_signal = (int)rng_below(r, (uint32_t)(len - i)) < signal;
+        if (is_signal) { p += sprintf(p, "%sc%dk%u", i ? " " : "", cls, rng_below(r, 4)); signal--; }
+        else p += sprintf(p, "%sn%u", i ? " " : "", rng_below(r, 100));
+    }
+    return s;
+}
+
+/* Single sentence: the class words say the label, lengths 3..14. Pair: a and b
+ * each carry one of 4 topics; label 1 when the topics agree, so neither text
+ * alone tells it. Regression: the score is the number of class-1 words among
+ * 6 (0..5). */
+static Dataset synth_dataset(const Task *t, int n, uint64_t seed) {
+    Dataset d = {.task = t, .n = n};
+    d.ex = xcalloc((size_t)n, sizeof *d.ex);
+    Rng r;
+    rng_seed(&r, seed);
+    for (int i = 0; i < n; i++) {
+        Example *x = &d.ex[i];
+        if (t == &TASKR) {
+            int k = (int)rng_below(&r, 6);
+            x->a = synth_text(&r, 1, 6, k);
+            x->score = (float)k;
+        } else if (t == &TASKP) {
+            int ta = (int)rng_below(&r, 4), same = (int)rng_below(&r, 2);
+            int tb = same ? ta : (ta + 1 + (int)rng_below(&r, 3)) % 4;
+            x->label = same;
+            x->a = synth_text(&r, ta, 3 + (int)rng_below(&r, 8), 1);
+            x->b = synth_text(&r, tb, 3 + (int)rng_below(&r, 8), 1);
+        } else {
+            x->label = (int)rng_below(&r, 2);
+            x->a = synth_text(&r, x->label, 3 + (int)rng_below(&r, 12), 1 + (int)rng_below(&r, 2));
+        }
+    }
+    return d;
+}
+
+static void synth_free(Dataset *d) {
+    for (int i = 0; i < d->n; i++) { free(d->ex[i].a); free(d->ex[i].b); }
+    free(d->ex);
+}
+
+/* stderr muted while a test provokes messages; stderr_quiet_end returns what
+ * was written (caller frees). */
+static StderrCapture quiet;
+static void stderr_quiet(void) { stderr_capture_begin(&quiet); }
+static char *stderr_quiet_end(void) { return stderr_capture_end(&quiet); }
+
+static void config_set(cJSON *c, const char *key, double v) {
+    cJSON_ReplaceItemInObjectCaseSensitive(c, key, cJSON_CreateNumber(v));
+}
+
+/* A small config: seconds, not hours. */
+static cJSON *small_config(const Task *t, int epochs) {
+    cJSON *c = BILSTM_OPS.default_config(t);
+    config_set(c, "epochs", epochs);
+    config_set(c, "batch", 32);
+    config_set(c, "dim", 16);
+    config_set(c, "hidden", 16);
+    config_set(c, "mlp", 16);
+    config_set(c, "lr", 0.01);
+    config_set(c, "dropout", 0.1);
+    config_set(c, "emb_dropout", 0.1);
+    return c;
+}
+
+/* The trainer's loop in small: epochs of shuffled batches at a constant lr.
+ * Epochs [from, to) of a shuffle sequence fixed by seed. */
+static void train_epochs(Model *m, const Encoded *e, int n, const cJSON *cfg, uint64_t seed, int from, int to) {
+    int batch = cJSON_GetObjectItem(cfg, "batch")->valueint;
+    float lr = (float)cJSON_GetObjectItem(cfg, "lr")->valuedouble;
+    int *rows = xmalloc((size_t)n * sizeof *rows);
+    for (int ep = from; ep < to; ep++) {
+        for (int i = 0; i < n; i++) rows[i] = i;
+        Rng r;
+        rng_seed_stream(&r, seed, (uint64_t)ep);
+        rng_shuffle_int(&r, rows, n);
+        for (int s = 0; s < n; s += batch) {
+            TrainState st = {.lr = lr, .epoch = ep};
+            int k = n - s < batch ? n - s : batch;
+            float loss = BILSTM_OPS.train_step(m, e, rows + s, k, &st);
+            if (!CHECK_MSG(isfinite(loss) && loss >= 0.0f, "loss %g", loss)) break;
+        }
+    }
+    free(rows);
+}
+
+static Model *train_model(const Task *t, const Dataset *train, const cJSON *cfg, uint64_t seed) {
+    Model *m = BILSTM_OPS.create(cfg, t, train, seed);
+    if (!m) return NULL;
+    Encoded *e = BILSTM_OPS.encode(m, train);
+    train_epochs(m, e, train->n, cfg, seed, 0, cJSON_GetObjectItem(cfg, "epochs")->valueint);
+    BILSTM_OPS.encoded_free(e);
+    return m;
+}
+
+/* out (n, K) for all of d, in batches of `batch` rows (rows in order). */
+static float *predict_all(Model *m, const Dataset *d, int K, int batch) {
+    Encoded *e = BILSTM_OPS.encode(m, d);
+    int *rows = xmalloc((size_t)d->n * sizeof *rows);
+    for (int i = 0; i < d->n; i++) rows[i] = i;
+    float *out = xmalloc((size_t)d->n * (size_t)K * sizeof *out);
+    for (int s = 0; s < d->n; s += batch)
+        BILSTM_OPS.predict(m, e, rows + s, d->n - s < batch ? d->n - s : batch, out + (long)s * K);
+    free(rows);
+    BILSTM_OPS.encoded_free(e);
+    return out;
+}
+
+static double accuracy_of(const float *out, const Dataset *d, int K) {
+    int ok = 0;
+    for (int i = 0; i < d->n; i++) {
+        int best = 0;
+        for (int k = 1; k < K; k++) if (out[i * K + k] > out[i * K + best]) best = k;
+        ok += best == d->ex[i].label;
+    }
+    return 100.0 * ok / d->n;
+}
+
+static double learn(const Task *t, int n_train, int epochs, uint64_t seed) {
+    Dataset tr = synth_dataset(t, n_train, seed), dv = synth_dataset(t, 400, seed + 100);
+    cJSON *cfg = small_config(t, epochs);
+    Model *m = train_model(t, &tr, cfg, seed);
+    double acc = -1;
+    if (CHECK(m != NULL)) {
+        float *out = predict_all(m, &dv, t->num_labels, 64);
+        for (int i = 0; i < dv.n; i++) {
+            float sum = out[2 * i] + out[2 * i + 1];
+            if (!CHECK_MSG(fabsf(sum - 1.0f) < 1e-5f, "row %d probabilities sum to %g", i, sum)) break;
+        }
+        acc = accuracy_of(out, &dv, t->num_labels);
+        free(out);
+        BILSTM_OPS.free(m);
+    }
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+    synth_free(&dv);
+    return acc;
+}
+
+/* ---- gradients ---- */
+
+typedef struct {
+    Model *m;
+    WordSeqs *s;
+    int rows[4], n, T;
+} NetCase;
+
+static void net_forward(void *p) {
+    NetCase *c = p;
+    c->T = bl_forward(c->m, c->s, c->rows, c->n, 1);
+}
+
+static void net_backward(void *p, const float *dout) {
+    NetCase *c = p;
+    memcpy(c->m->buf.dout, dout, sizeof(float) * (size_t)c->n * (size_t)c->m->K);
+    bl_backward(c->m, c->n, c->T);
+}
+
+/* n (<= 4) short rows of unequal lengths (1..3 words; pairs: b too). Short, so
+ * that a max over time has few candidates and no perturbation of the check
+ * moves one (a kink the central difference would straddle). */
+static Dataset gradcheck_dataset(const Task *t, int n) {
+    static const char *const A[4] = {"n1 n2 n3", "n4", "n5 n6", "c1k0"};
+    static const char *const B[4] = {"n7", "n9 n1", "c0k1", "n3"};
+    Dataset d = {.task = t, .n = n};
+    d.ex = xcalloc((size_t)n, sizeof *d.ex);
+    for (int i = 0; i < n; i++) {
+        d.ex[i].a = xstrdup(A[i]);
+        d.ex[i].b = t == &TASKP ? xstrdup(B[i]) : NULL;
+        d.ex[i].label = i % 2;
+        d.ex[i].score = (float)i;
+    }
+    return d;
+}
+
+/* The smallest distance of the network to a kink at its current point: the
+ * gap between the largest and second largest step of every max over time, and
+ * |u - v| of every pair feature. */
+static double net_kink_margin(const Model *m, int n, int T) {
+    int R = n * (m->pair ? 2 : 1), H2 = 2 * m->cfg.hidden;
+    double margin = INFINITY;
+    for (int r = 0; r < R; r++)
+        for (int f = 0; f < H2; f++) {
+            double top = -INFINITY, second = -INFINITY;
+            for (int t = 0; t < m->buf.lengths[r]; t++) {
+                double x = m->buf.h[((long)r * T + t) * H2 + f];
+                if (x > top) { second = top; top = x; }
+                else if (x > second) second = x;
+            }
+            if (isfinite(second)) margin = fmin(margin, top - second);
+        }
+    for (int i = 0; m->pair && i < n; i++)
+        for (int f = 0; f < H2; f++)
+            margin = fmin(margin, fabs(m->buf.pooled[(long)i * H2 + f] - m->buf.pooled[(long)(n + i) * H2 + f]));
+    return margin;
+}
+
+/* What one perturbation of the check (eps 1e-2 on one weight) can move a pooled
+ * value by, with room to spare: points closer to a kink are skipped. */
+#define NET_KINK_MARGIN 0.02
+
+/* Every parameter tensor against central differences of the outputs (dropout
+ * off: the check needs a deterministic function). Weights of O(1), not the
+ * small init, so gradients stand well above the check's noise; the first
+ * weight draw (from seed on) that keeps every max and |u - v| at least
+ * NET_KINK_MARGIN from its kink is checked, as a difference across a kink
+ * measures nothing. */
+static void net_gradcheck(const Task *t, int n, int hidden, uint64_t seed) {
+    Dataset d = gradcheck_dataset(t, n);
+    cJSON *cfg = small_config(t, 1);
+    config_set(cfg, "dim", 5);
+    config_set(cfg, "hidden", hidden);
+    config_set(cfg, "mlp", 6);
+    config_set(cfg, "dropout", 0);
+    config_set(cfg, "emb_dropout", 0);
+    Model *m = BILSTM_OPS.create(cfg, t, &d, seed);
+    if (CHECK(m != NULL)) {
+        NetCase c = {.m = m, .s = (WordSeqs *)BILSTM_OPS.encode(m, &d), .rows = {0, 1, 2, 3}, .n = n};
+        Params *p = m->params;
+        double margin = 0;
+        for (int tries = 0; tries < 5000 && margin < NET_KINK_MARGIN; tries++, seed += 1000) {
+            for (int h = 0; h < params_num_tensors(p); h++) {
+                float a = h == m->p.emb ? 2.0f : 1.2f;
+                gradcheck_fill(params_data(p, h), params_tensor(p, h)->numel, -a, a, seed + (uint64_t)h);
+            }
+            net_forward(&c);
+            margin = net_kink_margin(m, c.n, c.T);
+        }
+        if (CHECK_MSG(margin >= NET_KINK_MARGIN, "%s: no weights away from kinks (margin %g)", t->name, margin)) {
+            GradCheck g;
+            gradcheck_init(&g, &c, net_forward, net_backward, m->buf.out, (long)c.n * m->K);
+            g.seed = seed;
+            for (int h = 0; h < params_num_tensors(p); h++)
+                gradcheck_add(&g, params_tensor(p, h)->name, params_data(p, h), params_grad(p, h),
+                              params_tensor(p, h)->numel);
+            gradcheck_expect(&g, t->name);
+        }
+        word_seqs_free(c.s);
+        BILSTM_OPS.free(m);
+    }
+    cJSON_Delete(cfg);
+    synth_free(&d);
+}
+
+TEST(bilstm_gradcheck_single) { net_gradcheck(&TASK2, 4, 4, 3); }
+TEST(bilstm_gradcheck_pair) { net_gradcheck(&TASKP, 4, 4, 4); }
+TEST(bilstm_gradcheck_regression) { net_gradcheck(&TASKR, 4, 4, 3); }
+
+/* ---- learning ---- */
+
+TEST(bilstm_learns_single_sentence) {
+    double acc = learn(&TASK2, 1500, 3, 11);
+    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
+}
+
+TEST(bilstm_learns_pairs) {
+    /* Neither text alone says the label (chance is 50%): the |u - v| and u * v
+     * features must carry it. */
+    double acc = learn(&TASKP, 2000, 8, 12);
+    CHECK_MSG(acc >= 95.0, "pair dev accuracy %.1f", acc);
+}
+
+TEST(bilstm_learns_regression) {
+    Dataset tr = synth_dataset(&TASKR, 1200, 21), dv = synth_dataset(&TASKR, 300, 22);
+    cJSON *cfg = small_config(&TASKR, 4);
+    Model *m = train_model(&TASKR, &tr, cfg, 21);
+    if (CHECK(m != NULL)) {
+        float *out = predict_all(m, &dv, 1, 64);
+        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+        for (int i = 0; i < dv.n; i++) {
+            double x = out[i], y = dv.ex[i].score;
+            sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
+        }
+        double n = dv.n, r = (sxy - sx * sy / n) / sqrt((sxx - sx * sx / n) * (syy - sy * sy / n));
+        CHECK_MSG(r >= 0.95, "dev Pearson %.3f", r);
+        free(out);
+        BILSTM_OPS.free(m);
+    }
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+    synth_free(&dv);
+}
+
+/* ---- padding ---- */
+
+/* A row predicted alone (no padding) and in a batch padded to a much longer
+ * row, in either position, gives the same output. */
+static void padding_invariance(const Task *t) {
+    Dataset d = synth_dataset(t, 40, 31);
+    free(d.ex[0].a);   /* one long row: 40 words, the others pad to it */
+    Rng r;
+    rng_seed(&r, 32);
+    d.ex[0].a = synth_text(&r, 1, 40, 2);
+    cJSON *cfg = small_config(t, 1);
+    Model *m = train_model(t, &d, cfg, 33);   /* trained a little: not a symmetric init */
+    if (CHECK(m != NULL)) {
+        int K = t->num_labels;
+        Encoded *e = BILSTM_OPS.encode(m, &d);
+        float alone[3], batched[2 * 3];
+        double worst = 0;
+        for (int i = 1; i < d.n; i++) {
+            int rows[2] = {0, i}, rev[2] = {i, 0};
+            BILSTM_OPS.predict(m, e, &i, 1, alone);
+            BILSTM_OPS.predict(m, e, rows, 2, batched);
+            for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[K + k]));
+            BILSTM_OPS.predict(m, e, rev, 2, batched);
+            for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[k]));
+        }
+        CHECK_MSG(worst < 1e-6, "%s: padding changed an output by %g", t->name, worst);
+        BILSTM_OPS.encoded_free(e);
+        BILSTM_OPS.free(m);
+    }
+    cJSON_Delete(cfg);
+    synth_free(&d);
+}
+
+TEST(bilstm_padding_invariance) {
+    padding_invariance(&TASK2);
+    padding_invariance(&TASKP);
+}
+
+/* The LSTM's packed path (lengths given) and its plain one (no lengths) agree
+ * when every sequence is full length, forward and backward. */
+TEST(bilstm_lstm_packed_matches_unpacked) {
+    LstmDims d = {.B = 3, .T = 4, .C = 5, .H = 6};
+    const int full[3] = {4, 4, 4};
+    long nx = (long)d.B * d.T * d.C, nh = (long)d.B * d.T * 2 * d.H, H4 = 4L * d.H;
+    float *x = malloc(4 * nx), *w = malloc(4 * 2 * (H4 * d.C + H4 * d.H + 2 * H4)), *dh = malloc(4 * nh);
+    float *h[2], *gates[2], *cell[2], *dx[2], *g[2], *scratch = malloc(4 * lstm_scratch_size(d));
+    long nw = 2 * (H4 * d.C + H4 * d.H + 2 * H4);
+    gradcheck_fill(x, nx, -1, 1, 1);
+    gradcheck_fill(w, nw, -0.5f, 0.5f, 2);
+    gradcheck_fill(dh, nh, -1, 1, 3);
+    LstmWeights lw[2];
+    for (int dir = 0; dir < 2; dir++) {
+        float *b = w + dir * (nw / 2);
+        lw[dir] = (LstmWeights){b, b + H4 * d.C, b + H4 * d.C + H4 * d.H, b + H4 * d.C + H4 * d.H + H4};
+    }
+    for (int k = 0; k < 2; k++) {
+        h[k] = malloc(4 * nh); gates[k] = malloc(4 * 4 * nh); cell[k] = malloc(4 * nh);
+        dx[k] = calloc((size_t)nx, 4); g[k] = calloc((size_t)nw, 4);
+        LstmGrads lg[2];
+        for (int dir = 0; dir < 2; dir++) {
+            float *b = g[k] + dir * (nw / 2);
+            lg[dir] = (LstmGrads){b, b + H4 * d.C, b + H4 * d.C + H4 * d.H, b + H4 * d.C + H4 * d.H + H4};
+        }
+        const int *len = k ? full : NULL;
+        bilstm_forward(h[k], gates[k], cell[k], x, len, lw, d, scratch);
+        bilstm_backward(dx[k], lg, dh, h[k], gates[k], cell[k], x, len, lw, d, scratch);
+    }
+    double dh_diff = 0, dx_diff = 0, g_diff = 0;
+    for (long i = 0; i < nh; i++) dh_diff = fmax(dh_diff, fabs(h[0][i] - h[1][i]));
+    for (long i = 0; i < nx; i++) dx_diff = fmax(dx_diff, fabs(dx[0][i] - dx[1][i]));
+    for (long i = 0; i < nw; i++) g_diff = fmax(g_diff, fabs(g[0][i] - g[1][i]));
+    CHECK_MSG(dh_diff == 0 && dx_diff == 0 && g_diff == 0, "h %g dx %g grads %g", dh_diff, dx_diff, g_diff);
+    for (int k = 0; k < 2; k++) { free(h[k]); free(gates[k]); free(cell[k]); free(dx[k]); free(g[k]); }
+    free(x); free(w); free(dh); free(scratch);
+}
+
+/* ---- checkpoints ---- */
+
+static void temp_path(char *out, size_t cap, const char *name) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, cap, "%s/glue-test-bl-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+}
+
+TEST(bilstm_save_load_same_predictions) {
+    static const Task *const tasks[] = {&TASKP, &TASKR};
+    for (int k = 0; k < 2; k++) {
+        const Task *t = tasks[k];
+        Dataset tr = synth_dataset(t, 300, 41 + k), dv = synth_dataset(t, 100, 51 + k);
+        cJSON *cfg = small_config(t, 1);
+        char path[512];
+        temp_path(path, sizeof path, "model.ckpt");
+        Model *m = train_model(t, &tr, cfg, 9);
+        if (!CHECK(m != NULL)) continue;
+        CHECK_EQ_INT(BILSTM_OPS.save(m, path), 0);
+        Model *back = BILSTM_OPS.load(path, t);
+        if (CHECK(back != NULL)) {
+            int K = t->num_labels;
+            float *a = predict_all(m, &dv, K, 64), *b = predict_all(back, &dv, K, 64);
+            CHECK_MSG(memcmp(a, b, (size_t)dv.n * (size_t)K * sizeof *a) == 0, "%s: identical predictions", t->name);
+            CHECK_EQ_INT(BILSTM_OPS.num_params(back), BILSTM_OPS.num_params(m));
+            free(a);
+            free(b);
+            BILSTM_OPS.free(back);
+        }
+        /* Another task's model, a truncated file, a missing one: clean NULLs. */
+        stderr_quiet();
+        CHECK(BILSTM_OPS.load(path, t == &TASKR ? &TASK2 : &TASKR) == NULL);
+        FILE *f = fopen(path, "r+b");
+        if (f) { CHECK(ftruncate(fileno(f), 100) == 0); fclose(f); }
+        CHECK(BILSTM_OPS.load(path, t) == NULL);
+        CHECK(BILSTM_OPS.load("/nonexistent/model.ckpt", t) == NULL);
+        free(stderr_quiet_end());
+        BILSTM_OPS.free(m);
+        unlink(path);
+        cJSON_Delete(cfg);
+        synth_free(&tr);
+        synth_free(&dv);
+    }
+}
+
+/* Epochs 0-1 in one go, or epoch 0, save weights + state, free, load both,
+ * epoch 1: the same weights to the bit (Adam's moments, step count and the
+ * dropout stream all continue). */
+TEST(bilstm_resume_is_exact) {
+    const Task *t = &TASK2;
+    Dataset tr = synth_dataset(t, 300, 61);
+    cJSON *cfg = small_config(t, 2);
+    char wpath[512], spath[512];
+    temp_path(wpath, sizeof wpath, "resume.ckpt");
+    temp_path(spath, sizeof spath, "resume.state");
+    Model *whole = train_model(t, &tr, cfg, 5);
+    Model *half = BILSTM_OPS.create(cfg, t, &tr, 5);
+    if (CHECK(whole && half)) {
+        Encoded *e = BILSTM_OPS.encode(half, &tr);
+        train_epochs(half, e, tr.n, cfg, 5, 0, 1);
+        CHECK_EQ_INT(BILSTM_OPS.save(half, wpath), 0);
+        CHECK_EQ_INT(BILSTM_OPS.save_state(half, spath), 0);
+        BILSTM_OPS.encoded_free(e);
+        BILSTM_OPS.free(half);
+        half = BILSTM_OPS.load(wpath, t);
+        if (CHECK(half != NULL) && CHECK(BILSTM_OPS.load_state(half, spath) == 0)) {
+            e = BILSTM_OPS.encode(half, &tr);
+            train_epochs(half, e, tr.n, cfg, 5, 1, 2);
+            BILSTM_OPS.encoded_free(e);
+            const Params *a = whole->params, *b = half->params;
+            CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);
+        }
+        /* A state file that is not one, or a weights file given as state. */
+        stderr_quiet();
+        if (half) CHECK(BILSTM_OPS.load_state(half, wpath) != 0);
+        CHECK(BILSTM_OPS.load_state(whole, "/nonexistent/state") != 0);
+        free(stderr_quiet_end());
+    }
+    BILSTM_OPS.free(whole);
+    BILSTM_OPS.free(half);
+    unlink(wpath);
+    unlink(spath);
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+}
+
+/* ---- user errors ---- */
+
+/* create must fail with one message that names `expect`. */
+static void expect_refused(const cJSON *cfg, const Dataset *tr, const char *expect) {
+    stderr_quiet();
+    Model *m = BILSTM_OPS.create(cfg, &TASK2, tr, 1);
+    char *msg = stderr_quiet_end();
+    CHECK_MSG(m == NULL && msg && strstr(msg, expect), "refused naming '%s': %s", expect, msg ? msg : "");
+    if (m) BILSTM_OPS.free(m);
+    free(msg);
+}
+
+TEST(bilstm_bad_config) {
+    Dataset tr = synth_dataset(&TASK2, 50, 71);
+    cJSON *cfg = small_config(&TASK2, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "activation", cJSON_CreateString("sigmoid"));
+    expect_refused(cfg, &tr, "activation 'sigmoid'");
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "activation", cJSON_CreateString("relu"));
+    config_set(cfg, "dropout", 1.0);   /* would drop everything */
+    expect_refused(cfg, &tr, "dropout");
+    config_set(cfg, "dropout", 0.5);
+    config_set(cfg, "hidden", 2.5);
+    expect_refused(cfg, &tr, "hidden");
+    config_set(cfg, "hidden", 16);
+    config_set(cfg, "min_count", 1000000);   /* every word pruned */
+    expect_refused(cfg, &tr, "min_count");
+    config_set(cfg, "min_count", 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "vectors", cJSON_CreateString("/nonexistent/vectors.vec"));
+    expect_refused(cfg, &tr, "/nonexistent/vectors.vec");
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+}
+
+/* Vectors from a .vec file land in the embedding rows of their words. */
+TEST(bilstm_vectors_init) {
+    Dataset tr = synth_dataset(&TASK2, 50, 81);
+    cJSON *cfg = small_config(&TASK2, 1);
+    config_set(cfg, "dim", 3);
+    char path[512];
+    temp_path(path, sizeof path, "vectors.vec");
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL)) return;
+    fprintf(f, "2 3\nc1k0 0.5 -0.25 2\nnotaword 1 1 1\n");
+    fclose(f);
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "vectors", cJSON_CreateString(path));
+    stderr_quiet();
+    Model *m = BILSTM_OPS.create(cfg, &TASK2, &tr, 1);
+    free(stderr_quiet_end());
+    if (CHECK(m != NULL)) {
+        int id = word_vocab_id(&m->vocab, "c1k0", 4);
+        const float *row = params_data(m->params, m->p.emb) + (long)id * 3;
+        CHECK(id >= WF_NUM_RESERVED);
+        CHECK(row[0] == 0.5f && row[1] == -0.25f && row[2] == 2.0f);
+        BILSTM_OPS.free(m);
+    }
+    unlink(path);
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+}

@@ -16,7 +16,7 @@
 
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
-    "       [--max-len N] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n"               \
+    "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
     "       [--set key=value ...] [--resume] [--json]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
@@ -26,9 +26,9 @@ typedef struct FinetuneArgs {
     long seed, threads;
     int json, resume;
     int nsets;
-    const char *sets[FINETUNE_MAX_SETS + 4];     /* "key=value" */
-    const char *origin[FINETUNE_MAX_SETS + 4];   /* where each came from */
-    char shortcut[4][64];                        /* storage for --epochs etc. */
+    const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
+    const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
+    char shortcut[5][4096];                      /* storage for --epochs etc. (--init: a path) */
 } FinetuneArgs;
 
 static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
@@ -48,11 +48,12 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     }
     for (int i = 0; i < n; i++) f->origin[i] = "--set";
     f->nsets = n;
-    /* --epochs/--lr/--batch/--max-len are shorthands for --set, applied after
-     * the --set options so the named option wins when both are given. */
-    static const char *const OPT[4] = {"--epochs", "--lr", "--batch", "--max-len"};
-    static const char *const KEY[4] = {"epochs", "lr", "batch", "max_len"};
-    for (int k = 0; k < 4; k++) {
+    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set, applied
+     * after the --set options so the named option wins when both are given.
+     * --init CKPT (BERT): start from a pretrained encoder checkpoint. */
+    static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
+    static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
+    for (int k = 0; k < 5; k++) {
         const char *v = args_str(&a, OPT[k], NULL);
         if (!v) continue;
         snprintf(f->shortcut[k], sizeof f->shortcut[k], "%s=%s", KEY[k], v);

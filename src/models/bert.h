@@ -233,4 +233,15 @@ Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy
 /* bert_from_checkpoint(read(path), NULL, ...): the model exactly as saved. */
 Bert *bert_load(const char *path);
 
+/* A model is only usable with the WordPiece vocabulary it was trained with, so
+ * glue's BERT checkpoints carry it: blob BERT_VOCAB_BLOB = vocab.txt bytes (one
+ * token a line, id = line). Writers of BERT checkpoints (pretraining) should
+ * add it: checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len). */
+#define BERT_VOCAB_BLOB "vocab"
+typedef struct Vocab Vocab;
+/* vocab.txt bytes of v (caller frees; *len excludes the final NUL). */
+char *bert_vocab_text(const Vocab *v, size_t *len);
+/* The vocabulary stored in c, or NULL (no message) when it has none. */
+Vocab *bert_checkpoint_vocab(const Checkpoint *c);
+
 #endif

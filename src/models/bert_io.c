@@ -8,6 +8,7 @@
 
 #include "core/common.h"
 #include "models/bert.h"
+#include "text/vocab.h"
 
 #define BERT_CKPT_HINT "pass a checkpoint written by glue (glue finetune / pretrain) for a BERT model"
 
@@ -118,4 +119,43 @@ Bert *bert_load(const char *path) {
     Bert *m = bert_from_checkpoint(c, NULL, 1, 0);
     checkpoint_free(c);
     return m;
+}
+
+char *bert_vocab_text(const Vocab *v, size_t *len) {
+    size_t n = 0, cap = 1;
+    for (int i = 0; i < vocab_size(v); i++) cap += strlen(vocab_token(v, i)) + 1;
+    char *text = xmalloc(cap);
+    for (int i = 0; i < vocab_size(v); i++) {
+        size_t l = strlen(vocab_token(v, i));
+        memcpy(text + n, vocab_token(v, i), l);
+        n += l;
+        text[n++] = '\n';
+    }
+    text[n] = '\0';
+    if (len) *len = n;
+    return text;
+}
+
+Vocab *bert_checkpoint_vocab(const Checkpoint *c) {
+    const CkptBlob *b = checkpoint_find_blob(c, BERT_VOCAB_BLOB);
+    if (!b || b->size == 0) return NULL;
+    /* Split a copy in place: one token per line. */
+    char *text = xmalloc(b->size + 1);
+    memcpy(text, b->data, b->size);
+    text[b->size] = '\0';
+    int n = 0;
+    for (size_t i = 0; i < b->size; i++) n += text[i] == '\n';
+    n += text[b->size - 1] != '\n';
+    const char **tokens = xmalloc(sizeof *tokens * (size_t)n);
+    int k = 0;
+    for (char *p = text; k < n; k++) {
+        char *e = strchr(p, '\n');
+        if (e) *e = '\0';
+        tokens[k] = p;
+        p = e ? e + 1 : p + strlen(p);
+    }
+    Vocab *v = vocab_from_tokens(tokens, n);
+    free(tokens);
+    free(text);
+    return v;
 }

@@ -1,0 +1,333 @@
+/* bert_model.c — BERT as a GLUE classifier/regressor behind ModelOps: the
+ * fine-tuning recipe of the BERT miniatures (Turc et al. 2019: AdamW, warm-up
+ * 10% then linear decay, batch 32, max_len 128, a few epochs), WordPiece pair
+ * encoding "[CLS] a [SEP] b [SEP]", batches padded only to their longest row,
+ * and one optimizer step per call. Checkpoints: bert_model_io.c. */
+#include "models/bert_model.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/common.h"
+#include "models/evaluate.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "nn/softmax_xent.h"
+#include "optim/clip.h"
+
+/* Dropout draws from this stream of the seed (the trainer's shuffle and the
+ * weight init use others). */
+#define BERT_DROPOUT_STREAM 0xD40Full
+#define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
+
+/* Defaults. The learning rate: the miniatures' grid is {3e-4, 1e-4, 5e-5}; 1e-4
+ * is the middle, and works both for a pretrained tiny encoder and from scratch.
+ * SST-2 is ~30x larger than the other small tasks: 2 epochs there. */
+static cJSON *bert_default_config(const Task *task) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "epochs", task && strcmp(task->name, "sst2") == 0 ? 2 : 4);
+    cJSON_AddNumberToObject(c, "lr", 1e-4);
+    cJSON_AddNumberToObject(c, "batch", 32);
+    cJSON_AddNumberToObject(c, "eval_batch", 128);
+    cJSON_AddNumberToObject(c, "max_len", 128);
+    cJSON_AddNumberToObject(c, "warmup", 0.1);
+    cJSON_AddStringToObject(c, "schedule", "linear");
+    cJSON_AddNumberToObject(c, "weight_decay", 0.01);   /* not on biases and LayerNorm */
+    cJSON_AddNumberToObject(c, "adam_beta1", 0.9);
+    cJSON_AddNumberToObject(c, "adam_beta2", 0.999);
+    cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
+    cJSON_AddNumberToObject(c, "clip", 1.0);
+    cJSON_AddStringToObject(c, "bert", "tiny");   /* built-in name or config JSON (ignored with init) */
+    cJSON_AddStringToObject(c, "init", "");       /* pretrained checkpoint (or its directory) */
+    cJSON_AddStringToObject(c, "vocab", "");      /* "": the default vocabulary (tokenizer.h) */
+    return c;
+}
+
+/* ---- settings ---- */
+
+typedef struct {
+    int max_len, batch, eval_batch;
+    double weight_decay, beta1, beta2, eps, clip;
+} BertSettings;
+
+static int bert_setting_range(const char *key, double v, double lo, double hi, int whole) {
+    if (v >= lo && v <= hi && (!whole || v == floor(v))) return 0;
+    user_error(BERT_CONFIG_HINT, "bert: %s must be %s in [%g, %g], got %g", key, whole ? "a whole number" : "a number",
+               lo, hi, v);
+    return -1;
+}
+
+static int bert_settings_read(const cJSON *j, BertSettings *s) {
+    double max_len = run_config_number(j, "max_len", 128), batch = run_config_number(j, "batch", 32);
+    double eval_batch = run_config_number(j, "eval_batch", 128);
+    s->weight_decay = run_config_number(j, "weight_decay", 0.01);
+    s->beta1 = run_config_number(j, "adam_beta1", 0.9);
+    s->beta2 = run_config_number(j, "adam_beta2", 0.999);
+    s->eps = run_config_number(j, "adam_eps", 1e-6);
+    s->clip = run_config_number(j, "clip", 1.0);
+    if (bert_setting_range("max_len", max_len, 3, 1 << 16, 1) || bert_setting_range("batch", batch, 1, 1 << 16, 1) ||
+        bert_setting_range("eval_batch", eval_batch, 1, 1 << 16, 1) ||
+        bert_setting_range("weight_decay", s->weight_decay, 0, 1, 0) ||
+        bert_setting_range("adam_beta1", s->beta1, 0, 0.999999, 0) ||
+        bert_setting_range("adam_beta2", s->beta2, 0, 0.999999999, 0) ||
+        bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0))
+        return -1;
+    s->max_len = (int)max_len;
+    s->batch = (int)batch;
+    s->eval_batch = (int)eval_batch;
+    return 0;
+}
+
+/* ---- the model ---- */
+
+void bert_task_model_free(BertTaskModel *m) {
+    if (!m) return;
+    bert_free(m->bert);
+    tokenizer_free(m->tok);
+    vocab_free(m->vocab);
+    cJSON_Delete(m->config);
+    free(m->ids); free(m->segments); free(m->lengths); free(m->labels); free(m->targets); free(m->logits);
+    free(m);
+}
+
+BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed) {
+    BertTaskModel *m = xcalloc(1, sizeof *m);
+    m->bert = bert;
+    m->vocab = vocab;
+    m->task = task;
+    m->K = task->num_labels;
+    m->config = cJSON_Duplicate(config, 1);
+    BertSettings s;
+    if (bert_settings_read(config, &s) != 0) goto fail;
+    if (vocab_size(vocab) != bert->cfg.vocab_size) {
+        user_error("use the vocabulary the model was trained with (--set vocab=FILE)",
+                   "bert: the vocabulary has %d tokens but the model's vocab_size is %d", vocab_size(vocab),
+                   bert->cfg.vocab_size);
+        goto fail;
+    }
+    if (s.max_len > bert->cfg.max_position) {
+        user_error(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
+                   bert->cfg.max_position);
+        goto fail;
+    }
+    if (bert->heads.num_labels != m->K) {
+        user_error("fine-tune a model for this task", "bert: the model has %d outputs but task %s needs %d",
+                   bert->heads.num_labels, task->name, m->K);
+        goto fail;
+    }
+    if (!(m->tok = tokenizer_create(vocab))) goto fail;
+    m->max_len = s.max_len;
+    m->maxB = s.batch > s.eval_batch ? s.batch : s.eval_batch;
+    m->opt = optim_adamw(s.weight_decay);
+    m->opt.beta1 = s.beta1;
+    m->opt.beta2 = s.beta2;
+    m->opt.eps = s.eps;
+    m->clip = (float)s.clip;
+    rng_seed_stream(&m->rng, seed, BERT_DROPOUT_STREAM);
+    long cells = (long)m->maxB * m->max_len;
+    m->ids = xmalloc(sizeof(int) * (size_t)cells);
+    m->segments = xmalloc(sizeof(int) * (size_t)cells);
+    m->lengths = xmalloc(sizeof(int) * (size_t)m->maxB);
+    m->labels = xmalloc(sizeof(int) * (size_t)m->maxB);
+    m->targets = xmalloc(sizeof(float) * (size_t)m->maxB);
+    m->logits = xmalloc(sizeof(float) * (size_t)m->maxB * (size_t)m->K);
+    bert_reserve(bert, m->maxB, m->max_len, 0, 0);
+    return m;
+fail:
+    bert_task_model_free(m);
+    return NULL;
+}
+
+/* `init` names a checkpoint file, or a directory holding model.ckpt or
+ * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
+static int bert_init_path(const char *init, char *out, size_t cap) {
+    struct stat st;
+    if (stat(init, &st) != 0) {
+        user_error("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
+                   "--init %s: no such file or directory", init);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(out, cap, "%s", init);
+        return 0;
+    }
+    run_file_path(init, RUN_CKPT, out, cap);
+    if (run_file_exists(out)) return 0;
+    DIR *d = opendir(init);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".ckpt") == 0) {
+            if (found++ == 0) run_file_path(init, e->d_name, out, cap);
+        }
+    }
+    if (d) closedir(d);
+    if (found == 1) return 0;
+    user_error("name the checkpoint file itself", "--init %s: %s", init,
+               found ? "the directory holds several .ckpt files" : "no model.ckpt or other .ckpt file in it");
+    return -1;
+}
+
+static Vocab *bert_vocab_setting(const cJSON *config) {
+    const char *v = run_config_string(config, "vocab", "");
+    return vocab_load(*v ? v : tokenizer_default_vocab_path());
+}
+
+/* A fresh model: the named config (or file), sized to the vocabulary. */
+static Model *bert_ops_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    (void)train;
+    const char *init = run_config_string(config, "init", "");
+    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels};
+    Vocab *vocab = NULL;
+    Bert *bert = NULL;
+    if (*init) {
+        char path[4096];
+        if (bert_init_path(init, path, sizeof path) != 0) return NULL;
+        Checkpoint *c = checkpoint_read(path);
+        if (!c) return NULL;
+        /* Encoder (and pooler) from the checkpoint, a fresh task head. */
+        bert = bert_from_checkpoint(c, &heads, 0, seed);
+        vocab = bert ? bert_checkpoint_vocab(c) : NULL;
+        checkpoint_free(c);
+        if (!bert) return NULL;
+        if (!vocab) vocab = bert_vocab_setting(config);
+    } else {
+        BertConfig cfg;
+        if (bert_config_resolve(run_config_string(config, "bert", "tiny"), &cfg) != 0) return NULL;
+        vocab = bert_vocab_setting(config);
+        if (vocab) {
+            cfg.vocab_size = vocab_size(vocab);
+            bert = bert_create(&cfg, &heads, seed);
+        }
+    }
+    if (!vocab || !bert) {
+        bert_free(bert);
+        vocab_free(vocab);
+        return NULL;
+    }
+    BertTaskModel *m = bert_task_model_new(bert, vocab, config, task, seed);
+    if (m) bert_reserve(m->bert, m->maxB, m->max_len, 0, 1);
+    return (Model *)m;
+}
+
+/* ---- features ---- */
+
+static void bert_encoded_free(Encoded *e) {
+    if (!e) return;
+    free(e->off); free(e->ids); free(e->seg_start); free(e->label); free(e->score);
+    free(e);
+}
+
+static Encoded *bert_encode(Model *model, const Dataset *d) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Encoded *e = xcalloc(1, sizeof *e);
+    e->n = d->n;
+    e->off = xmalloc(sizeof(long) * (size_t)(d->n + 1));
+    e->seg_start = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
+    e->label = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
+    e->score = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1));
+    long cap = 1024, used = 0;
+    e->ids = xmalloc(sizeof(int) * (size_t)cap);
+    int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
+    for (int i = 0; i < d->n; i++) {
+        const Example *x = &d->ex[i];
+        int T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+        if (used + T > cap) {
+            while (used + T > cap) cap *= 2;
+            e->ids = xrealloc(e->ids, sizeof(int) * (size_t)cap);
+        }
+        memcpy(e->ids + used, row, sizeof(int) * (size_t)T);
+        int s = 0;
+        while (s < T && seg[s] == 0) s++;
+        e->off[i] = used;
+        e->seg_start[i] = s;
+        e->label[i] = x->label;
+        e->score[i] = x->score;
+        used += T;
+    }
+    e->off[d->n] = used;
+    free(row);
+    free(seg);
+    return e;
+}
+
+static int bert_length(const Encoded *e, int row) { return (int)(e->off[row + 1] - e->off[row]); }
+
+/* rows[0..n) of e into the batch buffers, padded to the longest row; returns T. */
+static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
+    int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) T = bert_length(e, rows[i]) > T ? bert_length(e, rows[i]) : T;
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], len = bert_length(e, r);
+        int *ids = m->ids + (long)i * T, *seg = m->segments + (long)i * T;
+        memcpy(ids, e->ids + e->off[r], sizeof(int) * (size_t)len);
+        for (int t = len; t < T; t++) ids[t] = pad;
+        for (int t = 0; t < T; t++) seg[t] = t >= e->seg_start[r] && t < len;
+        m->lengths[i] = len;
+        m->labels[i] = e->label[r];
+        m->targets[i] = e->score[r];
+    }
+    return T;
+}
+
+/* ---- training and prediction ---- */
+
+static float bert_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Bert *b = m->bert;
+    if (n > m->maxB) DIE("bert: a batch of %d rows, %d reserved", n, m->maxB);
+    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create / load_state */
+    int T = bert_fill_batch(m, e, rows, n);
+    params_zero_grad(b->params);
+    bert_forward(b, &(BertBatch){n, T, m->ids, m->segments, m->lengths}, &m->rng);
+    float loss = m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1) : bert_classify_loss(b, m->labels, &m->rng, 1);
+    bert_backward(b);
+    double norm = clip_grad_norm(b->params, m->clip);
+    if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
+    optim_step(&m->opt, b->params, st->lr);
+    return loss;
+}
+
+static void bert_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    for (int i = 0; i < n; i += m->maxB) {
+        int b = n - i < m->maxB ? n - i : m->maxB;
+        int T = bert_fill_batch(m, e, rows + i, b);
+        bert_forward(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths}, NULL);
+        float *o = out + (long)i * m->K;
+        bert_head_logits(m->bert, o);
+        if (m->K > 1) softmax_forward(o, o, b, m->K);
+    }
+}
+
+/* ---- ModelOps ---- */
+
+static int bert_save_ops(const Model *m, const char *path) { return bert_task_save((const BertTaskModel *)m, path); }
+static Model *bert_load_ops(const char *path, const Task *task) { return (Model *)bert_task_load(path, task); }
+static int bert_save_state_ops(const Model *m, const char *path) {
+    return bert_task_save_state((const BertTaskModel *)m, path);
+}
+static int bert_load_state_ops(Model *m, const char *path) { return bert_task_load_state((BertTaskModel *)m, path); }
+static long bert_num_params_ops(const Model *m) { return bert_num_params(((const BertTaskModel *)m)->bert); }
+static void bert_free_ops(Model *m) { bert_task_model_free((BertTaskModel *)m); }
+
+const ModelOps BERT_OPS = {
+    .name = "bert",
+    .default_config = bert_default_config,
+    .create = bert_ops_create,
+    .encode = bert_encode,
+    .encoded_free = bert_encoded_free,
+    .train_step = bert_train_step,
+    .predict = bert_predict,
+    .save = bert_save_ops,
+    .load = bert_load_ops,
+    .num_params = bert_num_params_ops,
+    .free = bert_free_ops,
+    .length = bert_length,
+    .save_state = bert_save_state_ops,
+    .load_state = bert_load_state_ops,
+};

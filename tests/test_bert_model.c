@@ -1,0 +1,311 @@
+/* test_bert_model.c — BERT behind ModelOps, end to end through the `glue`
+ * binary on synthetic tasks with a small vocabulary and a small config:
+ * `glue finetune sst2` learns (beats the majority class by far), `glue eval`
+ * reproduces the dev number from the checkpoint, `glue predict` answers,
+ * STS-B (pairs, regression) learns, `--init` starts from a pretrained encoder
+ * checkpoint whose config wins, bad settings are clear errors; and in-process,
+ * save + save_state -> load + load_state continues bit-identically (--resume). */
+#include "tests/test.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint.h"
+#include "core/common.h"
+#include "core/rng.h"
+#include "models/bert.h"
+#include "models/model.h"
+#include "models/run_config.h"
+#include "text/vocab.h"
+#include "tests/capture.h"
+
+static const char *const POS[] = {"good", "great", "fine", "excellent"};
+static const char *const NEG[] = {"bad", "awful", "poor", "terrible"};
+static const char *const FILL[] = {"the", "movie", "was", "a", "film", "plot", "and", "it", "is", "very", "really", "cast"};
+#define NFILL 12
+
+typedef struct {
+    char root[128];
+    char env[1024];   /* "GLUE_DATA=... GLUE_RUNS=... GLUE_RESULTS=..." */
+} BertFixture;
+
+static FILE *open_file(const char *root, const char *sub, const char *name) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", root, sub);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+    if (system(cmd) != 0) return NULL;
+    snprintf(p, sizeof p, "%s/%s/%s", root, sub, name);
+    return fopen(p, "w");
+}
+
+/* SST-2: filler words around one polarity word; label = its polarity. */
+static void write_sst2(const char *root) {
+    static const struct { const char *file; int n; } S[] = {{"train.tsv", 640}, {"dev.tsv", 200}};
+    Rng r;
+    rng_seed(&r, 11);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_file(root, "glue/SST-2", S[k].file);
+        fprintf(f, "sentence\tlabel\n");
+        for (int i = 0; i < S[k].n; i++) {
+            int y = (int)rng_below(&r, 2), at = (int)rng_below(&r, 5);
+            for (int w = 0; w < 6; w++) {
+                const char *word = w == at ? (y ? POS : NEG)[rng_below(&r, 4)] : FILL[rng_below(&r, NFILL)];
+                fprintf(f, "%s%s", w ? " " : "", word);
+            }
+            fprintf(f, "\t%d\n", y);
+        }
+        fclose(f);
+    }
+}
+
+/* STS-B: the score is the number of "same" among five words of sentence 2. */
+static void write_stsb(const char *root) {
+    static const struct { const char *file; int n; } S[] = {{"train.tsv", 640}, {"dev.tsv", 160}};
+    Rng r;
+    rng_seed(&r, 12);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_file(root, "glue/STS-B", S[k].file);
+        fprintf(f, "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n");
+        for (int i = 0; i < S[k].n; i++) {
+            int same = (int)rng_below(&r, 6);
+            fprintf(f, "%d\tmain-news\tx\t2012\t%d\tnone\tnone\tthe %s is %s\t", i, i, FILL[rng_below(&r, NFILL)],
+                    FILL[rng_below(&r, NFILL)]);
+            for (int w = 0; w < 5; w++) fprintf(f, "%s%s", w ? " " : "", w < same ? "same" : "other");
+            fprintf(f, "\t%d.000\n", same);
+        }
+        fclose(f);
+    }
+}
+
+/* The vocabulary and a small BERT config (C 32, L 1, NH 2, FF 64, P 32). */
+static void write_model_files(const char *root) {
+    FILE *f = open_file(root, "m", "vocab.txt");
+    fprintf(f, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nsame\nother\n");
+    for (int i = 0; i < 4; i++) fprintf(f, "%s\n%s\n", POS[i], NEG[i]);
+    for (int i = 0; i < NFILL; i++) fprintf(f, "%s\n", FILL[i]);
+    fclose(f);
+    f = open_file(root, "m", "small.json");
+    fprintf(f, "{\"vocab_size\": 27, \"hidden_size\": 32, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
+               " \"intermediate_size\": 64, \"max_position_embeddings\": 32, \"hidden_dropout_prob\": 0.1,"
+               " \"attention_probs_dropout_prob\": 0.1}\n");
+    fclose(f);
+}
+
+static void fixture_make(BertFixture *fx) {
+    snprintf(fx->root, sizeof fx->root, "/tmp/glue_bert_XXXXXX");
+    if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
+    write_sst2(fx->root);
+    write_stsb(fx->root);
+    write_model_files(fx->root);
+    snprintf(fx->env, sizeof fx->env, "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results", fx->root,
+             fx->root, fx->root);
+}
+
+static void fixture_remove(BertFixture *fx) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
+}
+
+/* Runs `glue ARGS` in the fixture; stdout returned, stderr into *err if given. */
+static char *glue(const BertFixture *fx, const char *args, int *status, char **err) {
+    char cmd[4096], errpath[256];
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", fx->root);
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>%s", fx->env, test_glue_bin(), args, errpath);
+    char *out = test_run(cmd, status);
+    if (err) {
+        FILE *f = fopen(errpath, "r");
+        char buf[8192] = {0};
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f) fclose(f);
+        buf[n] = '\0';
+        *err = xstrdup(buf);
+    }
+    return out;
+}
+
+/* metrics.<split>.<metric> of the "best" record of finetune --json output. */
+static double best_metric(const char *json, const char *metric) {
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "best"), "dev");
+    double v = run_config_number(dev, metric, -1);
+    cJSON_Delete(j);
+    return v;
+}
+
+#define SMALL "--threads 1 --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
+
+TEST(bert_finetune_cli_learns_sst2) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char args[1024];
+    snprintf(args, sizeof args, "finetune sst2 " SMALL " --epochs 3 --json", fx.root, fx.root);
+    int st;
+    char *err = NULL, *out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "finetune failed (%d): %s", st, err);
+    double acc = best_metric(out, "accuracy");
+    /* Majority is ~50%: the polarity word decides every row. */
+    CHECK_MSG(acc >= 90.0, "dev accuracy %.2f, expected >= 90", acc);
+    free(out);
+    free(err);
+    /* eval reproduces it from the checkpoint; predict answers. */
+    out = glue(&fx, "eval sst2 --json", &st, &err);
+    CHECK_MSG(st == 0, "eval failed: %s", err);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1), acc, 1e-9);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    out = glue(&fx, "predict sst2 'the movie was really excellent'", &st, NULL);
+    CHECK_MSG(st == 0 && out && strncmp(out, "1\t", 2) == 0, "predict: %s", out ? out : "");
+    free(out);
+    out = glue(&fx, "predict sst2 'a terrible plot'", &st, NULL);
+    CHECK_MSG(st == 0 && out && strncmp(out, "0\t", 2) == 0, "predict: %s", out ? out : "");
+    free(out);
+    fixture_remove(&fx);
+}
+
+TEST(bert_finetune_cli_stsb_regression) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char args[1024];
+    snprintf(args, sizeof args, "finetune stsb " SMALL " --epochs 6 --json", fx.root, fx.root);
+    int st;
+    char *err = NULL, *out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "finetune failed (%d): %s", st, err);
+    double r = best_metric(out, "pearson");
+    CHECK_MSG(r >= 80.0, "dev Pearson %.2f, expected >= 80", r);
+    free(out);
+    free(err);
+    fixture_remove(&fx);
+}
+
+/* A "pretrained" encoder checkpoint (MLM head, vocabulary blob) of another
+ * size than --set bert asks for: its config wins, its head is dropped. */
+TEST(bert_finetune_cli_init_and_errors) {
+    BertFixture fx;
+    fixture_make(&fx);
+    BertConfig cfg = {.vocab_size = 27, .hidden_size = 16, .num_layers = 2, .num_heads = 2, .intermediate_size = 48,
+                      .max_position = 24, .type_vocab_size = 2, .hidden_dropout = 0.1f, .attention_dropout = 0.1f,
+                      .layer_norm_eps = 1e-12f};
+    Bert *pre = bert_create(&cfg, &(BertHeads){.mlm = 1, .pooler = 1}, 5);
+    char path[512], vpath[512];
+    snprintf(path, sizeof path, "%s/m/pretrained.ckpt", fx.root);
+    snprintf(vpath, sizeof vpath, "%s/m/vocab.txt", fx.root);
+    Vocab *v = vocab_load(vpath);
+    size_t len;
+    char *text = bert_vocab_text(v, &len);
+    cJSON *c = bert_checkpoint_config(pre);
+    CkptWriter *w = checkpoint_writer_open(path, c, -1);
+    CHECK(w && checkpoint_write_params(w, pre->params, CKPT_F32) == 0 &&
+          checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len) == 0 && checkpoint_writer_commit(w) == 0);
+    long encoder_pooler = bert_num_params(pre) - 16 * 16 - 16 - 2 * 16 - 27;   /* minus the MLM head */
+    cJSON_Delete(c);
+    free(text);
+    vocab_free(v);
+    bert_free(pre);
+    char args[1024];
+    /* --init with the directory: it holds exactly one .ckpt. The vocab comes from
+     * the checkpoint, so no --set vocab. */
+    snprintf(args, sizeof args, "finetune sst2 --threads 1 --init %s/m --max-len 16 --batch 16 --lr 2e-3 --epochs 2 --json",
+             fx.root);
+    int st;
+    char *err = NULL, *out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "finetune --init failed (%d): %s", st, err);
+    cJSON *j = cJSON_Parse(out);
+    /* encoder + pooler + a new classifier (2C + 2) */
+    CHECK_EQ_INT(run_config_number(j, "num_params", 0), encoder_pooler + 2 * 16 + 2);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    /* Clear errors, exit 2 for settings, 1 for files. */
+    const struct { const char *args; int status; const char *says; } bad[] = {
+        {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 1, "no such file"},
+        {"finetune sst2 --threads 1 --set bert=huge", 1, "unknown BERT config"},
+        {"finetune sst2 --threads 1 --set vocab=/nonexistent/vocab.txt", 1, "vocab.txt"},
+        {"finetune sst2 --threads 1 --max-len 600", 1, "max_position_embeddings"},
+        {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        out = glue(&fx, bad[i].args, &st, &err);
+        CHECK_MSG(st == bad[i].status && strstr(err, bad[i].says), "%s: status %d, stderr: %s", bad[i].args, st, err);
+        CHECK_MSG(!strstr(err, "internal") && !strstr(err, "Segmentation"), "%s crashed: %s", bad[i].args, err);
+        free(out);
+        free(err);
+    }
+    fixture_remove(&fx);
+}
+
+/* Save model + state after some steps, load both into a new model: the next
+ * steps give bit-identical weights (what `--resume` relies on). */
+TEST(bert_resume_is_exact) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char data[512], cfgpath[512], vpath[512];
+    snprintf(data, sizeof data, "%s/glue", fx.root);
+    snprintf(cfgpath, sizeof cfgpath, "%s/m/small.json", fx.root);
+    snprintf(vpath, sizeof vpath, "%s/m/vocab.txt", fx.root);
+    const ModelOps *ops = model_find("bert");
+    const Task *t = task_find("sst2");
+    Dataset train;
+    CHECK(task_load(t, "train", data, 1, &train) == 0);
+    cJSON *cfg = ops->default_config(t);
+    run_config_set(cfg, "bert", cfgpath, NULL);
+    run_config_set(cfg, "vocab", vpath, NULL);
+    run_config_set(cfg, "max_len", "16", NULL);
+    Model *a = ops->create(cfg, t, &train, 7);
+    CHECK(a != NULL);
+    if (a) {
+        Encoded *e = ops->encode(a, &train);
+        int rows[16];
+        TrainState st = {.lr = 1e-3f, .total_steps = 10};
+        for (int s = 0; s < 3; s++) {
+            for (int i = 0; i < 16; i++) rows[i] = s * 16 + i;
+            ops->train_step(a, e, rows, 16, &st);
+        }
+        char mp[512], sp[512];
+        snprintf(mp, sizeof mp, "%s/m.ckpt", fx.root);
+        snprintf(sp, sizeof sp, "%s/m.state", fx.root);
+        CHECK(ops->save(a, mp) == 0 && ops->save_state(a, sp) == 0);
+        Model *b = ops->load(mp, t);
+        CHECK(b != NULL && ops->load_state(b, sp) == 0);
+        for (int s = 3; s < 6 && b; s++) {
+            for (int i = 0; i < 16; i++) rows[i] = s * 16 + i;
+            float la = ops->train_step(a, e, rows, 16, &st), lb = ops->train_step(b, e, rows, 16, &st);
+            CHECK_MSG(la == lb, "step %d: loss %.9g vs %.9g", s, la, lb);
+        }
+        float pa[32], pb[32];
+        for (int i = 0; i < 16; i++) rows[i] = 100 + i;
+        ops->predict(a, e, rows, 16, pa);
+        if (b) ops->predict(b, e, rows, 16, pb);
+        CHECK(b && memcmp(pa, pb, sizeof pa) == 0);
+        /* The state of another architecture is refused with a message. */
+        char p16[512];
+        snprintf(p16, sizeof p16, "%s/m/c16.json", fx.root);
+        FILE *f = fopen(p16, "w");
+        fprintf(f, "{\"vocab_size\": 27, \"hidden_size\": 16, \"num_hidden_layers\": 1, \"num_attention_heads\": 2}\n");
+        fclose(f);
+        cJSON *other = cJSON_Duplicate(cfg, 1);
+        run_config_set(other, "bert", p16, NULL);
+        Model *o = ops->create(other, t, &train, 7);
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        int rc = o ? ops->load_state(o, sp) : 0;
+        char *err = stderr_capture_end(&cap);
+        CHECK_MSG(o && rc != 0 && strstr(err, "hidden_size"), "load_state of another model: %d %s", rc, err);
+        free(err);
+        ops->free(o);
+        cJSON_Delete(other);
+        ops->free(b);
+        ops->encoded_free(e);
+        ops->free(a);
+    }
+    cJSON_Delete(cfg);
+    dataset_free(&train);
+    fixture_remove(&fx);
+}

@@ -43,6 +43,15 @@ static const Command COMMANDS[] = {
      "  --cased keeps case and accents; --mark-joins counts a word that follows the\n"
      "  previous one without a space as a '##' continuation (\"dog.\" -> dog ##.), for\n"
      "  the exactly reversible translation tokenizer (glue translate).\n"},
+    {"vectors", cmd_vectors, "train --corpus FILE... --out FILE.vec [--dim 300] [--epochs 5] [--min-count 5] [--max-words N] [--threads N] [--json]",
+     "train fastText skip-gram word vectors (char n-grams) on text files (.gz allowed)",
+     "  fastText's skip-gram with negative sampling and character n-grams (Bojanowski\n"
+     "  et al. 2017) over the BERT basic tokenizer's lower-cased words, so the vectors\n"
+     "  match TextCNN's and the BiLSTM's vocabulary: use them with --set\n"
+     "  embedding=non-static --set vectors=FILE.vec. Also --lr 0.05 --window 5 --neg 5\n"
+     "  --minn 3 --maxn 6 --bucket 2000000 --sample 1e-4 (the reference's defaults) and\n"
+     "  --seed S; --max-words N reads only the first N words. WikiExtractor's <doc>\n"
+     "  lines are skipped. One thread is deterministic; more run Hogwild.\n"},
     {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"

@@ -10,6 +10,7 @@ int cmd_tasks(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
+int cmd_vectors(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);

@@ -476,3 +476,56 @@ TEST(bert_hf_reports_problems) {
     bert_free(m);
     hf_rmdir(dir);
 }
+
+/* `glue finetune sst2 --init DIR` with a Hugging Face directory (here written
+ * by bert_hf_export with the real vocabulary, an MLM head and a pooler) on the
+ * first rows of the real SST-2: the encoder's config and vocabulary come from
+ * the directory, the MLM head is dropped, the classifier is new. */
+TEST(bert_hf_finetune_init_from_hf_dir) {
+    char root[64], rootbuf[4096], vbuf[4096], src[4096], cmd[16384];
+    const Task *task = task_find("sst2");
+    const char *data = hf_data_root(rootbuf, sizeof rootbuf);
+    Vocab *v = vocab_load(hf_vocab_path(vbuf, sizeof vbuf));
+    if (task_split_path(task, task_split(task, "train"), data, src, sizeof src) != 0 || !v) {
+        test_skip("SST-2 train or the vocabulary is not available");
+        vocab_free(v);
+        return;
+    }
+    if (!hf_mkdtemp(root, sizeof root)) { vocab_free(v); return; }
+    /* A small SST-2: the first 256 training and 128 dev rows. */
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/glue/SST-2 && zcat -f '%s' | head -n 257 > %s/glue/SST-2/train.tsv",
+             root, src, root);
+    CHECK(system(cmd) == 0);
+    CHECK(task_split_path(task, task_dev_split(task), data, src, sizeof src) == 0);
+    snprintf(cmd, sizeof cmd, "zcat -f '%s' | head -n 129 > %s/glue/SST-2/dev.tsv", src, root);
+    CHECK(system(cmd) == 0);
+    BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f};
+    Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .pooler = 1}, 3);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/hf", root);
+    CHECK(bert_hf_export(m, dir, v, NULL) == 0);
+    long C = cfg.hidden_size, mlm_head = C * C + C + 2 * C + cfg.vocab_size;
+    long want = bert_num_params(m) - mlm_head + 2 * C + 2;   /* + a 2-label classifier */
+    snprintf(cmd, sizeof cmd,
+             "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results %s finetune sst2 --threads 1 --init %s "
+             "--max-len 32 --batch 32 --epochs 1 --json 2>%s/err.txt",
+             root, root, root, test_glue_bin(), dir, root);
+    int status = -1;
+    char *out = test_run(cmd, &status);
+    char errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/err.txt", root);
+    size_t elen = 0;
+    char *err = run_file_read(errpath, &elen);
+    CHECK_MSG(status == 0, "finetune --init %s failed (%d): %s", dir, status, err ? err : "");
+    CHECK_MSG(err && !strstr(err, "warning"), "unexpected warnings: %s", err ? err : "");
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(j, "num_params");
+    CHECK_MSG(cJSON_IsNumber(np) && (long)np->valuedouble == want, "num_params %g, want %ld (encoder + pooler + "
+              "classifier)", cJSON_IsNumber(np) ? np->valuedouble : -1.0, want);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    bert_free(m);
+    vocab_free(v);
+    hf_rmdir(root);
+}

@@ -2,9 +2,9 @@
  * BERT checkpoint (a model.ckpt, or a run directory holding one) written as a
  * Hugging Face model directory: config.json, model.safetensors, vocab.txt and
  * tokenizer_config.json (format: models/bert_hf.h). The classifier's id2label
- * names come from the task (--task, else the "task" of the run's results.json /
- * config.json next to the checkpoint); the vocabulary is --vocab, else the
- * default one (text/tokenizer.h), and must have the model's vocab_size tokens. */
+ * names come from the task (--task, else the one a fine-tuned checkpoint
+ * records); the vocabulary is --vocab, else the one the checkpoint carries,
+ * else the default one (text/tokenizer.h), and must have vocab_size tokens. */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
@@ -28,48 +28,30 @@ static int export_is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The directory holding the checkpoint file (".": a bare file name). */
-static void export_dir_of(const char *ckpt, char *out, size_t cap) {
-    snprintf(out, cap, "%s", ckpt);
-    char *slash = strrchr(out, '/');
-    if (!slash) snprintf(out, cap, ".");
-    else if (slash == out) out[1] = '\0';
-    else *slash = '\0';
+/* The task a fine-tuned checkpoint records ("task" of its config), or NULL. */
+static const Task *export_ckpt_task(const Checkpoint *c) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(c->config, "task");
+    return cJSON_IsString(t) ? task_find(t->valuestring) : NULL;
 }
 
-/* The task the run in dir was trained on ("task" of results.json or
- * config.json), or NULL. */
-static const Task *export_run_task(const char *dir) {
-    static const char *const files[] = {RUN_RESULTS, RUN_CONFIG};
-    for (int i = 0; i < 2; i++) {
-        char path[4096];
-        run_file_path(dir, files[i], path, sizeof path);
-        if (!run_file_exists(path)) continue;
-        cJSON *j = run_json_read(path, 0);
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "task");
-        const Task *task = cJSON_IsString(t) ? task_find(t->valuestring) : NULL;
-        cJSON_Delete(j);
-        if (task) return task;
-    }
-    return NULL;
-}
-
-/* The vocabulary must have exactly the model's vocab_size tokens. */
-static int export_check_vocab(const char *path, int want) {
-    Vocab *v = vocab_load(path);
-    if (!v) return -1;
-    int n = vocab_size(v);
-    vocab_free(v);
-    if (n == want) return 0;
+/* --vocab, else the checkpoint's own, else the default; it must have exactly
+ * the model's vocab_size tokens. NULL after a message. */
+static Vocab *export_vocab(const char *path, const Checkpoint *c, int want) {
+    Vocab *v = path ? vocab_load(path) : bert_checkpoint_vocab(c);
+    if (!v && !path) v = vocab_load(path = tokenizer_default_vocab_path());
+    if (!v) return NULL;
+    if (vocab_size(v) == want) return v;
     user_error("pass the vocabulary the model was trained with: --vocab FILE",
-               "%s has %d tokens but the model's vocab_size is %d", path, n, want);
-    return -1;
+               "%s has %d tokens but the model's vocab_size is %d", path ? path : "the checkpoint's vocabulary",
+               vocab_size(v), want);
+    vocab_free(v);
+    return NULL;
 }
 
 int cmd_export(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
-    const char *vocab = args_str(&a, "--vocab", NULL);
+    const char *vocab_path = args_str(&a, "--vocab", NULL);
     const char *task_name = args_str(&a, "--task", NULL);
     const char *pos[2];
     int np = args_positional(&a, pos, 2);
@@ -82,24 +64,21 @@ int cmd_export(int argc, char **argv) {
     const Task *task = NULL;
     if (task_name && !(task = task_find_or_report(task_name))) return EXIT_USAGE;
 
-    char ckpt[4096], run[4096];
-    if (export_is_dir(pos[0])) {
-        run_file_path(pos[0], RUN_CKPT, ckpt, sizeof ckpt);
-        snprintf(run, sizeof run, "%s", pos[0]);
-    } else {
-        snprintf(ckpt, sizeof ckpt, "%s", pos[0]);
-        export_dir_of(pos[0], run, sizeof run);
-    }
-    Bert *m = bert_load(ckpt);
-    if (!m) return 1;
-    if (!task) task = export_run_task(run);
+    char ckpt[4096];
+    if (export_is_dir(pos[0])) run_file_path(pos[0], RUN_CKPT, ckpt, sizeof ckpt);
+    else snprintf(ckpt, sizeof ckpt, "%s", pos[0]);
+    Checkpoint *c = checkpoint_read(ckpt);
+    Bert *m = c ? bert_from_checkpoint(c, NULL, 1, 0) : NULL;
+    Vocab *v = m ? export_vocab(vocab_path, c, m->cfg.vocab_size) : NULL;
+    if (c && !task) task = export_ckpt_task(c);
+    checkpoint_free(c);
     const char *const *labels = NULL;
-    if (task && m->heads.num_labels > 1 && task->num_labels == m->heads.num_labels) labels = task->labels;
-    if (!vocab) vocab = tokenizer_default_vocab_path();
-    rc = export_check_vocab(vocab, m->cfg.vocab_size) || bert_hf_export(m, pos[1], vocab, labels) ? 1 : 0;
+    if (task && m && m->heads.num_labels > 1 && task->num_labels == m->heads.num_labels) labels = task->labels;
+    rc = v && bert_hf_export(m, pos[1], v, labels) == 0 ? 0 : 1;
     if (rc == 0)
         printf("exported %s (%s%s, %ld parameters) to %s\n", ckpt, m->heads.num_labels > 0 ? "classifier" : "encoder",
                m->heads.mlm ? " + MLM head" : "", bert_num_params(m), pos[1]);
+    vocab_free(v);
     bert_free(m);
     return rc;
 }

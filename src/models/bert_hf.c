@@ -7,6 +7,7 @@
 #include "models/bert_hf.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,30 @@ static int hf_weights_path(const char *dir, char *out, size_t cap) {
     return -1;
 }
 
+/* DIR/vocab.txt becomes the checkpoint's vocabulary blob (as glue's own BERT
+ * checkpoints carry one), so the model is used with the tokens it was trained
+ * on. glue's tokenizer lowercases: a cased model (do_lower_case false) gets a warning. */
+static int hf_attach_vocab(Checkpoint *c, const char *dir) {
+    char path[4096];
+    if (bert_hf_vocab_path(dir, path, sizeof path) != 0) return 0;
+    size_t len = 0;
+    char *text = run_file_read(path, &len);
+    if (!text) {
+        user_error(NULL, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    c->blobs = xrealloc(c->blobs, ((size_t)c->n_blobs + 1) * sizeof *c->blobs);
+    c->blobs[c->n_blobs++] = (CkptBlob){xstrdup(BERT_VOCAB_BLOB), len, (unsigned char *)text};
+    run_file_path(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
+    cJSON *tc = run_file_exists(path) ? run_json_read(path, 0) : NULL;
+    const cJSON *lower = cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case");
+    if (cJSON_IsFalse(lower))
+        user_warning("%s: a cased model (do_lower_case false), but glue's BERT tokenizer lowercases: expect "
+                     "worse results", path);
+    cJSON_Delete(tc);
+    return 0;
+}
+
 Checkpoint *bert_hf_read(const char *dir) {
     char path[4096];
     BertConfig cfg;
@@ -371,5 +396,6 @@ Checkpoint *bert_hf_read(const char *dir) {
     if (hf_check_names(c, &cfg, &heads, &unused)) { checkpoint_free(c); return NULL; }
     cJSON_Delete(c->config);
     c->config = hf_glue_record(&cfg, &heads);
+    if (hf_attach_vocab(c, dir)) { checkpoint_free(c); return NULL; }
     return c;
 }

@@ -16,6 +16,8 @@
  *   Checkpoint *c = bert_hf_read("models/bert-base-uncased");
  *   Bert *m = c ? bert_from_checkpoint(c, &heads, 0, seed) : NULL;
  *
+ * DIR/vocab.txt, when present, becomes the checkpoint's vocabulary blob
+ * (BERT_VOCAB_BLOB, read back by bert_checkpoint_vocab).
  * The heads are those the file has: the MLM head when it has cls.predictions.*,
  * the pooler when it has bert.pooler.*, a classifier of K labels when it has
  * classifier.weight (K, C). Every tensor a BERT of config.json's size with those
@@ -52,9 +54,9 @@ Checkpoint *bert_hf_read(const char *dir);
 int bert_hf_vocab_path(const char *dir, char *out, size_t cap);
 
 /* Writes dir (created if needed): config.json, model.safetensors and, when
- * vocab_path != NULL, vocab.txt (a copy) and tokenizer_config.json (uncased,
- * model_max_length = max positions). labels (num_labels strings, or NULL for
- * LABEL_0, ...) become config.json's id2label / label2id. 0 ok, -1 after a message. */
-int bert_hf_export(const Bert *m, const char *dir, const char *vocab_path, const char *const *labels);
+ * vocab != NULL, vocab.txt and tokenizer_config.json (uncased, model_max_length
+ * = max positions). labels (num_labels strings, or NULL for LABEL_0, ...)
+ * become config.json's id2label / label2id. 0 ok, -1 after a message. */
+int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const char *const *labels);
 
 #endif

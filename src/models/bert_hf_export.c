@@ -74,25 +74,22 @@ static int hf_write_config(const Bert *m, const char *dir, const char *const *la
     return rc;
 }
 
-/* Copies the vocabulary (through a temporary file) and describes the tokenizer. */
-static int hf_write_vocab(const Bert *m, const char *dir, const char *vocab_path) {
+/* vocab.txt (through a temporary file) and the tokenizer's description. */
+static int hf_write_vocab(const Bert *m, const char *dir, const Vocab *vocab) {
     size_t len = 0;
-    char *text = run_file_read(vocab_path, &len);
-    if (!text) {
-        user_error("pass the vocabulary the model was trained with (--vocab FILE)", "cannot read %s: %s", vocab_path,
-                   strerror(errno));
-        return -1;
-    }
+    char *text = bert_vocab_text(vocab, &len);
     char path[4096], tmp[4100];
     run_file_path(dir, BERT_HF_VOCAB, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    errno = 0;
     FILE *f = fopen(tmp, "wb");
     int ok = f && fwrite(text, 1, len, f) == len;
     if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) != 0) ok = 0;
     free(text);
     if (!ok) {
-        user_error("check free disk space and permissions", "%s: could not write: %s", path, strerror(errno));
+        user_error("check free disk space and permissions", "%s: could not write: %s", path,
+                   strerror(errno ? errno : EIO));
         remove(tmp);
         return -1;
     }
@@ -106,8 +103,8 @@ static int hf_write_vocab(const Bert *m, const char *dir, const char *vocab_path
     return rc;
 }
 
-int bert_hf_export(const Bert *m, const char *dir, const char *vocab_path, const char *const *labels) {
+int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const char *const *labels) {
     if (run_dir_make(dir)) return -1;
     if (hf_write_weights(m, dir) || hf_write_config(m, dir, labels)) return -1;
-    return vocab_path ? hf_write_vocab(m, dir, vocab_path) : 0;
+    return vocab ? hf_write_vocab(m, dir, vocab) : 0;
 }

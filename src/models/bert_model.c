@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/common.h"
+#include "models/bert_hf.h"
 #include "models/evaluate.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -42,7 +43,7 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
     cJSON_AddNumberToObject(c, "clip", 1.0);
     cJSON_AddStringToObject(c, "bert", "tiny");   /* built-in name or config JSON (ignored with init) */
-    cJSON_AddStringToObject(c, "init", "");       /* pretrained checkpoint (or its directory) */
+    cJSON_AddStringToObject(c, "init", "");       /* pretrained checkpoint, its directory, or a HF model dir */
     cJSON_AddStringToObject(c, "vocab", "");      /* "": the default vocabulary (tokenizer.h) */
     return c;
 }
@@ -186,8 +187,9 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
     Bert *bert = NULL;
     if (*init) {
         char path[4096];
-        if (bert_init_path(init, path, sizeof path) != 0) return NULL;
-        Checkpoint *c = checkpoint_read(path);
+        Checkpoint *c = NULL;
+        if (bert_hf_is_dir(init)) c = bert_hf_read(init);   /* a Hugging Face model directory */
+        else if (bert_init_path(init, path, sizeof path) == 0) c = checkpoint_read(path);
         if (!c) return NULL;
         /* Encoder (and pooler) from the checkpoint, a fresh task head. */
         bert = bert_from_checkpoint(c, &heads, 0, seed);

@@ -68,6 +68,28 @@ static const Command COMMANDS[] = {
      "  checkpoint. Writes model.ckpt, config.json and results.json. Settings come\n"
      "  from the model's defaults, then --config, then the options and --set.\n"
      "  --resume continues an interrupted run in the same directory.\n"},
+    {"pretrain", cmd_pretrain,
+     "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
+     "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...",
+     "masked-LM pretraining of a BERT encoder; held-out MLM evaluation",
+     "  Settings: the defaults (BERT's recipe on the tiny model), then --config\n"
+     "  (pretrain/tiny.json, pretrain/mini.json), then --set key=value; --corpus\n"
+     "  replaces the corpus (FORMAT: text, wikiextractor, brown, wikitext, auto).\n"
+     "  The corpus is WordPiece-tokenized once into a cache (--cache DIR, default\n"
+     "  $GLUE_CACHE or ~/.cache/glue). Writes to --out (default runs/pretrain/<config>):\n"
+     "  last.ckpt (full state, every checkpoint_every steps, at the end, and on\n"
+     "  SIGINT/SIGTERM), model.ckpt (weights, for glue finetune --init), log.jsonl,\n"
+     "  summary.json, config.json. --resume continues exactly where last.ckpt\n"
+     "  stopped (starts fresh if there is none). --stop-at STEP saves and exits there.\n"
+     "  Exit code 130/143 after saving on SIGINT/SIGTERM.\n"
+     "\n"
+     "  glue pretrain prepare [--config F] [--corpus ...] [--cache DIR] [--json]\n"
+     "    only tokenizes the corpus into the cache and prints its size.\n"
+     "  glue pretrain eval --init CKPT|RUNDIR [--corpus [FORMAT:]FILE] [--batch 64]\n"
+     "      [--seq-len 128] [--seed 12345] [--max-batches N] [--vocab FILE] [--json]\n"
+     "    held-out MLM loss and accuracy (default text: WikiText-2 valid), with\n"
+     "    BERT's 15% / 80-10-10 masking drawn from a fixed seed, so checkpoints are\n"
+     "    compared on the same masked positions.\n"},
     {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
      "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"

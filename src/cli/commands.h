@@ -19,5 +19,6 @@ int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_pretrain(int argc, char **argv);
 
 #endif

@@ -1,0 +1,83 @@
+/* pretrain_config.h — the settings of a masked-LM pretraining run.
+ *
+ * A run's config is a JSON object (pretrain/tiny.json, pretrain/mini.json):
+ * the defaults below, overridden by the --config file, then by `--set
+ * key=value` (the same rules as fine-tuning configs, models/run_config.h: only
+ * known keys, values of the same kind). Keys:
+ *   model            BERT config: a built-in name (tiny, mini, ...) or a JSON file
+ *   vocab            WordPiece vocabulary ("" = tokenizer_default_vocab_path())
+ *   corpus           [file, ...]: "FILE", "FORMAT:FILE" or {"path": FILE,
+ *                    "format": FORMAT} (formats: pretrain/corpus.h; "auto",
+ *                    the default, guesses)
+ *   eval_corpus      held-out text for `glue pretrain eval` and eval_every
+ *   seq_len          T, tokens per sequence with [CLS] and [SEP] (128)
+ *   batch            sequences per micro-batch
+ *   accumulate       micro-batches per optimizer step (gradients averaged)
+ *   steps            optimizer steps in all (the schedule's length)
+ *   lr, warmup, schedule   peak lr, warm-up steps, "linear" decay (schedule.h)
+ *   weight_decay, beta1, beta2, adam_eps, clip   AdamW and gradient clipping
+ *   dropout          hidden and attention dropout (replaces the model config's)
+ *   mask_prob, max_predictions, whole_word, short_seq_prob   (masking.h, stream.h)
+ *   checkpoint_every steps between checkpoints (also saved at the end and on
+ *                    SIGINT/SIGTERM)
+ *   log_every        steps between log lines; eval_every: steps between held-out
+ *                    evaluations (0: never during training)
+ *   eval_batches     batches of the held-out text per evaluation during
+ *                    training (0: all of it)
+ *   seed             weights, data order, masking and dropout
+ * Relative paths are relative to the current directory. */
+#ifndef GLUE_PRETRAIN_CONFIG_H
+#define GLUE_PRETRAIN_CONFIG_H
+
+#include <stdint.h>
+
+#include "models/bert.h"
+#include "pretrain/corpus.h"
+
+typedef struct cJSON cJSON;
+
+enum { PRETRAIN_MAX_CORPUS = 64 };
+
+/* Where `glue data fetch pretrain` puts the text (relative to the current directory). */
+#define PRETRAIN_DEFAULT_WIKI "data/pretrain/enwiki-2015-wikiextractor/enwiki_2015_AA00-AC29.txt.gz"
+#define PRETRAIN_DEFAULT_BROWN "data/pretrain/brown/brown_tagged.txt.gz"
+#define PRETRAIN_DEFAULT_EVAL "data/pretrain/wikitext-2/wiki.valid.tokens.gz"
+
+typedef struct PretrainConfig {
+    cJSON *json;                       /* the whole config (owned); strings below point into it */
+    const char *model;
+    BertConfig bert;                   /* resolved from model, dropout applied */
+    const char *vocab;                 /* resolved path */
+    CorpusFile corpus[PRETRAIN_MAX_CORPUS];
+    int n_corpus;
+    CorpusFile eval_corpus;
+    int seq_len, batch, accumulate;
+    long steps, warmup;
+    double lr, weight_decay, beta1, beta2, adam_eps, clip, dropout;
+    const char *schedule;
+    double mask_prob, short_seq_prob;
+    int max_predictions, whole_word;
+    long checkpoint_every, log_every, eval_every, eval_batches;
+    uint64_t seed;
+} PretrainConfig;
+
+/* Defaults < config_file (may be NULL) < sets[i] ("key=value"; origin[i]
+ * names each for messages) < corpus (n_corpus > 0: replaces "corpus"; each
+ * "FILE" or "FORMAT:FILE", e.g. "brown:corpus.txt", as in the config).
+ * 0 ok; otherwise one message and EXIT_USAGE. */
+int pretrain_config_build(PretrainConfig *pc, const char *config_file, const char *const *sets,
+                          const char *const *origin, int nsets, const char *const *corpus, int n_corpus);
+/* Reads the fields from pc->json (after editing it). 0 ok, EXIT_USAGE after a message. */
+int pretrain_config_parse(PretrainConfig *pc);
+void pretrain_config_free(PretrainConfig *pc);
+
+/* One corpus entry: "FILE", "FORMAT:FILE" or {"path": FILE, "format": FORMAT}
+ * (f->path points into e). 0 ok; -1 after a message naming key. */
+int pretrain_corpus_entry(const cJSON *e, CorpusFile *f, const char *key);
+
+/* Keys that may differ between a run and its resumption (they change
+ * nothing that is computed): checkpoint_every, log_every, eval_every,
+ * eval_batches, eval_corpus. */
+int pretrain_config_key_is_free(const char *key);
+
+#endif

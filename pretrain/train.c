@@ -1,0 +1,462 @@
+/* train.c — the masked-LM pretraining loop with exact resume (see train.h). */
+#include "pretrain/train.h"
+
+#include "core/checkpoint.h"
+#include "core/common.h"
+#include "core/lines.h"
+#include "core/progress.h"
+#include "models/run_dir.h"
+#include "optim/clip.h"
+#include "optim/optim.h"
+#include "optim/schedule.h"
+#include "pretrain/mlm_batch.h"
+#include "pretrain/mlm_eval.h"
+#include "pretrain/stream.h"
+#include "pretrain/token_cache.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set by the SIGINT/SIGTERM handler, read at step boundaries: the one piece of
+ * global state, because a signal handler can reach nothing else. */
+static volatile sig_atomic_t pretrain_signal;
+
+static void pretrain_on_signal(int sig) { pretrain_signal = sig; }
+
+/* RNG streams of the run seed. */
+enum { STREAM_MASK = 1, STREAM_DROPOUT = 2 };
+
+/* Everything beyond weights and optimizer that resuming needs (blob
+ * "pretrain.state", host order). */
+typedef struct PretrainState {
+    uint64_t step, tokens;
+    StreamPos pos;
+    Rng mask_rng, drop_rng;
+    double elapsed;
+} PretrainState;
+
+typedef struct Run {
+    const PretrainOptions *o;
+    const PretrainConfig *pc;
+    Vocab *vocab;
+    TokenCache *cache, *eval_cache;
+    int eval_missing;            /* the held-out text is not there: warned once */
+    MaskConfig mc, eval_mc;
+    PretrainStreamConfig sc;
+    PretrainStream stream;
+    MlmBatch batch;
+    Bert *m;
+    Optimizer opt;
+    Schedule sched;
+    Rng mask_rng, drop_rng;
+    long step, tokens;
+    double elapsed0, t0;         /* training seconds before this process; its start */
+    FILE *log;
+    char path_last[4096], path_model[4096], path_log[4096];
+} Run;
+
+static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r->t0; }
+
+/* ---- data ---- */
+
+static TokenCache *run_cache(Run *r, const CorpusFile *files, int n) {
+    TokenCacheBuild b = {.files = files, .n_files = n, .vocab = r->vocab, .vocab_path = r->pc->vocab,
+                         .lowercase = 1, .show_progress = r->o->show_progress};
+    return token_cache_find(&b, r->o->cache_dir ? r->o->cache_dir : token_cache_default_dir());
+}
+
+static int run_setup_data(Run *r) {
+    const PretrainConfig *pc = r->pc;
+    r->vocab = vocab_load(pc->vocab);
+    if (!r->vocab) return 1;
+    if (vocab_size(r->vocab) != pc->bert.vocab_size) {
+        user_error("use the vocabulary the model config was made for", "%s has %d tokens but model %s has vocab_size %d",
+                   pc->vocab, vocab_size(r->vocab), pc->model, pc->bert.vocab_size);
+        return EXIT_USAGE;
+    }
+    if (masking_init(&r->mc, r->vocab, pc->mask_prob, pc->max_predictions, pc->whole_word) ||
+        masking_init(&r->eval_mc, r->vocab, 0.15, pc->max_predictions, 0))
+        return 1;
+    r->cache = run_cache(r, pc->corpus, pc->n_corpus);
+    if (!r->cache) return 1;
+    const VocabSpecials *sp = vocab_specials(r->vocab);
+    r->sc = (PretrainStreamConfig){.seq_len = pc->seq_len, .short_prob = (float)pc->short_seq_prob, .shuffle = 1,
+                                   .seed = pc->seed, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = r->mc.is_cont};
+    stream_init(&r->stream, r->cache, &r->sc);
+    mlm_batch_init(&r->batch, pc->batch, pc->seq_len, pc->max_predictions, sp->pad);
+    return 0;
+}
+
+/* Held-out loss and accuracy (max_batches 0: all). 1 when done. */
+static int run_eval(Run *r, long max_batches, MlmEvalResult *res) {
+    if (r->eval_missing) return 0;
+    if (!r->eval_cache) {
+        char found[4096];
+        if (lines_find(r->pc->eval_corpus.path, found, sizeof found) != 0) {
+            user_warning("%s is missing: no held-out evaluation (glue data fetch pretrain gets it)",
+                         r->pc->eval_corpus.path);
+            r->eval_missing = 1;
+            return 0;
+        }
+        r->eval_cache = run_cache(r, &r->pc->eval_corpus, 1);
+        if (!r->eval_cache) { r->eval_missing = 1; return 0; }
+    }
+    return mlm_eval_run(r->m, r->eval_cache, &r->sc, &r->eval_mc, MLM_EVAL_SEED, max_batches, &r->batch,
+                        r->pc->batch, res) == 0;
+}
+
+/* ---- model, optimizer, checkpoints ---- */
+
+static void run_fresh(Run *r) {
+    const PretrainConfig *pc = r->pc;
+    r->m = bert_create(&pc->bert, &(BertHeads){.mlm = 1}, pc->seed);
+    rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
+    rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
+    r->step = r->tokens = 0;
+    r->elapsed0 = 0;
+}
+
+static cJSON *run_ckpt_config(const Run *r) {
+    cJSON *c = bert_checkpoint_config(r->m);
+    cJSON_AddItemToObject(c, "pretrain", cJSON_Duplicate(r->pc->json, 1));
+    cJSON_AddNumberToObject(c, "step", (double)r->step);
+    return c;
+}
+
+static int run_save(Run *r) {
+    PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
+                        .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
+    cJSON *cfg = run_ckpt_config(r);
+    CkptWriter *w = checkpoint_writer_open(r->path_last, cfg, -1);
+    cJSON_Delete(cfg);
+    if (!w) return -1;
+    int bad = checkpoint_write_params(w, r->m->params, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
+              checkpoint_write_blob(w, "pretrain.state", &st, sizeof st);
+    if (bad) {
+        checkpoint_writer_abort(w);
+        return -1;
+    }
+    if (checkpoint_writer_commit(w)) return -1;
+    return bert_save(r->m, r->path_model);
+}
+
+/* Names the keys (other than the free ones) whose values differ. 0 when none. */
+static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, size_t cap) {
+    size_t n = 0;
+    out[0] = '\0';
+    for (int pass = 0; pass < 2; pass++)
+        for (const cJSON *it = (pass ? stored : now)->child; it; it = it->next) {
+            if (pretrain_config_key_is_free(it->string)) continue;
+            if (pass && cJSON_GetObjectItemCaseSensitive(now, it->string)) continue;   /* seen in pass 0 */
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(stored, it->string);
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, it->string);
+            if (a && b && cJSON_Compare(a, b, 1)) continue;
+            char *sa = a ? cJSON_PrintUnformatted(a) : NULL, *sb = b ? cJSON_PrintUnformatted(b) : NULL;
+            int k = snprintf(out + n, n < cap ? cap - n : 0, "%s%s (run: %.60s, now: %.60s)", n ? ", " : "",
+                             it->string, sa ? sa : "unset", sb ? sb : "unset");
+            free(sa);
+            free(sb);
+            if (k > 0) n += (size_t)k;
+        }
+    return n > 0;
+}
+
+/* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
+static int run_resume(Run *r) {
+    if (!run_file_exists(r->path_last)) {
+        if (r->o->show_progress) fprintf(stderr, "nothing to resume in %s: starting a new run\n", r->o->out_dir);
+        run_fresh(r);
+        return 0;
+    }
+    Checkpoint *c = checkpoint_read(r->path_last);
+    if (!c) return 1;
+    int rc = 1;
+    char diff[2048];
+    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
+    const CkptBlob *b = checkpoint_find_blob(c, "pretrain.state");
+    if (!cJSON_IsObject(stored) || !b || b->size != sizeof(PretrainState)) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", r->path_last);
+        goto done;
+    }
+    if (run_config_diff(stored, r->pc->json, diff, sizeof diff)) {
+        user_error("resume with the settings the run started with (its config.json), or use another --out",
+                   "%s: settings differ from the interrupted run: %s", r->o->out_dir, diff);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed);
+    if (!r->m) goto done;
+    bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
+    if (optim_load(&r->opt, r->m->params, c)) goto done;
+    PretrainState st;
+    memcpy(&st, b->data, sizeof st);
+    if (stream_seek(&r->stream, st.pos)) goto done;
+    r->step = (long)st.step;
+    r->tokens = (long)st.tokens;
+    r->mask_rng = st.mask_rng;
+    r->drop_rng = st.drop_rng;
+    r->elapsed0 = st.elapsed;
+    rc = 0;
+done:
+    checkpoint_free(c);
+    return rc;
+}
+
+/* The log keeps only lines up to `step` (later ones are computed again), then
+ * is opened for appending. 0 ok. */
+static int run_open_log(Run *r, long step) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->path_log);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        user_error(NULL, "cannot write %s", tmp);
+        return -1;
+    }
+    LineReader lr;
+    if (step > 0 && lines_open(&lr, r->path_log) == LINES_OK) {
+        char *line;
+        size_t len;
+        while (lines_next(&lr, &line, &len) == 1) {
+            cJSON *j = cJSON_ParseWithLength(line, len);
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
+            if (cJSON_IsNumber(s) && s->valuedouble <= (double)step) fprintf(out, "%s\n", line);
+            cJSON_Delete(j);
+        }
+    }
+    if (step > 0) lines_close(&lr);
+    if (fclose(out) || rename(tmp, r->path_log)) {
+        user_error(NULL, "cannot write %s", r->path_log);
+        return -1;
+    }
+    r->log = fopen(r->path_log, "a");
+    return r->log ? 0 : -1;
+}
+
+/* ---- the step ---- */
+
+typedef struct StepStats {
+    double loss, acc, grad_norm;
+    long tokens;
+    float lr;
+} StepStats;
+
+/* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
+ * or divergence (after a message). */
+static int run_step(Run *r, StepStats *s) {
+    const PretrainConfig *pc = r->pc;
+    Params *p = r->m->params;
+    memset(s, 0, sizeof *s);
+    params_zero_grad(p);
+    for (int a = 0; a < pc->accumulate; a++) {
+        MlmBatch *b = &r->batch;
+        if (mlm_batch_fill(b, &r->stream, &r->mc, &r->mask_rng, pc->batch) != pc->batch) return 1;
+        bert_forward(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, &r->drop_rng);
+        float acc = 0, loss = bert_mlm_loss(r->m, b->positions, b->labels, b->n_masked, 1, &acc);
+        bert_backward(r->m);
+        s->loss += loss / pc->accumulate;
+        s->acc += acc / pc->accumulate;
+        s->tokens += b->tokens;
+    }
+    if (pc->accumulate > 1) {   /* the gradient of the mean over micro-batches */
+        float scale = 1.0f / (float)pc->accumulate, *g = p->grad;
+        long total = (long)p->total;
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < total; i++) g[i] *= scale;
+    }
+    s->grad_norm = clip_grad_norm(p, (float)pc->clip);
+    if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
+        user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
+                   "training diverged at step %ld (loss %g, gradient norm %g)", r->step + 1, s->loss,
+                   s->grad_norm);
+        return 1;
+    }
+    s->lr = schedule_lr(&r->sched, r->step);
+    optim_step(&r->opt, p, s->lr);
+    r->step++;
+    r->tokens += s->tokens;
+    return 0;
+}
+
+/* ---- logging ---- */
+
+typedef struct Window {
+    double loss, acc, norm, t0;
+    long steps, tokens;
+    float lr;
+} Window;
+
+static void run_log_window(Run *r, Window *w) {
+    double now = now_seconds(), secs = now - w->t0;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "step", (double)r->step);
+    cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
+    cJSON_AddNumberToObject(j, "loss", w->loss / (double)w->steps);
+    cJSON_AddNumberToObject(j, "mlm_acc", w->acc / (double)w->steps);
+    cJSON_AddNumberToObject(j, "lr", w->lr);
+    cJSON_AddNumberToObject(j, "grad_norm", w->norm / (double)w->steps);
+    cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
+    cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)w->tokens / secs : 0);
+    cJSON_AddNumberToObject(j, "elapsed", run_elapsed(r));
+    char *s = cJSON_PrintUnformatted(j);
+    fprintf(r->log, "%s\n", s);
+    fflush(r->log);
+    free(s);
+    cJSON_Delete(j);
+    memset(w, 0, sizeof *w);
+    w->t0 = now;
+}
+
+static void run_log_eval(Run *r, const MlmEvalResult *e) {
+    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", r->step, e->loss,
+            e->accuracy, e->masked);
+    fflush(r->log);
+    if (r->o->show_progress)
+        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", r->step, e->loss,
+                100 * e->accuracy, e->masked);
+}
+
+/* summary.json at the end. 0 ok. */
+static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", r->o->command ? r->o->command : "");
+    cJSON_AddNumberToObject(j, "threads", r->o->threads);
+    cJSON_AddNumberToObject(j, "steps", (double)r->step);
+    cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
+    cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));
+    cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
+    cJSON_AddNumberToObject(j, "num_params", (double)bert_num_params(r->m));
+    cJSON_AddNumberToObject(j, "cache_tokens", (double)r->cache->n_tokens);
+    cJSON_AddNumberToObject(j, "epochs", (double)r->tokens / (double)r->cache->n_tokens);
+    if (have_eval) {
+        cJSON *ev = cJSON_AddObjectToObject(j, "eval");
+        cJSON_AddStringToObject(ev, "corpus", r->pc->eval_corpus.path);
+        cJSON_AddNumberToObject(ev, "loss", e->loss);
+        cJSON_AddNumberToObject(ev, "accuracy", e->accuracy);
+        cJSON_AddNumberToObject(ev, "masked", (double)e->masked);
+    }
+    char path[4200];
+    run_file_path(r->o->out_dir, PRETRAIN_SUMMARY, path, sizeof path);
+    int rc = run_json_write(path, j);
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* ---- the run ---- */
+
+static int run_prepare(Run *r) {
+    const PretrainOptions *o = r->o;
+    const PretrainConfig *pc = r->pc;
+    if (run_dir_make(o->out_dir)) return 1;
+    run_file_path(o->out_dir, PRETRAIN_LAST_CKPT, r->path_last, sizeof r->path_last);
+    run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
+    run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
+    if (!o->resume && run_file_exists(r->path_last)) {
+        user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
+                   o->out_dir);
+        return EXIT_USAGE;
+    }
+    int rc = run_setup_data(r);
+    if (rc) return rc;
+    r->opt = optim_adamw(pc->weight_decay);
+    r->opt.beta1 = pc->beta1;
+    r->opt.beta2 = pc->beta2;
+    r->opt.eps = pc->adam_eps;
+    ScheduleKind kind;
+    schedule_parse(pc->schedule, &kind);
+    r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps};
+    if (o->resume) {
+        rc = run_resume(r);
+        if (rc) return rc;
+    } else {
+        run_fresh(r);
+    }
+    if (!r->m) return 1;
+    bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
+    cJSON *cfg = cJSON_Duplicate(pc->json, 1);
+    cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
+    char path[4200];
+    run_file_path(o->out_dir, PRETRAIN_CONFIG, path, sizeof path);
+    rc = run_json_write(path, cfg);
+    cJSON_Delete(cfg);
+    if (rc || run_open_log(r, r->step)) return 1;
+    r->t0 = now_seconds();
+    return 0;
+}
+
+static void run_free(Run *r) {
+    if (r->log) fclose(r->log);
+    bert_free(r->m);
+    mlm_batch_free(&r->batch);
+    if (r->cache) stream_free(&r->stream);
+    token_cache_close(r->cache);
+    token_cache_close(r->eval_cache);
+    masking_free(&r->mc);
+    masking_free(&r->eval_mc);
+    vocab_free(r->vocab);
+}
+
+/* The training loop proper; returns the exit code. */
+static int run_loop(Run *r) {
+    const PretrainConfig *pc = r->pc;
+    const PretrainOptions *o = r->o;
+    Progress bar;
+    progress_start(&bar, "pretrain", pc->steps - r->step, o->show_progress ? PROGRESS_AUTO : PROGRESS_QUIET);
+    bar.unit = "steps";
+    long first = r->step;
+    Window w = {.t0 = now_seconds()};
+    while (r->step < pc->steps) {
+        int sig = pretrain_signal;
+        if (sig || (o->stop_at > 0 && r->step >= o->stop_at)) {
+            progress_finish(&bar, "stopped at step %ld", r->step);
+            if (run_save(r)) return 1;
+            fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
+                    sig ? (sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)") : "stopped", r->step,
+                    pc->steps, r->path_last);
+            return sig ? 128 + sig : 0;
+        }
+        StepStats s;
+        if (run_step(r, &s)) return 1;
+        w.loss += s.loss, w.acc += s.acc, w.norm += s.grad_norm, w.lr = s.lr;
+        w.steps++, w.tokens += s.tokens;
+        if (r->step % pc->log_every == 0 || r->step == pc->steps) {
+            double secs = now_seconds() - w.t0;
+            progress_update(&bar, r->step - first, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", r->step,
+                            w.loss / w.steps, 100 * w.acc / w.steps, w.lr, secs > 0 ? w.tokens / secs : 0.0);
+            run_log_window(r, &w);
+        }
+        if (pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {
+            MlmEvalResult e;
+            if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
+        }
+        if (pc->checkpoint_every > 0 && r->step % pc->checkpoint_every == 0 && r->step < pc->steps &&
+            run_save(r))
+            return 1;
+    }
+    progress_finish(&bar, "%ld steps, %.0f tok/s", r->step, (double)r->tokens / run_elapsed(r));
+    if (run_save(r)) return 1;
+    MlmEvalResult e;
+    int have = run_eval(r, 0, &e);
+    if (have) run_log_eval(r, &e);
+    return run_summary(r, &e, have) ? 1 : 0;
+}
+
+int pretrain_run(const PretrainOptions *o) {
+    Run r = {.o = o, .pc = o->cfg};
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = pretrain_on_signal;
+    sa.sa_flags = SA_RESETHAND;   /* a second signal acts at once (the default) */
+    sigemptyset(&sa.sa_mask);
+    pretrain_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int rc = run_prepare(&r);
+    if (rc == 0) rc = run_loop(&r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    run_free(&r);
+    return rc;
+}

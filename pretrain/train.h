@@ -1,0 +1,55 @@
+/* train.h — the masked-LM pretraining loop (`glue pretrain`).
+ *
+ * One run: tokenize the corpus once (token_cache.h), then for `steps`
+ * optimizer steps: `accumulate` micro-batches of `batch` sequences (stream.h,
+ * dynamic masking masking.h) -> BERT forward -> MLM loss -> backward, the
+ * gradient averaged over the micro-batches, clipped to global norm `clip`,
+ * AdamW (no decay on biases and LayerNorm) with warm-up + linear decay.
+ *
+ * The run directory (--out):
+ *   config.json   the pretraining config (with the model's BERT config)
+ *   last.ckpt     everything needed to continue: weights, AdamW moments and
+ *                 step, the data position, the masking and dropout RNGs,
+ *                 token and time counters (written every checkpoint_every
+ *                 steps, at the end, and at the step boundary after SIGINT or
+ *                 SIGTERM; atomically). Also loadable as a model.
+ *   model.ckpt    the weights alone (encoder + MLM head), written with
+ *                 last.ckpt: what `glue finetune --init` takes
+ *   log.jsonl     one JSON object a line: every log_every steps {"step",
+ *                 "epoch", "loss", "mlm_acc", "lr", "grad_norm", "tokens",
+ *                 "tokens_per_sec", "elapsed"}; held-out evaluations
+ *                 {"step", "eval_loss", "eval_acc", "eval_masked"}
+ *   summary.json  at the end: steps, tokens, time, final held-out numbers
+ * and a progress line with the ETA on stderr.
+ *
+ * --resume continues from last.ckpt EXACTLY: the same losses as a run that was
+ * never interrupted (same thread count). Log lines written after that
+ * checkpoint are dropped, since those steps are computed again. */
+#ifndef GLUE_PRETRAIN_TRAIN_H
+#define GLUE_PRETRAIN_TRAIN_H
+
+#include "pretrain/pretrain_config.h"
+
+#define PRETRAIN_LAST_CKPT "last.ckpt"
+#define PRETRAIN_MODEL_CKPT "model.ckpt"
+#define PRETRAIN_LOG "log.jsonl"
+#define PRETRAIN_SUMMARY "summary.json"
+#define PRETRAIN_CONFIG "config.json"
+
+typedef struct PretrainOptions {
+    const PretrainConfig *cfg;
+    const char *out_dir;
+    const char *cache_dir;   /* token caches (token_cache_default_dir() if NULL) */
+    const char *command;     /* recorded in summary.json */
+    int resume;              /* continue from out_dir/last.ckpt if there is one */
+    long stop_at;            /* > 0: stop at this step as if interrupted (save, exit 0) */
+    int threads;             /* recorded */
+    int show_progress;
+} PretrainOptions;
+
+/* Runs (or continues) a pretraining run. Returns 0 when done or stopped at
+ * stop_at, 128 + signal number after saving on SIGINT/SIGTERM, 1 when the work
+ * failed (data, divergence, disk), 2 for a bad setting; one message each. */
+int pretrain_run(const PretrainOptions *o);
+
+#endif

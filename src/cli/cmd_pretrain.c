@@ -1,0 +1,260 @@
+/* cmd_pretrain.c — `glue pretrain`: masked-LM pretraining of a BERT encoder
+ * (pretrain/train.h), plus two sub-commands:
+ *   glue pretrain prepare ...   tokenize the corpus into the token cache only
+ *   glue pretrain eval --init CKPT ...   held-out MLM loss and accuracy */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/checkpoint.h"
+#include "core/common.h"
+#include "core/threads.h"
+#include "models/run_dir.h"
+#include "pretrain/mlm_eval.h"
+#include "pretrain/pretrain_config.h"
+#include "pretrain/token_cache.h"
+#include "pretrain/train.h"
+#include "text/tokenizer.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PRETRAIN_USAGE                                                                                  \
+    "glue pretrain [--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...]\n"          \
+    "       [--out DIR] [--resume] [--stop-at STEP] [--cache DIR] [--threads N]\n"                     \
+    "   or: glue pretrain prepare [--config FILE.json] [--corpus FILE ...] [--cache DIR] [--json]\n"   \
+    "   or: glue pretrain eval --init CKPT|DIR [--corpus [FORMAT:]FILE] [--batch N] [--seq-len N]\n"   \
+    "       [--seed S] [--max-batches N] [--vocab FILE] [--cache DIR] [--threads N] [--json]"
+#define PRETRAIN_MAX_SETS 64
+#define PRETRAIN_EVAL_BATCH 64
+#define PRETRAIN_EVAL_SEQ_LEN 128
+
+/* The options shared by training and prepare: the run's config. */
+typedef struct CfgArgs {
+    const char *config_file;
+    const char *sets[PRETRAIN_MAX_SETS + 1];
+    int nsets;
+    const char *corpus[PRETRAIN_MAX_CORPUS + 1];
+    int ncorpus;
+} CfgArgs;
+
+/* --config, --set, --corpus (repeated, or followed by more files). 0 ok. */
+static int cfg_args_get(Args *a, CfgArgs *c) {
+    c->config_file = args_str(a, "--config", NULL);
+    c->nsets = args_strs(a, "--set", c->sets, PRETRAIN_MAX_SETS);
+    c->ncorpus = args_strs(a, "--corpus", c->corpus, PRETRAIN_MAX_CORPUS);
+    if (c->nsets > PRETRAIN_MAX_SETS || c->ncorpus > PRETRAIN_MAX_CORPUS) {
+        user_error(NULL, "at most %d --set and %d corpus files", PRETRAIN_MAX_SETS, PRETRAIN_MAX_CORPUS);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Positional arguments after the sub-command are more corpus files ("--corpus a b"). */
+static int cfg_args_positional(Args *a, CfgArgs *c, int skip) {
+    const char *pos[PRETRAIN_MAX_CORPUS + 2];
+    int n = args_positional(a, pos, PRETRAIN_MAX_CORPUS + 2);
+    if (n > skip && c->ncorpus == 0) {
+        user_error("corpus files follow --corpus", "unexpected argument '%s'", pos[skip]);
+        return EXIT_USAGE;
+    }
+    for (int i = skip; i < n; i++) {
+        if (c->ncorpus == PRETRAIN_MAX_CORPUS) {
+            user_error(NULL, "at most %d corpus files", PRETRAIN_MAX_CORPUS);
+            return EXIT_USAGE;
+        }
+        c->corpus[c->ncorpus++] = pos[i];
+    }
+    return 0;
+}
+
+static int cfg_build(const CfgArgs *c, PretrainConfig *pc) {
+    return pretrain_config_build(pc, c->config_file, c->sets, NULL, c->nsets, c->corpus, c->ncorpus);
+}
+
+/* runs/pretrain/<config file name without .json, or the model name>. */
+static void default_out_dir(const PretrainConfig *pc, const char *config_file, char *out, size_t cap) {
+    char name[256];
+    const char *base = config_file ? strrchr(config_file, '/') : NULL;
+    base = base ? base + 1 : config_file ? config_file : pc->model;
+    snprintf(name, sizeof name, "%s", base);
+    char *dot = strrchr(name, '.');
+    if (dot && strcmp(dot, ".json") == 0) *dot = '\0';
+    run_dir_path("pretrain", name, out, cap);
+}
+
+static int pretrain_train(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    CfgArgs c = {0};
+    int rc = cfg_args_get(&a, &c);
+    const char *out = args_str(&a, "--out", NULL), *cache = args_str(&a, "--cache", NULL);
+    int resume = args_flag(&a, "--resume");
+    long stop_at = args_int(&a, "--stop-at", 0), threads = args_int(&a, "--threads", 0);
+    if (rc || (rc = cfg_args_positional(&a, &c, 0)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
+    if (stop_at < 0 || threads < 0) {
+        user_error(NULL, "--stop-at and --threads must not be negative");
+        return EXIT_USAGE;
+    }
+    PretrainConfig pc;
+    if ((rc = cfg_build(&c, &pc))) {
+        pretrain_config_free(&pc);
+        return rc;
+    }
+    char dir[4096];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else default_out_dir(&pc, c.config_file, dir, sizeof dir);
+    char *command = cli_command_line(argc, argv);
+    PretrainOptions o = {.cfg = &pc, .out_dir = dir, .cache_dir = cache, .command = command, .resume = resume,
+                         .stop_at = stop_at, .threads = threads_init((int)threads), .show_progress = 1};
+    rc = pretrain_run(&o);
+    if (rc == 0 && (stop_at == 0 || stop_at >= pc.steps)) printf("pretraining done: %s\n", dir);
+    free(command);
+    pretrain_config_free(&pc);
+    return rc;
+}
+
+static int pretrain_prepare(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    CfgArgs c = {0};
+    int rc = cfg_args_get(&a, &c);
+    const char *cache = args_str(&a, "--cache", NULL);
+    int json = args_flag(&a, "--json");
+    long threads = args_int(&a, "--threads", 0);
+    if (rc || (rc = cfg_args_positional(&a, &c, 1)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
+    PretrainConfig pc;
+    if ((rc = cfg_build(&c, &pc))) {
+        pretrain_config_free(&pc);
+        return rc;
+    }
+    threads_init((int)threads);
+    Vocab *v = vocab_load(pc.vocab);
+    TokenCacheBuild b = {.files = pc.corpus, .n_files = pc.n_corpus, .vocab = v, .vocab_path = pc.vocab,
+                         .lowercase = 1, .show_progress = !json};
+    TokenCache *tc = v ? token_cache_find(&b, cache ? cache : token_cache_default_dir()) : NULL;
+    rc = tc ? 0 : 1;
+    if (tc && json) {
+        cJSON *j = cJSON_Duplicate(tc->meta, 1);
+        cJSON_AddStringToObject(j, "path", tc->path);
+        cJSON_AddNumberToObject(j, "shards", tc->n_shards);
+        char *s = cJSON_PrintUnformatted(j);
+        printf("%s\n", s);
+        free(s);
+        cJSON_Delete(j);
+    } else if (tc) {
+        const cJSON *secs = cJSON_GetObjectItemCaseSensitive(tc->meta, "seconds");
+        printf("%s: %ld tokens, %ld documents, %d shards (tokenized in %.1f s)\n", tc->path, tc->n_tokens,
+               tc->n_docs, tc->n_shards, cJSON_IsNumber(secs) ? secs->valuedouble : 0.0);
+    }
+    token_cache_close(tc);
+    vocab_free(v);
+    pretrain_config_free(&pc);
+    return rc;
+}
+
+/* The model in a checkpoint file or a run directory (its model.ckpt); it must
+ * have the MLM head. */
+static Bert *eval_load(const char *init) {
+    char path[4200];
+    struct stat st;
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    else snprintf(path, sizeof path, "%s", init);
+    Checkpoint *c = checkpoint_read(path);
+    Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;
+    checkpoint_free(c);
+    if (m && !m->heads.mlm) {
+        user_error("pass a checkpoint of glue pretrain (it keeps the MLM head)", "%s has no masked-LM head", path);
+        bert_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void eval_print(const char *corpus, const MlmEvalResult *e, int T, int json) {
+    if (json) {
+        printf("{\"corpus\":\"%s\",\"loss\":%.6f,\"accuracy\":%.6f,\"masked\":%ld,\"sequences\":%ld,"
+               "\"tokens\":%ld,\"seq_len\":%d,\"seconds\":%.3f}\n",
+               corpus, e->loss, e->accuracy, e->masked, e->sequences, e->tokens, T, e->seconds);
+        return;
+    }
+    printf("%s: MLM loss %.4f (perplexity %.1f), accuracy %.2f%% over %ld masked tokens\n"
+           "  %ld sequences of up to %d tokens, %.1f s\n",
+           corpus, e->loss, exp(e->loss), 100 * e->accuracy, e->masked, e->sequences, T, e->seconds);
+}
+
+static int pretrain_eval(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *init = args_str(&a, "--init", NULL), *corpus = args_str(&a, "--corpus", PRETRAIN_DEFAULT_EVAL);
+    const char *vocab_path = args_str(&a, "--vocab", tokenizer_default_vocab_path());
+    const char *cache = args_str(&a, "--cache", NULL);
+    long B = args_int(&a, "--batch", PRETRAIN_EVAL_BATCH), T = args_int(&a, "--seq-len", PRETRAIN_EVAL_SEQ_LEN);
+    long seed = args_int(&a, "--seed", MLM_EVAL_SEED), max_batches = args_int(&a, "--max-batches", 0);
+    long threads = args_int(&a, "--threads", 0);
+    int json = args_flag(&a, "--json");
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, PRETRAIN_USAGE);
+    if (rc) return rc;
+    if (!init || npos != 1 || B < 1 || B > 65536 || T < 3 || T > MASKING_MAX_LEN || seed < 0 || max_batches < 0) {
+        user_error("see glue pretrain --help",
+                   "pretrain eval needs --init CKPT, --batch >= 1, --seq-len in [3, %d], --seed and --max-batches >= 0",
+                   MASKING_MAX_LEN);
+        return EXIT_USAGE;
+    }
+    threads_init((int)threads);
+    cJSON *spec = cJSON_CreateString(corpus);
+    CorpusFile cf;
+    if (pretrain_corpus_entry(spec, &cf, "--corpus")) {
+        cJSON_Delete(spec);
+        return EXIT_USAGE;
+    }
+    Bert *m = eval_load(init);
+    Vocab *v = m ? vocab_load(vocab_path) : NULL;
+    MaskConfig mc = {0};
+    TokenCache *tc = NULL;
+    rc = 1;
+    if (!v) goto done;
+    if (vocab_size(v) != m->cfg.vocab_size || T > m->cfg.max_position) {
+        user_error("pass the vocabulary the model was trained with (--vocab) and --seq-len <= its positions",
+                   "%s has %d tokens, the model %d (and %d positions)", vocab_path, vocab_size(v),
+                   m->cfg.vocab_size, m->cfg.max_position);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    int max_pred = (int)lrint(0.15 * (double)T);   /* the most masking can choose: no cap */
+    if (max_pred < 1) max_pred = 1;
+    if (masking_init(&mc, v, 0.15, max_pred, 0)) goto done;
+    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .vocab_path = vocab_path, .lowercase = 1,
+                         .show_progress = !json};
+    tc = token_cache_find(&b, cache ? cache : token_cache_default_dir());
+    if (!tc) goto done;
+    const VocabSpecials *sp = vocab_specials(v);
+    PretrainStreamConfig sc = {.seq_len = (int)T, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = mc.is_cont};
+    MlmBatch batch;
+    mlm_batch_init(&batch, (int)B, (int)T, max_pred, sp->pad);
+    bert_reserve(m, (int)B, (int)T, batch.max_masked, 0);
+    MlmEvalResult e;
+    if (mlm_eval_run(m, tc, &sc, &mc, (uint64_t)seed, max_batches, &batch, (int)B, &e) == 0) {
+        eval_print(cf.path, &e, (int)T, json);
+        rc = 0;
+    }
+    mlm_batch_free(&batch);
+done:
+    token_cache_close(tc);
+    masking_free(&mc);
+    vocab_free(v);
+    bert_free(m);
+    cJSON_Delete(spec);
+    return rc;
+}
+
+int cmd_pretrain(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "prepare") == 0) return pretrain_prepare(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "eval") == 0) return pretrain_eval(argc, argv);
+    return pretrain_train(argc, argv);
+}

@@ -1,0 +1,297 @@
+/* test_pretrain_driver.c — `glue pretrain` end to end on a tiny corpus and a
+ * micro BERT (V 28, C 32, one layer), through the binary as a user runs it:
+ * the loss falls below what a model blind to context can reach; a run
+ * stopped at step k (--stop-at, SIGTERM at an arbitrary moment, SIGKILL as a
+ * crash) and resumed gives exactly the per-step losses, accuracies, gradient
+ * norms and learning rates of an uninterrupted run; `glue pretrain eval` is deterministic and agrees with the run's own
+ * final evaluation; user errors (unknown setting, changed settings on resume,
+ * an existing run without --resume, a checkpoint without MLM head) give one
+ * message and exit code 2 or 1. */
+#include "tests/test.h"
+
+#include "core/common.h"
+#include "core/rng.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const VOCAB[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on",
+                                    "mat", "dog", "ran", "a", "big", "red", "house", "run", "##s", "##ning",
+                                    "un", "##believ", "##able", "tree", "and", ".", ",", "zebra", "##zz"};
+#define NUM_VOCAB ((int)(sizeof VOCAB / sizeof VOCAB[0]))
+
+typedef struct {
+    char dir[64];
+    char common[2048];   /* the options every run shares */
+} Fixture;
+
+static void put_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f)) DIE("cannot write %s", path);
+}
+
+/* A corpus where each word follows from its neighbours: runs of a fixed cycle
+ * of 18 words from random offsets. The words are equally frequent, so a model
+ * that ignores the context cannot beat ln 18 = 2.89; below it, the model uses
+ * the context. Blank lines separate documents. */
+static void write_corpus(const char *path, int docs, uint64_t seed) {
+    static const char *const CYCLE[] = {"the", "cat", "sat", "on", "mat", "dog", "ran", "a", "big", "red",
+                                        "house", "tree", "and", ".", ",", "zebra", "un", "run"};
+    enum { NC = (int)(sizeof CYCLE / sizeof CYCLE[0]) };
+    Rng r;
+    rng_seed(&r, seed);
+    FILE *f = fopen(path, "w");
+    if (!f) DIE("cannot write %s", path);
+    for (int d = 0; d < docs; d++) {
+        for (int s = 0; s < 6; s++) {
+            int o = (int)rng_below(&r, NC), n = 5 + (int)rng_below(&r, 15);
+            for (int i = 0; i < n; i++) fprintf(f, "%s%s", i ? " " : "", CYCLE[(o + i) % NC]);
+            fprintf(f, "\n");
+        }
+        fprintf(f, "\n");
+    }
+    fclose(f);
+}
+
+static int fixture_init(Fixture *fx) {
+    strcpy(fx->dir, "/tmp/glue_pretrain_drv_XXXXXX");
+    if (!mkdtemp(fx->dir)) return 0;
+    char path[256], text[1024] = "";
+    for (int i = 0; i < NUM_VOCAB; i++) strcat(strcat(text, VOCAB[i]), "\n");
+    snprintf(path, sizeof path, "%s/vocab.txt", fx->dir);
+    put_file(path, text);
+    snprintf(path, sizeof path, "%s/micro.json", fx->dir);
+    snprintf(text, sizeof text,
+             "{\"vocab_size\": %d, \"hidden_size\": 32, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
+             " \"intermediate_size\": 64, \"max_position_embeddings\": 64}", NUM_VOCAB);
+    put_file(path, text);
+    snprintf(path, sizeof path, "%s/train.txt", fx->dir);
+    write_corpus(path, 40, 1);
+    snprintf(path, sizeof path, "%s/heldout.txt", fx->dir);
+    write_corpus(path, 8, 2);
+    snprintf(fx->common, sizeof fx->common,
+             "--set model=%s/micro.json --set vocab=%s/vocab.txt --corpus %s/train.txt "
+             "--set eval_corpus=text:%s/heldout.txt --cache %s/cache --set seq_len=24 --set batch=32 "
+             "--set max_predictions=4 --set lr=5e-3 --set warmup=20 --set log_every=1 --threads 1",
+             fx->dir, fx->dir, fx->dir, fx->dir, fx->dir);
+    return 1;
+}
+
+static void fixture_free(Fixture *fx) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* Runs `glue pretrain <args>` with the fixture's options; returns the exit
+ * code, stderr+stdout in *out (caller frees, may be NULL). */
+static int pretrain(const Fixture *fx, const char *args, char **out) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s pretrain %s %s 2>&1", test_glue_bin(), fx->common, args);
+    int status;
+    char *o = test_run(cmd, &status);
+    if (out) *out = o;
+    else free(o);
+    return status;
+}
+
+/* The training lines of run_dir/log.jsonl: loss, accuracy, grad norm, lr per step. */
+typedef struct {
+    double loss[512], acc[512], norm[512], lr[512];
+    int n;
+    double eval_loss;   /* the last held-out line, or -1 */
+} Log;
+
+static int read_log(const char *dir, Log *lg) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/log.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    memset(lg, 0, sizeof *lg);
+    lg->eval_loss = -1;
+    if (!f) return 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *loss = cJSON_GetObjectItemCaseSensitive(j, "loss");
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(j, "eval_loss");
+        if (cJSON_IsNumber(ev)) lg->eval_loss = ev->valuedouble;
+        if (cJSON_IsNumber(loss) && lg->n < 512) {
+            int step = cJSON_GetObjectItemCaseSensitive(j, "step")->valueint;
+            CHECK_EQ_INT(step, lg->n + 1);
+            lg->loss[lg->n] = loss->valuedouble;
+            lg->acc[lg->n] = cJSON_GetObjectItemCaseSensitive(j, "mlm_acc")->valuedouble;
+            lg->norm[lg->n] = cJSON_GetObjectItemCaseSensitive(j, "grad_norm")->valuedouble;
+            lg->lr[lg->n++] = cJSON_GetObjectItemCaseSensitive(j, "lr")->valuedouble;
+        }
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    return lg->n;
+}
+
+static double mean(const double *x, int lo, int hi) {
+    double s = 0;
+    for (int i = lo; i < hi; i++) s += x[i];
+    return s / (hi - lo);
+}
+
+TEST(pretrain_driver_loss_falls_and_eval_agrees) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], *out;
+    snprintf(args, sizeof args, "--set steps=400 --set checkpoint_every=150 --out %s/run", fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+    free(out);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/run", fx.dir);
+    Log lg;
+    CHECK_EQ_INT(read_log(dir, &lg), 400);
+    /* From ln 28 = 3.33 to well below the 2.89 of a model blind to context. */
+    double first = mean(lg.loss, 0, 10), last = mean(lg.loss, 390, 400);
+    CHECK_MSG(first > 3.1 && last < 2.6, "loss %.3f -> %.3f", first, last);
+    CHECK_MSG(mean(lg.acc, 390, 400) > 0.25, "accuracy %.3f", mean(lg.acc, 390, 400));
+    CHECK_NEAR(lg.lr[19], 5e-3, 1e-9);   /* warm-up peak at step 20, then linear decay */
+    CHECK_NEAR(lg.lr[399], 5e-3 * (1.0 - 379.0 / 380.0), 1e-9);
+    /* `glue pretrain eval` on the run's model with the run's shape gives the
+     * run's final held-out number, and the same number twice. */
+    CHECK(lg.eval_loss > 0 && lg.eval_loss < 2.6);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s pretrain eval --init %s --corpus text:%s/heldout.txt --vocab %s/vocab.txt --cache %s/cache "
+             "--batch 32 --seq-len 24 --json --threads 1",
+             test_glue_bin(), dir, fx.dir, fx.dir, fx.dir);
+    double loss[2] = {-1, -2};
+    for (int k = 0; k < 2; k++) {
+        int st;
+        char *o = test_run(cmd, &st);
+        cJSON *j = cJSON_Parse(o);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "loss");
+        if (CHECK_MSG(st == 0 && cJSON_IsNumber(l), "eval: %s", o)) loss[k] = l->valuedouble;
+        cJSON_Delete(j);
+        free(o);
+    }
+    CHECK(loss[0] == loss[1]);
+    CHECK_NEAR(loss[0], lg.eval_loss, 1e-5);
+    /* The summary and the weights-only checkpoint are there. */
+    snprintf(cmd, sizeof cmd, "test -s %s/summary.json && test -s %s/model.ckpt && test -s %s/config.json", dir,
+             dir, dir);
+    CHECK(system(cmd) == 0);
+    fixture_free(&fx);
+}
+
+/* Starts a run in the background, waits until its log has `lines` lines,
+ * sends `sig`; returns the exit status of the run ("wait" in sh). */
+static int run_and_signal(const Fixture *fx, const char *args, const char *dir, int lines, const char *sig) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "exec 2>/dev/null; %s pretrain %s %s --out %s >/dev/null & pid=$!; i=0; "
+             "while [ \"$(cat %s/log.jsonl 2>/dev/null | wc -l)\" -lt %d ] && [ $i -lt 600 ]; do "
+             "sleep 0.05; i=$((i+1)); done; kill -%s $pid; wait $pid; echo $?",
+             test_glue_bin(), fx->common, args, dir, dir, lines, sig);
+    int st;
+    char *code = test_run(cmd, &st);
+    int rc = atoi(code);
+    free(code);
+    return rc;
+}
+
+TEST(pretrain_driver_resume_is_exact) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    /* A long schedule that nothing here finishes; the data position crosses
+     * epochs of the small corpus; held-out evaluations in between must not
+     * disturb anything. */
+    const char *run = "--set steps=100000 --set batch=8 --set checkpoint_every=7 --set eval_every=10 "
+                      "--set eval_batches=1";
+    char args[1024], dir[256], *out;
+    Log ref, lg;
+
+    /* 1. --stop-at 17 (between checkpoints), then --resume to 30. */
+    snprintf(args, sizeof args, "%s --out %s/stopped --stop-at 17", run, fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "stopped at step 17"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "%s --out %s/stopped --resume --stop-at 30", run, fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+
+    /* 2. SIGTERM at whatever step it lands: saved at the step boundary, exit 143. */
+    snprintf(dir, sizeof dir, "%s/term", fx.dir);
+    rc = run_and_signal(&fx, run, dir, 3, "TERM");
+    CHECK_MSG(rc == 143, "exit code %d after SIGTERM", rc);
+    int k_term = read_log(dir, &lg);
+    CHECK(k_term >= 3);
+    snprintf(args, sizeof args, "%s --out %s --resume --stop-at %d", run, dir, k_term + 5);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+
+    /* 3. SIGKILL (a crash): the log runs ahead of the last checkpoint; the
+     * resumed run drops those lines and computes the steps again. */
+    snprintf(dir, sizeof dir, "%s/kill", fx.dir);
+    rc = run_and_signal(&fx, run, dir, 10, "KILL");
+    int k_kill = read_log(dir, &lg);
+    CHECK_MSG(rc == 137 && k_kill >= 10, "exit %d after %d steps", rc, k_kill);
+    snprintf(args, sizeof args, "%s --out %s --resume --stop-at %d", run, dir, k_kill + 5);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+
+    /* The uninterrupted reference. */
+    int last = k_term > k_kill ? k_term : k_kill;
+    snprintf(args, sizeof args, "%s --out %s/ref --stop-at %d", run, fx.dir, (last > 25 ? last : 25) + 5);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(dir, sizeof dir, "%s/ref", fx.dir);
+    read_log(dir, &ref);
+    static const char *const CASES[] = {"stopped", "term", "kill"};
+    for (int c = 0; c < 3; c++) {
+        snprintf(dir, sizeof dir, "%s/%s", fx.dir, CASES[c]);
+        int n = read_log(dir, &lg);
+        CHECK_MSG(n == (c == 0 ? 30 : c == 1 ? k_term + 5 : k_kill + 5), "%s: %d log lines", CASES[c], n);
+        int same = n <= ref.n;
+        for (int i = 0; i < n && same; i++)
+            same = lg.loss[i] == ref.loss[i] && lg.acc[i] == ref.acc[i] && lg.norm[i] == ref.norm[i] &&
+                   lg.lr[i] == ref.lr[i];
+        CHECK_MSG(same, "%s: the resumed run's losses differ from the uninterrupted run's", CASES[c]);
+    }
+    fixture_free(&fx);
+}
+
+TEST(pretrain_driver_user_errors) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], *out;
+    snprintf(args, sizeof args, "--set stpes=3 --out %s/a", fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "stpes"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=0 --out %s/a", fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "steps"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=4 --corpus %s/none.txt --out %s/a", fx.dir, fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 1 && strstr(out, "none.txt"), "exit %d: %s", rc, out);
+    free(out);
+    /* A finished run: again without --resume is refused; --resume with other settings too. */
+    snprintf(args, sizeof args, "--set steps=4 --out %s/b", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "--resume"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=4 --set mask_prob=0.2 --resume --out %s/b", fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "mask_prob"), "exit %d: %s", rc, out);
+    free(out);
+    /* eval on a checkpoint that is not a pretraining model, and on a missing one. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s pretrain eval --init %s/vocab.txt --vocab %s/vocab.txt 2>&1", test_glue_bin(),
+             fx.dir, fx.dir);
+    int st;
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && strstr(out, "vocab.txt"), "exit %d: %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s pretrain eval 2>&1", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 2 && strstr(out, "--init"), "exit %d: %s", st, out);
+    free(out);
+    fixture_free(&fx);
+}

@@ -156,6 +156,20 @@ static void ref_compare(int K, int nm) {
             e = rel_err(bert_mlm_logits(m), mlm, (long)nm * V);
             CHECK_MSG(e < 1e-5, "mlm logits: rel err %g", e);
             CHECK_NEAR(mine[0], losses[0], 1e-5 * losses[0]);
+            /* MLM accuracy: the rows whose label has the reference's largest logit.
+             * Half the labels are set to the reference's arg-max so that hits occur. */
+            int hits = 0, labels2[RNM];
+            for (int i = 0; i < nm; i++) {
+                const float *r = mlm + (long)i * V;
+                int best = 0;
+                for (int v = 1; v < V; v++) best = r[v] > r[best] ? v : best;
+                labels2[i] = i % 2 ? b.mlm_labels[i] : best;
+                hits += best == labels2[i];
+            }
+            float acc;
+            bert_mlm_loss(m, b.positions, labels2, nm, 0, &acc);
+            CHECK_MSG(hits >= nm / 2 && fabs(acc - (double)hits / nm) < 1e-6, "MLM accuracy %g, reference %d/%d", acc,
+                      hits, nm);
         }
         float logits[RB * 3];
         bert_head_logits(m, logits);

@@ -188,7 +188,7 @@ static void bert_work_free(BertWork *k, int L) {
     free(k->attn); free(k->ffn); free(k->scratch);
     free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
-    free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2);
+    free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2); free(k->mlm_row_loss);
     free(k->dhidden); free(k->dpooled); free(k->dbuf); free(k->dhead);
     free(k);
 }
@@ -261,6 +261,7 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         k->mlm_rstd = bert_floats(n);
         k->mlm_out = bert_floats(n * C);
         k->mlm_logits = bert_floats(n * V);
+        k->mlm_row_loss = xmalloc(sizeof(double) * (size_t)n);
         if (train) {
             k->mlm_dlogits = bert_floats(n * V);
             k->mlm_d1 = bert_floats(n * C);

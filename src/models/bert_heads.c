@@ -26,17 +26,45 @@ static BertWork *bert_head_work(Bert *m, int backward, const char *what) {
     return k;
 }
 
-/* Fraction of rows (n, V) whose arg-max is labels[i]. */
-static float bert_argmax_accuracy(const float *logits, const int *labels, int n, int V) {
-    int hits = 0;
-    #pragma omp parallel for reduction(+ : hits) if ((long)n * V > 65536)
+/* The MLM loss over the vocabulary, fused: per row one pass for the max, one
+ * for exp (stored as the gradient's numerator) and the sum, one to scale, with
+ * the vectorised tf_expf — the (n, V) softmax is the largest element-wise
+ * job of a pretraining step. Returns the mean cross-entropy; dlogits (n, V),
+ * if non-NULL, gets its gradient WRITTEN; *hits = rows whose label has the
+ * largest logit (an exact tie counts as a hit). row_loss (n) is scratch: the
+ * rows' losses are summed in order, so the result does not depend on threads. */
+static float bert_mlm_xent(float *dlogits, const float *logits, const int *labels, int n, int V, double *row_loss,
+                           int *hits) {
+    int h = 0;
+    #pragma omp parallel for reduction(+ : h) if ((long)n * V > 65536)
     for (int i = 0; i < n; i++) {
         const float *r = logits + (long)i * V;
-        int best = 0;
-        for (int v = 1; v < V; v++) if (r[v] > r[best]) best = v;
-        hits += best == labels[i];
+        float mx = r[0], sum = 0.0f;
+        #pragma omp simd reduction(max : mx)
+        for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
+        float *d = dlogits ? dlogits + (long)i * V : NULL;
+        if (d) {
+            #pragma omp simd reduction(+ : sum)
+            for (int v = 0; v < V; v++) {
+                float e = tf_expf(r[v] - mx);
+                d[v] = e;
+                sum += e;
+            }
+            float scale = 1.0f / (sum * (float)n);
+            #pragma omp simd
+            for (int v = 0; v < V; v++) d[v] *= scale;
+            d[labels[i]] -= 1.0f / (float)n;
+        } else {
+            #pragma omp simd reduction(+ : sum)
+            for (int v = 0; v < V; v++) sum += tf_expf(r[v] - mx);
+        }
+        row_loss[i] = log((double)sum) + mx - r[labels[i]];
+        h += r[labels[i]] == mx;
     }
-    return n ? (float)hits / (float)n : 0.0f;
+    double total = 0.0;
+    for (int i = 0; i < n; i++) total += row_loss[i];
+    *hits = h;
+    return (float)(total / n);
 }
 
 /* The MLM head's backward from dlogits (n, V) down to dhidden. */
@@ -86,13 +114,9 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
     layernorm_forward(k->mlm_out, k->mlm_mean, k->mlm_rstd, k->mlm_act, m->w.mlm_ln_g, m->w.mlm_ln_b, n, C,
                       m->cfg.layer_norm_eps);
     linear_forward(k->mlm_logits, k->mlm_out, m->w.word_emb, m->w.mlm_bias, n, C, V);
-    float *dlogits = NULL;
-    if (backward) {
-        dlogits = k->mlm_dlogits;
-        memset(dlogits, 0, sizeof(float) * (size_t)n * V);
-    }
-    float loss = softmax_xent_forward_backward(dlogits, k->mlm_logits, labels, NULL, n, V, BERT_IGNORE_LABEL);
-    if (accuracy) *accuracy = bert_argmax_accuracy(k->mlm_logits, labels, n, V);
+    int hits;
+    float loss = bert_mlm_xent(backward ? k->mlm_dlogits : NULL, k->mlm_logits, labels, n, V, k->mlm_row_loss, &hits);
+    if (accuracy) *accuracy = (float)hits / (float)n;
     if (backward) bert_mlm_backward(m, positions, n);
     return loss;
 }

@@ -50,6 +50,7 @@ struct BertWork {
     float *mlm_logits;     /* (n, V) */
     float *mlm_dlogits;    /* (n, V) */
     float *mlm_d1, *mlm_d2;       /* (n, C) gradient scratch */
+    double *mlm_row_loss;  /* (n) */
 
     /* Gradients of activations (train only). */
     float *dhidden;        /* (N, C) dL/d(encoder output): heads add, backward consumes */

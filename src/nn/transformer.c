@@ -14,12 +14,15 @@
 
 #include "core/blas.h"
 #include "core/common.h"
-#include "nn/activation.h"
 #include "nn/dropout.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
 
 #define TF_PARALLEL_MIN 32768   /* elements below which threads do not pay */
+/* LayerNorm parameter gradients are summed in this many fixed row blocks,
+ * reduced in order: the result is the same for any thread count. */
+#define TF_ROW_BLOCKS 16
+#define TF_STATS_FLOATS(C) (2L * TF_ROW_BLOCKS * (C))
 
 /* ---- the attention core: nn/attention unless TfDims.core replaces it ---- */
 
@@ -109,13 +112,14 @@ long tf_scratch_floats(const TfDims *max) {
     /* Size the attention core as if dropout were on: its scratch is larger then. */
     TfDims m = *max;
     m.attn_dropout = 0.5f;
-    long self = 5 * N * C + tf_core_scratch(max, tf_attn_dims(&m, 0, 1));
+    long stats = TF_STATS_FLOATS(C);
+    long self = 5 * N * C + stats + tf_core_scratch(max, tf_attn_dims(&m, 0, 1));
     long need = self;
     if (max->Tk > 0) {
-        long cross = 3 * N * C + (long)max->B * max->Tk * 2 * C + tf_core_scratch(max, tf_attn_dims(&m, 1, 1));
+        long cross = 3 * N * C + (long)max->B * max->Tk * 2 * C + stats + tf_core_scratch(max, tf_attn_dims(&m, 1, 1));
         if (cross > need) need = cross;
     }
-    long ffn = N * C + 2 * N * max->FF;
+    long ffn = N * C + N * max->FF + stats;
     return ffn > need ? ffn : need;
 }
 
@@ -132,19 +136,71 @@ static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, un
     layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
 }
 
-/* dx (N, C) = dL/d(res) (the residual's share of dL/dx, written); LayerNorm
- * gradients added into dln_g, dln_b. Returns dL/d(projection): dx itself, or
- * dproj (scratch) after the dropout mask when the forward dropped. */
+
+/* db (OC) += column sums of dy (N, OC), threaded over column chunks (each
+ * column's rows are added in order, so the sum does not depend on threads). */
+static void tf_bias_backward(float *db, const float *dy, long N, int OC) {
+    enum { CHUNK = 64 };
+    int nchunks = (OC + CHUNK - 1) / CHUNK;
+    #pragma omp parallel for if (N * OC > TF_PARALLEL_MIN)
+    for (int ch = 0; ch < nchunks; ch++) {
+        int lo = ch * CHUNK, hi = lo + CHUNK < OC ? lo + CHUNK : OC;
+        float acc[CHUNK] = {0};
+        for (long n = 0; n < N; n++) {
+            const float *d = dy + n * OC;
+            #pragma omp simd
+            for (int j = lo; j < hi; j++) acc[j - lo] += d[j];
+        }
+        for (int j = lo; j < hi; j++) db[j] += acc[j - lo];
+    }
+}
+
+/* The tail's backward in one pass over the rows (LayerNorm, residual, dropout):
+ *   dx (N, C) = dL/d(res) = rstd * (g - mean(g) - xhat * mean(g * xhat)),
+ *               g = dy * gamma — the residual's share of dL/dx, WRITTEN;
+ *   dproj = dx * mask * scale when the forward dropped (else dx itself);
+ *   dln_g += sum over rows of dy * xhat, dln_b += sum of dy.
+ * Returns dL/d(projection). stats (2 * TF_ROW_BLOCKS * C floats) is scratch. */
 static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, float *dln_b,
                                      const float *dy, const float *res, const float *mean,
                                      const float *rstd, const unsigned char *mask, const float *ln_g,
-                                     long N, int C, float p, int train) {
-    memset(dx, 0, sizeof(float) * (size_t)(N * C));
-    layernorm_backward(dx, dln_g, dln_b, dy, res, mean, rstd, ln_g, (int)N, C);
-    if (!(train && p > 0.0f)) return dx;
-    memset(dproj, 0, sizeof(float) * (size_t)(N * C));
-    dropout_backward(dproj, dx, mask, N * C, p);
-    return dproj;
+                                     long N, int C, float p, int train, float *stats) {
+    int drop = train && p > 0.0f;
+    float scale = drop ? dropout_scale(p) : 1.0f;
+    long per = (N + TF_ROW_BLOCKS - 1) / TF_ROW_BLOCKS;
+    memset(stats, 0, sizeof(float) * 2 * TF_ROW_BLOCKS * (size_t)C);
+    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
+    for (int blk = 0; blk < TF_ROW_BLOCKS; blk++) {
+        float *sg = stats + (long)blk * 2 * C, *sb = sg + C;
+        long hi = (blk + 1) * per < N ? (blk + 1) * per : N;
+        for (long n = blk * per; n < hi; n++) {
+            const float *x = res + n * C, *d = dy + n * C;
+            float *o = dx + n * C, m = mean[n], rs = rstd[n], sum_g = 0.0f, sum_gx = 0.0f;
+            #pragma omp simd reduction(+ : sum_g, sum_gx)
+            for (int c = 0; c < C; c++) {
+                float xhat = (x[c] - m) * rs, g = d[c] * ln_g[c];
+                sum_g += g;
+                sum_gx += g * xhat;
+                sg[c] += d[c] * xhat;
+                sb[c] += d[c];
+            }
+            float mg = sum_g / C, mgx = sum_gx / C;
+            #pragma omp simd
+            for (int c = 0; c < C; c++) o[c] = rs * (d[c] * ln_g[c] - mg - (x[c] - m) * rs * mgx);
+            if (drop) {
+                const unsigned char *mk = mask + n * C;
+                float *q = dproj + n * C;
+                #pragma omp simd
+                for (int c = 0; c < C; c++) q[c] = mk[c] ? o[c] * scale : 0.0f;
+            }
+        }
+    }
+    for (int blk = 0; blk < TF_ROW_BLOCKS; blk++)
+        for (int c = 0; c < C; c++) {
+            dln_g[c] += stats[(long)blk * 2 * C + c];
+            dln_b[c] += stats[(long)blk * 2 * C + C + c];
+        }
+    return drop ? dproj : dx;
 }
 
 /* The backward of y = x W^T + b for the output projections: dx (N, C) WRITTEN
@@ -153,7 +209,16 @@ static void tf_linear_backward_write(float *dx, float *dw, float *db, const floa
                                      const float *w, long N, int C, int OC) {
     matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 0.0f);
     matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
-    linear_bias_backward(db, dy, (int)N, OC);
+    tf_bias_backward(db, dy, N, OC);
+}
+
+/* The backward of the input projections: dx (N, C) ADDED (it already holds
+ * the residual's share), dw and db added. */
+static void tf_linear_backward_add(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                   const float *w, long N, int C, int OC) {
+    matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 1.0f);
+    matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
+    tf_bias_backward(db, dy, N, OC);
 }
 
 /* ---- self-attention ---- */
@@ -175,16 +240,17 @@ void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const Tf
                            const float *x, const TfAttnParams *w, const TfDims *d, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C;
-    float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *core = dqkv + 3 * N * C;
+    float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *stats = dqkv + 3 * N * C;
+    float *core = stats + TF_STATS_FLOATS(C);
     AttnDims ad = tf_attn_dims(d, 0, a->train);
     const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
     tf_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
                      a->qkv + 2 * C, ad, core);
     /* dx (already the residual's share) += dqkv W_qkv. */
-    linear_backward(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, (int)N, C, 3 * C);
+    tf_linear_backward_add(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
 }
 
 /* ---- cross-attention ---- */
@@ -209,20 +275,45 @@ void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float
     long N = (long)d->B * d->T, NK = (long)d->B * d->Tk;
     int C = d->C;
     float *dproj = scratch, *dctx = dproj + N * C, *dq = dctx + N * C, *dkv = dq + N * C;
-    float *core = dkv + NK * 2 * C;
+    float *stats = dkv + NK * 2 * C, *core = stats + TF_STATS_FLOATS(C);
     AttnDims ad = tf_attn_dims(d, 1, a->train);
     const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dq, 0, sizeof(float) * (size_t)(N * C));
     memset(dkv, 0, sizeof(float) * (size_t)(NK * 2 * C));
     tf_core_backward(d, dq, dkv, dkv + C, dctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, core);
-    linear_backward(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, (int)N, C, C);
-    linear_backward(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C,
-                    (int)NK, C, 2 * C);
+    tf_linear_backward_add(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, N, C, C);
+    tf_linear_backward_add(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C, NK, C,
+                           2 * C);
 }
 
 /* ---- FFN ---- */
+
+/* pre (N, FF) += b; act = gelu(pre) = pre * Phi(pre): bias and GELU in one pass
+ * over the GEMM's output. */
+static void tf_bias_gelu_forward(float *pre, float *act, const float *b, long N, int FF) {
+    #pragma omp parallel for if (N * FF > TF_PARALLEL_MIN)
+    for (long n = 0; n < N; n++) {
+        float *p = pre + n * FF, *a = act + n * FF;
+        #pragma omp simd
+        for (int j = 0; j < FF; j++) {
+            float v = p[j] + b[j];
+            p[j] = v;
+            a[j] = v * tf_normal_cdf(v);
+        }
+    }
+}
+
+/* d (n) *= gelu'(pre) = Phi(pre) + pre * phi(pre), in place. */
+static void tf_gelu_backward_inplace(float *d, const float *pre, long n) {
+    const float inv_sqrt_2pi = 0.39894228040143268f;
+    #pragma omp parallel for simd if (n > TF_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) {
+        float x = pre[i];
+        d[i] *= tf_normal_cdf(x) + x * inv_sqrt_2pi * tf_expf(-0.5f * x * x);
+    }
+}
 
 void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const TfDims *d, Rng *rng,
                     float *scratch) {
@@ -230,8 +321,8 @@ void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const Tf
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
     a->train = rng != NULL;
-    linear_forward(a->pre, x, w->w_in, w->b_in, (int)N, C, FF);
-    gelu_forward(a->act, a->pre, N * FF);
+    matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
+    tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
     tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
@@ -241,11 +332,11 @@ void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs
                      const float *x, const TfFfnParams *w, const TfDims *d, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
-    float *dproj = scratch, *dact = dproj + N * C, *dpre = dact + N * FF;
+    float *dproj = scratch, *dact = dproj + N * C;   /* dact becomes dpre in place */
+    float *stats = dact + N * FF;
     const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train);
+                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     tf_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
-    memset(dpre, 0, sizeof(float) * (size_t)(N * FF));
-    gelu_backward(dpre, dact, a->pre, N * FF);
-    linear_backward(dx, g->w_in, g->b_in, dpre, x, w->w_in, (int)N, C, FF);
+    tf_gelu_backward_inplace(dact, a->pre, N * FF);
+    tf_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
 }

@@ -12,7 +12,9 @@
  * outputs; re-importing gives the same weights bit for bit.
  * Problems: missing tensors (all listed), wrong shapes, unused tensors and an
  * untied decoder (one warning), other model types, pickled weights only, a
- * damaged file, clashing names — each a clear message, never a crash. */
+ * damaged file, clashing names — each a clear message, never a crash.
+ * Sharded weights (model.safetensors.index.json) load like one file.
+ * `glue finetune --init HFDIR` fine-tunes from such a directory. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -473,6 +475,59 @@ TEST(bert_hf_reports_problems) {
     CHECK(rename(path, bin) == 0);
     hf_expect_error(dir, "safetensors only", "pickle");
 
+    bert_free(m);
+    hf_rmdir(dir);
+}
+
+/* Writes l as two shards plus model.safetensors.index.json (as save_pretrained
+ * does for big models); extra (name -> shard 1) is listed but not stored. */
+static void hf_write_sharded(const char *dir, const HfList *l, const char *extra) {
+    static const char *const SHARD[2] = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+    char path[256];
+    int half = l->n / 2;
+    cJSON *index = cJSON_CreateObject(), *map = cJSON_AddObjectToObject(index, "weight_map");
+    cJSON_AddItemToObject(index, "metadata", cJSON_CreateObject());
+    for (int s = 0; s < 2; s++) {
+        const SafeTensorOut *t = l->t + (s ? half : 0);
+        int n = s ? l->n - half : half;
+        snprintf(path, sizeof path, "%s/%s", dir, SHARD[s]);
+        CHECK(safetensors_write(path, t, n, NULL) == 0);
+        for (int i = 0; i < n; i++) cJSON_AddStringToObject(map, t[i].name, SHARD[s]);
+    }
+    if (extra) cJSON_AddStringToObject(map, extra, SHARD[0]);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    CHECK(run_json_write(path, index) == 0);
+    cJSON_Delete(index);
+}
+
+TEST(bert_hf_reads_sharded_weights) {
+    char dir[64], path[256];
+    if (!hf_mkdtemp(dir, sizeof dir)) return;
+    Bert *m = hf_random_bert((BertHeads){1, 1, 0}, 8);
+    CHECK(bert_hf_export(m, dir, NULL, NULL) == 0);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    unlink(path);
+    HfList l;
+    hf_list_of(m, &l);
+    hf_write_sharded(dir, &l, NULL);
+    Checkpoint *c = bert_hf_read(dir);
+    Bert *back = c ? bert_from_checkpoint(c, NULL, 1, 77) : NULL;
+    checkpoint_free(c);
+    CHECK(back != NULL);
+    for (int h = 0; back && h < params_num_tensors(m->params); h++) {
+        const ParamTensor *pt = params_tensor(m->params, h);
+        int j = params_find(back->params, pt->name);
+        CHECK_MSG(j >= 0 && memcmp(params_data(back->params, j), params_data(m->params, h),
+                                   sizeof(float) * (size_t)pt->numel) == 0, "%s differs", pt->name);
+    }
+    bert_free(back);
+    /* An index naming a tensor its shard lacks; a missing shard. */
+    hf_write_sharded(dir, &l, "bert.extra.weight");
+    hf_expect_error(dir, "lists 'bert.extra.weight' in model-00001-of-00002.safetensors", "index vs shard");
+    hf_write_sharded(dir, &l, NULL);
+    snprintf(path, sizeof path, "%s/model-00002-of-00002.safetensors", dir);
+    unlink(path);
+    hf_expect_error(dir, "model-00002-of-00002.safetensors: cannot open", "missing shard");
     bert_free(m);
     hf_rmdir(dir);
 }

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 
 #include "core/common.h"
-#include "core/safetensors.h"
 #include "models/run_dir.h"
 
 /* Names shown in one missing/unused message before "... and N more". */
@@ -344,21 +343,6 @@ static cJSON *hf_glue_record(const BertConfig *cfg, const BertHeads *h) {
     return r;
 }
 
-static int hf_weights_path(const char *dir, char *out, size_t cap) {
-    run_file_path(dir, BERT_HF_WEIGHTS, out, cap);
-    if (run_file_exists(out)) return 0;
-    char bin[4096];
-    run_file_path(dir, "pytorch_model.bin", bin, sizeof bin);
-    if (run_file_exists(bin))
-        user_error("convert it once in Python: model.save_pretrained(DIR, safe_serialization=True), "
-                   "or torch.load + a safetensors writer",
-                   "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,
-                   BERT_HF_WEIGHTS);
-    else
-        user_error(HINT_NOT_BERT, "%s: no %s in this directory", dir, BERT_HF_WEIGHTS);
-    return -1;
-}
-
 /* DIR/vocab.txt becomes the checkpoint's vocabulary blob (as glue's own BERT
  * checkpoints carry one), so the model is used with the tokens it was trained
  * on. glue's tokenizer lowercases: a cased model (do_lower_case false) gets a warning. */
@@ -384,10 +368,9 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
 }
 
 Checkpoint *bert_hf_read(const char *dir) {
-    char path[4096];
     BertConfig cfg;
-    if (hf_weights_path(dir, path, sizeof path) || hf_read_config(dir, &cfg)) return NULL;
-    Checkpoint *c = safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
+    if (hf_read_config(dir, &cfg)) return NULL;
+    Checkpoint *c = bert_hf_read_weights(dir);
     if (!c) return NULL;
     HfNames unused = {{0}, 0};
     if (hf_rename_all(c)) { checkpoint_free(c); return NULL; }

@@ -5,7 +5,8 @@
  *
  * Import (bert_hf.c) accepts what transformers' save_pretrained writes for
  * BertModel (names without the "bert." prefix), BertForMaskedLM,
- * BertForPreTraining and BertForSequenceClassification, in F32, F16 or BF16,
+ * BertForPreTraining and BertForSequenceClassification, in F32, F16 or BF16
+ * (one model.safetensors, or shards with model.safetensors.index.json),
  * and what older exports contain: TF-style LayerNorm "gamma"/"beta" names, the
  * I64 "embeddings.position_ids" buffer, the tied MLM decoder stored explicitly
  * ("cls.predictions.decoder.weight" equal to the word embeddings, its bias equal
@@ -38,6 +39,7 @@
 
 #define BERT_HF_CONFIG "config.json"
 #define BERT_HF_WEIGHTS "model.safetensors"
+#define BERT_HF_WEIGHTS_INDEX "model.safetensors.index.json"
 #define BERT_HF_VOCAB "vocab.txt"
 #define BERT_HF_TOKENIZER_CONFIG "tokenizer_config.json"
 
@@ -48,6 +50,14 @@ int bert_hf_is_dir(const char *path);
 /* The directory's model as a glue BERT checkpoint (see above); c->path is the
  * .safetensors file, for messages. NULL after a message naming the file. */
 Checkpoint *bert_hf_read(const char *dir);
+
+/* The weights of a HF directory as stored (original names, no checks of
+ * them): model.safetensors, or the shards listed by model.safetensors.index.json
+ * (its "weight_map"; every name it lists must be in its shard). Integer
+ * buffers come as blobs (SAFETENSORS_OTHER_AS_BLOBS). c->path names the file
+ * (or the index). NULL after a message; pickled pytorch_model.bin only is
+ * refused with the way to convert it. (bert_hf_weights.c) */
+Checkpoint *bert_hf_read_weights(const char *dir);
 
 /* DIR/vocab.txt into out (cap bytes) and 0 when that file exists (the
  * vocabulary the model was trained with); -1 when it does not. */

@@ -473,7 +473,13 @@ TEST(bert_hf_reports_problems) {
     char bin[256];
     snprintf(bin, sizeof bin, "%s/pytorch_model.bin", dir);
     CHECK(rename(path, bin) == 0);
+    CHECK(bert_hf_is_dir(dir));
     hf_expect_error(dir, "safetensors only", "pickle");
+    /* A glue run directory (config.json + model.ckpt) is not a HF directory. */
+    CHECK(unlink(bin) == 0);
+    snprintf(path, sizeof path, "%s/model.ckpt", dir);
+    CHECK(bert_save(m, path) == 0);
+    CHECK(!bert_hf_is_dir(dir));
 
     bert_free(m);
     hf_rmdir(dir);

@@ -66,11 +66,16 @@ static const HfNeed HF_CLASSIFIER[] = {{"classifier.weight", {HF_K, HF_C}}, {"cl
 #define HF_MLM_BIAS "cls.predictions.bias"
 
 int bert_hf_is_dir(const char *path) {
+    /* Not config.json alone: glue's run directories have one too. */
+    static const char *const WEIGHTS[] = {BERT_HF_WEIGHTS, BERT_HF_WEIGHTS_INDEX, BERT_HF_PICKLE};
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
-    char cfg[4096];
-    run_file_path(path, BERT_HF_CONFIG, cfg, sizeof cfg);
-    return run_file_exists(cfg);
+    for (int i = 0; i < 3; i++) {
+        char f[4096];
+        run_file_path(path, WEIGHTS[i], f, sizeof f);
+        if (run_file_exists(f)) return 1;
+    }
+    return 0;
 }
 
 int bert_hf_vocab_path(const char *dir, char *out, size_t cap) {

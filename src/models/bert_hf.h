@@ -40,11 +40,13 @@
 #define BERT_HF_CONFIG "config.json"
 #define BERT_HF_WEIGHTS "model.safetensors"
 #define BERT_HF_WEIGHTS_INDEX "model.safetensors.index.json"
+#define BERT_HF_PICKLE "pytorch_model.bin"
 #define BERT_HF_VOCAB "vocab.txt"
 #define BERT_HF_TOKENIZER_CONFIG "tokenizer_config.json"
 
-/* 1 when path is a directory with a config.json: a Hugging Face model (as
- * opposed to a glue checkpoint file or run directory). */
+/* 1 when path is a directory with Hugging Face weights (model.safetensors, a
+ * shard index, or pytorch_model.bin — the last so that loading can say how to
+ * convert it), as opposed to a glue checkpoint file or run directory. */
 int bert_hf_is_dir(const char *path);
 
 /* The directory's model as a glue BERT checkpoint (see above); c->path is the

@@ -84,7 +84,7 @@ Checkpoint *bert_hf_read_weights(const char *dir) {
     if (run_file_exists(path)) return safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
     run_file_path(dir, BERT_HF_WEIGHTS_INDEX, path, sizeof path);
     if (run_file_exists(path)) return hfw_read_sharded(dir, path);
-    run_file_path(dir, "pytorch_model.bin", path, sizeof path);
+    run_file_path(dir, BERT_HF_PICKLE, path, sizeof path);
     if (run_file_exists(path))
         user_error("convert it once in Python: model.save_pretrained(DIR, safe_serialization=True)",
                    "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,

@@ -139,8 +139,15 @@ Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) 
     return m;
 }
 
-/* The gradient structs mirror the data structs at the same arena offsets, so
- * they are bound by offset rather than by handle. */
+/* Every float pointer of BertWeights / TfAttnParams / TfFfnParams, for walking
+ * the structs field by field. */
+#define BERT_TOP_FIELDS(X) X(word_emb) X(pos_emb) X(type_emb) X(emb_ln_g) X(emb_ln_b) X(pool_w) X(pool_b) \
+    X(mlm_w) X(mlm_b) X(mlm_ln_g) X(mlm_ln_b) X(mlm_bias) X(cls_w) X(cls_b)
+#define BERT_SUB_FIELDS(X) X(w_qkv) X(b_qkv) X(w_o) X(b_o) X(ln_g) X(ln_b)
+#define BERT_FFN_FIELDS(X) X(w_in) X(b_in) X(w_out) X(b_out) X(ln_g) X(ln_b)
+
+/* The gradient mirror has the data's offsets: m->g is m->w moved from the data
+ * arena to the gradient arena, field by field (absent heads stay NULL). */
 static float *bert_grad_of(const Bert *m, const float *data) {
     return data ? m->params->grad + (data - m->params->data) : NULL;
 }
@@ -149,32 +156,20 @@ static void bert_bind_grads(Bert *m) {
     params_grad_enable(m->params);
     const BertWeights *w = &m->w;
     BertWeights *g = &m->g;
-    int L = m->cfg.num_layers;
-    if (!g->layers) g->layers = xcalloc((size_t)L, sizeof *g->layers);
-    g->word_emb = bert_grad_of(m, w->word_emb);
-    g->pos_emb = bert_grad_of(m, w->pos_emb);
-    g->type_emb = bert_grad_of(m, w->type_emb);
-    g->emb_ln_g = bert_grad_of(m, w->emb_ln_g);
-    g->emb_ln_b = bert_grad_of(m, w->emb_ln_b);
-    for (int l = 0; l < L; l++) {
+    if (!g->layers) g->layers = xcalloc((size_t)m->cfg.num_layers, sizeof *g->layers);
+#define BERT_MIRROR(f) g->f = bert_grad_of(m, w->f);
+    BERT_TOP_FIELDS(BERT_MIRROR)
+#undef BERT_MIRROR
+    for (int l = 0; l < m->cfg.num_layers; l++) {
         const BertLayer *a = &w->layers[l];
         BertLayer *b = &g->layers[l];
-        b->attn = (TfAttnParams){bert_grad_of(m, a->attn.w_qkv), bert_grad_of(m, a->attn.b_qkv),
-                                 bert_grad_of(m, a->attn.w_o), bert_grad_of(m, a->attn.b_o),
-                                 bert_grad_of(m, a->attn.ln_g), bert_grad_of(m, a->attn.ln_b)};
-        b->ffn = (TfFfnParams){bert_grad_of(m, a->ffn.w_in), bert_grad_of(m, a->ffn.b_in),
-                               bert_grad_of(m, a->ffn.w_out), bert_grad_of(m, a->ffn.b_out),
-                               bert_grad_of(m, a->ffn.ln_g), bert_grad_of(m, a->ffn.ln_b)};
+#define BERT_MIRROR_ATTN(f) b->attn.f = bert_grad_of(m, a->attn.f);
+#define BERT_MIRROR_FFN(f) b->ffn.f = bert_grad_of(m, a->ffn.f);
+        BERT_SUB_FIELDS(BERT_MIRROR_ATTN)
+        BERT_FFN_FIELDS(BERT_MIRROR_FFN)
+#undef BERT_MIRROR_ATTN
+#undef BERT_MIRROR_FFN
     }
-    g->pool_w = bert_grad_of(m, w->pool_w);
-    g->pool_b = bert_grad_of(m, w->pool_b);
-    g->mlm_w = bert_grad_of(m, w->mlm_w);
-    g->mlm_b = bert_grad_of(m, w->mlm_b);
-    g->mlm_ln_g = bert_grad_of(m, w->mlm_ln_g);
-    g->mlm_ln_b = bert_grad_of(m, w->mlm_ln_b);
-    g->mlm_bias = bert_grad_of(m, w->mlm_bias);
-    g->cls_w = bert_grad_of(m, w->cls_w);
-    g->cls_b = bert_grad_of(m, w->cls_b);
 }
 
 static void bert_work_free(BertWork *k, int L) {

@@ -67,7 +67,10 @@ static const Command COMMANDS[] = {
      "  (MNLI: dev_matched selects, dev_mismatched is reported) and keeps the best\n"
      "  checkpoint. Writes model.ckpt, config.json and results.json. Settings come\n"
      "  from the model's defaults, then --config, then the options and --set.\n"
-     "  --resume continues an interrupted run in the same directory.\n"},
+     "  --resume continues an interrupted run in the same directory.\n"
+     "  --init CKPT|DIR (BERT) starts from a pretrained encoder: a glue checkpoint, a\n"
+     "  directory holding one, or a Hugging Face model directory (config.json,\n"
+     "  model.safetensors, vocab.txt) such as `glue export` writes.\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...",

@@ -137,9 +137,9 @@ static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, un
 }
 
 
-/* db (OC) += column sums of dy (N, OC), threaded over column chunks (each
- * column's rows are added in order, so the sum does not depend on threads). */
-static void tf_bias_backward(float *db, const float *dy, long N, int OC) {
+/* Threaded over column chunks; each column's rows are added in order, so the
+ * sum does not depend on the thread count. */
+void tf_bias_backward(float *db, const float *dy, long N, int OC) {
     enum { CHUNK = 64 };
     int nchunks = (OC + CHUNK - 1) / CHUNK;
     #pragma omp parallel for if (N * OC > TF_PARALLEL_MIN)

@@ -93,6 +93,10 @@ static inline float tf_normal_cdf(float x) {
     return x < 0.0f ? half_erfc : 1.0f - half_erfc;
 }
 
+/* db (OC) += column sums of dy (N, OC): linear_bias_backward (nn/linear.h)
+ * threaded (deterministically), for the sublayers and the heads on top. */
+void tf_bias_backward(float *db, const float *dy, long N, int OC);
+
 /* Replaces the attention core (softmax(q k^T / sqrt(HS) + mask) v) of a
  * sublayer; see nn/attention.h for the arguments, which the sublayer fills
  * exactly as it would for attention_forward/backward (fused q/k/v views with

@@ -198,15 +198,8 @@ TEST(bert_finetune_cli_init_and_errors) {
     snprintf(path, sizeof path, "%s/m/pretrained.ckpt", fx.root);
     snprintf(vpath, sizeof vpath, "%s/m/vocab.txt", fx.root);
     Vocab *v = vocab_load(vpath);
-    size_t len;
-    char *text = bert_vocab_text(v, &len);
-    cJSON *c = bert_checkpoint_config(pre);
-    CkptWriter *w = checkpoint_writer_open(path, c, -1);
-    CHECK(w && checkpoint_write_params(w, pre->params, CKPT_F32) == 0 &&
-          checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len) == 0 && checkpoint_writer_commit(w) == 0);
+    CHECK(bert_save_with(pre, path, NULL, v) == 0);
     long encoder_pooler = bert_num_params(pre) - 16 * 16 - 16 - 2 * 16 - 27;   /* minus the MLM head */
-    cJSON_Delete(c);
-    free(text);
     vocab_free(v);
     bert_free(pre);
     char args[1024];

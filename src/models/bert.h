@@ -219,6 +219,10 @@ void bert_head_logits(Bert *m, float *out);
 cJSON *bert_checkpoint_config(const Bert *m);
 /* Config + every parameter (f32). 0 ok, -1 after a message. */
 int bert_save(const Bert *m, const char *path);
+/* The same with the items of the JSON object `extra` (may be NULL) added to
+ * the config record, and the vocabulary blob (below) when vocab != NULL. */
+typedef struct Vocab Vocab;
+int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab);
 /* The config and heads stored in a checkpoint; -1 after a message when it is
  * not a glue BERT checkpoint or its config is unusable. */
 int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads *heads);
@@ -236,9 +240,9 @@ Bert *bert_load(const char *path);
 /* A model is only usable with the WordPiece vocabulary it was trained with, so
  * glue's BERT checkpoints carry it: blob BERT_VOCAB_BLOB = vocab.txt bytes (one
  * token a line, id = line). Writers of BERT checkpoints (pretraining) should
- * add it: checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len). */
+ * add it: bert_save_with(m, path, NULL, vocab), or in their own writer
+ * checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len). */
 #define BERT_VOCAB_BLOB "vocab"
-typedef struct Vocab Vocab;
 /* vocab.txt bytes of v (caller frees; *len excludes the final NUL). */
 char *bert_vocab_text(const Vocab *v, size_t *len);
 /* The vocabulary stored in c, or NULL (no message) when it has none. */

@@ -23,12 +23,26 @@ cJSON *bert_checkpoint_config(const Bert *m) {
     return j;
 }
 
-int bert_save(const Bert *m, const char *path) {
+int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab) {
     cJSON *cfg = bert_checkpoint_config(m);
-    int rc = checkpoint_save_params(path, cfg, m->params, CKPT_F32);
+    for (const cJSON *it = extra ? extra->child : NULL; it; it = it->next)
+        cJSON_AddItemToObject(cfg, it->string, cJSON_Duplicate(it, 1));
+    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
-    return rc;
+    if (!w) return -1;
+    size_t len = 0;
+    char *text = vocab ? bert_vocab_text(vocab, &len) : NULL;
+    int bad = checkpoint_write_params(w, m->params, CKPT_F32) ||
+              (text && checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len));
+    free(text);
+    if (bad) {
+        checkpoint_writer_abort(w);
+        return -1;
+    }
+    return checkpoint_writer_commit(w);
 }
+
+int bert_save(const Bert *m, const char *path) { return bert_save_with(m, path, NULL, NULL); }
 
 /* A non-negative whole number under heads.<key>; -1 when malformed. */
 static int bert_head_value(const cJSON *h, const char *key) {

@@ -16,22 +16,11 @@
 #define BERT_MODEL_HINT "pass a model.ckpt written by `glue finetune TASK` (model bert)"
 
 int bert_task_save(const BertTaskModel *m, const char *path) {
-    cJSON *cfg = bert_checkpoint_config(m->bert);
-    cJSON_AddStringToObject(cfg, "task", m->task->name);
-    cJSON_AddItemToObject(cfg, "run", cJSON_Duplicate(m->config, 1));
-    size_t len;
-    char *vocab = bert_vocab_text(m->vocab, &len);
-    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
-    cJSON_Delete(cfg);
-    int rc = w ? 0 : -1;
-    if (w && (checkpoint_write_params(w, m->bert->params, CKPT_F32) != 0 ||
-              checkpoint_write_blob(w, BERT_VOCAB_BLOB, vocab, len) != 0)) {
-        checkpoint_writer_abort(w);
-        w = NULL;
-        rc = -1;
-    }
-    if (w) rc = checkpoint_writer_commit(w);
-    free(vocab);
+    cJSON *extra = cJSON_CreateObject();
+    cJSON_AddStringToObject(extra, "task", m->task->name);
+    cJSON_AddItemToObject(extra, "run", cJSON_Duplicate(m->config, 1));
+    int rc = bert_save_with(m->bert, path, extra, m->vocab);
+    cJSON_Delete(extra);
     return rc;
 }
 

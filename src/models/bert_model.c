@@ -33,7 +33,7 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "epochs", task && strcmp(task->name, "sst2") == 0 ? 2 : 4);
     cJSON_AddNumberToObject(c, "lr", 1e-4);
     cJSON_AddNumberToObject(c, "batch", 32);
-    cJSON_AddNumberToObject(c, "eval_batch", 128);
+    cJSON_AddNumberToObject(c, "eval_batch", 32);   /* = batch: one set of buffers serves both */
     cJSON_AddNumberToObject(c, "max_len", 128);
     cJSON_AddNumberToObject(c, "warmup", 0.1);
     cJSON_AddStringToObject(c, "schedule", "linear");
@@ -64,7 +64,7 @@ static int bert_setting_range(const char *key, double v, double lo, double hi, i
 
 static int bert_settings_read(const cJSON *j, BertSettings *s) {
     double max_len = run_config_number(j, "max_len", 128), batch = run_config_number(j, "batch", 32);
-    double eval_batch = run_config_number(j, "eval_batch", 128);
+    double eval_batch = run_config_number(j, "eval_batch", 32);
     s->weight_decay = run_config_number(j, "weight_decay", 0.01);
     s->beta1 = run_config_number(j, "adam_beta1", 0.9);
     s->beta2 = run_config_number(j, "adam_beta2", 0.999);
@@ -95,7 +95,8 @@ void bert_task_model_free(BertTaskModel *m) {
     free(m);
 }
 
-BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed) {
+BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed,
+                                   int train) {
     BertTaskModel *m = xcalloc(1, sizeof *m);
     m->bert = bert;
     m->vocab = vocab;
@@ -136,7 +137,7 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
     m->labels = xmalloc(sizeof(int) * (size_t)m->maxB);
     m->targets = xmalloc(sizeof(float) * (size_t)m->maxB);
     m->logits = xmalloc(sizeof(float) * (size_t)m->maxB * (size_t)m->K);
-    bert_reserve(bert, m->maxB, m->max_len, 0, 0);
+    bert_reserve(bert, m->maxB, m->max_len, 0, train);
     return m;
 fail:
     bert_task_model_free(m);
@@ -211,9 +212,7 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
         vocab_free(vocab);
         return NULL;
     }
-    BertTaskModel *m = bert_task_model_new(bert, vocab, config, task, seed);
-    if (m) bert_reserve(m->bert, m->maxB, m->max_len, 0, 1);
-    return (Model *)m;
+    return (Model *)bert_task_model_new(bert, vocab, config, task, seed, 1);
 }
 
 /* ---- features ---- */
@@ -282,7 +281,7 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     BertTaskModel *m = (BertTaskModel *)model;
     Bert *b = m->bert;
     if (n > m->maxB) DIE("bert: a batch of %d rows, %d reserved", n, m->maxB);
-    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create / load_state */
+    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
     int T = bert_fill_batch(m, e, rows, n);
     params_zero_grad(b->params);
     bert_forward(b, &(BertBatch){n, T, m->ids, m->segments, m->lengths}, &m->rng);

@@ -47,9 +47,10 @@ struct Encoded {
 };
 
 /* bert_model.c: a model around an encoder (takes ownership of bert and vocab)
- * with the run's settings from config; NULL after a message. */
+ * with the run's settings from config, its buffers reserved for training
+ * (train = 1) or prediction only; NULL after a message. */
 BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task,
-                                   uint64_t seed);
+                                   uint64_t seed, int train);
 void bert_task_model_free(BertTaskModel *m);
 
 /* bert_model_io.c */

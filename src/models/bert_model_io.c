@@ -35,7 +35,7 @@ BertTaskModel *bert_task_load(const char *path, const Task *task) {
         user_error(BERT_MODEL_HINT, "%s: a BERT checkpoint without a task head's %s", path,
                    vocab ? "run config" : "vocabulary");
     } else if (bert) {
-        m = bert_task_model_new(bert, vocab, run, task, 0);
+        m = bert_task_model_new(bert, vocab, run, task, 0, 0);   /* load_state adds the training buffers */
         bert = NULL;   /* owned by m, or freed with it on failure */
         vocab = NULL;
     }

@@ -54,10 +54,15 @@ cJSON *token_cache_key(const TokenCacheBuild *b) {
         cJSON_AddStringToObject(o, "format", corpus_format_name(f));
         if (add_file_stat(o, b->files[i].path)) goto fail;
     }
+    /* The vocabulary by content (it may come from a checkpoint, not a file). */
     cJSON *v = cJSON_AddObjectToObject(key, "vocab");
-    cJSON_AddStringToObject(v, "path", b->vocab_path);
-    uint32_t crc;
-    if (add_file_stat(v, b->vocab_path) || crc32_file(b->vocab_path, 0, -1, &crc)) goto fail;
+    uint32_t crc = 0;
+    int V = vocab_size(b->vocab);
+    for (int id = 0; id < V; id++) {
+        const char *t = vocab_token(b->vocab, id);
+        crc = crc32_update(crc, t, strlen(t) + 1);   /* with the NUL: "ab","c" != "a","bc" */
+    }
+    cJSON_AddNumberToObject(v, "size", V);
     cJSON_AddNumberToObject(v, "crc32", crc);
     cJSON_AddBoolToObject(key, "lowercase", b->lowercase);
     cJSON_AddNumberToObject(key, "shard_tokens", (double)(b->shard_tokens > 0 ? b->shard_tokens

@@ -27,8 +27,9 @@
  * that looks complete.
  *
  * The key names what the cache was made from — each corpus file's path,
- * format, size and modification time, the vocabulary's path, size and CRC, and
- * the lowercase setting — and token_cache_find rebuilds when it differs. */
+ * format, size and modification time, the vocabulary's size and the CRC of
+ * its tokens, the lowercase setting and the shard size — and
+ * token_cache_find rebuilds when it differs. */
 #ifndef GLUE_TOKEN_CACHE_H
 #define GLUE_TOKEN_CACHE_H
 
@@ -65,7 +66,6 @@ typedef struct TokenCacheBuild {
     const CorpusFile *files;
     int n_files;
     const Vocab *vocab;
-    const char *vocab_path;   /* recorded in the key */
     int lowercase;            /* the tokenizer's setting (1 for uncased vocabularies) */
     long shard_tokens;        /* <= 0: TOKEN_CACHE_SHARD_TOKENS */
     int show_progress;

@@ -63,7 +63,7 @@ static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r
 /* ---- data ---- */
 
 static TokenCache *run_cache(Run *r, const CorpusFile *files, int n) {
-    TokenCacheBuild b = {.files = files, .n_files = n, .vocab = r->vocab, .vocab_path = r->pc->vocab,
+    TokenCacheBuild b = {.files = files, .n_files = n, .vocab = r->vocab,
                          .lowercase = 1, .show_progress = r->o->show_progress};
     return token_cache_find(&b, r->o->cache_dir ? r->o->cache_dir : token_cache_default_dir());
 }
@@ -133,14 +133,18 @@ static int run_save(Run *r) {
     CkptWriter *w = checkpoint_writer_open(r->path_last, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return -1;
+    size_t vlen;
+    char *vocab = bert_vocab_text(r->vocab, &vlen);   /* the model is only usable with it */
     int bad = checkpoint_write_params(w, r->m->params, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
-              checkpoint_write_blob(w, "pretrain.state", &st, sizeof st);
+              checkpoint_write_blob(w, "pretrain.state", &st, sizeof st) ||
+              checkpoint_write_blob(w, BERT_VOCAB_BLOB, vocab, vlen);
+    free(vocab);
     if (bad) {
         checkpoint_writer_abort(w);
         return -1;
     }
     if (checkpoint_writer_commit(w)) return -1;
-    return bert_save(r->m, r->path_model);
+    return bert_save_with(r->m, r->path_model, NULL, r->vocab);
 }
 
 /* Names the keys (other than the free ones) whose values differ. 0 when none. */

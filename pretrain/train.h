@@ -14,7 +14,8 @@
  *                 steps, at the end, and at the step boundary after SIGINT or
  *                 SIGTERM; atomically). Also loadable as a model.
  *   model.ckpt    the weights alone (encoder + MLM head), written with
- *                 last.ckpt: what `glue finetune --init` takes
+ *                 last.ckpt: what `glue finetune --init` takes. Both carry
+ *                 the vocabulary (blob BERT_VOCAB_BLOB).
  *   log.jsonl     one JSON object a line: every log_every steps {"step",
  *                 "epoch", "loss", "mlm_acc", "lr", "grad_norm", "tokens",
  *                 "tokens_per_sec", "elapsed"}; held-out evaluations

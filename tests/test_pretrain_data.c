@@ -1,8 +1,8 @@
 /* test_pretrain_data.c — the pretraining data path, model-free: corpus formats
  * (WikiExtractor, Brown, WikiText, plain text with blank-line documents, gzip,
  * read errors), the token cache (equal to tokenizing each line directly,
- * shards cut at document ends, the same bytes for 1 and 2 threads, stale and
- * corrupt caches), packing and shuffling of sequences (each token exactly once
+ * shards cut at document ends, the same bytes for 1 and 2 threads, stale
+ * (other corpus content or vocabulary) and corrupt caches), packing and shuffling of sequences (each token exactly once
  * per epoch, word boundaries, exact resume from a saved position), BERT's
  * masking rules and statistics, and masked-LM batches. */
 #include "tests/test.h"
@@ -218,7 +218,7 @@ static int cache_fixture(CacheFixture *fx, int docs, long shard_tokens) {
     write_text(&fx->d, "corpus.txt.gz", fx->text, fx->corpus_path, sizeof fx->corpus_path);
     fx->file = (CorpusFile){fx->corpus_path, CORPUS_TEXT};
     fx->build = (TokenCacheBuild){.files = &fx->file, .n_files = 1, .vocab = fx->vocab,
-                                  .vocab_path = fx->vocab_path, .lowercase = 1, .shard_tokens = shard_tokens};
+                                  .lowercase = 1, .shard_tokens = shard_tokens};
     return fx->vocab != NULL;
 }
 
@@ -349,6 +349,19 @@ TEST(pretrain_cache_find_stale_and_corrupt) {
     CHECK(c && strcmp(c->path, path) != 0 && c->n_tokens == 6 && c->n_docs == 2);
     token_cache_close(c);
     cJSON_Delete(key);
+    /* Another vocabulary (one token renamed) is another key. */
+    cJSON *k1 = token_cache_key(&fx.build);
+    const char *tokens[NUM_VOCAB];
+    memcpy(tokens, VOCAB, sizeof tokens);
+    tokens[NUM_VOCAB - 1] = "##zy";
+    Vocab *v2 = vocab_from_tokens(tokens, NUM_VOCAB);
+    TokenCacheBuild b2 = fx.build;
+    b2.vocab = v2;
+    cJSON *k2 = token_cache_key(&b2);
+    CHECK(k1 && k2 && !cJSON_Compare(k1, k2, 1));
+    cJSON_Delete(k1);
+    cJSON_Delete(k2);
+    vocab_free(v2);
     /* A flipped byte in a shard is caught by its CRC; a truncated file at open. */
     FILE *f = fopen(path, "r+b");
     if (CHECK(f != NULL)) {

@@ -133,7 +133,7 @@ static int pretrain_prepare(int argc, char **argv) {
     }
     threads_init((int)threads);
     Vocab *v = vocab_load(pc.vocab);
-    TokenCacheBuild b = {.files = pc.corpus, .n_files = pc.n_corpus, .vocab = v, .vocab_path = pc.vocab,
+    TokenCacheBuild b = {.files = pc.corpus, .n_files = pc.n_corpus, .vocab = v,
                          .lowercase = 1, .show_progress = !json};
     TokenCache *tc = v ? token_cache_find(&b, cache ? cache : token_cache_default_dir()) : NULL;
     rc = tc ? 0 : 1;
@@ -157,18 +157,21 @@ static int pretrain_prepare(int argc, char **argv) {
 }
 
 /* The model in a checkpoint file or a run directory (its model.ckpt); it must
- * have the MLM head. */
-static Bert *eval_load(const char *init) {
+ * have the MLM head. *vocab: the vocabulary stored with it, or NULL. */
+static Bert *eval_load(const char *init, Vocab **vocab) {
     char path[4200];
     struct stat st;
     if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
     else snprintf(path, sizeof path, "%s", init);
     Checkpoint *c = checkpoint_read(path);
     Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;
+    *vocab = m ? bert_checkpoint_vocab(c) : NULL;
     checkpoint_free(c);
     if (m && !m->heads.mlm) {
         user_error("pass a checkpoint of glue pretrain (it keeps the MLM head)", "%s has no masked-LM head", path);
         bert_free(m);
+        vocab_free(*vocab);
+        *vocab = NULL;
         return NULL;
     }
     return m;
@@ -190,7 +193,7 @@ static int pretrain_eval(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *init = args_str(&a, "--init", NULL), *corpus = args_str(&a, "--corpus", PRETRAIN_DEFAULT_EVAL);
-    const char *vocab_path = args_str(&a, "--vocab", tokenizer_default_vocab_path());
+    const char *vocab_path = args_str(&a, "--vocab", NULL);
     const char *cache = args_str(&a, "--cache", NULL);
     long B = args_int(&a, "--batch", PRETRAIN_EVAL_BATCH), T = args_int(&a, "--seq-len", PRETRAIN_EVAL_SEQ_LEN);
     long seed = args_int(&a, "--seed", MLM_EVAL_SEED), max_batches = args_int(&a, "--max-batches", 0);
@@ -213,8 +216,15 @@ static int pretrain_eval(int argc, char **argv) {
         cJSON_Delete(spec);
         return EXIT_USAGE;
     }
-    Bert *m = eval_load(init);
-    Vocab *v = m ? vocab_load(vocab_path) : NULL;
+    /* The vocabulary: --vocab, else the checkpoint's own, else the default. */
+    Vocab *v = NULL;
+    Bert *m = eval_load(init, &v);
+    if (m && (vocab_path || !v)) {
+        vocab_free(v);
+        if (!vocab_path) vocab_path = tokenizer_default_vocab_path();
+        v = vocab_load(vocab_path);
+    }
+    if (!vocab_path) vocab_path = "the checkpoint's vocabulary";
     MaskConfig mc = {0};
     TokenCache *tc = NULL;
     rc = 1;
@@ -229,7 +239,7 @@ static int pretrain_eval(int argc, char **argv) {
     int max_pred = (int)lrint(0.15 * (double)T);   /* the most masking can choose: no cap */
     if (max_pred < 1) max_pred = 1;
     if (masking_init(&mc, v, 0.15, max_pred, 0)) goto done;
-    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .vocab_path = vocab_path, .lowercase = 1,
+    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .lowercase = 1,
                          .show_progress = !json};
     tc = token_cache_find(&b, cache ? cache : token_cache_default_dir());
     if (!tc) goto done;

@@ -265,6 +265,13 @@ TEST(bert_resume_is_exact) {
         snprintf(mp, sizeof mp, "%s/m.ckpt", fx.root);
         snprintf(sp, sizeof sp, "%s/m.state", fx.root);
         CHECK(ops->save(a, mp) == 0 && ops->save_state(a, sp) == 0);
+        /* A model of another task is refused. */
+        StderrCapture tcap;
+        stderr_capture_begin(&tcap);
+        Model *wrong = ops->load(mp, task_find("cola"));
+        char *terr = stderr_capture_end(&tcap);
+        CHECK_MSG(!wrong && strstr(terr, "fine-tuned for sst2"), "loaded for another task: %s", terr);
+        free(terr);
         Model *b = ops->load(mp, t);
         CHECK(b != NULL && ops->load_state(b, sp) == 0);
         for (int s = 3; s < 6 && b; s++) {

@@ -29,6 +29,14 @@ BertTaskModel *bert_task_load(const char *path, const Task *task) {
     if (!c) return NULL;
     BertTaskModel *m = NULL;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(c->config, "run");
+    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(c->config, "task");
+    if (cJSON_IsString(stored) && strcmp(stored->valuestring, task->name) != 0 &&
+        !(task->scored_with && strcmp(stored->valuestring, task->scored_with) == 0)) {
+        user_error("evaluate it on its own task, or fine-tune one for this task",
+                   "%s: a BERT model fine-tuned for %s, not %s", path, stored->valuestring, task->name);
+        checkpoint_free(c);
+        return NULL;
+    }
     Bert *bert = bert_from_checkpoint(c, NULL, 1, 0);
     Vocab *vocab = bert ? bert_checkpoint_vocab(c) : NULL;
     if (bert && (!cJSON_IsObject(run) || !vocab)) {

@@ -3,10 +3,13 @@
  * the loss falls below what a model blind to context can reach; a run
  * stopped at step k (--stop-at, SIGTERM at an arbitrary moment, SIGKILL as a
  * crash) and resumed gives exactly the per-step losses, accuracies, gradient
- * norms and learning rates of an uninterrupted run; `glue pretrain eval` is deterministic and agrees with the run's own
- * final evaluation; user errors (unknown setting, changed settings on resume,
- * an existing run without --resume, a checkpoint without MLM head) give one
- * message and exit code 2 or 1. */
+ * norms and learning rates of an uninterrupted run; `glue pretrain eval` is
+ * deterministic and agrees with the run's own final evaluation; `glue
+ * finetune --init RUN_DIR` takes the result (with the vocabulary stored in
+ * it); user errors (unknown or bad setting, missing corpus, changed settings
+ * on resume, an existing run without --resume, eval of a fine-tuned model
+ * without MLM head or of a file that is no checkpoint) give one message and
+ * exit code 2 or 1. */
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -180,6 +183,36 @@ TEST(pretrain_driver_loss_falls_and_eval_agrees) {
     snprintf(cmd, sizeof cmd, "test -s %s/summary.json && test -s %s/model.ckpt && test -s %s/config.json", dir,
              dir, dir);
     CHECK(system(cmd) == 0);
+    /* Fine-tuning starts from the run directory, with the vocabulary stored
+     * in model.ckpt (the default vocabulary would not fit this model). */
+    char glue[256], path[300];
+    snprintf(glue, sizeof glue, "%s/glue/SST-2", fx.dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", glue);
+    CHECK(system(cmd) == 0);
+    static const char *const SPLITS[] = {"train.tsv", "dev.tsv"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", glue, SPLITS[k]);
+        FILE *f = fopen(path, "w");
+        if (!CHECK(f != NULL)) break;
+        fprintf(f, "sentence\tlabel\n");
+        for (int i = 0; i < 40; i++)
+            fprintf(f, "the %s sat on the mat .\t%d\n", i % 2 ? "dog" : "cat", i % 2);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd,
+             "GLUE_DATA=%s/glue %s finetune sst2 --init %s --epochs 1 --max-len 24 --threads 1 --out %s/ft "
+             "--json 2>&1",
+             fx.dir, test_glue_bin(), dir, fx.dir);
+    int st;
+    char *o = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(o, "\"num_params\""), "finetune --init: exit %d: %s", st, o);
+    free(o);
+    /* The fine-tuned model has no MLM head: eval says so. */
+    snprintf(cmd, sizeof cmd, "%s pretrain eval --init %s/ft/model.ckpt --corpus text:%s/heldout.txt 2>&1",
+             test_glue_bin(), fx.dir, fx.dir);
+    o = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && strstr(o, "no masked-LM head"), "exit %d: %s", st, o);
+    free(o);
     fixture_free(&fx);
 }
 

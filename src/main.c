@@ -58,6 +58,18 @@ static const Command COMMANDS[] = {
      "  strings the leaderboard wants (a number for STS-B).\n"},
     {"bleu", cmd_bleu, "HYP REF [--lowercase] [--tokenize 13a|none] [--json]",
      "corpus BLEU, sacreBLEU's definition", ""},
+    {"translate", cmd_translate,
+     "train [--config F] [--set k=v ...] [--out DIR] [--resume]  |  eval [--split test2016|test2017] "
+     "[--beam 5]  |  [--beam N] [TEXT...]",
+     "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
+     "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
+     "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
+     "  smoothing, warm-up + inverse-sqrt AdamW; dev BLEU after each epoch, best\n"
+     "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly.\n"
+     "  Settings: src/models/seq2seq_train.h (positions sinusoid|learned|lpr, ...).\n"
+     "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
+     "  cased, 13a) and lower-cased against data/mt/multi30k/tok; writes hypotheses.\n"
+     "  Otherwise translates each TEXT, or stdin line by line. --model DIR|CKPT.\n"},
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S] [--threads N] [--out DIR] [--config FILE.json] [--set key=value ...] [--resume] [--json]",

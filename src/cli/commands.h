@@ -13,6 +13,7 @@ int cmd_vocab(int argc, char **argv);
 int cmd_vectors(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
+int cmd_translate(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

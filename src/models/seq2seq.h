@@ -133,6 +133,8 @@ void s2s_reserve(Seq2Seq *m, int max_tokens, int max_len);
  * grad != 0 the gradient of the MEAN smoothed loss over the batch's target
  * tokens is ADDED to the params' gradient (zero it first). */
 S2sLoss s2s_forward_backward(Seq2Seq *m, const S2sBatch *b, Rng *rng, int grad);
+/* The longest sequence the reservation allows (0 before s2s_reserve). */
+int s2s_reserved_len(const Seq2Seq *m);
 
 /* ---- decoding (seq2seq_decode.c) ---- */
 typedef struct S2sDecodeOptions {

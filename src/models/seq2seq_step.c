@@ -343,3 +343,5 @@ const float *s2s_forward_hidden(Seq2Seq *m, const S2sBatch *b) {
     s2s_check_batch(m->work, b);
     return s2s_decode_train(m, b, s2s_encode(m, b, NULL), NULL);
 }
+
+int s2s_reserved_len(const Seq2Seq *m) { return m->work ? m->work->Lmax : 0; }

@@ -1,0 +1,338 @@
+/* cmd_translate.c — `glue translate`: train the English->German transformer on
+ * Multi30k, score it with BLEU, and translate text.
+ *
+ *   glue translate train [--config F] [--set k=v ...] [--out DIR] [--seed S] [--resume]
+ *   glue translate eval [--split test2016|test2017|mscoco|test2018|val] [--beam N] [--alpha A]
+ *   glue translate [--beam N] "A man is riding a bike."     (no text: stdin, one per line)
+ *
+ * The model is runs/translate/model.ckpt (root $GLUE_RUNS) or --model DIR|CKPT.
+ * eval prints BLEU as sacreBLEU defines it — detokenised output against the
+ * raw references, cased, 13a — and the lower-cased BLEU against the
+ * Moses-tokenised lower-cased references of data/mt/multi30k/tok (13a on both
+ * sides, so the reference's &quot; escapes match), the number most papers on
+ * Multi30k report; it writes the hypotheses next to the model. */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/lines.h"
+#include "core/threads.h"
+#include "eval/bleu.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "models/seq2seq_train.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TRANSLATE_USAGE                                                                                      \
+    "glue translate train [--config FILE.json] [--set key=value ...] [--out DIR] [--seed S] [--threads N]\n" \
+    "                     [--resume] [--stop-at STEP] [--quiet]\n"                                                            \
+    "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
+    "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N]\n"                      \
+    "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)"
+#define TRANSLATE_MAX_SETS 64
+#define TRANSLATE_DEFAULT_SEED 42
+#define TRANSLATE_STDIN_BATCH 64
+
+/* ---- model location ---- */
+
+static void translate_default_dir(char *out, size_t cap) { snprintf(out, cap, "%s/translate", run_root()); }
+
+/* DIR (holding model.ckpt) or a checkpoint file; dir_out gets the folder. */
+static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
+    char dir[4096], path[4200];
+    if (!where) translate_default_dir(dir, sizeof dir);
+    else snprintf(dir, sizeof dir, "%s", where);
+    run_file_path(dir, RUN_CKPT, path, sizeof path);
+    if (!run_file_exists(path)) {
+        if (where && run_file_exists(where)) {
+            snprintf(path, sizeof path, "%s", where);
+            const char *slash = strrchr(where, '/');
+            snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - where) : 1, slash ? where : ".");
+        } else {
+            user_error("train one with: glue translate train (or give --model DIR)", "no translation model at %s",
+                       path);
+            return NULL;
+        }
+    }
+    snprintf(dir_out, cap, "%s", dir);
+    return s2s_load(path);
+}
+
+/* ---- train ---- */
+
+static int translate_train(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *config_file = args_str(&a, "--config", NULL), *out = args_str(&a, "--out", NULL);
+    long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
+    long stop_at = args_int(&a, "--stop-at", 0);
+    int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet");
+    const char *sets[TRANSLATE_MAX_SETS + 1];
+    int nsets = args_strs(&a, "--set", sets, TRANSLATE_MAX_SETS + 1);
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, TRANSLATE_USAGE);
+    if (rc) return rc;
+    if (npos != 0 || nsets > TRANSLATE_MAX_SETS || seed < 0 || threads < 0) {
+        user_error("usage: " TRANSLATE_USAGE, "translate train: %s",
+                   npos != 0 ? "unexpected arguments" : nsets > TRANSLATE_MAX_SETS ? "too many --set options"
+                                                                                  : "--seed and --threads must not be negative");
+        return EXIT_USAGE;
+    }
+    cJSON *config = s2s_run_config_build(config_file, sets, NULL, nsets);
+    if (!config) return EXIT_USAGE;
+    char dir[4096];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else translate_default_dir(dir, sizeof dir);
+    char *command = cli_command_line(argc + 1, argv - 1);
+    S2sTrainOptions o = {.config = config, .seed = (uint64_t)seed, .threads = threads_init((int)threads),
+                         .out_dir = dir, .command = command, .resume = resume, .show_progress = !quiet,
+                         .stop_at = stop_at};
+    rc = s2s_train(&o);
+    if (rc == S2S_TRAIN_STOPPED) rc = 0;
+    else
+    if (rc == 0) {
+        char path[4200];
+        run_file_path(dir, RUN_RESULTS, path, sizeof path);
+        cJSON *res = run_json_read(path, 1);
+        const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+        if (best)
+            printf("translate: best dev BLEU %.2f at epoch %d -> %s/%s\n", run_config_number(best, "dev_bleu", 0),
+                   (int)run_config_number(best, "epoch", 0), dir, RUN_CKPT);
+        cJSON_Delete(res);
+    }
+    free(command);
+    cJSON_Delete(config);
+    return rc;
+}
+
+/* ---- eval ---- */
+
+/* --split names -> Multi30k file stems. */
+static const char *const SPLIT_NAMES[][2] = {
+    {"test2016", "test_2016_flickr"}, {"test2017", "test_2017_flickr"}, {"mscoco", "test_2017_mscoco"},
+    {"test2018", "test_2018_flickr"}, {"val", "val"}, {"dev", "val"},
+};
+
+static const char *translate_split_stem(const char *name) {
+    for (size_t i = 0; i < sizeof SPLIT_NAMES / sizeof SPLIT_NAMES[0]; i++)
+        if (strcmp(name, SPLIT_NAMES[i][0]) == 0 || strcmp(name, SPLIT_NAMES[i][1]) == 0) return SPLIT_NAMES[i][1];
+    return NULL;
+}
+
+/* The run's config.json (data_dir, languages, decoding), else the defaults. */
+static cJSON *translate_run_config(const char *dir) {
+    char path[4200];
+    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    cJSON *c = run_file_exists(path) ? run_json_read(path, 1) : NULL;
+    return c ? c : s2s_run_config_default();
+}
+
+/* Reads n lines of path (the tokenised references); NULL after a message. */
+static char **translate_read_lines(const char *path, int n) {
+    LineReader r;
+    if (lines_open_any(&r, path) != LINES_OK) { lines_report(&r); lines_close(&r); return NULL; }
+    char **out = xcalloc((size_t)(n ? n : 1), sizeof(char *)), *line;
+    size_t len;
+    int i = 0, got;
+    while (i < n + 1 && (got = lines_next(&r, &line, &len)) == 1) {
+        if (i < n) out[i] = xstrndup(line, len);
+        i++;
+    }
+    lines_close(&r);
+    if (i != n) {
+        user_error(NULL, "%s has %d lines, the source has %d", path, i, n);
+        for (int k = 0; k < n; k++) free(out[k]);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static int translate_write_lines(const char *path, char **lines, int n) {
+    char tmp[4600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) { user_error(NULL, "cannot write %s", tmp); return 1; }
+    for (int i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
+    int bad = ferror(f) | (fclose(f) != 0);
+    if (bad || rename(tmp, path) != 0) { user_error(NULL, "cannot write %s", path); remove(tmp); return 1; }
+    return 0;
+}
+
+static void translate_print_eval(const char *split, const S2sDecodeOptions *dec, int n, const BleuScore *b,
+                                 const BleuScore *lc, const char *hyp_path, double secs, int json) {
+    if (json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "split", split);
+        cJSON_AddNumberToObject(j, "sentences", n);
+        cJSON_AddNumberToObject(j, "beam", dec->beam);
+        cJSON_AddNumberToObject(j, "alpha", dec->alpha);
+        cJSON_AddNumberToObject(j, "bleu", b->bleu);
+        cJSON_AddNumberToObject(j, "bp", b->bp);
+        cJSON_AddNumberToObject(j, "sys_len", (double)b->sys_len);
+        cJSON_AddNumberToObject(j, "ref_len", (double)b->ref_len);
+        if (lc) cJSON_AddNumberToObject(j, "bleu_tok_lc", lc->bleu);
+        cJSON_AddStringToObject(j, "hypotheses", hyp_path);
+        cJSON_AddNumberToObject(j, "seconds", secs);
+        char *s = cJSON_PrintUnformatted(j);
+        puts(s);
+        free(s);
+        cJSON_Delete(j);
+        return;
+    }
+    printf("%s (%d sentences, beam %d, alpha %.2f, %.1f s)\n", split, n, dec->beam, (double)dec->alpha, secs);
+    printf("BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld ref_len = %ld)  "
+           "[sacreBLEU: cased, 13a, detokenised]\n",
+           b->bleu, b->precisions[0], b->precisions[1], b->precisions[2], b->precisions[3], b->bp,
+           b->ref_len ? (double)b->sys_len / b->ref_len : 0.0, b->sys_len, b->ref_len);
+    if (lc) printf("BLEU = %.2f  [lower-cased, tokenised references]\n", lc->bleu);
+    printf("hypotheses: %s\n", hyp_path);
+}
+
+static int translate_eval(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *where = args_str(&a, "--model", NULL), *split = args_str(&a, "--split", "test2016");
+    const char *out = args_str(&a, "--out", NULL);
+    long beam = args_int(&a, "--beam", -1), threads = args_int(&a, "--threads", 0);
+    double alpha = args_double(&a, "--alpha", -1);
+    int json = args_flag(&a, "--json");
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, TRANSLATE_USAGE);
+    if (rc) return rc;
+    const char *stem = translate_split_stem(split);
+    if (npos != 0 || !stem || beam == 0 || beam > 64 || threads < 0) {
+        user_error("splits: test2016 test2017 mscoco test2018 val; --beam in [1, 64]", "translate eval: %s",
+                   npos != 0 ? "unexpected arguments" : !stem ? "unknown --split" : "bad --beam or --threads");
+        return EXIT_USAGE;
+    }
+    threads_init((int)threads);
+    char dir[4096];
+    Seq2Seq *m = translate_load(where, dir, sizeof dir);
+    if (!m) return 1;
+    cJSON *cfg = translate_run_config(dir);
+    S2sDecodeOptions dec = {.beam = beam > 0 ? (int)beam : (int)run_config_number(cfg, "beam", 5),
+                            .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(cfg, "alpha", 0.6),
+                            .extra_len = (int)run_config_number(cfg, "extra_len", 50)};
+    const char *data = run_config_string(cfg, "data_dir", "data/mt/multi30k/raw");
+    const char *sl = run_config_string(cfg, "src", "en"), *tl = run_config_string(cfg, "tgt", "de");
+    char src[4200], ref[4200], tok[4200], hyp_path[4400];
+    snprintf(src, sizeof src, "%s/%s.%s", data, stem, sl);
+    snprintf(ref, sizeof ref, "%s/%s.%s", data, stem, tl);
+    snprintf(tok, sizeof tok, "%s/../tok/%s.lc.norm.tok.%s", data, stem, tl);
+    if (out) snprintf(hyp_path, sizeof hyp_path, "%s", out);
+    else snprintf(hyp_path, sizeof hyp_path, "%s/%s.beam%d.hyp.%s", dir, stem, dec.beam, tl);
+    SubwordTokenizer *t = subword_create(m->vocab);
+    S2sCorpus c;
+    rc = !t || s2s_corpus_load(&c, src, ref, t, 1) != 0;
+    subword_free(t);
+    if (rc == 0) {
+        double t0 = now_seconds();
+        char **hyp = s2s_translate_corpus(m, &c, &dec, (int)run_config_number(cfg, "eval_batch", 64));
+        double secs = now_seconds() - t0;
+        BleuOptions cased = {.lowercase = 0, .tokenize = BLEU_TOKENIZE_13A};
+        BleuOptions lower = {.lowercase = 1, .tokenize = BLEU_TOKENIZE_13A};
+        BleuScore b, lc;
+        bleu_corpus((const char *const *)hyp, (const char *const *)c.tgt_text, c.n, &cased, &b);
+        char **tref = run_file_exists(tok) ? translate_read_lines(tok, c.n) : NULL;
+        if (tref) bleu_corpus((const char *const *)hyp, (const char *const *)tref, c.n, &lower, &lc);
+        rc = translate_write_lines(hyp_path, hyp, c.n);
+        if (rc == 0) translate_print_eval(stem, &dec, c.n, &b, tref ? &lc : NULL, hyp_path, secs, json);
+        for (int i = 0; i < c.n; i++) { free(hyp[i]); if (tref) free(tref[i]); }
+        free(hyp);
+        free(tref);
+        s2s_corpus_free(&c);
+    }
+    cJSON_Delete(cfg);
+    s2s_free(m);
+    return rc ? 1 : 0;
+}
+
+/* ---- translate text ---- */
+
+/* Translates texts[0..n) and prints one line each. */
+static void translate_lines(Seq2Seq *m, SubwordTokenizer *t, const S2sDecodeOptions *dec, char **texts, int n) {
+    S2sCorpus c = {0};
+    c.n = n;
+    c.src = xcalloc((size_t)n, sizeof(int *));
+    c.tgt = xcalloc((size_t)n, sizeof(int *));
+    c.src_len = xcalloc((size_t)n, sizeof(int));
+    c.tgt_len = xcalloc((size_t)n, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int len = (int)strlen(texts[i]);
+        int cap = subword_encode(t, texts[i], (size_t)len, NULL, 0);
+        c.src[i] = xmalloc(sizeof(int) * (size_t)(cap ? cap : 1));
+        c.src_len[i] = subword_encode(t, texts[i], (size_t)len, c.src[i], cap);
+    }
+    char **hyp = s2s_translate_corpus(m, &c, dec, TRANSLATE_STDIN_BATCH);
+    for (int i = 0; i < n; i++) { puts(hyp[i]); free(hyp[i]); }
+    fflush(stdout);
+    free(hyp);
+    s2s_corpus_free(&c);
+}
+
+static int translate_text(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *where = args_str(&a, "--model", NULL);
+    long beam = args_int(&a, "--beam", -1), threads = args_int(&a, "--threads", 0);
+    double alpha = args_double(&a, "--alpha", -1);
+    const char *pos[ARGS_MAX];
+    int npos = args_positional(&a, pos, ARGS_MAX);
+    int rc = args_finish(&a, TRANSLATE_USAGE);
+    if (rc) return rc;
+    if (beam == 0 || beam > 64 || threads < 0) {
+        user_error(NULL, "translate: --beam must be in [1, 64]");
+        return EXIT_USAGE;
+    }
+    threads_init((int)threads);
+    char dir[4096];
+    Seq2Seq *m = translate_load(where, dir, sizeof dir);
+    if (!m) return 1;
+    cJSON *cfg = translate_run_config(dir);
+    S2sDecodeOptions dec = {.beam = beam > 0 ? (int)beam : (int)run_config_number(cfg, "beam", 5),
+                            .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(cfg, "alpha", 0.6),
+                            .extra_len = (int)run_config_number(cfg, "extra_len", 50)};
+    cJSON_Delete(cfg);
+    SubwordTokenizer *t = subword_create(m->vocab);
+    if (!t) { s2s_free(m); return 1; }
+    if (npos > 0) {
+        translate_lines(m, t, &dec, (char **)pos, npos);
+    } else {
+        /* stdin: batches of lines (one at a time from a terminal), each
+         * batch printed as soon as it is done. */
+        LineReader r;
+        lines_open(&r, "/dev/stdin");
+        char *batch[TRANSLATE_STDIN_BATCH], *line;
+        size_t len;
+        int n = 0, got, per = isatty(0) ? 1 : TRANSLATE_STDIN_BATCH;
+        while ((got = lines_next(&r, &line, &len)) == 1) {
+            batch[n++] = xstrndup(line, len);
+            if (n == per) {
+                translate_lines(m, t, &dec, batch, n);
+                for (int i = 0; i < n; i++) free(batch[i]);
+                n = 0;
+            }
+        }
+        if (got < 0) { lines_report(&r); rc = 1; }
+        if (n > 0) translate_lines(m, t, &dec, batch, n);
+        for (int i = 0; i < n; i++) free(batch[i]);
+        lines_close(&r);
+    }
+    subword_free(t);
+    s2s_free(m);
+    return rc;
+}
+
+int cmd_translate(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "train") == 0) return translate_train(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "eval") == 0) return translate_eval(argc - 1, argv + 1);
+    return translate_text(argc, argv);
+}

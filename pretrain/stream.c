@@ -16,6 +16,16 @@ void stream_init(PretrainStream *s, TokenCache *cache, const PretrainStreamConfi
     s->cfg = *cfg;
     s->cache = cache;
     s->order = xmalloc((size_t)cache->n_shards * sizeof *s->order);
+    /* Buffers for the largest shard now, so that reading sequences never
+     * allocates (a shard of n entries has at most n pieces). */
+    long most = 0;
+    for (int i = 0; i < cache->n_shards; i++)
+        if ((long)cache->shard_entries[i] > most) most = (long)cache->shard_entries[i];
+    s->ids_cap = s->seqs_cap = most;
+    s->ids = xmalloc((size_t)most * sizeof *s->ids);
+    s->seq_off = xmalloc((size_t)most * sizeof *s->seq_off);
+    s->seq_len = xmalloc((size_t)most * sizeof *s->seq_len);
+    token_cache_reserve(cache, most);
     StreamPos start = {0, 0, 0};
     CHECK_OR_DIE(stream_seek(s, start) == 0);
 }
@@ -81,11 +91,7 @@ typedef struct {
 static void pack_emit(void *ctx, long start, int len) {
     PackCtx *p = ctx;
     PretrainStream *s = p->s;
-    if (s->n_seqs == s->seqs_cap) {
-        s->seqs_cap = s->seqs_cap ? 2 * s->seqs_cap : 4096;
-        s->seq_off = xrealloc(s->seq_off, (size_t)s->seqs_cap * sizeof *s->seq_off);
-        s->seq_len = xrealloc(s->seq_len, (size_t)s->seqs_cap * sizeof *s->seq_len);
-    }
+    CHECK_OR_DIE(s->n_seqs < s->seqs_cap);   /* pieces are non-empty: fewer than the shard's entries */
     s->seq_off[s->n_seqs] = p->base + start;
     s->seq_len[s->n_seqs++] = len;
 }

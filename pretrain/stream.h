@@ -57,9 +57,9 @@ typedef struct PretrainStream {
     int loaded;                     /* the shard at pos.shard is packed */
     int32_t *ids;                   /* the loaded shard's entries */
     long ids_cap, n_ids;
-    long *seq_off;                  /* (n_seqs) start of each piece in ids, visiting order */
-    int *seq_len;                   /* (n_seqs) its length in tokens */
-    long n_seqs, seqs_cap;
+    long *seq_off;                  /* (seqs_cap) start of each piece in ids, visiting order */
+    int *seq_len;                   /* (seqs_cap) its length in tokens */
+    long n_seqs, seqs_cap;          /* seqs_cap = ids_cap = the largest shard (no growth) */
     long sequences;                 /* handed out by this object (statistics) */
 } PretrainStream;
 

@@ -456,14 +456,19 @@ TokenCache *token_cache_open(const char *path, const cJSON *key, TokenCacheStatu
     return c;
 }
 
-long token_cache_read_shard(TokenCache *c, int s, int32_t **ids, long *cap) {
-    CHECK_OR_DIE(s >= 0 && s < c->n_shards);
-    long n = (long)c->shard_entries[s];
-    size_t bytes = (size_t)n * (size_t)c->id_bytes;
+void token_cache_reserve(TokenCache *c, long entries) {
+    size_t bytes = (size_t)entries * (size_t)c->id_bytes;
     if (bytes > c->raw_cap) {
         c->raw = xrealloc(c->raw, bytes);
         c->raw_cap = bytes;
     }
+}
+
+long token_cache_read_shard(TokenCache *c, int s, int32_t **ids, long *cap) {
+    CHECK_OR_DIE(s >= 0 && s < c->n_shards);
+    long n = (long)c->shard_entries[s];
+    size_t bytes = (size_t)n * (size_t)c->id_bytes;
+    token_cache_reserve(c, n);
     if (fseek(c->f, (long)c->shard_offset[s], SEEK_SET) || fread(c->raw, 1, bytes, c->f) != bytes) {
         user_error("delete the cache file to rebuild it", "%s: cannot read shard %d", c->path, s);
         return -1;

@@ -95,6 +95,8 @@ void token_cache_close(TokenCache *c);
  * ids decoded, TOKEN_CACHE_EOD after each document. Returns the number of
  * entries, or -1 after a message (I/O error, corrupt shard). */
 long token_cache_read_shard(TokenCache *c, int s, int32_t **ids, long *cap);
+/* Sizes the read buffer for shards of up to `entries` entries now. */
+void token_cache_reserve(TokenCache *c, long entries);
 
 /* The cache for b in dir ("<dir>/tokens-<hash of key>.bin"): opened when it
  * exists and is current, otherwise built first (dir created as needed).

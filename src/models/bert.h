@@ -9,10 +9,13 @@
  *   classifier: logits = dropout(pooled) W_c^T + b_c   (K > 1, softmax xent)
  *   regression: score  = dropout(pooled) w_c^T + b_c   (K == 1, MSE; STS-B)
  *
- * Files: bert.c (create, parameters, heads), bert_config.c (BertConfig <-> JSON,
- * named configs), bert_forward.c (embeddings, encoder forward/backward),
- * bert_heads.c (MLM / classification / regression losses), bert_io.c
- * (checkpoints), bert_model.c (BERT_OPS for the trainer).
+ * Files: bert.c (create: parameters, pointer structs, workspace),
+ * bert_config.c (BertConfig <-> JSON, named configs), bert_forward.c
+ * (embeddings, encoder and pooler forward/backward), bert_heads.c (MLM /
+ * classification / regression losses), bert_io.c (checkpoints, vocabulary
+ * blob), bert_work.h (the private workspace); bert_model*.c put BERT behind
+ * the trainer's ModelOps (BERT_OPS, bert_model.h); bert_hf*.c (Hugging Face
+ * import/export) are built on this header.
  *
  * Parameters live in ONE Params arena (core/params.h) under Hugging Face's
  * names and PyTorch's layouts (Linear W is (out, in)), so a HF checkpoint maps

@@ -3,7 +3,13 @@
 
 #include "core/common.h"
 
+#include <math.h>
 #include <string.h>
+
+int mlm_eval_max_predictions(int T) {
+    int n = (int)lrint(MLM_EVAL_MASK_PROB * (double)T);
+    return n < 1 ? 1 : n;
+}
 
 int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, const MaskConfig *mc,
                  uint64_t mask_seed, long max_batches, MlmBatch *batch, int B, MlmEvalResult *out) {

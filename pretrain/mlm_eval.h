@@ -17,6 +17,12 @@
 
 /* The masking seed of `glue pretrain eval` unless --seed says otherwise. */
 enum { MLM_EVAL_SEED = 12345 };
+/* The standard evaluation masks 15% of the tokens, token level. */
+#define MLM_EVAL_MASK_PROB 0.15
+
+/* Targets per sequence the standard masking can choose for length T (no cap
+ * below that, so every evaluation masks alike): round(0.15 T), at least 1. */
+int mlm_eval_max_predictions(int T);
 
 typedef struct MlmEvalResult {
     double loss, accuracy;   /* mean over masked positions; accuracy in [0, 1] */

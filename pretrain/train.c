@@ -77,8 +77,9 @@ static int run_setup_data(Run *r) {
                    pc->vocab, vocab_size(r->vocab), pc->model, pc->bert.vocab_size);
         return EXIT_USAGE;
     }
+    int eval_pred = mlm_eval_max_predictions(pc->seq_len);   /* as `glue pretrain eval` */
     if (masking_init(&r->mc, r->vocab, pc->mask_prob, pc->max_predictions, pc->whole_word) ||
-        masking_init(&r->eval_mc, r->vocab, 0.15, pc->max_predictions, 0))
+        masking_init(&r->eval_mc, r->vocab, MLM_EVAL_MASK_PROB, eval_pred, 0))
         return 1;
     r->cache = run_cache(r, pc->corpus, pc->n_corpus);
     if (!r->cache) return 1;
@@ -86,7 +87,8 @@ static int run_setup_data(Run *r) {
     r->sc = (PretrainStreamConfig){.seq_len = pc->seq_len, .short_prob = (float)pc->short_seq_prob, .shuffle = 1,
                                    .seed = pc->seed, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = r->mc.is_cont};
     stream_init(&r->stream, r->cache, &r->sc);
-    mlm_batch_init(&r->batch, pc->batch, pc->seq_len, pc->max_predictions, sp->pad);
+    mlm_batch_init(&r->batch, pc->batch, pc->seq_len,
+                   pc->max_predictions > eval_pred ? pc->max_predictions : eval_pred, sp->pad);
     return 0;
 }
 

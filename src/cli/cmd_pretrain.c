@@ -236,9 +236,8 @@ static int pretrain_eval(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto done;
     }
-    int max_pred = (int)lrint(0.15 * (double)T);   /* the most masking can choose: no cap */
-    if (max_pred < 1) max_pred = 1;
-    if (masking_init(&mc, v, 0.15, max_pred, 0)) goto done;
+    int max_pred = mlm_eval_max_predictions((int)T);
+    if (masking_init(&mc, v, MLM_EVAL_MASK_PROB, max_pred, 0)) goto done;
     TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .lowercase = 1,
                          .show_progress = !json};
     tc = token_cache_find(&b, cache ? cache : token_cache_default_dir());

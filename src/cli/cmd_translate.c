@@ -133,6 +133,20 @@ static cJSON *translate_run_config(const char *dir) {
     return c ? c : s2s_run_config_default();
 }
 
+/* The model (see translate_load), its run config in *cfg (caller frees) and
+ * the decoding options: --beam / --alpha when given (> 0 / >= 0), else the
+ * run's. NULL after a message. */
+static Seq2Seq *translate_open(const char *where, long beam, double alpha, char *dir, size_t cap, cJSON **cfg,
+                               S2sDecodeOptions *dec) {
+    Seq2Seq *m = translate_load(where, dir, cap);
+    if (!m) return NULL;
+    *cfg = translate_run_config(dir);
+    *dec = (S2sDecodeOptions){.beam = beam > 0 ? (int)beam : (int)run_config_number(*cfg, "beam", 5),
+                              .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(*cfg, "alpha", 0.6),
+                              .extra_len = (int)run_config_number(*cfg, "extra_len", 50)};
+    return m;
+}
+
 /* Reads n lines of path (the tokenised references); NULL after a message. */
 static char **translate_read_lines(const char *path, int n) {
     LineReader r;
@@ -215,12 +229,10 @@ static int translate_eval(int argc, char **argv) {
     }
     threads_init((int)threads);
     char dir[4096];
-    Seq2Seq *m = translate_load(where, dir, sizeof dir);
+    cJSON *cfg;
+    S2sDecodeOptions dec;
+    Seq2Seq *m = translate_open(where, beam, alpha, dir, sizeof dir, &cfg, &dec);
     if (!m) return 1;
-    cJSON *cfg = translate_run_config(dir);
-    S2sDecodeOptions dec = {.beam = beam > 0 ? (int)beam : (int)run_config_number(cfg, "beam", 5),
-                            .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(cfg, "alpha", 0.6),
-                            .extra_len = (int)run_config_number(cfg, "extra_len", 50)};
     const char *data = run_config_string(cfg, "data_dir", "data/mt/multi30k/raw");
     const char *sl = run_config_string(cfg, "src", "en"), *tl = run_config_string(cfg, "tgt", "de");
     char src[4200], ref[4200], tok[4200], hyp_path[4400];
@@ -294,12 +306,10 @@ static int translate_text(int argc, char **argv) {
     }
     threads_init((int)threads);
     char dir[4096];
-    Seq2Seq *m = translate_load(where, dir, sizeof dir);
+    cJSON *cfg;
+    S2sDecodeOptions dec;
+    Seq2Seq *m = translate_open(where, beam, alpha, dir, sizeof dir, &cfg, &dec);
     if (!m) return 1;
-    cJSON *cfg = translate_run_config(dir);
-    S2sDecodeOptions dec = {.beam = beam > 0 ? (int)beam : (int)run_config_number(cfg, "beam", 5),
-                            .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(cfg, "alpha", 0.6),
-                            .extra_len = (int)run_config_number(cfg, "extra_len", 50)};
     cJSON_Delete(cfg);
     SubwordTokenizer *t = subword_create(m->vocab);
     if (!t) { s2s_free(m); return 1; }

@@ -57,17 +57,6 @@ void s2s_attn_acts(TfAttnActs *a, long M, long Lmax, int C, int NH, int cross) {
     a->out = s2s_floats(M * C);
 }
 
-void s2s_ffn_acts(TfFfnActs *a, long M, int C, int FF) {
-    memset(a, 0, sizeof *a);
-    a->pre = s2s_floats(M * FF);
-    a->act = s2s_floats(M * FF);
-    a->drop_mask = s2s_bytes(M * C);
-    a->res = s2s_floats(M * C);
-    a->mean = s2s_floats(M);
-    a->rstd = s2s_floats(M);
-    a->out = s2s_floats(M * C);
-}
-
 TfDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train) {
     const S2sConfig *c = &m->cfg;
     return (TfDims){.B = B, .T = T, .Tk = Tk, .C = c->d_model, .NH = c->heads, .FF = c->ffn,
@@ -345,3 +334,9 @@ const float *s2s_forward_hidden(Seq2Seq *m, const S2sBatch *b) {
 }
 
 int s2s_reserved_len(const Seq2Seq *m) { return m->work ? m->work->Lmax : 0; }
+
+void s2s_ffn_acts(TfFfnActs *a, long M, int C, int FF) {
+    /* FFN activations are per row only: (B, T) = (1, M) sizes them exactly. */
+    TfDims d = {.B = 1, .T = (int)M, .C = C, .NH = 1, .FF = FF};
+    tf_ffn_acts_init(a, &d);
+}

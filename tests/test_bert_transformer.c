@@ -6,6 +6,8 @@
  * with PyTorch in test_bert.c. */
 #include "tests/test.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +182,36 @@ TEST(transformer_attention_core_hook) {
     free(dy);
     tf_case_free(&plain);
     tf_case_free(&hooked);
+}
+
+/* The vectorisable math against libm (double precision): relative error of
+ * e^x over the range softmax uses, and of Phi(x) = 0.5 erfc(-x / sqrt 2)
+ * including the left tail, where 1 + erf(x) would lose every digit. */
+TEST(transformer_fast_math_accuracy) {
+    double worst_exp = 0, worst_cdf = 0;
+    for (int i = 0; i <= 200000; i++) {
+        float x = -87.0f + 87.0f * (float)i / 200000.0f;   /* softmax arguments are <= 0 */
+        double e = exp((double)x), rel = fabs(tf_expf(x) - e) / e;
+        worst_exp = rel > worst_exp ? rel : worst_exp;
+    }
+    /* Float rounding of the exponent argument -x^2/2 costs digits as |x| grows:
+     * bands [-12,-5) (Phi < 3e-7, GELU < 1.5e-6 in size), [-5,-2), [-2,12]. */
+    const float edge[4] = {-12.0f, -5.0f, -2.0f, 12.0f};
+    const double limit[3] = {2e-5, 2e-6, 6e-7};
+    for (int band = 0; band < 3; band++) {
+        double worst = 0;
+        for (int i = 0; i <= 100000; i++) {
+            float x = edge[band] + (edge[band + 1] - edge[band]) * (float)i / 100000.0f;
+            double p = 0.5 * erfc(-(double)x / sqrt(2.0)), rel = fabs(tf_normal_cdf(x) - p) / p;
+            worst = rel > worst ? rel : worst;
+        }
+        CHECK_MSG(worst < limit[band], "tf_normal_cdf on [%g, %g]: worst relative error %g", edge[band],
+                  edge[band + 1], worst);
+        worst_cdf = worst;
+    }
+    printf("  tf_expf worst rel err %.2g; tf_normal_cdf on [-2, 12] %.2g\n", worst_exp, worst_cdf);
+    CHECK_MSG(worst_exp < 3e-7, "tf_expf: worst relative error %g", worst_exp);
+    CHECK_NEAR(tf_expf(0.0f), 1.0f, 0);
+    CHECK(tf_expf(-1000.0f) >= 0.0f && tf_expf(-1000.0f) < 1e-37f);
+    CHECK_NEAR(tf_normal_cdf(0.0f), 0.5, 1e-7);
 }

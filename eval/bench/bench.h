@@ -12,6 +12,7 @@ typedef struct cJSON cJSON;
 
 /* Benchmarks: argv[0] is the subcommand name; return the process exit code. */
 int bench_fasttext(int argc, char **argv);
+int bench_bert(int argc, char **argv);
 
 typedef struct { double median, min, max; } BenchStats;
 

@@ -16,6 +16,7 @@ typedef struct {
 
 static const Bench BENCHES[] = {
     {"fasttext", bench_fasttext, "accuracy and training time vs the official fastText binary"},
+    {"bert", bench_bert, "training/inference speed and latency vs the same model in PyTorch"},
 };
 static const int NUM_BENCHES = (int)(sizeof BENCHES / sizeof BENCHES[0]);
 

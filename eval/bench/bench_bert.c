@@ -1,0 +1,515 @@
+/* bench_bert.c — `glue bench bert`: our BERT against the same model in PyTorch
+ * (eval/bench/bench_bert.py, /usr/bin/python3, Debian python3-torch, fp32) on
+ * this machine, in one invocation, alternating A/B over several repetitions
+ * after a warm-up, so that the ratios survive a machine whose load changes
+ * (issue 6). Three measurements:
+ *   train    one pretraining step: zero grad, forward with dropout, MLM loss on
+ *            the masked positions (gathered before the vocabulary projection),
+ *            backward, AdamW — B = 32, T = 128, 15% of the positions masked;
+ *   infer    classification forward (encoder + pooler + classifier), B = 32, T = 128;
+ *   latency  the same for one sentence, B = 1, T = 32.
+ * Rows are full length on both sides (no padding). Each repetition also times
+ * OpenBLAS sgemm alone on the step's own dense GEMMs (same shapes and
+ * transposes, no attention, no element-wise work): the GFLOP/s a step made only
+ * of those GEMMs would reach now, the ceiling that "fraction of sgemm" divides
+ * by. FLOPs are counted analytically (bench_bert_flops). The PyTorch process
+ * runs on the same 2 threads with OMP_WAIT_POLICY=PASSIVE; while one side runs
+ * the other waits on a pipe. */
+#include "eval/bench/bench.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/args.h"
+#include "core/blas.h"
+#include "core/common.h"
+#include "core/rng.h"
+#include "core/threads.h"
+#include "models/bert.h"
+#include "optim/optim.h"
+
+#define BENCH_BERT_USAGE                                                                              \
+    "glue bench bert [--config tiny|mini|small|...] [--reps 7] [--steps N] [--threads 2]\n"          \
+    "                [--python /usr/bin/python3] [--script eval/bench/bench_bert.py] [--no-torch] [--json]"
+#define BENCH_BERT_PYTHON "/usr/bin/python3"
+#define BENCH_BERT_SCRIPT "eval/bench/bench_bert.py"
+#define BENCH_BERT_MAX_REPS 100
+enum { BB_B = 32, BB_T = 128, BB_LAT_T = 32, BB_LABELS = 2, BB_SEED = 1 };
+#define BB_MASK_FRAC 0.15
+
+extern char **environ;
+
+/* The three measurements. */
+enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_NUM };
+static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency"};
+
+typedef struct {
+    BertConfig cfg;
+    const char *config_name, *python, *script;
+    int reps, threads, json, torch;
+    int iters[BB_NUM];                 /* calls per timed block */
+    int n_masked;
+    pid_t pid;                         /* the PyTorch server, 0 = none */
+    FILE *to_py, *from_py;
+} BertBench;
+
+/* ---- the PyTorch server ---- */
+
+/* Reads one line from the server into buf; 0 ok, -1 when it died. */
+static int bb_py_line(BertBench *b, char *buf, size_t cap) {
+    if (!fgets(buf, (int)cap, b->from_py)) return -1;
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}
+
+/* Sends "cmd k", returns the number it answers (seconds, MiB), or -1. */
+static double bb_py_ask(BertBench *b, const char *cmd, int k) {
+    char line[256];
+    if (k > 0) fprintf(b->to_py, "%s %d\n", cmd, k);
+    else fprintf(b->to_py, "%s\n", cmd);
+    fflush(b->to_py);
+    if (bb_py_line(b, line, sizeof line) != 0) return -1.0;
+    char *end;
+    double v = strtod(line, &end);
+    return end == line ? -1.0 : v;
+}
+
+/* Starts the server with two pipes and waits for its "ready". */
+static int bb_py_start(BertBench *b) {
+    const BertConfig *c = &b->cfg;
+    char a[11][24];
+    int vals[11] = {c->vocab_size, c->hidden_size, c->num_layers, c->num_heads, c->intermediate_size,
+                    c->max_position, BB_B, BB_T, b->n_masked, BB_LAT_T, b->threads};
+    const char *argv[14] = {b->python, b->script};
+    for (int i = 0; i < 11; i++) {
+        snprintf(a[i], sizeof a[i], "%d", vals[i]);
+        argv[2 + i] = a[i];
+    }
+    argv[13] = NULL;
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) DIE("pipe: %s", strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    /* The environment: ours plus the threading the comparison prescribes. */
+    char omp_n[32];
+    snprintf(omp_n, sizeof omp_n, "OMP_NUM_THREADS=%d", b->threads);
+    int ne = 0;
+    while (environ[ne]) ne++;
+    const char **env = xmalloc(sizeof(char *) * (size_t)(ne + 4));
+    int k = 0;
+    for (int i = 0; i < ne; i++)
+        if (strncmp(environ[i], "OMP_", 4) != 0) env[k++] = environ[i];
+    env[k++] = omp_n;
+    env[k++] = "OMP_WAIT_POLICY=PASSIVE";
+    env[k++] = "PYTHONDONTWRITEBYTECODE=1";
+    env[k] = NULL;
+    int rc = posix_spawn(&b->pid, b->python, &fa, NULL, (char *const *)argv, (char *const *)env);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    close(in[0]);
+    close(out[1]);
+    if (rc != 0) {
+        close(in[1]);
+        close(out[0]);
+        b->pid = 0;
+        user_error("give --python PATH, or --no-torch to time ours alone", "cannot run %s: %s", b->python,
+                   strerror(rc));
+        return -1;
+    }
+    b->to_py = fdopen(in[1], "w");
+    b->from_py = fdopen(out[0], "r");
+    char line[256] = "";
+    if (bb_py_line(b, line, sizeof line) != 0 || strcmp(line, "ready") != 0) {
+        user_error("install python3-torch (apt-get install python3-torch), or use --no-torch",
+                   "the PyTorch side (%s %s) did not start%s", b->python, b->script,
+                   strcmp(line, "no-torch") == 0 ? ": torch is not importable" : "");
+        return -1;
+    }
+    return 0;
+}
+
+static void bb_py_stop(BertBench *b) {
+    if (!b->pid) return;
+    if (b->to_py) {
+        fprintf(b->to_py, "quit\n");
+        fclose(b->to_py);
+    }
+    if (b->from_py) fclose(b->from_py);
+    int status;
+    while (waitpid(b->pid, &status, 0) < 0 && errno == EINTR) {}
+    b->pid = 0;
+}
+
+/* ---- our side ---- */
+
+typedef struct {
+    Bert *trainer, *classifier;
+    Optimizer opt;
+    Rng drop;
+    int *ids, *segments, *positions, *labels;   /* (B, T), (B, T), (n), (n) */
+    float logits[BB_B * BB_LABELS];
+} Ours;
+
+static void ours_init(Ours *o, const BertBench *b) {
+    memset(o, 0, sizeof *o);
+    const BertConfig *c = &b->cfg;
+    o->trainer = bert_create(c, &(BertHeads){.mlm = 1}, BB_SEED);
+    bert_reserve(o->trainer, BB_B, BB_T, b->n_masked, 1);
+    o->classifier = bert_create(c, &(BertHeads){.pooler = 1, .num_labels = BB_LABELS}, BB_SEED + 1);
+    bert_reserve(o->classifier, BB_B, BB_T, 0, 0);
+    o->opt = optim_adamw(0.01);
+    o->opt.eps = 1e-6;
+    rng_seed(&o->drop, BB_SEED + 2);
+    Rng r;
+    rng_seed(&r, BB_SEED + 3);
+    o->ids = xmalloc(sizeof(int) * BB_B * BB_T);
+    o->segments = xcalloc(BB_B * BB_T, sizeof(int));
+    for (int i = 0; i < BB_B * BB_T; i++) o->ids[i] = 1000 + (int)rng_below(&r, (uint32_t)(c->vocab_size - 1000));
+    /* n_masked / B distinct positions per row, never [CLS]. */
+    o->positions = xmalloc(sizeof(int) * (size_t)b->n_masked);
+    o->labels = xmalloc(sizeof(int) * (size_t)b->n_masked);
+    int per_row = b->n_masked / BB_B, perm[BB_T - 1];
+    for (int row = 0; row < BB_B; row++) {
+        for (int t = 0; t < BB_T - 1; t++) perm[t] = t + 1;
+        rng_shuffle_int(&r, perm, BB_T - 1);
+        for (int j = 0; j < per_row; j++) {
+            o->positions[row * per_row + j] = row * BB_T + perm[j];
+            o->labels[row * per_row + j] = o->ids[row * BB_T + perm[j]];
+        }
+    }
+}
+
+static void ours_free(Ours *o) {
+    bert_free(o->trainer);
+    bert_free(o->classifier);
+    free(o->ids); free(o->segments); free(o->positions); free(o->labels);
+}
+
+static void ours_train_step(Ours *o, int n_masked) {
+    Bert *m = o->trainer;
+    params_zero_grad(m->params);
+    bert_forward(m, &(BertBatch){BB_B, BB_T, o->ids, o->segments, NULL}, &o->drop);
+    bert_mlm_loss(m, o->positions, o->labels, n_masked, 1, NULL);
+    bert_backward(m);
+    optim_step(&o->opt, m->params, 1e-4f);
+}
+
+static void ours_classify(Ours *o, int B, int T) {
+    bert_forward(o->classifier, &(BertBatch){B, T, o->ids, o->segments, NULL}, NULL);
+    bert_head_logits(o->classifier, o->logits);
+}
+
+/* Wall seconds of k calls of measurement `what`. */
+static double ours_time(Ours *o, const BertBench *b, int what, int k) {
+    double t0 = now_seconds();
+    for (int i = 0; i < k; i++) {
+        if (what == BB_TRAIN) ours_train_step(o, b->n_masked);
+        else if (what == BB_INFER) ours_classify(o, BB_B, BB_T);
+        else ours_classify(o, 1, BB_LAT_T);
+    }
+    return now_seconds() - t0;
+}
+
+/* ---- FLOPs and the sgemm ceiling ---- */
+
+/* One dense GEMM of the step: C (M, N) = op(A) (M, K) op(B) (K, N). */
+typedef struct { int M, N, K; MatTrans ta, tb; } BbGemm;
+enum { BB_MAX_GEMMS = 512 };
+
+typedef struct {
+    BbGemm g[BB_MAX_GEMMS];
+    int n;
+    double flops;        /* of the GEMMs in the list */
+    double attn_flops;   /* the attention products (batched per head, not in the list) */
+} BbGemms;
+
+/* y (rows, out) = x (rows, in) W^T; backward: dx = dy W, dW += dy^T x. */
+static void bb_linear(BbGemms *s, int rows, int out, int in, int train) {
+    if (s->n + 3 > BB_MAX_GEMMS) DIE("bench bert: too many GEMMs");
+    s->g[s->n++] = (BbGemm){rows, out, in, MAT_N, MAT_T};
+    if (train) {
+        s->g[s->n++] = (BbGemm){rows, in, out, MAT_N, MAT_N};
+        s->g[s->n++] = (BbGemm){out, in, rows, MAT_T, MAT_N};
+    }
+    s->flops += 2.0 * rows * out * in * (train ? 3 : 1);
+}
+
+/* The GEMMs of one step of measurement `what` (train or infer). */
+static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_masked) {
+    memset(s, 0, sizeof *s);
+    int train = what == BB_TRAIN, B = BB_B, T = what == BB_LATENCY ? BB_LAT_T : BB_T;
+    if (what == BB_LATENCY) B = 1;
+    int N = B * T, C = c->hidden_size;
+    for (int l = 0; l < c->num_layers; l++) {
+        bb_linear(s, N, 3 * C, C, train);
+        bb_linear(s, N, C, C, train);
+        bb_linear(s, N, c->intermediate_size, C, train);
+        bb_linear(s, N, C, c->intermediate_size, train);
+        /* q k^T and P v: 2 * B * NH * T * T * HS each; the backward has four. */
+        s->attn_flops += 4.0 * N * T * C * (train ? 3 : 1);
+    }
+    if (train) {
+        bb_linear(s, n_masked, C, C, 1);
+        bb_linear(s, n_masked, c->vocab_size, C, 1);
+    } else {
+        bb_linear(s, B, C, C, 0);
+        bb_linear(s, B, BB_LABELS, C, 0);
+    }
+}
+
+/* GFLOP/s of OpenBLAS sgemm running the list once (fresh buffers of normal
+ * values, so no denormals). */
+static double bb_sgemm_gflops(const BbGemms *s, float *buf, long cap) {
+    double t0 = now_seconds();
+    for (int i = 0; i < s->n; i++) {
+        const BbGemm *g = &s->g[i];
+        long na = (long)g->M * g->K, nb = (long)g->K * g->N, nc = (long)g->M * g->N;
+        if (na + nb + nc > cap) DIE("bench bert: sgemm buffer too small");
+        matmul(buf + na + nb, buf, buf + na, g->M, g->N, g->K, g->ta, g->tb, 1.0f, 0.0f);
+    }
+    return s->flops / (now_seconds() - t0) * 1e-9;
+}
+
+static long bb_sgemm_floats(const BbGemms *s) {
+    long cap = 0;
+    for (int i = 0; i < s->n; i++) {
+        const BbGemm *g = &s->g[i];
+        long need = (long)g->M * g->K + (long)g->K * g->N + (long)g->M * g->N;
+        if (need > cap) cap = need;
+    }
+    return cap;
+}
+
+/* ---- the run ---- */
+
+typedef struct {
+    double ours[BENCH_BERT_MAX_REPS], torch[BENCH_BERT_MAX_REPS];   /* seconds per call */
+    double ratio[BENCH_BERT_MAX_REPS];   /* torch time / our time: > 1 = we are faster */
+    double gflops[BENCH_BERT_MAX_REPS], sgemm[BENCH_BERT_MAX_REPS], frac[BENCH_BERT_MAX_REPS];
+} BbSeries;
+
+static int bench_bert_parse(int argc, char **argv, BertBench *b) {
+    Args a;
+    args_init(&a, argc, argv);
+    b->config_name = args_str(&a, "--config", "tiny");
+    b->reps = (int)args_int(&a, "--reps", 7);
+    int steps = (int)args_int(&a, "--steps", 0);
+    b->threads = (int)args_int(&a, "--threads", 2);
+    b->python = args_str(&a, "--python", BENCH_BERT_PYTHON);
+    b->script = args_str(&a, "--script", BENCH_BERT_SCRIPT);
+    b->torch = !args_flag(&a, "--no-torch");
+    b->json = args_flag(&a, "--json");
+    int rc = args_finish(&a, BENCH_BERT_USAGE);
+    if (rc) return rc;
+    if (b->reps < 1 || b->reps > BENCH_BERT_MAX_REPS || b->threads < 1 || steps < 0) {
+        user_error(BENCH_BERT_USAGE, "bench bert: --reps 1..%d, --threads >= 1, --steps >= 0", BENCH_BERT_MAX_REPS);
+        return EXIT_USAGE;
+    }
+    if (bert_config_resolve(b->config_name, &b->cfg) != 0) return EXIT_USAGE;
+    if (b->cfg.max_position < BB_T) {
+        user_error(NULL, "bench bert: the config has %d positions, the benchmark needs %d", b->cfg.max_position, BB_T);
+        return EXIT_USAGE;
+    }
+    b->n_masked = BB_B * (int)(BB_MASK_FRAC * BB_T + 0.5);
+    /* Blocks of about a second at the PyTorch speeds measured here (issue 6). */
+    BbGemms s;
+    bench_bert_flops(&s, &b->cfg, BB_TRAIN, b->n_masked);
+    double step_gflop = (s.flops + s.attn_flops) * 1e-9;
+    b->iters[BB_TRAIN] = steps ? steps : step_gflop < 30 ? 3 : step_gflop < 100 ? 2 : 1;
+    b->iters[BB_INFER] = steps ? steps : step_gflop < 30 ? 6 : 2;
+    b->iters[BB_LATENCY] = steps ? 10 * steps : step_gflop < 30 ? 100 : 20;
+    if (b->torch && access(b->script, R_OK) != 0) {
+        user_error("run from the source tree, or give --script PATH", "bench bert: cannot read %s", b->script);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* One repetition of measurement `what`: both sides, in an order that flips
+ * from one repetition to the next, then the sgemm ceiling. */
+static int bb_rep(BertBench *b, Ours *o, int what, int rep, BbSeries *s, const BbGemms *gm, float *buf,
+                  long cap) {
+    int k = b->iters[what];
+    double tt = 0.0;
+    for (int side = 0; side < 2; side++) {
+        if ((side == 0) == (rep % 2 == 0)) {
+            s->ours[rep] = ours_time(o, b, what, k) / k;
+        } else if (b->torch) {
+            tt = bb_py_ask(b, BB_NAMES[what], k);
+            if (tt < 0) {
+                user_error(NULL, "bench bert: the PyTorch side stopped answering");
+                return -1;
+            }
+        }
+    }
+    s->torch[rep] = b->torch ? tt / k : 0.0;
+    s->ratio[rep] = b->torch ? s->torch[rep] / s->ours[rep] : 0.0;
+    s->gflops[rep] = (gm->flops + gm->attn_flops) / s->ours[rep] * 1e-9;
+    s->sgemm[rep] = what == BB_LATENCY ? 0.0 : bb_sgemm_gflops(gm, buf, cap);
+    s->frac[rep] = what == BB_LATENCY ? 0.0 : s->gflops[rep] / s->sgemm[rep];
+    return 0;
+}
+
+static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, const BbGemms *gm) {
+    int n = b->reps, T = what == BB_LATENCY ? BB_LAT_T : BB_T, B = what == BB_LATENCY ? 1 : BB_B;
+    double ours_tok[BENCH_BERT_MAX_REPS], torch_tok[BENCH_BERT_MAX_REPS], ours_ms[BENCH_BERT_MAX_REPS],
+        torch_ms[BENCH_BERT_MAX_REPS];
+    for (int i = 0; i < n; i++) {
+        ours_tok[i] = B * T / s->ours[i];
+        torch_tok[i] = b->torch ? B * T / s->torch[i] : 0.0;
+        ours_ms[i] = 1e3 * s->ours[i];
+        torch_ms[i] = 1e3 * s->torch[i];
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "batch", B);
+    cJSON_AddNumberToObject(j, "length", T);
+    cJSON_AddNumberToObject(j, "calls_per_rep", b->iters[what]);
+    cJSON_AddItemToObject(j, "ours_tokens_per_s", bench_stats_json(bench_stats(ours_tok, n)));
+    cJSON_AddItemToObject(j, "ours_ms", bench_stats_json(bench_stats(ours_ms, n)));
+    if (b->torch) {
+        cJSON_AddItemToObject(j, "torch_tokens_per_s", bench_stats_json(bench_stats(torch_tok, n)));
+        cJSON_AddItemToObject(j, "torch_ms", bench_stats_json(bench_stats(torch_ms, n)));
+        cJSON_AddItemToObject(j, "speedup_vs_torch", bench_stats_json(bench_stats(s->ratio, n)));
+    }
+    cJSON_AddNumberToObject(j, "gflop_per_call", (gm->flops + gm->attn_flops) * 1e-9);
+    cJSON_AddItemToObject(j, "ours_gflops", bench_stats_json(bench_stats(s->gflops, n)));
+    if (what != BB_LATENCY) {
+        cJSON_AddItemToObject(j, "sgemm_gflops", bench_stats_json(bench_stats(s->sgemm, n)));
+        cJSON_AddItemToObject(j, "fraction_of_sgemm", bench_stats_json(bench_stats(s->frac, n)));
+    }
+    return j;
+}
+
+static void bb_print(const BertBench *b, int what, const BbSeries *s) {
+    int n = b->reps, tok = (what == BB_LATENCY ? BB_LAT_T : BB_B * BB_T);
+    double v[BENCH_BERT_MAX_REPS], w[BENCH_BERT_MAX_REPS];
+    for (int i = 0; i < n; i++) {
+        v[i] = what == BB_LATENCY ? 1e3 * s->ours[i] : tok / s->ours[i];
+        w[i] = what == BB_LATENCY ? 1e3 * s->torch[i] : (b->torch ? tok / s->torch[i] : 0);
+    }
+    BenchStats so = bench_stats(v, n), st = bench_stats(w, n), r = bench_stats(s->ratio, n);
+    const char *unit = what == BB_LATENCY ? "ms" : "tok/s";
+    printf("%-8s ours %10.1f %-5s", BB_NAMES[what], so.median, unit);
+    if (b->torch)
+        printf("  torch %10.1f %-5s  ratio %.2fx (min %.2f, max %.2f)", st.median, unit, r.median, r.min, r.max);
+    if (what != BB_LATENCY) {
+        BenchStats g = bench_stats(s->gflops, n), sg = bench_stats(s->sgemm, n), f = bench_stats(s->frac, n);
+        printf("  %.1f GFLOP/s = %.0f%% of sgemm %.1f", g.median, 100 * f.median, sg.median);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+static double bb_peak_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;   /* Linux: KiB */
+}
+
+static cJSON *bb_machine_json(const BertBench *b, double load0) {
+    cJSON *j = cJSON_CreateObject();
+    char line[512], model[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0) {
+            char *p = strchr(line, ':');
+            if (p) snprintf(model, sizeof model, "%s", p + 2);
+            model[strcspn(model, "\n")] = 0;
+            break;
+        }
+    if (f) fclose(f);
+    double load[1] = {0};
+    getloadavg(load, 1);
+    cJSON_AddStringToObject(j, "cpu", model);
+    cJSON_AddNumberToObject(j, "cores", threads_default());
+    cJSON_AddNumberToObject(j, "threads", b->threads);
+    cJSON_AddNumberToObject(j, "load_start", load0);
+    cJSON_AddNumberToObject(j, "load_end", load[0]);
+    return j;
+}
+
+int bench_bert(int argc, char **argv) {
+    BertBench b = {0};
+    int rc = bench_bert_parse(argc, argv, &b);
+    if (rc) return rc;
+    threads_init(b.threads);
+    /* A PyTorch side that dies must give an error message, not kill us on write. */
+    signal(SIGPIPE, SIG_IGN);
+    double load0 = 0;
+    getloadavg(&load0, 1);
+    if (b.torch && bb_py_start(&b) != 0) {
+        bb_py_stop(&b);
+        return 1;
+    }
+    Ours o;
+    ours_init(&o, &b);
+    BbGemms gm[BB_NUM];
+    long cap = 0;
+    for (int w = 0; w < BB_NUM; w++) {
+        bench_bert_flops(&gm[w], &b.cfg, w, b.n_masked);
+        long c = bb_sgemm_floats(&gm[w]);
+        cap = c > cap ? c : cap;
+    }
+    float *buf = xaligned_alloc(sizeof(float) * (size_t)cap);
+    Rng r;
+    rng_seed(&r, BB_SEED + 4);
+    for (long i = 0; i < cap; i++) buf[i] = rng_normal(&r);
+    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, load %.1f\n",
+            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, load0);
+    BbSeries *s = xcalloc(BB_NUM, sizeof *s);
+    int fail = 0;
+    for (int w = 0; w < BB_NUM && !fail; w++) {
+        /* Warm-up: page in the buffers, start the thread pools, settle caches. */
+        ours_time(&o, &b, w, 1);
+        if (b.torch && bb_py_ask(&b, BB_NAMES[w], w == BB_LATENCY ? 5 : 1) < 0) fail = 1;
+        bb_sgemm_gflops(&gm[w], buf, cap);
+        for (int rep = 0; rep < b.reps && !fail; rep++)
+            fail = bb_rep(&b, &o, w, rep, &s[w], &gm[w], buf, cap) != 0;
+        if (!fail) bb_print(&b, w, &s[w]);
+    }
+    double torch_mib = b.torch && !fail ? bb_py_ask(&b, "mem", 0) : 0.0, ours_mib = bb_peak_mib();
+    bb_py_stop(&b);
+    if (!fail) {
+        printf("peak memory: ours %.0f MiB (both models)", ours_mib);
+        if (b.torch) printf(", torch %.0f MiB", torch_mib);
+        printf("\n");
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "benchmark", "bert");
+        cJSON_AddStringToObject(j, "config", b.config_name);
+        cJSON_AddItemToObject(j, "model", bert_config_to_json(&b.cfg));
+        cJSON_AddItemToObject(j, "machine", bb_machine_json(&b, load0));
+        cJSON_AddNumberToObject(j, "reps", b.reps);
+        cJSON_AddNumberToObject(j, "masked_positions", b.n_masked);
+        for (int w = 0; w < BB_NUM; w++) cJSON_AddItemToObject(j, BB_NAMES[w], bb_series_json(&b, w, &s[w], &gm[w]));
+        cJSON_AddNumberToObject(j, "ours_peak_mib", ours_mib);
+        if (b.torch) cJSON_AddNumberToObject(j, "torch_peak_mib", torch_mib);
+        if (b.json) {
+            char *text = cJSON_Print(j);
+            printf("%s\n", text);
+            free(text);
+        }
+        /* A config given as a file is named by its base name. */
+        const char *base = strrchr(b.config_name, '/');
+        base = base ? base + 1 : b.config_name;
+        char name[128];
+        snprintf(name, sizeof name, "bench_bert_%.*s.json", (int)strcspn(base, "."), base);
+        if (bench_write_results(name, j) != 0) fail = 1;
+        cJSON_Delete(j);
+    }
+    free(s);
+    free(buf);
+    ours_free(&o);
+    return fail ? 1 : 0;
+}

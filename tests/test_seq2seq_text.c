@@ -3,7 +3,9 @@
  * accents, spells punctuation attached to a word as "##" pieces, and
  * decode(encode(s)) gives s back (whitespace normalised) — also for text the
  * vocabulary was not trained on, as long as its characters are covered; the
- * uncased default of the trainer is unchanged. */
+ * uncased default of the trainer is unchanged; `glue vocab train --cased
+ * --mark-joins` writes such a vocabulary. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +93,28 @@ TEST(seq2seq_vocab_uncased_default_unchanged) {
     CHECK(vocab_id(c, "##.") < 0 && vocab_id(c, ".") >= 0);
     vocab_free(u);
     vocab_free(c);
+}
+
+TEST(seq2seq_vocab_cli_cased_marks_joins) {
+    char dir[] = "/tmp/glue_vocab_mt_XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char corpus[128], out[128], cmd[512];
+    snprintf(corpus, sizeof corpus, "%s/corpus.txt", dir);
+    snprintf(out, sizeof out, "%s/vocab.txt", dir);
+    FILE *f = fopen(corpus, "w");
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < NCORPUS; i++) fprintf(f, "%s\n", CORPUS[i]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s vocab train --corpus %s --size 300 --cased --mark-joins --out %s", test_glue_bin(),
+             corpus, out);
+    int status;
+    free(test_run(cmd, &status));
+    CHECK_EQ_INT(status, 0);
+    Vocab *v = vocab_load(out);
+    if (CHECK(v != NULL)) {
+        CHECK(vocab_id(v, "##.") >= 0 && vocab_id(v, "M") >= 0 && vocab_id(v, "##ä") >= 0);
+        vocab_free(v);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ_INT(system(cmd), 0);
 }

@@ -20,7 +20,11 @@
  * none in the embeddings and instead LPR relative key/value tables (nn/relpos.h)
  * in every self-attention sublayer (per layer, shared by the heads, as Shaw et
  * al.). Loss: label-smoothed cross-entropy (nn/label_smoothing.h) over target
- * tokens. Target input is [CLS] y_1..y_n, target output y_1..y_n [SEP]. */
+ * tokens. Source x_1..x_m [SEP]; target input [CLS] y_1..y_n, target output
+ * y_1..y_n [SEP]. The FFN activation is BERT's (GELU) since the sublayer is
+ * BERT's; the paper used ReLU.
+ *
+ * The files seq2seq_data.h and seq2seq_train.h add the corpus and the run. */
 #ifndef GLUE_SEQ2SEQ_H
 #define GLUE_SEQ2SEQ_H
 

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/checkpoint.h"
@@ -211,9 +212,21 @@ typedef struct {
     int epoch, batch;       /* next batch to run */
     long step;
     double loss_sum, nll_sum, tokens, train_seconds;
+    double cpu_before;      /* CPU seconds of earlier sessions of this run (resume) */
+    double cpu_start;       /* this process's CPU seconds when the run started */
     cJSON *history, *best;
     double best_bleu;
 } S2sRun;
+
+/* User + system CPU seconds of this process so far (all threads). */
+static double s2s_cpu_now(void) {
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
+}
+
+/* CPU seconds the whole run has used, across resumed sessions. */
+static double s2s_run_cpu(const S2sRun *r) { return r->cpu_before + s2s_cpu_now() - r->cpu_start; }
 
 static void s2s_run_path(const S2sRun *r, const char *file, char *out, size_t cap) {
     run_file_path(r->o->out_dir, file, out, cap);
@@ -228,6 +241,7 @@ static cJSON *s2s_progress_json(const S2sRun *r) {
     cJSON_AddNumberToObject(j, "nll_sum", r->nll_sum);
     cJSON_AddNumberToObject(j, "tokens", r->tokens);
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
+    cJSON_AddNumberToObject(j, "cpu_seconds", s2s_run_cpu(r));
     cJSON_AddNumberToObject(j, "seed", (double)r->o->seed);
     cJSON_AddItemToObject(j, "config", cJSON_Duplicate(r->o->config, 1));
     cJSON_AddItemToObject(j, "history", cJSON_Duplicate(r->history, 1));
@@ -290,6 +304,7 @@ static int s2s_resume(S2sRun *r) {
         r->nll_sum = s2s_json_num(p, "nll_sum");
         r->tokens = s2s_json_num(p, "tokens");
         r->train_seconds = s2s_json_num(p, "train_seconds");
+        r->cpu_before = s2s_json_num(p, "cpu_seconds");
         cJSON *h = cJSON_DetachItemFromObjectCaseSensitive(p, "history");
         cJSON *b = cJSON_DetachItemFromObjectCaseSensitive(p, "best");
         if (cJSON_IsArray(h)) { cJSON_Delete(r->history); r->history = h; } else cJSON_Delete(h);
@@ -327,6 +342,7 @@ static int s2s_end_epoch(S2sRun *r, double epoch_seconds) {
     cJSON_AddNumberToObject(rec, "dev_bleu", bleu.bleu);
     cJSON_AddNumberToObject(rec, "seconds", epoch_seconds);
     cJSON_AddNumberToObject(rec, "eval_seconds", now_seconds() - t0);
+    cJSON_AddNumberToObject(rec, "cpu_seconds", s2s_run_cpu(r));
     int is_best = !r->best || bleu.bleu > r->best_bleu;
     if (r->o->show_progress)
         fprintf(stderr, "epoch %d/%d  step %ld  train loss %.4f ppl %.2f  dev loss %.4f ppl %.2f  dev BLEU %.2f%s\n",
@@ -468,6 +484,7 @@ static int s2s_write_results(S2sRun *r) {
     cJSON_AddNumberToObject(j, "train_pairs", r->train.n);
     cJSON_AddNumberToObject(j, "steps", (double)r->step);
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
+    cJSON_AddNumberToObject(j, "cpu_seconds", s2s_run_cpu(r));
     cJSON_AddStringToObject(j, "selection", "dev BLEU (sacreBLEU 13a, cased, detokenised)");
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->history, 1));
     cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->best, 1));
@@ -483,7 +500,7 @@ static int s2s_write_results(S2sRun *r) {
 }
 
 int s2s_train(const S2sTrainOptions *o) {
-    S2sRun r = {.o = o, .history = cJSON_CreateArray(), .best_bleu = -1};
+    S2sRun r = {.o = o, .history = cJSON_CreateArray(), .best_bleu = -1, .cpu_start = s2s_cpu_now()};
     int rc = s2s_read_settings(o->config, &r.s);
     if (rc == 0) rc = s2s_prepare(&r);
     if (rc == 0) {

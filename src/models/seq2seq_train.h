@@ -21,7 +21,8 @@
  * Run directory (--out, default runs/translate):
  *   model.ckpt    the best checkpoint by dev BLEU (weights + vocabulary)
  *   vocab.txt     the vocabulary, when the run trained it
- *   config.json   the run config; results.json at the end (history, best)
+ *   config.json   the run config; results.json at the end (history, best,
+ *                 wall and CPU seconds: CPU summed over resumed sessions)
  *   last.ckpt     while unfinished: weights, AdamW moments, dropout RNG and
  *                 the position in the epoch's batches, written atomically
  *                 every save_minutes and after each epoch, so --resume

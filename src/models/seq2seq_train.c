@@ -60,6 +60,7 @@ cJSON *s2s_run_config_default(void) {
     cJSON_AddNumberToObject(j, "eval_batch", 64);
     cJSON_AddNumberToObject(j, "save_minutes", 10);
     cJSON_AddNumberToObject(j, "max_steps", 0);
+    cJSON_AddNumberToObject(j, "average_last", 0);
     return j;
 }
 
@@ -79,6 +80,7 @@ cJSON *s2s_run_config_build(const char *file, const char *const *sets, const cha
 typedef struct {
     int epochs, max_tokens, warmup, dev_beam, extra_len, eval_batch;
     long max_steps;         /* 0: none; else training ends after this many steps */
+    int average_last;       /* 0, or average the weights of the last N epochs at the end */
     float lr, clip, alpha;
     double save_minutes;
     Optimizer opt;
@@ -96,6 +98,7 @@ static int s2s_read_settings(const cJSON *c, S2sSettings *s) {
     s->alpha = (float)run_config_number(c, "alpha", 0.6);
     s->save_minutes = run_config_number(c, "save_minutes", 10);
     s->max_steps = (long)run_config_number(c, "max_steps", 0);
+    s->average_last = (int)run_config_number(c, "average_last", 0);
     s->opt = optim_adamw(run_config_number(c, "weight_decay", 0));
     s->opt.beta1 = run_config_number(c, "beta1", 0.9);
     s->opt.beta2 = run_config_number(c, "beta2", 0.98);
@@ -109,6 +112,7 @@ static int s2s_read_settings(const cJSON *c, S2sSettings *s) {
                     : s->extra_len < 1 ? "extra_len must be >= 1"
                     : !(s->clip >= 0) ? "clip must be >= 0"
                     : s->max_steps < 0 ? "max_steps must be >= 0"
+                    : s->average_last < 0 || s->average_last > s->epochs ? "average_last must be in [0, epochs]"
                     : !(s->opt.beta1 >= 0 && s->opt.beta1 < 1 && s->opt.beta2 >= 0 && s->opt.beta2 < 1)
                         ? "beta1 and beta2 must be in [0, 1)"
                     : NULL;
@@ -215,6 +219,7 @@ typedef struct {
     double cpu_before;      /* CPU seconds of earlier sessions of this run (resume) */
     double cpu_start;       /* this process's CPU seconds when the run started */
     cJSON *history, *best;
+    cJSON *averaged;        /* the averaged weights' record (average_last), or NULL */
     double best_bleu;
 } S2sRun;
 
@@ -319,18 +324,33 @@ static int s2s_resume(S2sRun *r) {
     return rc;
 }
 
-/* Dev loss and BLEU after an epoch; keeps the best checkpoint. */
-static int s2s_end_epoch(S2sRun *r, double epoch_seconds) {
+/* Dev loss and BLEU (dev_beam decoding) of the current weights. */
+static S2sLoss s2s_dev_eval(S2sRun *r, BleuScore *bleu) {
     const S2sSettings *s = &r->s;
-    double t0 = now_seconds();
     S2sLoss dl = s2s_corpus_loss(r->m, &r->dev, s->max_tokens);
     S2sDecodeOptions dec = {.beam = s->dev_beam, .alpha = s->alpha, .extra_len = s->extra_len};
     char **hyp = s2s_translate_corpus(r->m, &r->dev, &dec, s->eval_batch);
     BleuOptions bo = {.lowercase = 0, .tokenize = BLEU_TOKENIZE_13A};
-    BleuScore bleu;
-    bleu_corpus((const char *const *)hyp, (const char *const *)r->dev.tgt_text, r->dev.n, &bo, &bleu);
+    bleu_corpus((const char *const *)hyp, (const char *const *)r->dev.tgt_text, r->dev.n, &bo, bleu);
     for (int i = 0; i < r->dev.n; i++) free(hyp[i]);
     free(hyp);
+    return dl;
+}
+
+/* "epoch<N>.ckpt": the weights after epoch N, kept for averaging. */
+static void s2s_epoch_ckpt(const S2sRun *r, int epoch, char *out, size_t cap) {
+    char name[64];
+    snprintf(name, sizeof name, "epoch%d.ckpt", epoch);
+    s2s_run_path(r, name, out, cap);
+}
+
+/* Dev loss and BLEU after an epoch; keeps the best checkpoint (and, for the
+ * last average_last epochs, the epoch's weights). */
+static int s2s_end_epoch(S2sRun *r, double epoch_seconds) {
+    const S2sSettings *s = &r->s;
+    double t0 = now_seconds();
+    BleuScore bleu;
+    S2sLoss dl = s2s_dev_eval(r, &bleu);
     cJSON *rec = cJSON_CreateObject();
     cJSON_AddNumberToObject(rec, "epoch", r->epoch + 1);
     cJSON_AddNumberToObject(rec, "step", (double)r->step);
@@ -357,7 +377,60 @@ static int s2s_end_epoch(S2sRun *r, double epoch_seconds) {
         s2s_run_path(r, RUN_CKPT, path, sizeof path);
         if (s2s_save(r->m, path) != 0) return 1;
     }
+    if (s->average_last > 0 && r->epoch + 1 > s->epochs - s->average_last) {
+        char path[4096];
+        s2s_epoch_ckpt(r, r->epoch + 1, path, sizeof path);
+        if (s2s_save(r->m, path) != 0) return 1;
+    }
     return 0;
+}
+
+/* The mean of the kept epoch weights (Vaswani et al. average the last
+ * checkpoints): scored on dev like an epoch, written to averaged.ckpt, and
+ * made model.ckpt when its dev BLEU is the best. 0 or 1. */
+static int s2s_average(S2sRun *r) {
+    const Params *p = r->m->params;
+    float *acc = xcalloc(p->total, sizeof(float));
+    cJSON *used = cJSON_CreateArray();
+    int n = 0, rc = 0;
+    for (int e = r->s.epochs - r->s.average_last + 1; e <= r->s.epochs && rc == 0; e++) {
+        char path[4096];
+        s2s_epoch_ckpt(r, e, path, sizeof path);
+        if (!run_file_exists(path)) continue;   /* max_steps ended the run earlier */
+        rc = s2s_load_weights(r->m, path) != 0;
+        for (size_t i = 0; rc == 0 && i < p->total; i++) acc[i] += p->data[i];
+        cJSON_AddItemToArray(used, cJSON_CreateNumber(e));
+        n += rc == 0;
+    }
+    if (rc == 0 && n > 0) {
+        for (size_t i = 0; i < p->total; i++) p->data[i] = acc[i] / (float)n;
+        BleuScore bleu;
+        S2sLoss dl = s2s_dev_eval(r, &bleu);
+        cJSON *rec = cJSON_CreateObject();
+        cJSON_AddItemToObject(rec, "averaged_epochs", used);
+        used = NULL;
+        cJSON_AddNumberToObject(rec, "dev_loss", dl.tokens ? dl.smoothed / dl.tokens : 0);
+        cJSON_AddNumberToObject(rec, "dev_ppl", dl.tokens ? exp(dl.nll / dl.tokens) : 0);
+        cJSON_AddNumberToObject(rec, "dev_bleu", bleu.bleu);
+        int is_best = bleu.bleu > r->best_bleu;
+        if (r->o->show_progress)
+            fprintf(stderr, "average of the last %d epochs: dev loss %.4f  dev BLEU %.2f%s\n", n,
+                    s2s_json_num(rec, "dev_loss"), bleu.bleu, is_best ? "  (best)" : "");
+        char path[4096];
+        s2s_run_path(r, "averaged.ckpt", path, sizeof path);
+        rc = s2s_save(r->m, path) != 0;
+        if (rc == 0 && is_best) {
+            s2s_run_path(r, RUN_CKPT, path, sizeof path);
+            rc = s2s_save(r->m, path) != 0;
+            cJSON_Delete(r->best);
+            r->best = cJSON_Duplicate(rec, 1);
+            r->best_bleu = bleu.bleu;
+        }
+        r->averaged = rec;
+    }
+    cJSON_Delete(used);
+    free(acc);
+    return rc;
 }
 
 static int s2s_out_of_steps(const S2sRun *r) { return r->s.max_steps > 0 && r->step >= r->s.max_steps; }
@@ -488,6 +561,7 @@ static int s2s_write_results(S2sRun *r) {
     cJSON_AddStringToObject(j, "selection", "dev BLEU (sacreBLEU 13a, cased, detokenised)");
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->history, 1));
     cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->best, 1));
+    if (r->averaged) cJSON_AddItemToObject(j, "averaged", cJSON_Duplicate(r->averaged, 1));
     char path[4096];
     s2s_run_path(r, RUN_RESULTS, path, sizeof path);
     int rc = run_json_write(path, j);
@@ -524,6 +598,7 @@ int s2s_train(const S2sTrainOptions *o) {
             r.epoch--;
         }
     }
+    if (rc == 0 && r.s.average_last > 0) rc = s2s_average(&r);
     if (rc == 0) rc = s2s_write_results(&r);
     s2s_batch_buf_free(&buf);
     s2s_corpus_free(&r.train);
@@ -531,5 +606,6 @@ int s2s_train(const S2sTrainOptions *o) {
     s2s_free(r.m);
     cJSON_Delete(r.history);
     cJSON_Delete(r.best);
+    cJSON_Delete(r.averaged);
     return rc;
 }

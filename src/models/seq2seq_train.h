@@ -15,6 +15,9 @@
  *   save_minutes how often the resume checkpoint is written within an epoch
  *   max_steps    0, or stop after that many steps (the partial epoch is
  *                evaluated like a full one): fixed budgets for comparisons
+ *   average_last 0, or keep the weights of the last N epochs (epoch<k>.ckpt)
+ *                and finally score their mean (averaged.ckpt), which becomes
+ *                model.ckpt if its dev BLEU is the best
  * `glue translate train --config F --set key=value` overrides the defaults
  * key by key (only known keys, same kind of value).
  *

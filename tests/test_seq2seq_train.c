@@ -60,7 +60,7 @@ static const char *fixture(void) {
     fprintf(f, "{\"d_model\": 16, \"heads\": 2, \"ffn\": 32, \"encoder_layers\": 1, \"decoder_layers\": 1,\n"
                " \"max_len\": 32, \"dropout\": 0.1, \"epochs\": 12, \"max_tokens\": 96, \"lr\": 0.005,\n"
                " \"warmup\": 10, \"vocab_tokens\": 60, \"eval_batch\": 5, \"save_minutes\": 0, \"dev_beam\": 1,\n"
-               " \"beam\": 3, \"data_dir\": \"%s\"}\n", g_dir);
+               " \"beam\": 3, \"average_last\": 0, \"data_dir\": \"%s\"}\n", g_dir);
     fclose(f);
     return g_dir;
 }

@@ -34,7 +34,11 @@
 /* ---- config ---- */
 
 cJSON *s2s_run_config_default(void) {
+    /* The recipe of the reported run (README): the model defaults with more
+     * dropout for a 29k-pair corpus, 22 epochs (~2 CPU-hours), the mean of
+     * the last 5 epochs' weights. */
     S2sConfig mc = s2s_config_default();
+    mc.dropout = 0.2f;
     cJSON *j = s2s_config_to_json(&mc);
     cJSON_DeleteItemFromObjectCaseSensitive(j, "vocab_size");
     cJSON_AddStringToObject(j, "data_dir", "data/mt/multi30k/raw");
@@ -44,7 +48,7 @@ cJSON *s2s_run_config_default(void) {
     cJSON_AddStringToObject(j, "dev", "val");
     cJSON_AddStringToObject(j, "vocab", "");
     cJSON_AddNumberToObject(j, "vocab_tokens", 8000);
-    cJSON_AddNumberToObject(j, "epochs", 20);
+    cJSON_AddNumberToObject(j, "epochs", 22);
     cJSON_AddNumberToObject(j, "max_tokens", 2048);
     cJSON_AddNumberToObject(j, "lr", 1e-3);
     cJSON_AddNumberToObject(j, "warmup", 1000);
@@ -60,7 +64,7 @@ cJSON *s2s_run_config_default(void) {
     cJSON_AddNumberToObject(j, "eval_batch", 64);
     cJSON_AddNumberToObject(j, "save_minutes", 10);
     cJSON_AddNumberToObject(j, "max_steps", 0);
-    cJSON_AddNumberToObject(j, "average_last", 0);
+    cJSON_AddNumberToObject(j, "average_last", 5);
     return j;
 }
 

@@ -1,16 +1,68 @@
-/* blas.c — matmul over cblas_sgemm, and the naive reference (see blas.h). */
+/* blas.c — matmul over cblas_sgemm, and the naive reference (see blas.h).
+ *
+ * Threads: OpenBLAS keeps ONE thread (threads_init sets it), and matmul splits
+ * a product over the OpenMP pool itself, each thread running a single-threaded
+ * sgemm on its block of C. With OpenBLAS's own pool as well, two sets of
+ * threads compete for the same cores: its workers spin in sched_yield while
+ * OpenMP's spin in their barriers, and on this shared 2-core machine (load
+ * ~15) that made a BERT training step 2-3x slower than with one pool.
+ * matmul_strided (attention heads) runs whole products per thread. The
+ * blocks depend only on the shape and the thread count, so results are
+ * deterministic for a thread count (not bit-identical across counts:
+ * OpenBLAS's kernels for ragged block edges round differently). Called inside
+ * a parallel region, or when OpenBLAS has more than one thread (threads_init
+ * was not called), both simply call sgemm. */
 #include "core/blas.h"
 
 #include <cblas.h>
+#include <omp.h>
+
+extern int openblas_get_num_threads(void);
+
+/* Below this many multiply-adds a product stays on the calling thread: the
+ * fork/join would cost more than the second core saves (~2 MFLOP, ~10 us). */
+#define BLAS_PARALLEL_MIN_MACS (1L << 20)
+/* Blocks of C start on multiples of this (the sgemm kernels' unroll), so no
+ * thread gets a ragged edge it would compute slowly. */
+#define BLAS_SPLIT_ALIGN 16
+
+static void blas_sgemm(float *C, const float *A, const float *B, int M, int N, int K, MatTrans ta, MatTrans tb,
+                       float alpha, float beta, int lda, int ldb, int ldc) {
+    cblas_sgemm(CblasRowMajor, ta == MAT_N ? CblasNoTrans : CblasTrans, tb == MAT_N ? CblasNoTrans : CblasTrans, M, N,
+                K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The OpenMP threads a call may use: 1 inside a parallel region, or when
+ * OpenBLAS threads itself. */
+static int blas_team(void) {
+    if (omp_in_parallel() || openblas_get_num_threads() != 1) return 1;
+    return omp_get_max_threads();
+}
 
 void matmul(float *C, const float *A, const float *B, int M, int N, int K,
             MatTrans ta, MatTrans tb, float alpha, float beta) {
     if (M == 0 || N == 0) return;
     int lda = ta == MAT_N ? K : M;
     int ldb = tb == MAT_N ? N : K;
-    cblas_sgemm(CblasRowMajor, ta == MAT_N ? CblasNoTrans : CblasTrans,
-                tb == MAT_N ? CblasNoTrans : CblasTrans, M, N, K, alpha, A, lda, B, ldb,
-                beta, C, N);
+    int team = (long)M * N * K < BLAS_PARALLEL_MIN_MACS ? 1 : blas_team();
+    if (team <= 1) {
+        blas_sgemm(C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, N);
+        return;
+    }
+    /* Split the longer side of C: each thread packs the whole of the other
+     * operand, so the copy it duplicates is the smaller one. */
+    int split_rows = M >= N, D = split_rows ? M : N;
+    long per = ((D + team - 1) / team + BLAS_SPLIT_ALIGN - 1) / BLAS_SPLIT_ALIGN * BLAS_SPLIT_ALIGN;
+    #pragma omp parallel num_threads(team)
+    {
+        long lo = omp_get_thread_num() * per, hi = lo + per < D ? lo + per : D;
+        if (lo < hi && split_rows)
+            blas_sgemm(C + lo * N, ta == MAT_N ? A + lo * lda : A + lo, B, (int)(hi - lo), N, K, ta, tb, alpha, beta,
+                       lda, ldb, N);
+        else if (lo < hi)
+            blas_sgemm(C + lo, A, tb == MAT_N ? B + lo : B + lo * ldb, M, (int)(hi - lo), K, ta, tb, alpha, beta,
+                       lda, ldb, N);
+    }
 }
 
 void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
@@ -31,6 +83,15 @@ void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
 void matmul_strided(float *C, const float *A, const float *B, int M, int N, int K,
                     MatTrans ta, MatTrans tb, float alpha, float beta, int batch,
                     long stride_c, long stride_a, long stride_b) {
+    if (M == 0 || N == 0) return;
+    int lda = ta == MAT_N ? K : M;
+    int ldb = tb == MAT_N ? N : K;
+    int team = (long)M * N * K * batch < BLAS_PARALLEL_MIN_MACS || batch < 2 ? 1 : blas_team();
+    if (team <= 1 && batch == 1) {
+        matmul(C, A, B, M, N, K, ta, tb, alpha, beta);
+        return;
+    }
+    #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
     for (int b = 0; b < batch; b++)
-        matmul(C + b * stride_c, A + b * stride_a, B + b * stride_b, M, N, K, ta, tb, alpha, beta);
+        blas_sgemm(C + b * stride_c, A + b * stride_a, B + b * stride_b, M, N, K, ta, tb, alpha, beta, lda, ldb, N);
 }

@@ -58,6 +58,27 @@ __attribute__((constructor)) static void threads_record_loader_pid(void) { threa
 
 int threads_in_forked_child(void) { return getpid() != threads_loader_pid; }
 
+/* How idle OpenMP workers wait. libgomp's default spins for up to ~300,000
+ * iterations (milliseconds) before sleeping; on a shared machine every spin
+ * takes CPU from the thread that has the work (the kernel shares CPU per
+ * session, not per thread), and the main thread waits at each join for a
+ * worker that is not running. Measured here (2 cores, load ~17): a BERT-tiny
+ * training step 2.5x slower with the default than with OMP_WAIT_POLICY=PASSIVE
+ * (workers sleep at once), single-sentence inference 100x slower; 2 threads
+ * with PASSIVE were as fast as 1 thread, with the default 2.5x slower. libgomp
+ * reads the variable once, when it loads, before any code of ours runs (and
+ * libc resets the environment after .preinit_array), so when the user has set
+ * neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, this constructor sets
+ * OMP_WAIT_POLICY=PASSIVE and re-executes the program once with the same
+ * arguments (same pid, same open files); if exec fails it carries on. */
+__attribute__((constructor)) static void threads_passive_wait(int argc, char **argv) {
+    (void)argc;
+    if (!argv || !argv[0] || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OMP_WAIT_POLICY");
+}
+
 int threads_init(int n) {
     if (n <= 0) n = threads_default();
     /* A team of more than one thread in a forked child would wait forever for
@@ -68,11 +89,11 @@ int threads_init(int n) {
     /* Every worker of the pool sets its own MXCSR. */
 #pragma omp parallel num_threads(omp_n)
     threads_set_ftz();
-    /* Size OpenBLAS's pool, then stop its workers: the next multi-threaded
-     * BLAS call (from this thread, by the rule above) starts them again, and
-     * new threads copy the MXCSR of the thread that creates them. Shutting
-     * down after resizing keeps OpenBLAS from starting workers twice. */
-    openblas_set_num_threads(n);
+    /* OpenBLAS gets ONE thread: core/blas.c splits each product over the
+     * OpenMP pool, so there is a single pool (threads.h). Its workers, if it
+     * started any, are stopped; should a later call start them again (a BLAS
+     * without the one-thread setting), they copy this thread's MXCSR. */
+    openblas_set_num_threads(1);
     if (blas_thread_shutdown_) blas_thread_shutdown_();
     return omp_n;
 }

@@ -1,11 +1,18 @@
 /* threads.h — the process's one pool of compute threads, and flush-to-zero.
  *
- * threads_init(n) gives OpenMP n threads and OpenBLAS n threads. Both pools
- * exist, but they must never be busy at the same time (2n threads fighting for
- * n cores makes both slow). THE RULE: call BLAS (matmul) only from the main
- * thread, outside any `#pragma omp parallel` region; do elementwise work in
- * OpenMP regions between the BLAS calls. OpenBLAS's workers yield their core
- * when idle and libgomp's spin only briefly, so alternating is cheap.
+ * threads_init(n) gives OpenMP n threads and OpenBLAS ONE: core/blas.c
+ * splits each product over the OpenMP pool itself, so there is a single pool
+ * (two pools, 2n threads spinning and yielding on n cores, made BERT training
+ * 2-3x slower on this shared machine). THE RULE: call BLAS (matmul) from the
+ * main thread, outside any `#pragma omp parallel` region (inside one it runs
+ * on the calling thread only); do elementwise work in OpenMP regions between
+ * the BLAS calls.
+ *
+ * Idle workers sleep at once (OMP_WAIT_POLICY=PASSIVE) unless the user set
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT: libgomp reads that when it loads, so a
+ * constructor in threads.c sets it and re-executes the program once at start
+ * (same pid and arguments). libgomp's default spinning cost 2.5x on a BERT
+ * step and 100x on single-sentence inference with the machine loaded.
  *
  * Flush-to-zero (FTZ) and denormals-are-zero (DAZ): denormal floats (|x| <
  * 1.2e-38, common in decaying gradients, Adam's v, softmax tails) make x86 math
@@ -14,7 +21,8 @@
  *   - the main thread and every OpenMP worker (one parallel region at init;
  *     libgomp keeps its workers, and threads it adds later copy the MXCSR of
  *     the thread that creates them);
- *   - OpenBLAS's own pthread workers: they are created when the library loads,
+ *   - OpenBLAS's own pthread workers (used only if a BLAS call is made
+ *     before threads_init): they are created when the library loads,
  *     before main() runs, so they start without FTZ/DAZ (measured here with
  *     OpenBLAS 0.3.21 pthread: a 512^3 sgemm on denormal inputs took 168 ms
  *     instead of 1 ms, and half of C, the workers' half, stayed denormal).
@@ -34,7 +42,7 @@
  * parallel region of more than one thread: it inherits the pool's bookkeeping
  * but not its threads. So threads_init in a forked child (e.g. a test running
  * a command in-process) gives OpenMP ONE thread, which never touches the
- * stale pool; BLAS keeps n (OpenBLAS restarts its pool across fork itself).
+ * stale pool, and so BLAS (split over that pool) runs on one thread too.
  * To get all threads in a sub-process, start it with exec (popen, posix_spawn).
  *
  * `--threads N` defaults to threads_default(): the cores this process may use. */

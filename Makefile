@@ -56,6 +56,9 @@ run: $(GLUE_BIN)
 # invocation (results/bench_*.json); see README.
 bench: $(GLUE_BIN)
 	./$(GLUE_BIN) bench fasttext
+	./$(GLUE_BIN) bench bert --config tiny
+	./$(GLUE_BIN) bench bert --config mini
+	./$(GLUE_BIN) bench bert --config small
 
 clean:
 	rm -rf build build-* $(GLUE_BIN)

@@ -46,6 +46,7 @@ enum { BB_B = 32, BB_T = 128, BB_LAT_T = 32, BB_LABELS = 2, BB_SEED = 1 };
 #define BB_MASK_FRAC 0.15
 
 extern char **environ;
+extern char *openblas_get_corename(void);
 
 /* The three measurements. */
 enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_NUM };
@@ -435,6 +436,10 @@ static cJSON *bb_machine_json(const BertBench *b, double load0) {
     cJSON_AddStringToObject(j, "cpu", model);
     cJSON_AddNumberToObject(j, "cores", threads_default());
     cJSON_AddNumberToObject(j, "threads", b->threads);
+    /* The sgemm kernels OpenBLAS runs (OPENBLAS_CORETYPE can force them). */
+    cJSON_AddStringToObject(j, "openblas_core", openblas_get_corename());
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    if (forced) cJSON_AddStringToObject(j, "OPENBLAS_CORETYPE", forced);
     cJSON_AddNumberToObject(j, "load_start", load0);
     cJSON_AddNumberToObject(j, "load_end", load[0]);
     return j;
@@ -466,8 +471,8 @@ int bench_bert(int argc, char **argv) {
     Rng r;
     rng_seed(&r, BB_SEED + 4);
     for (long i = 0; i < cap; i++) buf[i] = rng_normal(&r);
-    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, load %.1f\n",
-            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, load0);
+    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, OpenBLAS %s kernels, load %.1f\n",
+            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, openblas_get_corename(), load0);
     BbSeries *s = xcalloc(BB_NUM, sizeof *s);
     int fail = 0;
     for (int w = 0; w < BB_NUM && !fail; w++) {

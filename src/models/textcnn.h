@@ -18,17 +18,20 @@
  * "static" (from a word-vectors file, frozen), "non-static" (from the file,
  * trained); words missing from the file keep the random init.
  *
- * Padding ("wide" convolution, as Kim's code pads every sentence with W_max - 1
- * zero vectors): a sentence of n words is laid out as P = W_max - 1 padding
- * positions, its words, then padding to the batch's width T = L + 2P (L the
- * longest sentence of the batch). Window W sees the layout shifted by
- * s = W_max - W positions, so its n + W - 1 windows are exactly those that
- * overlap the sentence; max-pooling reads only those. A row's result therefore
- * depends only on its own words, never on the rest of its batch, and an empty
- * text gives W - 1 windows of padding only.
+ * Layout ("wide" convolution, as Kim's code pads every sentence with W_max - 1
+ * zero vectors): the B sentences of a batch are packed into one sequence of T
+ * positions, each preceded and followed by P = W_max - 1 padding positions
+ * (shared between neighbours), so no window of width <= W_max holds words of
+ * two sentences, and the convolution costs what the words cost instead of
+ * B x the longest sentence. Width W sees the layout shifted by s = W_max - W
+ * positions, so for every width sentence j's windows start at output position
+ * start_j - P and its n + W - 1 windows are exactly those that overlap it;
+ * max-pooling reads only those. A row's result therefore depends only on its
+ * own words, never on the rest of its batch, and an empty text gives W - 1
+ * windows of padding only.
  *
- * Shapes: n rows of a batch, B = n (or 2n for pairs: a rows then b rows) conv
- * sequences, T positions, D embedding dim, F filters per width, NW widths,
+ * Shapes: n rows of a batch, B = n (or 2n for pairs: a rows then b rows)
+ * sentences, T positions of their packed layout, D embedding dim, F filters per width, NW widths,
  * H = NW * F pooled features per sentence, FC = H (or 4H for pairs) classifier
  * inputs, K outputs. */
 #ifndef GLUE_TEXTCNN_H
@@ -68,14 +71,14 @@ typedef struct TcConfig {
 /* Everything a batch needs, sized once for the largest batch (no allocation in
  * a step). */
 typedef struct TcWork {
-    int cap_seqs, cap_T;           /* B and T it was sized for */
+    int cap_seqs, cap_T;           /* sequences and positions it was sized for */
     int n, B, T;                   /* the batch last laid out */
     int dropped;                   /* its forward applied dropout */
-    int *ids;                      /* (B, T) word ids of the layout */
-    int *pool_len;                 /* (NW, B) windows pooled per sequence and width */
-    float *x, *dx;                 /* (B, T, D) + slack of (W_max - 1) rows for the shifted views */
-    float *conv;                   /* (B, T, F) one width's convolution output */
-    float *dconv;                  /* (B, T, F) its gradient */
+    int *ids;                      /* (T) word ids of the packed layout */
+    int *start, *len;              /* (B) each sequence's first position and words */
+    float *x, *dx;                 /* (T, D) + slack of W_max rows for the shifted views */
+    float *conv;                   /* (T, F) one width's convolution output */
+    float *dconv;                  /* (T, F) its gradient */
     float *col;                    /* conv1d scratch for the widest filter */
     int *argmax;                   /* (NW, B, F) */
     float *pooled;                 /* (NW, B, F) max over time, ReLU applied */
@@ -87,7 +90,7 @@ typedef struct TcWork {
     float *logits, *dlogits;       /* (n, K) */
     float *target;                 /* (n) regression targets */
     int *labels;                   /* (n) */
-    int *touched;                  /* (B * T) embedding rows written by a backward */
+    int *touched;                  /* (T) embedding rows written by a backward */
     unsigned char *seen;           /* (V) scratch of embedding_backward, kept zero */
 } TcWork;
 

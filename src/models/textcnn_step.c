@@ -2,7 +2,7 @@
  * forward (embedding -> conv per width -> max over time -> ReLU -> features ->
  * dropout -> linear), loss, backward in reverse, the optimizer step with Kim's
  * max-norm constraint, and prediction. Every buffer is in TcWork, sized once
- * (textcnn.h explains the padding and the shifted views). */
+ * (textcnn.h explains the packed layout and the shifted views). */
 #include "models/textcnn.h"
 
 #include <math.h>
@@ -24,22 +24,30 @@
 static int tc_rows_per_batch(const TextCnn *m) { return m->cfg.batch > m->cfg.eval_batch ? m->cfg.batch : m->cfg.eval_batch; }
 static int tc_pad(const TextCnn *m) { return m->cfg.max_window - 1; }
 
+/* Positions of the packed layout of B sequences of at most max_len words. */
+static long tc_positions(const TextCnn *m, int B) {
+    long T = (long)B * (m->cfg.max_len + tc_pad(m)) + tc_pad(m);
+    return T < m->cfg.max_window ? m->cfg.max_window : T;
+}
+
 /* Sized for n rows of up to max_len words. */
 static void tc_work_size(TextCnn *m, int n) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int B = m->pair ? 2 * n : n, T = c->max_len + 2 * tc_pad(m), D = c->dim, F = c->filters, NW = c->num_windows;
-    if (T < c->max_window) T = c->max_window;
+    int B = m->pair ? 2 * n : n, D = c->dim, F = c->filters, NW = c->num_windows;
+    long T = tc_positions(m, B);
+    if (T > (1L << 30)) DIE("textcnn: batch %d x max_len %d is too large", n, c->max_len);
     w->cap_seqs = B;
-    w->cap_T = T;
-    long BT = (long)B * T, rows = BT + c->max_window;   /* + slack for the shifted views */
+    w->cap_T = (int)T;
+    long BT = T, rows = T + c->max_window;   /* + slack for the shifted views */
     long col = 0;
     for (int k = 0; k < NW; k++) {
-        long s = conv1d_scratch_size((Conv1dDims){.B = B, .T = T, .C = D, .F = F, .W = c->window[k]});
+        long s = conv1d_scratch_size((Conv1dDims){.B = 1, .T = (int)T, .C = D, .F = F, .W = c->window[k]});
         if (s > col) col = s;
     }
     w->ids = xmalloc((size_t)BT * sizeof *w->ids);
-    w->pool_len = xmalloc((size_t)NW * B * sizeof *w->pool_len);
+    w->start = xmalloc((size_t)B * sizeof *w->start);
+    w->len = xmalloc((size_t)B * sizeof *w->len);
     w->x = xaligned_alloc((size_t)rows * D * sizeof *w->x);
     w->dx = xaligned_alloc((size_t)rows * D * sizeof *w->dx);
     memset(w->x, 0, (size_t)rows * D * sizeof *w->x);   /* the slack stays zero */
@@ -64,7 +72,7 @@ static void tc_work_size(TextCnn *m, int n) {
 }
 
 void tc_work_free(TcWork *w) {
-    free(w->ids); free(w->pool_len); free(w->x); free(w->dx); free(w->conv); free(w->dconv); free(w->col);
+    free(w->ids); free(w->start); free(w->len); free(w->x); free(w->dx); free(w->conv); free(w->dconv); free(w->col);
     free(w->argmax); free(w->pooled); free(w->dpooled); free(w->dpre); free(w->feat); free(w->dfeat);
     free(w->drop); free(w->ddrop); free(w->mask); free(w->logits); free(w->dlogits); free(w->target);
     free(w->labels); free(w->touched); free(w->seen);
@@ -78,39 +86,39 @@ static int tc_work_rows(const TextCnn *m) { return m->pair ? m->w.cap_seqs / 2 :
 
 /* ---- layout ---- */
 
-/* Fills ids (B, T) and pool_len for rows[0..n) of s; returns T. Sequence j < n
- * is text a of rows[j], sequence n + j (pairs) text b. */
+/* Packs rows[0..n) of s into ids (T): P padding positions, then each
+ * sequence followed by P padding positions (P = W_max - 1). Sequence j < n is
+ * text a of rows[j], sequence n + j (pairs) its text b. Returns T. */
 static int tc_layout(TextCnn *m, const WordSeqs *s, const int *rows, int n, int *B_out) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int B = m->pair ? 2 * n : n, P = tc_pad(m), L = 0;
-    for (int j = 0; j < n; j++) {
-        int r = rows[j];
-        if (s->len_a[r] > L) L = s->len_a[r];
-        if (m->pair && s->len_b[r] > L) L = s->len_b[r];
-    }
-    int T = L + 2 * P < c->max_window ? c->max_window : L + 2 * P;
-    CHECK_OR_DIE(B <= w->cap_seqs && T <= w->cap_T);
+    int B = m->pair ? 2 * n : n, P = tc_pad(m);
+    CHECK_OR_DIE(B <= w->cap_seqs);
+    long pos = 0;
+    for (int t = 0; t < P; t++) w->ids[pos++] = WF_PAD;
     for (int j = 0; j < B; j++) {
         int r = rows[j % n], second = j >= n;
         int len = second ? s->len_b[r] : s->len_a[r];
         const int32_t *src = second ? word_seqs_b(s, r) : word_seqs_a(s, r);
-        int *dst = w->ids + (long)j * T;
-        for (int t = 0; t < P; t++) dst[t] = WF_PAD;
-        for (int t = 0; t < len; t++) dst[P + t] = src[t];
-        for (int t = P + len; t < T; t++) dst[t] = WF_PAD;
-        /* the windows overlapping the text: len + W - 1 (see textcnn.h) */
-        for (int k = 0; k < c->num_windows; k++) w->pool_len[(long)k * B + j] = len + c->window[k] - 1;
+        CHECK_OR_DIE(len <= c->max_len);
+        w->start[j] = (int)pos;
+        w->len[j] = len;
+        for (int t = 0; t < len; t++) w->ids[pos++] = src[t];
+        for (int t = 0; t < P; t++) w->ids[pos++] = WF_PAD;
     }
+    while (pos < c->max_window) w->ids[pos++] = WF_PAD;   /* widths of 1 only, empty texts */
     *B_out = B;
-    return T;
+    return (int)pos;
 }
 
-/* Width k's view of the layout: shifted by W_max - W positions. */
+/* Width k's view of the layout: shifted by W_max - W positions, so that for
+ * every width the windows of sequence j start at output position start - P
+ * and number len + W - 1 (all that overlap its words, none of another's). */
 static long tc_shift(const TextCnn *m, int k) { return (long)(m->cfg.max_window - m->cfg.window[k]) * m->cfg.dim; }
 
 static Conv1dDims tc_dims(const TextCnn *m, int k, int B, int T) {
-    return (Conv1dDims){.B = B, .T = T, .C = m->cfg.dim, .F = m->cfg.filters, .W = m->cfg.window[k]};
+    (void)B;
+    return (Conv1dDims){.B = 1, .T = T, .C = m->cfg.dim, .F = m->cfg.filters, .W = m->cfg.window[k]};
 }
 
 /* ---- forward ---- */
@@ -140,13 +148,13 @@ static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
     int V = word_vocab_size(&m->vocab), F = c->filters;
-    embedding_forward(w->x, w->ids, m->emb, B * T, V, c->dim);
+    embedding_forward(w->x, w->ids, m->emb, T, V, c->dim);
     for (int k = 0; k < c->num_windows; k++) {
         Conv1dDims d = tc_dims(m, k, B, T);
-        int TO = T - d.W + 1;
         conv1d_forward(w->conv, w->x + tc_shift(m, k), m->conv_w[k], m->conv_b[k], d, w->col);
-        maxpool_time_forward(w->pooled + (long)k * B * F, w->argmax + (long)k * B * F, w->conv,
-                             w->pool_len + (long)k * B, B, TO, F);
+        for (int j = 0; j < B; j++)   /* each sequence's own windows */
+            maxpool_time_forward(w->pooled + ((long)k * B + j) * F, w->argmax + ((long)k * B + j) * F,
+                                 w->conv + (long)(w->start[j] - tc_pad(m)) * F, NULL, 1, w->len[j] + d.W - 1, F);
     }
     /* ReLU after the max: max_t relu(z_t) = relu(max_t z_t), on B*F values
      * instead of B*T*F, with the same gradient. */
@@ -192,7 +200,8 @@ static void tc_embedding_backward(TextCnn *m, int B, int T) {
     TcWork *w = &m->w;
     int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
     float *g = params_grad(m->params, m->h_emb);
-    int nt = embedding_backward(g, w->touched, w->seen, w->dx, w->ids, B * T, V, D), kept = 0;
+    (void)B;
+    int nt = embedding_backward(g, w->touched, w->seen, w->dx, w->ids, T, V, D), kept = 0;
     for (int i = 0; i < nt; i++)
         if (w->touched[i] != WF_PAD) w->touched[kept++] = w->touched[i];
     memset(g + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *g);
@@ -218,12 +227,14 @@ static void tc_backward(TextCnn *m, int n, int B, int T) {
     tc_features_backward(m, n, B);
     memset(w->dpre, 0, (size_t)nbf * sizeof *w->dpre);
     relu_backward(w->dpre, w->dpooled, w->pooled, nbf);
-    if (trainable_emb) memset(w->dx, 0, ((size_t)B * T + c->max_window) * c->dim * sizeof *w->dx);
+    if (trainable_emb) memset(w->dx, 0, ((size_t)T + c->max_window) * c->dim * sizeof *w->dx);
     for (int k = 0; k < NW; k++) {
         Conv1dDims d = tc_dims(m, k, B, T);
         int TO = T - d.W + 1;
-        memset(w->dconv, 0, (size_t)B * TO * F * sizeof *w->dconv);
-        maxpool_time_backward(w->dconv, w->dpre + (long)k * B * F, w->argmax + (long)k * B * F, B, TO, F);
+        memset(w->dconv, 0, (size_t)TO * F * sizeof *w->dconv);
+        for (int j = 0; j < B; j++)
+            maxpool_time_backward(w->dconv + (long)(w->start[j] - tc_pad(m)) * F, w->dpre + ((long)k * B + j) * F,
+                                  w->argmax + ((long)k * B + j) * F, 1, w->len[j] + d.W - 1, F);
         conv1d_backward(trainable_emb ? w->dx + tc_shift(m, k) : NULL, params_grad(p, m->h_conv_w[k]),
                         params_grad(p, m->h_conv_b[k]), w->dconv, w->x + tc_shift(m, k), m->conv_w[k], d, w->col);
     }

@@ -5,18 +5,29 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "nn/transformer.h"   /* tf_expf */
 
 /* Rows per chunk of the loss: per-row losses go to a stack array and are summed
  * serially, so the result does not depend on how threads split the rows. */
 #define XENT_CHUNK 256
 
+/* Vectorised with tf_expf (glibc's expf is a scalar call: this loop is the
+ * attention softmax, B * NH * T rows per layer). tf_expf clamps its argument,
+ * so masked entries are selected to 0 explicitly. */
 void softmax_row(float *x, int n) {
     float mx = -INFINITY;
+    #pragma omp simd reduction(max : mx)
     for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
     if (mx == -INFINITY) { memset(x, 0, sizeof(float) * (size_t)n); return; }
     float sum = 0.0f;
-    for (int i = 0; i < n; i++) { x[i] = expf(x[i] - mx); sum += x[i]; }
+    #pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < n; i++) {
+        float e = x[i] == -INFINITY ? 0.0f : tf_expf(x[i] - mx);
+        x[i] = e;
+        sum += e;
+    }
     float inv = 1.0f / sum;
+    #pragma omp simd
     for (int i = 0; i < n; i++) x[i] *= inv;
 }
 

@@ -71,15 +71,20 @@ static int bb_py_line(BertBench *b, char *buf, size_t cap) {
     return 0;
 }
 
-/* Sends "cmd k", returns the number it answers (seconds, MiB), or -1. */
-static double bb_py_ask(BertBench *b, const char *cmd, int k) {
+/* Sends "cmd k", returns the first number it answers (wall seconds, MiB), or
+ * -1; *second (may be NULL) gets the second (CPU seconds), if any. */
+static double bb_py_ask(BertBench *b, const char *cmd, int k, double *second) {
     char line[256];
     if (k > 0) fprintf(b->to_py, "%s %d\n", cmd, k);
     else fprintf(b->to_py, "%s\n", cmd);
     fflush(b->to_py);
     if (bb_py_line(b, line, sizeof line) != 0) return -1.0;
-    char *end;
+    char *end, *end2;
     double v = strtod(line, &end);
+    if (second) {
+        *second = strtod(end, &end2);
+        if (end2 == end) *second = 0.0;
+    }
     return end == line ? -1.0 : v;
 }
 
@@ -212,14 +217,22 @@ static void ours_classify(Ours *o, int B, int T) {
     bert_head_logits(o->classifier, o->logits);
 }
 
-/* Wall seconds of k calls of measurement `what`. */
-static double ours_time(Ours *o, const BertBench *b, int what, int k) {
-    double t0 = now_seconds();
+/* CPU seconds of every thread of this process so far. */
+static double bb_cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Wall seconds of k calls of measurement `what`; *cpu (may be NULL) = their CPU seconds. */
+static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cpu) {
+    double t0 = now_seconds(), c0 = bb_cpu_seconds();
     for (int i = 0; i < k; i++) {
         if (what == BB_TRAIN) ours_train_step(o, b->n_masked);
         else if (what == BB_INFER) ours_classify(o, BB_B, BB_T);
         else ours_classify(o, 1, BB_LAT_T);
     }
+    if (cpu) *cpu = bb_cpu_seconds() - c0;
     return now_seconds() - t0;
 }
 
@@ -298,6 +311,9 @@ static long bb_sgemm_floats(const BbGemms *s) {
 typedef struct {
     double ours[BENCH_BERT_MAX_REPS], torch[BENCH_BERT_MAX_REPS];   /* seconds per call */
     double ratio[BENCH_BERT_MAX_REPS];   /* torch time / our time: > 1 = we are faster */
+    /* The same with CPU seconds (all threads) instead of wall time: work per
+     * call, much less sensitive to what else the machine runs. */
+    double cpu_ratio[BENCH_BERT_MAX_REPS];
     double gflops[BENCH_BERT_MAX_REPS], sgemm[BENCH_BERT_MAX_REPS], frac[BENCH_BERT_MAX_REPS];
 } BbSeries;
 
@@ -343,12 +359,12 @@ static int bench_bert_parse(int argc, char **argv, BertBench *b) {
 static int bb_rep(BertBench *b, Ours *o, int what, int rep, BbSeries *s, const BbGemms *gm, float *buf,
                   long cap) {
     int k = b->iters[what];
-    double tt = 0.0;
+    double tt = 0.0, tc = 0.0, oc = 0.0;
     for (int side = 0; side < 2; side++) {
         if ((side == 0) == (rep % 2 == 0)) {
-            s->ours[rep] = ours_time(o, b, what, k) / k;
+            s->ours[rep] = ours_time(o, b, what, k, &oc) / k;
         } else if (b->torch) {
-            tt = bb_py_ask(b, BB_NAMES[what], k);
+            tt = bb_py_ask(b, BB_NAMES[what], k, &tc);
             if (tt < 0) {
                 user_error(NULL, "bench bert: the PyTorch side stopped answering");
                 return -1;
@@ -357,6 +373,7 @@ static int bb_rep(BertBench *b, Ours *o, int what, int rep, BbSeries *s, const B
     }
     s->torch[rep] = b->torch ? tt / k : 0.0;
     s->ratio[rep] = b->torch ? s->torch[rep] / s->ours[rep] : 0.0;
+    s->cpu_ratio[rep] = b->torch && oc > 0.0 ? tc / oc : 0.0;
     s->gflops[rep] = (gm->flops + gm->attn_flops) / s->ours[rep] * 1e-9;
     s->sgemm[rep] = what == BB_LATENCY ? 0.0 : bb_sgemm_gflops(gm, buf, cap);
     s->frac[rep] = what == BB_LATENCY ? 0.0 : s->gflops[rep] / s->sgemm[rep];
@@ -383,6 +400,7 @@ static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, co
         cJSON_AddItemToObject(j, "torch_tokens_per_s", bench_stats_json(bench_stats(torch_tok, n)));
         cJSON_AddItemToObject(j, "torch_ms", bench_stats_json(bench_stats(torch_ms, n)));
         cJSON_AddItemToObject(j, "speedup_vs_torch", bench_stats_json(bench_stats(s->ratio, n)));
+        cJSON_AddItemToObject(j, "cpu_time_ratio_vs_torch", bench_stats_json(bench_stats(s->cpu_ratio, n)));
     }
     cJSON_AddNumberToObject(j, "gflop_per_call", (gm->flops + gm->attn_flops) * 1e-9);
     cJSON_AddItemToObject(j, "ours_gflops", bench_stats_json(bench_stats(s->gflops, n)));
@@ -401,10 +419,12 @@ static void bb_print(const BertBench *b, int what, const BbSeries *s) {
         w[i] = what == BB_LATENCY ? 1e3 * s->torch[i] : (b->torch ? tok / s->torch[i] : 0);
     }
     BenchStats so = bench_stats(v, n), st = bench_stats(w, n), r = bench_stats(s->ratio, n);
+    BenchStats rc = bench_stats(s->cpu_ratio, n);
     const char *unit = what == BB_LATENCY ? "ms" : "tok/s";
     printf("%-8s ours %10.1f %-5s", BB_NAMES[what], so.median, unit);
     if (b->torch)
-        printf("  torch %10.1f %-5s  ratio %.2fx (min %.2f, max %.2f)", st.median, unit, r.median, r.min, r.max);
+        printf("  torch %10.1f %-5s  ratio %.2fx (min %.2f, max %.2f; CPU time %.2fx)", st.median, unit, r.median, r.min,
+               r.max, rc.median);
     if (what != BB_LATENCY) {
         BenchStats g = bench_stats(s->gflops, n), sg = bench_stats(s->sgemm, n), f = bench_stats(s->frac, n);
         printf("  %.1f GFLOP/s = %.0f%% of sgemm %.1f", g.median, 100 * f.median, sg.median);
@@ -477,14 +497,14 @@ int bench_bert(int argc, char **argv) {
     int fail = 0;
     for (int w = 0; w < BB_NUM && !fail; w++) {
         /* Warm-up: page in the buffers, start the thread pools, settle caches. */
-        ours_time(&o, &b, w, 1);
-        if (b.torch && bb_py_ask(&b, BB_NAMES[w], w == BB_LATENCY ? 5 : 1) < 0) fail = 1;
+        ours_time(&o, &b, w, 1, NULL);
+        if (b.torch && bb_py_ask(&b, BB_NAMES[w], w == BB_LATENCY ? 5 : 1, NULL) < 0) fail = 1;
         bb_sgemm_gflops(&gm[w], buf, cap);
         for (int rep = 0; rep < b.reps && !fail; rep++)
             fail = bb_rep(&b, &o, w, rep, &s[w], &gm[w], buf, cap) != 0;
         if (!fail) bb_print(&b, w, &s[w]);
     }
-    double torch_mib = b.torch && !fail ? bb_py_ask(&b, "mem", 0) : 0.0, ours_mib = bb_peak_mib();
+    double torch_mib = b.torch && !fail ? bb_py_ask(&b, "mem", 0, NULL) : 0.0, ours_mib = bb_peak_mib();
     bb_py_stop(&b);
     if (!fail) {
         printf("peak memory: ours %.0f MiB (both models)", ours_mib);

@@ -12,7 +12,7 @@ It is a server so that the C side can alternate A/B with it in one run: after
   train K      K training steps (zero_grad, forward, MLM loss, backward, AdamW)
   infer K      K classification forwards of (B, T) under torch.inference_mode
   latency K    K classification forwards of (1, LAT_T)
-     -> the elapsed wall seconds
+     -> "WALL CPU": elapsed wall seconds, and CPU seconds of all its threads
   mem          -> peak resident memory of this process in MiB (getrusage)
   quit
 usage: bench_bert.py V C L NH FF P B T NMASKED LAT_T THREADS"""
@@ -126,10 +126,11 @@ def infer(x, s):
 
 
 def timed(fn, k):
-    t0 = time.perf_counter()
+    """Wall seconds and CPU seconds (all threads of the process) of k calls."""
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(k):
         fn()
-    return time.perf_counter() - t0
+    return "%.9f %.9f" % (time.perf_counter() - t0, time.process_time() - c0)
 
 
 print("ready", flush=True)
@@ -138,11 +139,11 @@ for line in sys.stdin:
     if not cmd:
         continue
     if cmd[0] == "train":
-        print("%.9f" % timed(train_step, int(cmd[1])), flush=True)
+        print(timed(train_step, int(cmd[1])), flush=True)
     elif cmd[0] == "infer":
-        print("%.9f" % timed(lambda: infer(ids, seg), int(cmd[1])), flush=True)
+        print(timed(lambda: infer(ids, seg), int(cmd[1])), flush=True)
     elif cmd[0] == "latency":
-        print("%.9f" % timed(lambda: infer(lat_ids, lat_seg), int(cmd[1])), flush=True)
+        print(timed(lambda: infer(lat_ids, lat_seg), int(cmd[1])), flush=True)
     elif cmd[0] == "mem":
         print("%.1f" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0), flush=True)
     elif cmd[0] == "quit":

@@ -42,7 +42,7 @@
 #define BENCH_BERT_PYTHON "/usr/bin/python3"
 #define BENCH_BERT_SCRIPT "eval/bench/bench_bert.py"
 #define BENCH_BERT_MAX_REPS 100
-enum { BB_B = 32, BB_T = 128, BB_LAT_T = 32, BB_LABELS = 2, BB_SEED = 1 };
+enum { BB_B = 32, BB_T = 128, BB_LAT_T = 32, BB_LABELS = 2, BB_SEED = 1, BB_FIRST_ID = 1000 };
 #define BB_MASK_FRAC 0.15
 
 extern char **environ;
@@ -182,7 +182,9 @@ static void ours_init(Ours *o, const BertBench *b) {
     rng_seed(&r, BB_SEED + 3);
     o->ids = xmalloc(sizeof(int) * BB_B * BB_T);
     o->segments = xcalloc(BB_B * BB_T, sizeof(int));
-    for (int i = 0; i < BB_B * BB_T; i++) o->ids[i] = 1000 + (int)rng_below(&r, (uint32_t)(c->vocab_size - 1000));
+    /* Ids past the special tokens and [unused*] rows of a real vocabulary. */
+    int lo = c->vocab_size > 2 * BB_FIRST_ID ? BB_FIRST_ID : 0;
+    for (int i = 0; i < BB_B * BB_T; i++) o->ids[i] = lo + (int)rng_below(&r, (uint32_t)(c->vocab_size - lo));
     /* n_masked / B distinct positions per row, never [CLS]. */
     o->positions = xmalloc(sizeof(int) * (size_t)b->n_masked);
     o->labels = xmalloc(sizeof(int) * (size_t)b->n_masked);

@@ -101,11 +101,12 @@ def make_optimizer(model):
 
 
 gen = torch.Generator().manual_seed(2)
-ids = torch.randint(1000, V, (B, T), generator=gen)
+FIRST_ID = 1000 if V > 2000 else 0      # past the special tokens of a real vocabulary
+ids = torch.randint(FIRST_ID, V, (B, T), generator=gen)
 seg = torch.zeros(B, T, dtype=torch.long)
 per_row = NM // B
 positions = torch.cat([torch.randperm(T - 1, generator=gen)[:per_row] + 1 + b * T for b in range(B)])
-labels = torch.randint(1000, V, (positions.numel(),), generator=gen)
+labels = torch.randint(FIRST_ID, V, (positions.numel(),), generator=gen)
 lat_ids, lat_seg = ids[:1, :LAT_T].contiguous(), seg[:1, :LAT_T].contiguous()
 
 trainer = Bert(mlm=True, num_labels=0).train()

@@ -6,7 +6,9 @@
  *   train    one pretraining step: zero grad, forward with dropout, MLM loss on
  *            the masked positions (gathered before the vocabulary projection),
  *            backward, AdamW — B = 32, T = 128, 15% of the positions masked;
- *   infer    classification forward (encoder + pooler + classifier), B = 32, T = 128;
+ *   infer    classification forward (encoder + pooler + classifier), B = 32, T = 128,
+ *            ours as `glue predict` runs it (bert_forward_pooled: the last
+ *            layer only at [CLS]), PyTorch computing every position as HF does;
  *   latency  the same for one sentence, B = 1, T = 32.
  * Rows are full length on both sides (no padding). Each repetition also times
  * OpenBLAS sgemm alone on the step's own dense GEMMs (same shapes and
@@ -214,8 +216,10 @@ static void ours_train_step(Ours *o, int n_masked) {
     optim_step(&o->opt, m->params, 1e-4f);
 }
 
+/* As glue predict / eval run it: the last layer only at [CLS], the one row
+ * the classifier reads (bert_forward_pooled). */
 static void ours_classify(Ours *o, int B, int T) {
-    bert_forward(o->classifier, &(BertBatch){B, T, o->ids, o->segments, NULL}, NULL);
+    bert_forward_pooled(o->classifier, &(BertBatch){B, T, o->ids, o->segments, NULL});
     bert_head_logits(o->classifier, o->logits);
 }
 
@@ -262,19 +266,28 @@ static void bb_linear(BbGemms *s, int rows, int out, int in, int train) {
     s->flops += 2.0 * rows * out * in * (train ? 3 : 1);
 }
 
-/* The GEMMs of one step of measurement `what` (train or infer). */
+/* The GEMMs of one step of measurement `what`, as ours computes it: the
+ * classification forwards compute the last layer only at [CLS] (B query rows;
+ * keys and values for all N rows), so only those FLOPs are counted. */
 static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_masked) {
     memset(s, 0, sizeof *s);
     int train = what == BB_TRAIN, B = BB_B, T = what == BB_LATENCY ? BB_LAT_T : BB_T;
     if (what == BB_LATENCY) B = 1;
     int N = B * T, C = c->hidden_size;
     for (int l = 0; l < c->num_layers; l++) {
-        bb_linear(s, N, 3 * C, C, train);
-        bb_linear(s, N, C, C, train);
-        bb_linear(s, N, c->intermediate_size, C, train);
-        bb_linear(s, N, C, c->intermediate_size, train);
-        /* q k^T and P v: 2 * B * NH * T * T * HS each; the backward has four. */
-        s->attn_flops += 4.0 * N * T * C * (train ? 3 : 1);
+        /* Query rows of this layer. */
+        int Q = train || l < c->num_layers - 1 ? N : B;
+        if (Q == N) {
+            bb_linear(s, N, 3 * C, C, train);
+        } else {
+            bb_linear(s, N, 2 * C, C, train);
+            bb_linear(s, Q, C, C, train);
+        }
+        bb_linear(s, Q, C, C, train);
+        bb_linear(s, Q, c->intermediate_size, C, train);
+        bb_linear(s, Q, C, c->intermediate_size, train);
+        /* q k^T and P v: 2 * B * NH * Tq * T * HS each; the backward has four. */
+        s->attn_flops += 4.0 * Q * T * C * (train ? 3 : 1);
     }
     if (train) {
         bb_linear(s, n_masked, C, C, 1);

@@ -181,6 +181,11 @@ static void bert_work_free(BertWork *k, int L) {
         tf_ffn_acts_free(&k->ffn[l]);
     }
     free(k->attn); free(k->ffn); free(k->scratch);
+    if (k->cls_in) {
+        tf_attn_acts_free(&k->cls_attn);
+        tf_ffn_acts_free(&k->cls_ffn);
+    }
+    free(k->cls_in);
     free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
     free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2); free(k->mlm_row_loss);
@@ -241,6 +246,17 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         tf_ffn_acts_init(&k->ffn[l], &md);
     }
     long s = tf_scratch_floats(&md);
+    if (m->heads.pooler) {
+        /* bert_forward_pooled's last layer: (B, 1) queries over (B, T) keys. */
+        TfDims cd = md;
+        cd.T = 1;
+        cd.Tk = T;
+        tf_attn_acts_init(&k->cls_attn, &cd, 1);
+        tf_ffn_acts_init(&k->cls_ffn, &cd);
+        k->cls_in = bert_floats((long)B * C);
+        long cs = tf_scratch_floats(&cd);
+        s = cs > s ? cs : s;
+    }
     k->scratch = bert_floats(s > N * C ? s : N * C);   /* the embedding backward uses N*C of it */
     k->cls_x = bert_floats((long)B * C);
     k->pooled = bert_floats((long)B * C);

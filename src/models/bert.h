@@ -180,6 +180,14 @@ long bert_num_params(const Bert *m);
  * outside their ranges are a programmer error (DIE). Also zeroes the hidden-
  * state gradient that the heads then add into. */
 void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
+/* Evaluation of a model with a pooler (classification, regression): the same
+ * pooled vectors (and bert_head_logits) as bert_forward(m, batch, NULL), but
+ * the last layer is computed only where the pooler reads it, at [CLS]: its
+ * keys and values for every position, its queries, attention output, FFN and
+ * LayerNorms for one row per sequence (cross-attention from the [CLS] rows to
+ * the previous layer: the same math, about 5/6 of the last layer's FLOPs
+ * saved). bert_hidden, the MLM loss and bert_backward are unavailable after it. */
+void bert_forward_pooled(Bert *m, const BertBatch *batch);
 /* The last layer's output (B, T, C) of the last bert_forward. */
 const float *bert_hidden(const Bert *m);
 /* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */

@@ -75,6 +75,7 @@ static void bert_embed_backward(Bert *m, const float *dh0) {
 }
 
 const float *bert_hidden(const Bert *m) {
+    if (m->work->cls_only) DIE("bert_hidden after bert_forward_pooled (only [CLS] was computed)");
     return m->work->ffn[m->cfg.num_layers - 1].out;
 }
 
@@ -83,16 +84,58 @@ const float *bert_pooled(const Bert *m) {
     return m->work->pooled;
 }
 
-void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
+/* pooled = tanh(cls_x W_p^T + b_p), cls_x (B, C) already gathered. */
+static void bert_pooler_forward(Bert *m) {
+    BertWork *k = m->work;
+    int B = k->B, C = m->cfg.hidden_size;
+    linear_forward(k->pooled, k->cls_x, m->w.pool_w, m->w.pool_b, B, C, C);
+    tanh_forward(k->pooled, k->pooled, (long)B * C);
+}
+
+/* The batch, the dims and the embeddings: what both forwards begin with. */
+static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     bert_take_batch(m, batch);
     BertWork *k = m->work;
     const BertConfig *c = &m->cfg;
-    int L = c->num_layers, C = c->hidden_size, B = k->B, T = k->T;
     k->dropout_on = rng != NULL;
-    k->dims = (TfDims){.B = B, .T = T, .C = C, .NH = c->num_heads, .FF = c->intermediate_size,
+    k->cls_only = 0;
+    k->dims = (TfDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                        .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
                        .attn_dropout = c->attention_dropout, .lengths = k->lengths};
     bert_embed_forward(m, rng);
+}
+
+void bert_forward_pooled(Bert *m, const BertBatch *batch) {
+    if (!m->heads.pooler) DIE("bert_forward_pooled: the model has no pooler");
+    bert_forward_begin(m, batch, NULL);
+    BertWork *k = m->work;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
+    const float *x = k->h0;
+    for (int l = 0; l < L - 1; l++) {
+        tf_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, NULL, k->scratch);
+        tf_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, NULL, k->scratch);
+        x = k->ffn[l].out;
+    }
+    /* The fused (3C, C) QKV block is also cross-attention's layout: rows
+     * [0, C) project the queries, [C, 3C) the memory's keys and values. */
+    TfDims cd = k->dims;
+    cd.T = 1;
+    cd.Tk = T;
+    cd.mem_lengths = k->lengths;
+    cd.lengths = NULL;
+    for (int b = 0; b < B; b++) memcpy(k->cls_in + (long)b * C, x + (long)b * T * C, sizeof(float) * (size_t)C);
+    tf_cross_attn_forward(&k->cls_attn, k->cls_in, x, &m->w.layers[L - 1].attn, &cd, NULL, k->scratch);
+    tf_ffn_forward(&k->cls_ffn, k->cls_attn.out, &m->w.layers[L - 1].ffn, &cd, NULL, k->scratch);
+    memcpy(k->cls_x, k->cls_ffn.out, sizeof(float) * (size_t)B * C);
+    bert_pooler_forward(m);
+    k->cls_only = 1;
+    k->mlm_n = 0;
+}
+
+void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
+    bert_forward_begin(m, batch, rng);
+    BertWork *k = m->work;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
     const float *x = k->h0;
     for (int l = 0; l < L; l++) {
         tf_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, rng, k->scratch);
@@ -102,8 +145,7 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
     if (m->heads.pooler) {
         /* [CLS] is row b*T of the hidden states. */
         for (int b = 0; b < B; b++) memcpy(k->cls_x + (long)b * C, x + (long)b * T * C, sizeof(float) * (size_t)C);
-        linear_forward(k->pooled, k->cls_x, m->w.pool_w, m->w.pool_b, B, C, C);
-        tanh_forward(k->pooled, k->pooled, (long)B * C);
+        bert_pooler_forward(m);
     }
     if (k->train) {
         memset(k->dhidden, 0, sizeof(float) * (size_t)B * T * C);
@@ -134,6 +176,7 @@ static void bert_pooler_backward(Bert *m) {
 void bert_backward(Bert *m) {
     BertWork *k = m->work;
     if (!k || !k->train) DIE("bert_backward without bert_reserve(..., train = 1)");
+    if (k->cls_only) DIE("bert_backward after bert_forward_pooled");
     int L = m->cfg.num_layers;
     if (k->pooled_grad) bert_pooler_backward(m);
     /* Ping-pong between dhidden and dbuf: each sublayer reads dy from one and

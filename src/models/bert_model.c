@@ -298,7 +298,7 @@ static void bert_predict(Model *model, const Encoded *e, const int *rows, int n,
     for (int i = 0; i < n; i += m->maxB) {
         int b = n - i < m->maxB ? n - i : m->maxB;
         int T = bert_fill_batch(m, e, rows + i, b);
-        bert_forward(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths}, NULL);
+        bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths});   /* [CLS] only */
         float *o = out + (long)i * m->K;
         bert_head_logits(m->bert, o);
         if (m->K > 1) softmax_forward(o, o, b, m->K);

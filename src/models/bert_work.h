@@ -28,6 +28,12 @@ struct BertWork {
 
     TfAttnActs *attn;      /* (L) */
     TfFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
+    /* bert_forward_pooled: the last layer at the [CLS] rows only, as
+     * cross-attention from those rows to the whole previous layer. */
+    int cls_only;          /* the last forward was bert_forward_pooled */
+    float *cls_in;         /* (B, C) the last layer's input at t = 0 */
+    TfAttnActs cls_attn;   /* queries (B, 1), keys/values (B, T) */
+    TfFfnActs cls_ffn;     /* (B, 1); .out is the last hidden state at [CLS] */
     float *scratch;        /* (tf_scratch_floats, and the embedding backward's) */
 
     /* Pooler: pooled = tanh(cls_x W_p^T + b_p). */

@@ -105,11 +105,16 @@ static const Command COMMANDS[] = {
      "    held-out MLM loss and accuracy (default text: WikiText-2 valid), with\n"
      "    BERT's 15% / 80-10-10 masking drawn from a fixed seed, so checkpoints are\n"
      "    compared on the same masked positions.\n"},
-    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--json]",
+    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
      "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"
      "  (and for 'all' one table with the GLUE score); --split test writes the\n"
-     "  leaderboard file (e.g. SST-2.tsv) into the run directory. AX uses the MNLI run.\n"},
+     "  leaderboard file (e.g. SST-2.tsv) into the run directory. AX uses the MNLI run.\n"
+     "  'all' on dev prints one Markdown table with the GLUE score over the tasks run\n"
+     "  and writes it as JSON to results/glue.json (results/glue-<model>.json for\n"
+     "  other models; --results FILE). 'all --split test --submit FILE.zip' writes the\n"
+     "  leaderboard archive: the 11 files, a task without a trained model as its\n"
+     "  majority class (flagged); a task without test data is listed as missing.\n"},
     {"predict", cmd_predict, "TASK [--model M] [TEXT [TEXT_B]] [--json]",
      "label and probabilities (STS-B: a score) for a text or a pair",
      "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"

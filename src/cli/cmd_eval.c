@@ -7,6 +7,7 @@
  * eval_all_extras(), which sees that summary. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cli/submission.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/threads.h"
@@ -21,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EVAL_USAGE "glue eval TASK|all [--model M] [--split dev|test] [--json]"
+#define EVAL_USAGE "glue eval TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--json]"
 
 typedef struct EvalArgs {
     const char *target, *model, *split;
+    const char *submit;   /* --submit FILE.zip (all, test split) */
+    const char *results;  /* --results FILE (all, dev split); NULL: the default */
     int json, all;
 } EvalArgs;
 
@@ -141,7 +144,9 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
         report_table_add(tab, "%.0f", run_config_number(it, "examples_per_sec", 0));
     }
     printf("%s, %s split\n", cJSON_GetObjectItemCaseSensitive(summary, "model")->valuestring, e->split);
-    report_table_print(tab, stdout);
+    /* The benchmark table is Markdown, ready for a README; single tasks stay plain. */
+    if (e->all && !test) report_table_print_markdown(tab, stdout);
+    else report_table_print(tab, stdout);
     report_table_free(tab);
     const cJSON *missing = cJSON_GetObjectItemCaseSensitive(summary, "not_trained");
     for (const cJSON *it = missing ? missing->child : NULL; it; it = it->next)
@@ -153,11 +158,29 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
                (int)run_config_number(glue, "num_tasks", 0));
 }
 
-/* Extension point for whole-benchmark outputs made from the summary (e.g. a
- * leaderboard submission zip, results/glue.json). Returns an exit code. */
+/* Whole-benchmark outputs made from the summary: on dev, the GLUE table as
+ * JSON (results/glue.json for BERT, results/glue-<model>.json otherwise, or
+ * --results); on test with --submit, the leaderboard zip. Returns an exit code. */
 static int eval_all_extras(const EvalArgs *e, cJSON *summary) {
-    (void)e;
-    (void)summary;
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    if (strcmp(e->split, "test") == 0) {
+        if (!e->submit) return 0;
+        cJSON *report = cJSON_AddObjectToObject(summary, "submission");
+        return submission_write(e->submit, tasks, e->model, report);
+    }
+    char path[4096];
+    if (e->results) snprintf(path, sizeof path, "%s", e->results);
+    else if (strcmp(e->model, "bert") == 0) snprintf(path, sizeof path, "%s/glue.json", run_results_root());
+    else snprintf(path, sizeof path, "%s/glue-%s.json", run_results_root(), e->model);
+    char *slash = strrchr(path, '/');
+    if (slash) {
+        *slash = 0;
+        int rc = run_dir_make(path);
+        *slash = '/';
+        if (rc) return 1;
+    }
+    if (run_json_write(path, summary) != 0) return 1;
+    fprintf(stderr, "wrote %s\n", path);
     return 0;
 }
 
@@ -167,6 +190,8 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     e->json = args_flag(&a, "--json");
     e->model = args_str(&a, "--model", "bert");
     e->split = args_str(&a, "--split", "dev");
+    e->submit = args_str(&a, "--submit", NULL);
+    e->results = args_str(&a, "--results", NULL);
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EVAL_USAGE);
@@ -182,6 +207,14 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     }
     e->target = pos[0];
     e->all = strcmp(pos[0], "all") == 0;
+    if (e->submit && (!e->all || strcmp(e->split, "test") != 0)) {
+        user_error("glue eval all --split test --submit FILE.zip", "eval: --submit needs 'all' and --split test");
+        return EXIT_USAGE;
+    }
+    if (e->results && (!e->all || strcmp(e->split, "dev") != 0)) {
+        user_error("glue eval all --results FILE", "eval: --results needs 'all' and the dev split");
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

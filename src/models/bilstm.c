@@ -15,13 +15,16 @@
  * more epochs (each is cheap) and the best epoch picked on dev. */
 #define BL_SMALL_TASK_ROWS 20000
 
-/* Defaults. SST-2 sized: H 512 per direction as in the GLUE baseline's
- * encoder width class, measured at ~N s per SST-2 epoch on 2 cores (README). */
+/* Defaults: H 512 per direction, Adam at 1e-3 decaying linearly, dropout 0.5
+ * on the features and the MLP, 0.2 on the embeddings. On SST-2 (4 epochs, seed
+ * 0) dev accuracy peaked after epoch 1 (84.75, then 84.06 84.40 84.17 as the
+ * training loss fell to 0.07), so large tasks get 2 epochs; small ones 10,
+ * the best epoch kept on dev. */
 static cJSON *bl_default_config(const Task *task) {
     const TaskSplit *train = task_split(task, "train");
     int small = train && train->official_rows > 0 && train->official_rows <= BL_SMALL_TASK_ROWS;
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c, "epochs", small ? 10 : 4);
+    cJSON_AddNumberToObject(c, "epochs", small ? 10 : 2);
     cJSON_AddNumberToObject(c, "lr", 1e-3);
     cJSON_AddNumberToObject(c, "batch", 64);
     cJSON_AddNumberToObject(c, "warmup", 0.0);

@@ -116,8 +116,7 @@ static int tc_layout(TextCnn *m, const WordSeqs *s, const int *rows, int n, int 
  * and number len + W - 1 (all that overlap its words, none of another's). */
 static long tc_shift(const TextCnn *m, int k) { return (long)(m->cfg.max_window - m->cfg.window[k]) * m->cfg.dim; }
 
-static Conv1dDims tc_dims(const TextCnn *m, int k, int B, int T) {
-    (void)B;
+static Conv1dDims tc_dims(const TextCnn *m, int k, int T) {
     return (Conv1dDims){.B = 1, .T = T, .C = m->cfg.dim, .F = m->cfg.filters, .W = m->cfg.window[k]};
 }
 
@@ -150,7 +149,7 @@ static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
     int V = word_vocab_size(&m->vocab), F = c->filters;
     embedding_forward(w->x, w->ids, m->emb, T, V, c->dim);
     for (int k = 0; k < c->num_windows; k++) {
-        Conv1dDims d = tc_dims(m, k, B, T);
+        Conv1dDims d = tc_dims(m, k, T);
         conv1d_forward(w->conv, w->x + tc_shift(m, k), m->conv_w[k], m->conv_b[k], d, w->col);
         for (int j = 0; j < B; j++)   /* each sequence's own windows */
             maxpool_time_forward(w->pooled + ((long)k * B + j) * F, w->argmax + ((long)k * B + j) * F,
@@ -196,11 +195,10 @@ static void tc_features_backward(TextCnn *m, int n, int B) {
 
 /* Embedding rows of the batch get dx; the padding row is dropped (it stays a
  * zero vector: Kim pads with zeros). */
-static void tc_embedding_backward(TextCnn *m, int B, int T) {
+static void tc_embedding_backward(TextCnn *m, int T) {
     TcWork *w = &m->w;
     int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
     float *g = params_grad(m->params, m->h_emb);
-    (void)B;
     int nt = embedding_backward(g, w->touched, w->seen, w->dx, w->ids, T, V, D), kept = 0;
     for (int i = 0; i < nt; i++)
         if (w->touched[i] != WF_PAD) w->touched[kept++] = w->touched[i];
@@ -229,7 +227,7 @@ static void tc_backward(TextCnn *m, int n, int B, int T) {
     relu_backward(w->dpre, w->dpooled, w->pooled, nbf);
     if (trainable_emb) memset(w->dx, 0, ((size_t)T + c->max_window) * c->dim * sizeof *w->dx);
     for (int k = 0; k < NW; k++) {
-        Conv1dDims d = tc_dims(m, k, B, T);
+        Conv1dDims d = tc_dims(m, k, T);
         int TO = T - d.W + 1;
         memset(w->dconv, 0, (size_t)TO * F * sizeof *w->dconv);
         for (int j = 0; j < B; j++)
@@ -238,7 +236,7 @@ static void tc_backward(TextCnn *m, int n, int B, int T) {
         conv1d_backward(trainable_emb ? w->dx + tc_shift(m, k) : NULL, params_grad(p, m->h_conv_w[k]),
                         params_grad(p, m->h_conv_b[k]), w->dconv, w->x + tc_shift(m, k), m->conv_w[k], d, w->col);
     }
-    if (trainable_emb) tc_embedding_backward(m, B, T);
+    if (trainable_emb) tc_embedding_backward(m, T);
 }
 
 /* Kim's constraint: each output row (one class's weights) rescaled to norm

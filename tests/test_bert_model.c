@@ -137,7 +137,7 @@ static double best_metric(const char *json, const char *metric) {
     return v;
 }
 
-#define SMALL "--threads 1 --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
+#define SMALL "--threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
 
 TEST(bert_finetune_cli_learns_sst2) {
     BertFixture fx;
@@ -219,8 +219,8 @@ TEST(bert_finetune_cli_init_and_errors) {
     /* Clear errors, exit 2 for settings, 1 for files. */
     const struct { const char *args; int status; const char *says; } bad[] = {
         {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 1, "no such file"},
-        {"finetune sst2 --threads 1 --set bert=huge", 1, "unknown BERT config"},
-        {"finetune sst2 --threads 1 --set vocab=/nonexistent/vocab.txt", 1, "vocab.txt"},
+        {"finetune sst2 --threads 1 --init none --set bert=huge", 1, "unknown BERT config"},
+        {"finetune sst2 --threads 1 --init none --set vocab=/nonexistent/vocab.txt", 1, "vocab.txt"},
         {"finetune sst2 --threads 1 --max-len 600", 1, "max_position_embeddings"},
         {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
     };
@@ -228,6 +228,18 @@ TEST(bert_finetune_cli_init_and_errors) {
         out = glue(&fx, bad[i].args, &st, &err);
         CHECK_MSG(st == bad[i].status && strstr(err, bad[i].says), "%s: status %d, stderr: %s", bad[i].args, st, err);
         CHECK_MSG(!strstr(err, "internal") && !strstr(err, "Segmentation"), "%s crashed: %s", bad[i].args, err);
+        free(out);
+        free(err);
+    }
+    /* A pretrained encoder brings its config and vocabulary: naming others
+     * beside it is refused, not silently ignored. */
+    const char *conflict[][2] = {{"bert=small", "--init none"}, {"vocab=%s/m/vocab.txt", "stores its own vocabulary"}};
+    for (int i = 0; i < 2; i++) {
+        char set[600];
+        snprintf(set, sizeof set, conflict[i][0], fx.root);
+        snprintf(args, sizeof args, "finetune sst2 --threads 1 --init %s/m --set %s", fx.root, set);
+        out = glue(&fx, args, &st, &err);
+        CHECK_MSG(st == 1 && strstr(err, conflict[i][1]), "%s: status %d, stderr: %s", args, st, err);
         free(out);
         free(err);
     }
@@ -248,6 +260,7 @@ TEST(bert_resume_is_exact) {
     Dataset train;
     CHECK(task_load(t, "train", data, 1, &train) == 0);
     cJSON *cfg = ops->default_config(t);
+    run_config_set(cfg, "init", "none", NULL);   /* the default is the shipped encoder */
     run_config_set(cfg, "bert", cfgpath, NULL);
     run_config_set(cfg, "vocab", vpath, NULL);
     run_config_set(cfg, "max_len", "16", NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/common.h"
 #include "models/bert_hf.h"
@@ -24,6 +25,12 @@
  * weight init use others). */
 #define BERT_DROPOUT_STREAM 0xD40Full
 #define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
+/* The encoder fine-tuning starts from unless told otherwise: the one this
+ * repository ships (models/bert-tiny-wiki/README.md), found relative to the
+ * working directory like the default vocabulary. --init none: random init. */
+#define BERT_SHIPPED_ENCODER "models/bert-tiny-wiki/model.ckpt"
+#define BERT_INIT_NONE "none"
+#define BERT_DEFAULT_CONFIG_NAME "tiny"
 
 /* Defaults. The learning rate: the top of the miniatures' grid {3e-4, 1e-4,
  * 5e-5}; from random init (tiny, 4 epochs, dev) 3e-4 gave STS-B Pearson 16.5
@@ -44,8 +51,10 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "adam_beta2", 0.999);
     cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
     cJSON_AddNumberToObject(c, "clip", 1.0);
-    cJSON_AddStringToObject(c, "bert", "tiny");   /* built-in name or config JSON (ignored with init) */
-    cJSON_AddStringToObject(c, "init", "");       /* pretrained checkpoint, its directory, or a HF model dir */
+    /* built-in name or config JSON, trained from random init (init "none") */
+    cJSON_AddStringToObject(c, "bert", BERT_DEFAULT_CONFIG_NAME);
+    /* pretrained checkpoint, its directory, a HF model dir, or "none" */
+    cJSON_AddStringToObject(c, "init", access(BERT_SHIPPED_ENCODER, R_OK) == 0 ? BERT_SHIPPED_ENCODER : BERT_INIT_NONE);
     cJSON_AddStringToObject(c, "vocab", "");      /* "": the default vocabulary (tokenizer.h) */
     return c;
 }
@@ -181,14 +190,41 @@ static Vocab *bert_vocab_setting(const cJSON *config) {
     return vocab_load(*v ? v : tokenizer_default_vocab_path());
 }
 
-/* A fresh model: the named config (or file), sized to the vocabulary. */
+/* The pretrained encoder to start from, or NULL for random init. An encoder
+ * brings its own config, so naming another config with it is refused rather
+ * than silently ignored. */
+static int bert_init_setting(const cJSON *config, const char **init) {
+    const char *s = run_config_string(config, "init", "");
+    const char *name = run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME);
+    *init = *s && strcmp(s, BERT_INIT_NONE) != 0 ? s : NULL;
+    if (!*init || strcmp(name, BERT_DEFAULT_CONFIG_NAME) == 0) return 0;
+    user_error("add --init none to train that configuration from random initialisation",
+               "bert: --set bert=%s conflicts with init %s, which brings its own config", name, *init);
+    return -1;
+}
+
+/* The vocabulary of an init checkpoint (NULL: it has none, the setting or
+ * the default serves); a different `vocab` setting beside it is refused. */
+static Vocab *bert_init_vocab(const Checkpoint *c, const cJSON *config, const char *init) {
+    Vocab *v = bert_checkpoint_vocab(c);
+    const char *setting = run_config_string(config, "vocab", "");
+    if (!v || !*setting) return v ? v : bert_vocab_setting(config);
+    vocab_free(v);
+    user_error("drop --set vocab (the checkpoint's vocabulary is used), or add --init none",
+               "bert: --set vocab=%s conflicts with init %s, which stores its own vocabulary", setting, init);
+    return NULL;
+}
+
+/* A fresh model: the pretrained encoder (init) with a new task head, or the
+ * named config (or file) sized to the vocabulary, from random init. */
 static Model *bert_ops_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     (void)train;
-    const char *init = run_config_string(config, "init", "");
+    const char *init;
+    if (bert_init_setting(config, &init) != 0) return NULL;
     BertHeads heads = {.pooler = 1, .num_labels = task->num_labels};
     Vocab *vocab = NULL;
     Bert *bert = NULL;
-    if (*init) {
+    if (init) {
         char path[4096];
         Checkpoint *c = NULL;
         if (bert_hf_is_dir(init)) c = bert_hf_read(init);   /* a Hugging Face model directory */
@@ -196,13 +232,11 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
         if (!c) return NULL;
         /* Encoder (and pooler) from the checkpoint, a fresh task head. */
         bert = bert_from_checkpoint(c, &heads, 0, seed);
-        vocab = bert ? bert_checkpoint_vocab(c) : NULL;
+        vocab = bert ? bert_init_vocab(c, config, init) : NULL;
         checkpoint_free(c);
-        if (!bert) return NULL;
-        if (!vocab) vocab = bert_vocab_setting(config);
     } else {
         BertConfig cfg;
-        if (bert_config_resolve(run_config_string(config, "bert", "tiny"), &cfg) != 0) return NULL;
+        if (bert_config_resolve(run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME), &cfg) != 0) return NULL;
         vocab = bert_vocab_setting(config);
         if (vocab) {
             cfg.vocab_size = vocab_size(vocab);

@@ -262,7 +262,7 @@ TEST(fasttext_pair_encoding) {
     Dataset d = {.task = &TASK2, .n = 1};
     Example x = {.a = "good film", .b = "bad plot twist", .label = 1};
     d.ex = &x;
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASK2);
+    cJSON *cfg = ft_reference_config();   /* words only: no bigram ids between them */
     FastText *m = (FastText *)FASTTEXT_OPS.create(cfg, &TASK2, &d, 1);
     CHECK_EQ_INT(ft_dict_size(&m->dict), 7);   /* 5 words, __sep__, </s> */
     Encoded *e = FASTTEXT_OPS.encode((Model *)m, &d);

@@ -144,7 +144,7 @@ static int bench_ft_official(FtBench *b, double *seconds, double *acc) {
  * trainer feeds them; returns the model or NULL. */
 static Model *bench_ft_train(const FtBench *b, const Dataset *train, uint64_t seed, double *loop_seconds) {
     const ModelOps *ops = &FASTTEXT_OPS;
-    cJSON *cfg = ops->default_config(b->task);
+    cJSON *cfg = ft_reference_config();   /* the settings the official tool runs with */
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "epochs", cJSON_CreateNumber(b->epochs));
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "dim", cJSON_CreateNumber(b->dim));
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "threads", cJSON_CreateNumber(b->threads));

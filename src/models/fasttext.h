@@ -25,6 +25,8 @@
 #include "text/strmap.h"
 
 extern const ModelOps FASTTEXT_OPS;
+/* The official tool's supervised defaults (FASTTEXT_OPS defaults differ for GLUE). */
+cJSON *ft_reference_config(void);
 
 /* The token that ends every text, as the reference reads a newline. */
 #define FT_EOS "</s>"

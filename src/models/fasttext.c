@@ -40,8 +40,7 @@ cJSON *ft_reference_config(void) {
  * CoLA, MRPC, RTE and WNLI are raw text with punctuation attached to words.
  * On the dev sets (results/fasttext_settings.md) the 16 combinations of these
  * with lr 0.5 land within 46.6-49.8 mean score (one diverged), inside dev-set
- * noise: this
- * is the principled pick, not a per-task tuning. */
+ * noise: this is the principled pick, not a per-task tuning. */
 static cJSON *ft_default_config(const Task *task) {
     (void)task;
     cJSON *c = ft_reference_config();

@@ -643,6 +643,61 @@ TEST(trainer_cli_finetune_settings) {
     fixture_remove(&fx);
 }
 
+/* --seeds: one run per seed in DIR/seed-<s>/, each the same as a lone run with
+ * that seed, and DIR/seeds.json with their mean, sample std, min and max. */
+TEST(trainer_cli_finetune_seeds) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    Fixture fx;
+    fixture_make(&fx);
+    char out[4096], lone[4096];
+    snprintf(out, sizeof out, "%s/seeds", fx.root);
+    snprintf(lone, sizeof lone, "%s/lone", fx.root);
+    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--epochs", "2", "--seeds", "3,11,4", "--out", out};
+    Ran r = run_command(fx.root, NULL, NULL, 10, ft);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "over 3 seeds"), "--seeds: %d %s %s", r.status, r.out, r.err);
+    ran_free(&r);
+    cJSON *j = read_json_file(out, "seeds.json");
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+    CHECK_EQ_INT(cJSON_GetArraySize(runs), 3);
+    static const int SEEDS[3] = {3, 11, 4};
+    double acc[3], sum = 0;
+    for (int i = 0; i < 3; i++) {
+        const cJSON *run = cJSON_GetArrayItem(runs, i);
+        CHECK_EQ_INT(run_config_number(run, "seed", -1), SEEDS[i]);
+        acc[i] = metric_of(cJSON_GetObjectItemCaseSensitive(run, "best"), "dev", "accuracy");
+        sum += acc[i];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/seed-%d", out, SEEDS[i]);
+        CHECK(file_in(dir, RUN_CKPT) && file_in(dir, RUN_RESULTS));
+    }
+    /* The seed-11 run equals a lone run with --seed 11. */
+    const char *one[] = {"finetune", "sst2", "--model", "testbow", "--epochs", "2", "--seed", "11", "--out", lone};
+    r = run_command(fx.root, NULL, NULL, 10, one);
+    CHECK_EQ_INT(r.status, 0);
+    ran_free(&r);
+    cJSON *l = read_json_file(lone, RUN_RESULTS);
+    CHECK_NEAR(metric_of(cJSON_GetObjectItemCaseSensitive(l, "best"), "dev", "accuracy"), acc[1], 1e-12);
+    cJSON_Delete(l);
+    double mean = sum / 3, ss = 0;
+    for (int i = 0; i < 3; i++) ss += (acc[i] - mean) * (acc[i] - mean);
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "summary"), "dev"), "accuracy");
+    CHECK_NEAR(run_config_number(spread, "mean", NAN), mean, 1e-9);
+    CHECK_NEAR(run_config_number(spread, "std", NAN), sqrt(ss / 2), 1e-9);
+    CHECK_NEAR(run_config_number(spread, "min", NAN), fmin(acc[0], fmin(acc[1], acc[2])), 1e-12);
+    CHECK_NEAR(run_config_number(spread, "max", NAN), fmax(acc[0], fmax(acc[1], acc[2])), 1e-12);
+    cJSON_Delete(j);
+    /* A bad list is a usage error. */
+    static const char *const BAD[] = {"1,,2", "a", "-3", "1;2"};
+    for (int i = 0; i < 4; i++) {
+        const char *argv[] = {"finetune", "sst2", "--model", "testbow", "--seeds", BAD[i], "--out", out};
+        r = run_command(fx.root, NULL, NULL, 8, argv);
+        CHECK_MSG(r.status == 2 && strstr(r.err, "--seeds"), "--seeds %s -> %d: %s", BAD[i], r.status, r.err);
+        ran_free(&r);
+    }
+    fixture_remove(&fx);
+}
+
 TEST(trainer_cli_compare) {
     if (!bow()) { test_skip("test model not linked"); return; }
     Fixture fx;

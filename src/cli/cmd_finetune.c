@@ -1,6 +1,9 @@
 /* cmd_finetune.c — `glue finetune TASK [--model M] [options]`: build the run's
  * config (model defaults < --config FILE < options and --set), then hand it to
- * the trainer, which writes runs/<task>/<model>/ (or --out DIR). */
+ * the trainer, which writes runs/<task>/<model>/ (or --out DIR).
+ * --seeds 1,2,3 trains once per seed into DIR/seed-<s>/ and writes
+ * DIR/seeds.json: each seed's best metrics and their mean, sample standard
+ * deviation, min and max (how robust fine-tuning is on a small task). */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -11,25 +14,47 @@
 #include "models/trainer.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
-    "       [--set key=value ...] [--resume] [--json]"
+    "       [--set key=value ...] [--seeds S1,S2,...] [--resume] [--json]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
+#define FINETUNE_MAX_SEEDS 32
+#define FINETUNE_SEEDS_FILE "seeds.json"
 
 typedef struct FinetuneArgs {
     const char *task, *model, *out, *config_file;
     long seed, threads;
+    long seeds[FINETUNE_MAX_SEEDS];   /* --seeds */
+    int nseeds;
     int json, resume;
     int nsets;
     const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
     const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
     char shortcut[5][4096];                      /* storage for --epochs etc. (--init: a path) */
 } FinetuneArgs;
+
+/* "1,2,3" into f->seeds; -1 after a message. */
+static int finetune_parse_seeds(const char *list, FinetuneArgs *f) {
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || (*end && *end != ',') || f->nseeds == FINETUNE_MAX_SEEDS) {
+            user_error("e.g. --seeds 1,2,3,4,5", "--seeds %s: expected up to %d comma-separated whole numbers >= 0",
+                       list, FINETUNE_MAX_SEEDS);
+            return -1;
+        }
+        f->seeds[f->nseeds++] = v;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
 
 static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     Args a;
@@ -38,6 +63,8 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->out = args_str(&a, "--out", NULL);
     f->config_file = args_str(&a, "--config", NULL);
     f->seed = args_int(&a, "--seed", FINETUNE_DEFAULT_SEED);
+    const char *seeds = args_str(&a, "--seeds", NULL);
+    if (seeds && finetune_parse_seeds(seeds, f) != 0) return EXIT_USAGE;
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
@@ -100,6 +127,73 @@ static void finetune_print(const cJSON *res, const char *dir, int json) {
            cJSON_GetObjectItemCaseSensitive(res, "num_params")->valuedouble, dir);
 }
 
+/* mean, sample std, min, max of v[0..n) as a JSON object. */
+static cJSON *finetune_spread(const double *v, int n) {
+    double sum = 0, lo = v[0], hi = v[0], ss = 0;
+    for (int i = 0; i < n; i++) {
+        sum += v[i];
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    double mean = sum / n;
+    for (int i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "mean", mean);
+    cJSON_AddNumberToObject(o, "std", n > 1 ? sqrt(ss / (n - 1)) : 0.0);
+    cJSON_AddNumberToObject(o, "min", lo);
+    cJSON_AddNumberToObject(o, "max", hi);
+    return o;
+}
+
+/* seeds.json from the runs' results: {"task", "model", "command", "runs":
+ * [{"seed", "dir", "best": {split: {metric: v}}}], "summary": {split:
+ * {metric: {mean, std, min, max}}}}; prints it (--json) or a summary. */
+static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const char *dir, const char *command) {
+    cJSON *out = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(out, "runs");
+    cJSON_AddStringToObject(out, "task", f->task);
+    cJSON_AddStringToObject(out, "model", f->model);
+    cJSON_AddStringToObject(out, "command", command);
+    for (int i = 0; i < f->nseeds; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "seed", (double)f->seeds[i]);
+        cJSON_AddItemToObject(r, "best", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res[i], "best"), 1));
+        cJSON_AddItemToArray(runs, r);
+    }
+    cJSON *summary = cJSON_AddObjectToObject(out, "summary");
+    if (!f->json) printf("%s %s over %d seeds (mean, sample std, min-max):\n", f->task, f->model, f->nseeds);
+    const cJSON *best0 = cJSON_GetObjectItemCaseSensitive(res[0], "best");
+    for (const cJSON *split = best0->child; split; split = split->next) {
+        if (!cJSON_IsObject(split)) continue;
+        cJSON *s = cJSON_AddObjectToObject(summary, split->string);
+        for (const cJSON *m = split->child; m; m = m->next) {
+            double v[FINETUNE_MAX_SEEDS] = {0};
+            for (int i = 0; i < f->nseeds; i++) {
+                const cJSON *b = cJSON_GetObjectItemCaseSensitive(res[i], "best");
+                v[i] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, split->string), m->string)
+                           ->valuedouble;
+            }
+            cJSON *spread = finetune_spread(v, f->nseeds);
+            cJSON_AddItemToObject(s, m->string, spread);
+            if (!f->json)
+                printf("  %s %s %.2f +- %.2f (%.2f-%.2f)\n", split->string, m->string,
+                   cJSON_GetObjectItem(spread, "mean")->valuedouble, cJSON_GetObjectItem(spread, "std")->valuedouble,
+                   cJSON_GetObjectItem(spread, "min")->valuedouble, cJSON_GetObjectItem(spread, "max")->valuedouble);
+        }
+    }
+    char path[4200];
+    run_file_path(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
+    int rc = run_json_write(path, out);
+    if (rc == 0 && f->json) {
+        char *text = cJSON_PrintUnformatted(out);
+        printf("%s\n", text);
+        free(text);
+    } else if (rc == 0) {
+        printf("  -> %s\n", path);
+    }
+    cJSON_Delete(out);
+    return rc;
+}
+
 int cmd_finetune(int argc, char **argv) {
     FinetuneArgs f = {0};
     int rc = finetune_parse(argc, argv, &f);
@@ -121,15 +215,21 @@ int cmd_finetune(int argc, char **argv) {
     if (f.out) snprintf(dir, sizeof dir, "%s", f.out);
     else run_dir_path(t->name, ops->name, dir, sizeof dir);
     char *command = cli_command_line(argc, argv);
-    TrainerOptions o = {
-        .task = t, .ops = ops, .config = config, .seed = (uint64_t)f.seed, .threads = threads,
-        .out_dir = dir, .data_root = task_data_root(), .command = command, .resume = f.resume,
-        .show_progress = 1,
-    };
-    cJSON *res = NULL;
-    rc = trainer_run(&o, &res);
-    if (rc == 0) finetune_print(res, dir, f.json);
-    cJSON_Delete(res);
+    int nruns = f.nseeds ? f.nseeds : 1;
+    cJSON *res[FINETUNE_MAX_SEEDS] = {0};
+    for (int i = 0; i < nruns && rc == 0; i++) {
+        char seed_dir[4200];
+        if (f.nseeds) snprintf(seed_dir, sizeof seed_dir, "%s/seed-%ld", dir, f.seeds[i]);
+        TrainerOptions o = {
+            .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
+            .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),
+            .command = command, .resume = f.resume, .show_progress = 1,
+        };
+        rc = trainer_run(&o, &res[i]);
+        if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
+    }
+    if (rc == 0 && f.nseeds) rc = finetune_seeds_report(res, &f, dir, command);
+    for (int i = 0; i < nruns; i++) cJSON_Delete(res[i]);
     cJSON_Delete(config);
     free(command);
     return rc;

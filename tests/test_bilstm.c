@@ -18,63 +18,25 @@
 #include "nn/lstm.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
+#include "tests/synth_task.h"
 #include "tests/test.h"
-
-static const Task TASK2 = {.name = "blsynth2", .display = "BL-SYNTH-2", .num_labels = 2,
-                           .metrics = {METRIC_ACC, METRIC_NONE}};
-static const Task TASKP = {.name = "blsynthp", .display = "BL-SYNTH-P", .num_labels = 2,
-                           .metrics = {METRIC_ACC, METRIC_NONE}};
-static const Task TASKR = {.name = "blsynthr", .display = "BL-SYNTH-R", .num_labels = 1,
-                           .metrics = {METRIC_PEARSON, METRIC_NONE}};
 
 /* ---- synthetic data ---- */
 
-/* `len` words: `signal` of them "c<cls>k<k>" (k < 4) at random places, the rest
- * noise "n<k>" (k < 100). */
-static char *synth_text(Rng *r, int cls, int len, int signal) {
-    char *s = xmalloc((size_t)len * 12 + 1), *p = s;
-    *p = '\0';
-    for (int i = 0; i < len; i++) {
-        int is_signal = (int)rng_below(r, (uint32_t)(len - i)) < signal;
-        if (is_signal) { p += sprintf(p, "%sc%dk%u", i ? " " : "", cls, rng_below(r, 4)); signal--; }
-        else p += sprintf(p, "%sn%u", i ? " " : "", rng_below(r, 100));
-    }
-    return s;
-}
-
-/* Single sentence: the class words say the label, lengths 3..14. Pair: a and b
+/* Class words "c<class>k<k>" (k < 4) among noise "n<k>" (k < 100). Single
+ * sentence: 1 or 2 class words say the label, lengths 3..14. Pair: a and b
  * each carry one of 4 topics; label 1 when the topics agree, so neither text
  * alone tells it. Regression: the score is the number of class-1 words among
  * 6 (0..5). */
-static Dataset synth_dataset(const Task *t, int n, uint64_t seed) {
-    Dataset d = {.task = t, .n = n};
-    d.ex = xcalloc((size_t)n, sizeof *d.ex);
-    Rng r;
-    rng_seed(&r, seed);
-    for (int i = 0; i < n; i++) {
-        Example *x = &d.ex[i];
-        if (t == &TASKR) {
-            int k = (int)rng_below(&r, 6);
-            x->a = synth_text(&r, 1, 6, k);
-            x->score = (float)k;
-        } else if (t == &TASKP) {
-            int ta = (int)rng_below(&r, 4), same = (int)rng_below(&r, 2);
-            int tb = same ? ta : (ta + 1 + (int)rng_below(&r, 3)) % 4;
-            x->label = same;
-            x->a = synth_text(&r, ta, 3 + (int)rng_below(&r, 8), 1);
-            x->b = synth_text(&r, tb, 3 + (int)rng_below(&r, 8), 1);
-        } else {
-            x->label = (int)rng_below(&r, 2);
-            x->a = synth_text(&r, x->label, 3 + (int)rng_below(&r, 12), 1 + (int)rng_below(&r, 2));
-        }
-    }
-    return d;
-}
-
-static void synth_free(Dataset *d) {
-    for (int i = 0; i < d->n; i++) { free(d->ex[i].a); free(d->ex[i].b); }
-    free(d->ex);
-}
+static const SynthTask BL_SINGLE = {.name = "single", .task = &SYNTH_TASK2, .kind = SYNTH_CLASS,
+                                    .class_words = 4, .noise_words = 100, .len_min = 3, .len_max = 14,
+                                    .signal_min = 1, .signal_max = 2};
+static const SynthTask BL_PAIR = {.name = "pair", .task = &SYNTH_TASK2, .kind = SYNTH_SAME_TOPIC,
+                                  .class_words = 4, .noise_words = 100, .len_min = 3, .len_max = 10,
+                                  .signal_min = 1, .signal_max = 1};
+static const SynthTask BL_COUNT = {.name = "regression", .task = &SYNTH_TASKR, .kind = SYNTH_COUNT,
+                                   .class_words = 4, .noise_words = 100, .len_min = 6, .len_max = 6,
+                                   .signal_min = 0, .signal_max = 5};
 
 /* stderr muted while a test provokes messages; stderr_quiet_end returns what
  * was written (caller frees). */
@@ -100,80 +62,6 @@ static cJSON *small_config(const Task *t, int epochs) {
     return c;
 }
 
-/* The trainer's loop in small: epochs of shuffled batches at a constant lr.
- * Epochs [from, to) of a shuffle sequence fixed by seed. */
-static void train_epochs(Model *m, const Encoded *e, int n, const cJSON *cfg, uint64_t seed, int from, int to) {
-    int batch = cJSON_GetObjectItem(cfg, "batch")->valueint;
-    float lr = (float)cJSON_GetObjectItem(cfg, "lr")->valuedouble;
-    int *rows = xmalloc((size_t)n * sizeof *rows);
-    for (int ep = from; ep < to; ep++) {
-        for (int i = 0; i < n; i++) rows[i] = i;
-        Rng r;
-        rng_seed_stream(&r, seed, (uint64_t)ep);
-        rng_shuffle_int(&r, rows, n);
-        for (int s = 0; s < n; s += batch) {
-            TrainState st = {.lr = lr, .epoch = ep};
-            int k = n - s < batch ? n - s : batch;
-            float loss = BILSTM_OPS.train_step(m, e, rows + s, k, &st);
-            if (!CHECK_MSG(isfinite(loss) && loss >= 0.0f, "loss %g", loss)) break;
-        }
-    }
-    free(rows);
-}
-
-static Model *train_model(const Task *t, const Dataset *train, const cJSON *cfg, uint64_t seed) {
-    Model *m = BILSTM_OPS.create(cfg, t, train, seed);
-    if (!m) return NULL;
-    Encoded *e = BILSTM_OPS.encode(m, train);
-    train_epochs(m, e, train->n, cfg, seed, 0, cJSON_GetObjectItem(cfg, "epochs")->valueint);
-    BILSTM_OPS.encoded_free(e);
-    return m;
-}
-
-/* out (n, K) for all of d, in batches of `batch` rows (rows in order). */
-static float *predict_all(Model *m, const Dataset *d, int K, int batch) {
-    Encoded *e = BILSTM_OPS.encode(m, d);
-    int *rows = xmalloc((size_t)d->n * sizeof *rows);
-    for (int i = 0; i < d->n; i++) rows[i] = i;
-    float *out = xmalloc((size_t)d->n * (size_t)K * sizeof *out);
-    for (int s = 0; s < d->n; s += batch)
-        BILSTM_OPS.predict(m, e, rows + s, d->n - s < batch ? d->n - s : batch, out + (long)s * K);
-    free(rows);
-    BILSTM_OPS.encoded_free(e);
-    return out;
-}
-
-static double accuracy_of(const float *out, const Dataset *d, int K) {
-    int ok = 0;
-    for (int i = 0; i < d->n; i++) {
-        int best = 0;
-        for (int k = 1; k < K; k++) if (out[i * K + k] > out[i * K + best]) best = k;
-        ok += best == d->ex[i].label;
-    }
-    return 100.0 * ok / d->n;
-}
-
-static double learn(const Task *t, int n_train, int epochs, uint64_t seed) {
-    Dataset tr = synth_dataset(t, n_train, seed), dv = synth_dataset(t, 400, seed + 100);
-    cJSON *cfg = small_config(t, epochs);
-    Model *m = train_model(t, &tr, cfg, seed);
-    double acc = -1;
-    if (CHECK(m != NULL)) {
-        float *out = predict_all(m, &dv, t->num_labels, 64);
-        for (int i = 0; i < dv.n; i++) {
-            float sum = out[2 * i] + out[2 * i + 1];
-            if (!CHECK_MSG(fabsf(sum - 1.0f) < 1e-5f, "row %d probabilities sum to %g", i, sum)) break;
-        }
-        acc = accuracy_of(out, &dv, t->num_labels);
-        free(out);
-        BILSTM_OPS.free(m);
-    }
-    cJSON_Delete(cfg);
-    synth_free(&tr);
-    synth_free(&dv);
-    return acc;
-}
-
 /* ---- gradients ---- */
 
 typedef struct {
@@ -196,14 +84,14 @@ static void net_backward(void *p, const float *dout) {
 /* n (<= 4) short rows of unequal lengths (1..3 words; pairs: b too). Short, so
  * that a max over time has few candidates and no perturbation of the check
  * moves one (a kink the central difference would straddle). */
-static Dataset gradcheck_dataset(const Task *t, int n) {
+static Dataset gradcheck_dataset(const SynthTask *st, int n) {
     static const char *const A[4] = {"n1 n2 n3", "n4", "n5 n6", "c1k0"};
     static const char *const B[4] = {"n7", "n9 n1", "c0k1", "n3"};
-    Dataset d = {.task = t, .n = n};
+    Dataset d = {.task = st->task, .n = n};
     d.ex = xcalloc((size_t)n, sizeof *d.ex);
     for (int i = 0; i < n; i++) {
         d.ex[i].a = xstrdup(A[i]);
-        d.ex[i].b = t == &TASKP ? xstrdup(B[i]) : NULL;
+        d.ex[i].b = st->kind == SYNTH_SAME_TOPIC ? xstrdup(B[i]) : NULL;
         d.ex[i].label = i % 2;
         d.ex[i].score = (float)i;
     }
@@ -242,8 +130,9 @@ static double net_kink_margin(const Model *m, int n, int T) {
  * weight draw (from seed on) that keeps every max and |u - v| at least
  * NET_KINK_MARGIN from its kink is checked, as a difference across a kink
  * measures nothing. */
-static void net_gradcheck(const Task *t, int n, int hidden, uint64_t seed) {
-    Dataset d = gradcheck_dataset(t, n);
+static void net_gradcheck(const SynthTask *st, int n, int hidden, uint64_t seed) {
+    const Task *t = st->task;
+    Dataset d = gradcheck_dataset(st, n);
     cJSON *cfg = small_config(t, 1);
     config_set(cfg, "dim", 5);
     config_set(cfg, "hidden", hidden);
@@ -263,14 +152,14 @@ static void net_gradcheck(const Task *t, int n, int hidden, uint64_t seed) {
             net_forward(&c);
             margin = net_kink_margin(m, c.n, c.T);
         }
-        if (CHECK_MSG(margin >= NET_KINK_MARGIN, "%s: no weights away from kinks (margin %g)", t->name, margin)) {
+        if (CHECK_MSG(margin >= NET_KINK_MARGIN, "%s: no weights away from kinks (margin %g)", st->name, margin)) {
             GradCheck g;
             gradcheck_init(&g, &c, net_forward, net_backward, m->buf.out, (long)c.n * m->K);
             g.seed = seed;
             for (int h = 0; h < params_num_tensors(p); h++)
                 gradcheck_add(&g, params_tensor(p, h)->name, params_data(p, h), params_grad(p, h),
                               params_tensor(p, h)->numel);
-            gradcheck_expect(&g, t->name);
+            gradcheck_expect(&g, st->name);
         }
         word_seqs_free(c.s);
         BILSTM_OPS.free(m);
@@ -279,57 +168,48 @@ static void net_gradcheck(const Task *t, int n, int hidden, uint64_t seed) {
     synth_free(&d);
 }
 
-TEST(bilstm_gradcheck_single) { net_gradcheck(&TASK2, 4, 4, 3); }
-TEST(bilstm_gradcheck_pair) { net_gradcheck(&TASKP, 4, 4, 4); }
-TEST(bilstm_gradcheck_regression) { net_gradcheck(&TASKR, 4, 4, 3); }
+TEST(bilstm_gradcheck_single) { net_gradcheck(&BL_SINGLE, 4, 4, 3); }
+TEST(bilstm_gradcheck_pair) { net_gradcheck(&BL_PAIR, 4, 4, 4); }
+TEST(bilstm_gradcheck_regression) { net_gradcheck(&BL_COUNT, 4, 4, 3); }
 
 /* ---- learning ---- */
 
 TEST(bilstm_learns_single_sentence) {
-    double acc = learn(&TASK2, 1500, 3, 11);
+    cJSON *cfg = small_config(BL_SINGLE.task, 3);
+    double acc = synth_learn(&BILSTM_OPS, &BL_SINGLE, cfg, 1500, 400, 11);
     CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
 }
 
 TEST(bilstm_learns_pairs) {
     /* Neither text alone says the label (chance is 50%): the |u - v| and u * v
      * features must carry it. */
-    double acc = learn(&TASKP, 2000, 8, 12);
+    cJSON *cfg = small_config(BL_PAIR.task, 8);
+    double acc = synth_learn(&BILSTM_OPS, &BL_PAIR, cfg, 2000, 400, 12);
     CHECK_MSG(acc >= 95.0, "pair dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
 }
 
 TEST(bilstm_learns_regression) {
-    Dataset tr = synth_dataset(&TASKR, 1200, 21), dv = synth_dataset(&TASKR, 300, 22);
-    cJSON *cfg = small_config(&TASKR, 4);
-    Model *m = train_model(&TASKR, &tr, cfg, 21);
-    if (CHECK(m != NULL)) {
-        float *out = predict_all(m, &dv, 1, 64);
-        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
-        for (int i = 0; i < dv.n; i++) {
-            double x = out[i], y = dv.ex[i].score;
-            sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
-        }
-        double n = dv.n, r = (sxy - sx * sy / n) / sqrt((sxx - sx * sx / n) * (syy - sy * sy / n));
-        CHECK_MSG(r >= 0.95, "dev Pearson %.3f", r);
-        free(out);
-        BILSTM_OPS.free(m);
-    }
+    cJSON *cfg = small_config(BL_COUNT.task, 4);
+    double r = synth_learn(&BILSTM_OPS, &BL_COUNT, cfg, 1200, 300, 21);
+    CHECK_MSG(r >= 0.95, "dev Pearson %.3f", r);
     cJSON_Delete(cfg);
-    synth_free(&tr);
-    synth_free(&dv);
 }
 
 /* ---- padding ---- */
 
 /* A row predicted alone (no padding) and in a batch padded to a much longer
  * row, in either position, gives the same output. */
-static void padding_invariance(const Task *t) {
-    Dataset d = synth_dataset(t, 40, 31);
+static void padding_invariance(const SynthTask *st) {
+    const Task *t = st->task;
+    Dataset d = synth_dataset(st, 40, 31);
     free(d.ex[0].a);   /* one long row: 40 words, the others pad to it */
     Rng r;
     rng_seed(&r, 32);
-    d.ex[0].a = synth_text(&r, 1, 40, 2);
+    d.ex[0].a = synth_text(&r, st, 1, 40, 2);
     cJSON *cfg = small_config(t, 1);
-    Model *m = train_model(t, &d, cfg, 33);   /* trained a little: not a symmetric init */
+    Model *m = synth_train(&BILSTM_OPS, &d, cfg, 33);   /* trained a little: not a symmetric init */
     if (CHECK(m != NULL)) {
         int K = t->num_labels;
         Encoded *e = BILSTM_OPS.encode(m, &d);
@@ -343,7 +223,7 @@ static void padding_invariance(const Task *t) {
             BILSTM_OPS.predict(m, e, rev, 2, batched);
             for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[k]));
         }
-        CHECK_MSG(worst < 1e-6, "%s: padding changed an output by %g", t->name, worst);
+        CHECK_MSG(worst < 1e-6, "%s: padding changed an output by %g", st->name, worst);
         BILSTM_OPS.encoded_free(e);
         BILSTM_OPS.free(m);
     }
@@ -352,8 +232,8 @@ static void padding_invariance(const Task *t) {
 }
 
 TEST(bilstm_padding_invariance) {
-    padding_invariance(&TASK2);
-    padding_invariance(&TASKP);
+    padding_invariance(&BL_SINGLE);
+    padding_invariance(&BL_PAIR);
 }
 
 /* The LSTM's packed path (lengths given) and its plain one (no lengths) agree
@@ -402,21 +282,21 @@ static void temp_path(char *out, size_t cap, const char *name) {
 }
 
 TEST(bilstm_save_load_same_predictions) {
-    static const Task *const tasks[] = {&TASKP, &TASKR};
+    static const SynthTask *const tasks[] = {&BL_PAIR, &BL_COUNT};
     for (int k = 0; k < 2; k++) {
-        const Task *t = tasks[k];
-        Dataset tr = synth_dataset(t, 300, 41 + k), dv = synth_dataset(t, 100, 51 + k);
+        const Task *t = tasks[k]->task;
+        Dataset tr = synth_dataset(tasks[k], 300, 41 + k), dv = synth_dataset(tasks[k], 100, 51 + k);
         cJSON *cfg = small_config(t, 1);
         char path[512];
         temp_path(path, sizeof path, "model.ckpt");
-        Model *m = train_model(t, &tr, cfg, 9);
+        Model *m = synth_train(&BILSTM_OPS, &tr, cfg, 9);
         if (!CHECK(m != NULL)) continue;
         CHECK_EQ_INT(BILSTM_OPS.save(m, path), 0);
         Model *back = BILSTM_OPS.load(path, t);
         if (CHECK(back != NULL)) {
             int K = t->num_labels;
-            float *a = predict_all(m, &dv, K, 64), *b = predict_all(back, &dv, K, 64);
-            CHECK_MSG(memcmp(a, b, (size_t)dv.n * (size_t)K * sizeof *a) == 0, "%s: identical predictions", t->name);
+            float *a = synth_predict(&BILSTM_OPS, m, &dv, 64), *b = synth_predict(&BILSTM_OPS, back, &dv, 64);
+            CHECK_MSG(memcmp(a, b, (size_t)dv.n * (size_t)K * sizeof *a) == 0, "%s: identical predictions", tasks[k]->name);
             CHECK_EQ_INT(BILSTM_OPS.num_params(back), BILSTM_OPS.num_params(m));
             free(a);
             free(b);
@@ -424,7 +304,7 @@ TEST(bilstm_save_load_same_predictions) {
         }
         /* Another task's model, a truncated file, a missing one: clean NULLs. */
         stderr_quiet();
-        CHECK(BILSTM_OPS.load(path, t == &TASKR ? &TASK2 : &TASKR) == NULL);
+        CHECK(BILSTM_OPS.load(path, t == &SYNTH_TASKR ? &SYNTH_TASK2 : &SYNTH_TASKR) == NULL);
         FILE *f = fopen(path, "r+b");
         if (f) { CHECK(ftruncate(fileno(f), 100) == 0); fclose(f); }
         CHECK(BILSTM_OPS.load(path, t) == NULL);
@@ -442,17 +322,17 @@ TEST(bilstm_save_load_same_predictions) {
  * epoch 1: the same weights to the bit (Adam's moments, step count and the
  * dropout stream all continue). */
 TEST(bilstm_resume_is_exact) {
-    const Task *t = &TASK2;
-    Dataset tr = synth_dataset(t, 300, 61);
+    const Task *t = BL_SINGLE.task;
+    Dataset tr = synth_dataset(&BL_SINGLE, 300, 61);
     cJSON *cfg = small_config(t, 2);
     char wpath[512], spath[512];
     temp_path(wpath, sizeof wpath, "resume.ckpt");
     temp_path(spath, sizeof spath, "resume.state");
-    Model *whole = train_model(t, &tr, cfg, 5);
+    Model *whole = synth_train(&BILSTM_OPS, &tr, cfg, 5);
     Model *half = BILSTM_OPS.create(cfg, t, &tr, 5);
     if (CHECK(whole && half)) {
         Encoded *e = BILSTM_OPS.encode(half, &tr);
-        train_epochs(half, e, tr.n, cfg, 5, 0, 1);
+        synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 0, 1);
         CHECK_EQ_INT(BILSTM_OPS.save(half, wpath), 0);
         CHECK_EQ_INT(BILSTM_OPS.save_state(half, spath), 0);
         BILSTM_OPS.encoded_free(e);
@@ -460,7 +340,7 @@ TEST(bilstm_resume_is_exact) {
         half = BILSTM_OPS.load(wpath, t);
         if (CHECK(half != NULL) && CHECK(BILSTM_OPS.load_state(half, spath) == 0)) {
             e = BILSTM_OPS.encode(half, &tr);
-            train_epochs(half, e, tr.n, cfg, 5, 1, 2);
+            synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 1, 2);
             BILSTM_OPS.encoded_free(e);
             const Params *a = whole->params, *b = half->params;
             CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);
@@ -484,7 +364,7 @@ TEST(bilstm_resume_is_exact) {
 /* create must fail with one message that names `expect`. */
 static void expect_refused(const cJSON *cfg, const Dataset *tr, const char *expect) {
     stderr_quiet();
-    Model *m = BILSTM_OPS.create(cfg, &TASK2, tr, 1);
+    Model *m = BILSTM_OPS.create(cfg, &SYNTH_TASK2, tr, 1);
     char *msg = stderr_quiet_end();
     CHECK_MSG(m == NULL && msg && strstr(msg, expect), "refused naming '%s': %s", expect, msg ? msg : "");
     if (m) BILSTM_OPS.free(m);
@@ -492,8 +372,8 @@ static void expect_refused(const cJSON *cfg, const Dataset *tr, const char *expe
 }
 
 TEST(bilstm_bad_config) {
-    Dataset tr = synth_dataset(&TASK2, 50, 71);
-    cJSON *cfg = small_config(&TASK2, 1);
+    Dataset tr = synth_dataset(&BL_SINGLE, 50, 71);
+    cJSON *cfg = small_config(&SYNTH_TASK2, 1);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "activation", cJSON_CreateString("sigmoid"));
     expect_refused(cfg, &tr, "activation 'sigmoid'");
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "activation", cJSON_CreateString("relu"));
@@ -514,8 +394,8 @@ TEST(bilstm_bad_config) {
 
 /* Vectors from a .vec file land in the embedding rows of their words. */
 TEST(bilstm_vectors_init) {
-    Dataset tr = synth_dataset(&TASK2, 50, 81);
-    cJSON *cfg = small_config(&TASK2, 1);
+    Dataset tr = synth_dataset(&BL_SINGLE, 50, 81);
+    cJSON *cfg = small_config(&SYNTH_TASK2, 1);
     config_set(cfg, "dim", 3);
     char path[512];
     temp_path(path, sizeof path, "vectors.vec");
@@ -525,7 +405,7 @@ TEST(bilstm_vectors_init) {
     fclose(f);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "vectors", cJSON_CreateString(path));
     stderr_quiet();
-    Model *m = BILSTM_OPS.create(cfg, &TASK2, &tr, 1);
+    Model *m = BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
     free(stderr_quiet_end());
     if (CHECK(m != NULL)) {
         int id = word_vocab_id(&m->vocab, "c1k0", 4);

@@ -11,9 +11,9 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "core/rng.h"
 #include "models/fasttext.h"
 #include "text/ngrams.h"
+#include "tests/synth_task.h"
 
 /* ---- hashing: expected values worked out from the definition fastText uses
  * (h = 2166136261; per byte: h ^= (uint32)(int8)byte; h *= 16777619), by an
@@ -113,157 +113,62 @@ TEST(fasttext_huffman_tree) {
 
 /* ---- synthetic tasks ---- */
 
-static const Task TASK2 = {.name = "synth2", .display = "SYNTH-2", .num_labels = 2,
-                           .metrics = {METRIC_ACC, METRIC_NONE}};
-static const Task TASK3 = {.name = "synth3", .display = "SYNTH-3", .num_labels = 3,
-                           .metrics = {METRIC_ACC, METRIC_NONE}};
-static const Task TASKR = {.name = "synthr", .display = "SYNTH-R", .num_labels = 1,
-                           .metrics = {METRIC_PEARSON, METRIC_NONE}};
-
-/* A text of `len` words: `signal` of them "c<class>_<k>" (k < 10), the rest noise
- * "n<k>" (k < 300), in random order. */
-static char *synth_text(Rng *r, int cls, int len, int signal) {
-    char *s = xmalloc((size_t)len * 12 + 1), *p = s;
-    for (int i = 0; i < len; i++) {
-        int is_signal = (int)rng_below(r, (uint32_t)(len - i)) < signal;
-        if (is_signal) { p += sprintf(p, "%sc%d_%u", i ? " " : "", cls, rng_below(r, 10)); signal--; }
-        else p += sprintf(p, "%sn%u", i ? " " : "", rng_below(r, 300));
-    }
-    return s;
-}
-
-/* n rows; pair: the class shows only in text b (a is noise). regression: the
- * score is the number of "c1_*" words among 6. */
-static Dataset synth_dataset(const Task *t, int n, int pair, uint64_t seed) {
-    Dataset d = {.task = t, .n = n};
-    d.ex = xcalloc((size_t)n, sizeof *d.ex);
-    Rng r;
-    rng_seed(&r, seed);
-    for (int i = 0; i < n; i++) {
-        Example *x = &d.ex[i];
-        if (t->num_labels == 1) {
-            int k = (int)rng_below(&r, 6);
-            x->a = synth_text(&r, 1, 6, k);
-            x->score = (float)k;
-            continue;
-        }
-        x->label = (int)rng_below(&r, (uint32_t)t->num_labels);
-        x->a = synth_text(&r, pair ? (int)rng_below(&r, 3) : x->label, 8, pair ? 0 : 2);
-        if (pair) x->b = synth_text(&r, x->label, 6, 2);
-    }
-    return d;
-}
-
-static void synth_free(Dataset *d) {
-    for (int i = 0; i < d->n; i++) { free(d->ex[i].a); free(d->ex[i].b); }
-    free(d->ex);
-}
+/* Bag-of-words tasks: 2 of 8 words say the class (10 words per class among 300
+ * noise words); pairs: only text b does; regression: the score is the number
+ * of class-1 words among 6. */
+static const SynthTask FT_CLASS2 = {.name = "class2", .task = &SYNTH_TASK2, .kind = SYNTH_CLASS,
+                                    .class_words = 10, .noise_words = 300, .len_min = 8, .len_max = 8,
+                                    .signal_min = 2, .signal_max = 2};
+static const SynthTask FT_CLASS3 = {.name = "class3", .task = &SYNTH_TASK3, .kind = SYNTH_CLASS,
+                                    .class_words = 10, .noise_words = 300, .len_min = 8, .len_max = 8,
+                                    .signal_min = 2, .signal_max = 2};
+static const SynthTask FT_PAIR = {.name = "pair", .task = &SYNTH_TASK3, .kind = SYNTH_CLASS_IN_B,
+                                  .class_words = 10, .noise_words = 300, .len_min = 8, .len_max = 8,
+                                  .signal_min = 2, .signal_max = 2};
+static const SynthTask FT_COUNT = {.name = "count", .task = &SYNTH_TASKR, .kind = SYNTH_COUNT,
+                                   .class_words = 10, .noise_words = 300, .len_min = 6, .len_max = 6,
+                                   .signal_min = 0, .signal_max = 5};
 
 static void config_set(cJSON *c, const char *key, double v) {
     cJSON_ReplaceItemInObjectCaseSensitive(c, key, cJSON_CreateNumber(v));
 }
 
-/* What the trainer does: epochs of shuffled batches with progress in [0,1]. */
-static Model *train_model(const Task *t, const Dataset *train, cJSON *cfg, uint64_t seed) {
-    const ModelOps *ops = &FASTTEXT_OPS;
-    Model *m = ops->create(cfg, t, train, seed);
-    if (!m) return NULL;
-    Encoded *e = ops->encode(m, train);
-    int epochs = cJSON_GetObjectItem(cfg, "epochs")->valueint;
-    int batch = cJSON_GetObjectItem(cfg, "batch")->valueint;
-    int *rows = xmalloc((size_t)train->n * sizeof *rows);
-    for (int i = 0; i < train->n; i++) rows[i] = i;
-    Rng r;
-    rng_seed(&r, seed + 1);
-    long steps_per_epoch = (train->n + batch - 1) / batch, step = 0;
-    for (int ep = 0; ep < epochs; ep++) {
-        rng_shuffle_int(&r, rows, train->n);
-        for (int s = 0; s < train->n; s += batch, step++) {
-            TrainState st = {.step = step, .total_steps = epochs * steps_per_epoch,
-                             .progress = (double)step / (double)(epochs * steps_per_epoch), .epoch = ep};
-            int n = train->n - s < batch ? train->n - s : batch;
-            float loss = ops->train_step(m, e, rows + s, n, &st);
-            CHECK_MSG(loss == loss && loss >= 0.0f, "loss %g", loss);
-        }
-    }
-    free(rows);
-    ops->encoded_free(e);
-    return m;
-}
-
-/* out (n, K or 1) for all of d. */
-static float *predict_all(Model *m, const Dataset *d, int K) {
-    Encoded *e = FASTTEXT_OPS.encode(m, d);
-    int *rows = xmalloc((size_t)d->n * sizeof *rows);
-    for (int i = 0; i < d->n; i++) rows[i] = i;
-    float *out = xmalloc((size_t)d->n * (size_t)K * sizeof *out);
-    FASTTEXT_OPS.predict(m, e, rows, d->n, out);
-    free(rows);
-    FASTTEXT_OPS.encoded_free(e);
-    return out;
-}
-
-static double accuracy_of(const float *out, const Dataset *d, int K) {
-    int ok = 0;
-    for (int i = 0; i < d->n; i++) {
-        int best = 0;
-        for (int k = 1; k < K; k++) if (out[i * K + k] > out[i * K + best]) best = k;
-        ok += best == d->ex[i].label;
-    }
-    return 100.0 * ok / d->n;
-}
-
-/* Trains on a fresh synthetic task and returns dev accuracy (or -1). */
-static double learn_synthetic(const Task *t, int pair, const char *loss, int threads, int word_ngrams) {
-    Dataset tr = synth_dataset(t, 3000, pair, 11), dv = synth_dataset(t, 600, pair, 12);
-    cJSON *cfg = FASTTEXT_OPS.default_config(t);
+/* Trains on a fresh synthetic task and returns dev accuracy. */
+static double learn_synthetic(const SynthTask *st, const char *loss, int threads, int word_ngrams) {
+    cJSON *cfg = FASTTEXT_OPS.default_config(st->task);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "loss", cJSON_CreateString(loss));
     config_set(cfg, "threads", threads);
     config_set(cfg, "wordNgrams", word_ngrams);
     config_set(cfg, "bucket", 100000);
-    Model *m = train_model(t, &tr, cfg, 5);
-    double acc = -1;
-    if (m) {
-        float *out = predict_all(m, &dv, t->num_labels);
-        for (int i = 0; i < dv.n; i++) {
-            float sum = 0;
-            for (int k = 0; k < t->num_labels; k++) sum += out[i * t->num_labels + k];
-            if (!CHECK_MSG(fabsf(sum - 1.0f) < 1e-4f, "row %d probabilities sum to %g", i, sum)) break;
-        }
-        acc = accuracy_of(out, &dv, t->num_labels);
-        free(out);
-        FASTTEXT_OPS.free(m);
-    }
+    double acc = synth_learn(&FASTTEXT_OPS, st, cfg, 3000, 600, 11);
     cJSON_Delete(cfg);
-    synth_free(&tr);
-    synth_free(&dv);
     return acc;
 }
 
 TEST(fasttext_learns_softmax) {
-    double acc = learn_synthetic(&TASK2, 0, "softmax", 2, 1);
+    double acc = learn_synthetic(&FT_CLASS2, "softmax", 2, 1);
     CHECK_MSG(acc >= 95.0, "softmax, 2 threads: dev accuracy %.1f", acc);
-    acc = learn_synthetic(&TASK3, 0, "softmax", 1, 2);
+    acc = learn_synthetic(&FT_CLASS3, "softmax", 1, 2);
     CHECK_MSG(acc >= 95.0, "softmax, 3 classes, bigrams: dev accuracy %.1f", acc);
 }
 
 TEST(fasttext_learns_hierarchical_softmax) {
-    double acc = learn_synthetic(&TASK3, 0, "hs", 2, 1);
+    double acc = learn_synthetic(&FT_CLASS3, "hs", 2, 1);
     CHECK_MSG(acc >= 95.0, "hs, 3 classes: dev accuracy %.1f", acc);
 }
 
 TEST(fasttext_learns_pairs) {
-    double acc = learn_synthetic(&TASK3, 1, "softmax", 2, 2);
+    double acc = learn_synthetic(&FT_PAIR, "softmax", 2, 2);
     CHECK_MSG(acc >= 95.0, "pair task: dev accuracy %.1f", acc);
 }
 
 TEST(fasttext_pair_encoding) {
     /* a + separator + b + end of text; the second text's words are inputs too. */
-    Dataset d = {.task = &TASK2, .n = 1};
+    Dataset d = {.task = &SYNTH_TASK2, .n = 1};
     Example x = {.a = "good film", .b = "bad plot twist", .label = 1};
     d.ex = &x;
     cJSON *cfg = ft_reference_config();   /* words only: no bigram ids between them */
-    FastText *m = (FastText *)FASTTEXT_OPS.create(cfg, &TASK2, &d, 1);
+    FastText *m = (FastText *)FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &d, 1);
     CHECK_EQ_INT(ft_dict_size(&m->dict), 7);   /* 5 words, __sep__, </s> */
     Encoded *e = FASTTEXT_OPS.encode((Model *)m, &d);
     CHECK_EQ_INT(e->off[1], 7);
@@ -280,39 +185,30 @@ TEST(fasttext_pair_encoding) {
 }
 
 TEST(fasttext_learns_regression) {
-    Dataset tr = synth_dataset(&TASKR, 3000, 0, 21), dv = synth_dataset(&TASKR, 500, 0, 22);
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASKR);
+    cJSON *cfg = FASTTEXT_OPS.default_config(FT_COUNT.task);
     config_set(cfg, "epochs", 10);
-    Model *m = train_model(&TASKR, &tr, cfg, 3);
-    float *out = predict_all(m, &dv, 1);
-    double *x = xmalloc((size_t)dv.n * sizeof *x), *y = xmalloc((size_t)dv.n * sizeof *y);
-    for (int i = 0; i < dv.n; i++) { x[i] = out[i]; y[i] = dv.ex[i].score; }
-    double r = metric_pearson(x, y, dv.n);
+    double r = synth_learn(&FASTTEXT_OPS, &FT_COUNT, cfg, 3000, 500, 21);
     CHECK_MSG(r > 0.9, "regression: dev Pearson %.3f", r);
-    free(x); free(y); free(out);
-    FASTTEXT_OPS.free(m);
     cJSON_Delete(cfg);
-    synth_free(&tr);
-    synth_free(&dv);
 }
 
 TEST(fasttext_bad_config) {
-    Dataset tr = synth_dataset(&TASK2, 50, 0, 1);
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASK2);
+    Dataset tr = synth_dataset(&FT_CLASS2, 50, 1);
+    cJSON *cfg = FASTTEXT_OPS.default_config(&SYNTH_TASK2);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "loss", cJSON_CreateString("ns"));
-    CHECK(FASTTEXT_OPS.create(cfg, &TASK2, &tr, 1) == NULL);
+    CHECK(FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &tr, 1) == NULL);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "loss", cJSON_CreateString("softmax"));
     config_set(cfg, "minn", 4);
     config_set(cfg, "maxn", 3);
-    CHECK(FASTTEXT_OPS.create(cfg, &TASK2, &tr, 1) == NULL);
+    CHECK(FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &tr, 1) == NULL);
     config_set(cfg, "maxn", 0);
     config_set(cfg, "dim", 1.5);   /* not a whole number */
-    CHECK(FASTTEXT_OPS.create(cfg, &TASK2, &tr, 1) == NULL);
+    CHECK(FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &tr, 1) == NULL);
     config_set(cfg, "dim", 1e12);  /* out of range, not cast blindly */
-    CHECK(FASTTEXT_OPS.create(cfg, &TASK2, &tr, 1) == NULL);
+    CHECK(FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &tr, 1) == NULL);
     config_set(cfg, "dim", 100);
     config_set(cfg, "minCount", 1000000);   /* every word pruned */
-    CHECK(FASTTEXT_OPS.create(cfg, &TASK2, &tr, 1) == NULL);
+    CHECK(FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &tr, 1) == NULL);
     cJSON_Delete(cfg);
     synth_free(&tr);
 }
@@ -328,27 +224,27 @@ static void temp_path(char *out, size_t cap, const char *name) {
  * back and checks the predictions match bit for bit, including rows that only
  * the dev data uses (their init comes from the saved seed). */
 static void round_trip(const char *loss) {
-    Dataset tr = synth_dataset(&TASK3, 800, 1, 31), dv = synth_dataset(&TASK3, 200, 1, 32);
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASK3);
+    Dataset tr = synth_dataset(&FT_PAIR, 800, 31), dv = synth_dataset(&FT_PAIR, 200, 32);
+    cJSON *cfg = FASTTEXT_OPS.default_config(&SYNTH_TASK3);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "loss", cJSON_CreateString(loss));
     config_set(cfg, "wordNgrams", 2);
     config_set(cfg, "bucket", 50000);
     config_set(cfg, "epochs", 2);
     char path[512];
     temp_path(path, sizeof path, "model.ckpt");
-    Model *m = train_model(&TASK3, &tr, cfg, 9);
+    Model *m = synth_train(&FASTTEXT_OPS, &tr, cfg, 9);
     CHECK_EQ_INT(FASTTEXT_OPS.save(m, path), 0);
-    Model *back = FASTTEXT_OPS.load(path, &TASK3);
+    Model *back = FASTTEXT_OPS.load(path, &SYNTH_TASK3);
     CHECK(back != NULL);
     if (back) {
-        float *a = predict_all(m, &dv, 3), *b = predict_all(back, &dv, 3);
+        float *a = synth_predict(&FASTTEXT_OPS, m, &dv, 0), *b = synth_predict(&FASTTEXT_OPS, back, &dv, 0);
         CHECK(memcmp(a, b, (size_t)dv.n * 3 * sizeof *a) == 0);
         CHECK_EQ_INT(FASTTEXT_OPS.num_params(back), FASTTEXT_OPS.num_params(m));
         free(a);
         free(b);
         FASTTEXT_OPS.free(back);
         /* A model of another task is refused. */
-        CHECK(FASTTEXT_OPS.load(path, &TASK2) == NULL);
+        CHECK(FASTTEXT_OPS.load(path, &SYNTH_TASK2) == NULL);
     }
     FASTTEXT_OPS.free(m);
     unlink(path);
@@ -363,16 +259,16 @@ TEST(fasttext_checkpoint_round_trip) {
 }
 
 TEST(fasttext_checkpoint_regression_round_trip) {
-    Dataset tr = synth_dataset(&TASKR, 300, 0, 41);
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASKR);
+    Dataset tr = synth_dataset(&FT_COUNT, 300, 41);
+    cJSON *cfg = FASTTEXT_OPS.default_config(&SYNTH_TASKR);
     char path[512];
     temp_path(path, sizeof path, "reg.ckpt");
-    Model *m = train_model(&TASKR, &tr, cfg, 2);
+    Model *m = synth_train(&FASTTEXT_OPS, &tr, cfg, 2);
     CHECK_EQ_INT(FASTTEXT_OPS.save(m, path), 0);
-    Model *back = FASTTEXT_OPS.load(path, &TASKR);
+    Model *back = FASTTEXT_OPS.load(path, &SYNTH_TASKR);
     CHECK(back != NULL);
     if (back) {
-        float *a = predict_all(m, &tr, 1), *b = predict_all(back, &tr, 1);
+        float *a = synth_predict(&FASTTEXT_OPS, m, &tr, 0), *b = synth_predict(&FASTTEXT_OPS, back, &tr, 0);
         CHECK(memcmp(a, b, (size_t)tr.n * sizeof *a) == 0);
         free(a);
         free(b);
@@ -386,12 +282,12 @@ TEST(fasttext_checkpoint_regression_round_trip) {
 
 /* Every damaged file is a clean NULL (the test would crash otherwise). */
 TEST(fasttext_checkpoint_corrupt) {
-    Dataset tr = synth_dataset(&TASK2, 300, 0, 51);
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASK2);
+    Dataset tr = synth_dataset(&FT_CLASS2, 300, 51);
+    cJSON *cfg = FASTTEXT_OPS.default_config(&SYNTH_TASK2);
     char path[512], bad[512];
     temp_path(path, sizeof path, "good.ckpt");
     temp_path(bad, sizeof bad, "bad.ckpt");
-    Model *m = train_model(&TASK2, &tr, cfg, 4);
+    Model *m = synth_train(&FASTTEXT_OPS, &tr, cfg, 4);
     CHECK_EQ_INT(FASTTEXT_OPS.save(m, path), 0);
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL);
@@ -405,7 +301,7 @@ TEST(fasttext_checkpoint_corrupt) {
             FILE *g = fopen(bad, "wb");
             fwrite(buf, 1, (size_t)cuts[i], g);
             fclose(g);
-            CHECK_MSG(FASTTEXT_OPS.load(bad, &TASK2) == NULL, "truncated at %ld", cuts[i]);
+            CHECK_MSG(FASTTEXT_OPS.load(bad, &SYNTH_TASK2) == NULL, "truncated at %ld", cuts[i]);
         }
         const long flips[] = {0, 9, 45, (long)n / 3, (long)n - 2};
         for (int i = 0; i < 5; i++) {   /* one flipped byte */
@@ -414,10 +310,10 @@ TEST(fasttext_checkpoint_corrupt) {
             fwrite(buf, 1, n, g);
             fclose(g);
             buf[flips[i]] ^= 0x5A;
-            CHECK_MSG(FASTTEXT_OPS.load(bad, &TASK2) == NULL, "byte %ld flipped", flips[i]);
+            CHECK_MSG(FASTTEXT_OPS.load(bad, &SYNTH_TASK2) == NULL, "byte %ld flipped", flips[i]);
         }
     }
-    CHECK(FASTTEXT_OPS.load("/nonexistent/model.ckpt", &TASK2) == NULL);
+    CHECK(FASTTEXT_OPS.load("/nonexistent/model.ckpt", &SYNTH_TASK2) == NULL);
     FASTTEXT_OPS.free(m);
     unlink(path);
     unlink(bad);
@@ -433,12 +329,12 @@ TEST(fasttext_checkpoint_foreign) {
     cJSON_AddStringToObject(j, "model", "bert");
     CkptWriter *w = checkpoint_writer_open(path, j, -1);
     CHECK(w && checkpoint_writer_commit(w) == 0);
-    CHECK(FASTTEXT_OPS.load(path, &TASK2) == NULL);
+    CHECK(FASTTEXT_OPS.load(path, &SYNTH_TASK2) == NULL);
     /* Right model and task, but no weights. */
     cJSON_ReplaceItemInObjectCaseSensitive(j, "model", cJSON_CreateString("fasttext"));
-    cJSON_AddStringToObject(j, "task", TASK2.name);
+    cJSON_AddStringToObject(j, "task", SYNTH_TASK2.name);
     cJSON_AddNumberToObject(j, "num_labels", 2);
-    cJSON_AddItemToObject(j, "config", FASTTEXT_OPS.default_config(&TASK2));
+    cJSON_AddItemToObject(j, "config", FASTTEXT_OPS.default_config(&SYNTH_TASK2));
     w = checkpoint_writer_open(path, j, -1);
     uint64_t seed = 1;
     checkpoint_write_blob(w, "seed", &seed, sizeof seed);
@@ -446,7 +342,7 @@ TEST(fasttext_checkpoint_foreign) {
     checkpoint_write_blob(w, "counts", (int64_t[]){2, 1}, 2 * sizeof(int64_t));
     checkpoint_write_blob(w, "label_count", (int64_t[]){1, 1}, 2 * sizeof(int64_t));
     CHECK(checkpoint_writer_commit(w) == 0);
-    CHECK(FASTTEXT_OPS.load(path, &TASK2) == NULL);
+    CHECK(FASTTEXT_OPS.load(path, &SYNTH_TASK2) == NULL);
     cJSON_Delete(j);
     unlink(path);
 }
@@ -455,11 +351,11 @@ TEST(fasttext_basic_tokenizer_words) {
     /* "basic": BERT's lower-cased words with punctuation split off, so "Film," and
      * "film" are one word; whitespace splitting keeps them apart. */
     Example x[2] = {{.a = "Great Film, great CAST!", .label = 1}, {.a = "great film", .label = 0}};
-    Dataset d = {.task = &TASK2, .ex = x, .n = 2};
-    cJSON *cfg = FASTTEXT_OPS.default_config(&TASK2);
-    FastText *ws = (FastText *)FASTTEXT_OPS.create(cfg, &TASK2, &d, 1);
+    Dataset d = {.task = &SYNTH_TASK2, .ex = x, .n = 2};
+    cJSON *cfg = FASTTEXT_OPS.default_config(&SYNTH_TASK2);
+    FastText *ws = (FastText *)FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &d, 1);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "tokenizer", cJSON_CreateString("basic"));
-    FastText *bt = (FastText *)FASTTEXT_OPS.create(cfg, &TASK2, &d, 1);
+    FastText *bt = (FastText *)FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &d, 1);
     /* whitespace: Great Film, great CAST! film </s> */
     CHECK_EQ_INT(ft_dict_size(&ws->dict), 6);
     /* basic: great film , cast ! </s> */

@@ -5,12 +5,14 @@
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/common.h"
 #include "models/textcnn.h"
+#include "nn/conv1d.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
@@ -84,41 +86,164 @@ static void gc_backward(void *ctx, const float *dout) {
     tc_batch_backward(g->m);
 }
 
+/* The check's perturbation: at these sizes float rounding, divided by eps,
+ * stays within 0.75 of the tolerance (measured over 20 data seeds); a larger
+ * step has a larger reach (below), so fewer draws of the weights keep every
+ * kink out of it. */
+#define TC_GRAD_EPS 1e-3f
+
+/* Windows at output positions a and b of width W (seen through the width's
+ * shift s into the packed layout) read the same words: they are then one
+ * function of the weights, equal and moving together under any perturbation,
+ * so a tie between them is no kink. */
+static int tc_same_words(const TcWork *w, long a, long b, int W, int s) {
+    for (int u = 0; u < W; u++)
+        if (w->ids[a + s + u] != w->ids[b + s + u]) return 0;
+    return 1;
+}
+
+/* The smallest distance of the model to a kink at its current point, after a
+ * forward of its n rows. Each pooled value is relu(max_t z_t) over the
+ * pre-activations z_t of its sentence's windows (ReLU after the max,
+ * textcnn_step.c), so its kinks are the largest z at 0 (distance |top|) and,
+ * when the pool is not clamped at 0, the largest tied with the second (top -
+ * second; clamped, ties do not matter until top reaches 0). Pairs add |u - v|
+ * where u and v are both positive (one clamped: |u - v| is the other, already
+ * >= |top|; both: u - v stays 0). Windows reading the same words never count
+ * as a tie, nor do u and v won by such windows.
+ * w.conv keeps only the last width's z, so every width's z is recomputed from
+ * the forward's embedded layout w.x by the same conv1d call: bit-identical. */
+static double tc_kink_margin(const TextCnn *m, int n) {
+    const TcConfig *c = &m->cfg;
+    const TcWork *w = &m->w;
+    int B = w->B, T = w->T, F = c->filters, NW = c->num_windows, P = c->max_window - 1;
+    long npool = (long)NW * B * F;
+    float *z = xmalloc((size_t)T * F * sizeof *z), *top = xmalloc((size_t)npool * sizeof *top);
+    long *won = xmalloc((size_t)npool * sizeof *won);   /* the winning window's position */
+    double margin = INFINITY;
+    for (int k = 0; k < NW; k++) {
+        int W = c->window[k], s = c->max_window - W;
+        Conv1dDims d = {.B = 1, .T = T, .C = c->dim, .F = F, .W = W};
+        float *col = xmalloc((size_t)conv1d_scratch_size(d) * sizeof *col);
+        conv1d_forward(z, w->x + (long)s * c->dim, m->conv_w[k], m->conv_b[k], d, col);
+        free(col);
+        for (int j = 0; j < B; j++) {
+            long o0 = w->start[j] - P, nt = w->len[j] + W - 1;   /* the sentence's windows */
+            for (int f = 0; f < F; f++) {
+                long pool = ((long)k * B + j) * F + f, best = -1;
+                for (long o = o0; o < o0 + nt; o++)
+                    if (best < 0 || z[o * F + f] > z[best * F + f]) best = o;
+                won[pool] = best;
+                top[pool] = best < 0 ? 0.0f : z[best * F + f];
+                if (best < 0) continue;   /* no window: pooled is 0 whatever the weights */
+                margin = fmin(margin, fabs(top[pool]));
+                if (top[pool] <= 0) continue;
+                for (long o = o0; o < o0 + nt; o++)
+                    if (o != best && !tc_same_words(w, o, best, W, s))
+                        margin = fmin(margin, (double)top[pool] - z[o * F + f]);
+            }
+        }
+    }
+    for (int i = 0; m->pair && i < n; i++)
+        for (int k = 0; k < NW; k++)
+            for (int f = 0; f < F; f++) {
+                long a = ((long)k * B + i) * F + f, b = ((long)k * B + n + i) * F + f;
+                if (top[a] > 0 && top[b] > 0 &&
+                    !tc_same_words(w, won[a], won[b], c->window[k], c->max_window - c->window[k]))
+                    margin = fmin(margin, fabs((double)top[a] - top[b]));
+            }
+    free(z);
+    free(top);
+    free(won);
+    return margin;
+}
+
+/* The most one perturbation of the check (eps on one weight) can move any of
+ * the quantities above, at the current weights. Each pre-activation z is
+ * linear in any one weight, with coefficient 1 for its bias, an embedding
+ * value for a filter weight, and the sum of the filter weights that meet the
+ * word in its window for an embedding value (at most W times the largest).
+ * |top| moves by at most eps times the largest coefficient; a gap z_a - z_b,
+ * and u - v, by eps times the largest difference of two coefficients: the
+ * bias cancels, two embedding values differ by at most twice the largest, and
+ * the filter weights of positions where both windows hold the word cancel, so
+ * the rest is again at most W times the largest. With the model's init (Kim's
+ * |emb| <= 0.25, PyTorch's |w| <= 1 / sqrt(W D)) at dim 5 and widths <= 4 it
+ * is eps: the bias. */
+static double tc_kink_reach(const TextCnn *m, double eps) {
+    const TcConfig *c = &m->cfg;
+    long ne = (long)word_vocab_size(&m->vocab) * c->dim;
+    double emb = 0, coef = 1.0;
+    for (long i = 0; i < ne; i++) emb = fmax(emb, fabs(m->emb[i]));
+    coef = fmax(coef, 2 * emb);
+    for (int k = 0; k < c->num_windows; k++) {
+        long nw = (long)c->filters * c->window[k] * c->dim;
+        double w = 0;
+        for (long i = 0; i < nw; i++) w = fmax(w, fabs(m->conv_w[k][i]));
+        coef = fmax(coef, c->window[k] * w);
+    }
+    return eps * coef;
+}
+
+/* Points are checked at TC_KINK_ROOM times that reach from every kink. The
+ * reach is a worst case, but it is attained: on unfiltered draws (both tasks,
+ * 40 data seeds) every failing check had a kink within one reach (one at
+ * 0.998 of it), and every draw with none that close passed (measured). 2 leaves
+ * about 12% of draws qualifying for the single task, 2% for pairs (more
+ * kinks): a few dozen draws, at most 150 over 20 data seeds. */
+#define TC_KINK_ROOM 2.0
+
 /* Loss-free check: logits (n, K) against every parameter (the embedding without
- * its padding row, which is held at zero by design). */
+ * its padding row, which is held at zero by design). A difference quotient
+ * across a kink (ReLU, a max over time, |u - v|) measures nothing, so the
+ * weights are the first draw of the model's own init (seeds 11, 12, ...) that
+ * keeps every kink TC_KINK_ROOM reaches away: the data seed is arbitrary, and
+ * the check cannot pass or fail by where a kink happens to fall. The init's
+ * scale, not O(1) weights, for the filters and embeddings: with O(1) logits at
+ * eps 1e-3, float rounding alone exceeds the tolerance (measured). */
 static void gradcheck_model(const SynthTask *st, const char *windows) {
-    /* Data seed 3: both tasks' rows pass at eps 3e-4, 1e-3 and 2e-3, so no
-     * point sits within reach of a kink (see below); for about a third of the
-     * seeds one does (measured), so the seed is chosen, not arbitrary. */
     Dataset d = synth_dataset(st, 6, 3);
     cJSON *cfg = TEXTCNN_OPS.default_config(&SYNTH_TASK2);
     set_num(cfg, "dim", 5);
     set_num(cfg, "filters", 4);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "windows", cJSON_Parse(windows));
-    TextCnn *m = (TextCnn *)TEXTCNN_OPS.create(cfg, &SYNTH_TASK2, &d, 11);
-    if (!CHECK(m != NULL)) { cJSON_Delete(cfg); synth_free(&d); return; }
-    gradcheck_fill(m->out_w, (long)m->K * m->FC, -1, 1, 3);   /* Kim starts it at zero: no signal below */
-    WordSeqs *s = (WordSeqs *)TEXTCNN_OPS.encode((Model *)m, &d);
     int rows[6] = {5, 0, 3, 1, 4, 2};
-    GcCtx ctx = {m, s, rows, 6};
-    tc_batch_forward(m, s, rows, 6, 0);
-    GradCheck g;
-    gradcheck_init(&g, &ctx, gc_forward, gc_backward, m->w.logits, 6L * m->K);
-    /* Max-pooling and ReLU have a kink wherever two windows tie or a pooled
-     * value is 0; with a handful of windows per row, eps 1e-2 crosses some
-     * (measured: ~5% of elements off), 1e-3 none, and rounding stays far below
-     * the tolerance. A wrong sign or shift still fails (checked by mutation). */
-    g.eps = 1e-3f;
-    int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
-    gradcheck_add(&g, "emb", m->emb + D, params_grad(m->params, m->h_emb) + D, (long)(V - 1) * D);
-    for (int k = 0; k < m->cfg.num_windows; k++) {
-        const ParamTensor *w = params_tensor(m->params, m->h_conv_w[k]);
-        gradcheck_add(&g, w->name, m->conv_w[k], params_grad(m->params, m->h_conv_w[k]), w->numel);
-        gradcheck_add(&g, "conv.b", m->conv_b[k], params_grad(m->params, m->h_conv_b[k]), m->cfg.filters);
+    TextCnn *m = NULL;
+    WordSeqs *s = NULL;
+    double margin = 0, need = INFINITY;
+    uint64_t seed = 11;
+    for (int tries = 0; tries < 5000 && !(margin >= need); tries++, seed++) {
+        if (m) {
+            TEXTCNN_OPS.encoded_free((Encoded *)s);
+            TEXTCNN_OPS.free((Model *)m);
+        }
+        m = (TextCnn *)TEXTCNN_OPS.create(cfg, &SYNTH_TASK2, &d, seed);
+        if (!m) break;
+        /* Kim starts it at zero: no signal below. It has no kink: any draw. */
+        gradcheck_fill(m->out_w, (long)m->K * m->FC, -1, 1, seed);
+        s = (WordSeqs *)TEXTCNN_OPS.encode((Model *)m, &d);
+        tc_batch_forward(m, s, rows, 6, 0);
+        margin = tc_kink_margin(m, 6);
+        need = TC_KINK_ROOM * tc_kink_reach(m, TC_GRAD_EPS);
     }
-    gradcheck_add(&g, "out.w", m->out_w, params_grad(m->params, m->h_out_w), (long)m->K * m->FC);
-    gradcheck_add(&g, "out.b", m->out_b, params_grad(m->params, m->h_out_b), m->K);
-    gradcheck_expect(&g, st->name);
+    if (!CHECK(m != NULL)) { cJSON_Delete(cfg); synth_free(&d); return; }
+    if (CHECK_MSG(margin >= need, "%s: no draw of the weights keeps every kink %g away (last: %g)", st->name, need,
+                  margin)) {
+        GcCtx ctx = {m, s, rows, 6};
+        GradCheck g;
+        gradcheck_init(&g, &ctx, gc_forward, gc_backward, m->w.logits, 6L * m->K);
+        g.eps = TC_GRAD_EPS;
+        int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
+        gradcheck_add(&g, "emb", m->emb + D, params_grad(m->params, m->h_emb) + D, (long)(V - 1) * D);
+        for (int k = 0; k < m->cfg.num_windows; k++) {
+            const ParamTensor *w = params_tensor(m->params, m->h_conv_w[k]);
+            gradcheck_add(&g, w->name, m->conv_w[k], params_grad(m->params, m->h_conv_w[k]), w->numel);
+            gradcheck_add(&g, "conv.b", m->conv_b[k], params_grad(m->params, m->h_conv_b[k]), m->cfg.filters);
+        }
+        gradcheck_add(&g, "out.w", m->out_w, params_grad(m->params, m->h_out_w), (long)m->K * m->FC);
+        gradcheck_add(&g, "out.b", m->out_b, params_grad(m->params, m->h_out_b), m->K);
+        gradcheck_expect(&g, st->name);
+    }
     TEXTCNN_OPS.encoded_free((Encoded *)s);
     TEXTCNN_OPS.free((Model *)m);
     cJSON_Delete(cfg);

@@ -669,6 +669,7 @@ TEST(trainer_cli_finetune_seeds) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/seed-%d", out, SEEDS[i]);
         CHECK(file_in(dir, RUN_CKPT) && file_in(dir, RUN_RESULTS));
+        CHECK_MSG(strcmp(run_config_string(run, "dir", ""), dir) == 0, "dir %s", run_config_string(run, "dir", ""));
     }
     /* The seed-11 run equals a lone run with --seed 11. */
     const char *one[] = {"finetune", "sst2", "--model", "testbow", "--epochs", "2", "--seed", "11", "--out", lone};

@@ -127,6 +127,11 @@ static void finetune_print(const cJSON *res, const char *dir, int json) {
            cJSON_GetObjectItemCaseSensitive(res, "num_params")->valuedouble, dir);
 }
 
+/* DIR/seed-<s>: where the run of one seed of --seeds goes. */
+static void finetune_seed_dir(const char *dir, long seed, char *out, size_t cap) {
+    snprintf(out, cap, "%s/seed-%ld", dir, seed);
+}
+
 /* mean, sample std, min, max of v[0..n) as a JSON object. */
 static cJSON *finetune_spread(const double *v, int n) {
     double sum = 0, lo = v[0], hi = v[0], ss = 0;
@@ -155,7 +160,10 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
     cJSON_AddStringToObject(out, "command", command);
     for (int i = 0; i < f->nseeds; i++) {
         cJSON *r = cJSON_CreateObject();
+        char seed_dir[4200];
+        finetune_seed_dir(dir, f->seeds[i], seed_dir, sizeof seed_dir);
         cJSON_AddNumberToObject(r, "seed", (double)f->seeds[i]);
+        cJSON_AddStringToObject(r, "dir", seed_dir);
         cJSON_AddItemToObject(r, "best", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res[i], "best"), 1));
         cJSON_AddItemToArray(runs, r);
     }
@@ -219,7 +227,7 @@ int cmd_finetune(int argc, char **argv) {
     cJSON *res[FINETUNE_MAX_SEEDS] = {0};
     for (int i = 0; i < nruns && rc == 0; i++) {
         char seed_dir[4200];
-        if (f.nseeds) snprintf(seed_dir, sizeof seed_dir, "%s/seed-%ld", dir, f.seeds[i]);
+        if (f.nseeds) finetune_seed_dir(dir, f.seeds[i], seed_dir, sizeof seed_dir);
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
             .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),

@@ -1,7 +1,7 @@
 /* test_bert.c — the BERT model against a PyTorch reference written from plain
  * torch ops (tests/ref/bert_ref.py): encoder output, MLM logits and loss,
  * classification / regression logits and loss, the gradient of EVERY
- * parameter, and the loss curve of 20 AdamW steps; plus padding invariance,
+ * parameter, and the loss curve of 20 AdamW steps (also with ALiBi); plus padding invariance,
  * configs (built-in, JSON with HF keys, bad values) and checkpoints (round
  * trip, heads on a pretrained encoder, corrupt and foreign files). */
 #include "tests/test.h"
@@ -95,8 +95,9 @@ static double rel_err(const float *a, const float *b, long n) {
     return torchref_max_diff(a, b, n) / (scale > 0 ? scale : 1e-30);
 }
 
-static void ref_compare(int K, int nm) {
+static void ref_compare(int K, int nm, int alibi) {
     BertConfig cfg = ref_config();
+    cfg.alibi = alibi;
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = nm > 0, .num_labels = K}, 3);
     ref_randomize(m, 100);
     bert_reserve(m, RB, RT, RNM, 1);
@@ -144,8 +145,9 @@ static void ref_compare(int K, int nm) {
         out[no++] = (RefTensor){gname[h], grads[h], t->numel};
     }
     char args[160];
-    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %d %d %g", V, C, cfg.num_layers, cfg.num_heads,
-             cfg.intermediate_size, cfg.max_position, cfg.type_vocab_size, RB, RT, K, nm, RSTEPS, (double)REF_LR);
+    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %d %d %g %d", V, C, cfg.num_layers, cfg.num_heads,
+             cfg.intermediate_size, cfg.max_position, cfg.type_vocab_size, RB, RT, K, nm, RSTEPS, (double)REF_LR,
+             alibi);
     if (torchref_run("bert_ref.py", args, in, ni, out, no) == 1) {
         float mine[2];
         ref_step(m, &b, K, nm, 1, mine);
@@ -214,9 +216,12 @@ static void ref_compare(int K, int nm) {
     bert_free(m);
 }
 
-TEST(bert_matches_torch_mlm_classifier) { ref_compare(3, RNM); }
+TEST(bert_matches_torch_mlm_classifier) { ref_compare(3, RNM, 0); }
 
-TEST(bert_matches_torch_regression) { ref_compare(1, 0); }
+TEST(bert_matches_torch_regression) { ref_compare(1, 0, 0); }
+
+/* "absolute+alibi": ALiBi's penalty in every self-attention. */
+TEST(bert_matches_torch_alibi) { ref_compare(3, RNM, 1); }
 
 /* Padding is invisible: a row's outputs do not depend on what pads it, or on
  * how long the batch is. */
@@ -268,7 +273,18 @@ TEST(bert_config_named_and_json) {
         CHECK(memcmp(&c, &f, sizeof c) == 0);
         cJSON_Delete(j);
     }
-    BertConfig c;
+    /* ALiBi: tiny with "position_embedding_type": "absolute+alibi", and back. */
+    BertConfig c, tiny;
+    CHECK(bert_config_resolve("models/configs/tiny-alibi.json", &c) == 0);
+    CHECK(bert_config_named("tiny", &tiny) == 0);
+    CHECK(c.alibi == 1 && tiny.alibi == 0);
+    tiny.alibi = 1;
+    CHECK(memcmp(&c, &tiny, sizeof c) == 0);
+    cJSON *ja = bert_config_to_json(&c);
+    CHECK(strcmp(cJSON_GetObjectItem(ja, "position_embedding_type")->valuestring, "absolute+alibi") == 0);
+    BertConfig back;
+    CHECK(bert_config_from_json(ja, "round trip", &back) == 0 && back.alibi == 1);
+    cJSON_Delete(ja);
     CHECK(bert_config_named("huge", &c) == -1);
     /* A HF-style config with only the required keys, and extra keys ignored. */
     cJSON *j = cJSON_Parse("{\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 1,"
@@ -290,6 +306,8 @@ TEST(bert_config_bad_values) {
         " \"hidden_dropout_prob\": 1.5}",
         "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
         " \"hidden_act\": \"relu\"}",
+        "{\"vocab_size\": 10, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
+        " \"position_embedding_type\": \"relative_key\"}",
         "{\"vocab_size\": 2.5, \"hidden_size\": 64, \"num_hidden_layers\": 1, \"num_attention_heads\": 4}",
         "[1, 2]",
     };

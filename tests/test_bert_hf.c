@@ -267,7 +267,7 @@ TEST(bert_hf_import_base_model_bf16_matches_torch) { hf_import_case("base", (Ber
 
 /* A tiny BERT whose weights are far from init (so every tensor matters). */
 static Bert *hf_random_bert(BertHeads heads, uint64_t seed) {
-    BertConfig cfg = {HF_V, HF_C, 2, 4, 64, 128, 2, 0.1f, 0.1f, 1e-12f};
+    BertConfig cfg = {HF_V, HF_C, 2, 4, 64, 128, 2, 0.1f, 0.1f, 1e-12f, 0};
     Bert *m = bert_create(&cfg, &heads, seed);
     Rng rng;
     rng_seed(&rng, seed + 100);
@@ -467,6 +467,16 @@ TEST(bert_hf_reports_problems) {
     unlink(path);
     hf_expect_error(dir, "config.json", "no config");
 
+    /* A model with ALiBi is not a BertModel: the export refuses, naming why. */
+    m->cfg.alibi = 1;
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    int rc = bert_hf_export(m, dir, NULL, NULL);
+    char *err = stderr_capture_end(&cap);
+    CHECK_MSG(rc == -1 && err && strstr(err, "ALiBi"), "exporting an ALiBi model: rc %d, %s", rc, err ? err : "");
+    free(err);
+    m->cfg.alibi = 0;
+
     /* Pickled PyTorch weights only. */
     bert_hf_export(m, dir, NULL, NULL);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
@@ -560,7 +570,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
     CHECK(task_split_path(task, task_dev_split(task), data, src, sizeof src) == 0);
     snprintf(cmd, sizeof cmd, "zcat -f '%s' | head -n 129 > %s/glue/SST-2/dev.tsv", src, root);
     CHECK(system(cmd) == 0);
-    BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f};
+    BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f, 0};
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .pooler = 1}, 3);
     char dir[128];
     snprintf(dir, sizeof dir, "%s/hf", root);

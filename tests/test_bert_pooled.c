@@ -1,6 +1,6 @@
 /* test_bert_pooled.c — bert_forward_pooled (the last layer at [CLS] only)
  * gives the pooled vectors and head logits of the full evaluation forward, for
- * one and several layers, with padded rows, batches smaller than reserved, and
+ * one and several layers (and with ALiBi), with padded rows, batches smaller than reserved, and
  * the model's other entry points still right afterwards. */
 #include <stdlib.h>
 
@@ -16,10 +16,10 @@ static double tp_max_diff(const float *a, const float *b, long n) {
     return w;
 }
 
-static void tp_check(int L) {
+static void tp_check(int L, int alibi) {
     BertConfig c = {.vocab_size = 97, .hidden_size = 32, .num_layers = L, .num_heads = 4, .intermediate_size = 64,
                     .max_position = 16, .type_vocab_size = 2, .hidden_dropout = 0.1f, .attention_dropout = 0.1f,
-                    .layer_norm_eps = 1e-12f};
+                    .layer_norm_eps = 1e-12f, .alibi = alibi};
     Bert *m = bert_create(&c, &(BertHeads){.pooler = 1, .num_labels = TP_K}, 3);
     bert_reserve(m, TP_B, TP_T, 0, 0);
     Rng r;
@@ -50,6 +50,7 @@ static void tp_check(int L) {
 }
 
 TEST(bert_forward_pooled_matches_full_forward) {
-    tp_check(1);
-    tp_check(3);
+    tp_check(1, 0);
+    tp_check(3, 0);
+    tp_check(2, 1);   /* ALiBi: the pooled entry point must keep the penalty */
 }

@@ -1,8 +1,10 @@
 /* test_nn_attention.c — multi-head attention core: finite-difference gradients
  * for self, causal, cross (Tq != Tk), key-padding (lengths, incl. an empty
  * sequence, and a 0/1 mask with holes), attention dropout with a fixed mask and
- * q/k/v as views of one fused (B, T, 3C) buffer; forward, probabilities and
- * gradients against explicit PyTorch ops (tests/ref/attention_ref.py). */
+ * q/k/v as views of one fused (B, T, 3C) buffer, ALiBi's distance penalty
+ * (self, and causal with a key cache); forward, probabilities and gradients
+ * against explicit PyTorch ops (tests/ref/attention_ref.py); ALiBi's slopes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +139,43 @@ TEST(nn_attention_gradcheck_dropout_fused_qkv) {
     attn_case_free(&c);
 }
 
+/* Slopes for the heads of a test (any values: the op must not assume the
+ * geometric sequence). */
+static const float test_alibi[4] = {0.9f, 0.35f, 0.05f, 0.0f};
+
+TEST(nn_attention_gradcheck_alibi) {
+    const int lengths[2] = {6, 4};
+    attn_gradcheck_mode("alibi", (AttnDims){.B = 2, .Tq = 6, .Tk = 6, .NH = 2, .HS = 3, .key_lengths = lengths,
+                                            .alibi = test_alibi}, 0);
+    attn_gradcheck_mode("alibi causal Tq<Tk", (AttnDims){.B = 2, .Tq = 3, .Tk = 6, .NH = 2, .HS = 3, .causal = 1,
+                                                         .alibi = test_alibi}, 0);
+}
+
+/* The penalty itself: with q = 0 the scores are all 0, so the probabilities
+ * are exactly softmax(-slope |i - j|) over the visible keys. */
+TEST(nn_attention_alibi_penalty) {
+    AttnDims d = {.B = 1, .Tq = 4, .Tk = 4, .NH = 2, .HS = 2, .alibi = test_alibi};
+    AttnCase c;
+    attn_case_init(&c, d, 0, 95);
+    memset(c.q, 0, 4 * 4 * 4);
+    attn_case_forward(&c);
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 4; i++) {
+            double z = 0;
+            for (int j = 0; j < 4; j++) z += exp(-test_alibi[h] * abs(i - j));
+            for (int j = 0; j < 4; j++)
+                CHECK_NEAR(c.att[(h * 4 + i) * 4 + j], exp(-test_alibi[h] * abs(i - j)) / z, 1e-6);
+        }
+    attn_case_free(&c);
+    /* glue's slopes: 2^(-8h/NH), the first head always 1. */
+    float s[8];
+    attention_alibi_slopes(s, 2);
+    CHECK_NEAR(s[0], 1.0, 0);
+    CHECK_NEAR(s[1], 1.0 / 16, 0);
+    attention_alibi_slopes(s, 8);
+    for (int h = 0; h < 8; h++) CHECK_NEAR(s[h], 1.0 / (1 << h), 0);
+}
+
 /* Forward output, probabilities and gradients of sum(out * R) against PyTorch. */
 static void attn_compare_torch(const char *what, AttnDims d, const int *lengths, const int *mask) {
     d.key_lengths = lengths;
@@ -150,13 +189,15 @@ static void attn_compare_torch(const char *what, AttnDims d, const int *lengths,
     gradcheck_fill(r, nq, -1, 1, 94);
     for (int b = 0; b < d.B; b++) flen[b] = lengths ? (float)lengths[b] : 0;
     for (int i = 0; i < d.B * d.Tk; i++) fmask[i] = mask ? (float)mask[i] : 0;
+    float falibi[8] = {0};
+    for (int h = 0; h < d.NH && d.alibi; h++) falibi[h] = d.alibi[h];
     RefTensor in[] = {{"q", c.q, nq}, {"k", c.k, nk}, {"v", c.v, nk}, {"r", r, nq},
-                      {"key_lengths", flen, d.B}, {"key_mask", fmask, (long)d.B * d.Tk}};
+                      {"key_lengths", flen, d.B}, {"key_mask", fmask, (long)d.B * d.Tk}, {"alibi", falibi, d.NH}};
     RefTensor out[] = {{"out", ro, nq}, {"att", ra, na}, {"dq", rdq, nq}, {"dk", rdk, nk}, {"dv", rdv, nk}};
     char args[96];
-    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d", d.B, d.Tq, d.Tk, d.NH, d.HS, d.causal,
-             lengths != NULL, mask != NULL);
-    if (torchref_run("attention_ref.py", args, in, 6, out, 5) == 1) {
+    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d", d.B, d.Tq, d.Tk, d.NH, d.HS, d.causal,
+             lengths != NULL, mask != NULL, d.alibi != NULL);
+    if (torchref_run("attention_ref.py", args, in, 7, out, 5) == 1) {
         attn_case_forward(&c);
         memset(c.dq, 0, 4 * nq); memset(c.dk, 0, 4 * nk); memset(c.dv, 0, 4 * nk);
         attn_case_backward(&c, r);
@@ -179,4 +220,8 @@ TEST(nn_attention_matches_torch) {
     attn_compare_torch("cross", (AttnDims){.B = 3, .Tq = 4, .Tk = 9, .NH = 2, .HS = 6}, lengths, NULL);
     /* Decoding with a key/value cache: the last Tq of Tk positions, causal. */
     attn_compare_torch("causal Tq<Tk", (AttnDims){.B = 2, .Tq = 3, .Tk = 7, .NH = 2, .HS = 4, .causal = 1}, NULL, NULL);
+    attn_compare_torch("alibi+padding", (AttnDims){.B = 3, .Tq = 9, .Tk = 9, .NH = 4, .HS = 8, .alibi = test_alibi},
+                       lengths, mask);
+    attn_compare_torch("alibi causal Tq<Tk", (AttnDims){.B = 2, .Tq = 3, .Tk = 7, .NH = 2, .HS = 4, .causal = 1,
+                                                        .alibi = test_alibi}, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "core/common.h"
 #include "models/bert_work.h"
+#include "nn/attention.h"
 
 #define BERT_INIT_STD 0.02f   /* BERT's initializer_range */
 
@@ -104,6 +105,10 @@ Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) 
     m->heads = heads ? *heads : (BertHeads){0};
     if (m->heads.num_labels < 0) DIE("bert_create: num_labels %d", m->heads.num_labels);
     if (m->heads.num_labels > 0) m->heads.pooler = 1;
+    if (cfg->alibi) {
+        m->alibi_slopes = xmalloc((size_t)cfg->num_heads * sizeof *m->alibi_slopes);
+        attention_alibi_slopes(m->alibi_slopes, cfg->num_heads);
+    }
     int V = cfg->vocab_size, C = cfg->hidden_size, L = cfg->num_layers, FF = cfg->intermediate_size;
     Params *p = m->params = params_create();
     BertHandles h;
@@ -199,6 +204,7 @@ void bert_free(Bert *m) {
     free(m->w.layers);
     free(m->g.layers);
     params_free(m->params);
+    free(m->alibi_slopes);
     free(m);
 }
 

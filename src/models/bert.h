@@ -3,6 +3,7 @@
  *
  *   h0 = dropout(LN(word[ids] + position[t] + token_type[segments]))   eps 1e-12
  *   h_l = FFN(SelfAttention(h_{l-1}))           L post-LN layers (nn/transformer.h)
+ *                                               (+ ALiBi in the attention: cfg.alibi)
  *   pooled = tanh(h_L[:, 0] W_p^T + b_p)        pooler on [CLS]
  *   MLM head:  logits = LN(gelu(h W_t^T + b_t)) · word^T + bias   (decoder TIED to
  *              the word embeddings), computed only on the masked positions
@@ -86,6 +87,13 @@ typedef struct BertConfig {
     float hidden_dropout;     /*     "hidden_dropout_prob" (0.1) */
     float attention_dropout;  /*     "attention_probs_dropout_prob" (0.1) */
     float layer_norm_eps;     /*     "layer_norm_eps" (1e-12) */
+    int alibi;                /*     "position_embedding_type": "absolute" (0, BERT's) or
+                               *     "absolute+alibi" (1, glue's): the learned absolute
+                               *     positions plus ALiBi's distance penalty in every
+                               *     self-attention (nn/attention.h), which lets a small
+                               *     model leave MLM's context-blind plateau early
+                               *     (pretrain/README.md). Hugging Face's BERT computes
+                               *     only the first: such models are not exportable. */
 } BertConfig;
 
 /* The built-in configs (Turc et al.'s miniatures + base; vocab 30522, FF = 4C):
@@ -99,7 +107,7 @@ int bert_config_named(const char *name, BertConfig *c);
  * hidden_size, num_hidden_layers, num_attention_heads; the rest default as
  * above (intermediate_size = 4 * hidden_size); other keys are ignored, except
  * that a "hidden_act" other than "gelu" or a "position_embedding_type" other
- * than "absolute" is refused (this model computes neither). 0 ok, -1 after one
+ * than "absolute" or "absolute+alibi" is refused (this model computes neither). 0 ok, -1 after one
  * message naming `origin` (a file name, for messages; may be NULL). */
 int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c);
 /* A built-in name or a path to a JSON file (e.g. a HF config.json). -1 after a message. */
@@ -149,6 +157,7 @@ typedef struct Bert {
     BertWeights w;            /* data */
     BertWeights g;            /* gradients (after bert_reserve(..., train = 1)) */
     BertWork *work;           /* NULL until bert_reserve */
+    float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,

@@ -60,6 +60,7 @@ int bert_config_named(const char *name, BertConfig *c) {
     return -1;
 }
 
+#define BERT_POSITIONS_ALIBI "absolute+alibi"   /* BertConfig.alibi */
 #define BERT_CONFIG_HINT "see models/configs/*.json for valid BERT configs"
 
 int bert_config_check(const BertConfig *c, const char *origin) {
@@ -129,17 +130,21 @@ static int bert_json_float(const cJSON *j, const char *key, const char *o, float
     return 1;
 }
 
-/* A string key that, if present, must be one of the values this model computes. */
-static int bert_json_expect(const cJSON *j, const char *key, const char *want, const char *o) {
+/* A string key that, if present, must be one of the values this model
+ * computes (a NULL-terminated list, whose first entry is the default).
+ * Returns the index of the value (0 when the key is absent), -1 after a message. */
+static int bert_json_choice(const cJSON *j, const char *key, const char *const *choices, const char *o) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
     if (!v) return 0;
-    if (!cJSON_IsString(v) || strcmp(v->valuestring, want) != 0) {
-        user_error("glue's BERT computes exactly BERT (GELU erf, absolute positions)",
-                   "%s: \"%s\" %s%s%s is not supported (only \"%s\")", o, key, cJSON_IsString(v) ? "\"" : "",
-                   cJSON_IsString(v) ? v->valuestring : "(not a string)", cJSON_IsString(v) ? "\"" : "", want);
-        return -1;
-    }
-    return 0;
+    for (int i = 0; choices[i] && cJSON_IsString(v); i++)
+        if (strcmp(v->valuestring, choices[i]) == 0) return i;
+    char allowed[128] = "";
+    for (int i = 0; choices[i]; i++)
+        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s\"%s\"", i ? " or " : "", choices[i]);
+    user_error("glue's BERT computes exactly BERT (GELU erf, absolute positions), optionally with ALiBi",
+               "%s: \"%s\" %s%s%s is not supported (only %s)", o, key, cJSON_IsString(v) ? "\"" : "",
+               cJSON_IsString(v) ? v->valuestring : "(not a string)", cJSON_IsString(v) ? "\"" : "", allowed);
+    return -1;
 }
 
 int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c) {
@@ -160,9 +165,12 @@ int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c) {
         bert_json_float(j, "hidden_dropout_prob", o, &c->hidden_dropout) < 0 ||
         bert_json_float(j, "attention_probs_dropout_prob", o, &c->attention_dropout) < 0 ||
         bert_json_float(j, "layer_norm_eps", o, &c->layer_norm_eps) < 0 ||
-        bert_json_expect(j, "hidden_act", "gelu", o) < 0 ||
-        bert_json_expect(j, "position_embedding_type", "absolute", o) < 0)
+        bert_json_choice(j, "hidden_act", (const char *const[]){"gelu", NULL}, o) < 0)
         return -1;
+    int pos = bert_json_choice(j, "position_embedding_type",
+                               (const char *const[]){"absolute", BERT_POSITIONS_ALIBI, NULL}, o);
+    if (pos < 0) return -1;
+    c->alibi = pos == 1;
     return bert_config_check(c, o);
 }
 
@@ -192,7 +200,7 @@ cJSON *bert_config_to_json(const BertConfig *c) {
     cJSON_AddNumberToObject(j, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(j, "type_vocab_size", c->type_vocab_size);
     bert_json_add_float(j, "layer_norm_eps", c->layer_norm_eps);
-    cJSON_AddStringToObject(j, "position_embedding_type", "absolute");
+    cJSON_AddStringToObject(j, "position_embedding_type", c->alibi ? BERT_POSITIONS_ALIBI : "absolute");
     return j;
 }
 

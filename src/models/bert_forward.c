@@ -101,12 +101,20 @@ static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     k->cls_only = 0;
     k->dims = (TfDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                        .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
-                       .attn_dropout = c->attention_dropout, .lengths = k->lengths};
+                       .attn_dropout = c->attention_dropout, .lengths = k->lengths,
+                       .alibi = m->alibi_slopes};
     bert_embed_forward(m, rng);
 }
 
 void bert_forward_pooled(Bert *m, const BertBatch *batch) {
     if (!m->heads.pooler) DIE("bert_forward_pooled: the model has no pooler");
+    /* The shortcut's last layer is cross-attention from the [CLS] rows, which
+     * would put the one query at position T - 1 for ALiBi's distances: with
+     * ALiBi, the full forward (the same pooled vectors). */
+    if (m->alibi_slopes) {
+        bert_forward(m, batch, NULL);
+        return;
+    }
     bert_forward_begin(m, batch, NULL);
     BertWork *k = m->work;
     int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;

@@ -104,6 +104,12 @@ static int hf_write_vocab(const Bert *m, const char *dir, const Vocab *vocab) {
 }
 
 int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const char *const *labels) {
+    if (m->cfg.alibi) {
+        user_error("export a model with \"position_embedding_type\": \"absolute\", or use it with glue itself",
+                   "this model uses ALiBi attention (\"position_embedding_type\": \"absolute+alibi\"), which Hugging "
+                   "Face's BertModel does not compute: an export would load and give different outputs");
+        return -1;
+    }
     if (run_dir_make(dir)) return -1;
     if (hf_write_weights(m, dir) || hf_write_config(m, dir, labels)) return -1;
     return vocab ? hf_write_vocab(m, dir, vocab) : 0;

@@ -2,7 +2,7 @@
  *
  * Forward, per (sequence b, head h), in head-major copies of q, k, v:
  *   1. S = q k^T / sqrt(HS)                      (Tq, Tk)  batched matmul
- *   2. P = softmax over visible keys of S        masks applied here
+ *   2. P = softmax over visible keys of S        masks (and ALiBi's penalty) applied here
  *   3. P' = dropout(P)                           training only
  *   4. O = P' v                                  (Tq, HS)  batched matmul
  * Relative-position attention (Shaw et al., LPR; nn/relpos.h, when d.rel is set)
@@ -14,6 +14,7 @@
 #include "nn/attention.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/blas.h"
@@ -25,6 +26,10 @@
 #define ATTN_PARALLEL_MIN 32768  /* elements below which threads do not pay */
 
 static int attn_ld(int ld, AttnDims d) { return ld > 0 ? ld : d.NH * d.HS; }
+
+void attention_alibi_slopes(float *slopes, int NH) {
+    for (int h = 0; h < NH; h++) slopes[h] = exp2f(-8.0f * (float)h / (float)NH);
+}
 
 long attention_scratch_size(AttnDims d) {
     long C = (long)d.NH * d.HS, nq = (long)d.B * d.Tq * C, nk = (long)d.B * d.Tk * C;
@@ -58,9 +63,10 @@ static void attn_from_heads(float *dst, const float *src, int ld, int T, int acc
             }
 }
 
-/* Step 2: scores (B, NH, Tq, Tk) -> probabilities in place. Keys at or past the
- * visible limit (length, causal) are skipped outright; holes from key_mask become
- * -inf so softmax_row gives them 0. */
+/* Step 2: scores (B, NH, Tq, Tk) -> probabilities in place, after the ALiBi
+ * penalty when there is one. Keys at or past the visible limit (length, causal)
+ * are skipped outright; holes from key_mask become -inf so softmax_row gives
+ * them 0. */
 static void attn_softmax_masked(float *att, AttnDims d) {
     #pragma omp parallel for collapse(3) if ((long)d.B * d.NH * d.Tq * d.Tk > ATTN_PARALLEL_MIN)
     for (int b = 0; b < d.B; b++)
@@ -76,6 +82,11 @@ static void attn_softmax_masked(float *att, AttnDims d) {
                 if (d.causal) {
                     int c = i + d.Tk - d.Tq + 1;
                     lim = c < lim ? (c > 0 ? c : 0) : lim;
+                }
+                if (d.alibi) {
+                    float slope = d.alibi[h];
+                    int qpos = i + d.Tk - d.Tq;
+                    for (int j = 0; j < lim; j++) row[j] -= slope * (float)abs(qpos - j);
                 }
                 if (d.key_mask) {
                     const int *m = d.key_mask + (long)b * d.Tk;

@@ -10,7 +10,13 @@
  * Internally heads are copied to (B, NH, T, HS) so that every head is one
  * contiguous batched matmul. The probabilities (B, NH, Tq, Tk) are saved for the
  * backward. Optional dropout on the probabilities (BERT's attention dropout).
- * Optional relative-position terms (Shaw et al. / LPR): AttnDims.rel, see nn/relpos.h. */
+ * Optional relative-position terms (Shaw et al. / LPR): AttnDims.rel, see nn/relpos.h.
+ * Optional ALiBi (Press et al. 2022): AttnDims.alibi, a fixed distance penalty
+ *     S_ij -= slope_h * |i' - j|,   i' = i + Tk - Tq (the position of query i),
+ * added before the softmax. Symmetric, as MosaicBERT uses it in an encoder: it
+ * makes attention local from the first step, where learned positions have to
+ * discover locality through q·k (pretrain/README.md). The penalty is a constant,
+ * so the backward (which works from the saved probabilities) is unchanged. */
 #ifndef GLUE_NN_ATTENTION_H
 #define GLUE_NN_ATTENTION_H
 
@@ -27,7 +33,16 @@ typedef struct {
     float dropout;           /* dropout probability on the attention weights, 0 = none */
     const struct RelPos *rel; /* NULL, or relative-position key/value terms (nn/relpos.h);
                               * the backward adds their table gradients too */
+    const float *alibi;      /* NULL, or (NH) ALiBi slopes, one per head (above) */
 } AttnDims;
+
+/* ALiBi slopes for NH heads: slope_h = 2^(-8h / NH), h = 0..NH-1. This is
+ * ALiBi's geometric sequence 2^(-8(h+1) / NH) moved up one step, so that the
+ * first head always has slope 1 (a neighbour weighs e^-1 of the token itself):
+ * with ALiBi's own values a 2-head model's steepest head has slope 1/16, and
+ * pretraining BERT-tiny with those barely moved off the plateau where learned
+ * positions leave it (pretrain/README.md). */
+void attention_alibi_slopes(float *slopes, int NH);
 
 /* Floats of scratch attention_forward/backward need (the larger of the two). */
 long attention_scratch_size(AttnDims d);

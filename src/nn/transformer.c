@@ -56,6 +56,7 @@ static AttnDims tf_attn_dims(const TfDims *d, int cross, int train) {
         ad.ldq = ad.ldk = ad.ldv = 3 * d->C;
         ad.key_lengths = d->lengths;
         ad.causal = d->causal;
+        ad.alibi = d->alibi;
     }
     ad.dropout = train ? d->attn_dropout : 0.0f;
     return ad;

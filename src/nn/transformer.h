@@ -126,6 +126,7 @@ typedef struct TfDims {
     const int *lengths;       /* (B) or NULL: self-attention keys t >= lengths[b] are padding */
     const int *mem_lengths;   /* (B) or NULL: cross-attention memory keys past it are padding */
     const TfAttnCore *core;   /* NULL: nn/attention */
+    const float *alibi;       /* (NH) or NULL: self-attention ALiBi slopes (nn/attention.h) */
 } TfDims;
 
 /* Weights of an attention sublayer, or (same layout) their gradients. */

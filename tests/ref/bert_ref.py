@@ -9,7 +9,9 @@ Outputs: hidden (B, T, C), mlm_logits (NM, V), head_logits (B, K), losses
 grad.<name>, and `curve`: the total loss before each of STEPS AdamW steps on the
 same batch (lr LR, betas 0.9/0.999, eps 1e-6, weight decay 0.01 except biases
 and LayerNorm weights, gradient norm clipped to 1.0).
-usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR"""
+ALIBI = 1: every self-attention also subtracts slope_h * |i - j| from its
+scores, slope_h = 2^(-8h / NH) (glue's "absolute+alibi" positions).
+usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR ALIBI"""
 import math
 import sys
 
@@ -18,6 +20,7 @@ from torchref import load, save, torch
 d = sys.argv[1]
 V, C, L, NH, FF, P, TV, B, T, K, NM, STEPS = (int(a) for a in sys.argv[2:14])
 LR = float(sys.argv[14])
+ALIBI = int(sys.argv[15])
 EPS = 1e-12
 HS = C // NH
 
@@ -83,7 +86,11 @@ def forward():
         q = heads(linear(h, p + "attention.self.query"))
         k = heads(linear(h, p + "attention.self.key"))
         v = heads(linear(h, p + "attention.self.value"))
-        s = (q @ k.transpose(-1, -2) / math.sqrt(HS)).masked_fill(~keys, float("-inf"))
+        s = q @ k.transpose(-1, -2) / math.sqrt(HS)
+        if ALIBI:
+            slopes = torch.tensor([2.0 ** (-8.0 * h / NH) for h in range(NH)], dtype=s.dtype)
+            s = s - slopes[None, :, None, None] * (torch.arange(T)[:, None] - torch.arange(T)[None, :]).abs()
+        s = s.masked_fill(~keys, float("-inf"))
         ctx = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
         h = layer_norm(h + linear(ctx, p + "attention.output.dense"),
                        P_[p + "attention.output.LayerNorm.weight"], P_[p + "attention.output.LayerNorm.bias"])

@@ -696,6 +696,12 @@ TEST(trainer_cli_finetune_seeds) {
         CHECK_MSG(r.status == 2 && strstr(r.err, "--seeds"), "--seeds %s -> %d: %s", BAD[i], r.status, r.err);
         ran_free(&r);
     }
+    /* --seed beside --seeds would be ignored: an error instead. */
+    const char *both[] = {"finetune", "sst2", "--model", "testbow", "--seed", "5", "--seeds", "1,2", "--out", out};
+    r = run_command(fx.root, NULL, NULL, 10, both);
+    CHECK_MSG(r.status == 2 && strstr(r.err, "--seed 5 and --seeds 1,2"), "--seed with --seeds -> %d: %s", r.status,
+              r.err);
+    ran_free(&r);
     fixture_remove(&fx);
 }
 

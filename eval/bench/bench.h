@@ -1,12 +1,14 @@
 /* bench.h — `glue bench <what>`: side-by-side measurements against a reference
  * implementation on this machine (DESIGN §7). Each benchmark is a subcommand in
  * src/cli/cmd_bench.c's table; the helpers below are what they share: summary
- * statistics of repeated timings, running a reference tool as a child process,
+ * statistics of repeated timings as JSON, running a reference tool as a child process,
  * and writing the results file. */
 #ifndef GLUE_BENCH_H
 #define GLUE_BENCH_H
 
 #include <stddef.h>
+
+#include "core/stats.h"
 
 typedef struct cJSON cJSON;
 
@@ -14,12 +16,8 @@ typedef struct cJSON cJSON;
 int bench_fasttext(int argc, char **argv);
 int bench_bert(int argc, char **argv);
 
-typedef struct { double median, min, max; } BenchStats;
-
-/* Median (mean of the middle two for even n), min and max of v[0..n), n >= 1. */
-BenchStats bench_stats(const double *v, int n);
-/* {"median": .., "min": .., "max": ..} */
-cJSON *bench_stats_json(BenchStats s);
+/* {"median": .., "min": .., "max": ..} of repeated timings (core/stats.h). */
+cJSON *bench_stats_json(Summary s);
 
 /* Run argv[0] (a path) with argv, stdout to stdout_path (NULL: /dev/null) and
  * stderr to stderr_path (NULL: /dev/null); waits. Returns the exit status, or

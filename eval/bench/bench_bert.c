@@ -409,19 +409,19 @@ static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, co
     cJSON_AddNumberToObject(j, "batch", B);
     cJSON_AddNumberToObject(j, "length", T);
     cJSON_AddNumberToObject(j, "calls_per_rep", b->iters[what]);
-    cJSON_AddItemToObject(j, "ours_tokens_per_s", bench_stats_json(bench_stats(ours_tok, n)));
-    cJSON_AddItemToObject(j, "ours_ms", bench_stats_json(bench_stats(ours_ms, n)));
+    cJSON_AddItemToObject(j, "ours_tokens_per_s", bench_stats_json(summarize(ours_tok, n)));
+    cJSON_AddItemToObject(j, "ours_ms", bench_stats_json(summarize(ours_ms, n)));
     if (b->torch) {
-        cJSON_AddItemToObject(j, "torch_tokens_per_s", bench_stats_json(bench_stats(torch_tok, n)));
-        cJSON_AddItemToObject(j, "torch_ms", bench_stats_json(bench_stats(torch_ms, n)));
-        cJSON_AddItemToObject(j, "speedup_vs_torch", bench_stats_json(bench_stats(s->ratio, n)));
-        cJSON_AddItemToObject(j, "cpu_time_ratio_vs_torch", bench_stats_json(bench_stats(s->cpu_ratio, n)));
+        cJSON_AddItemToObject(j, "torch_tokens_per_s", bench_stats_json(summarize(torch_tok, n)));
+        cJSON_AddItemToObject(j, "torch_ms", bench_stats_json(summarize(torch_ms, n)));
+        cJSON_AddItemToObject(j, "speedup_vs_torch", bench_stats_json(summarize(s->ratio, n)));
+        cJSON_AddItemToObject(j, "cpu_time_ratio_vs_torch", bench_stats_json(summarize(s->cpu_ratio, n)));
     }
     cJSON_AddNumberToObject(j, "gflop_per_call", (gm->flops + gm->attn_flops) * 1e-9);
-    cJSON_AddItemToObject(j, "ours_gflops", bench_stats_json(bench_stats(s->gflops, n)));
+    cJSON_AddItemToObject(j, "ours_gflops", bench_stats_json(summarize(s->gflops, n)));
     if (what != BB_LATENCY) {
-        cJSON_AddItemToObject(j, "sgemm_gflops", bench_stats_json(bench_stats(s->sgemm, n)));
-        cJSON_AddItemToObject(j, "fraction_of_sgemm", bench_stats_json(bench_stats(s->frac, n)));
+        cJSON_AddItemToObject(j, "sgemm_gflops", bench_stats_json(summarize(s->sgemm, n)));
+        cJSON_AddItemToObject(j, "fraction_of_sgemm", bench_stats_json(summarize(s->frac, n)));
     }
     return j;
 }
@@ -433,15 +433,15 @@ static void bb_print(const BertBench *b, int what, const BbSeries *s) {
         v[i] = what == BB_LATENCY ? 1e3 * s->ours[i] : tok / s->ours[i];
         w[i] = what == BB_LATENCY ? 1e3 * s->torch[i] : (b->torch ? tok / s->torch[i] : 0);
     }
-    BenchStats so = bench_stats(v, n), st = bench_stats(w, n), r = bench_stats(s->ratio, n);
-    BenchStats rc = bench_stats(s->cpu_ratio, n);
+    Summary so = summarize(v, n), st = summarize(w, n), r = summarize(s->ratio, n);
+    Summary rc = summarize(s->cpu_ratio, n);
     const char *unit = what == BB_LATENCY ? "ms" : "tok/s";
     printf("%-8s ours %10.1f %-5s", BB_NAMES[what], so.median, unit);
     if (b->torch)
         printf("  torch %10.1f %-5s  ratio %.2fx (min %.2f, max %.2f; CPU time %.2fx)", st.median, unit, r.median, r.min,
                r.max, rc.median);
     if (what != BB_LATENCY) {
-        BenchStats g = bench_stats(s->gflops, n), sg = bench_stats(s->sgemm, n), f = bench_stats(s->frac, n);
+        Summary g = summarize(s->gflops, n), sg = summarize(s->sgemm, n), f = summarize(s->frac, n);
         printf("  %.1f GFLOP/s = %.0f%% of sgemm %.1f", g.median, 100 * f.median, sg.median);
     }
     printf("\n");

@@ -17,23 +17,7 @@
 
 extern char **environ;
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-BenchStats bench_stats(const double *v, int n) {
-    CHECK_OR_DIE(n >= 1);
-    double *s = xmalloc((size_t)n * sizeof *s);
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    BenchStats r = {.min = s[0], .max = s[n - 1],
-                    .median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])};
-    free(s);
-    return r;
-}
-
-cJSON *bench_stats_json(BenchStats s) {
+cJSON *bench_stats_json(Summary s) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "median", s.median);
     cJSON_AddNumberToObject(j, "min", s.min);

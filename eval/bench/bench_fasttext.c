@@ -203,11 +203,11 @@ static int bench_ft_ours(FtBench *b, uint64_t seed, double *seconds, double *loo
 static cJSON *bench_ft_side_json(const FtSide *x, int reps, int ours, const char *binary) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "implementation", binary);
-    cJSON_AddNumberToObject(j, "accuracy", bench_stats(x->acc, reps).median);
+    cJSON_AddNumberToObject(j, "accuracy", summarize(x->acc, reps).median);
     cJSON_AddItemToObject(j, "accuracy_reps", cJSON_CreateDoubleArray(x->acc, reps));
-    cJSON_AddItemToObject(j, "train_seconds", bench_stats_json(bench_stats(x->seconds, reps)));
+    cJSON_AddItemToObject(j, "train_seconds", bench_stats_json(summarize(x->seconds, reps)));
     cJSON_AddItemToObject(j, "train_seconds_reps", cJSON_CreateDoubleArray(x->seconds, reps));
-    if (ours) cJSON_AddItemToObject(j, "train_loop_seconds", bench_stats_json(bench_stats(x->loop_seconds, reps)));
+    if (ours) cJSON_AddItemToObject(j, "train_loop_seconds", bench_stats_json(summarize(x->loop_seconds, reps)));
     return j;
 }
 
@@ -222,8 +222,8 @@ static cJSON *bench_ft_json(const FtBench *b, const FtSide *off, const FtSide *o
     cJSON_AddStringToObject(j, "timing", "wall seconds, end to end: read data, vocabulary, train, write model");
     cJSON_AddItemToObject(j, "official", bench_ft_side_json(off, b->reps, 0, b->bin));
     cJSON_AddItemToObject(j, "ours", bench_ft_side_json(ours, b->reps, 1, "glue fasttext"));
-    double acc_diff = bench_stats(ours->acc, b->reps).median - bench_stats(off->acc, b->reps).median;
-    double ratio = bench_stats(ours->seconds, b->reps).median / bench_stats(off->seconds, b->reps).median;
+    double acc_diff = summarize(ours->acc, b->reps).median - summarize(off->acc, b->reps).median;
+    double ratio = summarize(ours->seconds, b->reps).median / summarize(off->seconds, b->reps).median;
     cJSON_AddNumberToObject(j, "accuracy_diff", acc_diff);
     cJSON_AddNumberToObject(j, "time_ratio", ratio);
     cJSON_AddBoolToObject(j, "accuracy_within_0_5", fabs(acc_diff) <= BENCH_FT_MAX_ACC_GAP);

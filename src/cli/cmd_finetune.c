@@ -8,13 +8,13 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/stats.h"
 #include "core/threads.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/trainer.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +62,13 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->model = args_str(&a, "--model", "bert");
     f->out = args_str(&a, "--out", NULL);
     f->config_file = args_str(&a, "--config", NULL);
-    f->seed = args_int(&a, "--seed", FINETUNE_DEFAULT_SEED);
+    const char *seed = args_str(&a, "--seed", NULL);
     const char *seeds = args_str(&a, "--seeds", NULL);
+    if (seed && seeds) {
+        user_error("give one of them", "--seed %s and --seeds %s: --seeds names every seed to run", seed, seeds);
+        return EXIT_USAGE;
+    }
+    f->seed = args_int(&a, "--seed", FINETUNE_DEFAULT_SEED);
     if (seeds && finetune_parse_seeds(seeds, f) != 0) return EXIT_USAGE;
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
@@ -134,19 +139,12 @@ static void finetune_seed_dir(const char *dir, long seed, char *out, size_t cap)
 
 /* mean, sample std, min, max of v[0..n) as a JSON object. */
 static cJSON *finetune_spread(const double *v, int n) {
-    double sum = 0, lo = v[0], hi = v[0], ss = 0;
-    for (int i = 0; i < n; i++) {
-        sum += v[i];
-        lo = fmin(lo, v[i]);
-        hi = fmax(hi, v[i]);
-    }
-    double mean = sum / n;
-    for (int i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+    Summary s = summarize(v, n);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "mean", mean);
-    cJSON_AddNumberToObject(o, "std", n > 1 ? sqrt(ss / (n - 1)) : 0.0);
-    cJSON_AddNumberToObject(o, "min", lo);
-    cJSON_AddNumberToObject(o, "max", hi);
+    cJSON_AddNumberToObject(o, "mean", s.mean);
+    cJSON_AddNumberToObject(o, "std", s.std);
+    cJSON_AddNumberToObject(o, "min", s.min);
+    cJSON_AddNumberToObject(o, "max", s.max);
     return o;
 }
 

@@ -167,13 +167,15 @@ TEST(nn_attention_alibi_penalty) {
                 CHECK_NEAR(c.att[(h * 4 + i) * 4 + j], exp(-test_alibi[h] * abs(i - j)) / z, 1e-6);
         }
     attn_case_free(&c);
-    /* glue's slopes: 2^(-8h/NH), the first head always 1. */
-    float s[8];
+    /* glue's slopes: 2^(-8h/(NH-1)), from 1 down to 1/256; one head 1/16. */
+    float s[9];
+    attention_alibi_slopes(s, 1);
+    CHECK_NEAR(s[0], 1.0 / 16, 0);
     attention_alibi_slopes(s, 2);
     CHECK_NEAR(s[0], 1.0, 0);
-    CHECK_NEAR(s[1], 1.0 / 16, 0);
-    attention_alibi_slopes(s, 8);
-    for (int h = 0; h < 8; h++) CHECK_NEAR(s[h], 1.0 / (1 << h), 0);
+    CHECK_NEAR(s[1], 1.0 / 256, 0);
+    attention_alibi_slopes(s, 9);
+    for (int h = 0; h < 9; h++) CHECK_NEAR(s[h], 1.0 / (1 << h), 0);
 }
 
 /* Forward output, probabilities and gradients of sum(out * R) against PyTorch. */

@@ -28,7 +28,8 @@
 static int attn_ld(int ld, AttnDims d) { return ld > 0 ? ld : d.NH * d.HS; }
 
 void attention_alibi_slopes(float *slopes, int NH) {
-    for (int h = 0; h < NH; h++) slopes[h] = exp2f(-8.0f * (float)h / (float)NH);
+    if (NH == 1) { slopes[0] = exp2f(-4.0f); return; }
+    for (int h = 0; h < NH; h++) slopes[h] = exp2f(-8.0f * (float)h / (float)(NH - 1));
 }
 
 long attention_scratch_size(AttnDims d) {

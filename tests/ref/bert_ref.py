@@ -10,7 +10,7 @@ grad.<name>, and `curve`: the total loss before each of STEPS AdamW steps on the
 same batch (lr LR, betas 0.9/0.999, eps 1e-6, weight decay 0.01 except biases
 and LayerNorm weights, gradient norm clipped to 1.0).
 ALIBI = 1: every self-attention also subtracts slope_h * |i - j| from its
-scores, slope_h = 2^(-8h / NH) (glue's "absolute+alibi" positions).
+scores, slope_h = 2^(-8h / (NH - 1)), 2^-4 for one head (glue's "absolute+alibi" positions).
 usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR ALIBI"""
 import math
 import sys
@@ -88,7 +88,8 @@ def forward():
         v = heads(linear(h, p + "attention.self.value"))
         s = q @ k.transpose(-1, -2) / math.sqrt(HS)
         if ALIBI:
-            slopes = torch.tensor([2.0 ** (-8.0 * h / NH) for h in range(NH)], dtype=s.dtype)
+            slopes = torch.tensor([2.0 ** (-8.0 * h / (NH - 1)) if NH > 1 else 2.0 ** -4 for h in range(NH)],
+                                  dtype=s.dtype)
             s = s - slopes[None, :, None, None] * (torch.arange(T)[:, None] - torch.arange(T)[None, :]).abs()
         s = s.masked_fill(~keys, float("-inf"))
         ctx = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)

@@ -2,11 +2,13 @@
  * torch ops (tests/ref/bert_ref.py): encoder output, MLM logits and loss,
  * classification / regression logits and loss, the gradient of EVERY
  * parameter, and the loss curve of 20 AdamW steps (also with ALiBi); plus padding invariance,
+ * the siamese similarity head (finite differences, cosines recomputed, padding),
  * configs (built-in, JSON with HF keys, bad values) and checkpoints (round
  * trip, heads on a pretrained encoder, corrupt and foreign files). */
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +250,106 @@ TEST(bert_padding_invariance) {
     CHECK_NEAR(logits7[1], logits12[1], 1e-5);
     free(h12);
     bert_free(m);
+}
+
+/* ---- the siamese similarity head (bert_siamese.c) ---- */
+
+/* Two pairs, four rows: texts a in rows 0-1, texts b in rows 2-3; padded ids
+ * are garbage on purpose (the pooling must read real tokens only). */
+enum { SN = 2, ST = RT };
+typedef struct {
+    Bert *m;
+    int ids[2 * SN * ST], lengths[2 * SN];
+    float targets[SN], loss;
+} SiameseCase;
+
+static void siamese_case_init(SiameseCase *c) {
+    BertConfig cfg = ref_config();
+    c->m = bert_create(&cfg, &(BertHeads){.num_labels = 1}, 4);
+    ref_randomize(c->m, 300);
+    bert_reserve(c->m, 2 * SN, ST, 0, 1);
+    const int lengths[2 * SN] = {12, 5, 9, 3};
+    Rng r;
+    rng_seed(&r, 6);
+    for (int i = 0; i < 2 * SN; i++) {
+        c->lengths[i] = lengths[i];
+        for (int t = 0; t < ST; t++) c->ids[i * ST + t] = 1 + (int)rng_below(&r, (uint32_t)cfg.vocab_size - 1);
+    }
+    c->targets[0] = 0.9f;
+    c->targets[1] = -0.2f;
+}
+
+static void siamese_forward(void *ctx) {
+    SiameseCase *c = ctx;
+    bert_forward(c->m, &(BertBatch){2 * SN, ST, c->ids, NULL, c->lengths}, NULL);
+    c->loss = bert_siamese_loss(c->m, c->targets, NULL, 0);
+}
+
+/* The gradients of the registered tensors, times dout[0] (the checker's loss
+ * weight): the whole model's backward from the siamese loss. */
+static GradCheck *siamese_check;
+static void siamese_backward(void *ctx, const float *dout) {
+    SiameseCase *c = ctx;
+    params_zero_grad(c->m->params);
+    bert_forward(c->m, &(BertBatch){2 * SN, ST, c->ids, NULL, c->lengths}, NULL);
+    bert_siamese_loss(c->m, c->targets, NULL, 1);
+    bert_backward(c->m);
+    for (int k = 0; k < siamese_check->n_tensors; k++)
+        for (long i = 0; i < siamese_check->tensors[k].n; i++) siamese_check->tensors[k].grad[i] *= dout[0];
+}
+
+/* Finite differences through the encoder into the mean-pooled cosine. */
+TEST(bert_siamese_gradcheck) {
+    SiameseCase c;
+    siamese_case_init(&c);
+    Bert *m = c.m;
+    int C = m->cfg.hidden_size, V = m->cfg.vocab_size, FF = m->cfg.intermediate_size;
+    GradCheck g;
+    gradcheck_init(&g, &c, siamese_forward, siamese_backward, &c.loss, 1);
+    siamese_check = &g;
+    gradcheck_add(&g, "word_embeddings", m->w.word_emb, m->g.word_emb, (long)V * C);
+    gradcheck_add(&g, "embeddings.LayerNorm.weight", m->w.emb_ln_g, m->g.emb_ln_g, C);
+    gradcheck_add(&g, "layer.0.qkv", m->w.layers[0].attn.w_qkv, m->g.layers[0].attn.w_qkv, 3L * C * C);
+    gradcheck_add(&g, "layer.1.output.dense", m->w.layers[1].ffn.w_out, m->g.layers[1].ffn.w_out, (long)C * FF);
+    gradcheck_add(&g, "layer.1.output.LayerNorm.bias", m->w.layers[1].ffn.ln_b, m->g.layers[1].ffn.ln_b, C);
+    gradcheck_expect(&g, "siamese cosine loss");
+    bert_free(m);
+}
+
+/* The scores are the cosines of the rows' mean hidden states over their real
+ * tokens, recomputed here from bert_hidden; the loss is their mean squared
+ * error; and neither depends on what pads a row or on the batch's T. */
+TEST(bert_siamese_scores_and_padding) {
+    SiameseCase c;
+    siamese_case_init(&c);
+    int C = c.m->cfg.hidden_size;
+    siamese_forward(&c);
+    float scores[SN];
+    bert_siamese_loss(c.m, NULL, scores, 0);
+    const float *h = bert_hidden(c.m);
+    double want_loss = 0;
+    for (int i = 0; i < SN; i++) {
+        double u[64] = {0}, v[64] = {0}, uv = 0, uu = 0, vv = 0;
+        for (int t = 0; t < c.lengths[i]; t++)
+            for (int k = 0; k < C; k++) u[k] += h[((long)i * ST + t) * C + k] / c.lengths[i];
+        for (int t = 0; t < c.lengths[SN + i]; t++)
+            for (int k = 0; k < C; k++) v[k] += h[((long)(SN + i) * ST + t) * C + k] / c.lengths[SN + i];
+        for (int k = 0; k < C; k++) uv += u[k] * v[k], uu += u[k] * u[k], vv += v[k] * v[k];
+        double cs = uv / sqrt(uu * vv);
+        CHECK_NEAR(scores[i], cs, 1e-5);
+        want_loss += (cs - c.targets[i]) * (cs - c.targets[i]) / SN;
+    }
+    CHECK_NEAR(c.loss, want_loss, 1e-5);
+    /* Pair 1 (rows 1 and 3, lengths 5 and 3) alone, T = 5, other padding. */
+    int ids[2 * 5], lengths[2] = {5, 3};
+    memcpy(ids, c.ids + ST, sizeof(int) * 5);
+    memcpy(ids + 5, c.ids + 3 * ST, sizeof(int) * 3);
+    ids[8] = ids[9] = 0;
+    bert_forward(c.m, &(BertBatch){2, 5, ids, NULL, lengths}, NULL);
+    float alone;
+    bert_siamese_loss(c.m, NULL, &alone, 0);
+    CHECK_NEAR(alone, scores[1], 1e-5);
+    bert_free(c.m);
 }
 
 /* ---- configs ---- */

@@ -225,6 +225,15 @@ const float *bert_mlm_logits(const Bert *m);
 float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward);
 /* Regression (K == 1): mean squared error against targets (B). */
 float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
+/* Siamese similarity (bert_siamese.c; Sentence-BERT's regression objective):
+ * the last bert_forward held 2n rows, the first texts of n pairs in rows
+ * [0, n) and their second texts in rows [n, 2n), each "[CLS] text [SEP]".
+ * Each row's output is mean-pooled over its real tokens (u, v), scores (n, or
+ * NULL) get cos(u_i, v_i), and with targets (n) it returns the mean of
+ * (cos - target)^2 (0 without targets); backward = 1 adds the gradient into
+ * the hidden-state gradient for bert_backward. Uses no parameters (a model's
+ * pooler and classifier, if any, get none). Needs the full bert_forward. */
+float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward);
 /* The head's outputs for the last bert_forward, without dropout (evaluation):
  * out (B, K) logits (K > 1) or (B, 1) scores (K == 1). */
 void bert_head_logits(Bert *m, float *out);

@@ -24,6 +24,12 @@
 /* Dropout draws from this stream of the seed (the trainer's shuffle and the
  * weight init use others). */
 #define BERT_DROPOUT_STREAM 0xD40Full
+#define BERT_PAIR_CROSS "cross"
+#define BERT_PAIR_SIAMESE "siamese"
+/* Siamese scores are cosines in [-1, 1]; STS-B's targets, GLUE's only
+ * regression task, are 0..5: targets are divided by this, scores multiplied. */
+#define BERT_SIAMESE_SCALE 5.0f
+
 #define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 /* The encoder fine-tuning starts from unless told otherwise: the one this
  * repository ships (models/bert-tiny-wiki/README.md), found relative to the
@@ -44,6 +50,10 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "batch", 32);
     cJSON_AddNumberToObject(c, "eval_batch", 32);   /* = batch: one set of buffers serves both */
     cJSON_AddNumberToObject(c, "max_len", 128);
+    /* Regression (STS-B): the two texts encoded apart and compared by cosine
+     * (bert_siamese.c, which says why); classification: "[CLS] a [SEP] b [SEP]". */
+    cJSON_AddStringToObject(c, "pair_encoding",
+                            task && task->num_labels == 1 ? BERT_PAIR_SIAMESE : BERT_PAIR_CROSS);
     cJSON_AddNumberToObject(c, "warmup", 0.1);
     cJSON_AddStringToObject(c, "schedule", "linear");
     cJSON_AddNumberToObject(c, "weight_decay", 0.01);   /* not on biases and LayerNorm */
@@ -62,7 +72,7 @@ static cJSON *bert_default_config(const Task *task) {
 /* ---- settings ---- */
 
 typedef struct {
-    int max_len, batch, eval_batch;
+    int max_len, batch, eval_batch, siamese;
     double weight_decay, beta1, beta2, eps, clip;
 } BertSettings;
 
@@ -88,6 +98,12 @@ static int bert_settings_read(const cJSON *j, BertSettings *s) {
         bert_setting_range("adam_beta2", s->beta2, 0, 0.999999999, 0) ||
         bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0))
         return -1;
+    const char *pair = run_config_string(j, "pair_encoding", BERT_PAIR_CROSS);
+    s->siamese = strcmp(pair, BERT_PAIR_SIAMESE) == 0;
+    if (!s->siamese && strcmp(pair, BERT_PAIR_CROSS) != 0) {
+        user_error(BERT_CONFIG_HINT, "bert: pair_encoding must be \"cross\" or \"siamese\", got \"%s\"", pair);
+        return -1;
+    }
     s->max_len = (int)max_len;
     s->batch = (int)batch;
     s->eval_batch = (int)eval_batch;
@@ -132,9 +148,16 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
                    bert->heads.num_labels, task->name, m->K);
         goto fail;
     }
+    if (s.siamese && m->K != 1) {
+        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
+                   task->name, m->K);
+        goto fail;
+    }
     if (!(m->tok = tokenizer_create(vocab))) goto fail;
     m->max_len = s.max_len;
-    m->maxB = s.batch > s.eval_batch ? s.batch : s.eval_batch;
+    m->siamese = s.siamese;
+    m->pairs = s.batch > s.eval_batch ? s.batch : s.eval_batch;
+    m->maxB = m->siamese ? 2 * m->pairs : m->pairs;
     m->opt = optim_adamw(s.weight_decay);
     m->opt.beta1 = s.beta1;
     m->opt.beta2 = s.beta2;
@@ -270,16 +293,24 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
     long cap = 1024, used = 0;
     e->ids = xmalloc(sizeof(int) * (size_t)cap);
     int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
+    int *row2 = xmalloc(sizeof(int) * (size_t)m->max_len);
     for (int i = 0; i < d->n; i++) {
         const Example *x = &d->ex[i];
-        int T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+        int T, s = 0;
+        if (m->siamese) {   /* "[CLS] a [SEP]" then "[CLS] b [SEP]" */
+            const char *b = x->b ? x->b : "";
+            s = tokenizer_encode(m->tok, x->a, strlen(x->a), NULL, 0, m->max_len, row, seg);
+            T = s + tokenizer_encode(m->tok, b, strlen(b), NULL, 0, m->max_len, row2, seg);
+        } else {
+            T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+            while (s < T && seg[s] == 0) s++;
+        }
         if (used + T > cap) {
             while (used + T > cap) cap *= 2;
             e->ids = xrealloc(e->ids, sizeof(int) * (size_t)cap);
         }
-        memcpy(e->ids + used, row, sizeof(int) * (size_t)T);
-        int s = 0;
-        while (s < T && seg[s] == 0) s++;
+        memcpy(e->ids + used, row, sizeof(int) * (size_t)(m->siamese ? s : T));
+        if (m->siamese) memcpy(e->ids + used + s, row2, sizeof(int) * (size_t)(T - s));
         e->off[i] = used;
         e->seg_start[i] = s;
         e->label[i] = x->label;
@@ -287,6 +318,7 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
         used += T;
     }
     e->off[d->n] = used;
+    free(row2);
     free(row);
     free(seg);
     return e;
@@ -294,8 +326,34 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
 
 static int bert_length(const Encoded *e, int row) { return (int)(e->off[row + 1] - e->off[row]); }
 
+/* Siamese: example rows[i]'s first text into batch row i, its second into row
+ * n + i (segments 0), padded to the longest; returns T. */
+static int bert_fill_siamese(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
+    int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) {
+        int len = bert_length(e, rows[i]), s = e->seg_start[rows[i]];
+        if (s > T) T = s;
+        if (len - s > T) T = len - s;
+    }
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], s = e->seg_start[r], len = bert_length(e, r);
+        const int *src[2] = {e->ids + e->off[r], e->ids + e->off[r] + s};
+        int lens[2] = {s, len - s};
+        for (int half = 0; half < 2; half++) {
+            int row = half * n + i, *ids = m->ids + (long)row * T;
+            memcpy(ids, src[half], sizeof(int) * (size_t)lens[half]);
+            for (int t = lens[half]; t < T; t++) ids[t] = pad;
+            memset(m->segments + (long)row * T, 0, sizeof(int) * (size_t)T);
+            m->lengths[row] = lens[half];
+        }
+        m->targets[i] = e->score[r] / BERT_SIAMESE_SCALE;
+    }
+    return T;
+}
+
 /* rows[0..n) of e into the batch buffers, padded to the longest row; returns T. */
 static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
+    if (m->siamese) return bert_fill_siamese(m, e, rows, n);
     int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
     for (int i = 0; i < n; i++) T = bert_length(e, rows[i]) > T ? bert_length(e, rows[i]) : T;
     for (int i = 0; i < n; i++) {
@@ -316,12 +374,14 @@ static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, 
 static float bert_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
     BertTaskModel *m = (BertTaskModel *)model;
     Bert *b = m->bert;
-    if (n > m->maxB) DIE("bert: a batch of %d rows, %d reserved", n, m->maxB);
+    if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
     bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
-    int T = bert_fill_batch(m, e, rows, n);
+    int T = bert_fill_batch(m, e, rows, n), B = m->siamese ? 2 * n : n;
     params_zero_grad(b->params);
-    bert_forward(b, &(BertBatch){n, T, m->ids, m->segments, m->lengths}, &m->rng);
-    float loss = m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1) : bert_classify_loss(b, m->labels, &m->rng, 1);
+    bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, &m->rng);
+    float loss = m->siamese ? bert_siamese_loss(b, m->targets, NULL, 1)
+                 : m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1)
+                             : bert_classify_loss(b, m->labels, &m->rng, 1);
     bert_backward(b);
     double norm = clip_grad_norm(b->params, m->clip);
     if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
@@ -331,9 +391,16 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
 
 static void bert_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
     BertTaskModel *m = (BertTaskModel *)model;
-    for (int i = 0; i < n; i += m->maxB) {
-        int b = n - i < m->maxB ? n - i : m->maxB;
+    for (int i = 0; i < n; i += m->pairs) {
+        int b = n - i < m->pairs ? n - i : m->pairs;
         int T = bert_fill_batch(m, e, rows + i, b);
+        if (m->siamese) {   /* both texts in full (the pooling reads every token) */
+            float *o = out + i;
+            bert_forward(m->bert, &(BertBatch){2 * b, T, m->ids, m->segments, m->lengths}, NULL);
+            bert_siamese_loss(m->bert, NULL, o, 0);
+            for (int r = 0; r < b; r++) o[r] *= BERT_SIAMESE_SCALE;
+            continue;
+        }
         bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths});   /* [CLS] only */
         float *o = out + (long)i * m->K;
         bert_head_logits(m->bert, o);

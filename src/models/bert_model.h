@@ -25,7 +25,9 @@ typedef struct BertTaskModel {
     Vocab *vocab;
     Tokenizer *tok;
     int max_len;            /* T: tokens per row after truncation */
-    int maxB;               /* rows per forward: max(batch, eval_batch) */
+    int pairs;              /* examples per forward: max(batch, eval_batch) */
+    int siamese;            /* pair_encoding "siamese": a pair's texts are rows i and pairs + i */
+    int maxB;               /* rows per forward: pairs, twice that when siamese */
     Optimizer opt;          /* AdamW */
     float clip;             /* global gradient-norm limit, <= 0: none */
     Rng rng;                /* dropout */
@@ -36,7 +38,8 @@ typedef struct BertTaskModel {
 } BertTaskModel;
 
 /* A split as WordPiece ids: row r is ids[off[r] .. off[r+1]), "[CLS] a [SEP]
- * (b [SEP])", segment 1 from seg_start[r] on. */
+ * (b [SEP])", segment 1 from seg_start[r] on; siamese: "[CLS] a [SEP]" then
+ * "[CLS] b [SEP]", the second from seg_start[r] on. */
 struct Encoded {
     int n;
     long *off;              /* (n + 1) */

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""log_curve.py — the curve table of a model card from a pretraining log.
+
+Training MLM loss and accuracy averaged over the last 50 steps (5 logged values) at
+every 500th step, with the held-out evaluations the run made at those steps.
+usage: pretrain/log_curve.py RUN/log.jsonl[.gz]   (prints a Markdown table)"""
+import gzip
+import json
+import sys
+
+f = sys.argv[1]
+lines = (gzip.open(f, "rt") if f.endswith(".gz") else open(f)).read().splitlines()
+rows = [json.loads(l) for l in lines]
+tr = [r for r in rows if "loss" in r]
+ev = {r["step"]: r for r in rows if "eval_loss" in r}
+print("| step | tokens seen | train MLM loss | train MLM acc | held-out loss | held-out acc | wall hours |")
+print("|---|---|---|---|---|---|---|")
+for s in range(500, tr[-1]["step"] + 1, 500):
+    w = [r for r in tr if r["step"] <= s][-5:]
+    last = w[-1]
+    loss = sum(r["loss"] for r in w) / len(w); acc = sum(r["mlm_acc"] for r in w) / len(w)
+    e = ev.get(s)
+    he = f"{e['eval_loss']:.3f} | {100 * e['eval_acc']:.1f}%" if e else " | "
+    print(f"| {s} | {last['tokens'] / 1e6:.1f}M | {loss:.3f} | {100 * acc:.1f}% | {he} | {last['elapsed'] / 3600:.2f} |")

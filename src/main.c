@@ -60,7 +60,7 @@ static const Command COMMANDS[] = {
      "corpus BLEU, sacreBLEU's definition", ""},
     {"translate", cmd_translate,
      "train [--config F] [--set k=v ...] [--out DIR] [--resume]  |  eval [--split test2016|test2017] "
-     "[--beam 5]  |  [--beam N] [TEXT...]",
+     "[--beam 5] [--results F]  |  [--beam N] [TEXT...]",
      "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
      "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
@@ -68,7 +68,8 @@ static const Command COMMANDS[] = {
      "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly.\n"
      "  Settings: src/models/seq2seq_train.h (positions sinusoid|learned|lpr, ...).\n"
      "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
-     "  cased, 13a) and lower-cased against data/mt/multi30k/tok; writes hypotheses.\n"
+     "  cased, 13a) and lower-cased against data/mt/multi30k/tok; writes hypotheses;\n"
+     "  --results FILE.json adds the run's scores to a table of runs (and FILE.md).\n"
      "  Otherwise translates each TEXT, or stdin line by line. --model DIR|CKPT.\n"},
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "

@@ -6,7 +6,8 @@
  *   - a run stopped mid-epoch (--stop-at) and resumed ends bit-identical to an
  *     uninterrupted one (weights and every epoch's numbers);
  *   - average_last: the mean of the last epochs' weights is scored and kept;
- *   - the CLI: train, eval (BLEU JSON), translating arguments and stdin lines,
+ *   - the CLI: train, eval (BLEU JSON, the --results table), translating
+ *     arguments and stdin lines,
  *     and clear errors for a bad setting, missing data and a missing model. */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/seq2seq_train.h"
 #include "tests/test.h"
@@ -168,6 +170,52 @@ static char *glue(const char *args, int *status) {
     return out ? out : calloc(1, 1);
 }
 
+/* eval --results: one entry per run, one object per split, updated in place
+ * when a split is scored again; the Markdown twin shows the same numbers; a
+ * file that is not a results table is refused and left as it was. */
+static void check_results_table(const char *dir, double bleu2016) {
+    char args[1024], file[256], md[256], want[64];
+    snprintf(file, sizeof file, "%s/translation.json", g_dir);
+    snprintf(md, sizeof md, "%s/translation.md", g_dir);
+    int st;
+    const char *splits[] = {"test2016", "val", "test2016"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "eval --model %s --split %s --results %s", dir, splits[i], file);
+        free(glue(args, &st));
+        CHECK_EQ_INT(st, 0);
+    }
+    cJSON *doc = run_json_read(file, 1);
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(doc, "runs");
+    CHECK_EQ_INT(cJSON_GetArraySize(runs), 1);
+    const cJSON *run = cJSON_GetArrayItem(runs, 0);
+    const cJSON *scored = cJSON_GetObjectItemCaseSensitive(run, "splits");
+    CHECK_EQ_INT(cJSON_GetArraySize(scored), 2);
+    const cJSON *t16 = cJSON_GetObjectItemCaseSensitive(scored, "test_2016_flickr");
+    CHECK_MSG(fabs(run_config_number(t16, "bleu", -2) - bleu2016) < 1e-9, "table %g, eval --json %g",
+              run_config_number(t16, "bleu", -2), bleu2016);
+    CHECK(run_config_number(t16, "beam", 0) == 3);
+    CHECK(strcmp(run_config_string(run, "run", ""), "cli") == 0);
+    CHECK(strcmp(run_config_string(run, "positions", ""), "sinusoid") == 0);
+    CHECK(run_config_number(run, "steps", 0) > 0 && run_config_number(run, "dev_bleu", -1) >= 0);
+    CHECK(strstr(run_config_string(t16, "command", ""), "--split test2016") != NULL);
+    cJSON_Delete(doc);
+    size_t len;
+    char *text = run_file_read(md, &len);
+    snprintf(want, sizeof want, " %.2f |", bleu2016);
+    CHECK_MSG(text && strstr(text, "test_2016_flickr BLEU") && strstr(text, "val BLEU") && strstr(text, want),
+              "translation.md: %s", text ? text : "(missing)");
+    free(text);
+    FILE *f = fopen(file, "w");
+    fputs("{\"not\": \"a table\"}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "eval --model %s --split val --results %s", dir, file);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 1);
+    text = run_file_read(file, &len);
+    CHECK(text && strcmp(text, "{\"not\": \"a table\"}\n") == 0);
+    free(text);
+}
+
 TEST(seq2seq_translate_cli) {
     if (!CHECK(fixture() != NULL)) return;
     char args[1024], dir[128];
@@ -182,8 +230,10 @@ TEST(seq2seq_translate_cli) {
     cJSON *j = cJSON_Parse(out);
     CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "bleu")), "eval printed: %s", out);
     CHECK(j && cJSON_GetObjectItemCaseSensitive(j, "sentences")->valueint == 12);
+    double bleu2016 = j ? run_config_number(j, "bleu", -1) : -1;
     cJSON_Delete(j);
     free(out);
+    check_results_table(dir, bleu2016);
     char hyp[256];
     snprintf(hyp, sizeof hyp, "%s/test_2016_flickr.beam3.hyp.de", dir);
     CHECK(run_file_exists(hyp));

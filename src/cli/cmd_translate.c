@@ -13,6 +13,7 @@
  * Multi30k report; it writes the hypotheses next to the model. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cli/translate_results.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/lines.h"
@@ -32,7 +33,7 @@
     "glue translate train [--config FILE.json] [--set key=value ...] [--out DIR] [--seed S] [--threads N]\n" \
     "                     [--resume] [--stop-at STEP] [--quiet]\n"                                                            \
     "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
-    "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N]\n"                      \
+    "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N] [--results FILE.json]\n" \
     "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)"
 #define TRANSLATE_MAX_SETS 64
 #define TRANSLATE_DEFAULT_SEED 42
@@ -213,7 +214,7 @@ static int translate_eval(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *where = args_str(&a, "--model", NULL), *split = args_str(&a, "--split", "test2016");
-    const char *out = args_str(&a, "--out", NULL);
+    const char *out = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
     long beam = args_int(&a, "--beam", -1), threads = args_int(&a, "--threads", 0);
     double alpha = args_double(&a, "--alpha", -1);
     int json = args_flag(&a, "--json");
@@ -257,6 +258,13 @@ static int translate_eval(int argc, char **argv) {
         if (tref) bleu_corpus((const char *const *)hyp, (const char *const *)tref, c.n, &lower, &lc);
         rc = translate_write_lines(hyp_path, hyp, c.n);
         if (rc == 0) translate_print_eval(stem, &dec, c.n, &b, tref ? &lc : NULL, hyp_path, secs, json);
+        if (rc == 0 && results) {
+            char *command = cli_command_line(argc + 1, argv - 1);
+            TranslateScore s = {.split = stem, .dec = &dec, .sentences = c.n, .cased = &b,
+                                .tok_lc = tref ? &lc : NULL, .hypotheses = hyp_path, .command = command};
+            rc = translate_results_add(results, dir, cfg, &s);
+            free(command);
+        }
         for (int i = 0; i < c.n; i++) { free(hyp[i]); if (tref) free(tref[i]); }
         free(hyp);
         free(tref);

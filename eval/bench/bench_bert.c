@@ -15,8 +15,8 @@
  * transposes, no attention, no element-wise work): the GFLOP/s a step made only
  * of those GEMMs would reach now, the ceiling that "fraction of sgemm" divides
  * by. FLOPs are counted analytically (bench_bert_flops). The PyTorch process
- * runs on the same 2 threads with OMP_WAIT_POLICY=PASSIVE; while one side runs
- * the other waits on a pipe. */
+ * runs on the same 2 threads with OMP_WAIT_POLICY=PASSIVE (ours: a short spin,
+ * core/threads.h); while one side runs the other waits on a pipe. */
 #include "eval/bench/bench.h"
 
 #include <cjson/cJSON.h>
@@ -110,7 +110,9 @@ static int bb_py_start(BertBench *b) {
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&fa, in[1]);
     posix_spawn_file_actions_addclose(&fa, out[0]);
-    /* The environment: ours plus the threading the comparison prescribes. */
+    /* The environment: ours plus the threading the comparison prescribes
+     * (without the GOMP_SPINCOUNT core/threads.c gave us: PyTorch's libgomp
+     * would read it). */
     char omp_n[32];
     snprintf(omp_n, sizeof omp_n, "OMP_NUM_THREADS=%d", b->threads);
     int ne = 0;
@@ -118,7 +120,7 @@ static int bb_py_start(BertBench *b) {
     const char **env = xmalloc(sizeof(char *) * (size_t)(ne + 4));
     int k = 0;
     for (int i = 0; i < ne; i++)
-        if (strncmp(environ[i], "OMP_", 4) != 0) env[k++] = environ[i];
+        if (strncmp(environ[i], "OMP_", 4) != 0 && strncmp(environ[i], "GOMP_", 5) != 0) env[k++] = environ[i];
     env[k++] = omp_n;
     env[k++] = "OMP_WAIT_POLICY=PASSIVE";
     env[k++] = "PYTHONDONTWRITEBYTECODE=1";

@@ -8,11 +8,13 @@
  * on the calling thread only); do elementwise work in OpenMP regions between
  * the BLAS calls.
  *
- * Idle workers sleep at once (OMP_WAIT_POLICY=PASSIVE) unless the user set
- * OMP_WAIT_POLICY or GOMP_SPINCOUNT: libgomp reads that when it loads, so a
- * constructor in threads.c sets it and re-executes the program once at start
- * (same pid and arguments). libgomp's default spinning cost 2.5x on a BERT
- * step and 100x on single-sentence inference with the machine loaded.
+ * Idle workers spin briefly (GOMP_SPINCOUNT=3000, ~0.1 ms) and then sleep,
+ * unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT: libgomp reads that
+ * when it loads, so a constructor in threads.c sets it and re-executes the
+ * program once at start (same pid and arguments). libgomp's default spinning
+ * (milliseconds) cost 2.5x on a BERT step and 100x on single-sentence
+ * inference with the machine loaded; sleeping at once made single-sentence
+ * inference 1.7x slower on a quiet one.
  *
  * Flush-to-zero (FTZ) and denormals-are-zero (DAZ): denormal floats (|x| <
  * 1.2e-38, common in decaying gradients, Adam's v, softmax tails) make x86 math

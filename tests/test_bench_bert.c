@@ -59,6 +59,10 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
             CHECK_NEAR(stat_median(train, "ours_gflops"), want, 1e-6 * want + 1e-9);
             CHECK(stat_median(train, "sgemm_gflops") > 0 && stat_median(train, "fraction_of_sgemm") > 0);
             CHECK(cJSON_GetObjectItem(j, "ours_peak_mib") && cJSON_GetObjectItem(j, "machine"));
+            /* The timed steps allocate nothing (test_bert_no_alloc.c shows the count counts). */
+            const cJSON *allocs = cJSON_GetObjectItem(j, "ours_allocations_in_timed_calls");
+            CHECK_MSG(cJSON_IsNumber(allocs) && allocs->valuedouble == 0, "allocations in timed calls: %g",
+                      cJSON_IsNumber(allocs) ? allocs->valuedouble : -1);
             cJSON_Delete(j);
         }
     }

@@ -32,6 +32,9 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* 64-byte aligned allocation (for SIMD and the parameter arena); free with free(). */
 void *xaligned_alloc(size_t n);
+/* How many x*alloc calls this process has made (all threads): the model code
+ * allocates only through them, so an unchanged count means no allocation. */
+unsigned long xalloc_calls(void);
 
 /* Monotonic wall clock in seconds. */
 double now_seconds(void);

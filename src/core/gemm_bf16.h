@@ -1,0 +1,41 @@
+/* gemm_bf16.h — inference GEMMs with bfloat16 weights: y (M, N) = x (M, K) W^T
+ * + beta y, for a weight W (N, K) stored as nn/linear stores it, packed once.
+ *
+ * Why: on CPUs with AVX512-BF16, vdpbf16ps does 32 multiply-adds per
+ * instruction where vfmadd231ps does 16 (measured on this machine's Zen 5:
+ * 530 vs 286 GFLOP/s per core), and bf16 weights halve the memory a forward
+ * streams. Both operands are rounded to bf16 (round to nearest even; 8
+ * significant bits, core/half.h), products are accumulated in fp32. That is an inference
+ * approximation (relative error ~1e-2 on a product's result): training and
+ * the reference comparisons stay fp32.
+ *
+ * Every machine computes the same numbers up to fp32 summation order: without
+ * AVX512-BF16 (or with gemm_bf16_portable(1), for tests) the packed weights are
+ * widened back to fp32 and multiplied by sgemm with x rounded to bf16 first.
+ * Call from the main thread, outside parallel regions (core/threads.h's rule);
+ * the products split the weight's columns over the OpenMP pool. */
+#ifndef GLUE_GEMM_BF16_H
+#define GLUE_GEMM_BF16_H
+
+#include <stdint.h>
+
+typedef struct Bf16Weights {
+    int N, K;          /* W is (N, K) */
+    int pairs;         /* ceil(K / 2): K padded with a zero to an even count */
+    int panels;        /* ceil(N / 32): N padded with zero rows */
+    uint32_t *data;    /* [panel][pair][32 columns]: (W[n][2p] | W[n][2p+1] << 16) in bf16 */
+} Bf16Weights;
+
+/* Packs W (N, K) row-major. Allocates; free with bf16_weights_free. */
+void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K);
+void bf16_weights_free(Bf16Weights *p);
+
+/* y (M, N) = x (M, K) W^T + beta * y (beta 0: y is only written). */
+void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta);
+
+/* 1 when this CPU runs the AVX512-BF16 kernel (and the portable path is not forced). */
+int gemm_bf16_native(void);
+/* Force (1) or release (0) the portable path, for tests on AVX512-BF16 machines. */
+void gemm_bf16_portable(int on);
+
+#endif

@@ -106,7 +106,7 @@ static const Command COMMANDS[] = {
      "    held-out MLM loss and accuracy (default text: WikiText-2 valid), with\n"
      "    BERT's 15% / 80-10-10 masking drawn from a fixed seed, so checkpoints are\n"
      "    compared on the same masked positions.\n"},
-    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--json]",
+    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--bf16] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
      "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"
      "  (and for 'all' one table with the GLUE score); --split test writes the\n"
@@ -115,8 +115,10 @@ static const Command COMMANDS[] = {
      "  and writes it as JSON to results/glue.json (results/glue-<model>.json for\n"
      "  other models; --results FILE). 'all --split test --submit FILE.zip' writes the\n"
      "  leaderboard archive: the 11 files, a task without a trained model as its\n"
-     "  majority class (flagged); a task without test data is listed as missing.\n"},
-    {"predict", cmd_predict, "TASK [--model M] [TEXT [TEXT_B]] [--json]",
+     "  majority class (flagged); a task without test data is listed as missing.\n"
+     "  --bf16 (bert): the encoder's dense layers with bf16 weights and products\n"
+     "  (AVX512-BF16), an inference approximation; see README for its accuracy.\n"},
+    {"predict", cmd_predict, "TASK [--model M] [TEXT [TEXT_B]] [--bf16] [--json]",
      "label and probabilities (STS-B: a score) for a text or a pair",
      "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"
      "  and prints one prediction per line (--json: one object with all of them).\n"},

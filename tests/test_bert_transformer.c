@@ -27,8 +27,12 @@ typedef struct {
     float *scratch;
 } TfCase;
 
-static TfAttnParams tf_attn_view(float **p) { return (TfAttnParams){p[0], p[1], p[2], p[3], p[4], p[5]}; }
-static TfFfnParams tf_ffn_view(float **p) { return (TfFfnParams){p[0], p[1], p[2], p[3], p[4], p[5]}; }
+static TfAttnParams tf_attn_view(float **p) {
+    return (TfAttnParams){.w_qkv = p[0], .b_qkv = p[1], .w_o = p[2], .b_o = p[3], .ln_g = p[4], .ln_b = p[5]};
+}
+static TfFfnParams tf_ffn_view(float **p) {
+    return (TfFfnParams){.w_in = p[0], .b_in = p[1], .w_out = p[2], .b_out = p[3], .ln_g = p[4], .ln_b = p[5]};
+}
 
 static void tf_case_init(TfCase *c, TfDims d, int kind, int dropout, uint64_t seed) {
     memset(c, 0, sizeof *c);

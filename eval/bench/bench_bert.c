@@ -9,7 +9,10 @@
  *   infer    classification forward (encoder + pooler + classifier), B = 32, T = 128,
  *            ours as `glue predict` runs it (bert_forward_pooled: the last
  *            layer only at [CLS]), PyTorch computing every position as HF does;
- *   latency  the same for one sentence, B = 1, T = 32.
+ *   latency  the same for one sentence, B = 1, T = 32;
+ *   infer_bf16, latency_bf16   the same two with our encoder's dense weights in
+ *            bf16 (bert_use_bf16: AVX512-BF16 products, fp32 sums) against
+ *            PyTorch under torch.autocast("cpu", bfloat16).
  * Rows are full length on both sides (no padding). Each repetition also times
  * OpenBLAS sgemm alone on the step's own dense GEMMs (same shapes and
  * transposes, no attention, no element-wise work): the GFLOP/s a step made only
@@ -51,8 +54,12 @@ extern char **environ;
 extern char *openblas_get_corename(void);
 
 /* The three measurements. */
-enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_NUM };
-static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency"};
+/* The *_bf16 measurements: ours with bf16 encoder weights (bert_use_bf16)
+ * against PyTorch under bf16 autocast. */
+enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_INFER_BF16, BB_LATENCY_BF16, BB_NUM };
+static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency", "infer_bf16", "latency_bf16"};
+
+static int bb_is_latency(int what) { return what == BB_LATENCY || what == BB_LATENCY_BF16; }
 
 typedef struct {
     BertConfig cfg;
@@ -165,7 +172,7 @@ static void bb_py_stop(BertBench *b) {
 /* ---- our side ---- */
 
 typedef struct {
-    Bert *trainer, *classifier;
+    Bert *trainer, *classifier, *classifier_bf16;   /* the last: the same weights, bf16 inference */
     Optimizer opt;
     Rng drop;
     int *ids, *segments, *positions, *labels;   /* (B, T), (B, T), (n), (n) */
@@ -180,6 +187,9 @@ static void ours_init(Ours *o, const BertBench *b) {
     bert_reserve(o->trainer, BB_B, BB_T, b->n_masked, 1);
     o->classifier = bert_create(c, &(BertHeads){.pooler = 1, .num_labels = BB_LABELS}, BB_SEED + 1);
     bert_reserve(o->classifier, BB_B, BB_T, 0, 0);
+    o->classifier_bf16 = bert_create(c, &(BertHeads){.pooler = 1, .num_labels = BB_LABELS}, BB_SEED + 1);
+    bert_reserve(o->classifier_bf16, BB_B, BB_T, 0, 0);
+    bert_use_bf16(o->classifier_bf16, 1);
     o->opt = optim_adamw(0.01);
     o->opt.eps = 1e-6;
     rng_seed(&o->drop, BB_SEED + 2);
@@ -207,6 +217,7 @@ static void ours_init(Ours *o, const BertBench *b) {
 static void ours_free(Ours *o) {
     bert_free(o->trainer);
     bert_free(o->classifier);
+    bert_free(o->classifier_bf16);
     free(o->ids); free(o->segments); free(o->positions); free(o->labels);
 }
 
@@ -221,9 +232,9 @@ static void ours_train_step(Ours *o, int n_masked) {
 
 /* As glue predict / eval run it: the last layer only at [CLS], the one row
  * the classifier reads (bert_forward_pooled). */
-static void ours_classify(Ours *o, int B, int T) {
-    bert_forward_pooled(o->classifier, &(BertBatch){B, T, o->ids, o->segments, NULL});
-    bert_head_logits(o->classifier, o->logits);
+static void ours_classify(Ours *o, Bert *m, int B, int T) {
+    bert_forward_pooled(m, &(BertBatch){B, T, o->ids, o->segments, NULL});
+    bert_head_logits(m, o->logits);
 }
 
 /* CPU seconds of every thread of this process so far. */
@@ -239,8 +250,9 @@ static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cp
     double t0 = now_seconds(), c0 = bb_cpu_seconds();
     for (int i = 0; i < k; i++) {
         if (what == BB_TRAIN) ours_train_step(o, b->n_masked);
-        else if (what == BB_INFER) ours_classify(o, BB_B, BB_T);
-        else ours_classify(o, 1, BB_LAT_T);
+        else
+            ours_classify(o, what >= BB_INFER_BF16 ? o->classifier_bf16 : o->classifier, bb_is_latency(what) ? 1 : BB_B,
+                          bb_is_latency(what) ? BB_LAT_T : BB_T);
     }
     if (cpu) *cpu = bb_cpu_seconds() - c0;
     if (cpu) o->timed_allocations += xalloc_calls() - a0;   /* not the warm-up (no cpu) */
@@ -276,8 +288,8 @@ static void bb_linear(BbGemms *s, int rows, int out, int in, int train) {
  * keys and values for all N rows), so only those FLOPs are counted. */
 static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_masked) {
     memset(s, 0, sizeof *s);
-    int train = what == BB_TRAIN, B = BB_B, T = what == BB_LATENCY ? BB_LAT_T : BB_T;
-    if (what == BB_LATENCY) B = 1;
+    int train = what == BB_TRAIN, B = BB_B, T = bb_is_latency(what) ? BB_LAT_T : BB_T;
+    if (bb_is_latency(what)) B = 1;
     int N = B * T, C = c->hidden_size;
     for (int l = 0; l < c->num_layers; l++) {
         /* Query rows of this layer. */
@@ -367,6 +379,8 @@ static int bench_bert_parse(int argc, char **argv, BertBench *b) {
     b->iters[BB_TRAIN] = steps ? steps : step_gflop < 30 ? 3 : step_gflop < 100 ? 2 : 1;
     b->iters[BB_INFER] = steps ? steps : step_gflop < 30 ? 6 : 2;
     b->iters[BB_LATENCY] = steps ? 10 * steps : step_gflop < 30 ? 100 : 20;
+    b->iters[BB_INFER_BF16] = b->iters[BB_INFER];
+    b->iters[BB_LATENCY_BF16] = b->iters[BB_LATENCY];
     if (b->torch && access(b->script, R_OK) != 0) {
         user_error("run from the source tree, or give --script PATH", "bench bert: cannot read %s", b->script);
         return EXIT_USAGE;
@@ -395,13 +409,13 @@ static int bb_rep(BertBench *b, Ours *o, int what, int rep, BbSeries *s, const B
     s->ratio[rep] = b->torch ? s->torch[rep] / s->ours[rep] : 0.0;
     s->cpu_ratio[rep] = b->torch && oc > 0.0 ? tc / oc : 0.0;
     s->gflops[rep] = (gm->flops + gm->attn_flops) / s->ours[rep] * 1e-9;
-    s->sgemm[rep] = what == BB_LATENCY ? 0.0 : bb_sgemm_gflops(gm, buf, cap);
-    s->frac[rep] = what == BB_LATENCY ? 0.0 : s->gflops[rep] / s->sgemm[rep];
+    s->sgemm[rep] = bb_is_latency(what) ? 0.0 : bb_sgemm_gflops(gm, buf, cap);
+    s->frac[rep] = bb_is_latency(what) ? 0.0 : s->gflops[rep] / s->sgemm[rep];
     return 0;
 }
 
 static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, const BbGemms *gm) {
-    int n = b->reps, T = what == BB_LATENCY ? BB_LAT_T : BB_T, B = what == BB_LATENCY ? 1 : BB_B;
+    int n = b->reps, T = bb_is_latency(what) ? BB_LAT_T : BB_T, B = bb_is_latency(what) ? 1 : BB_B;
     double ours_tok[BENCH_BERT_MAX_REPS], torch_tok[BENCH_BERT_MAX_REPS], ours_ms[BENCH_BERT_MAX_REPS],
         torch_ms[BENCH_BERT_MAX_REPS];
     for (int i = 0; i < n; i++) {
@@ -424,7 +438,7 @@ static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, co
     }
     cJSON_AddNumberToObject(j, "gflop_per_call", (gm->flops + gm->attn_flops) * 1e-9);
     cJSON_AddItemToObject(j, "ours_gflops", bench_stats_json(summarize(s->gflops, n)));
-    if (what != BB_LATENCY) {
+    if (!bb_is_latency(what)) {
         cJSON_AddItemToObject(j, "sgemm_gflops", bench_stats_json(summarize(s->sgemm, n)));
         cJSON_AddItemToObject(j, "fraction_of_sgemm", bench_stats_json(summarize(s->frac, n)));
     }
@@ -432,20 +446,20 @@ static cJSON *bb_series_json(const BertBench *b, int what, const BbSeries *s, co
 }
 
 static void bb_print(const BertBench *b, int what, const BbSeries *s) {
-    int n = b->reps, tok = (what == BB_LATENCY ? BB_LAT_T : BB_B * BB_T);
+    int n = b->reps, tok = (bb_is_latency(what) ? BB_LAT_T : BB_B * BB_T);
     double v[BENCH_BERT_MAX_REPS], w[BENCH_BERT_MAX_REPS];
     for (int i = 0; i < n; i++) {
-        v[i] = what == BB_LATENCY ? 1e3 * s->ours[i] : tok / s->ours[i];
-        w[i] = what == BB_LATENCY ? 1e3 * s->torch[i] : (b->torch ? tok / s->torch[i] : 0);
+        v[i] = bb_is_latency(what) ? 1e3 * s->ours[i] : tok / s->ours[i];
+        w[i] = bb_is_latency(what) ? 1e3 * s->torch[i] : (b->torch ? tok / s->torch[i] : 0);
     }
     Summary so = summarize(v, n), st = summarize(w, n), r = summarize(s->ratio, n);
     Summary rc = summarize(s->cpu_ratio, n);
-    const char *unit = what == BB_LATENCY ? "ms" : "tok/s";
-    printf("%-8s ours %10.1f %-5s", BB_NAMES[what], so.median, unit);
+    const char *unit = bb_is_latency(what) ? "ms" : "tok/s";
+    printf("%-12s ours %10.1f %-5s", BB_NAMES[what], so.median, unit);
     if (b->torch)
         printf("  torch %10.1f %-5s  ratio %.2fx (min %.2f, max %.2f; CPU time %.2fx)", st.median, unit, r.median, r.min,
                r.max, rc.median);
-    if (what != BB_LATENCY) {
+    if (!bb_is_latency(what)) {
         Summary g = summarize(s->gflops, n), sg = summarize(s->sgemm, n), f = summarize(s->frac, n);
         printf("  %.1f GFLOP/s = %.0f%% of sgemm %.1f", g.median, 100 * f.median, sg.median);
     }
@@ -518,7 +532,7 @@ int bench_bert(int argc, char **argv) {
     for (int w = 0; w < BB_NUM && !fail; w++) {
         /* Warm-up: page in the buffers, start the thread pools, settle caches. */
         ours_time(&o, &b, w, 1, NULL);
-        if (b.torch && bb_py_ask(&b, BB_NAMES[w], w == BB_LATENCY ? 5 : 1, NULL) < 0) fail = 1;
+        if (b.torch && bb_py_ask(&b, BB_NAMES[w], bb_is_latency(w) ? 5 : 1, NULL) < 0) fail = 1;
         bb_sgemm_gflops(&gm[w], buf, cap);
         for (int rep = 0; rep < b.reps && !fail; rep++)
             fail = bb_rep(&b, &o, w, rep, &s[w], &gm[w], buf, cap) != 0;

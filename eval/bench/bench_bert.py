@@ -12,6 +12,7 @@ It is a server so that the C side can alternate A/B with it in one run: after
   train K      K training steps (zero_grad, forward, MLM loss, backward, AdamW)
   infer K      K classification forwards of (B, T) under torch.inference_mode
   latency K    K classification forwards of (1, LAT_T)
+  infer_bf16 K, latency_bf16 K   the same under torch.autocast("cpu", bfloat16)
      -> "WALL CPU": elapsed wall seconds, and CPU seconds of all its threads
   mem          -> peak resident memory of this process in MiB (getrusage)
   quit
@@ -126,6 +127,11 @@ def infer(x, s):
         classifier.classify(x, s)
 
 
+def infer_bf16(x, s):
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        classifier.classify(x, s)
+
+
 def timed(fn, k):
     """Wall seconds and CPU seconds (all threads of the process) of k calls."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -145,6 +151,10 @@ for line in sys.stdin:
         print(timed(lambda: infer(ids, seg), int(cmd[1])), flush=True)
     elif cmd[0] == "latency":
         print(timed(lambda: infer(lat_ids, lat_seg), int(cmd[1])), flush=True)
+    elif cmd[0] == "infer_bf16":
+        print(timed(lambda: infer_bf16(ids, seg), int(cmd[1])), flush=True)
+    elif cmd[0] == "latency_bf16":
+        print(timed(lambda: infer_bf16(lat_ids, lat_seg), int(cmd[1])), flush=True)
     elif cmd[0] == "mem":
         print("%.1f" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0), flush=True)
     elif cmd[0] == "quit":

@@ -2,6 +2,7 @@
 #include "cli/cli_run.h"
 
 #include "core/common.h"
+#include "core/gemm_bf16.h"
 #include "models/run_dir.h"
 
 #include <stdlib.h>
@@ -36,8 +37,12 @@ const Task *cli_run_task(const Task *t) {
     return base ? base : t;
 }
 
-Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir) {
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
     char path[4096], hint[256];
+    if (bf16 && !ops->use_bf16) {
+        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        return NULL;
+    }
     run_file_path(dir, RUN_CKPT, path, sizeof path);
     snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
     if (!run_file_exists(path)) {
@@ -48,6 +53,11 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir) {
     /* The model said what is wrong with the file; say what to do about it. */
     if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: glue finetune %s --model %s\n",
                     t->name, ops->name);
+    if (m && bf16) {
+        if (!gemm_bf16_native())
+            user_warning("this CPU has no AVX512-BF16: --bf16 is emulated (the same numbers, much slower)");
+        ops->use_bf16(m);
+    }
     return m;
 }
 

@@ -13,9 +13,10 @@ const Task *cli_find_task(const char *name);
 const ModelOps *cli_find_model(const char *name);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */
 const Task *cli_run_task(const Task *t);
-/* The trained model in dir (dir/model.ckpt). NULL after a message that says how
- * to train it when the run is missing, or what is wrong with the checkpoint. */
-Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir);
+/* The trained model in dir (dir/model.ckpt), switched to bf16 inference weights
+ * when bf16 is set. NULL after a message that says how to train it when the run
+ * is missing, or what is wrong with the checkpoint, or that the model has no bf16 path. */
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16);
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */
 char *cli_command_line(int argc, char **argv);

@@ -22,13 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EVAL_USAGE "glue eval TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--json]"
+#define EVAL_USAGE \
+    "glue eval TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--bf16] [--json]"
 
 typedef struct EvalArgs {
     const char *target, *model, *split;
     const char *submit;   /* --submit FILE.zip (all, test split) */
     const char *results;  /* --results FILE (all, dev split); NULL: the default */
     int json, all;
+    int bf16;             /* --bf16: bf16 inference weights */
 } EvalArgs;
 
 /* The eval batch the run was configured with (config.json), else the default. */
@@ -104,10 +106,11 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     const Task *rt = cli_run_task(t);
     char dir[4096];
     run_dir_path(rt->name, ops->name, dir, sizeof dir);
-    Model *m = cli_load_run(ops, rt, dir);
+    Model *m = cli_load_run(ops, rt, dir, e->bf16);
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "run", dir);
+    if (e->bf16) cJSON_AddBoolToObject(out, "bf16", 1);
     int batch = eval_batch_of(dir);
     int rc = strcmp(e->split, "test") == 0 ? eval_task_test(ops, m, t, batch, dir, out)
                                            : eval_task_dev(ops, m, t, batch, out);
@@ -188,6 +191,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     Args a;
     args_init(&a, argc, argv);
     e->json = args_flag(&a, "--json");
+    e->bf16 = args_flag(&a, "--bf16");
     e->model = args_str(&a, "--model", "bert");
     e->split = args_str(&a, "--split", "dev");
     e->submit = args_str(&a, "--submit", NULL);

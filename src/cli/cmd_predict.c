@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREDICT_USAGE "glue predict TASK [--model M] [TEXT [TEXT_B]] [--json]"
+#define PREDICT_USAGE "glue predict TASK [--model M] [TEXT [TEXT_B]] [--bf16] [--json]"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -111,7 +111,7 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
 int cmd_predict(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
-    int json = args_flag(&a, "--json");
+    int json = args_flag(&a, "--json"), bf16 = args_flag(&a, "--bf16");
     const char *model = args_str(&a, "--model", "bert");
     const char *pos[4];
     int npos = args_positional(&a, pos, 4);
@@ -141,7 +141,7 @@ int cmd_predict(int argc, char **argv) {
     const Task *rt = cli_run_task(t);
     char dir[4096];
     run_dir_path(rt->name, ops->name, dir, sizeof dir);
-    Model *m = cli_load_run(ops, rt, dir);
+    Model *m = cli_load_run(ops, rt, dir, bf16);
     if (!m) return 1;
     Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
     int cap = 0;

@@ -104,11 +104,15 @@ static void gb_pack_x(uint32_t *ap, const float *x, int K, int m0, int mc, int k
 static inline __attribute__((always_inline)) GB_TARGET void gb_tile(int mr, const uint32_t *ap, const uint32_t *bp,
                                                                    int kc, float *y, long ldy, int ncols, int first,
                                                                    float beta) {
+    /* The row loops must be unrolled completely, or the accumulators live in
+     * memory: -O2 does not (measured: 250-330 instead of 610-840 GFLOP/s). */
     __m512 acc[GB_MR][2];
+#pragma GCC unroll 12
     for (int r = 0; r < GB_MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (int kp = 0; kp < kc; kp++) {
         __m512bh b0 = (__m512bh)_mm512_load_si512(bp + (long)kp * GB_NR);
         __m512bh b1 = (__m512bh)_mm512_load_si512(bp + (long)kp * GB_NR + 16);
+#pragma GCC unroll 12
         for (int r = 0; r < mr; r++) {
             __m512bh a = (__m512bh)_mm512_set1_epi32((int)ap[kp * GB_MR + r]);
             acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
@@ -119,6 +123,7 @@ static inline __attribute__((always_inline)) GB_TARGET void gb_tile(int mr, cons
     __mmask16 k1 = ncols >= 32 ? 0xffff : ncols <= 16 ? 0 : (__mmask16)((1u << (ncols - 16)) - 1u);
     int load = !first || beta != 0.0f;
     __m512 scale = _mm512_set1_ps(first ? beta : 1.0f);
+#pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *out = y + r * ldy;
         __m512 c0 = acc[r][0], c1 = acc[r][1];

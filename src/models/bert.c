@@ -72,10 +72,12 @@ static void bert_bind(Bert *m, const BertHandles *h) {
     for (int l = 0; l < L; l++) {
         const BertLayerHandles *lh = &h->layers[l];
         BertLayer *ly = &w->layers[l];
-        ly->attn = (TfAttnParams){bert_ptr(p, lh->qw), bert_ptr(p, lh->qb), bert_ptr(p, lh->ow),
-                                  bert_ptr(p, lh->ob), bert_ptr(p, lh->ln1g), bert_ptr(p, lh->ln1b)};
-        ly->ffn = (TfFfnParams){bert_ptr(p, lh->iw), bert_ptr(p, lh->ib), bert_ptr(p, lh->o2w),
-                                bert_ptr(p, lh->o2b), bert_ptr(p, lh->ln2g), bert_ptr(p, lh->ln2b)};
+        ly->attn = (TfAttnParams){.w_qkv = bert_ptr(p, lh->qw), .b_qkv = bert_ptr(p, lh->qb),
+                                  .w_o = bert_ptr(p, lh->ow), .b_o = bert_ptr(p, lh->ob),
+                                  .ln_g = bert_ptr(p, lh->ln1g), .ln_b = bert_ptr(p, lh->ln1b)};
+        ly->ffn = (TfFfnParams){.w_in = bert_ptr(p, lh->iw), .b_in = bert_ptr(p, lh->ib),
+                                .w_out = bert_ptr(p, lh->o2w), .b_out = bert_ptr(p, lh->o2b),
+                                .ln_g = bert_ptr(p, lh->ln2g), .ln_b = bert_ptr(p, lh->ln2b)};
     }
     w->pool_w = bert_ptr(p, h->pool_w);
     w->pool_b = bert_ptr(p, h->pool_b);
@@ -200,6 +202,7 @@ static void bert_work_free(BertWork *k, int L) {
 
 void bert_free(Bert *m) {
     if (!m) return;
+    bert_use_bf16(m, 0);
     bert_work_free(m->work, m->cfg.num_layers);
     free(m->w.layers);
     free(m->g.layers);

@@ -158,6 +158,7 @@ typedef struct Bert {
     BertWeights g;            /* gradients (after bert_reserve(..., train = 1)) */
     BertWork *work;           /* NULL until bert_reserve */
     float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
+    struct Bf16Weights *bf16; /* (4L) packed encoder weights while bert_use_bf16 is on, else NULL */
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,
@@ -197,6 +198,12 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
  * the previous layer: the same math, about 5/6 of the last layer's FLOPs
  * saved). bert_hidden, the MLM loss and bert_backward are unavailable after it. */
 void bert_forward_pooled(Bert *m, const BertBatch *batch);
+/* Inference with bf16 weights (core/gemm_bf16.h, bert_bf16.c): on = 1 packs
+ * each layer's four dense weights (QKV, attention output, FFN in and out) and
+ * the forwards use them; 0 frees them. Embeddings, LayerNorms, pooler and
+ * heads stay fp32. bert_backward is refused while on (the packed copies would
+ * not follow an optimizer step); call it again after changing the weights. */
+void bert_use_bf16(Bert *m, int on);
 /* The last layer's output (B, T, C) of the last bert_forward. */
 const float *bert_hidden(const Bert *m);
 /* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */

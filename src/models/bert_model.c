@@ -418,6 +418,7 @@ static int bert_save_state_ops(const Model *m, const char *path) {
 static int bert_load_state_ops(Model *m, const char *path) { return bert_task_load_state((BertTaskModel *)m, path); }
 static long bert_num_params_ops(const Model *m) { return bert_num_params(((const BertTaskModel *)m)->bert); }
 static void bert_free_ops(Model *m) { bert_task_model_free((BertTaskModel *)m); }
+static void bert_use_bf16_ops(Model *m) { bert_use_bf16(((BertTaskModel *)m)->bert, 1); }
 
 const ModelOps BERT_OPS = {
     .name = "bert",
@@ -434,4 +435,5 @@ const ModelOps BERT_OPS = {
     .length = bert_length,
     .save_state = bert_save_state_ops,
     .load_state = bert_load_state_ops,
+    .use_bf16 = bert_use_bf16_ops,
 };

@@ -68,6 +68,9 @@ typedef struct ModelOps {
      * load_state prints a message and returns non-zero on a bad file. */
     int (*save_state)(const Model *m, const char *path);
     int (*load_state)(Model *m, const char *path);
+    /* Optional (NULL: no such path). Evaluate from here on with bf16 weights
+     * (core/gemm_bf16.h), an inference approximation: `eval`/`predict --bf16`. */
+    void (*use_bf16)(Model *m);
 } ModelOps;
 
 /* Registry: all model kinds, by name. */

@@ -196,14 +196,20 @@ typedef float *(*S2sMirror)(const Params *, int);
 
 static float *s2s_ptr(const Params *p, int h, S2sMirror get) { return h < 0 ? NULL : get(p, h); }
 
+/* An attention sublayer's six tensors (w_qkv, b_qkv, w_o, b_o, ln_g, ln_b). */
+static TfAttnParams s2s_attn_params(const Params *p, const int *h, S2sMirror get) {
+    return (TfAttnParams){.w_qkv = s2s_ptr(p, h[0], get), .b_qkv = s2s_ptr(p, h[1], get),
+                          .w_o = s2s_ptr(p, h[2], get), .b_o = s2s_ptr(p, h[3], get),
+                          .ln_g = s2s_ptr(p, h[4], get), .ln_b = s2s_ptr(p, h[5], get)};
+}
+
 /* Point a layer struct at the data (or gradient) of its tensors. */
 static void s2s_bind_layer(S2sLayer *L, const Params *p, const S2sLayerHandles *h, S2sMirror get) {
-    L->self = (TfAttnParams){s2s_ptr(p, h->self[0], get), s2s_ptr(p, h->self[1], get), s2s_ptr(p, h->self[2], get),
-                             s2s_ptr(p, h->self[3], get), s2s_ptr(p, h->self[4], get), s2s_ptr(p, h->self[5], get)};
-    L->cross = (TfAttnParams){s2s_ptr(p, h->cross[0], get), s2s_ptr(p, h->cross[1], get), s2s_ptr(p, h->cross[2], get),
-                              s2s_ptr(p, h->cross[3], get), s2s_ptr(p, h->cross[4], get), s2s_ptr(p, h->cross[5], get)};
-    L->ffn = (TfFfnParams){s2s_ptr(p, h->ffn[0], get), s2s_ptr(p, h->ffn[1], get), s2s_ptr(p, h->ffn[2], get),
-                           s2s_ptr(p, h->ffn[3], get), s2s_ptr(p, h->ffn[4], get), s2s_ptr(p, h->ffn[5], get)};
+    L->self = s2s_attn_params(p, h->self, get);
+    L->cross = s2s_attn_params(p, h->cross, get);
+    L->ffn = (TfFfnParams){.w_in = s2s_ptr(p, h->ffn[0], get), .b_in = s2s_ptr(p, h->ffn[1], get),
+                           .w_out = s2s_ptr(p, h->ffn[2], get), .b_out = s2s_ptr(p, h->ffn[3], get),
+                           .ln_g = s2s_ptr(p, h->ffn[4], get), .ln_b = s2s_ptr(p, h->ffn[5], get)};
     L->rel_k = s2s_ptr(p, h->rel_k, get);
     L->rel_v = s2s_ptr(p, h->rel_v, get);
 }

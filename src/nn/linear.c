@@ -4,14 +4,22 @@
 #include <string.h>
 
 #include "core/blas.h"
+#include "core/gemm_bf16.h"
+
+/* y starts as the bias and the GEMM accumulates (beta = 1): one pass over y. */
+static void linear_bias_fill(float *y, const float *b, int N, int OC) {
+    #pragma omp parallel for if ((long)N * OC > 65536)
+    for (int n = 0; n < N; n++) memcpy(y + (long)n * OC, b, sizeof(float) * (size_t)OC);
+}
 
 void linear_forward(float *y, const float *x, const float *w, const float *b, int N, int C, int OC) {
-    if (b) {
-        /* Start from the bias and let the GEMM accumulate (beta = 1): one pass over y. */
-        #pragma omp parallel for if ((long)N * OC > 65536)
-        for (int n = 0; n < N; n++) memcpy(y + (long)n * OC, b, sizeof(float) * (size_t)OC);
-    }
+    if (b) linear_bias_fill(y, b, N, OC);
     matmul(y, x, w, N, OC, C, MAT_N, MAT_T, 1.0f, b ? 1.0f : 0.0f);
+}
+
+void linear_forward_bf16(float *y, const float *x, const struct Bf16Weights *packed, const float *b, int N) {
+    if (b) linear_bias_fill(y, b, N, packed->N);
+    matmul_bf16(y, x, packed, N, b ? 1.0f : 0.0f);
 }
 
 void linear_bias_backward(float *db, const float *dy, int N, int OC) {

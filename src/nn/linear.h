@@ -7,6 +7,10 @@
 /* y (N, OC) = x (N, C) · W^T + b; w (OC, C), b (OC) or NULL for no bias. */
 void linear_forward(float *y, const float *x, const float *w, const float *b, int N, int C, int OC);
 
+/* The same with W packed in bf16 (core/gemm_bf16.h, OC = packed->N): inference only. */
+struct Bf16Weights;
+void linear_forward_bf16(float *y, const float *x, const struct Bf16Weights *packed, const float *b, int N);
+
 /* Adds the gradients of y = x W^T + b given dy (N, OC):
  *   dx (N, C) += dy · W,   dw (OC, C) += dy^T · x,   db (OC) += sum over rows of dy.
  * Any of dx, dw, db may be NULL when not wanted (data input, frozen weight, no bias);

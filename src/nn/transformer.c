@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/blas.h"
+#include "core/gemm_bf16.h"
 #include "core/common.h"
 #include "nn/dropout.h"
 #include "nn/layernorm.h"
@@ -230,9 +231,11 @@ void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, 
     int C = d->C;
     a->train = rng != NULL;
     AttnDims ad = tf_attn_dims(d, 0, a->train);
-    linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
+    if (w->bf16_qkv) linear_forward_bf16(a->qkv, x, w->bf16_qkv, w->b_qkv, (int)N);
+    else linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    if (w->bf16_o) linear_forward_bf16(a->res, a->ctx, w->bf16_o, w->b_o, (int)N);
+    else linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
     tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }
@@ -322,9 +325,11 @@ void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const Tf
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
     a->train = rng != NULL;
-    matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
+    if (w->bf16_in) matmul_bf16(a->pre, x, w->bf16_in, (int)N, 0.0f);
+    else matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
     tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
-    linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
+    if (w->bf16_out) linear_forward_bf16(a->res, a->act, w->bf16_out, w->b_out, (int)N);
+    else linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
     tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }

@@ -136,6 +136,10 @@ typedef struct TfAttnParams {
     float *w_o;               /* (C, C) output projection */
     float *b_o;               /* (C) */
     float *ln_g, *ln_b;       /* (C) LayerNorm after the residual add */
+    /* Inference with bf16 weights (core/gemm_bf16.h): packed copies of w_qkv
+     * and w_o that self-attention's forward uses instead, or NULL (always NULL
+     * in gradients; cross-attention ignores them). */
+    const struct Bf16Weights *bf16_qkv, *bf16_o;
 } TfAttnParams;
 
 /* Weights of an FFN sublayer, or their gradients. */
@@ -145,6 +149,7 @@ typedef struct TfFfnParams {
     float *w_out;             /* (C, FF) */
     float *b_out;             /* (C) */
     float *ln_g, *ln_b;       /* (C) */
+    const struct Bf16Weights *bf16_in, *bf16_out;   /* as TfAttnParams' bf16_* */
 } TfFfnParams;
 
 /* What an attention sublayer keeps for its backward (and its output). */

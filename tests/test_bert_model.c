@@ -167,6 +167,24 @@ TEST(bert_finetune_cli_learns_sst2) {
     out = glue(&fx, "predict sst2 'a terrible plot'", &st, NULL);
     CHECK_MSG(st == 0 && out && strncmp(out, "0\t", 2) == 0, "predict: %s", out ? out : "");
     free(out);
+    /* --bf16: the same decisions here (an approximation: within a point), marked
+     * in the results; a model without a bf16 path says so. */
+    out = glue(&fx, "eval sst2 --json --bf16", &st, &err);
+    CHECK_MSG(st == 0, "eval --bf16 failed: %s", err);
+    j = cJSON_Parse(out);
+    t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1), acc, 1.0);
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "bf16")));
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    out = glue(&fx, "predict sst2 --bf16 'the movie was really excellent'", &st, NULL);
+    CHECK_MSG(st == 0 && out && strncmp(out, "1\t", 2) == 0, "predict --bf16: %s", out ? out : "");
+    free(out);
+    out = glue(&fx, "eval sst2 --model fasttext --bf16", &st, &err);
+    CHECK_MSG(st != 0 && err && strstr(err, "no bf16 inference path"), "fasttext --bf16: %d %s", st, err ? err : "");
+    free(out);
+    free(err);
     fixture_remove(&fx);
 }
 

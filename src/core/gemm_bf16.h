@@ -10,8 +10,8 @@
  * the reference comparisons stay fp32.
  *
  * Every machine computes the same numbers up to fp32 summation order: without
- * AVX512-BF16 (or with gemm_bf16_portable(1), for tests) the packed weights are
- * widened back to fp32 and multiplied by sgemm with x rounded to bf16 first.
+ * AVX512-BF16 (or with gemm_bf16_portable(1), for tests) a scalar loop
+ * multiplies the packed weights, widened back to fp32, by x rounded to bf16.
  * Call from the main thread, outside parallel regions (core/threads.h's rule);
  * the products split the weight's columns over the OpenMP pool. */
 #ifndef GLUE_GEMM_BF16_H
@@ -30,8 +30,12 @@ typedef struct Bf16Weights {
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K);
 void bf16_weights_free(Bf16Weights *p);
 
-/* y (M, N) = x (M, K) W^T + beta * y (beta 0: y is only written). */
-void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta);
+/* y (M, N) = act(x (M, K) W^T + bias + beta * y) (beta 0: y is only written;
+ * bias (N) may be NULL; act is GELU, x Phi(x), when gelu is set, else nothing).
+ * The bias and GELU are applied to each tile while it is in registers or L1,
+ * instead of in passes of their own over y (which, memory-bound, cost an
+ * inference forward more than a tenth of its time). */
+void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu);
 
 /* 1 when this CPU runs the AVX512-BF16 kernel (and the portable path is not forced). */
 int gemm_bf16_native(void);

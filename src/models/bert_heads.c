@@ -8,6 +8,7 @@
 
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/fastmath.h"
 #include "models/bert.h"
 #include "models/bert_work.h"
 #include "nn/activation.h"
@@ -28,7 +29,7 @@ static BertWork *bert_head_work(Bert *m, int backward, const char *what) {
 
 /* The MLM loss over the vocabulary, fused: per row one pass for the max, one
  * for exp (stored as the gradient's numerator) and the sum, one to scale, with
- * the vectorised tf_expf — the (n, V) softmax is the largest element-wise
+ * the vectorised fast_expf — the (n, V) softmax is the largest element-wise
  * job of a pretraining step. Returns the mean cross-entropy; dlogits (n, V),
  * if non-NULL, gets its gradient WRITTEN; *hits = rows whose label has the
  * largest logit (an exact tie counts as a hit). row_loss (n) is scratch: the
@@ -46,7 +47,7 @@ static float bert_mlm_xent(float *dlogits, const float *logits, const int *label
         if (d) {
             #pragma omp simd reduction(+ : sum)
             for (int v = 0; v < V; v++) {
-                float e = tf_expf(r[v] - mx);
+                float e = fast_expf(r[v] - mx);
                 d[v] = e;
                 sum += e;
             }
@@ -56,7 +57,7 @@ static float bert_mlm_xent(float *dlogits, const float *logits, const int *label
             d[labels[i]] -= 1.0f / (float)n;
         } else {
             #pragma omp simd reduction(+ : sum)
-            for (int v = 0; v < V; v++) sum += tf_expf(r[v] - mx);
+            for (int v = 0; v < V; v++) sum += fast_expf(r[v] - mx);
         }
         row_loss[i] = log((double)sum) + mx - r[labels[i]];
         h += r[labels[i]] == mx;

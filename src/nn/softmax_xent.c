@@ -5,14 +5,14 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "nn/transformer.h"   /* tf_expf */
+#include "core/fastmath.h"
 
 /* Rows per chunk of the loss: per-row losses go to a stack array and are summed
  * serially, so the result does not depend on how threads split the rows. */
 #define XENT_CHUNK 256
 
-/* Vectorised with tf_expf (glibc's expf is a scalar call: this loop is the
- * attention softmax, B * NH * T rows per layer). tf_expf clamps its argument,
+/* Vectorised with fast_expf (glibc's expf is a scalar call: this loop is the
+ * attention softmax, B * NH * T rows per layer). fast_expf clamps its argument,
  * so masked entries are selected to 0 explicitly. */
 void softmax_row(float *x, int n) {
     float mx = -INFINITY;
@@ -22,7 +22,7 @@ void softmax_row(float *x, int n) {
     float sum = 0.0f;
     #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < n; i++) {
-        float e = x[i] == -INFINITY ? 0.0f : tf_expf(x[i] - mx);
+        float e = x[i] == -INFINITY ? 0.0f : fast_expf(x[i] - mx);
         x[i] = e;
         sum += e;
     }

@@ -304,7 +304,7 @@ static void tf_bias_gelu_forward(float *pre, float *act, const float *b, long N,
         for (int j = 0; j < FF; j++) {
             float v = p[j] + b[j];
             p[j] = v;
-            a[j] = v * tf_normal_cdf(v);
+            a[j] = v * normal_cdf(v);
         }
     }
 }
@@ -315,7 +315,7 @@ static void tf_gelu_backward_inplace(float *d, const float *pre, long n) {
     #pragma omp parallel for simd if (n > TF_PARALLEL_MIN)
     for (long i = 0; i < n; i++) {
         float x = pre[i];
-        d[i] *= tf_normal_cdf(x) + x * inv_sqrt_2pi * tf_expf(-0.5f * x * x);
+        d[i] *= normal_cdf(x) + x * inv_sqrt_2pi * fast_expf(-0.5f * x * x);
     }
 }
 
@@ -325,9 +325,12 @@ void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const Tf
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
     a->train = rng != NULL;
-    if (w->bf16_in) matmul_bf16(a->pre, x, w->bf16_in, (int)N, 0.0f);
-    else matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
-    tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
+    if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
+        matmul_bf16(a->act, x, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
+    } else {
+        matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
+        tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
+    }
     if (w->bf16_out) linear_forward_bf16(a->res, a->act, w->bf16_out, w->b_out, (int)N);
     else linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
     tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,

@@ -46,54 +46,9 @@
 #ifndef GLUE_NN_TRANSFORMER_H
 #define GLUE_NN_TRANSFORMER_H
 
+#include "core/fastmath.h"   /* fast_expf, normal_cdf: the sublayers' element-wise math */
 #include "core/rng.h"
 #include "nn/attention.h"
-
-/* ---- the element-wise math of the sublayers ----
- * Branch-free, so `#pragma omp simd` loops vectorize them (glibc's expf/erff
- * are scalar calls: with them GELU and the MLM softmax cost more than the
- * GEMMs around them). Exposed for the heads built on top (models/bert). */
-
-/* e^x, relative error ~1e-7 (Cephes expf: x = k ln2 + r, |r| <= ln2/2,
- * degree-6 polynomial); x is clamped to [-87, 88] (e^-87 ~ 1.6e-38). */
-static inline float tf_expf(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    float k = __builtin_rintf(x * 1.44269504088896341f);
-    float r = x - k * 0.693359375f;          /* ln2 in two parts, exact products */
-    r = r + k * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    union { int i; float f; } two_k = {.i = ((int)k + 127) << 23};
-    return p * two_k.f;
-}
-
-/* Phi(x), the standard normal CDF = 0.5 erfc(-x / sqrt 2), with erfc from
- * Numerical Recipes' Chebyshev fit (fractional error 1.2e-7 in exact
- * arithmetic), so the left tail keeps its relative accuracy, unlike 1 + erf.
- * In float: relative error < 6e-7 for x >= -2, < 2e-6 down to -5, < 2e-5
- * below (where Phi < 3e-7). GELU(x) = x Phi(x). */
-static inline float tf_normal_cdf(float x) {
-    float z = (x < 0.0f ? -x : x) * 0.70710678118654752f;
-    float t = 1.0f / (1.0f + 0.5f * z);
-    float p = 0.17087277f;
-    p = p * t - 0.82215223f;
-    p = p * t + 1.48851587f;
-    p = p * t - 1.13520398f;
-    p = p * t + 0.27886807f;
-    p = p * t - 0.18628806f;
-    p = p * t + 0.09678418f;
-    p = p * t + 0.37409196f;
-    p = p * t + 1.00002368f;
-    p = p * t - 1.26551223f;
-    float half_erfc = 0.5f * t * tf_expf(p - 0.5f * (x * x));   /* z^2 = x^2 / 2, one rounding */
-    return x < 0.0f ? half_erfc : 1.0f - half_erfc;
-}
 
 /* db (OC) += column sums of dy (N, OC): linear_bias_backward (nn/linear.h)
  * threaded (deterministically), for the sublayers and the heads on top. */

@@ -65,6 +65,12 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
     }
 }
 
+void matmul_ld(float *C, int ldc, const float *A, int lda, const float *B, int ldb, int M, int N, int K,
+               MatTrans ta, MatTrans tb, float alpha, float beta) {
+    if (M == 0 || N == 0) return;
+    blas_sgemm(C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, ldc);
+}
+
 void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
                   MatTrans ta, MatTrans tb, float alpha, float beta) {
     for (int i = 0; i < M; i++)

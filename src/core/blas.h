@@ -12,6 +12,13 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
 void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
                   MatTrans ta, MatTrans tb, float alpha, float beta);
 
+/* One product with explicit row strides (lda, ldb, ldc: elements between rows),
+ * for operands that are column slices of wider matrices (e.g. one attention head
+ * of a fused q|k|v). Runs on the calling thread: for callers that split their
+ * own work over the pool. */
+void matmul_ld(float *C, int ldc, const float *A, int lda, const float *B, int ldb, int M, int N, int K,
+               MatTrans ta, MatTrans tb, float alpha, float beta);
+
 /* Batched over `batch` independent products laid out at fixed strides (elements),
  * e.g. attention heads. */
 void matmul_strided(float *C, const float *A, const float *B, int M, int N, int K,

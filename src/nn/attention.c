@@ -64,38 +64,64 @@ static void attn_from_heads(float *dst, const float *src, int ld, int T, int acc
             }
 }
 
-/* Step 2: scores (B, NH, Tq, Tk) -> probabilities in place, after the ALiBi
- * penalty when there is one. Keys at or past the visible limit (length, causal)
- * are skipped outright; holes from key_mask become -inf so softmax_row gives
- * them 0. */
+/* Step 2 for one row of scores (sequence b, head h, query i) -> probabilities
+ * in place, after the ALiBi penalty when there is one. Keys at or past the
+ * visible limit (length, causal) are skipped outright; holes from key_mask
+ * become -inf so softmax_row gives them 0. */
+static void attn_softmax_row_masked(float *row, int b, int h, int i, AttnDims d) {
+    int lim = d.Tk;
+    if (d.key_lengths) {
+        int len = d.key_lengths[b];
+        if (len < 0 || len > d.Tk) DIE("attention: key length %d outside [0, %d]", len, d.Tk);
+        lim = len < lim ? len : lim;
+    }
+    if (d.causal) {
+        int c = i + d.Tk - d.Tq + 1;
+        lim = c < lim ? (c > 0 ? c : 0) : lim;
+    }
+    if (d.alibi) {
+        float slope = d.alibi[h];
+        int qpos = i + d.Tk - d.Tq;
+        for (int j = 0; j < lim; j++) row[j] -= slope * (float)abs(qpos - j);
+    }
+    if (d.key_mask) {
+        const int *m = d.key_mask + (long)b * d.Tk;
+        for (int j = 0; j < lim; j++) if (!m[j]) row[j] = -INFINITY;
+    }
+    softmax_row(row, lim);
+    memset(row + lim, 0, sizeof(float) * (size_t)(d.Tk - lim));
+}
+
+/* Step 2 over all scores (B, NH, Tq, Tk). */
 static void attn_softmax_masked(float *att, AttnDims d) {
     #pragma omp parallel for collapse(3) if ((long)d.B * d.NH * d.Tq * d.Tk > ATTN_PARALLEL_MIN)
     for (int b = 0; b < d.B; b++)
         for (int h = 0; h < d.NH; h++)
-            for (int i = 0; i < d.Tq; i++) {
-                float *row = att + (((long)b * d.NH + h) * d.Tq + i) * d.Tk;
-                int lim = d.Tk;
-                if (d.key_lengths) {
-                    int len = d.key_lengths[b];
-                    if (len < 0 || len > d.Tk) DIE("attention: key length %d outside [0, %d]", len, d.Tk);
-                    lim = len < lim ? len : lim;
-                }
-                if (d.causal) {
-                    int c = i + d.Tk - d.Tq + 1;
-                    lim = c < lim ? (c > 0 ? c : 0) : lim;
-                }
-                if (d.alibi) {
-                    float slope = d.alibi[h];
-                    int qpos = i + d.Tk - d.Tq;
-                    for (int j = 0; j < lim; j++) row[j] -= slope * (float)abs(qpos - j);
-                }
-                if (d.key_mask) {
-                    const int *m = d.key_mask + (long)b * d.Tk;
-                    for (int j = 0; j < lim; j++) if (!m[j]) row[j] = -INFINITY;
-                }
-                softmax_row(row, lim);
-                memset(row + lim, 0, sizeof(float) * (size_t)(d.Tk - lim));
-            }
+            for (int i = 0; i < d.Tq; i++)
+                attn_softmax_row_masked(att + (((long)b * d.NH + h) * d.Tq + i) * d.Tk, b, h, i, d);
+}
+
+/* Steps 1, 2 and 4 one head at a time, straight from the row-strided q, k, v
+ * into out: no head-major copies, and each head's (Tq, Tk) scores are still in
+ * cache when the softmax and P v read them (for BERT-mini, B=32, T=128, the
+ * scores are 8 MB a layer, which the step-by-step path streams through memory
+ * three times). Only without dropout (its mask is drawn in one sequence over
+ * all scores) and relative positions (nn/relpos works on head-major copies). */
+static void attention_forward_fused(float *out, float *att, const float *q, const float *k, const float *v,
+                                    AttnDims d, float scale) {
+    int C = d.NH * d.HS, ldq = attn_ld(d.ldq, d), ldk = attn_ld(d.ldk, d), ldv = attn_ld(d.ldv, d);
+    #pragma omp parallel for collapse(2) if ((long)d.B * d.NH * d.Tq * d.Tk * d.HS > ATTN_PARALLEL_MIN * 64)
+    for (int b = 0; b < d.B; b++)
+        for (int h = 0; h < d.NH; h++) {
+            float *s = att + ((long)b * d.NH + h) * d.Tq * d.Tk;
+            const float *qh = q + (long)b * d.Tq * ldq + (long)h * d.HS;
+            const float *kh = k + (long)b * d.Tk * ldk + (long)h * d.HS;
+            const float *vh = v + (long)b * d.Tk * ldv + (long)h * d.HS;
+            matmul_ld(s, d.Tk, qh, ldq, kh, ldk, d.Tq, d.Tk, d.HS, MAT_N, MAT_T, scale, 0.0f);
+            for (int i = 0; i < d.Tq; i++) attn_softmax_row_masked(s + (long)i * d.Tk, b, h, i, d);
+            matmul_ld(out + (long)b * d.Tq * C + (long)h * d.HS, C, s, d.Tk, vh, ldv, d.Tq, d.HS, d.Tk, MAT_N,
+                      MAT_N, 1.0f, 0.0f);
+        }
 }
 
 void attention_forward(float *out, float *att, unsigned char *drop_mask, const float *q,
@@ -105,6 +131,10 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
     float *qh = scratch, *kh = qh + nq, *vh = kh + nk, *oh = vh + nk, *pd = oh + nq;
     float *rel_scratch = pd + (d.dropout > 0.0f ? na : 0);
     float scale = 1.0f / sqrtf((float)d.HS);
+    if (d.dropout == 0.0f && !d.rel) {
+        attention_forward_fused(out, att, q, k, v, d, scale);
+        return;
+    }
     attn_to_heads(qh, q, attn_ld(d.ldq, d), d.Tq, d);
     attn_to_heads(kh, k, attn_ld(d.ldk, d), d.Tk, d);
     attn_to_heads(vh, v, attn_ld(d.ldv, d), d.Tk, d);

@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/translate_results.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/seq2seq_train.h"
@@ -216,14 +217,31 @@ static void check_results_table(const char *dir, double bleu2016) {
     free(text);
 }
 
+/* What became model.ckpt is named by the averaged epochs when the checkpoint
+ * average won, else by its epoch; `translate train` prints it. */
+TEST(seq2seq_best_checkpoint_described) {
+    char out[160];
+    cJSON *best = cJSON_Parse("{\"epoch\": 7, \"dev_bleu\": 31.254}");
+    translate_best_describe(best, out, sizeof out);
+    CHECK_MSG(strcmp(out, "best dev BLEU 31.25 at epoch 7") == 0, "%s", out);
+    cJSON_Delete(best);
+    best = cJSON_Parse("{\"averaged_epochs\": [18, 19, 20, 21, 22], \"dev_bleu\": 39.031}");
+    translate_best_describe(best, out, sizeof out);
+    CHECK_MSG(strcmp(out, "best dev BLEU 39.03, the average of epochs 18-22") == 0, "%s", out);
+    cJSON_Delete(best);
+}
+
 TEST(seq2seq_translate_cli) {
     if (!CHECK(fixture() != NULL)) return;
     char args[1024], dir[128];
     snprintf(dir, sizeof dir, "%s/cli", g_dir);
     int st;
-    snprintf(args, sizeof args, "train --config %s/config.json --set epochs=3 --out %s --seed 2 --quiet", g_dir, dir);
-    free(glue(args, &st));
+    snprintf(args, sizeof args,
+             "train --config %s/config.json --set epochs=3 --set average_last=2 --out %s --seed 2 --quiet", g_dir, dir);
+    char *said = glue(args, &st);
     CHECK_EQ_INT(st, 0);
+    CHECK_MSG(strstr(said, "translate: best dev BLEU ") != NULL, "no summary line in: %s", said);
+    free(said);
     snprintf(args, sizeof args, "eval --model %s --split test2016 --json", dir);
     char *out = glue(args, &st);
     CHECK_EQ_INT(st, 0);

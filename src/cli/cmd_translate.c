@@ -102,15 +102,11 @@ static int translate_train(int argc, char **argv) {
         run_file_path(dir, RUN_RESULTS, path, sizeof path);
         cJSON *res = run_json_read(path, 1);
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
-        const cJSON *avg = best ? cJSON_GetObjectItemCaseSensitive(best, "averaged_epochs") : NULL;
-        int n_avg = cJSON_IsArray(avg) ? cJSON_GetArraySize(avg) : 0;
-        if (n_avg > 0)   /* the checkpoint average won: it has no epoch of its own */
-            printf("translate: best dev BLEU %.2f, the average of epochs %d-%d -> %s/%s\n",
-                   run_config_number(best, "dev_bleu", 0), cJSON_GetArrayItem(avg, 0)->valueint,
-                   cJSON_GetArrayItem(avg, n_avg - 1)->valueint, dir, RUN_CKPT);
-        else if (best)
-            printf("translate: best dev BLEU %.2f at epoch %d -> %s/%s\n", run_config_number(best, "dev_bleu", 0),
-                   (int)run_config_number(best, "epoch", 0), dir, RUN_CKPT);
+        if (best) {
+            char what[160];
+            translate_best_describe(best, what, sizeof what);
+            printf("translate: %s -> %s/%s\n", what, dir, RUN_CKPT);
+        }
         cJSON_Delete(res);
     }
     free(command);

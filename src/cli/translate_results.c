@@ -144,7 +144,7 @@ static int tr_write_markdown(const char *path, const cJSON *doc) {
         fprintf(f, "# Translation runs: Multi30k English -> German\n\n"
                    "BLEU: sacreBLEU (cased, 13a) of the detokenised output against the raw references; "
                    "tok-lc: lower-cased, against the tokenised lower-cased references (the number most "
-                   "Multi30k papers report). dev BLEU: the run's best epoch, greedy. CPU h: all threads, "
+                   "Multi30k papers report). dev BLEU: greedy, of the checkpoint scored (the best epoch, or the average of the last epochs when that was better). CPU h: all threads, "
                    "summed over resumed sessions. Written by `glue translate eval --results`; each entry "
                    "of the JSON holds the commands.\n\n");
         report_table_print_markdown(t, f);
@@ -193,4 +193,15 @@ int translate_results_add(const char *file, const char *run_dir, const cJSON *ru
     int rc = run_json_write(file, doc) != 0 || tr_write_markdown(md, doc) != 0;
     cJSON_Delete(doc);
     return rc;
+}
+
+void translate_best_describe(const cJSON *best, char *out, size_t cap) {
+    const cJSON *avg = cJSON_GetObjectItemCaseSensitive(best, "averaged_epochs");
+    int n = cJSON_IsArray(avg) ? cJSON_GetArraySize(avg) : 0;
+    double bleu = run_config_number(best, "dev_bleu", 0);
+    if (n > 0)   /* the checkpoint average won: it has no epoch of its own */
+        snprintf(out, cap, "best dev BLEU %.2f, the average of epochs %d-%d", bleu,
+                 cJSON_GetArrayItem(avg, 0)->valueint, cJSON_GetArrayItem(avg, n - 1)->valueint);
+    else
+        snprintf(out, cap, "best dev BLEU %.2f at epoch %d", bleu, (int)run_config_number(best, "epoch", 0));
 }

@@ -21,6 +21,8 @@
 #ifndef GLUE_TRANSLATE_RESULTS_H
 #define GLUE_TRANSLATE_RESULTS_H
 
+#include <stddef.h>
+
 #include "eval/bleu.h"
 #include "models/seq2seq.h"
 
@@ -41,5 +43,9 @@ typedef struct TranslateScore {
  * for .json). run_cfg is the run's config.json. 0, or 1 after a message (a
  * malformed file is reported, never overwritten). */
 int translate_results_add(const char *file, const char *run_dir, const cJSON *run_cfg, const TranslateScore *score);
+
+/* "best dev BLEU 39.27 at epoch 22", or "..., the average of epochs 18-22"
+ * when the averaged checkpoint won, from a run's results.json "best". */
+void translate_best_describe(const cJSON *best, char *out, size_t cap);
 
 #endif

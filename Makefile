@@ -10,7 +10,8 @@ CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Isrc -I. $(WARN) -fopenmp -MMD -MP $(DEP_CFLAGS)
 LDFLAGS_ALL  = -fopenmp $(LDFLAGS)
-MIRROR  ?= $(if $(wildcard ../shared/data),../shared/data,)
+SHARED  ?= $(or $(GLUE_SHARED),../shared)
+MIRROR  ?= $(if $(wildcard $(SHARED)/data),$(SHARED)/data,)
 
 -include $(BUILD)/deps.mk
 

@@ -139,6 +139,36 @@ static double best_metric(const char *json, const char *metric) {
 
 #define SMALL "--threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
 
+/* `glue eval sst2 --json FLAGS`: the dev accuracy (-1 on failure) and whether
+ * the results say bf16 (*bf16: 1 yes, 0 no). */
+static double eval_sst2_accuracy(BertFixture *fx, const char *flags, int *bf16) {
+    char args[256];
+    snprintf(args, sizeof args, "eval sst2 --json %s", flags);
+    int st;
+    char *err = NULL, *out = glue(fx, args, &st, &err);
+    CHECK_MSG(st == 0, "%s failed: %s", args, err ? err : "");
+    cJSON *j = cJSON_Parse(out ? out : "");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
+    double acc = run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1);
+    *bf16 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "bf16"));
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    return acc;
+}
+
+/* `glue predict sst2 FLAGS 'TEXT'` answers with the label `label`. */
+static int predicts(BertFixture *fx, const char *flags, const char *text, char label) {
+    char args[512];
+    snprintf(args, sizeof args, "predict sst2 %s '%s'", flags, text);
+    int st;
+    char *out = glue(fx, args, &st, NULL);
+    int ok = st == 0 && out && out[0] == label && out[1] == '\t';
+    if (!ok) printf("  %s: %s\n", args, out ? out : "");
+    free(out);
+    return ok;
+}
+
 TEST(bert_finetune_cli_learns_sst2) {
     BertFixture fx;
     fixture_make(&fx);
@@ -153,34 +183,16 @@ TEST(bert_finetune_cli_learns_sst2) {
     free(out);
     free(err);
     /* eval reproduces it from the checkpoint; predict answers. */
-    out = glue(&fx, "eval sst2 --json", &st, &err);
-    CHECK_MSG(st == 0, "eval failed: %s", err);
-    cJSON *j = cJSON_Parse(out);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
-    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1), acc, 1e-9);
-    cJSON_Delete(j);
-    free(out);
-    free(err);
-    out = glue(&fx, "predict sst2 'the movie was really excellent'", &st, NULL);
-    CHECK_MSG(st == 0 && out && strncmp(out, "1\t", 2) == 0, "predict: %s", out ? out : "");
-    free(out);
-    out = glue(&fx, "predict sst2 'a terrible plot'", &st, NULL);
-    CHECK_MSG(st == 0 && out && strncmp(out, "0\t", 2) == 0, "predict: %s", out ? out : "");
-    free(out);
+    int bf16 = -1;
+    CHECK_NEAR(eval_sst2_accuracy(&fx, "", &bf16), acc, 1e-9);
+    CHECK(bf16 == 0);
+    CHECK(predicts(&fx, "", "the movie was really excellent", '1'));
+    CHECK(predicts(&fx, "", "a terrible plot", '0'));
     /* --bf16: the same decisions here (an approximation: within a point), marked
      * in the results; a model without a bf16 path says so. */
-    out = glue(&fx, "eval sst2 --json --bf16", &st, &err);
-    CHECK_MSG(st == 0, "eval --bf16 failed: %s", err);
-    j = cJSON_Parse(out);
-    t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
-    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1), acc, 1.0);
-    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "bf16")));
-    cJSON_Delete(j);
-    free(out);
-    free(err);
-    out = glue(&fx, "predict sst2 --bf16 'the movie was really excellent'", &st, NULL);
-    CHECK_MSG(st == 0 && out && strncmp(out, "1\t", 2) == 0, "predict --bf16: %s", out ? out : "");
-    free(out);
+    CHECK_NEAR(eval_sst2_accuracy(&fx, "--bf16", &bf16), acc, 1.0);
+    CHECK(bf16 == 1);
+    CHECK(predicts(&fx, "--bf16", "the movie was really excellent", '1'));
     out = glue(&fx, "eval sst2 --model fasttext --bf16", &st, &err);
     CHECK_MSG(st != 0 && err && strstr(err, "no bf16 inference path"), "fasttext --bf16: %d %s", st, err ? err : "");
     free(out);

@@ -81,11 +81,7 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
     out->task = t;
     out->path = xstrdup(path);
     LineReader r;
-    if (lines_open(&r, path) != LINES_OK) {
-        lines_report(&r);
-        lines_close(&r);
-        return -1;
-    }
+    if (lines_open_or_report(&r, path)) return -1;
     char *line;
     size_t len;
     int got, cap = 0, status = 0;

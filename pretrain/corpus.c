@@ -35,11 +35,7 @@ int corpus_guess_format(const char *path, CorpusFormat *f) {
     if (strstr(base, "brown")) { *f = CORPUS_BROWN; return 0; }
     if (strncmp(base, "wiki.", 5) == 0 && strstr(base, ".tokens")) { *f = CORPUS_WIKITEXT; return 0; }
     LineReader lr;
-    if (lines_open(&lr, path) != LINES_OK) {
-        lines_report(&lr);
-        lines_close(&lr);
-        return -1;
-    }
+    if (lines_open_or_report(&lr, path)) return -1;
     char *line;
     size_t len;
     int got = lines_next(&lr, &line, &len);
@@ -128,11 +124,7 @@ static int corpus_open_next(CorpusReader *r) {
     const CorpusFile *f = &r->files[r->file];
     r->format = f->format;
     if (r->format == CORPUS_AUTO && corpus_guess_format(f->path, &r->format)) return -1;
-    if (lines_open(&r->lr, f->path) != LINES_OK) {
-        lines_report(&r->lr);
-        lines_close(&r->lr);
-        return -1;
-    }
+    if (lines_open_or_report(&r->lr, f->path)) return -1;
     r->open = 1;
     r->skip_title = 0;
     r->doc_pending = 1;

@@ -44,8 +44,8 @@ static int bleu_files(const char *hyp_path, const char *ref_path, const BleuOpti
                       long *num_lines) {
     LineReader h, r;
     int rc = 1;
-    if (lines_open(&h, hyp_path) != LINES_OK) { lines_report(&h); lines_close(&h); return 1; }
-    if (lines_open(&r, ref_path) != LINES_OK) { lines_report(&r); lines_close(&r); lines_close(&h); return 1; }
+    if (lines_open_or_report(&h, hyp_path)) return 1;
+    if (lines_open_or_report(&r, ref_path)) { lines_close(&h); return 1; }
     for (;;) {
         char *hl, *rl;
         int gh = bleu_next_line(&h, &hl);

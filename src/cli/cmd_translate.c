@@ -153,7 +153,7 @@ static Seq2Seq *translate_open(const char *where, long beam, double alpha, char 
 /* Reads n lines of path (the tokenised references); NULL after a message. */
 static char **translate_read_lines(const char *path, int n) {
     LineReader r;
-    if (lines_open_any(&r, path) != LINES_OK) { lines_report(&r); lines_close(&r); return NULL; }
+    if (lines_open_or_report(&r, path)) return NULL;
     char **out = xcalloc((size_t)(n ? n : 1), sizeof(char *)), *line;
     size_t len;
     int i = 0, got;

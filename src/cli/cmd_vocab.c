@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
-#include "core/lines.h"
 #include "text/wordpiece_train.h"
 
 #include <cjson/cJSON.h>
@@ -14,24 +13,6 @@
 #define VOCAB_MAX_CORPORA 64
 #define VOCAB_DEFAULT_MIN_COUNT 2      /* a pair seen once only memorises one word */
 #define VOCAB_MAX_SIZE 10000000
-
-/* Count the words of every line of one file; 0, or 1 after reporting an error. */
-static int vocab_read_corpus(WordpieceTrainer *tr, const char *path, long *lines) {
-    LineReader r;
-    if (lines_open(&r, path) != LINES_OK) {
-        lines_report(&r);
-        lines_close(&r);
-        return 1;
-    }
-    char *line;
-    size_t len;
-    int got;
-    while ((got = lines_next(&r, &line, &len)) == 1) wordpiece_trainer_add_text(tr, line, len);
-    if (got < 0) lines_report(&r);
-    *lines += r.line_no;
-    lines_close(&r);
-    return got < 0;
-}
 
 static void vocab_print_summary(const WordpieceTrainer *tr, const char *out, int ncorpora, long lines,
                                 double secs, int json) {
@@ -86,8 +67,8 @@ int cmd_vocab(int argc, char **argv) {
     WordpieceTrainer *tr = wordpiece_trainer_create();
     wordpiece_trainer_set_options(tr, cased, mark_joins);
     long lines = 0;
-    rc = vocab_read_corpus(tr, corpus, &lines);
-    for (int i = 1; i < npos && rc == 0; i++) rc = vocab_read_corpus(tr, pos[i], &lines);
+    rc = wordpiece_trainer_add_file(tr, corpus, &lines);
+    for (int i = 1; i < npos && rc == 0; i++) rc = wordpiece_trainer_add_file(tr, pos[i], &lines);
     if (rc == 0) {
         int n = wordpiece_trainer_train(tr, (int)size, min_count);
         if (n > size)

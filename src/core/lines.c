@@ -161,6 +161,13 @@ LinesStatus lines_open_any(LineReader *r, const char *path) {
     return lines_open(r, found);
 }
 
+int lines_open_or_report(LineReader *r, const char *path) {
+    if (lines_open_any(r, path) == LINES_OK) return 0;
+    lines_report(r);
+    lines_close(r);
+    return -1;
+}
+
 /* Shared loop of lines_count and lines_copy: stream raw chunks, count newlines,
  * optionally write them out. */
 static LinesStatus stream_chunks(const char *src, FILE *out, const char *dst, long *num_lines,

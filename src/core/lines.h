@@ -49,6 +49,9 @@ void lines_report(const LineReader *r);
 int lines_find(const char *path, char *out, size_t cap);
 /* lines_open on "path" or "path.gz", whichever exists (LINES_MISSING if neither). */
 LinesStatus lines_open_any(LineReader *r, const char *path);
+/* lines_open_any for readers that give up when the file cannot be opened: 0, or
+ * -1 after reporting the error (r is closed then). */
+int lines_open_or_report(LineReader *r, const char *path);
 
 /* Count lines as lines_next would return them (a final unterminated line counts).
  * On error returns the status and, when err != NULL, the message. */

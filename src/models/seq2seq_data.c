@@ -51,11 +51,8 @@ int s2s_corpus_load(S2sCorpus *c, const char *src_path, const char *tgt_path, Su
     memset(c, 0, sizeof *c);
     LineReader rs, rt;
     int have_t = tgt_path != NULL, rc = 0, cap = 0;
-    if (lines_open_any(&rs, src_path) != LINES_OK) { lines_report(&rs); lines_close(&rs); return 1; }
-    if (have_t && lines_open_any(&rt, tgt_path) != LINES_OK) {
-        lines_report(&rt); lines_close(&rt); lines_close(&rs);
-        return 1;
-    }
+    if (lines_open_or_report(&rs, src_path)) return 1;
+    if (have_t && lines_open_or_report(&rt, tgt_path)) { lines_close(&rs); return 1; }
     for (;;) {
         char *ls, *lt;
         size_t ns, nt;

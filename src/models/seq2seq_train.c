@@ -17,7 +17,6 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "core/lines.h"
 #include "core/progress.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -145,14 +144,8 @@ static Vocab *s2s_run_vocab(const cJSON *c, const char *out_dir) {
     for (int side = 0; side < 2 && rc == 0; side++) {
         char file[4096];
         s2s_split_path(c, "train", side ? "tgt" : "src", file, sizeof file);
-        LineReader r;
-        if (lines_open_any(&r, file) != LINES_OK) { lines_report(&r); rc = 1; }
-        char *line;
-        size_t len;
-        int got = 0;
-        while (rc == 0 && (got = lines_next(&r, &line, &len)) == 1) wordpiece_trainer_add_text(tr, line, len);
-        if (rc == 0 && got < 0) { lines_report(&r); rc = 1; }
-        lines_close(&r);
+        long lines = 0;
+        rc = wordpiece_trainer_add_file(tr, file, &lines);
     }
     if (rc == 0) {
         wordpiece_trainer_train(tr, (int)run_config_number(c, "vocab_tokens", 8000), 2);

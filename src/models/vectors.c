@@ -69,11 +69,7 @@ static int corpus_skip(const char *line) {
  * limit). 0 ok, 1 after a message. */
 static int corpus_read(const char *path, long max_words, Dataset *d, int *cap, long *words) {
     LineReader r;
-    if (lines_open(&r, path) != LINES_OK) {
-        lines_report(&r);
-        lines_close(&r);
-        return 1;
-    }
+    if (lines_open_or_report(&r, path)) return 1;
     char *line;
     size_t len;
     int got;

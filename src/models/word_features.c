@@ -287,11 +287,7 @@ static void vec_report(const VecLoad *L, const char *path, WordVecCoverage *cov)
 
 int word_vectors_load(const WordVocab *v, const char *path, float *emb, int D, WordVecCoverage *cov) {
     LineReader r;
-    if (lines_open(&r, path) != LINES_OK) {
-        lines_report(&r);
-        lines_close(&r);
-        return -1;
-    }
+    if (lines_open_or_report(&r, path)) return -1;
     VecLoad L = {.v = v, .emb = emb, .D = D};
     L.how = xcalloc((size_t)word_vocab_size(v), 1);
     L.vec = xmalloc((size_t)D * sizeof *L.vec);

@@ -3,6 +3,7 @@
 #include "text/wordpiece_train.h"
 
 #include "core/common.h"
+#include "core/lines.h"
 #include "text/basic_tokenizer.h"
 #include "text/strmap.h"
 #include "text/utf8.h"
@@ -207,6 +208,19 @@ void wordpiece_trainer_add_text(WordpieceTrainer *tr, const char *text, size_t l
         tr->word_count[e]++;
         tr->total_words++;
     }
+}
+
+int wordpiece_trainer_add_file(WordpieceTrainer *tr, const char *path, long *lines) {
+    LineReader r;
+    if (lines_open_or_report(&r, path)) return 1;
+    char *line;
+    size_t len;
+    int got;
+    while ((got = lines_next(&r, &line, &len)) == 1) wordpiece_trainer_add_text(tr, line, len);
+    if (got < 0) lines_report(&r);
+    *lines += r.line_no;
+    lines_close(&r);
+    return got < 0;
 }
 
 /* ---- training --------------------------------------------------------------------- */

@@ -35,6 +35,9 @@ void wordpiece_trainer_free(WordpieceTrainer *tr);
 void wordpiece_trainer_set_options(WordpieceTrainer *tr, int cased, int mark_joins);
 /* Count the words of one text (a line of the corpus). */
 void wordpiece_trainer_add_text(WordpieceTrainer *tr, const char *text, size_t len);
+/* Count every line of a text file (plain or .gz) and add its line count to
+ * *lines; 0, or 1 after reporting a missing or unreadable file. */
+int wordpiece_trainer_add_file(WordpieceTrainer *tr, const char *path, long *lines);
 /* Learn the vocabulary; returns its size, which is more than vocab_size only
  * when the specials and single characters alone exceed it (all are kept). */
 int wordpiece_trainer_train(WordpieceTrainer *tr, int vocab_size, long min_count);

@@ -43,18 +43,8 @@ static float *s2s_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t
 static unsigned char *s2s_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
 
 void s2s_attn_acts(TfAttnActs *a, long M, long Lmax, int C, int NH, int cross) {
-    memset(a, 0, sizeof *a);
-    long na = (long)NH * M * Lmax;
-    a->qkv = s2s_floats(M * (cross ? C : 3 * C));
-    if (cross) a->kv = s2s_floats(M * 2 * C);
-    a->att = s2s_floats(na);
-    a->att_mask = s2s_bytes(na);
-    a->ctx = s2s_floats(M * C);
-    a->drop_mask = s2s_bytes(M * C);
-    a->res = s2s_floats(M * C);
-    a->mean = s2s_floats(M);
-    a->rstd = s2s_floats(M);
-    a->out = s2s_floats(M * C);
+    /* B*T <= M rows and B*Tk <= M keys, so B*NH*T*Tk <= NH*M*Lmax scores. */
+    tf_attn_acts_init_sized(a, M, M, (long)NH * M * Lmax, C, cross);
 }
 
 TfDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train) {

@@ -69,12 +69,16 @@ static float *tf_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)
 static unsigned char *tf_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
 
 void tf_attn_acts_init(TfAttnActs *a, const TfDims *max, int cross) {
-    memset(a, 0, sizeof *a);
     if (max->C % max->NH != 0) DIE("transformer: C %d is not a multiple of NH %d", max->C, max->NH);
-    long N = (long)max->B * max->T, C = max->C, Tk = cross ? max->Tk : max->T;
-    long na = (long)max->B * max->NH * max->T * Tk;
+    long Tk = cross ? max->Tk : max->T;
+    tf_attn_acts_init_sized(a, (long)max->B * max->T, (long)max->B * Tk, (long)max->B * max->NH * max->T * Tk,
+                            max->C, cross);
+}
+
+void tf_attn_acts_init_sized(TfAttnActs *a, long N, long key_rows, long na, int C, int cross) {
+    memset(a, 0, sizeof *a);
     a->qkv = tf_floats(N * (cross ? C : 3 * C));
-    if (cross) a->kv = tf_floats((long)max->B * Tk * 2 * C);
+    if (cross) a->kv = tf_floats(key_rows * 2 * C);
     a->att = tf_floats(na);
     a->att_mask = tf_bytes(na);
     a->ctx = tf_floats(N * C);

@@ -135,6 +135,10 @@ typedef struct TfFfnActs {
 /* Allocate / free the saved activations for the largest call `max` (cross = 1
  * for a cross-attention sublayer, which also needs max.Tk). */
 void tf_attn_acts_init(TfAttnActs *a, const TfDims *max, int cross);
+/* The same for calls of varying shape under a budget (seq2seq's token-budget
+ * batches): at most `rows` query rows, `key_rows` key rows (cross) and `scores`
+ * attention entries summed over heads. */
+void tf_attn_acts_init_sized(TfAttnActs *a, long rows, long key_rows, long scores, int C, int cross);
 void tf_attn_acts_free(TfAttnActs *a);
 void tf_ffn_acts_init(TfFfnActs *a, const TfDims *max);
 void tf_ffn_acts_free(TfFfnActs *a);

@@ -50,6 +50,21 @@ static const int *relpos_table(AttnDims d, float *scratch) {
     return t;
 }
 
+/* x (R, Tk) += xb (R, NB) read at each position's bucket: the adjoint of
+ * relpos_bucket_sums. */
+static void relpos_bucket_spread(float *x, const float *xb, const int *tab, AttnDims d) {
+    long R = relpos_rows(d);
+    int NB = relpos_nb(d);
+    #pragma omp parallel for if (R * d.Tk > RELPOS_PARALLEL_MIN)
+    for (long r = 0; r < R; r++) {
+        int i = (int)(r % d.Tq);
+        float *row = x + r * d.Tk;
+        const float *b = xb + r * NB;
+        const int *t = tab + d.Tq - 1 - i;
+        for (int j = 0; j < d.Tk; j++) row[j] += b[t[j]];
+    }
+}
+
 void relpos_scores_forward(float *att, const float *qh, AttnDims d, float scale, float *scratch) {
     if (!d.rel->ak) return;
     long R = relpos_rows(d);
@@ -57,14 +72,7 @@ void relpos_scores_forward(float *att, const float *qh, AttnDims d, float scale,
     const int *tab = relpos_table(d, scratch);
     float *qa = scratch;   /* (R, NB) */
     matmul(qa, qh, d.rel->ak, (int)R, NB, d.HS, MAT_N, MAT_T, scale, 0.0f);
-    #pragma omp parallel for if (R * d.Tk > RELPOS_PARALLEL_MIN)
-    for (long r = 0; r < R; r++) {
-        int i = (int)(r % d.Tq);
-        float *row = att + r * d.Tk;
-        const float *a = qa + r * NB;
-        const int *t = tab + d.Tq - 1 - i;
-        for (int j = 0; j < d.Tk; j++) row[j] += a[t[j]];
-    }
+    relpos_bucket_spread(att, qa, tab, d);
 }
 
 /* pb (R, NB) = bucket sums of each row of p (R, Tk). */
@@ -102,14 +110,7 @@ void relpos_values_backward(float *dp, const float *p, const float *doh, AttnDim
         matmul(d.rel->dav, pb, doh, NB, d.HS, (int)R, MAT_T, MAT_N, 1.0f, 1.0f);
     }
     matmul(dpb, doh, d.rel->av, (int)R, NB, d.HS, MAT_N, MAT_T, 1.0f, 0.0f);
-    #pragma omp parallel for if (R * d.Tk > RELPOS_PARALLEL_MIN)
-    for (long r = 0; r < R; r++) {
-        int i = (int)(r % d.Tq);
-        float *row = dp + r * d.Tk;
-        const float *g = dpb + r * NB;
-        const int *t = tab + d.Tq - 1 - i;
-        for (int j = 0; j < d.Tk; j++) row[j] += g[t[j]];
-    }
+    relpos_bucket_spread(dp, dpb, tab, d);
 }
 
 void relpos_scores_backward(float *dqh, const float *ds, const float *qh, AttnDims d, float scale,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fastmath.h"
 #include "core/rng.h"
 #include "nn/transformer.h"
 #include "tests/gradcheck.h"

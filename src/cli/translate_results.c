@@ -144,7 +144,8 @@ static int tr_write_markdown(const char *path, const cJSON *doc) {
         fprintf(f, "# Translation runs: Multi30k English -> German\n\n"
                    "BLEU: sacreBLEU (cased, 13a) of the detokenised output against the raw references; "
                    "tok-lc: lower-cased, against the tokenised lower-cased references (the number most "
-                   "Multi30k papers report). dev BLEU: greedy, of the checkpoint scored (the best epoch, or the average of the last epochs when that was better). CPU h: all threads, "
+                   "Multi30k papers report). dev BLEU: greedy, of the checkpoint scored (the best epoch, "
+                   "or the average of the last epochs when that was better). CPU h: all threads, "
                    "summed over resumed sessions. Written by `glue translate eval --results`; each entry "
                    "of the JSON holds the commands.\n\n");
         report_table_print_markdown(t, f);

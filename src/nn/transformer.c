@@ -15,6 +15,7 @@
 #include "core/blas.h"
 #include "core/gemm_bf16.h"
 #include "core/common.h"
+#include "core/fastmath.h"
 #include "nn/dropout.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"

@@ -46,7 +46,6 @@
 #ifndef GLUE_NN_TRANSFORMER_H
 #define GLUE_NN_TRANSFORMER_H
 
-#include "core/fastmath.h"   /* fast_expf, normal_cdf: the sublayers' element-wise math */
 #include "core/rng.h"
 #include "nn/attention.h"
 

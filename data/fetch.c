@@ -54,6 +54,7 @@ static const struct { const char *split; long lines; } MULTI30K_SPLITS[] = {
 /* Pretraining text: mirror only (no official download of these exact slices). */
 static const struct { const char *rel; long lines; } PRETRAIN_FILES[] = {
     {"enwiki-2015-wikiextractor/enwiki_2015_AA00-AC29.txt", 771862},
+    {"enwiki-2015-wikiextractor/enwiki_2015_AC30-AD99.txt", 601698},
     {"wikitext-2/wiki.valid.tokens", 3760},
     {"wikitext-2/wiki.test.tokens", 4358},
     {"brown/brown_tagged.txt", 89329},

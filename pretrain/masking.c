@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The reference's split of the targets. */
-#define MASKING_MASK_FRAC 0.8f     /* -> [MASK] */
-#define MASKING_KEEP_HALF 0.5f     /* of the rest: unchanged, else a random token */
+/* The reference's split of the targets: 80% [MASK], of the rest half a
+ * random token, half unchanged. */
+#define MASKING_MASK_FRAC 0.8
+#define MASKING_RANDOM_FRAC 0.1
 
 int masking_init(MaskConfig *mc, const Vocab *v, double prob, int max_predictions, int whole_word) {
     memset(mc, 0, sizeof *mc);
@@ -21,6 +22,8 @@ int masking_init(MaskConfig *mc, const Vocab *v, double prob, int max_prediction
     mc->prob = prob;
     mc->max_predictions = max_predictions;
     mc->whole_word = whole_word;
+    mc->mask_frac = MASKING_MASK_FRAC;
+    mc->random_frac = MASKING_RANDOM_FRAC;
     mc->vocab_size = vocab_size(v);
     mc->mask_id = sp->mask;
     mc->is_special = xcalloc((size_t)mc->vocab_size, 1);
@@ -77,8 +80,12 @@ int masking_apply(const MaskConfig *mc, Rng *rng, int *ids, int len, int *positi
         if (!chosen[t]) continue;
         positions[m] = t;
         labels[m++] = ids[t];
-        if (rng_uniform(rng) < MASKING_MASK_FRAC) ids[t] = mc->mask_id;
-        else if (rng_uniform(rng) >= MASKING_KEEP_HALF) ids[t] = random_token(mc, rng);
+        /* Two draws as the reference makes them (the second only when the
+         * first did not pick [MASK]); with the defaults the thresholds are
+         * exactly its 0.8f and 0.5f. */
+        if (rng_uniform(rng) < (float)mc->mask_frac) ids[t] = mc->mask_id;
+        else if (mc->random_frac > 0 && rng_uniform(rng) >= (float)(1.0 - mc->random_frac / (1.0 - mc->mask_frac)))
+            ids[t] = random_token(mc, rng);
     }
     return m;
 }

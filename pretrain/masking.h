@@ -11,7 +11,8 @@
  *     with len the sequence length including [CLS]/[SEP]; candidates are taken
  *     in random order, a word that would overshoot the number is skipped;
  *   - each target token independently: 80% [MASK], 10% a random token, 10%
- *     unchanged (the reference's "else: 50/50" of the remaining 20%). The
+ *     unchanged (the reference's "else: 50/50" of the remaining 20%); other
+ *     splits are settings (mask_frac, random_frac: ELECTRA uses 85/0/15). The
  *     random token is uniform over the vocabulary minus the special tokens.
  * Targets are returned sorted by position. Everything comes from the given
  * Rng, whose state the caller checkpoints: same state, same masks. */
@@ -28,13 +29,17 @@ typedef struct MaskConfig {
     double prob;                    /* 0.15 (double, as the reference's Python float) */
     int max_predictions;            /* per sequence; BERT: 20 for T = 128 */
     int whole_word;
+    double mask_frac;               /* of the targets -> [MASK] (0.8; ELECTRA 0.85) */
+    double random_frac;             /* of the targets -> a random token (0.1; ELECTRA 0) */
     int vocab_size;
     int mask_id;
     unsigned char *is_special;      /* (V) owned: never a target or a random replacement */
     unsigned char *is_cont;         /* (V) owned: "##" continuation pieces */
 } MaskConfig;
 
-/* Tables from the vocabulary. -1 after a message when it lacks [MASK]. */
+/* Tables from the vocabulary, BERT's 80/10/10 split (change mask_frac and
+ * random_frac after, with mask_frac + random_frac <= 1; the rest of the
+ * targets stay unchanged). -1 after a message when it lacks [MASK]. */
 int masking_init(MaskConfig *mc, const Vocab *v, double prob, int max_predictions, int whole_word);
 void masking_free(MaskConfig *mc);
 

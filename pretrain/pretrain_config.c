@@ -21,6 +21,7 @@ static cJSON *pretrain_default_config(const Task *unused) {
     cJSON_AddStringToObject(c, "vocab", "");
     cJSON *corpus = cJSON_AddArrayToObject(c, "corpus");
     cJSON_AddItemToArray(corpus, cJSON_CreateString(PRETRAIN_DEFAULT_WIKI));
+    cJSON_AddItemToArray(corpus, cJSON_CreateString(PRETRAIN_DEFAULT_WIKI2));
     cJSON_AddItemToArray(corpus, cJSON_CreateString(PRETRAIN_DEFAULT_BROWN));
     cJSON_AddStringToObject(c, "eval_corpus", PRETRAIN_DEFAULT_EVAL);
     cJSON_AddNumberToObject(c, "seq_len", 128);
@@ -38,6 +39,12 @@ static cJSON *pretrain_default_config(const Task *unused) {
     cJSON_AddNumberToObject(c, "dropout", 0.1);
     cJSON_AddNumberToObject(c, "mask_prob", 0.15);
     cJSON_AddNumberToObject(c, "max_predictions", 20);
+    cJSON_AddNumberToObject(c, "mask_token_prob", 0.8);
+    cJSON_AddNumberToObject(c, "random_token_prob", 0.1);
+    cJSON_AddStringToObject(c, "objective", "mlm");
+    cJSON_AddNumberToObject(c, "generator_size", 0.25);
+    cJSON_AddNumberToObject(c, "generator_layers", 0);
+    cJSON_AddNumberToObject(c, "disc_weight", 50);
     cJSON_AddBoolToObject(c, "whole_word", 0);
     cJSON_AddNumberToObject(c, "short_seq_prob", 0.1);
     cJSON_AddNumberToObject(c, "checkpoint_every", 1000);
@@ -115,7 +122,7 @@ static int get_num(const cJSON *j, const char *key, double lo, double hi, int in
 
 int pretrain_config_parse(PretrainConfig *pc) {
     const cJSON *j = pc->json;
-    double v[24];
+    double v[32];
     int bad = 0, k = 0;
     bad |= get_num(j, "seq_len", 3, MASKING_MAX_LEN, 1, &v[k++]);
     bad |= get_num(j, "batch", 1, 1 << 16, 1, &v[k++]);
@@ -137,6 +144,11 @@ int pretrain_config_parse(PretrainConfig *pc) {
     bad |= get_num(j, "eval_every", 0, 1e12, 1, &v[k++]);
     bad |= get_num(j, "eval_batches", 0, 1e12, 1, &v[k++]);
     bad |= get_num(j, "seed", 0, 9007199254740992.0, 1, &v[k++]);
+    bad |= get_num(j, "mask_token_prob", 0, 1, 0, &v[k++]);
+    bad |= get_num(j, "random_token_prob", 0, 1, 0, &v[k++]);
+    bad |= get_num(j, "generator_size", 0.01, 1, 0, &v[k++]);
+    bad |= get_num(j, "generator_layers", 0, 1000, 1, &v[k++]);
+    bad |= get_num(j, "disc_weight", 0, 1e6, 0, &v[k++]);
     if (bad) return EXIT_USAGE;
     k = 0;
     pc->seq_len = (int)v[k++];
@@ -159,6 +171,23 @@ int pretrain_config_parse(PretrainConfig *pc) {
     pc->eval_every = (long)v[k++];
     pc->eval_batches = (long)v[k++];
     pc->seed = (uint64_t)v[k++];
+    pc->mask_token_prob = v[k++];
+    pc->random_token_prob = v[k++];
+    pc->generator_size = v[k++];
+    pc->generator_layers = (int)v[k++];
+    pc->disc_weight = v[k++];
+    if (pc->mask_token_prob + pc->random_token_prob > 1.0 + 1e-12) {
+        user_error("the rest of the targets stay unchanged: keep the two at most 1 together",
+                   "mask_token_prob %g + random_token_prob %g is more than 1", pc->mask_token_prob,
+                   pc->random_token_prob);
+        return EXIT_USAGE;
+    }
+    pc->objective = run_config_string(j, "objective", "mlm");
+    if (strcmp(pc->objective, "mlm") != 0 && strcmp(pc->objective, "electra") != 0) {
+        user_error("objective is \"mlm\" (masked LM) or \"electra\" (replaced-token detection)",
+                   "unknown objective '%s'", pc->objective);
+        return EXIT_USAGE;
+    }
     pc->whole_word = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "whole_word"));
     pc->schedule = run_config_string(j, "schedule", "linear");
     ScheduleKind sk;
@@ -169,6 +198,7 @@ int pretrain_config_parse(PretrainConfig *pc) {
     pc->bert.hidden_dropout = (float)pc->dropout;
     pc->bert.attention_dropout = (float)pc->dropout;
     if (bert_config_check(&pc->bert, pc->model)) return EXIT_USAGE;
+    if (pretrain_config_is_electra(pc) && pretrain_generator_config(pc, &pc->generator)) return EXIT_USAGE;
     if (pc->seq_len > pc->bert.max_position) {
         user_error(NULL, "seq_len %d is longer than the model's max_position_embeddings %d", pc->seq_len,
                    pc->bert.max_position);
@@ -190,3 +220,25 @@ int pretrain_config_parse(PretrainConfig *pc) {
         return EXIT_USAGE;
     return 0;
 }
+
+int pretrain_config_is_electra(const PretrainConfig *pc) { return strcmp(pc->objective, "electra") == 0; }
+
+/* ELECTRA's generator: the discriminator's layers (or generator_layers) at
+ * generator_size of its width, rounded to a multiple of 16 (the fused QKV
+ * layout), FFN 4x, two heads or one per 64 dimensions (two, so that ALiBi
+ * gives it a local and a global head as the discriminator has), embeddings
+ * shared with the discriminator. */
+int pretrain_generator_config(const PretrainConfig *pc, BertConfig *g) {
+    *g = pc->bert;
+    int C = (int)lrint(pc->generator_size * pc->bert.hidden_size / 16.0) * 16;
+    if (C < 16) C = 16;
+    g->hidden_size = C;
+    g->num_heads = C / 64 > 2 ? C / 64 : 2;
+    while (C % g->num_heads) g->num_heads--;
+    g->intermediate_size = 4 * C;
+    g->embedding_size = bert_embedding_size(&pc->bert);
+    if (pc->generator_layers > 0) g->num_layers = pc->generator_layers;
+    return bert_config_check(g, "generator");
+}
+
+cJSON *pretrain_config_defaults(void) { return pretrain_default_config(NULL); }

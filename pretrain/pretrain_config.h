@@ -18,6 +18,15 @@
  *   weight_decay, beta1, beta2, adam_eps, clip   AdamW and gradient clipping
  *   dropout          hidden and attention dropout (replaces the model config's)
  *   mask_prob, max_predictions, whole_word, short_seq_prob   (masking.h, stream.h)
+ *   mask_token_prob, random_token_prob   of the targets: [MASK] / random token
+ *                    (the rest unchanged); BERT 0.8 / 0.1, ELECTRA 0.85 / 0
+ *   objective        "mlm" (BERT's masked LM) or "electra" (replaced-token
+ *                    detection, Clark et al. 2020: a generator MLM fills the
+ *                    masked positions with samples, the encoder learns to tell
+ *                    which tokens were replaced; pretrain/electra.h)
+ *   generator_size, generator_layers, disc_weight   ELECTRA's generator width
+ *                    (fraction of the encoder's, 0.25), depth (0: the
+ *                    encoder's) and the discriminator loss weight (50)
  *   checkpoint_every steps between checkpoints (also saved at the end and on
  *                    SIGINT/SIGTERM)
  *   log_every        steps between log lines; eval_every: steps between held-out
@@ -40,6 +49,7 @@ enum { PRETRAIN_MAX_CORPUS = 64 };
 
 /* Where `glue data fetch pretrain` puts the text (relative to the current directory). */
 #define PRETRAIN_DEFAULT_WIKI "data/pretrain/enwiki-2015-wikiextractor/enwiki_2015_AA00-AC29.txt.gz"
+#define PRETRAIN_DEFAULT_WIKI2 "data/pretrain/enwiki-2015-wikiextractor/enwiki_2015_AC30-AD99.txt.gz"
 #define PRETRAIN_DEFAULT_BROWN "data/pretrain/brown/brown_tagged.txt.gz"
 #define PRETRAIN_DEFAULT_EVAL "data/pretrain/wikitext-2/wiki.valid.tokens.gz"
 
@@ -59,7 +69,20 @@ typedef struct PretrainConfig {
     int max_predictions, whole_word;
     long checkpoint_every, log_every, eval_every, eval_batches;
     uint64_t seed;
+    double mask_token_prob, random_token_prob;   /* masking split (80/10/10) */
+    const char *objective;             /* "mlm" or "electra" */
+    double generator_size;             /* ELECTRA: generator width / discriminator width */
+    int generator_layers;              /* ELECTRA: 0 = the discriminator's */
+    double disc_weight;                /* ELECTRA: lambda, the discriminator loss weight (50) */
+    BertConfig generator;              /* ELECTRA: resolved generator config */
 } PretrainConfig;
+
+/* The default config (caller frees). */
+cJSON *pretrain_config_defaults(void);
+/* 1 for the replaced-token detection objective. */
+int pretrain_config_is_electra(const PretrainConfig *pc);
+/* The generator's BertConfig of an ELECTRA run (pc->generator). 0 ok, -1 after a message. */
+int pretrain_generator_config(const PretrainConfig *pc, BertConfig *g);
 
 /* Defaults < config_file (may be NULL) < sets[i] ("key=value"; origin[i]
  * names each for messages) < corpus (n_corpus > 0: replaces "corpus"; each

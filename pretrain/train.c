@@ -9,6 +9,7 @@
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "optim/schedule.h"
+#include "pretrain/electra.h"
 #include "pretrain/mlm_batch.h"
 #include "pretrain/mlm_eval.h"
 #include "pretrain/stream.h"
@@ -27,7 +28,7 @@ static volatile sig_atomic_t pretrain_signal;
 static void pretrain_on_signal(int sig) { pretrain_signal = sig; }
 
 /* RNG streams of the run seed. */
-enum { STREAM_MASK = 1, STREAM_DROPOUT = 2 };
+enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3 };
 
 /* Everything beyond weights and optimizer that resuming needs (blob
  * "pretrain.state", host order). */
@@ -48,7 +49,8 @@ typedef struct Run {
     PretrainStreamConfig sc;
     PretrainStream stream;
     MlmBatch batch;
-    Bert *m;
+    Bert *m;                     /* the encoder: MLM model, or ELECTRA's discriminator */
+    Electra electra;             /* ELECTRA's generator (electra.gen NULL for MLM) */
     Optimizer opt;
     Schedule sched;
     Rng mask_rng, drop_rng;
@@ -81,6 +83,8 @@ static int run_setup_data(Run *r) {
     if (masking_init(&r->mc, r->vocab, pc->mask_prob, pc->max_predictions, pc->whole_word) ||
         masking_init(&r->eval_mc, r->vocab, MLM_EVAL_MASK_PROB, eval_pred, 0))
         return 1;
+    r->mc.mask_frac = pc->mask_token_prob;
+    r->mc.random_frac = pc->random_token_prob;
     r->cache = run_cache(r, pc->corpus, pc->n_corpus);
     if (!r->cache) return 1;
     const VocabSpecials *sp = vocab_specials(r->vocab);
@@ -106,15 +110,28 @@ static int run_eval(Run *r, long max_batches, MlmEvalResult *res) {
         r->eval_cache = run_cache(r, &r->pc->eval_corpus, 1);
         if (!r->eval_cache) { r->eval_missing = 1; return 0; }
     }
-    return mlm_eval_run(r->m, r->eval_cache, &r->sc, &r->eval_mc, MLM_EVAL_SEED, max_batches, &r->batch,
+    /* ELECTRA: the generator is the run's masked LM. */
+    return mlm_eval_run(r->electra.gen ? r->electra.gen : r->m, r->eval_cache, &r->sc, &r->eval_mc, MLM_EVAL_SEED, max_batches, &r->batch,
                         r->pc->batch, res) == 0;
 }
 
 /* ---- model, optimizer, checkpoints ---- */
 
+static BertHeads run_heads(const Run *r) {
+    return pretrain_config_is_electra(r->pc) ? (BertHeads){.rtd = 1} : (BertHeads){.mlm = 1};
+}
+
+/* The generator of an ELECTRA run, on the reserved discriminator. */
+static void run_electra_init(Run *r) {
+    const PretrainConfig *pc = r->pc;
+    electra_init(&r->electra, &pc->generator, r->m, (float)pc->disc_weight, pc->batch, pc->seq_len,
+                 r->batch.max_masked, pc->seed, STREAM_SAMPLE);
+    r->electra.opt = r->opt;
+}
+
 static void run_fresh(Run *r) {
     const PretrainConfig *pc = r->pc;
-    r->m = bert_create(&pc->bert, &(BertHeads){.mlm = 1}, pc->seed);
+    r->m = bert_create(&pc->bert, &(BertHeads[]){run_heads(r)}[0], pc->seed);
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
     r->step = r->tokens = 0;
@@ -139,7 +156,8 @@ static int run_save(Run *r) {
     char *vocab = bert_vocab_text(r->vocab, &vlen);   /* the model is only usable with it */
     int bad = checkpoint_write_params(w, r->m->params, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
               checkpoint_write_blob(w, "pretrain.state", &st, sizeof st) ||
-              checkpoint_write_blob(w, BERT_VOCAB_BLOB, vocab, vlen);
+              checkpoint_write_blob(w, BERT_VOCAB_BLOB, vocab, vlen) ||
+              (r->electra.gen && electra_save(&r->electra, w));
     free(vocab);
     if (bad) {
         checkpoint_writer_abort(w);
@@ -149,16 +167,19 @@ static int run_save(Run *r) {
     return bert_save_with(r->m, r->path_model, NULL, r->vocab);
 }
 
-/* Names the keys (other than the free ones) whose values differ. 0 when none. */
+/* Names the keys (other than the free ones) whose values differ. 0 when none.
+ * A key the run's config lacks (it predates the key) counts as its default. */
 static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, size_t cap) {
     size_t n = 0;
     out[0] = '\0';
+    cJSON *defaults = pretrain_config_defaults();
     for (int pass = 0; pass < 2; pass++)
         for (const cJSON *it = (pass ? stored : now)->child; it; it = it->next) {
             if (pretrain_config_key_is_free(it->string)) continue;
             if (pass && cJSON_GetObjectItemCaseSensitive(now, it->string)) continue;   /* seen in pass 0 */
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(stored, it->string);
             const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, it->string);
+            if (!a) a = cJSON_GetObjectItemCaseSensitive(defaults, it->string);
             if (a && b && cJSON_Compare(a, b, 1)) continue;
             char *sa = a ? cJSON_PrintUnformatted(a) : NULL, *sb = b ? cJSON_PrintUnformatted(b) : NULL;
             int k = snprintf(out + n, n < cap ? cap - n : 0, "%s%s (run: %.60s, now: %.60s)", n ? ", " : "",
@@ -167,6 +188,7 @@ static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, siz
             free(sb);
             if (k > 0) n += (size_t)k;
         }
+    cJSON_Delete(defaults);
     return n > 0;
 }
 
@@ -197,6 +219,10 @@ static int run_resume(Run *r) {
     if (!r->m) goto done;
     bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
     if (optim_load(&r->opt, r->m->params, c)) goto done;
+    if (pretrain_config_is_electra(r->pc)) {
+        run_electra_init(r);
+        if (electra_load(&r->electra, c)) goto done;
+    }
     PretrainState st;
     memcpy(&st, b->data, sizeof st);
     if (stream_seek(&r->stream, st.pos)) goto done;
@@ -245,34 +271,57 @@ static int run_open_log(Run *r, long step) {
 
 typedef struct StepStats {
     double loss, acc, grad_norm;
+    double gen_loss, disc_loss, disc_acc, replaced;   /* ELECTRA */
     long tokens;
     float lr;
 } StepStats;
+
+/* One micro-batch's forward and backward; adds its share to s. */
+static void run_micro_batch(Run *r, MlmBatch *b, StepStats *s) {
+    double w = 1.0 / r->pc->accumulate;
+    if (r->electra.gen) {
+        ElectraStats es;
+        s->loss += w * electra_forward_backward(&r->electra, r->m, b, &r->drop_rng, &es);
+        s->gen_loss += w * es.gen_loss;
+        s->acc += w * es.gen_acc;
+        s->disc_loss += w * es.disc_loss;
+        s->disc_acc += w * es.disc_acc;
+        s->replaced += w * es.replaced_frac;
+    } else {
+        bert_forward(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, &r->drop_rng);
+        float acc = 0, loss = bert_mlm_loss(r->m, b->positions, b->labels, b->n_masked, 1, &acc);
+        bert_backward(r->m);
+        s->loss += w * loss;
+        s->acc += w * acc;
+    }
+    s->tokens += b->tokens;
+}
+
+/* Scales every gradient of p (the mean over micro-batches). */
+static void run_scale_grads(Params *p, float scale) {
+    float *g = p->grad;
+    long total = (long)p->total;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < total; i++) g[i] *= scale;
+}
 
 /* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
  * or divergence (after a message). */
 static int run_step(Run *r, StepStats *s) {
     const PretrainConfig *pc = r->pc;
-    Params *p = r->m->params;
+    /* ELECTRA trains two arenas as one model: one clip, the same schedule. */
+    Params *arenas[2] = {r->m->params, r->electra.gen ? r->electra.gen->params : NULL};
+    int n_arenas = r->electra.gen ? 2 : 1;
     memset(s, 0, sizeof *s);
-    params_zero_grad(p);
+    for (int i = 0; i < n_arenas; i++) params_zero_grad(arenas[i]);
     for (int a = 0; a < pc->accumulate; a++) {
         MlmBatch *b = &r->batch;
         if (mlm_batch_fill(b, &r->stream, &r->mc, &r->mask_rng, pc->batch) != pc->batch) return 1;
-        bert_forward(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, &r->drop_rng);
-        float acc = 0, loss = bert_mlm_loss(r->m, b->positions, b->labels, b->n_masked, 1, &acc);
-        bert_backward(r->m);
-        s->loss += loss / pc->accumulate;
-        s->acc += acc / pc->accumulate;
-        s->tokens += b->tokens;
+        run_micro_batch(r, b, s);
     }
-    if (pc->accumulate > 1) {   /* the gradient of the mean over micro-batches */
-        float scale = 1.0f / (float)pc->accumulate, *g = p->grad;
-        long total = (long)p->total;
-#pragma omp parallel for schedule(static)
-        for (long i = 0; i < total; i++) g[i] *= scale;
-    }
-    s->grad_norm = clip_grad_norm(p, (float)pc->clip);
+    if (pc->accumulate > 1)   /* the gradient of the mean over micro-batches */
+        for (int i = 0; i < n_arenas; i++) run_scale_grads(arenas[i], 1.0f / (float)pc->accumulate);
+    s->grad_norm = clip_grad_norm_many(arenas, n_arenas, (float)pc->clip);
     if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
         user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
                    "training diverged at step %ld (loss %g, gradient norm %g)", r->step + 1, s->loss,
@@ -280,7 +329,8 @@ static int run_step(Run *r, StepStats *s) {
         return 1;
     }
     s->lr = schedule_lr(&r->sched, r->step);
-    optim_step(&r->opt, p, s->lr);
+    optim_step(&r->opt, arenas[0], s->lr);
+    if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
     r->step++;
     r->tokens += s->tokens;
     return 0;
@@ -289,22 +339,40 @@ static int run_step(Run *r, StepStats *s) {
 /* ---- logging ---- */
 
 typedef struct Window {
-    double loss, acc, norm, t0;
-    long steps, tokens;
-    float lr;
+    StepStats sum;               /* loss, acc, ... and grad_norm summed over the steps */
+    double t0;
+    long steps;
 } Window;
+
+static void window_add(Window *w, const StepStats *s) {
+    StepStats *a = &w->sum;
+    a->loss += s->loss, a->acc += s->acc, a->grad_norm += s->grad_norm;
+    a->gen_loss += s->gen_loss, a->disc_loss += s->disc_loss, a->disc_acc += s->disc_acc;
+    a->replaced += s->replaced;
+    a->tokens += s->tokens;
+    a->lr = s->lr;
+    w->steps++;
+}
 
 static void run_log_window(Run *r, Window *w) {
     double now = now_seconds(), secs = now - w->t0;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "step", (double)r->step);
     cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
-    cJSON_AddNumberToObject(j, "loss", w->loss / (double)w->steps);
-    cJSON_AddNumberToObject(j, "mlm_acc", w->acc / (double)w->steps);
-    cJSON_AddNumberToObject(j, "lr", w->lr);
-    cJSON_AddNumberToObject(j, "grad_norm", w->norm / (double)w->steps);
+    double n = (double)w->steps;
+    const StepStats *a = &w->sum;
+    cJSON_AddNumberToObject(j, "loss", a->loss / n);
+    cJSON_AddNumberToObject(j, "mlm_acc", a->acc / n);
+    if (r->electra.gen) {
+        cJSON_AddNumberToObject(j, "gen_loss", a->gen_loss / n);
+        cJSON_AddNumberToObject(j, "disc_loss", a->disc_loss / n);
+        cJSON_AddNumberToObject(j, "disc_acc", a->disc_acc / n);
+        cJSON_AddNumberToObject(j, "replaced", a->replaced / n);
+    }
+    cJSON_AddNumberToObject(j, "lr", a->lr);
+    cJSON_AddNumberToObject(j, "grad_norm", a->grad_norm / n);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
-    cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)w->tokens / secs : 0);
+    cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)a->tokens / secs : 0);
     cJSON_AddNumberToObject(j, "elapsed", run_elapsed(r));
     char *s = cJSON_PrintUnformatted(j);
     fprintf(r->log, "%s\n", s);
@@ -333,7 +401,9 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
     cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));
     cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
+    cJSON_AddStringToObject(j, "objective", r->pc->objective);
     cJSON_AddNumberToObject(j, "num_params", (double)bert_num_params(r->m));
+    if (r->electra.gen) cJSON_AddNumberToObject(j, "generator_params", (double)bert_num_params(r->electra.gen));
     cJSON_AddNumberToObject(j, "cache_tokens", (double)r->cache->n_tokens);
     cJSON_AddNumberToObject(j, "epochs", (double)r->tokens / (double)r->cache->n_tokens);
     if (have_eval) {
@@ -381,6 +451,7 @@ static int run_prepare(Run *r) {
     }
     if (!r->m) return 1;
     bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
+    if (pretrain_config_is_electra(pc) && !r->electra.gen) run_electra_init(r);
     cJSON *cfg = cJSON_Duplicate(pc->json, 1);
     cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
     char path[4200];
@@ -394,6 +465,7 @@ static int run_prepare(Run *r) {
 
 static void run_free(Run *r) {
     if (r->log) fclose(r->log);
+    if (r->electra.gen) electra_free(&r->electra);
     bert_free(r->m);
     mlm_batch_free(&r->batch);
     if (r->cache) stream_free(&r->stream);
@@ -425,12 +497,17 @@ static int run_loop(Run *r) {
         }
         StepStats s;
         if (run_step(r, &s)) return 1;
-        w.loss += s.loss, w.acc += s.acc, w.norm += s.grad_norm, w.lr = s.lr;
-        w.steps++, w.tokens += s.tokens;
+        window_add(&w, &s);
         if (r->step % pc->log_every == 0 || r->step == pc->steps) {
             double secs = now_seconds() - w.t0;
-            progress_update(&bar, r->step - first, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", r->step,
-                            w.loss / w.steps, 100 * w.acc / w.steps, w.lr, secs > 0 ? w.tokens / secs : 0.0);
+            const StepStats *a = &w.sum;
+            if (r->electra.gen)
+                progress_update(&bar, r->step - first, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
+                                r->step, a->gen_loss / w.steps, 100 * a->acc / w.steps, a->disc_loss / w.steps,
+                                100 * a->disc_acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
+            else
+                progress_update(&bar, r->step - first, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", r->step,
+                                a->loss / w.steps, 100 * a->acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
             run_log_window(r, &w);
         }
         if (pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {

@@ -232,14 +232,19 @@ static int run_and_signal(const Fixture *fx, const char *args, const char *dir, 
     return rc;
 }
 
-TEST(pretrain_driver_resume_is_exact) {
+/* Stopped, SIGTERMed and SIGKILLed runs of `objective` resume to the losses of
+ * an uninterrupted run, bit for bit. */
+static void resume_is_exact(const char *objective) {
     Fixture fx;
     if (!CHECK(fixture_init(&fx))) return;
     /* A long schedule that nothing here finishes; the data position crosses
      * epochs of the small corpus; held-out evaluations in between must not
      * disturb anything. */
-    const char *run = "--set steps=100000 --set batch=8 --set checkpoint_every=7 --set eval_every=10 "
-                      "--set eval_batches=1";
+    char run[512];
+    snprintf(run, sizeof run,
+             "--set steps=100000 --set batch=8 --set checkpoint_every=7 --set eval_every=10 "
+             "--set eval_batches=1 %s",
+             objective);
     char args[1024], dir[256], *out;
     Log ref, lg;
 
@@ -284,9 +289,16 @@ TEST(pretrain_driver_resume_is_exact) {
         for (int i = 0; i < n && same; i++)
             same = lg.loss[i] == ref.loss[i] && lg.acc[i] == ref.acc[i] && lg.norm[i] == ref.norm[i] &&
                    lg.lr[i] == ref.lr[i];
-        CHECK_MSG(same, "%s: the resumed run's losses differ from the uninterrupted run's", CASES[c]);
+        CHECK_MSG(same, "%s %s: the resumed run's losses differ from the uninterrupted run's", objective, CASES[c]);
     }
     fixture_free(&fx);
+}
+
+TEST(pretrain_driver_resume_is_exact) { resume_is_exact(""); }
+
+/* ELECTRA: the generator's weights, its AdamW state and the sample RNG resume too. */
+TEST(pretrain_driver_resume_is_exact_electra) {
+    resume_is_exact("--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0");
 }
 
 TEST(pretrain_driver_user_errors) {

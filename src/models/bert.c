@@ -49,11 +49,13 @@ static BertLayerHandles bert_declare_layer(Params *p, int l, int C, int FF) {
     return h;
 }
 
-/* All handles of the model; -1 for an absent head. */
+/* All handles of the model; -1 for an absent head (and for the embedding
+ * tables of a model that shares another's). */
 typedef struct {
-    int word, pos, type, emb_lng, emb_lnb;
+    int word, pos, type, emb_lng, emb_lnb, proj_w, proj_b;
     BertLayerHandles *layers;
     int pool_w, pool_b, mlm_w, mlm_b, mlm_lng, mlm_lnb, mlm_bias, cls_w, cls_b;
+    int rtd_w, rtd_b, rtd_out_w, rtd_out_b;
 } BertHandles;
 
 static float *bert_ptr(const Params *p, int h) { return h < 0 ? NULL : params_data(p, h); }
@@ -63,11 +65,14 @@ static void bert_bind(Bert *m, const BertHandles *h) {
     BertWeights *w = &m->w;
     const Params *p = m->params;
     int L = m->cfg.num_layers;
-    w->word_emb = bert_ptr(p, h->word);
-    w->pos_emb = bert_ptr(p, h->pos);
-    w->type_emb = bert_ptr(p, h->type);
-    w->emb_ln_g = bert_ptr(p, h->emb_lng);
-    w->emb_ln_b = bert_ptr(p, h->emb_lnb);
+    const BertWeights *shared = m->emb_donor ? &m->emb_donor->w : NULL;
+    w->word_emb = shared ? shared->word_emb : bert_ptr(p, h->word);
+    w->pos_emb = shared ? shared->pos_emb : bert_ptr(p, h->pos);
+    w->type_emb = shared ? shared->type_emb : bert_ptr(p, h->type);
+    w->emb_ln_g = shared ? shared->emb_ln_g : bert_ptr(p, h->emb_lng);
+    w->emb_ln_b = shared ? shared->emb_ln_b : bert_ptr(p, h->emb_lnb);
+    w->emb_proj_w = bert_ptr(p, h->proj_w);
+    w->emb_proj_b = bert_ptr(p, h->proj_b);
     if (!w->layers) w->layers = xcalloc((size_t)L, sizeof *w->layers);
     for (int l = 0; l < L; l++) {
         const BertLayerHandles *lh = &h->layers[l];
@@ -88,6 +93,10 @@ static void bert_bind(Bert *m, const BertHandles *h) {
     w->mlm_bias = bert_ptr(p, h->mlm_bias);
     w->cls_w = bert_ptr(p, h->cls_w);
     w->cls_b = bert_ptr(p, h->cls_b);
+    w->rtd_w = bert_ptr(p, h->rtd_w);
+    w->rtd_b = bert_ptr(p, h->rtd_b);
+    w->rtd_out_w = bert_ptr(p, h->rtd_out_w);
+    w->rtd_out_b = bert_ptr(p, h->rtd_out_b);
 }
 
 /* The fused QKV GEMM reads query|key|value as one block: verify the arena put
@@ -100,10 +109,11 @@ static void bert_check_fused(const Params *p, const BertLayerHandles *h, int C) 
         DIE("bert: query/key/value tensors are not contiguous in the arena (C = %d)", C);
 }
 
-Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) {
+static Bert *bert_create_impl(const BertConfig *cfg, const BertHeads *heads, uint64_t seed, const Bert *donor) {
     if (bert_config_check(cfg, NULL) != 0) DIE("bert_create: invalid config (check it before creating)");
     Bert *m = xcalloc(1, sizeof *m);
     m->cfg = *cfg;
+    m->emb_donor = donor;
     m->heads = heads ? *heads : (BertHeads){0};
     if (m->heads.num_labels < 0) DIE("bert_create: num_labels %d", m->heads.num_labels);
     if (m->heads.num_labels > 0) m->heads.pooler = 1;
@@ -112,14 +122,21 @@ Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) 
         attention_alibi_slopes(m->alibi_slopes, cfg->num_heads);
     }
     int V = cfg->vocab_size, C = cfg->hidden_size, L = cfg->num_layers, FF = cfg->intermediate_size;
+    int E = bert_embedding_size(cfg);
     Params *p = m->params = params_create();
     BertHandles h;
     memset(&h, -1, sizeof h);
-    h.word = BERT_MATRIX(p, "bert.embeddings.word_embeddings.weight", V, C);
-    h.pos = BERT_MATRIX(p, "bert.embeddings.position_embeddings.weight", cfg->max_position, C);
-    h.type = BERT_MATRIX(p, "bert.embeddings.token_type_embeddings.weight", cfg->type_vocab_size, C);
-    h.emb_lng = BERT_LN_W(p, "bert.embeddings.LayerNorm.weight", C);
-    h.emb_lnb = BERT_BIAS(p, "bert.embeddings.LayerNorm.bias", C);
+    if (!donor) {
+        h.word = BERT_MATRIX(p, "bert.embeddings.word_embeddings.weight", V, E);
+        h.pos = BERT_MATRIX(p, "bert.embeddings.position_embeddings.weight", cfg->max_position, E);
+        h.type = BERT_MATRIX(p, "bert.embeddings.token_type_embeddings.weight", cfg->type_vocab_size, E);
+        h.emb_lng = BERT_LN_W(p, "bert.embeddings.LayerNorm.weight", E);
+        h.emb_lnb = BERT_BIAS(p, "bert.embeddings.LayerNorm.bias", E);
+    }
+    if (E != C) {
+        h.proj_w = BERT_MATRIX(p, "bert.embeddings_project.weight", C, E);
+        h.proj_b = BERT_BIAS(p, "bert.embeddings_project.bias", C);
+    }
     h.layers = xmalloc((size_t)L * sizeof *h.layers);
     for (int l = 0; l < L; l++) h.layers[l] = bert_declare_layer(p, l, C, FF);
     if (m->heads.pooler) {
@@ -127,11 +144,18 @@ Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) 
         h.pool_b = BERT_BIAS(p, "bert.pooler.dense.bias", C);
     }
     if (m->heads.mlm) {
-        h.mlm_w = BERT_MATRIX(p, "cls.predictions.transform.dense.weight", C, C);
-        h.mlm_b = BERT_BIAS(p, "cls.predictions.transform.dense.bias", C);
-        h.mlm_lng = BERT_LN_W(p, "cls.predictions.transform.LayerNorm.weight", C);
-        h.mlm_lnb = BERT_BIAS(p, "cls.predictions.transform.LayerNorm.bias", C);
+        /* The transform maps to E: the decoder is the (V, E) word table. */
+        h.mlm_w = BERT_MATRIX(p, "cls.predictions.transform.dense.weight", E, C);
+        h.mlm_b = BERT_BIAS(p, "cls.predictions.transform.dense.bias", E);
+        h.mlm_lng = BERT_LN_W(p, "cls.predictions.transform.LayerNorm.weight", E);
+        h.mlm_lnb = BERT_BIAS(p, "cls.predictions.transform.LayerNorm.bias", E);
         h.mlm_bias = BERT_BIAS(p, "cls.predictions.bias", V);
+    }
+    if (m->heads.rtd) {
+        h.rtd_w = BERT_MATRIX(p, "discriminator_predictions.dense.weight", C, C);
+        h.rtd_b = BERT_BIAS(p, "discriminator_predictions.dense.bias", C);
+        h.rtd_out_w = BERT_MATRIX(p, "discriminator_predictions.dense_prediction.weight", 1, C);
+        h.rtd_out_b = BERT_BIAS(p, "discriminator_predictions.dense_prediction.bias", 1);
     }
     if (m->heads.num_labels > 0) {
         h.cls_w = BERT_MATRIX(p, "classifier.weight", m->heads.num_labels, C);
@@ -146,10 +170,24 @@ Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) 
     return m;
 }
 
+Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed) {
+    return bert_create_impl(cfg, heads, seed, NULL);
+}
+
+Bert *bert_create_sharing(const BertConfig *cfg, const BertHeads *heads, uint64_t seed, const Bert *donor) {
+    const BertConfig *d = &donor->cfg;
+    if (cfg->vocab_size != d->vocab_size || bert_embedding_size(cfg) != bert_embedding_size(d) ||
+        cfg->max_position != d->max_position || cfg->type_vocab_size != d->type_vocab_size)
+        DIE("bert_create_sharing: embedding shapes differ from the donor's");
+    if (donor->emb_donor) DIE("bert_create_sharing: the donor shares another model's embeddings");
+    return bert_create_impl(cfg, heads, seed, donor);
+}
+
 /* Every float pointer of BertWeights / TfAttnParams / TfFfnParams, for walking
  * the structs field by field. */
-#define BERT_TOP_FIELDS(X) X(word_emb) X(pos_emb) X(type_emb) X(emb_ln_g) X(emb_ln_b) X(pool_w) X(pool_b) \
-    X(mlm_w) X(mlm_b) X(mlm_ln_g) X(mlm_ln_b) X(mlm_bias) X(cls_w) X(cls_b)
+#define BERT_EMB_FIELDS(X) X(word_emb) X(pos_emb) X(type_emb) X(emb_ln_g) X(emb_ln_b)
+#define BERT_TOP_FIELDS(X) X(emb_proj_w) X(emb_proj_b) X(pool_w) X(pool_b) \
+    X(mlm_w) X(mlm_b) X(mlm_ln_g) X(mlm_ln_b) X(mlm_bias) X(cls_w) X(cls_b) X(rtd_w) X(rtd_b) X(rtd_out_w) X(rtd_out_b)
 #define BERT_SUB_FIELDS(X) X(w_qkv) X(b_qkv) X(w_o) X(b_o) X(ln_g) X(ln_b)
 #define BERT_FFN_FIELDS(X) X(w_in) X(b_in) X(w_out) X(b_out) X(ln_g) X(ln_b)
 
@@ -167,6 +205,12 @@ static void bert_bind_grads(Bert *m) {
 #define BERT_MIRROR(f) g->f = bert_grad_of(m, w->f);
     BERT_TOP_FIELDS(BERT_MIRROR)
 #undef BERT_MIRROR
+    /* Shared embedding tables: their gradients live in the donor's arena. */
+    const BertWeights *dg = m->emb_donor ? &m->emb_donor->g : NULL;
+    if (dg && !dg->word_emb) DIE("bert: reserve the embedding donor for training before the model sharing them");
+#define BERT_MIRROR_EMB(f) g->f = dg ? dg->f : bert_grad_of(m, w->f);
+    BERT_EMB_FIELDS(BERT_MIRROR_EMB)
+#undef BERT_MIRROR_EMB
     for (int l = 0; l < m->cfg.num_layers; l++) {
         const BertLayer *a = &w->layers[l];
         BertLayer *b = &g->layers[l];
@@ -183,6 +227,8 @@ static void bert_work_free(BertWork *k, int L) {
     if (!k) return;
     free(k->ids); free(k->segments); free(k->pos_ids); free(k->lengths);
     free(k->emb); free(k->emb_mean); free(k->emb_rstd); free(k->h0); free(k->emb_mask);
+    free(k->emb_ln); free(k->demb1); free(k->demb2);
+    free(k->rtd_pre); free(k->rtd_act); free(k->rtd_logits); free(k->rtd_dlogits); free(k->rtd_d1); free(k->rtd_d2);
     for (int l = 0; l < L && k->attn; l++) {
         tf_attn_acts_free(&k->attn[l]);
         tf_ffn_acts_free(&k->ffn[l]);
@@ -234,7 +280,8 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         bert_work_free(old, m->cfg.num_layers);
     }
     BertWork *k = m->work = xcalloc(1, sizeof *k);
-    int C = m->cfg.hidden_size, L = m->cfg.num_layers, V = m->cfg.vocab_size;
+    int C = m->cfg.hidden_size, L = m->cfg.num_layers, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
+    int CE = C > E ? C : E;
     int K = m->heads.num_labels > 0 ? m->heads.num_labels : 1;
     long N = (long)B * T, n = max_masked;
     k->maxB = B; k->maxT = T; k->max_masked = max_masked; k->train = train;
@@ -242,11 +289,18 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     k->segments = xmalloc(sizeof(int) * (size_t)N);
     k->pos_ids = xmalloc(sizeof(int) * (size_t)N);
     k->lengths = xmalloc(sizeof(int) * (size_t)B);
-    k->emb = bert_floats(N * C);
+    k->emb = bert_floats(N * E);
     k->emb_mean = bert_floats(N);
     k->emb_rstd = bert_floats(N);
     k->h0 = bert_floats(N * C);
-    k->emb_mask = xmalloc((size_t)(N * C));
+    k->emb_mask = xmalloc((size_t)(N * E));
+    if (E != C) {
+        k->emb_ln = bert_floats(N * E);
+        if (train) {
+            k->demb1 = bert_floats(N * E);
+            k->demb2 = bert_floats(N * E);
+        }
+    }
     TfDims md = bert_max_dims(m, B, T);
     k->attn = xcalloc((size_t)L, sizeof *k->attn);
     k->ffn = xcalloc((size_t)L, sizeof *k->ffn);
@@ -266,7 +320,7 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         long cs = tf_scratch_floats(&cd);
         s = cs > s ? cs : s;
     }
-    k->scratch = bert_floats(s > N * C ? s : N * C);   /* the embedding backward uses N*C of it */
+    k->scratch = bert_floats(s > N * CE ? s : N * CE);   /* the embedding backward uses N*E of it */
     k->cls_x = bert_floats((long)B * C);
     k->pooled = bert_floats((long)B * C);
     k->head_in = bert_floats((long)B * C);
@@ -275,17 +329,27 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     k->dlogits = bert_floats((long)B * K);
     if (m->heads.mlm && n > 0) {
         k->mlm_x = bert_floats(n * C);
-        k->mlm_pre = bert_floats(n * C);
-        k->mlm_act = bert_floats(n * C);
+        k->mlm_pre = bert_floats(n * E);
+        k->mlm_act = bert_floats(n * E);
         k->mlm_mean = bert_floats(n);
         k->mlm_rstd = bert_floats(n);
-        k->mlm_out = bert_floats(n * C);
+        k->mlm_out = bert_floats(n * E);
         k->mlm_logits = bert_floats(n * V);
         k->mlm_row_loss = xmalloc(sizeof(double) * (size_t)n);
         if (train) {
             k->mlm_dlogits = bert_floats(n * V);
-            k->mlm_d1 = bert_floats(n * C);
-            k->mlm_d2 = bert_floats(n * C);
+            k->mlm_d1 = bert_floats(n * CE);
+            k->mlm_d2 = bert_floats(n * CE);
+        }
+    }
+    if (m->heads.rtd) {
+        k->rtd_pre = bert_floats(N * C);
+        k->rtd_act = bert_floats(N * C);
+        k->rtd_logits = bert_floats(N);
+        if (train) {
+            k->rtd_dlogits = bert_floats(N);
+            k->rtd_d1 = bert_floats(N * C);
+            k->rtd_d2 = bert_floats(N * C);
         }
     }
     if (train) {

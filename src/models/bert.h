@@ -87,6 +87,12 @@ typedef struct BertConfig {
     float hidden_dropout;     /*     "hidden_dropout_prob" (0.1) */
     float attention_dropout;  /*     "attention_probs_dropout_prob" (0.1) */
     float layer_norm_eps;     /*     "layer_norm_eps" (1e-12) */
+    int embedding_size;       /* E   "embedding_size" (ELECTRA's key; absent = C): the
+                               *     width of the embedding tables and of the MLM head's
+                               *     transform. E != C adds a projection E -> C after the
+                               *     embedding LayerNorm ("bert.embeddings_project", as
+                               *     ELECTRA-Small's E 128 / C 256, and its generators,
+                               *     which share the discriminator's tables). */
     int alibi;                /*     "position_embedding_type": "absolute" (0, BERT's) or
                                *     "absolute+alibi" (1, glue's): the learned absolute
                                *     positions plus ALiBi's distance penalty in every
@@ -125,6 +131,8 @@ typedef struct BertHeads {
     int mlm;                  /* masked-LM head cls.predictions.* */
     int pooler;               /* bert.pooler.* (forced on when num_labels > 0) */
     int num_labels;           /* 0 none; 1 regression (MSE); K > 1 classifier (xent) */
+    int rtd;                  /* replaced-token detection head discriminator_predictions.*
+                               * (ELECTRA's discriminator, bert_rtd.c) */
 } BertHeads;
 
 /* One layer's weights (or gradients) as the transformer sublayers take them. */
@@ -145,6 +153,9 @@ typedef struct BertWeights {
     float *mlm_w, *mlm_b;     /* (C, C), (C)   transform.dense */
     float *mlm_ln_g, *mlm_ln_b;   /* (C)     transform.LayerNorm */
     float *mlm_bias;          /* (V)  decoder output bias */
+    float *emb_proj_w, *emb_proj_b;   /* (C, E), (C) when E != C, else NULL */
+    float *rtd_w, *rtd_b;     /* (C, C), (C)   discriminator_predictions.dense */
+    float *rtd_out_w, *rtd_out_b;     /* (1, C), (1) discriminator_predictions.dense_prediction */
     float *cls_w, *cls_b;     /* (K, C), (K) */
 } BertWeights;
 
@@ -159,6 +170,7 @@ typedef struct Bert {
     BertWork *work;           /* NULL until bert_reserve */
     float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
     struct Bf16Weights *bf16; /* (4L) packed encoder weights while bert_use_bf16 is on, else NULL */
+    const struct Bert *emb_donor; /* bert_create_sharing: whose embedding tables this model uses */
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,
@@ -175,6 +187,16 @@ typedef struct BertBatch {
  * config that fails bert_config_check (check user input first). */
 Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed);
 void bert_free(Bert *m);
+/* A model that declares no embedding tables of its own (word, position, token
+ * type and the embedding LayerNorm) but reads and trains those of `donor`:
+ * ELECTRA's generator, which shares the discriminator's embeddings. cfg must
+ * agree with the donor's vocab_size, embedding_size, max_position and
+ * type_vocab_size. Gradients of the shared tables go into the donor's
+ * gradient arena, so reserve the donor for training first. The donor must
+ * outlive the model. */
+Bert *bert_create_sharing(const BertConfig *cfg, const BertHeads *heads, uint64_t seed, const Bert *donor);
+/* The embedding width E (cfg->embedding_size, or C when unset). */
+int bert_embedding_size(const BertConfig *cfg);
 /* Allocates activations for batches up to (B, T) and MLM calls up to
  * max_masked positions (0 if the MLM head is not used); train = 1 also enables
  * gradients and the backward's buffers. May be called again to grow. */
@@ -226,6 +248,17 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
                     float *accuracy);
 /* The (n, V) logits of the last bert_mlm_loss. */
 const float *bert_mlm_logits(const Bert *m);
+
+/* Replaced-token detection (ELECTRA's discriminator, bert_rtd.c), on every
+ * real token of the last batch (t < lengths[b]): logit = w2 · gelu(W1 h + b1)
+ * + b2, loss = mean binary cross-entropy with logits against replaced (B, T)
+ * in {0, 1} (padding ignored). Returns the loss; *accuracy (if non-NULL) gets
+ * the fraction of real tokens classified right (logit > 0 <=> replaced).
+ * backward = 1 adds the gradient of scale * loss into m->g and the hidden-state
+ * gradient (scale is ELECTRA's discriminator weight, 50). */
+float bert_rtd_loss(Bert *m, const unsigned char *replaced, float scale, int backward, float *accuracy);
+/* The (B, T) logits of the last bert_rtd_loss (padding positions: 0). */
+const float *bert_rtd_logits(const Bert *m);
 
 /* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
  * (label -1 is ignored). Dropout on the pooled vector when rng != NULL. */

@@ -75,6 +75,10 @@ int bert_config_check(const BertConfig *c, const char *origin) {
             user_error(BERT_CONFIG_HINT, "%s: %s must be a positive size, got %d", o, sizes[i].key, sizes[i].v);
             return -1;
         }
+    if (c->embedding_size < 0 || c->embedding_size > BERT_MAX_DIM) {
+        user_error(BERT_CONFIG_HINT, "%s: embedding_size must be a positive size, got %d", o, c->embedding_size);
+        return -1;
+    }
     if (c->hidden_size % c->num_heads != 0) {
         user_error(BERT_CONFIG_HINT, "%s: hidden_size %d is not a multiple of num_attention_heads %d", o,
                    c->hidden_size, c->num_heads);
@@ -162,6 +166,7 @@ int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c) {
     if (bert_json_int(j, "intermediate_size", o, 0, &c->intermediate_size) < 0 ||
         bert_json_int(j, "max_position_embeddings", o, 0, &c->max_position) < 0 ||
         bert_json_int(j, "type_vocab_size", o, 0, &c->type_vocab_size) < 0 ||
+        bert_json_int(j, "embedding_size", o, 0, &c->embedding_size) < 0 ||
         bert_json_float(j, "hidden_dropout_prob", o, &c->hidden_dropout) < 0 ||
         bert_json_float(j, "attention_probs_dropout_prob", o, &c->attention_dropout) < 0 ||
         bert_json_float(j, "layer_norm_eps", o, &c->layer_norm_eps) < 0 ||
@@ -199,10 +204,13 @@ cJSON *bert_config_to_json(const BertConfig *c) {
     bert_json_add_float(j, "attention_probs_dropout_prob", c->attention_dropout);
     cJSON_AddNumberToObject(j, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(j, "type_vocab_size", c->type_vocab_size);
+    if (bert_embedding_size(c) != c->hidden_size) cJSON_AddNumberToObject(j, "embedding_size", c->embedding_size);
     bert_json_add_float(j, "layer_norm_eps", c->layer_norm_eps);
     cJSON_AddStringToObject(j, "position_embedding_type", c->alibi ? BERT_POSITIONS_ALIBI : "absolute");
     return j;
 }
+
+int bert_embedding_size(const BertConfig *c) { return c->embedding_size > 0 ? c->embedding_size : c->hidden_size; }
 
 int bert_config_resolve(const char *name_or_path, BertConfig *c) {
     if (bert_config_named(name_or_path, c) == 0) return 0;

@@ -41,26 +41,38 @@ static void bert_take_batch(Bert *m, const BertBatch *b) {
     /* Ids and segments are range-checked by the embedding lookups. */
 }
 
-/* e = word[ids] + position[t] + type[segments]; h0 = dropout(LN(e)). */
+/* e = word[ids] + position[t] + type[segments]; h0 = dropout(LN(e)), then the
+ * E -> C projection when the tables are narrower than the encoder. */
 static void bert_embed_forward(Bert *m, Rng *rng) {
     BertWork *k = m->work;
     const BertConfig *c = &m->cfg;
-    int N = k->B * k->T, C = c->hidden_size;
-    embedding_forward(k->emb, k->ids, m->w.word_emb, N, c->vocab_size, C);
-    embedding_forward_add(k->emb, k->pos_ids, m->w.pos_emb, N, c->max_position, C);
-    embedding_forward_add(k->emb, k->segments, m->w.type_emb, N, c->type_vocab_size, C);
-    layernorm_forward(k->h0, k->emb_mean, k->emb_rstd, k->emb, m->w.emb_ln_g, m->w.emb_ln_b, N, C,
-                      c->layer_norm_eps);
-    if (rng && c->hidden_dropout > 0.0f) dropout_forward(k->h0, k->emb_mask, k->h0, (long)N * C, c->hidden_dropout, rng);
+    int N = k->B * k->T, C = c->hidden_size, E = bert_embedding_size(c);
+    float *ln = E != C ? k->emb_ln : k->h0;
+    embedding_forward(k->emb, k->ids, m->w.word_emb, N, c->vocab_size, E);
+    embedding_forward_add(k->emb, k->pos_ids, m->w.pos_emb, N, c->max_position, E);
+    embedding_forward_add(k->emb, k->segments, m->w.type_emb, N, c->type_vocab_size, E);
+    layernorm_forward(ln, k->emb_mean, k->emb_rstd, k->emb, m->w.emb_ln_g, m->w.emb_ln_b, N, E, c->layer_norm_eps);
+    if (rng && c->hidden_dropout > 0.0f) dropout_forward(ln, k->emb_mask, ln, (long)N * E, c->hidden_dropout, rng);
+    if (E != C) linear_forward(k->h0, ln, m->w.emb_proj_w, m->w.emb_proj_b, N, E, C);
 }
 
-/* dh0 (N, C) = dL/dh0 -> gradients of the three tables and the LayerNorm. */
+/* dh0 (N, C) = dL/dh0 -> gradients of the projection (E != C), the three
+ * tables and the LayerNorm. */
 static void bert_embed_backward(Bert *m, const float *dh0) {
     BertWork *k = m->work;
     const BertConfig *c = &m->cfg;
-    int N = k->B * k->T, C = c->hidden_size;
-    long n = (long)N * C;
+    int N = k->B * k->T, C = c->hidden_size, E = bert_embedding_size(c);
+    long n = (long)N * E;
     float *dln = k->scratch, *de = k->dbuf == dh0 ? k->dhidden : k->dbuf;
+    if (E != C) {
+        /* dL/d(emb_ln) = dh0 W_p; W_p and b_p get dh0^T emb_ln and sum(dh0). */
+        float *dproj = k->demb1;
+        matmul(dproj, dh0, m->w.emb_proj_w, N, E, C, MAT_N, MAT_N, 1.0f, 0.0f);
+        matmul(m->g.emb_proj_w, dh0, k->emb_ln, C, E, N, MAT_T, MAT_N, 1.0f, 1.0f);
+        linear_bias_backward(m->g.emb_proj_b, dh0, N, C);
+        dh0 = dproj;
+        de = k->demb2;
+    }
     const float *d = dh0;
     if (k->dropout_on && c->hidden_dropout > 0.0f) {
         memset(dln, 0, sizeof(float) * (size_t)n);
@@ -68,10 +80,10 @@ static void bert_embed_backward(Bert *m, const float *dh0) {
         d = dln;
     }
     memset(de, 0, sizeof(float) * (size_t)n);
-    layernorm_backward(de, m->g.emb_ln_g, m->g.emb_ln_b, d, k->emb, k->emb_mean, k->emb_rstd, m->w.emb_ln_g, N, C);
-    embedding_backward(m->g.word_emb, NULL, NULL, de, k->ids, N, c->vocab_size, C);
-    embedding_backward(m->g.pos_emb, NULL, NULL, de, k->pos_ids, N, c->max_position, C);
-    embedding_backward(m->g.type_emb, NULL, NULL, de, k->segments, N, c->type_vocab_size, C);
+    layernorm_backward(de, m->g.emb_ln_g, m->g.emb_ln_b, d, k->emb, k->emb_mean, k->emb_rstd, m->w.emb_ln_g, N, E);
+    embedding_backward(m->g.word_emb, NULL, NULL, de, k->ids, N, c->vocab_size, E);
+    embedding_backward(m->g.pos_emb, NULL, NULL, de, k->pos_ids, N, c->max_position, E);
+    embedding_backward(m->g.type_emb, NULL, NULL, de, k->segments, N, c->type_vocab_size, E);
 }
 
 const float *bert_hidden(const Bert *m) {
@@ -161,6 +173,7 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
         k->pooled_grad = 0;
     }
     k->mlm_n = 0;
+    k->rtd_done = 0;
 }
 
 /* dpooled -> pooler weights, and the [CLS] rows of dhidden. */

@@ -71,22 +71,22 @@ static float bert_mlm_xent(float *dlogits, const float *logits, const int *label
 /* The MLM head's backward from dlogits (n, V) down to dhidden. */
 static void bert_mlm_backward(Bert *m, const int *positions, int n) {
     BertWork *k = m->work;
-    int C = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    int C = m->cfg.hidden_size, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
     float *dout = k->mlm_d1, *dact = k->mlm_d2, *dpre = k->mlm_d1, *dx = k->mlm_d2;
     /* Tied decoder: logits = out · word^T + bias. */
-    matmul(dout, k->mlm_dlogits, m->w.word_emb, n, C, V, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(m->g.word_emb, k->mlm_dlogits, k->mlm_out, V, C, n, MAT_T, MAT_N, 1.0f, 1.0f);
+    matmul(dout, k->mlm_dlogits, m->w.word_emb, n, E, V, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(m->g.word_emb, k->mlm_dlogits, k->mlm_out, V, E, n, MAT_T, MAT_N, 1.0f, 1.0f);
     tf_bias_backward(m->g.mlm_bias, k->mlm_dlogits, n, V);
-    memset(dact, 0, sizeof(float) * (size_t)n * C);
+    memset(dact, 0, sizeof(float) * (size_t)n * E);
     layernorm_backward(dact, m->g.mlm_ln_g, m->g.mlm_ln_b, dout, k->mlm_act, k->mlm_mean, k->mlm_rstd,
-                       m->w.mlm_ln_g, n, C);
+                       m->w.mlm_ln_g, n, E);
     /* dpre reuses d1 (dout is consumed). */
-    memset(dpre, 0, sizeof(float) * (size_t)n * C);
-    gelu_backward(dpre, dact, k->mlm_pre, (long)n * C);
+    memset(dpre, 0, sizeof(float) * (size_t)n * E);
+    gelu_backward(dpre, dact, k->mlm_pre, (long)n * E);
     /* dx reuses d2 (dact is consumed). */
-    matmul(dx, dpre, m->w.mlm_w, n, C, C, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(m->g.mlm_w, dpre, k->mlm_x, C, C, n, MAT_T, MAT_N, 1.0f, 1.0f);
-    linear_bias_backward(m->g.mlm_b, dpre, n, C);
+    matmul(dx, dpre, m->w.mlm_w, n, C, E, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(m->g.mlm_w, dpre, k->mlm_x, E, C, n, MAT_T, MAT_N, 1.0f, 1.0f);
+    linear_bias_backward(m->g.mlm_b, dpre, n, E);
     /* Scatter-add: serial, as two masked positions never repeat but nothing forbids it. */
     for (int i = 0; i < n; i++) {
         float *d = k->dhidden + (long)positions[i] * C;
@@ -102,7 +102,7 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
     if (accuracy) *accuracy = 0.0f;
     k->mlm_n = n;
     if (n == 0) return 0.0f;
-    int C = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    int C = m->cfg.hidden_size, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
     long N = (long)k->B * k->T;
     for (int i = 0; i < n; i++) {
         if (positions[i] < 0 || positions[i] >= N) DIE("bert_mlm_loss: position %d outside [0, %ld)", positions[i], N);
@@ -110,11 +110,11 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
     }
     /* Gather FIRST: the transform and the (n, V) projection see n rows, not B*T. */
     bert_gather_rows(k->mlm_x, bert_hidden(m), positions, n, C);
-    linear_forward(k->mlm_pre, k->mlm_x, m->w.mlm_w, m->w.mlm_b, n, C, C);
-    gelu_forward(k->mlm_act, k->mlm_pre, (long)n * C);
-    layernorm_forward(k->mlm_out, k->mlm_mean, k->mlm_rstd, k->mlm_act, m->w.mlm_ln_g, m->w.mlm_ln_b, n, C,
+    linear_forward(k->mlm_pre, k->mlm_x, m->w.mlm_w, m->w.mlm_b, n, C, E);
+    gelu_forward(k->mlm_act, k->mlm_pre, (long)n * E);
+    layernorm_forward(k->mlm_out, k->mlm_mean, k->mlm_rstd, k->mlm_act, m->w.mlm_ln_g, m->w.mlm_ln_b, n, E,
                       m->cfg.layer_norm_eps);
-    linear_forward(k->mlm_logits, k->mlm_out, m->w.word_emb, m->w.mlm_bias, n, C, V);
+    linear_forward(k->mlm_logits, k->mlm_out, m->w.word_emb, m->w.mlm_bias, n, E, V);
     int hits;
     float loss = bert_mlm_xent(backward ? k->mlm_dlogits : NULL, k->mlm_logits, labels, n, V, k->mlm_row_loss, &hits);
     if (accuracy) *accuracy = (float)hits / (float)n;

@@ -110,6 +110,12 @@ int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const cha
                    "Face's BertModel does not compute: an export would load and give different outputs");
         return -1;
     }
+    if (bert_embedding_size(&m->cfg) != m->cfg.hidden_size) {
+        user_error("export a model whose embeddings are as wide as its hidden layers, or use it with glue itself",
+                   "this model's embeddings (%d) are projected to its hidden size (%d), which Hugging Face's "
+                   "BertModel does not compute", bert_embedding_size(&m->cfg), m->cfg.hidden_size);
+        return -1;
+    }
     if (run_dir_make(dir)) return -1;
     if (hf_write_weights(m, dir) || hf_write_config(m, dir, labels)) return -1;
     return vocab ? hf_write_vocab(m, dir, vocab) : 0;

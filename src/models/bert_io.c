@@ -20,6 +20,7 @@ cJSON *bert_checkpoint_config(const Bert *m) {
     cJSON_AddNumberToObject(h, "mlm", m->heads.mlm);
     cJSON_AddNumberToObject(h, "pooler", m->heads.pooler);
     cJSON_AddNumberToObject(h, "num_labels", m->heads.num_labels);
+    if (m->heads.rtd) cJSON_AddNumberToObject(h, "rtd", m->heads.rtd);
     return j;
 }
 
@@ -62,8 +63,9 @@ int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads 
     }
     if (bert_config_from_json(bert, c->path, cfg) != 0) return -1;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(c->config, "heads");
-    BertHeads hd = {bert_head_value(h, "mlm"), bert_head_value(h, "pooler"), bert_head_value(h, "num_labels")};
-    if (hd.mlm < 0 || hd.pooler < 0 || hd.num_labels < 0) {
+    BertHeads hd = {.mlm = bert_head_value(h, "mlm"), .rtd = bert_head_value(h, "rtd"),
+                    .pooler = bert_head_value(h, "pooler"), .num_labels = bert_head_value(h, "num_labels")};
+    if (hd.mlm < 0 || hd.rtd < 0 || hd.pooler < 0 || hd.num_labels < 0) {
         user_error(BERT_CKPT_HINT, "%s: malformed \"heads\" in the checkpoint's config", c->path);
         return -1;
     }

@@ -20,11 +20,14 @@ struct BertWork {
     int *pos_ids;          /* (B, T) t of each row */
     int *lengths;          /* (B) */
 
-    /* Embeddings: e = word + position + type; h0 = dropout(LN(e)). */
-    float *emb;            /* (N, C) e, the LayerNorm input */
+    /* Embeddings: e = word + position + type; h0 = dropout(LN(e)), then
+     * projected E -> C when E != C (h0 = emb_ln W_p^T + b_p). */
+    float *emb;            /* (N, E) e, the LayerNorm input */
     float *emb_mean, *emb_rstd;   /* (N) */
+    float *emb_ln;         /* (N, E) dropout(LN(e)) when E != C, else NULL (h0 is it) */
     float *h0;             /* (N, C) */
-    unsigned char *emb_mask;      /* (N, C) */
+    unsigned char *emb_mask;      /* (N, E) */
+    float *demb1, *demb2;  /* (N, E) embedding backward buffers when E != C (train) */
 
     TfAttnActs *attn;      /* (L) */
     TfFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
@@ -46,17 +49,25 @@ struct BertWork {
     float *logits;         /* (B, K) */
     float *dlogits;        /* (B, K) */
 
-    /* MLM head on n gathered rows. */
+    /* MLM head on n gathered rows (the transform maps C -> E). */
     int mlm_n;
     float *mlm_x;          /* (n, C) gathered hidden rows */
-    float *mlm_pre;        /* (n, C) dense output (GELU input) */
-    float *mlm_act;        /* (n, C) GELU output (LayerNorm input) */
+    float *mlm_pre;        /* (n, E) dense output (GELU input) */
+    float *mlm_act;        /* (n, E) GELU output (LayerNorm input) */
     float *mlm_mean, *mlm_rstd;   /* (n) */
-    float *mlm_out;        /* (n, C) transform output */
+    float *mlm_out;        /* (n, E) transform output */
     float *mlm_logits;     /* (n, V) */
     float *mlm_dlogits;    /* (n, V) */
-    float *mlm_d1, *mlm_d2;       /* (n, C) gradient scratch */
+    float *mlm_d1, *mlm_d2;       /* (n, max(C, E)) gradient scratch */
     double *mlm_row_loss;  /* (n) */
+
+    /* Replaced-token detection head on every row (bert_rtd.c). */
+    int rtd_done;          /* bert_rtd_loss ran since the forward */
+    float *rtd_pre;        /* (N, C) dense output (GELU input) */
+    float *rtd_act;        /* (N, C) GELU output */
+    float *rtd_logits;     /* (N) */
+    float *rtd_dlogits;    /* (N) (train) */
+    float *rtd_d1, *rtd_d2;       /* (N, C) gradient scratch (train) */
 
     /* Gradients of activations (train only). */
     float *dhidden;        /* (N, C) dL/d(encoder output): heads add, backward consumes */

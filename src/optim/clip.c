@@ -18,7 +18,8 @@ static void clip_span_scale(float *g, long n, float scale) {
     for (long i = 0; i < n; i++) g[i] *= scale;
 }
 
-double clip_compute_norm(const Params *p) {
+/* Sum of squares of one arena's gradient. */
+static double clip_sumsq(const Params *p) {
     if (!p->grad) DIE("clip: no gradient (params_grad_enable)");
     double sumsq = 0.0;
     for (int h = 0; h < params_num_tensors(p); h++)
@@ -26,17 +27,26 @@ double clip_compute_norm(const Params *p) {
             ParamSpan sp = params_span(p, h, s, 1);
             sumsq += clip_span_sumsq(p->grad + sp.offset, sp.len);
         }
-    return sqrt(sumsq);
+    return sumsq;
 }
 
-double clip_grad_norm(Params *p, float max_norm) {
-    double norm = clip_compute_norm(p);
+double clip_compute_norm(const Params *p) { return sqrt(clip_sumsq(p)); }
+
+double clip_grad_norm_many(Params *const *ps, int n, float max_norm) {
+    double sumsq = 0.0;
+    for (int i = 0; i < n; i++) sumsq += clip_sumsq(ps[i]);
+    double norm = sqrt(sumsq);
     if (max_norm <= 0.0f || !isfinite(norm) || norm <= max_norm) return norm;
     float scale = (float)(max_norm / norm);
-    for (int h = 0; h < params_num_tensors(p); h++)
-        for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
-            ParamSpan sp = params_span(p, h, s, 1);
-            clip_span_scale(p->grad + sp.offset, sp.len, scale);
-        }
+    for (int i = 0; i < n; i++) {
+        const Params *p = ps[i];
+        for (int h = 0; h < params_num_tensors(p); h++)
+            for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
+                ParamSpan sp = params_span(p, h, s, 1);
+                clip_span_scale(p->grad + sp.offset, sp.len, scale);
+            }
+    }
     return norm;
 }
+
+double clip_grad_norm(Params *p, float max_norm) { return clip_grad_norm_many(&p, 1, max_norm); }

@@ -16,4 +16,8 @@ double clip_compute_norm(const Params *p);
  * the caller should treat it as divergence. */
 double clip_grad_norm(Params *p, float max_norm);
 
+/* The same over several arenas as one model (ELECTRA's generator and
+ * discriminator): one norm over all their gradients, one scale for all. */
+double clip_grad_norm_many(Params *const *ps, int n, float max_norm);
+
 #endif

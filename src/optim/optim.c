@@ -53,22 +53,28 @@ static int optim_num_states(const Optimizer *o) {
     return 2;
 }
 
-static void optim_state_prefix(char *buf, size_t cap, int k) { snprintf(buf, cap, "optim.state%d.", k); }
+static void optim_state_prefix(char *buf, size_t cap, const char *scope, int k) {
+    snprintf(buf, cap, "%soptim.state%d.", scope, k);
+}
 
-int optim_save(const Optimizer *o, const Params *p, CkptWriter *w) {
+int optim_save_scoped(const Optimizer *o, const Params *p, CkptWriter *w, const char *scope) {
     OptimBlob b = {.kind = (uint32_t)o->kind, .t = o->t};
-    if (checkpoint_write_blob(w, "optim", &b, sizeof b)) return -1;
+    char blob_name[PARAM_NAME_MAX];
+    snprintf(blob_name, sizeof blob_name, "%soptim", scope);
+    if (checkpoint_write_blob(w, blob_name, &b, sizeof b)) return -1;
     for (int k = 0; k < optim_num_states(o); k++) {
-        char prefix[32];
-        optim_state_prefix(prefix, sizeof prefix, k);
+        char prefix[PARAM_NAME_MAX];
+        optim_state_prefix(prefix, sizeof prefix, scope, k);
         /* A slot not allocated yet (no step taken) is all zeros. */
         if (p->state[k] && checkpoint_write_params_mirror(w, p, prefix, p->state[k], CKPT_F32)) return -1;
     }
     return 0;
 }
 
-int optim_load(Optimizer *o, Params *p, const Checkpoint *c) {
-    const CkptBlob *blob = checkpoint_find_blob(c, "optim");
+int optim_load_scoped(Optimizer *o, Params *p, const Checkpoint *c, const char *scope) {
+    char blob_name[PARAM_NAME_MAX];
+    snprintf(blob_name, sizeof blob_name, "%soptim", scope);
+    const CkptBlob *blob = checkpoint_find_blob(c, blob_name);
     OptimBlob b;
     if (!blob || blob->size != sizeof b) {
         user_error("resume from a checkpoint saved with its optimizer state, or start afresh",
@@ -83,11 +89,15 @@ int optim_load(Optimizer *o, Params *p, const Checkpoint *c) {
         return -1;
     }
     for (int k = 0; k < optim_num_states(o); k++) {
-        char prefix[32];
-        optim_state_prefix(prefix, sizeof prefix, k);
+        char prefix[PARAM_NAME_MAX];
+        optim_state_prefix(prefix, sizeof prefix, scope, k);
         if (b.t == 0) continue; /* nothing was saved: the slots stay zero */
         if (checkpoint_load_params_mirror(c, p, prefix, params_state(p, k))) return -1;
     }
     o->t = b.t;
     return 0;
 }
+
+int optim_save(const Optimizer *o, const Params *p, CkptWriter *w) { return optim_save_scoped(o, p, w, ""); }
+
+int optim_load(Optimizer *o, Params *p, const Checkpoint *c) { return optim_load_scoped(o, p, c, ""); }

@@ -68,6 +68,10 @@ void adadelta_step(const Optimizer *o, Params *p, float lr);
  * and returns -1 when the checkpoint has no state, or state of another kind. */
 int optim_save(const Optimizer *o, const Params *p, CkptWriter *w);
 int optim_load(Optimizer *o, Params *p, const Checkpoint *c);
+/* The same under names starting with `scope` (e.g. "generator."), for a
+ * checkpoint that holds the state of several arenas. */
+int optim_save_scoped(const Optimizer *o, const Params *p, CkptWriter *w, const char *scope);
+int optim_load_scoped(Optimizer *o, Params *p, const Checkpoint *c, const char *scope);
 
 const char *optim_name(OptimKind kind);
 

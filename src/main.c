@@ -86,8 +86,12 @@ static const Command COMMANDS[] = {
      "  model.safetensors, vocab.txt) such as `glue export` writes.\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
-     "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...",
-     "masked-LM pretraining of a BERT encoder; held-out MLM evaluation",
+     "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...",
+     "pretraining of a BERT encoder (masked LM or ELECTRA); held-out MLM evaluation; screening",
+     "  Objectives (\"objective\"): \"mlm\", BERT's masked LM, or \"electra\",\n"
+     "  replaced-token detection: a small generator (generator_size of the width,\n"
+     "  sharing the embeddings) fills the masked positions with samples and the\n"
+     "  encoder learns which tokens were replaced (loss gen + disc_weight * disc).\n"
      "  Settings: the defaults (BERT's recipe on the tiny model), then --config\n"
      "  (pretrain/tiny.json, pretrain/mini.json), then --set key=value; --corpus\n"
      "  replaces the corpus (FORMAT: text, wikiextractor, brown, wikitext, auto).\n"
@@ -105,7 +109,13 @@ static const Command COMMANDS[] = {
      "      [--seq-len 128] [--seed 12345] [--max-batches N] [--vocab FILE] [--json]\n"
      "    held-out MLM loss and accuracy (default text: WikiText-2 valid), with\n"
      "    BERT's 15% / 80-10-10 masking drawn from a fixed seed, so checkpoints are\n"
-     "    compared on the same masked positions.\n"},
+     "    compared on the same masked positions.\n"
+     "  glue pretrain screen RUN_DIR... [--tasks sst2,cola,mrpc,stsb,rte] [--seeds 42]\n"
+     "      [--set key=value ...] [--results FILE.json] [--threads N]\n"
+     "    fine-tunes each task from each finished run's encoder (default recipe,\n"
+     "    SST-2 one epoch; into RUN_DIR/screen/; done ones reused) and writes one\n"
+     "    table of runs, recipes, held-out MLM and proxy scores (FILE.json + .md;\n"
+     "    default results/pretrain_screen.json; rows replaced by run name).\n"},
     {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--bf16] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
      "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"

@@ -341,3 +341,114 @@ TEST(pretrain_driver_user_errors) {
     free(out);
     fixture_free(&fx);
 }
+
+/* SST-2 of the fixture's words: label 1 iff the sentence holds "dog". */
+static void write_sst2(const Fixture *fx) {
+    static const char *const WORDS[] = {"the", "cat", "sat", "on", "mat", "ran", "a", "big", "red", "house"};
+    char path[256];
+    snprintf(path, sizeof path, "mkdir -p %s/glue/SST-2", fx->dir);
+    if (system(path) != 0) DIE("mkdir failed");
+    Rng r;
+    rng_seed(&r, 3);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/glue/SST-2/%s", fx->dir, k ? "dev.tsv" : "train.tsv");
+        FILE *f = fopen(path, "w");
+        if (!f) DIE("cannot write %s", path);
+        fprintf(f, "sentence\tlabel\n");
+        for (int i = 0; i < (k ? 60 : 200); i++) {
+            int y = (int)rng_below(&r, 2), at = (int)rng_below(&r, 5);
+            for (int w = 0; w < 5; w++) fprintf(f, "%s%s", w ? " " : "", y && w == at ? "dog" : WORDS[rng_below(&r, 10)]);
+            fprintf(f, "\t%d\n", y);
+        }
+        fclose(f);
+    }
+}
+
+/* The best dev accuracy a proxy fine-tune wrote, and its epochs setting. */
+static double proxy_accuracy(const char *run, int seed, int *epochs) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/screen/sst2-seed%d/results.json", run, seed);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *j = cJSON_Parse(text);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(j, "best");
+    double acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(best, "dev"), "accuracy")->valuedouble;
+    *epochs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "config"), "epochs")->valueint;
+    cJSON_Delete(j);
+    return acc;
+}
+
+/* `glue pretrain screen`: every proxy fine-tune runs from the run's encoder,
+ * the table holds their numbers and means, rows are replaced by name and
+ * added for new runs, an unfinished run is refused. */
+TEST(pretrain_screen_table) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    write_sst2(&fx);
+    char args[512], cmd[2048], path[256], *out;
+    snprintf(args, sizeof args, "--set steps=6 --set batch=8 --out %s/mlm", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, "--set steps=6 --set batch=8 --set objective=electra --out %s/el", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, "--set steps=6 --set batch=8 --stop-at 3 --out %s/half", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    const char *screen = "GLUE_DATA=%s/glue %s pretrain screen %s/%s --tasks sst2 --seeds 1,2 --results %s/t/screen.json "
+                         "--set max_len=24 --threads 1 2>&1";
+    snprintf(cmd, sizeof cmd, screen, fx.dir, test_glue_bin(), fx.dir, "mlm", fx.dir);
+    int st;
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "exit %d: %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, screen, fx.dir, test_glue_bin(), fx.dir, "el", fx.dir);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "exit %d: %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, screen, fx.dir, test_glue_bin(), fx.dir, "mlm", fx.dir);   /* again: replaced */
+    free(test_run(cmd, &st));
+    CHECK(st == 0);
+    snprintf(cmd, sizeof cmd, screen, fx.dir, test_glue_bin(), fx.dir, "half", fx.dir);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 1 && strstr(out, "not a finished pretraining run"), "exit %d: %s", st, out);
+    free(out);
+
+    snprintf(path, sizeof path, "%s/t/screen.json", fx.dir);
+    FILE *f = fopen(path, "r");
+    static char text[1 << 17];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    cJSON *j = cJSON_Parse(text);
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+    CHECK_EQ_INT(cJSON_GetArraySize(runs), 2);
+    static const char *const NAMES[] = {"mlm", "el"}, *const OBJ[] = {"mlm", "electra"};
+    for (int i = 0; i < 2 && cJSON_GetArraySize(runs) == 2; i++) {
+        const cJSON *row = cJSON_GetArrayItem(runs, i);
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(row, "run")->valuestring, NAMES[i]) == 0);
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(row, "objective")->valuestring, OBJ[i]) == 0);
+        char run[256];
+        snprintf(run, sizeof run, "%s/%s", fx.dir, NAMES[i]);
+        int e1 = 0, e2 = 0;
+        double a1 = proxy_accuracy(run, 1, &e1), a2 = proxy_accuracy(run, 2, &e2);
+        CHECK_MSG(a1 >= 0 && a2 >= 0 && e1 == 1 && e2 == 1, "%s: proxy runs %g %g, epochs %d %d", NAMES[i], a1, a2,
+                  e1, e2);
+        const cJSON *sst = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "tasks"), "sst2");
+        const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sst, "seed_scores");
+        CHECK_NEAR(cJSON_GetArrayItem(seeds, 0)->valuedouble, a1, 1e-9);
+        CHECK_NEAR(cJSON_GetArrayItem(seeds, 1)->valuedouble, a2, 1e-9);
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(sst, "score")->valuedouble, (a1 + a2) / 2, 1e-9);
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(row, "proxy_score")->valuedouble, (a1 + a2) / 2, 1e-9);
+        CHECK(strstr(cJSON_GetObjectItemCaseSensitive(row, "cpu")->valuestring, "family") != NULL);
+    }
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/t/screen.md", fx.dir);
+    f = fopen(path, "r");
+    n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    CHECK_MSG(strstr(text, "| mlm | mlm |") && strstr(text, "| el | electra |"), "markdown:\n%s", text);
+    fixture_free(&fx);
+}

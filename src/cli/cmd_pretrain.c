@@ -1,7 +1,8 @@
 /* cmd_pretrain.c — `glue pretrain`: masked-LM pretraining of a BERT encoder
  * (pretrain/train.h), plus two sub-commands:
  *   glue pretrain prepare ...   tokenize the corpus into the token cache only
- *   glue pretrain eval --init CKPT ...   held-out MLM loss and accuracy */
+ *   glue pretrain eval --init CKPT ...   held-out MLM loss and accuracy
+ *   glue pretrain screen RUN_DIR ...     runs judged by a fine-tuning proxy (pretrain/screen.h) */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -11,6 +12,7 @@
 #include "models/run_dir.h"
 #include "pretrain/mlm_eval.h"
 #include "pretrain/pretrain_config.h"
+#include "pretrain/screen.h"
 #include "pretrain/token_cache.h"
 #include "pretrain/train.h"
 #include "text/tokenizer.h"
@@ -27,7 +29,9 @@
     "       [--out DIR] [--resume] [--stop-at STEP] [--cache DIR] [--threads N]\n"                     \
     "   or: glue pretrain prepare [--config FILE.json] [--corpus FILE ...] [--cache DIR] [--json]\n"   \
     "   or: glue pretrain eval --init CKPT|DIR [--corpus [FORMAT:]FILE] [--batch N] [--seq-len N]\n"   \
-    "       [--seed S] [--max-batches N] [--vocab FILE] [--cache DIR] [--threads N] [--json]"
+    "       [--seed S] [--max-batches N] [--vocab FILE] [--cache DIR] [--threads N] [--json]\n"           \
+    "   or: glue pretrain screen RUN_DIR... [--tasks sst2,cola,mrpc,stsb,rte] [--seeds 42]\n"            \
+    "       [--set key=value ...] [--results FILE.json] [--threads N]"
 #define PRETRAIN_MAX_SETS 64
 #define PRETRAIN_EVAL_BATCH 64
 #define PRETRAIN_EVAL_SEQ_LEN 128
@@ -262,7 +266,57 @@ done:
     return rc;
 }
 
+/* "a,b,c" into at most max pieces of buf (modified); the count, or -1 when too many. */
+static int split_list(char *buf, const char **out, int max) {
+    int n = 0;
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        if (n == max) return -1;
+        out[n++] = p;
+    }
+    return n;
+}
+
+/* glue pretrain screen RUN_DIR... : the fine-tuning proxy table (pretrain/screen.h). */
+static int pretrain_screen_cmd(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    char tasks_buf[256], seeds_buf[256];
+    snprintf(tasks_buf, sizeof tasks_buf, "%s", args_str(&a, "--tasks", "sst2,cola,mrpc,stsb,rte"));
+    snprintf(seeds_buf, sizeof seeds_buf, "%s", args_str(&a, "--seeds", "42"));
+    char results_default[4200];
+    snprintf(results_default, sizeof results_default, "%s/pretrain_screen.json", run_results_root());
+    const char *results = args_str(&a, "--results", results_default);
+    long threads = args_int(&a, "--threads", 0);
+    const char *sets[SCREEN_MAX_SETS + 1];
+    int nsets = args_strs(&a, "--set", sets, SCREEN_MAX_SETS);
+    const char *pos[SCREEN_MAX_RUNS + 2];
+    int npos = args_positional(&a, pos, SCREEN_MAX_RUNS + 2);
+    int rc = args_finish(&a, PRETRAIN_USAGE);
+    if (rc) return rc;
+    const char *tasks[SCREEN_MAX_TASKS], *seed_text[SCREEN_MAX_SEEDS];
+    long seeds[SCREEN_MAX_SEEDS];
+    int nt = split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = split_list(seeds_buf, seed_text, SCREEN_MAX_SEEDS);
+    for (int i = 0; i < ns; i++) {
+        char *end;
+        seeds[i] = strtol(seed_text[i], &end, 10);
+        if (*end || seeds[i] < 0) ns = -1;
+    }
+    if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || threads < 0 || nsets > SCREEN_MAX_SETS) {
+        user_error("e.g. glue pretrain screen runs/pretrain/a runs/pretrain/b --tasks sst2,cola --seeds 1,2",
+                   "pretrain screen: give 1 to %d run directories, up to %d tasks and %d seeds (whole numbers >= 0)",
+                   SCREEN_MAX_RUNS, SCREEN_MAX_TASKS, SCREEN_MAX_SEEDS);
+        return EXIT_USAGE;
+    }
+    char *command = cli_command_line(argc, argv);
+    ScreenOptions o = {.runs = pos + 1, .n_runs = npos - 1, .tasks = tasks, .n_tasks = nt, .seeds = seeds,
+                       .n_seeds = ns, .sets = sets, .n_sets = nsets, .results = results, .command = command, .threads = threads_init((int)threads)};
+    rc = pretrain_screen(&o);
+    free(command);
+    return rc;
+}
+
 int cmd_pretrain(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "screen") == 0) return pretrain_screen_cmd(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "prepare") == 0) return pretrain_prepare(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "eval") == 0) return pretrain_eval(argc, argv);
     return pretrain_train(argc, argv);

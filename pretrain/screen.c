@@ -1,0 +1,313 @@
+/* screen.c — the fine-tuning proxy of pretraining runs and its table (see
+ * screen.h). */
+#include "pretrain/screen.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/cpu_name.h"
+#include "core/stats.h"
+#include "models/model.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "models/trainer.h"
+#include "pretrain/pretrain_config.h"
+#include "pretrain/train.h"
+#include "tasks/task.h"
+
+#define SCREEN_TABLE_TITLE "Pretraining screen: short runs judged by a fine-tuning proxy"
+
+/* The recipe keys a row shows when they differ from the defaults. */
+static const char *const SCREEN_KEYS[] = {
+    "model",         "objective",  "steps",          "batch",           "accumulate",        "lr",
+    "warmup",        "schedule",   "weight_decay",   "dropout",         "mask_prob",         "max_predictions",
+    "mask_token_prob", "random_token_prob", "whole_word", "generator_size", "generator_layers", "disc_weight",
+};
+
+/* The last path component of dir (without trailing slashes). */
+static void screen_run_name(const char *dir, char *out, size_t cap) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    size_t s = n;
+    while (s > 0 && dir[s - 1] != '/') s--;
+    snprintf(out, cap, "%.*s", (int)(n - s), dir + s);
+}
+
+/* A command line with the home directory written as ~ (no machine paths in tables). */
+static char *screen_portable(const char *text) {
+    const char *home = getenv("HOME");
+    size_t hl = home && *home && strcmp(home, "/") ? strlen(home) : 0, n = 0, cap = strlen(text) + 1;
+    char *out = xmalloc(cap);
+    for (const char *p = text; *p;)
+        if (hl && strncmp(p, home, hl) == 0) out[n++] = '~', p += hl;
+        else out[n++] = *p++;
+    out[n] = '\0';
+    return out;
+}
+
+/* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
+static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const Task *t, long seed) {
+    char dir[4096], path[4200], init[4200], state[4200];
+    snprintf(dir, sizeof dir, "%s/screen/%s-seed%ld", run_dir, t->name, seed);
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);   /* an interrupted fine-tune */
+    if (run_file_exists(path)) return run_json_read(path, 1);
+    const ModelOps *ops = model_find("bert");
+    snprintf(init, sizeof init, "init=%s/model.ckpt", run_dir);
+    const char *sets[SCREEN_MAX_SETS + 2], *origin[SCREEN_MAX_SETS + 2];
+    int nsets = 0;
+    sets[nsets] = init, origin[nsets++] = "the run's encoder";
+    if (strcmp(t->name, "sst2") == 0) sets[nsets] = "epochs=1", origin[nsets++] = "the proxy's SST-2 epochs";
+    for (int i = 0; i < o->n_sets; i++) sets[nsets] = o->sets[i], origin[nsets++] = "--set";
+    cJSON *config = run_config_build(ops, t, NULL, sets, origin, nsets);
+    if (!config) return NULL;
+    fprintf(stderr, "screen: fine-tuning %s (seed %ld) from %s\n", t->name, seed, run_dir);
+    TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
+                         .out_dir = dir, .data_root = task_data_root(), .command = o->command, .resume = run_file_exists(state),
+                         .show_progress = 1};
+    cJSON *res = NULL;
+    int rc = trainer_run(&to, &res);
+    cJSON_Delete(config);
+    return rc == 0 ? res : NULL;
+}
+
+/* The mean of the metrics of the selection split of a fine-tune's best epoch;
+ * the metrics go into `metrics` (summed, to be averaged over seeds). NAN when missing. */
+static double screen_task_score(const cJSON *res, cJSON *metrics) {
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(best, "dev");
+    double sum = 0;
+    int n = 0;
+    for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) {
+        if (!cJSON_IsNumber(m)) continue;
+        sum += m->valuedouble;
+        n++;
+        cJSON *acc = cJSON_GetObjectItemCaseSensitive(metrics, m->string);
+        if (acc) cJSON_SetNumberValue(acc, acc->valuedouble + m->valuedouble);
+        else cJSON_AddNumberToObject(metrics, m->string, m->valuedouble);
+    }
+    return n ? sum / n : NAN;
+}
+
+/* The recipe settings of the run that differ from the defaults. */
+static cJSON *screen_settings(const cJSON *config) {
+    cJSON *defaults = pretrain_config_defaults(), *out = cJSON_CreateObject();
+    for (size_t i = 0; i < sizeof SCREEN_KEYS / sizeof SCREEN_KEYS[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, SCREEN_KEYS[i]);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(defaults, SCREEN_KEYS[i]);
+        if (v && !(d && cJSON_Compare(v, d, 1))) cJSON_AddItemToObject(out, SCREEN_KEYS[i], cJSON_Duplicate(v, 1));
+    }
+    cJSON_Delete(defaults);
+    return out;
+}
+
+static double screen_number(const cJSON *j, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* One row: the run's own files, then every proxy fine-tune. NULL after a message. */
+static cJSON *screen_row(const ScreenOptions *o, const char *run_dir) {
+    char path[4200], name[256];
+    screen_run_name(run_dir, name, sizeof name);
+    run_file_path(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
+    if (!run_file_exists(path)) {
+        user_error("finish it first (glue pretrain ... --out DIR --resume)", "%s: not a finished pretraining run (no %s)",
+                   run_dir, PRETRAIN_SUMMARY);
+        return NULL;
+    }
+    cJSON *summary = run_json_read(path, 1);
+    run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
+    cJSON *config = summary ? run_json_read(path, 1) : NULL;
+    if (!config) {
+        cJSON_Delete(summary);
+        return NULL;
+    }
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "run", name);
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(config, "objective");
+    cJSON_AddStringToObject(row, "objective", cJSON_IsString(obj) ? obj->valuestring : "mlm");
+    cJSON_AddItemToObject(row, "settings", screen_settings(config));
+    cJSON_AddNumberToObject(row, "tokens", screen_number(summary, "tokens"));
+    cJSON_AddNumberToObject(row, "train_seconds", screen_number(summary, "train_seconds"));
+    cJSON_AddNumberToObject(row, "tokens_per_sec", screen_number(summary, "tokens_per_sec"));
+    cJSON_AddNumberToObject(row, "threads", screen_number(summary, "threads"));
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(summary, "cpu");
+    cJSON_AddStringToObject(row, "cpu", cJSON_IsString(cpu) ? cpu->valuestring : "not recorded");
+    cJSON *seeds = cJSON_AddArrayToObject(row, "proxy_seeds");
+    for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(summary, "eval");
+    if (ev) {
+        cJSON *h = cJSON_AddObjectToObject(row, "heldout_mlm");
+        cJSON_AddNumberToObject(h, "loss", screen_number(ev, "loss"));
+        cJSON_AddNumberToObject(h, "accuracy", 100 * screen_number(ev, "accuracy"));
+        cJSON_AddStringToObject(h, "model", cJSON_IsString(obj) && strcmp(obj->valuestring, "electra") == 0
+                                                 ? "generator" : "encoder");
+    }
+    cJSON *tasks = cJSON_AddObjectToObject(row, "tasks");
+    double proxy = 0;
+    int ok = 1;
+    for (int i = 0; i < o->n_tasks && ok; i++) {
+        const Task *t = task_find(o->tasks[i]);
+        cJSON *metrics = cJSON_CreateObject(), *scores = cJSON_CreateArray();
+        double s[SCREEN_MAX_SEEDS];
+        for (int k = 0; k < o->n_seeds && ok; k++) {
+            cJSON *res = screen_finetune(o, run_dir, t, o->seeds[k]);
+            ok = res != NULL;
+            s[k] = ok ? screen_task_score(res, metrics) : NAN;
+            if (ok) cJSON_AddItemToArray(scores, cJSON_CreateNumber(s[k]));
+            cJSON_Delete(res);
+        }
+        if (!ok) {
+            cJSON_Delete(metrics);
+            cJSON_Delete(scores);
+            break;
+        }
+        for (cJSON *m = metrics->child; m; m = m->next) cJSON_SetNumberValue(m, m->valuedouble / o->n_seeds);
+        Summary sm = summarize(s, o->n_seeds);
+        cJSON *tj = cJSON_AddObjectToObject(tasks, t->name);
+        cJSON_AddItemToObject(tj, "metrics", metrics);
+        cJSON_AddItemToObject(tj, "seed_scores", scores);
+        cJSON_AddNumberToObject(tj, "score", sm.mean);
+        cJSON_AddNumberToObject(tj, "std", o->n_seeds > 1 ? sm.std : 0.0);
+        proxy += sm.mean / o->n_tasks;
+    }
+    cJSON_Delete(summary);
+    cJSON_Delete(config);
+    if (!ok) {
+        cJSON_Delete(row);
+        return NULL;
+    }
+    cJSON_AddNumberToObject(row, "proxy_score", proxy);
+    return row;
+}
+
+/* The table's Markdown twin. */
+static int screen_write_md(const cJSON *table, const char *json_path) {
+    char path[4200];
+    size_t n = strlen(json_path);
+    snprintf(path, sizeof path, "%.*s.md", (int)(n > 5 && strcmp(json_path + n - 5, ".json") == 0 ? n - 5 : n),
+             json_path);
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        user_error(NULL, "cannot write %s", tmp);
+        return -1;
+    }
+    const cJSON *proxy = cJSON_GetObjectItemCaseSensitive(table, "proxy");
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(proxy, "tasks");
+    fprintf(f, "# %s\n\nWritten by `glue pretrain screen` (%s). Proxy: each task fine-tuned from the run's "
+               "encoder with the default recipe (SST-2 one epoch), dev set, seeds",
+            SCREEN_TABLE_TITLE, cJSON_GetObjectItemCaseSensitive(table, "command")->valuestring);
+    for (const cJSON *s = cJSON_GetObjectItemCaseSensitive(proxy, "seeds")->child; s; s = s->next)
+        fprintf(f, " %ld", (long)s->valuedouble);
+    fprintf(f, "; a task's score is the mean of its metrics (mean over seeds), the proxy score their mean. "
+               "Held-out MLM: WikiText-2 valid (an ELECTRA run's is its generator's). Tokens/s: of the "
+               "pretraining run, on the CPU its row names (throughput halves when other jobs share the cores: "
+               "compare runs by tokens, not by time).\n\n");
+    fprintf(f, "| run | objective | settings (not default) | tokens (M) | hours | tok/s (threads, CPU) | held-out MLM loss / acc |");
+    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, " %s |", task_find(t->valuestring)->display);
+    fprintf(f, " proxy |\n|---|---|---|---|---|---|---|");
+    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, "---|");
+    fprintf(f, "---|\n");
+    for (const cJSON *r = cJSON_GetObjectItemCaseSensitive(table, "runs")->child; r; r = r->next) {
+        char *settings = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "settings"));
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "heldout_mlm");
+        const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(r, "cpu");
+        fprintf(f, "| %s | %s | `%s` | %.1f | %.2f | %.0f (%.0f, %s) | ",
+                cJSON_GetObjectItemCaseSensitive(r, "run")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(r, "objective")->valuestring, settings,
+                screen_number(r, "tokens") / 1e6, screen_number(r, "train_seconds") / 3600,
+                screen_number(r, "tokens_per_sec"), screen_number(r, "threads"),
+                cJSON_IsString(cpu) ? cpu->valuestring : "not recorded");
+        free(settings);
+        if (h) fprintf(f, "%.3f / %.1f%% |", screen_number(h, "loss"), screen_number(h, "accuracy"));
+        else fprintf(f, "- |");
+        const cJSON *rt = cJSON_GetObjectItemCaseSensitive(r, "tasks");
+        for (const cJSON *t = tasks->child; t; t = t->next) {
+            const cJSON *tj = cJSON_GetObjectItemCaseSensitive(rt, t->valuestring);
+            if (!tj) {
+                fprintf(f, " - |");
+                continue;
+            }
+            fprintf(f, " %.2f", screen_number(tj, "score"));
+            if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tj, "seed_scores")) > 1)
+                fprintf(f, " ± %.2f", screen_number(tj, "std"));
+            fprintf(f, " |");
+        }
+        fprintf(f, " **%.2f** |\n", screen_number(r, "proxy_score"));
+    }
+    int bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        user_error(NULL, "cannot write %s", path);
+        return -1;
+    }
+    printf("wrote %s and %s\n", json_path, path);
+    return 0;
+}
+
+int pretrain_screen(const ScreenOptions *o) {
+    for (int i = 0; i < o->n_tasks; i++)
+        if (!task_find_or_report(o->tasks[i])) return EXIT_USAGE;
+    /* The table so far: rows of other runs are kept, a screened run's row replaced. */
+    cJSON *table = run_file_exists(o->results) ? run_json_read(o->results, 1) : cJSON_CreateObject();
+    if (!table || !cJSON_IsObject(table) ||
+        (cJSON_GetObjectItemCaseSensitive(table, "title") &&
+         !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(table, "title")))) {
+        user_error("name another --results file", "%s is not a pretraining screen table", o->results);
+        cJSON_Delete(table);
+        return EXIT_USAGE;
+    }
+    cJSON *runs = cJSON_GetObjectItemCaseSensitive(table, "runs");
+    if (!cJSON_IsArray(runs)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(table, "runs");
+        runs = cJSON_AddArrayToObject(table, "runs");
+    }
+    int rc = 0;
+    for (int i = 0; i < o->n_runs && rc == 0; i++) {
+        cJSON *row = screen_row(o, o->runs[i]);
+        if (!row) {
+            rc = 1;
+            break;
+        }
+        const char *name = cJSON_GetObjectItemCaseSensitive(row, "run")->valuestring;
+        int at = 0, found = -1;
+        for (cJSON *r = runs->child; r; r = r->next, at++) {
+            const cJSON *rn = cJSON_GetObjectItemCaseSensitive(r, "run");
+            if (cJSON_IsString(rn) && strcmp(rn->valuestring, name) == 0) found = at;
+        }
+        if (found >= 0) cJSON_ReplaceItemInArray(runs, found, row);
+        else cJSON_AddItemToArray(runs, row);
+        printf("%s: proxy score %.2f\n", name, cJSON_GetObjectItemCaseSensitive(row, "proxy_score")->valuedouble);
+    }
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", o->results);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) *slash = '\0';
+    if (rc == 0 && slash && slash != parent && run_dir_make(parent)) rc = 1;
+    if (rc == 0) {
+        char cpu[256];
+        cpu_describe(cpu, sizeof cpu);
+        char *command = screen_portable(o->command ? o->command : "");
+        cJSON *fields[] = {cJSON_CreateString(SCREEN_TABLE_TITLE), cJSON_CreateString(command),
+                           cJSON_CreateString(cpu), cJSON_CreateObject()};   /* cpu: of the fine-tunes */
+        free(command);
+        cJSON *tasks = cJSON_AddArrayToObject(fields[3], "tasks"), *seeds = cJSON_AddArrayToObject(fields[3], "seeds");
+        for (int i = 0; i < o->n_tasks; i++) cJSON_AddItemToArray(tasks, cJSON_CreateString(task_find(o->tasks[i])->name));
+        for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));
+        cJSON_AddStringToObject(fields[3], "recipe", "glue finetune defaults from the run's model.ckpt; SST-2 1 epoch");
+        const char *keys[] = {"title", "command", "cpu", "proxy"};
+        for (int k = 0; k < 4; k++) {
+            cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
+            cJSON_AddItemToObject(table, keys[k], fields[k]);
+        }
+        rc = run_json_write(o->results, table) || screen_write_md(table, o->results) ? 1 : 0;
+    }
+    cJSON_Delete(table);
+    return rc;
+}

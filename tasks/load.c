@@ -230,3 +230,21 @@ void dataset_free(Dataset *d) {
     d->ex = NULL;
     d->n = 0;
 }
+
+int dataset_add_swapped_pairs(Dataset *d) {
+    if (!d->task->symmetric) {
+        user_error("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",
+                   "%s: its pairs are not symmetric (pair_swap)", d->task->display);
+        return -1;
+    }
+    int n = d->n;
+    d->ex = xrealloc(d->ex, sizeof *d->ex * (size_t)(2 * n));
+    for (int i = 0; i < n; i++) {
+        Example *e = &d->ex[n + i];
+        *e = d->ex[i];
+        e->a = xstrdup(d->ex[i].b);
+        e->b = xstrdup(d->ex[i].a);
+    }
+    d->n = 2 * n;
+    return 0;
+}

@@ -49,7 +49,7 @@ const Task TASKS[] = {
         {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 2, .col_index = 0,
          .col_a = 1, .col_b = -1, .col_label = -1, .official_rows = 1821, .submit = "SST-2.tsv",
          .header = H_INDEX_SENTENCE}}},
-    {.name = "mrpc", .display = "MRPC", .dir = "MRPC", .num_labels = 2, .labels = BINARY_LABELS,
+    {.name = "mrpc", .display = "MRPC", .dir = "MRPC", .symmetric = 1, .num_labels = 2, .labels = BINARY_LABELS,
      .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 5, .col_index = -1, .col_a = 3,
          .col_b = 4, .col_label = 0, .official_rows = 3668, .header = H_MRPC},
@@ -58,7 +58,7 @@ const Task TASKS[] = {
         {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 5, .col_index = 0,
          .col_a = 3, .col_b = 4, .col_label = -1, .official_rows = 1725, .submit = "MRPC.tsv",
          .header = "index\t#1 ID\t#2 ID\t#1 String\t#2 String"}}},
-    {.name = "stsb", .display = "STS-B", .dir = "STS-B", .num_labels = 1,
+    {.name = "stsb", .display = "STS-B", .dir = "STS-B", .symmetric = 1, .num_labels = 1,
      .metrics = {METRIC_PEARSON, METRIC_SPEARMAN}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 10, .col_index = 0, .col_a = 7,
          .col_b = 8, .col_label = 9, .official_rows = 5749, .header = H_STSB "\tscore"},
@@ -67,7 +67,7 @@ const Task TASKS[] = {
         {.name = "test", .file = "test.tsv", .is_test = 1, .has_header = 1, .num_cols = 9, .col_index = 0,
          .col_a = 7, .col_b = 8, .col_label = -1, .official_rows = 1379, .submit = "STS-B.tsv",
          .header = H_STSB}}},
-    {.name = "qqp", .display = "QQP", .dir = "QQP", .num_labels = 2, .labels = BINARY_LABELS,
+    {.name = "qqp", .display = "QQP", .dir = "QQP", .symmetric = 1, .num_labels = 2, .labels = BINARY_LABELS,
      .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 6, .col_index = 0, .col_a = 3,
          .col_b = 4, .col_label = 5, .official_rows = 363846,

@@ -36,6 +36,8 @@ typedef struct Task {
     const char *labels[TASK_MAX_LABELS]; /* label strings of the files and submissions */
     MetricId metrics[2];   /* primary first; METRIC_NONE when unused */
     const char *scored_with; /* AX: "mnli" (no training data of its own), else NULL */
+    int symmetric;         /* a pair task whose label does not depend on the order of
+                            * the texts (MRPC, STS-B, QQP): both orders may be trained on */
     int num_splits;
     TaskSplit splits[TASK_MAX_SPLITS];
 } Task;
@@ -58,6 +60,11 @@ typedef struct Dataset {
 
 extern const Task TASKS[];
 extern const int NUM_TASKS;
+
+/* Appends to d a copy of each pair example with its texts swapped (training
+ * on both orders of a symmetric task). 0 ok; -1 after a message when the task
+ * is not a symmetric pair task. */
+int dataset_add_swapped_pairs(Dataset *d);
 
 /* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown. */
 const Task *task_find(const char *name);

@@ -504,3 +504,24 @@ TEST(bert_checkpoint_round_trip_and_errors) {
     unlink(path);
     bert_free(m);
 }
+
+/* Layer-wise lr decay: embeddings decay^(L+1), layer i decay^(L-i), the top 1. */
+TEST(bert_layer_decay_scales) {
+    BertConfig cfg = ref_config();
+    Bert *m = bert_create(&cfg, &(BertHeads){.num_labels = 2}, 1);
+    bert_set_layer_decay(m, 0.5);
+    const struct { const char *name; float scale; } want[] = {
+        {"bert.embeddings.word_embeddings.weight", 0.125f}, {"bert.embeddings.LayerNorm.bias", 0.125f},
+        {"bert.encoder.layer.0.attention.self.query.weight", 0.25f},
+        {"bert.encoder.layer.1.output.LayerNorm.weight", 0.5f}, {"bert.pooler.dense.weight", 1.0f},
+        {"classifier.bias", 1.0f},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int h = params_find(m->params, want[i].name);
+        CHECK_MSG(h >= 0 && params_tensor(m->params, h)->lr_scale == want[i].scale, "%s: scale %g, want %g",
+                  want[i].name, h >= 0 ? params_tensor(m->params, h)->lr_scale : -1.0, want[i].scale);
+    }
+    bert_set_layer_decay(m, 1.0);
+    for (int h = 0; h < params_num_tensors(m->params); h++) CHECK(params_tensor(m->params, h)->lr_scale == 1.0f);
+    bert_free(m);
+}

@@ -221,6 +221,19 @@ TEST(bert_finetune_cli_stsb_regression) {
         free(out);
         free(err);
     }
+    /* Both orders: twice the training rows, with layer-wise decay on. */
+    {
+        char args[1024];
+        snprintf(args, sizeof args, "finetune stsb " SMALL " --epochs 1 --set pair_swap=true --set layer_decay=0.8 "
+                 "--out %s/swap --json", fx.root, fx.root, fx.root);
+        int st;
+        char *err = NULL, *out = glue(&fx, args, &st, &err);
+        cJSON *j = cJSON_Parse(out);
+        CHECK_MSG(st == 0 && run_config_number(j, "train_examples", 0) == 1280, "pair_swap (%d): %s", st, err);
+        cJSON_Delete(j);
+        free(out);
+        free(err);
+    }
     int st;
     char *err = NULL, *out = glue(&fx, "eval stsb --json", &st, &err);
     CHECK_MSG(st == 0, "eval failed: %s", err);
@@ -278,6 +291,8 @@ TEST(bert_finetune_cli_init_and_errors) {
         {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
         {"finetune sst2 --threads 1 --set pair_encoding=siamese", 1, "scores similarity"},
         {"finetune stsb --threads 1 --set pair_encoding=both", 1, "pair_encoding must be"},
+        {"finetune sst2 --threads 1 --set pair_swap=true", 2, "not symmetric"},
+        {"finetune sst2 --threads 1 --set layer_decay=1.5", 1, "layer_decay"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         out = glue(&fx, bad[i].args, &st, &err);

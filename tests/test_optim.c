@@ -315,3 +315,33 @@ TEST(optim_state_save_and_resume_is_exact) {
     params_free(b);
     unlink(path);
 }
+
+/* A tensor's lr_scale is its own learning rate: one AdamW step on a tensor
+ * with scale 0.25 at lr 0.08 equals a step at lr 0.02 with scale 1 (up to the
+ * float rounding of the product), and the other tensor is untouched by it. */
+TEST(optim_adamw_lr_scale_is_the_tensors_rate) {
+    int hw[2], hb[2];
+    Params *p[2] = {wb_params(&hw[0], &hb[0]), wb_params(&hw[1], &hb[1])};
+    for (int k = 0; k < 2; k++) {
+        params_grad_enable(p[k]);
+        for (int i = 0; i < params_tensor(p[k], hw[k])->numel; i++) params_grad(p[k], hw[k])[i] = 0.3f + 0.1f * i;
+        for (int i = 0; i < params_tensor(p[k], hb[k])->numel; i++) params_grad(p[k], hb[k])[i] = -0.2f;
+    }
+    p[0]->t[hw[0]].lr_scale = 0.25f;
+    Optimizer a = optim_adamw(0.1), b = optim_adamw(0.1);
+    optim_step(&a, p[0], 0.08f);
+    Params *q = wb_params(&hw[1], &hb[1]);   /* the same start, stepped at lr 0.02 */
+    params_grad_enable(q);
+    for (int i = 0; i < params_tensor(q, hw[1])->numel; i++) params_grad(q, hw[1])[i] = 0.3f + 0.1f * i;
+    optim_step(&b, q, 0.02f);
+    for (int i = 0; i < params_tensor(q, hw[1])->numel; i++)
+        CHECK_NEAR(params_data(p[0], hw[0])[i], params_data(q, hw[1])[i], 1e-7);
+    /* The bias kept scale 1: it moved as at lr 0.08. */
+    Optimizer c = optim_adamw(0.1);
+    optim_step(&c, p[1], 0.08f);
+    CHECK(params_data(p[0], hb[0])[0] == params_data(p[1], hb[1])[0]);
+    CHECK(params_data(p[0], hw[0])[0] != params_data(p[1], hw[1])[0]);
+    params_free(p[0]);
+    params_free(p[1]);
+    params_free(q);
+}

@@ -8,6 +8,7 @@
 #include "core/lines.h"
 #include "tasks/task.h"
 #include "tests/test.h"
+#include "tests/capture.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -512,4 +513,28 @@ TEST(tasks_cli_reports_truncated_file) {
     CHECK_MSG(strstr(out, "train truncated, dev missing") && strstr(out, "truncated gzip stream"), "%s", out);
     free(out);
     remove_dir(dir);
+}
+
+/* Both orders of a symmetric pair task: the copies swap the texts and keep
+ * label and score; an order-dependent task (QNLI) is refused. */
+TEST(tasks_swapped_pairs) {
+    Dataset d;
+    if (!CHECK(load_quiet(task_find("qqp"), "train", FIXTURES, 1, &d, NULL) == 0)) return;
+    int n = d.n;
+    CHECK(dataset_add_swapped_pairs(&d) == 0);
+    CHECK_EQ_INT(d.n, 2 * n);
+    for (int i = 0; i < n && d.n == 2 * n; i++) {
+        const Example *a = &d.ex[i], *b = &d.ex[n + i];
+        CHECK(strcmp(a->a, b->b) == 0 && strcmp(a->b, b->a) == 0 && a->label == b->label && a->score == b->score);
+        CHECK(a->a != b->b);   /* copies, freed apart */
+    }
+    dataset_free(&d);
+    if (!CHECK(load_quiet(task_find("qnli"), "train", FIXTURES, 1, &d, NULL) == 0)) return;
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    int rc = dataset_add_swapped_pairs(&d);
+    char *err = stderr_capture_end(&cap);
+    CHECK_MSG(rc == -1 && strstr(err, "not symmetric"), "rc %d: %s", rc, err);
+    free(err);
+    dataset_free(&d);
 }

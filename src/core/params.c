@@ -60,6 +60,7 @@ int params_declare(Params *p, const char *name, const int *shape, int ndim, Para
     t->numel = params_shape_numel(shape, ndim);
     t->flags = flags;
     t->init = init;
+    t->lr_scale = 1.0f;
     t->offset = p->total;
     p->total += ((size_t)t->numel + PARAM_ALIGN_FLOATS - 1) / PARAM_ALIGN_FLOATS * PARAM_ALIGN_FLOATS;
     if (flags & PARAM_SPARSE_ROWS) param_sparse_setup(t);

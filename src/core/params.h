@@ -75,6 +75,8 @@ typedef struct ParamTensor {
     size_t offset; /* in floats from the arena base; a multiple of 16 (64 bytes) */
     int flags;
     ParamInit init;
+    float lr_scale; /* AdamW's learning rate for this tensor is lr * lr_scale (layer-wise
+                     * decay when fine-tuning); 1 unless a model sets it */
     /* PARAM_SPARSE_ROWS only: rows = shape[0], row_size = numel / rows. */
     long rows, row_size;
     uint64_t *touched_bits; /* (ceil(rows / 64)) which rows are in touched_list */

@@ -3,6 +3,7 @@
  * (bert_reserve). See bert.h for the model and bert_work.h for the workspace. */
 #include "models/bert.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,3 +363,15 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
 }
 
 long bert_num_params(const Bert *m) { return params_count(m->params); }
+
+void bert_set_layer_decay(Bert *m, double decay) {
+    int L = m->cfg.num_layers;
+    for (int h = 0; h < params_num_tensors(m->params); h++) {
+        ParamTensor *t = &m->params->t[h];
+        int layer;
+        double depth = L + 1;   /* pooler and heads: the top */
+        if (strncmp(t->name, "bert.embeddings", 15) == 0) depth = 0;
+        else if (sscanf(t->name, "bert.encoder.layer.%d.", &layer) == 1) depth = layer + 1;
+        t->lr_scale = (float)pow(decay, L + 1 - depth);
+    }
+}

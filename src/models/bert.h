@@ -87,12 +87,6 @@ typedef struct BertConfig {
     float hidden_dropout;     /*     "hidden_dropout_prob" (0.1) */
     float attention_dropout;  /*     "attention_probs_dropout_prob" (0.1) */
     float layer_norm_eps;     /*     "layer_norm_eps" (1e-12) */
-    int embedding_size;       /* E   "embedding_size" (ELECTRA's key; absent = C): the
-                               *     width of the embedding tables and of the MLM head's
-                               *     transform. E != C adds a projection E -> C after the
-                               *     embedding LayerNorm ("bert.embeddings_project", as
-                               *     ELECTRA-Small's E 128 / C 256, and its generators,
-                               *     which share the discriminator's tables). */
     int alibi;                /*     "position_embedding_type": "absolute" (0, BERT's) or
                                *     "absolute+alibi" (1, glue's): the learned absolute
                                *     positions plus ALiBi's distance penalty in every
@@ -100,6 +94,12 @@ typedef struct BertConfig {
                                *     model leave MLM's context-blind plateau early
                                *     (pretrain/README.md). Hugging Face's BERT computes
                                *     only the first: such models are not exportable. */
+    int embedding_size;       /* E   "embedding_size" (ELECTRA's key; absent = C): the
+                               *     width of the embedding tables and of the MLM head's
+                               *     transform. E != C adds a projection E -> C after the
+                               *     embedding LayerNorm ("bert.embeddings_project", as
+                               *     ELECTRA-Small's E 128 / C 256, and its generators,
+                               *     which share the discriminator's tables). */
 } BertConfig;
 
 /* The built-in configs (Turc et al.'s miniatures + base; vocab 30522, FF = 4C):
@@ -203,6 +203,11 @@ int bert_embedding_size(const BertConfig *cfg);
 void bert_reserve(Bert *m, int B, int T, int max_masked, int train);
 /* Trainable scalars. */
 long bert_num_params(const Bert *m);
+/* Layer-wise learning-rate decay (ELECTRA's fine-tuning): each tensor's
+ * lr_scale (core/params.h) = decay^(L + 1 - depth), depth 0 for the embeddings
+ * (and their projection), i + 1 for encoder layer i, L + 1 for the pooler and
+ * heads (which keep the full rate). decay 1 restores one rate for all. */
+void bert_set_layer_decay(Bert *m, double decay);
 
 /* ---- forward / backward (bert_forward.c) ---- */
 

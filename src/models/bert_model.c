@@ -61,6 +61,12 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "adam_beta2", 0.999);
     cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
     cJSON_AddNumberToObject(c, "clip", 1.0);
+    /* Layer-wise learning-rate decay (ELECTRA fine-tunes with 0.8): layer i of
+     * L trains at lr * layer_decay^(L - i), the embeddings at layer_decay^(L + 1),
+     * pooler and head at lr. 1: one rate for all. */
+    cJSON_AddNumberToObject(c, "layer_decay", 1.0);
+    /* Train on both orders of a symmetric pair task (MRPC, STS-B, QQP; the trainer). */
+    cJSON_AddBoolToObject(c, "pair_swap", 0);
     /* built-in name or config JSON, trained from random init (init "none") */
     cJSON_AddStringToObject(c, "bert", BERT_DEFAULT_CONFIG_NAME);
     /* pretrained checkpoint, its directory, a HF model dir, or "none" */
@@ -73,7 +79,7 @@ static cJSON *bert_default_config(const Task *task) {
 
 typedef struct {
     int max_len, batch, eval_batch, siamese;
-    double weight_decay, beta1, beta2, eps, clip;
+    double weight_decay, beta1, beta2, eps, clip, layer_decay;
 } BertSettings;
 
 static int bert_setting_range(const char *key, double v, double lo, double hi, int whole) {
@@ -91,12 +97,14 @@ static int bert_settings_read(const cJSON *j, BertSettings *s) {
     s->beta2 = run_config_number(j, "adam_beta2", 0.999);
     s->eps = run_config_number(j, "adam_eps", 1e-6);
     s->clip = run_config_number(j, "clip", 1.0);
+    s->layer_decay = run_config_number(j, "layer_decay", 1.0);
     if (bert_setting_range("max_len", max_len, 3, 1 << 16, 1) || bert_setting_range("batch", batch, 1, 1 << 16, 1) ||
         bert_setting_range("eval_batch", eval_batch, 1, 1 << 16, 1) ||
         bert_setting_range("weight_decay", s->weight_decay, 0, 1, 0) ||
         bert_setting_range("adam_beta1", s->beta1, 0, 0.999999, 0) ||
         bert_setting_range("adam_beta2", s->beta2, 0, 0.999999999, 0) ||
-        bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0))
+        bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0) ||
+        bert_setting_range("layer_decay", s->layer_decay, 1e-3, 1, 0))
         return -1;
     const char *pair = run_config_string(j, "pair_encoding", BERT_PAIR_CROSS);
     s->siamese = strcmp(pair, BERT_PAIR_SIAMESE) == 0;
@@ -163,6 +171,7 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
     m->opt.beta2 = s.beta2;
     m->opt.eps = s.eps;
     m->clip = (float)s.clip;
+    if (s.layer_decay != 1.0) bert_set_layer_decay(bert, s.layer_decay);
     rng_seed_stream(&m->rng, seed, BERT_DROPOUT_STREAM);
     long cells = (long)m->maxB * m->max_len;
     m->ids = xmalloc(sizeof(int) * (size_t)cells);

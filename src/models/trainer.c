@@ -146,6 +146,11 @@ static int run_load_data(Run *r) {
                    t->display);
         return 1;
     }
+    /* "pair_swap": train on both orders of a symmetric pair task (a model whose
+     * defaults lack the key never sees it set). */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->o->config, "pair_swap")) &&
+        dataset_add_swapped_pairs(&r->train) != 0)
+        return EXIT_USAGE;
     const TaskSplit *want[TASK_MAX_SPLITS];
     int n = eval_dev_splits(t, want, TASK_MAX_SPLITS);
     if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }

@@ -34,10 +34,12 @@ void adamw_step(const Optimizer *o, Params *p, float lr, long t) {
     double bc1 = o->bias_correction ? 1.0 - pow(o->beta1, (double)t) : 1.0;
     double bc2 = o->bias_correction ? 1.0 - pow(o->beta2, (double)t) : 1.0;
     AdamwCoef c = {.beta1 = (float)o->beta1, .one_beta1 = (float)(1.0 - o->beta1), .beta2 = (float)o->beta2,
-                   .one_beta2 = (float)(1.0 - o->beta2), .step_size = (float)(lr / bc1),
-                   .bc2_sqrt = (float)sqrt(bc2), .eps = (float)o->eps};
+                   .one_beta2 = (float)(1.0 - o->beta2), .bc2_sqrt = (float)sqrt(bc2), .eps = (float)o->eps};
     for (int h = 0; h < params_num_tensors(p); h++) {
-        c.decay_mul = (float)(1.0 - (double)lr * OPTIM_DECAY(o, params_tensor(p, h)->flags));
+        /* A tensor's own rate (PyTorch: a parameter group with lr * lr_scale). */
+        double lr_t = (double)lr * params_tensor(p, h)->lr_scale;
+        c.step_size = (float)(lr_t / bc1);
+        c.decay_mul = (float)(1.0 - lr_t * OPTIM_DECAY(o, params_tensor(p, h)->flags));
         for (long s = 0, ns = params_span_count(p, h, o->lazy); s < ns; s++) {
             ParamSpan sp = params_span(p, h, s, o->lazy);
             size_t at = sp.offset;

@@ -17,6 +17,7 @@
 #include "core/checkpoint.h"
 #include "core/rng.h"
 #include "models/bert.h"
+#include "models/bert_work.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "tests/capture.h"
@@ -525,3 +526,128 @@ TEST(bert_layer_decay_scales) {
     for (int h = 0; h < params_num_tensors(m->params); h++) CHECK(params_tensor(m->params, h)->lr_scale == 1.0f);
     bert_free(m);
 }
+
+/* ---- the pair-features head (bert_pair_head.c) ---- */
+
+/* Three pairs: with F = 5 the joined pairs are rows 0-2, texts a rows 3-5,
+ * texts b rows 6-8; with F = 4 only the texts. */
+enum { PN = 3 };
+typedef struct {
+    Bert *m;
+    int F, B, ids[3 * PN * RT], segments[3 * PN * RT], lengths[3 * PN], labels[PN];
+    float loss;
+} PairCase;
+
+static void pair_case_init(PairCase *c, int F) {
+    BertConfig cfg = ref_config();
+    c->F = F;
+    c->B = (F == 5 ? 3 : 2) * PN;
+    c->m = bert_create(&cfg, &(BertHeads){.num_labels = 3, .pair_features = F}, 4);
+    ref_randomize(c->m, 400);
+    bert_reserve(c->m, c->B, RT, 0, 1);
+    Rng r;
+    rng_seed(&r, 8);
+    for (int i = 0; i < c->B; i++) {
+        c->lengths[i] = 3 + (int)rng_below(&r, RT - 3);
+        for (int t = 0; t < RT; t++) {
+            c->ids[i * RT + t] = 1 + (int)rng_below(&r, (uint32_t)cfg.vocab_size - 1);
+            c->segments[i * RT + t] = F == 5 && i < PN && t > c->lengths[i] / 2;
+        }
+    }
+    for (int i = 0; i < PN; i++) c->labels[i] = i % 3;
+}
+
+static void pair_forward(void *ctx) {
+    PairCase *c = ctx;
+    bert_forward(c->m, &(BertBatch){c->B, RT, c->ids, c->segments, c->lengths}, NULL);
+    c->loss = bert_pair_features_loss(c->m, PN, c->labels, NULL, 0, NULL);
+}
+
+static void pair_backward(void *ctx, const float *dout) {
+    PairCase *c = ctx;
+    params_zero_grad(c->m->params);
+    bert_forward(c->m, &(BertBatch){c->B, RT, c->ids, c->segments, c->lengths}, NULL);
+    bert_pair_features_loss(c->m, PN, c->labels, NULL, 1, NULL);
+    bert_backward(c->m);
+    Params *p = c->m->params;
+    for (size_t i = 0; i < p->total; i++) p->grad[i] *= dout[0];
+}
+
+/* Finite differences through the features, the mean pooling and the encoder
+ * (F = 4). eps 1e-3: |u - v| has a kink at 0, and with eps 1e-2 a few of the
+ * 96 differences cross it; padding does not matter. */
+TEST(bert_pair_features_gradcheck) {
+    PairCase c;
+    pair_case_init(&c, 4);
+    Bert *m = c.m;
+    int C = m->cfg.hidden_size;
+    GradCheck g;
+    gradcheck_init(&g, &c, pair_forward, pair_backward, &c.loss, 1);
+    g.eps = 1e-3f;
+    gradcheck_add(&g, "classifier.weight", m->w.cls_w, m->g.cls_w, 3L * 4 * C);
+    gradcheck_add(&g, "classifier.bias", m->w.cls_b, m->g.cls_b, 3);
+    gradcheck_add(&g, "word_embeddings", m->w.word_emb, m->g.word_emb, (long)m->cfg.vocab_size * C);
+    gradcheck_add(&g, "layer.1.output.dense", m->w.layers[1].ffn.w_out, m->g.layers[1].ffn.w_out,
+                  (long)C * m->cfg.intermediate_size);
+    gradcheck_expect(&g, "features loss");
+    float before = (pair_forward(&c), c.loss);
+    int last = c.B - 1;
+    if (c.lengths[last] < RT) {
+        c.ids[last * RT + RT - 1] ^= 1;   /* a padded position */
+        pair_forward(&c);
+        CHECK_MSG(c.loss == before, "padding changed the loss: %g vs %g", c.loss, before);
+    }
+    bert_free(m);
+}
+
+/* The head alone on hidden states and pooled vectors set by hand, every
+ * |u - v| at least 0.2 (far from the kink): finite differences w.r.t. the
+ * hidden states, the pooled [CLS] (F = 5) and the classifier. */
+static PairCase *head_case;
+static void head_forward(void *ctx) {
+    PairCase *c = ctx;
+    c->loss = bert_pair_features_loss(c->m, PN, c->labels, NULL, 0, NULL);
+}
+static void head_backward(void *ctx, const float *dout) {
+    PairCase *c = ctx;
+    BertWork *k = c->m->work;
+    long N = (long)c->B * RT * c->m->cfg.hidden_size;
+    memset(k->dhidden, 0, sizeof(float) * (size_t)N);
+    memset(k->dpooled, 0, sizeof(float) * (size_t)c->B * c->m->cfg.hidden_size);
+    params_zero_grad(c->m->params);
+    bert_pair_features_loss(c->m, PN, c->labels, NULL, 1, NULL);
+    for (long i = 0; i < N; i++) k->dhidden[i] *= dout[0];
+    for (long i = 0; i < (long)c->B * c->m->cfg.hidden_size; i++) k->dpooled[i] *= dout[0];
+    for (size_t i = 0; i < c->m->params->total; i++) c->m->params->grad[i] *= dout[0];
+}
+
+static void pair_head_gradcheck(int F) {
+    PairCase c;
+    pair_case_init(&c, F);
+    head_case = &c;
+    Bert *m = c.m;
+    int C = m->cfg.hidden_size, first = F == 5 ? PN : 0;
+    bert_forward(m, &(BertBatch){c.B, RT, c.ids, c.segments, c.lengths}, NULL);
+    BertWork *k = m->work;
+    float *h = k->ffn[m->cfg.num_layers - 1].out;
+    Rng r;
+    rng_seed(&r, 12);
+    for (int i = 0; i < c.B; i++)
+        for (int t = 0; t < RT; t++)
+            for (int e = 0; e < C; e++) {
+                /* Second texts sit 0.2 to 0.6 above or below the first texts in every channel. */
+                float base = (float)((e * 7 + i % PN) % 5) * 0.3f - 0.6f;
+                float off = (i >= first + PN) ? ((e + i) % 2 ? 0.4f : -0.4f) : 0.0f;
+                h[((long)i * RT + t) * C + e] = base + off + 0.2f * (rng_uniform(&r) - 0.5f);
+            }
+    GradCheck g;
+    gradcheck_init(&g, &c, head_forward, head_backward, &c.loss, 1);
+    gradcheck_add(&g, "hidden", h, k->dhidden, (long)c.B * RT * C);
+    if (F == 5) gradcheck_add(&g, "pooled", k->pooled, k->dpooled, (long)c.B * C);
+    gradcheck_add(&g, "classifier.weight", m->w.cls_w, m->g.cls_w, 3L * F * C);
+    gradcheck_expect(&g, F == 5 ? "cross+features head" : "features head");
+    bert_free(m);
+}
+
+TEST(bert_pair_features_head_gradcheck) { pair_head_gradcheck(4); }
+TEST(bert_pair_cross_features_head_gradcheck) { pair_head_gradcheck(5); }

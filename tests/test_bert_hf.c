@@ -261,9 +261,9 @@ static void hf_import_case(const char *style, BertHeads want, int seed) {
     hf_batch_free(&hb);
 }
 
-TEST(bert_hf_import_seqcls_matches_torch) { hf_import_case("seqcls", (BertHeads){0, 1, HF_K, 0}, 11); }
-TEST(bert_hf_import_masked_lm_f16_matches_torch) { hf_import_case("mlm", (BertHeads){1, 0, 0, 0}, 12); }
-TEST(bert_hf_import_base_model_bf16_matches_torch) { hf_import_case("base", (BertHeads){0, 1, 0, 0}, 13); }
+TEST(bert_hf_import_seqcls_matches_torch) { hf_import_case("seqcls", (BertHeads){.mlm = 0, .pooler = 1, .num_labels = HF_K}, 11); }
+TEST(bert_hf_import_masked_lm_f16_matches_torch) { hf_import_case("mlm", (BertHeads){.mlm = 1, .pooler = 0, .num_labels = 0}, 12); }
+TEST(bert_hf_import_base_model_bf16_matches_torch) { hf_import_case("base", (BertHeads){.mlm = 0, .pooler = 1, .num_labels = 0}, 13); }
 
 /* A tiny BERT whose weights are far from init (so every tensor matters). */
 static Bert *hf_random_bert(BertHeads heads, uint64_t seed) {
@@ -331,12 +331,12 @@ static void hf_export_case(BertHeads heads, const char *arch, uint64_t seed) {
 }
 
 TEST(bert_hf_export_seqcls_read_by_torch) {
-    hf_export_case((BertHeads){0, 1, HF_K, 0}, "BertForSequenceClassification", 21);
+    hf_export_case((BertHeads){.mlm = 0, .pooler = 1, .num_labels = HF_K}, "BertForSequenceClassification", 21);
 }
 TEST(bert_hf_export_masked_lm_read_by_torch) {
-    hf_export_case((BertHeads){1, 1, 0, 0}, "BertForMaskedLM", 22);
+    hf_export_case((BertHeads){.mlm = 1, .pooler = 1, .num_labels = 0}, "BertForMaskedLM", 22);
 }
-TEST(bert_hf_export_base_model_read_by_torch) { hf_export_case((BertHeads){0, 1, 0, 0}, "BertModel", 23); }
+TEST(bert_hf_export_base_model_read_by_torch) { hf_export_case((BertHeads){.mlm = 0, .pooler = 1, .num_labels = 0}, "BertModel", 23); }
 
 /* ---- problems: directories built here from a glue model, no Python needed ---- */
 
@@ -402,7 +402,7 @@ static void hf_set_config(const char *dir, const char *key, const char *value) {
 TEST(bert_hf_reports_problems) {
     char dir[64];
     if (!hf_mkdtemp(dir, sizeof dir)) return;
-    Bert *m = hf_random_bert((BertHeads){1, 1, 0, 0}, 5);
+    Bert *m = hf_random_bert((BertHeads){.mlm = 1, .pooler = 1, .num_labels = 0}, 5);
     CHECK(bert_hf_export(m, dir, NULL, NULL) == 0);
     HfList l;
 
@@ -519,7 +519,7 @@ static void hf_write_sharded(const char *dir, const HfList *l, const char *extra
 TEST(bert_hf_reads_sharded_weights) {
     char dir[64], path[256];
     if (!hf_mkdtemp(dir, sizeof dir)) return;
-    Bert *m = hf_random_bert((BertHeads){1, 1, 0, 0}, 8);
+    Bert *m = hf_random_bert((BertHeads){.mlm = 1, .pooler = 1, .num_labels = 0}, 8);
     CHECK(bert_hf_export(m, dir, NULL, NULL) == 0);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     unlink(path);

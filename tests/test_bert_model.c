@@ -81,6 +81,29 @@ static void write_stsb(const char *root) {
     }
 }
 
+/* MRPC: two texts of filler around one polarity word each; label 1 iff the
+ * two words have the same polarity (neither text alone tells). */
+static void write_mrpc(const char *root) {
+    static const struct { const char *file; int n; } S[] = {{"train.tsv", 800}, {"dev.tsv", 200}};
+    Rng r;
+    rng_seed(&r, 13);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_file(root, "glue/MRPC", S[k].file);
+        fprintf(f, "\xef\xbb\xbfQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n");
+        for (int i = 0; i < S[k].n; i++) {
+            int pa = (int)rng_below(&r, 2), pb = (int)rng_below(&r, 2);
+            fprintf(f, "%d\t%d\t%d\t", pa == pb, 2 * i, 2 * i + 1);
+            for (int side = 0; side < 2; side++) {
+                int at = (int)rng_below(&r, 4), pol = side ? pb : pa;
+                for (int w = 0; w < 5; w++)
+                    fprintf(f, "%s%s", w ? " " : "", w == at ? (pol ? POS : NEG)[rng_below(&r, 4)] : FILL[rng_below(&r, NFILL)]);
+                fprintf(f, side ? "\n" : "\t");
+            }
+        }
+        fclose(f);
+    }
+}
+
 /* The vocabulary and a small BERT config (C 32, L 1, NH 2, FF 64, P 32). */
 static void write_model_files(const char *root) {
     FILE *f = open_file(root, "m", "vocab.txt");
@@ -100,6 +123,7 @@ static void fixture_make(BertFixture *fx) {
     if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
     write_sst2(fx->root);
     write_stsb(fx->root);
+    write_mrpc(fx->root);
     write_model_files(fx->root);
     snprintf(fx->env, sizeof fx->env, "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results", fx->root,
              fx->root, fx->root);
@@ -390,5 +414,45 @@ TEST(bert_resume_is_exact) {
     }
     cJSON_Delete(cfg);
     dataset_free(&train);
+    fixture_remove(&fx);
+}
+
+/* MRPC's label is a relation between the texts: the pair-features heads
+ * learn it, eval reproduces their dev numbers from the saved model, predict
+ * reads a pair; a features head on a single-text task is refused. */
+TEST(bert_finetune_cli_pair_features) {
+    BertFixture fx;
+    fixture_make(&fx);
+    static const char *const ENC[] = {"features", "cross+features"};
+    for (int k = 0; k < 2; k++) {
+        char args[1024];
+        snprintf(args, sizeof args, "finetune mrpc " SMALL " --epochs 8 --set pair_encoding=%s --json", fx.root,
+                 fx.root, ENC[k]);
+        int st;
+        char *err = NULL, *out = glue(&fx, args, &st, &err);
+        CHECK_MSG(st == 0, "finetune (%s) failed (%d): %s", ENC[k], st, err);
+        double acc = best_metric(out, "accuracy");
+        CHECK_MSG(acc >= 90.0, "%s: dev accuracy %.2f, expected >= 90", ENC[k], acc);
+        free(out);
+        free(err);
+        out = glue(&fx, "eval mrpc --json", &st, &err);
+        CHECK_MSG(st == 0 && strstr(out, "accuracy"), "eval (%s): %s", ENC[k], err);
+        cJSON *j = cJSON_Parse(out);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "mrpc");
+        double again = run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "accuracy", -1);
+        CHECK_MSG(fabs(again - acc) < 1e-9, "%s: eval %.4f vs finetune %.4f", ENC[k], again, acc);
+        cJSON_Delete(j);
+        free(out);
+        free(err);
+        out = glue(&fx, "predict mrpc \"the movie was good\" \"a film and excellent\"", &st, &err);
+        CHECK_MSG(st == 0 && out[0] == '1', "%s predict: %s %s", ENC[k], out, err);
+        free(out);
+        free(err);
+    }
+    int st;
+    char *err = NULL, *out = glue(&fx, "finetune sst2 --threads 1 --set pair_encoding=features", &st, &err);
+    CHECK_MSG(st == 1 && strstr(err, "not a pair classification task"), "status %d: %s", st, err);
+    free(out);
+    free(err);
     fixture_remove(&fx);
 }

@@ -158,8 +158,11 @@ static Bert *bert_create_impl(const BertConfig *cfg, const BertHeads *heads, uin
         h.rtd_out_w = BERT_MATRIX(p, "discriminator_predictions.dense_prediction.weight", 1, C);
         h.rtd_out_b = BERT_BIAS(p, "discriminator_predictions.dense_prediction.bias", 1);
     }
+    if (m->heads.pair_features && (m->heads.pair_features < 4 || m->heads.pair_features > 5 || m->heads.num_labels < 2))
+        DIE("bert_create: pair_features %d with %d labels", m->heads.pair_features, m->heads.num_labels);
     if (m->heads.num_labels > 0) {
-        h.cls_w = BERT_MATRIX(p, "classifier.weight", m->heads.num_labels, C);
+        int in = m->heads.pair_features ? m->heads.pair_features * C : C;   /* the classifier's input */
+        h.cls_w = BERT_MATRIX(p, "classifier.weight", m->heads.num_labels, in);
         h.cls_b = BERT_BIAS(p, "classifier.bias", m->heads.num_labels);
     }
     Rng rng;
@@ -240,6 +243,7 @@ static void bert_work_free(BertWork *k, int L) {
         tf_ffn_acts_free(&k->cls_ffn);
     }
     free(k->cls_in);
+    free(k->pair_f); free(k->pair_df);
     free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
     free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2); free(k->mlm_row_loss);
@@ -324,8 +328,13 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     k->scratch = bert_floats(s > N * CE ? s : N * CE);   /* the embedding backward uses N*E of it */
     k->cls_x = bert_floats((long)B * C);
     k->pooled = bert_floats((long)B * C);
-    k->head_in = bert_floats((long)B * C);
-    k->head_mask = xmalloc((size_t)B * (size_t)C);
+    long F = m->heads.pair_features ? m->heads.pair_features : 1;   /* classifier input: F * C */
+    k->head_in = bert_floats((long)B * C * F);
+    k->head_mask = xmalloc((size_t)B * (size_t)C * (size_t)F);
+    if (m->heads.pair_features) {
+        k->pair_f = bert_floats((long)B * C * F);
+        k->pair_df = bert_floats((long)B * C * F);
+    }
     k->logits = bert_floats((long)B * K);
     k->dlogits = bert_floats((long)B * K);
     if (m->heads.mlm && n > 0) {

@@ -133,6 +133,9 @@ typedef struct BertHeads {
     int num_labels;           /* 0 none; 1 regression (MSE); K > 1 classifier (xent) */
     int rtd;                  /* replaced-token detection head discriminator_predictions.*
                                * (ELECTRA's discriminator, bert_rtd.c) */
+    int pair_features;        /* 0: the classifier reads pooled [CLS] (K, C); 4: it reads
+                               * [u; v; |u-v|; u*v] of a pair's mean-pooled texts (K, 4C);
+                               * 5: [pooled; u; v; |u-v|; u*v] (K, 5C) (bert_pair_head.c) */
 } BertHeads;
 
 /* One layer's weights (or gradients) as the transformer sublayers take them. */
@@ -264,6 +267,18 @@ const float *bert_mlm_logits(const Bert *m);
 float bert_rtd_loss(Bert *m, const unsigned char *replaced, float scale, int backward, float *accuracy);
 /* The (B, T) logits of the last bert_rtd_loss (padding positions: 0). */
 const float *bert_rtd_logits(const Bert *m);
+
+/* Pair classification on features of the two texts (heads.pair_features 4
+ * or 5; bert_pair_head.c), the head TextCNN and BiLSTM use: the last
+ * bert_forward held, for n pairs, (F = 5 only) the joined pairs in rows
+ * [0, n), then each pair's first text "[CLS] a [SEP]" and second text
+ * "[CLS] b [SEP]" in the next two blocks of n rows. u, v = the mean over real
+ * tokens of the texts' last hidden states; logits (n, K) = dropout(f) W^T + b
+ * with f = [u; v; |u - v|; u * v] (F = 4) or [pooled; u; v; |u - v|; u * v]
+ * (F = 5). Returns the mean cross-entropy against labels (n) (label -1
+ * ignored; 0 when labels is NULL); logits (n, K), if non-NULL, get the logits
+ * without dropout when rng is NULL. backward = 1 adds the gradients. */
+float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits);
 
 /* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
  * (label -1 is ignored). Dropout on the pooled vector when rng != NULL. */

@@ -116,6 +116,12 @@ int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const cha
                    "BertModel does not compute", bert_embedding_size(&m->cfg), m->cfg.hidden_size);
         return -1;
     }
+    if (m->heads.pair_features) {
+        user_error("export a model fine-tuned with pair_encoding \"cross\", or use it with glue itself",
+                   "this model classifies pairs from features of the two texts encoded apart, which Hugging Face's "
+                   "BertForSequenceClassification does not compute");
+        return -1;
+    }
     if (run_dir_make(dir)) return -1;
     if (hf_write_weights(m, dir) || hf_write_config(m, dir, labels)) return -1;
     return vocab ? hf_write_vocab(m, dir, vocab) : 0;

@@ -21,6 +21,7 @@ cJSON *bert_checkpoint_config(const Bert *m) {
     cJSON_AddNumberToObject(h, "pooler", m->heads.pooler);
     cJSON_AddNumberToObject(h, "num_labels", m->heads.num_labels);
     if (m->heads.rtd) cJSON_AddNumberToObject(h, "rtd", m->heads.rtd);
+    if (m->heads.pair_features) cJSON_AddNumberToObject(h, "pair_features", m->heads.pair_features);
     return j;
 }
 
@@ -64,8 +65,10 @@ int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads 
     if (bert_config_from_json(bert, c->path, cfg) != 0) return -1;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(c->config, "heads");
     BertHeads hd = {.mlm = bert_head_value(h, "mlm"), .rtd = bert_head_value(h, "rtd"),
-                    .pooler = bert_head_value(h, "pooler"), .num_labels = bert_head_value(h, "num_labels")};
-    if (hd.mlm < 0 || hd.rtd < 0 || hd.pooler < 0 || hd.num_labels < 0) {
+                    .pooler = bert_head_value(h, "pooler"), .num_labels = bert_head_value(h, "num_labels"),
+                    .pair_features = bert_head_value(h, "pair_features")};
+    if (hd.mlm < 0 || hd.rtd < 0 || hd.pooler < 0 || hd.num_labels < 0 ||
+        (hd.pair_features && (hd.pair_features < 4 || hd.pair_features > 5 || hd.num_labels < 2))) {
         user_error(BERT_CKPT_HINT, "%s: malformed \"heads\" in the checkpoint's config", c->path);
         return -1;
     }

@@ -26,6 +26,8 @@
 #define BERT_DROPOUT_STREAM 0xD40Full
 #define BERT_PAIR_CROSS "cross"
 #define BERT_PAIR_SIAMESE "siamese"
+#define BERT_PAIR_FEATURES "features"             /* [u; v; |u-v|; u*v] (bert_pair_head.c) */
+#define BERT_PAIR_CROSS_FEATURES "cross+features" /* [pooled [CLS]; u; v; |u-v|; u*v] */
 /* Siamese scores are cosines in [-1, 1]; STS-B's targets, GLUE's only
  * regression task, are 0..5: targets are divided by this, scores multiplied. */
 #define BERT_SIAMESE_SCALE 5.0f
@@ -79,6 +81,7 @@ static cJSON *bert_default_config(const Task *task) {
 
 typedef struct {
     int max_len, batch, eval_batch, siamese;
+    int pair_features;   /* 0, 4 (features) or 5 (cross+features): BertHeads.pair_features */
     double weight_decay, beta1, beta2, eps, clip, layer_decay;
 } BertSettings;
 
@@ -108,8 +111,12 @@ static int bert_settings_read(const cJSON *j, BertSettings *s) {
         return -1;
     const char *pair = run_config_string(j, "pair_encoding", BERT_PAIR_CROSS);
     s->siamese = strcmp(pair, BERT_PAIR_SIAMESE) == 0;
-    if (!s->siamese && strcmp(pair, BERT_PAIR_CROSS) != 0) {
-        user_error(BERT_CONFIG_HINT, "bert: pair_encoding must be \"cross\" or \"siamese\", got \"%s\"", pair);
+    s->pair_features = strcmp(pair, BERT_PAIR_FEATURES) == 0 ? 4 : strcmp(pair, BERT_PAIR_CROSS_FEATURES) == 0 ? 5 : 0;
+    if (!s->siamese && !s->pair_features && strcmp(pair, BERT_PAIR_CROSS) != 0) {
+        user_error(BERT_CONFIG_HINT,
+                   "bert: pair_encoding must be \"cross\", \"siamese\", \"features\" or \"cross+features\", got "
+                   "\"%s\"",
+                   pair);
         return -1;
     }
     s->max_len = (int)max_len;
@@ -119,6 +126,12 @@ static int bert_settings_read(const cJSON *j, BertSettings *s) {
 }
 
 /* ---- the model ---- */
+
+/* Encoder rows one example takes: 2 (siamese, features: the texts apart), 3
+ * (cross+features: the joined pair too) or 1. */
+static int bert_rows_per_example(const BertTaskModel *m) {
+    return m->pair_features == 5 ? 3 : m->siamese || m->pair_features == 4 ? 2 : 1;
+}
 
 void bert_task_model_free(BertTaskModel *m) {
     if (!m) return;
@@ -161,11 +174,23 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
                    task->name, m->K);
         goto fail;
     }
+    if (s.pair_features && (m->K < 2 || task->splits[0].col_b < 0)) {
+        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
+                   "classification task", s.pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
+                   task->name);
+        goto fail;
+    }
+    if (s.pair_features != bert->heads.pair_features) {
+        user_error(BERT_CONFIG_HINT, "bert: the model's classifier reads %d features, pair_encoding needs %d",
+                   bert->heads.pair_features, s.pair_features);
+        goto fail;
+    }
     if (!(m->tok = tokenizer_create(vocab))) goto fail;
     m->max_len = s.max_len;
     m->siamese = s.siamese;
+    m->pair_features = s.pair_features;
     m->pairs = s.batch > s.eval_batch ? s.batch : s.eval_batch;
-    m->maxB = m->siamese ? 2 * m->pairs : m->pairs;
+    m->maxB = m->pairs * bert_rows_per_example(m);
     m->opt = optim_adamw(s.weight_decay);
     m->opt.beta1 = s.beta1;
     m->opt.beta2 = s.beta2;
@@ -253,7 +278,9 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
     (void)train;
     const char *init;
     if (bert_init_setting(config, &init) != 0) return NULL;
-    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels};
+    BertSettings s;
+    if (bert_settings_read(config, &s) != 0) return NULL;
+    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels, .pair_features = s.pair_features};
     Vocab *vocab = NULL;
     Bert *bert = NULL;
     if (init) {
@@ -360,9 +387,42 @@ static int bert_fill_siamese(BertTaskModel *m, const Encoded *e, const int *rows
     return T;
 }
 
+/* Pair features: from each joined pair "[CLS] a [SEP] b [SEP]", its first
+ * text "[CLS] a [SEP]" (the pair's first segment) into row first + i and its
+ * second "[CLS] b [SEP]" into row first + n + i (segments 0); the joined
+ * pairs themselves are rows [0, n) when first = n. Padded to T. */
+static void bert_fill_texts(BertTaskModel *m, const Encoded *e, const int *rows, int n, int first, int T) {
+    int pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], s = e->seg_start[r], len = bert_length(e, r);
+        const int *src = e->ids + e->off[r];
+        int *a = m->ids + (long)(first + i) * T, *b = m->ids + (long)(first + n + i) * T;
+        memcpy(a, src, sizeof(int) * (size_t)s);
+        b[0] = src[0];   /* [CLS] */
+        memcpy(b + 1, src + s, sizeof(int) * (size_t)(len - s));
+        m->lengths[first + i] = s;
+        m->lengths[first + n + i] = len - s + 1;
+        for (int t = s; t < T; t++) a[t] = pad;
+        for (int t = len - s + 1; t < T; t++) b[t] = pad;
+        memset(m->segments + (long)(first + i) * T, 0, sizeof(int) * (size_t)T);
+        memset(m->segments + (long)(first + n + i) * T, 0, sizeof(int) * (size_t)T);
+        m->labels[i] = e->label[r];
+    }
+}
+
 /* rows[0..n) of e into the batch buffers, padded to the longest row; returns T. */
 static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
     if (m->siamese) return bert_fill_siamese(m, e, rows, n);
+    if (m->pair_features == 4) {
+        int T = 1;
+        for (int i = 0; i < n; i++) {
+            int s = e->seg_start[rows[i]], rest = bert_length(e, rows[i]) - s + 1;
+            T = s > T ? s : T;
+            T = rest > T ? rest : T;
+        }
+        bert_fill_texts(m, e, rows, n, 0, T);
+        return T;
+    }
     int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
     for (int i = 0; i < n; i++) T = bert_length(e, rows[i]) > T ? bert_length(e, rows[i]) : T;
     for (int i = 0; i < n; i++) {
@@ -375,6 +435,7 @@ static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, 
         m->labels[i] = e->label[r];
         m->targets[i] = e->score[r];
     }
+    if (m->pair_features == 5) bert_fill_texts(m, e, rows, n, n, T);   /* each part is no longer than the pair */
     return T;
 }
 
@@ -385,10 +446,11 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     Bert *b = m->bert;
     if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
     bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
-    int T = bert_fill_batch(m, e, rows, n), B = m->siamese ? 2 * n : n;
+    int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
     params_zero_grad(b->params);
     bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, &m->rng);
-    float loss = m->siamese ? bert_siamese_loss(b, m->targets, NULL, 1)
+    float loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, &m->rng, 1, NULL)
+                 : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
                  : m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1)
                              : bert_classify_loss(b, m->labels, &m->rng, 1);
     bert_backward(b);
@@ -408,6 +470,14 @@ static void bert_predict(Model *model, const Encoded *e, const int *rows, int n,
             bert_forward(m->bert, &(BertBatch){2 * b, T, m->ids, m->segments, m->lengths}, NULL);
             bert_siamese_loss(m->bert, NULL, o, 0);
             for (int r = 0; r < b; r++) o[r] *= BERT_SIAMESE_SCALE;
+            continue;
+        }
+        if (m->pair_features) {   /* every text in full, as in training */
+            float *o = out + (long)i * m->K;
+            bert_forward(m->bert, &(BertBatch){b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths},
+                         NULL);
+            bert_pair_features_loss(m->bert, b, NULL, NULL, 0, o);
+            softmax_forward(o, o, b, m->K);
             continue;
         }
         bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths});   /* [CLS] only */

@@ -27,7 +27,8 @@ typedef struct BertTaskModel {
     int max_len;            /* T: tokens per row after truncation */
     int pairs;              /* examples per forward: max(batch, eval_batch) */
     int siamese;            /* pair_encoding "siamese": a pair's texts are rows i and pairs + i */
-    int maxB;               /* rows per forward: pairs, twice that when siamese */
+    int pair_features;      /* pair_encoding "features" (4) / "cross+features" (5): BertHeads.pair_features */
+    int maxB;               /* rows per forward: pairs, x2 when siamese or features, x3 cross+features */
     Optimizer opt;          /* AdamW */
     float clip;             /* global gradient-norm limit, <= 0: none */
     Rng rng;                /* dropout */

@@ -43,6 +43,9 @@ struct BertWork {
     float *cls_x;          /* (B, C) hidden rows of [CLS] */
     float *pooled;         /* (B, C) */
 
+    /* Pair-features head (bert_pair_head.c): f (n, F C) before dropout, its gradient. */
+    float *pair_f, *pair_df;
+
     /* Classification / regression head. */
     float *head_in;        /* (B, C) dropout(pooled) */
     unsigned char *head_mask;     /* (B, C) */

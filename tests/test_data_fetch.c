@@ -117,7 +117,7 @@ TEST(fetch_mirror_all_then_noop) {
     doc = fetch_json("", args, &st);                     /* second run: nothing to do */
     CHECK_EQ_INT(st, 0);
     if (doc) {
-        CHECK_EQ_INT(json_int(doc, "up_to_date"), 51);
+        CHECK_EQ_INT(json_int(doc, "up_to_date"), 52);
         CHECK_EQ_INT(json_int(doc, "copied") + json_int(doc, "linked") + json_int(doc, "failed"), 0);
         cJSON_Delete(doc);
     }

@@ -116,9 +116,15 @@ static const Command COMMANDS[] = {
      "    SST-2 one epoch; into RUN_DIR/screen/; done ones reused) and writes one\n"
      "    table of runs, recipes, held-out MLM and proxy scores (FILE.json + .md;\n"
      "    default results/pretrain_screen.json; rows replaced by run name).\n"},
-    {"eval", cmd_eval, "TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--bf16] [--json]",
+    {"eval", cmd_eval, "TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip] "
+                       "[--results FILE] [--bf16] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
-     "  Loads runs/<task>/<model>/model.ckpt. --split dev prints the task's metrics\n"
+     "  Loads runs/<task>/<model>/model.ckpt, or for one TASK the run directory --run DIR\n"
+     "  (e.g. a glue finetune --out or --seeds run), or --init: a run directory, a\n"
+     "  model.ckpt, or a Hugging Face BertForSequenceClassification directory\n"
+     "  (config.json with id2label, model.safetensors, vocab.txt) scored as it is\n"
+     "  (its labels must be the task's, or LABEL_0.. in the task's order).\n"
+     "  --split dev prints the task's metrics\n"
      "  (and for 'all' one table with the GLUE score); --split test writes the\n"
      "  leaderboard file (e.g. SST-2.tsv) into the run directory. AX uses the MNLI run.\n"
      "  'all' on dev prints one Markdown table with the GLUE score over the tasks run\n"
@@ -128,10 +134,11 @@ static const Command COMMANDS[] = {
      "  majority class (flagged); a task without test data is listed as missing.\n"
      "  --bf16 (bert): the encoder's dense layers with bf16 weights and products\n"
      "  (AVX512-BF16), an inference approximation; see README for its accuracy.\n"},
-    {"predict", cmd_predict, "TASK [--model M] [TEXT [TEXT_B]] [--bf16] [--json]",
+    {"predict", cmd_predict, "TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]",
      "label and probabilities (STS-B: a score) for a text or a pair",
      "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"
-     "  and prints one prediction per line (--json: one object with all of them).\n"},
+     "  and prints one prediction per line (--json: one object with all of them).\n"
+     "  The model: runs/<task>/<model>, --run DIR, or --init as for glue eval.\n"},
     {"compare", cmd_compare, "TASK|all [--models fasttext,textcnn,bilstm] [--retrain] [--seed S] [--threads N] [--json]",
      "train (or reuse) several models on tasks and print one comparison table",
      "  Reuses runs/<task>/<model>/ when it finished with the model's current\n"

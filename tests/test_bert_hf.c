@@ -29,6 +29,7 @@
 #include "tests/capture.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
+#include "models/run_config.h"
 #include "text/tokenizer.h"
 
 enum { HF_B = 100, HF_MAX_LEN = 64, HF_N_MLM = 24, HF_V = 30522, HF_C = 32, HF_K = 3 };
@@ -599,4 +600,98 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
     bert_free(m);
     vocab_free(v);
     hf_rmdir(root);
+}
+
+/* `glue predict TASK --init DIR` scores a Hugging Face classifier directory as
+ * it is: the probabilities of the reference's logits (MNLI, 3 labels) for the
+ * batch's pairs, through the CLI; id2label names in another order permute the
+ * outputs to the task's labels; a directory that does not fit the task is one
+ * clear error. */
+TEST(bert_hf_predict_init_matches_torch) {
+    HfBatch hb;
+    if (hf_batch_make(&hb) != 0) return;
+    char dir[64], vbuf[4096], rootbuf[4096], cmd[8192];
+    Dataset d;
+    const Task *sst2 = task_find("sst2"), *mnli = task_find("mnli");
+    if (task_load(sst2, "dev", hf_data_root(rootbuf, sizeof rootbuf), 0, &d) != 0) return;
+    if (hf_mkdtemp(dir, sizeof dir) && hf_make_reference(dir, "seqcls", 31) == 1) {
+        snprintf(cmd, sizeof cmd, "cp '%s' %s/vocab.txt", hf_vocab_path(vbuf, sizeof vbuf), dir);
+        CHECK(system(cmd) == 0);
+        /* The reference's logits for every row of the batch. */
+        int B = hb.B, T = hb.T;
+        float *fids = malloc(sizeof(float) * (size_t)B * T), *fseg = malloc(sizeof(float) * (size_t)B * T);
+        float flen[HF_B], fpos[HF_N_MLM] = {0}, logits[HF_B * HF_K];
+        for (long i = 0; i < (long)B * T; i++) { fids[i] = (float)hb.ids[i]; fseg[i] = (float)hb.seg[i]; }
+        for (int b = 0; b < B; b++) flen[b] = (float)hb.len[b];
+        RefTensor in[] = {{"ids", fids, (long)B * T}, {"segments", fseg, (long)B * T}, {"lengths", flen, B},
+                          {"mlm_pos", fpos, HF_N_MLM}};
+        float *hidden = malloc(sizeof(float) * (size_t)B * T * HF_C), pooled[HF_B * HF_C];
+        RefTensor out[] = {{"hidden", hidden, (long)B * T * HF_C}, {"pooled", pooled, (long)B * HF_C},
+                           {"logits", logits, (long)B * HF_K}};
+        char args[256];
+        snprintf(args, sizeof args, "forward %s 0 %d %d 0", dir, B, T);
+        if (torchref_run("bert_hf_ref.py", args, in, 4, out, 3) == 1) {
+            /* The pairs (odd rows) that fit in HF_MAX_LEN unshortened, as stdin lines. */
+            char input[128];
+            snprintf(input, sizeof input, "%s/in.tsv", dir);
+            FILE *f = fopen(input, "w");
+            int rows[HF_B], n = 0;
+            for (int b = 1; b < B && n < 12; b += 2)
+                if (hb.len[b] < HF_MAX_LEN) {
+                    fprintf(f, "%s\t%s\n", d.ex[b].a, d.ex[b + 1].a);
+                    rows[n++] = b;
+                }
+            fclose(f);
+            for (int perm = 0; perm < 2; perm++) {
+                /* perm 1: id2label names the outputs neutral, contradiction, entailment. */
+                static const int MAP[2][3] = {{0, 1, 2}, {2, 0, 1}};
+                if (perm) {
+                    snprintf(cmd, sizeof cmd,
+                             "sed -i 's/\"LABEL_0\"/\"neutral\"/; s/\"LABEL_1\"/\"contradiction\"/; "
+                             "s/\"LABEL_2\"/\"entailment\"/' %s/config.json",
+                             dir);
+                    CHECK(system(cmd) == 0);
+                }
+                snprintf(cmd, sizeof cmd, "%s predict mnli --init %s --json < %s 2>&1", test_glue_bin(), dir, input);
+                int st;
+                char *o = test_run(cmd, &st);
+                cJSON *j = cJSON_Parse(o);
+                const cJSON *preds = cJSON_GetObjectItemCaseSensitive(j, "predictions");
+                CHECK_MSG(st == 0 && cJSON_GetArraySize(preds) == n, "predict --init (%d): %s", st, o);
+                double worst = 0;
+                for (int i = 0; i < n && cJSON_GetArraySize(preds) == n; i++) {
+                    const float *z = logits + rows[i] * HF_K;
+                    double mx = fmax(z[0], fmax(z[1], z[2])), e[3], s = 0;
+                    for (int k = 0; k < 3; k++) s += e[k] = exp(z[k] - mx);
+                    const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(preds, i), "probabilities");
+                    for (int k = 0; k < 3; k++) {   /* output k is task label MAP[perm][k] */
+                        double got = run_config_number(p, mnli->labels[MAP[perm][k]], -1);
+                        worst = fmax(worst, fabs(got - e[k] / s));
+                    }
+                }
+                CHECK_MSG(worst < 1e-5, "id2label order %d: probabilities differ from torch's by %g", perm, worst);
+                cJSON_Delete(j);
+                free(o);
+            }
+            /* Not this task's model: a 3-class head for SST-2, a label it does not know. */
+            static const char *const BAD[][3] = {{"sst2", "a", "needs 2 classes"}, {"mnli", "a b", "does not match"}};
+            for (int k = 0; k < 2; k++) {
+                if (k == 1) {
+                    snprintf(cmd, sizeof cmd, "sed -i 's/\"neutral\"/\"maybe\"/' %s/config.json", dir);
+                    CHECK(system(cmd) == 0);
+                }
+                snprintf(cmd, sizeof cmd, "%s predict %s --init %s %s 2>&1", test_glue_bin(), BAD[k][0], dir, BAD[k][1]);
+                int st;
+                char *o = test_run(cmd, &st);
+                CHECK_MSG(st == 1 && strstr(o, BAD[k][2]), "%s: status %d: %s", BAD[k][0], st, o);
+                free(o);
+            }
+        }
+        free(fids);
+        free(fseg);
+        free(hidden);
+    }
+    hf_rmdir(dir);
+    dataset_free(&d);
+    hf_batch_free(&hb);
 }

@@ -254,7 +254,27 @@ TEST(bert_finetune_cli_stsb_regression) {
         char *err = NULL, *out = glue(&fx, args, &st, &err);
         cJSON *j = cJSON_Parse(out);
         CHECK_MSG(st == 0 && run_config_number(j, "train_examples", 0) == 1280, "pair_swap (%d): %s", st, err);
+        double pearson = run_config_number(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "best"),
+                                                                            "dev"), "pearson", -2);
         cJSON_Delete(j);
+        free(out);
+        free(err);
+        /* A run outside runs/<task>/<model> is scored with --run (or --init naming its directory). */
+        static const char *const HOW[] = {"--run", "--init"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(args, sizeof args, "eval stsb %s %s/swap --json", HOW[k], fx.root);
+            out = glue(&fx, args, &st, &err);
+            j = cJSON_Parse(out);
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "stsb");
+            CHECK_MSG(st == 0, "eval %s: %s", HOW[k], err);
+            CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(t, "dev"), "pearson", -1), pearson, 1e-4);
+            cJSON_Delete(j);
+            free(out);
+            free(err);
+        }
+        snprintf(args, sizeof args, "eval stsb --run %s/swap --init %s/swap", fx.root, fx.root);
+        out = glue(&fx, args, &st, &err);
+        CHECK_MSG(st == 1 && strstr(err, "give one of them"), "--run with --init: %d %s", st, err);
         free(out);
         free(err);
     }

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const Task *cli_find_task(const char *name) {
     const Task *t = task_find(name);
@@ -57,6 +58,49 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
         if (!gemm_bf16_native())
             user_warning("this CPU has no AVX512-BF16: --bf16 is emulated (the same numbers, much slower)");
         ops->use_bf16(m);
+    }
+    return m;
+}
+
+Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int bf16, char *dir,
+                      size_t cap) {
+    struct stat st;
+    dir[0] = '\0';
+    if (run && init) {
+        user_error("give one of them", "--run %s and --init %s both name the model to score", run, init);
+        return NULL;
+    }
+    if (!run && !init) {
+        run_dir_path(t->name, ops->name, dir, cap);
+        return cli_load_run(ops, t, dir, bf16);
+    }
+    const char *where = run ? run : init;
+    if (stat(where, &st) != 0) {
+        user_error("name a run directory (glue finetune --out), a model.ckpt, or a model directory",
+                   "%s: no such file or directory", where);
+        return NULL;
+    }
+    char ckpt[4200];
+    run_file_path(where, RUN_CKPT, ckpt, sizeof ckpt);
+    if (run || (S_ISDIR(st.st_mode) && run_file_exists(ckpt))) {   /* a glue run directory */
+        snprintf(dir, cap, "%s", where);
+        return cli_load_run(ops, t, dir, bf16);
+    }
+    Model *m = NULL;
+    if (!S_ISDIR(st.st_mode)) {
+        m = ops->load(init, t);   /* a checkpoint file */
+    } else if (ops->load_external) {
+        m = ops->load_external(init, t);
+    } else {
+        user_error("name a glue run directory or its model.ckpt", "--init %s: %s reads no models made elsewhere",
+                   init, ops->name);
+        return NULL;
+    }
+    if (m && bf16 && ops->use_bf16) ops->use_bf16(m);
+    else if (m && bf16) {
+        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        ops->free(m);
+        m = NULL;
     }
     return m;
 }

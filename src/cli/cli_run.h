@@ -17,6 +17,14 @@ const Task *cli_run_task(const Task *t);
  * when bf16 is set. NULL after a message that says how to train it when the run
  * is missing, or what is wrong with the checkpoint, or that the model has no bf16 path. */
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16);
+/* Which trained model a command scores: the run directory --run DIR, or
+ * --init X (a run directory, a model checkpoint file, or a model trained
+ * elsewhere that the model kind can read: ModelOps.load_external), or by
+ * default runs/<task>/<model>. dir (cap bytes) gets the run directory, or ""
+ * when the model is not a glue run (nothing can be written beside it).
+ * NULL after a message. */
+Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int bf16, char *dir,
+                      size_t cap);
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */
 char *cli_command_line(int argc, char **argv);

@@ -23,7 +23,8 @@
 #include <string.h>
 
 #define EVAL_USAGE \
-    "glue eval TASK|all [--model M] [--split dev|test] [--submit FILE.zip] [--results FILE] [--bf16] [--json]"
+    "glue eval TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip]\n" \
+    "       [--results FILE] [--bf16] [--json]"
 
 typedef struct EvalArgs {
     const char *target, *model, *split;
@@ -31,6 +32,7 @@ typedef struct EvalArgs {
     const char *results;  /* --results FILE (all, dev split); NULL: the default */
     int json, all;
     int bf16;             /* --bf16: bf16 inference weights */
+    const char *run, *init;   /* --run DIR / --init DIR|CKPT: the model to score (one task) */
 } EvalArgs;
 
 /* The eval batch the run was configured with (config.json), else the default. */
@@ -105,15 +107,19 @@ static int eval_task_test(const ModelOps *ops, Model *m, const Task *t, int batc
 static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON *tasks) {
     const Task *rt = cli_run_task(t);
     char dir[4096];
-    run_dir_path(rt->name, ops->name, dir, sizeof dir);
-    Model *m = cli_load_run(ops, rt, dir, e->bf16);
+    int test = strcmp(e->split, "test") == 0;
+    if (test && e->init) {
+        user_error("score it on dev, or fine-tune into a run directory and use --run DIR",
+                   "eval --split test writes the leaderboard file into a run directory; --init %s is not one", e->init);
+        return EXIT_USAGE;
+    }
+    Model *m = cli_load_model(ops, rt, e->run, e->init, e->bf16, dir, sizeof dir);
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "run", dir);
+    cJSON_AddStringToObject(out, "run", dir[0] ? dir : e->init);
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", 1);
-    int batch = eval_batch_of(dir);
-    int rc = strcmp(e->split, "test") == 0 ? eval_task_test(ops, m, t, batch, dir, out)
-                                           : eval_task_dev(ops, m, t, batch, out);
+    int batch = dir[0] ? eval_batch_of(dir) : EVAL_BATCH_DEFAULT;
+    int rc = test ? eval_task_test(ops, m, t, batch, dir, out) : eval_task_dev(ops, m, t, batch, out);
     ops->free(m);
     if (rc == 0) cJSON_AddItemToObject(tasks, t->name, out);
     else cJSON_Delete(out);
@@ -196,6 +202,8 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     e->split = args_str(&a, "--split", "dev");
     e->submit = args_str(&a, "--submit", NULL);
     e->results = args_str(&a, "--results", NULL);
+    e->run = args_str(&a, "--run", NULL);
+    e->init = args_str(&a, "--init", NULL);
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EVAL_USAGE);
@@ -211,6 +219,10 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     }
     e->target = pos[0];
     e->all = strcmp(pos[0], "all") == 0;
+    if (e->all && (e->run || e->init)) {
+        user_error("glue eval TASK --run DIR", "eval all scores runs/<task>/<model>: --run and --init name one task's model");
+        return EXIT_USAGE;
+    }
     if (e->submit && (!e->all || strcmp(e->split, "test") != 0)) {
         user_error("glue eval all --split test --submit FILE.zip", "eval: --submit needs 'all' and --split test");
         return EXIT_USAGE;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREDICT_USAGE "glue predict TASK [--model M] [TEXT [TEXT_B]] [--bf16] [--json]"
+#define PREDICT_USAGE "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -113,6 +113,7 @@ int cmd_predict(int argc, char **argv) {
     args_init(&a, argc, argv);
     int json = args_flag(&a, "--json"), bf16 = args_flag(&a, "--bf16");
     const char *model = args_str(&a, "--model", "bert");
+    const char *run = args_str(&a, "--run", NULL), *init = args_str(&a, "--init", NULL);
     const char *pos[4];
     int npos = args_positional(&a, pos, 4);
     int rc = args_finish(&a, PREDICT_USAGE);
@@ -140,8 +141,7 @@ int cmd_predict(int argc, char **argv) {
     threads_init(0);   /* every core this process may use, FTZ on */
     const Task *rt = cli_run_task(t);
     char dir[4096];
-    run_dir_path(rt->name, ops->name, dir, sizeof dir);
-    Model *m = cli_load_run(ops, rt, dir, bf16);
+    Model *m = cli_load_model(ops, rt, run, init, bf16, dir, sizeof dir);
     if (!m) return 1;
     Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
     int cap = 0;

@@ -515,4 +515,5 @@ const ModelOps BERT_OPS = {
     .save_state = bert_save_state_ops,
     .load_state = bert_load_state_ops,
     .use_bf16 = bert_use_bf16_ops,
+    .load_external = bert_hf_classifier_load,
 };

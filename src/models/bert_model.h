@@ -63,4 +63,8 @@ BertTaskModel *bert_task_load(const char *path, const Task *task);
 int bert_task_save_state(const BertTaskModel *m, const char *path);
 int bert_task_load_state(BertTaskModel *m, const char *path);
 
+/* bert_hf_classifier.c: a Hugging Face BertForSequenceClassification
+ * directory as a model of `task` (ModelOps.load_external). */
+Model *bert_hf_classifier_load(const char *dir, const Task *task);
+
 #endif

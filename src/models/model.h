@@ -71,6 +71,10 @@ typedef struct ModelOps {
     /* Optional (NULL: no such path). Evaluate from here on with bf16 weights
      * (core/gemm_bf16.h), an inference approximation: `eval`/`predict --bf16`. */
     void (*use_bf16)(Model *m);
+    /* Optional (NULL: none). A model trained elsewhere, scored as it is:
+     * `eval/predict --init DIR` (BERT: a Hugging Face classifier directory).
+     * NULL + message on error. */
+    Model *(*load_external)(const char *dir, const Task *task);
 } ModelOps;
 
 /* Registry: all model kinds, by name. */

@@ -106,7 +106,7 @@ static void run_curves(const cJSON *epochs, Curves *loss, Curves *dev) {
         if (isfinite(l) && (y = curves_series(loss, "training loss"))) y[i] = l;
         if (isfinite(report_num(e, "dev_loss")) && (y = curves_series(loss, "dev loss"))) y[i] = report_num(e, "dev_loss");
         if (isfinite(report_num(e, "dev_bleu")) && (y = curves_series(dev, "dev BLEU"))) y[i] = report_num(e, "dev_bleu");
-        for (const cJSON *split = e->child; split; split = split->next) {
+        for (const cJSON *split = report_members(e); split; split = split->next) {
             if (!cJSON_IsObject(split)) continue;
             for (const cJSON *m = split->child; m; m = m->next) {
                 char name[64];

@@ -164,8 +164,8 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
         cJSON_Delete(fresh);
         if (t->num_labels > 1) {
             snprintf(id, sizeof id, "confusion-%s", slug);
-            char cap[700];
-            snprintf(cap, sizeof cap, "%s: %d examples", title, d.n);
+            char cap[64];
+            snprintf(cap, sizeof cap, "%d dev examples", d.n);
             confusion_table(p, t, &d, out, id, cap);
         } else {
             snprintf(id, sizeof id, "scatter-%s", slug);

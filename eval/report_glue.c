@@ -56,6 +56,8 @@ double report_num(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+const cJSON *report_members(const cJSON *o) { return cJSON_IsObject(o) ? o->child : NULL; }
+
 static int task_index(const char *name) {
     const Task *t = task_find(name);
     if (!t || t->scored_with) return -1;
@@ -104,8 +106,8 @@ static Row *table_add(Table *tb, const char *model, const char *source_name, int
 
 /* Fills the cells of a single-run row from its tasks object. */
 static void row_cells(Row *r, const cJSON *tasks, int source) {
-    r->tasks = tasks;
-    for (const cJSON *it = tasks ? tasks->child : NULL; it; it = it->next) {
+    r->tasks = cJSON_IsObject(tasks) ? tasks : NULL;
+    for (const cJSON *it = report_members(tasks); it; it = it->next) {
         int ti = task_index(it->string);
         if (ti < 0) continue;
         Cell *c = &r->cell[ti];
@@ -136,7 +138,7 @@ static void row_glue(Row *r, const cJSON *glue) {
 /* {"dev": {...}, ...}: the metric objects of a run's "best" record. */
 static cJSON *best_splits(const cJSON *best) {
     cJSON *e = cJSON_CreateObject();
-    for (const cJSON *it = best ? best->child : NULL; it; it = it->next)
+    for (const cJSON *it = report_members(best); it; it = it->next)
         if (cJSON_IsObject(it)) cJSON_AddItemToObject(e, it->string, cJSON_Duplicate(it, 1));
     return e;
 }

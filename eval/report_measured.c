@@ -62,7 +62,7 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
     const char *split[MAX_SPLITS];
     int ns = 0;
     for (const cJSON *r = runs->child; r; r = r->next)
-        for (const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "splits") ? cJSON_GetObjectItemCaseSensitive(r, "splits")->child : NULL; s; s = s->next) {
+        for (const cJSON *s = report_members(cJSON_GetObjectItemCaseSensitive(r, "splits")); s; s = s->next) {
             int seen = 0;
             for (int k = 0; k < ns; k++) seen |= strcmp(split[k], s->string) == 0;
             if (!seen && ns < MAX_SPLITS) split[ns++] = s->string;
@@ -71,7 +71,7 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
     fprintf(f, "<div class=\"table-wrap\">\n<table id=\"translation-table\" class=\"results\">\n<caption>");
     report_page_text(p, in->path);
     report_page_fnref(p, in->source);
-    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\">run</th><th scope=\"col\">positions</th>");
+    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">run</th><th scope=\"col\">positions</th>");
     for (int k = 0; k < ns; k++) {
         char name[128];   /* "test_2016_flickr" -> "test 2016 flickr": headers may wrap */
         snprintf(name, sizeof name, "%s", split[k]);
@@ -105,7 +105,7 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
         }
         fprintf(f, ">");
         report_page_text(p, str_or(r, "run", "?"));
-        fprintf(f, "</th><td>");
+        fprintf(f, "</th><td class=\"text\">");
         report_page_text(p, pos);
         fprintf(f, "</td>");
         if (nr < MAX_ROWS) labels[nr] = str_or(r, "run", "?");
@@ -174,7 +174,7 @@ static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **l
         fprintf(p->f, ">");
         report_page_text(p, config);
         report_page_fnref(p, in->source);
-        fprintf(p->f, "</th><td>");
+        fprintf(p->f, "</th><td class=\"text\">");
         report_page_text(p, PHASES[k].label);
         fprintf(p->f, "</td>");
         num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(ph, "ours_tokens_per_s"), "median"), 0, NULL);
@@ -204,7 +204,7 @@ static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
                "tool: ");
     report_page_text(p, in->path);
     report_page_fnref(p, in->source);
-    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\">implementation</th><th scope=\"col\">dev accuracy</th>"
+    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">implementation</th><th scope=\"col\">dev accuracy</th>"
                "<th scope=\"col\">training wall time (s, median)</th><th scope=\"col\">CPU</th></tr></thead>\n"
                "<tbody>\n");
     static const char *const SIDES[2] = {"official", "ours"};
@@ -231,7 +231,7 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
     int nb = report_inputs_count(in, REPORT_IN_BENCH_BERT), nf = report_inputs_count(in, REPORT_IN_BENCH_FASTTEXT);
     if (nb) {
         fprintf(f, "<table id=\"bench-table\" class=\"results\">\n<caption>BERT against PyTorch (medians over "
-                   "repetitions; ratio above 1: ours is faster)</caption>\n<thead><tr><th scope=\"col\">config</th>"
+                   "repetitions; ratio above 1: ours is faster)</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">config</th>"
                    "<th scope=\"col\">measurement</th><th scope=\"col\">ours tokens/s</th><th scope=\"col\">PyTorch "
                    "tokens/s</th><th scope=\"col\">speed ratio</th><th scope=\"col\">ratio min–max</th>"
                    "<th scope=\"col\">CPU</th></tr></thead>\n<tbody>\n");

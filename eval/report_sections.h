@@ -24,5 +24,8 @@ void report_section_bench(ReportPage *p, const ReportInputs *in);
 
 /* The value of a JSON number field, NaN when absent. */
 double report_num(const cJSON *o, const char *key);
+/* The first member of o when it is an object, else NULL: files may hold an
+ * array or a number where an object belongs, and array items have no names. */
+const cJSON *report_members(const cJSON *o);
 
 #endif

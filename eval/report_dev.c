@@ -105,8 +105,8 @@ static void stsb_scatter(ReportPage *p, const Dataset *d, const float *out, cons
     svg_chart_refline(&c, 0, 0, 5, 5);
     svg_chart_points(&c, 0, gold, pred, d->n, 2.2, 0.35);
     const char *names[2] = {"one dev pair", "y = x (perfect prediction)"};
-    int styles[2] = {0, -1};
-    svg_chart_legend(&c, names, styles, NULL, 2);
+    int styles[2] = {0, -1}, kinds[2] = {SVG_LEGEND_POINT, SVG_LEGEND_LINE};
+    svg_chart_legend(&c, names, styles, kinds, 2);
     svg_chart_end(&c);
     fprintf(p->f, "<figcaption>");
     report_page_text(p, title);

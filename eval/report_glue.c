@@ -324,6 +324,15 @@ static int table_columns(const Table *tb, int *cols) {
     return n;
 }
 
+/* Ties are what a reader sees: equal to two decimals (runs on other BLAS
+ * kernels differ in the 7th digit and must not lose their bold). */
+static int shown_equal(double a, double b) {
+    char x[64], y[64];
+    snprintf(x, sizeof x, "%.2f", a);
+    snprintf(y, sizeof y, "%.2f", b);
+    return strcmp(x, y) == 0;
+}
+
 static void glue_cell(ReportPage *p, const Row *r, double best, int ncols) {
     FILE *f = p->f;
     fprintf(f, "<td class=\"glue-score\"");
@@ -336,7 +345,7 @@ static void glue_cell(ReportPage *p, const Row *r, double best, int ncols) {
     }
     fputs(">", f);
     if (!isfinite(r->glue)) { fputs("-</td>", f); return; }
-    int is_best = !r->seeds && fabs(r->glue - best) < 1e-9;
+    int is_best = !r->seeds && shown_equal(r->glue, best);
     if (is_best) fputs("<strong class=\"best\">", f);
     report_page_num(p, r->glue, 2);
     if (is_best) fputs("</strong>", f);
@@ -406,7 +415,7 @@ void report_section_glue(ReportPage *p, const ReportInputs *in) {
             fprintf(f, ">");
             if (!cl->n) fprintf(f, "-");
             for (int k = 0; k < cl->n; k++) {
-                int is_best = !r->seeds && fabs(cl->v[k] - best[c][k]) < 1e-9;
+                int is_best = !r->seeds && shown_equal(cl->v[k], best[c][k]);
                 fprintf(f, "%s%s", k ? "/" : "", is_best ? "<strong class=\"best\">" : "");
                 report_page_num(p, cl->v[k], 2);
                 if (is_best) fprintf(f, "</strong>");
@@ -422,8 +431,8 @@ void report_section_glue(ReportPage *p, const ReportInputs *in) {
         fprintf(f, "</tr>\n");
     }
     fprintf(f, "</tbody>\n</table>\n</div>\n<p class=\"note\">Dev sets, metrics ×100. <strong>Bold</strong>: the best "
-               "single-run value of its column (ties all bold). Seeds rows: mean ± sample standard deviation over "
-               "the seeds (hover for the GLUE score's make-up). Hover a cell for its source; [n] are the sources "
+               "single-run value of its column (ties to the two decimals shown all bold). Seeds rows: mean ± "
+               "sample standard deviation over the seeds (hover for the GLUE score's make-up). Hover a cell for its source; [n] are the sources "
                "below.</p>\n");
     /* Tasks nobody ran. */
     char absent[256] = "";

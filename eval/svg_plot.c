@@ -194,16 +194,18 @@ void svg_chart_refline(SvgChart *c, double xa, double ya, double xb, double yb) 
 
 /* One legend entry at (x, y) (the sample's left end, baseline of the text);
  * returns its width in pixels. style < 0: the dashed reference line. */
-static double legend_entry(FILE *f, double x, double y, int style, int with_marker, const char *name) {
+static double legend_entry(FILE *f, double x, double y, int style, int kind, const char *name) {
     if (style < 0) {
         fprintf(f, "<line class=\"refline\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x, y - 4, x + 24,
                 y - 4);
+    } else if (kind == SVG_LEGEND_POINT) {
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x + 12, y - 4, svg_series_colour(style));
     } else {
         const char *dash = series_dash(style);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s%s%s/>\n",
                 x, y - 4, x + 24, y - 4, svg_series_colour(style), *dash ? " stroke-dasharray=\"" : "", dash,
                 *dash ? "\"" : "");
-        if (with_marker) {
+        if (kind == SVG_LEGEND_LINE_MARKER) {
             marker(f, style, x + 12, y - 4);
             fprintf(f, " fill=\"%s\"/>\n", svg_series_colour(style));
         }
@@ -215,7 +217,8 @@ static double legend_entry(FILE *f, double x, double y, int style, int with_mark
 void svg_chart_legend(SvgChart *c, const char *const *names, const int *styles, const int *markers, int n) {
     fprintf(c->f, "<g class=\"legend\">\n");
     double x = c->left, y = 18;
-    for (int i = 0; i < n; i++) x += legend_entry(c->f, x, y, styles[i], !markers || markers[i], names[i]);
+    for (int i = 0; i < n; i++)
+        x += legend_entry(c->f, x, y, styles[i], markers ? markers[i] : SVG_LEGEND_LINE_MARKER, names[i]);
     fprintf(c->f, "</g>\n");
 }
 

@@ -56,9 +56,12 @@ void svg_chart_line(SvgChart *c, int s, const char *name, const double *x, const
 void svg_chart_points(SvgChart *c, int s, const double *x, const double *y, int n, double r, double opacity);
 /* A dashed reference line from (xa, ya) to (xb, yb) in data units (e.g. y = x). */
 void svg_chart_refline(SvgChart *c, double xa, double ya, double xb, double yb);
-/* The legend above the plot area, one entry per series: a sample of its line
- * (with its marker when markers is NULL or markers[i] != 0; style -1: the
- * reference line) and its name. */
+/* The legend above the plot area, one entry per series: a sample of the
+ * series and its name. markers[i]: SVG_LEGEND_LINE, _LINE_MARKER (the
+ * default, markers NULL) or _POINT; style -1: the dashed reference line. */
+#define SVG_LEGEND_LINE 0
+#define SVG_LEGEND_LINE_MARKER 1
+#define SVG_LEGEND_POINT 2
 void svg_chart_legend(SvgChart *c, const char *const *names, const int *styles, const int *markers, int n);
 /* Closes the <svg>. */
 void svg_chart_end(SvgChart *c);

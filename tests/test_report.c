@@ -166,6 +166,28 @@ TEST(report_missing_inputs_say_so) {
     CHECK(html && strstr(html, "odd/other.json: not a file glue writes"));
     CHECK_EQ_INT(page_blank_charts(html), 0);
     free(html);
+    /* Best per column: ties as shown (80.001 and 80.004 are both 80.00), else the larger. */
+    static const struct { const char *name, *text; } TIES[] = {
+        {"glue-a.json", "{\"model\": \"a\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 80.001}}, "
+                        "\"cola\": {\"dev\": {\"mcc\": 10}}}}\n"},
+        {"glue-b.json", "{\"model\": \"b\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 80.004}}, "
+                        "\"cola\": {\"dev\": {\"mcc\": 20}}}}\n"},
+    };
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/ties'", fx.root);
+    CHECK(system(cmd) == 0);
+    for (size_t i = 0; i < sizeof TIES / sizeof TIES[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/ties/%s", fx.root, TIES[i].name);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) { fputs(TIES[i].text, f); fclose(f); }
+    }
+    html = report_fixture_page(&fx, "--runs nowhere --results ties --pretrain nothing", &st);
+    CHECK_EQ_INT(page_count(html, "<strong class=\"best\">"), 4);   /* SST-2 twice, CoLA and GLUE of b */
+    CHECK(html && strstr(html, "<strong class=\"best\"><data value=\"20\">"));
+    CHECK_EQ_INT(page_count(html, "<strong class=\"best\"><data value=\"80.00"), 2);
+    CHECK(html && strstr(html, "<strong class=\"best\"><data value=\"50.00"));
+    free(html);
     /* The one failure: the page cannot be written. */
     html = report_fixture_page(&fx, "--runs nowhere --results odd --out no-such-dir/r.html", &st);
     CHECK_EQ_INT(st, 1);

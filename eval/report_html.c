@@ -38,7 +38,7 @@ static const char STYLE[] =
     "table.results th,table.results td{padding:4px 9px;border-bottom:1px solid #ddd;text-align:right;"
     "white-space:nowrap}\n"
     "table.results thead th{border-bottom:2px solid #333;vertical-align:bottom;white-space:normal}\n"
-    "table.results th.row-head,table.results td.text{text-align:left}.unit{font-weight:400;font-size:12px}\n"
+    "table.results th.row-head,table.results .text{text-align:left}.unit{font-weight:400;font-size:12px}\n"
     ".table-wrap{overflow-x:auto;max-width:100%}.sd{font-size:12px;color:#333}\n"
     "table.results th[scope=row]{text-align:left;font-weight:500}table caption{text-align:left;font-weight:600;"
     "padding:4px 0}\n"

@@ -71,7 +71,7 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
     fprintf(f, "<div class=\"table-wrap\">\n<table id=\"translation-table\" class=\"results\">\n<caption>");
     report_page_text(p, in->path);
     report_page_fnref(p, in->source);
-    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">run</th><th scope=\"col\">positions</th>");
+    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">run</th><th scope=\"col\" class=\"text\">positions</th>");
     for (int k = 0; k < ns; k++) {
         char name[128];   /* "test_2016_flickr" -> "test 2016 flickr": headers may wrap */
         snprintf(name, sizeof name, "%s", split[k]);
@@ -232,7 +232,7 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
     if (nb) {
         fprintf(f, "<table id=\"bench-table\" class=\"results\">\n<caption>BERT against PyTorch (medians over "
                    "repetitions; ratio above 1: ours is faster)</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">config</th>"
-                   "<th scope=\"col\">measurement</th><th scope=\"col\">ours tokens/s</th><th scope=\"col\">PyTorch "
+                   "<th scope=\"col\" class=\"text\">measurement</th><th scope=\"col\">ours tokens/s</th><th scope=\"col\">PyTorch "
                    "tokens/s</th><th scope=\"col\">speed ratio</th><th scope=\"col\">ratio min–max</th>"
                    "<th scope=\"col\">CPU</th></tr></thead>\n<tbody>\n");
         const char *labels[MAX_ROWS];

@@ -24,11 +24,19 @@ static FILE *fx_open(const ReportFixture *fx, const char *dir, const char *name)
     return fopen(path, "w");
 }
 
+int report_fixture_write(const ReportFixture *fx, const char *dir, const ReportFile *files, int n) {
+    for (int i = 0; i < n; i++) {
+        FILE *f = fx_open(fx, dir, files[i].name);
+        if (!f) return -1;
+        int ok = fputs(files[i].text, f) >= 0;
+        if (fclose(f) != 0 || !ok) return -1;
+    }
+    return 0;
+}
+
 static int fx_write(const ReportFixture *fx, const char *dir, const char *name, const char *text) {
-    FILE *f = fx_open(fx, dir, name);
-    if (!f) return -1;
-    int ok = fputs(text, f) >= 0;
-    return fclose(f) == 0 && ok ? 0 : -1;
+    ReportFile one = {name, text};
+    return report_fixture_write(fx, dir, &one, 1);
 }
 
 /* SST-2: one of good/bad among filler words, labelled by it; STS-B: the
@@ -59,7 +67,7 @@ static int fx_data(const ReportFixture *fx) {
 
 /* Every kind of results file, with numbers the tests check. */
 static int fx_results(const ReportFixture *fx) {
-    static const struct { const char *name, *text; } FILES[] = {
+    static const ReportFile FILES[] = {
         {"compare.json",
          "{\"seed\": 7, \"provenance\": {\"commit\": \"" REPORT_FX_COMMIT "\", \"date\": \"2026-01-02\"},\n"
          " \"models\": [\n"
@@ -89,9 +97,7 @@ static int fx_results(const ReportFixture *fx) {
          " \"time_ratio\": 0.5, \"accuracy_diff\": 0.2}\n"},
         {"broken.json", "{\"models\": [1, 2,\n"},
     };
-    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++)
-        if (fx_write(fx, "results", FILES[i].name, FILES[i].text) != 0) return -1;
-    return 0;
+    return report_fixture_write(fx, "results", FILES, (int)(sizeof FILES / sizeof FILES[0]));
 }
 
 /* A gzip log of three logged steps, one held-out record and one bad line. */

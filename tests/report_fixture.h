@@ -22,6 +22,12 @@ typedef struct ReportFixture {
 #define REPORT_FX_SEEDS_GLUE_SD 0.70710678118654757
 #define REPORT_FX_DEV_ROWS 200
 
+typedef struct ReportFile {
+    const char *name, *text;
+} ReportFile;
+
+/* Writes n files into root/dir (created); 0, or -1 when one cannot be written. */
+int report_fixture_write(const ReportFixture *fx, const char *dir, const ReportFile *files, int n);
 /* Makes everything; 0, or -1 after a failed check (the directory is removed then). */
 int report_fixture_make(ReportFixture *fx);
 void report_fixture_remove(ReportFixture *fx);

@@ -133,7 +133,7 @@ TEST(report_missing_inputs_say_so) {
     snprintf(fx.root, sizeof fx.root, "/tmp/glue_report_XXXXXX");
     if (!mkdtemp(fx.root)) DIE("mkdtemp failed");
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/empty' '%s/odd'", fx.root, fx.root);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/empty'", fx.root);
     CHECK(system(cmd) == 0);
     int st;
     /* Nothing at all: a page that says so, no chart drawn empty. */
@@ -147,18 +147,12 @@ TEST(report_missing_inputs_say_so) {
     CHECK(html && !strstr(html, "<svg"));
     free(html);
     /* A run that recorded no epoch, a JSON array, a file of no known kind. */
-    static const struct { const char *name, *text; } ODD[] = {
+    static const ReportFile ODD[] = {
         {"empty-run.json", "{\"task\": \"sst2\", \"model\": \"m\", \"epochs\": [], \"best\": null}\n"},
         {"array.json", "[1, 2]\n"},
         {"other.json", "{\"hello\": 1}\n"},
     };
-    for (size_t i = 0; i < sizeof ODD / sizeof ODD[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/odd/%s", fx.root, ODD[i].name);
-        FILE *f = fopen(path, "w");
-        CHECK(f != NULL);
-        if (f) { fputs(ODD[i].text, f); fclose(f); }
-    }
+    CHECK(report_fixture_write(&fx, "odd", ODD, (int)(sizeof ODD / sizeof ODD[0])) == 0);
     html = report_fixture_page(&fx, "--runs nowhere --results odd --pretrain nothing", &st);
     CHECK_EQ_INT(st, 0);
     CHECK(html && strstr(html, "no values recorded"));
@@ -167,21 +161,13 @@ TEST(report_missing_inputs_say_so) {
     CHECK_EQ_INT(page_blank_charts(html), 0);
     free(html);
     /* Best per column: ties as shown (80.001 and 80.004 are both 80.00), else the larger. */
-    static const struct { const char *name, *text; } TIES[] = {
+    static const ReportFile TIES[] = {
         {"glue-a.json", "{\"model\": \"a\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 80.001}}, "
                         "\"cola\": {\"dev\": {\"mcc\": 10}}}}\n"},
         {"glue-b.json", "{\"model\": \"b\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 80.004}}, "
                         "\"cola\": {\"dev\": {\"mcc\": 20}}}}\n"},
     };
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/ties'", fx.root);
-    CHECK(system(cmd) == 0);
-    for (size_t i = 0; i < sizeof TIES / sizeof TIES[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/ties/%s", fx.root, TIES[i].name);
-        FILE *f = fopen(path, "w");
-        CHECK(f != NULL);
-        if (f) { fputs(TIES[i].text, f); fclose(f); }
-    }
+    CHECK(report_fixture_write(&fx, "ties", TIES, (int)(sizeof TIES / sizeof TIES[0])) == 0);
     html = report_fixture_page(&fx, "--runs nowhere --results ties --pretrain nothing", &st);
     CHECK_EQ_INT(page_count(html, "<strong class=\"best\">"), 4);   /* SST-2 twice, CoLA and GLUE of b */
     CHECK(html && strstr(html, "<strong class=\"best\"><data value=\"20\">"));

@@ -50,7 +50,9 @@ static const char STYLE[] =
     "#missing{border:1px solid #e0b080;background:#fff8ee;padding:6px 14px;margin:12px 0}\n"
     "#missing li{margin:2px 0}sup.fn a{text-decoration:none;color:#0060a0;font-size:11px}\n"
     "#sources li{font-size:13px;margin:3px 0;overflow-wrap:anywhere}\n"
-    "@media print{body{max-width:none;font-size:10.5pt;padding:0}nav{display:none}.grid{display:block}"
+    "@page{size:A4 landscape;margin:12mm}\n"
+    "@media print{body{max-width:none;font-size:10.5pt;padding:0}nav{display:none}.grid{grid-template-columns:1fr 1fr}"
+    ".table-wrap{overflow:visible}table.results{font-size:9.5pt}"
     "figure,table,.run{break-inside:avoid}h2{break-after:avoid}a{color:inherit}"
     "tr.seeds,#missing{-webkit-print-color-adjust:exact;print-color-adjust:exact}"
     "table.confusion td{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n";

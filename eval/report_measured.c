@@ -198,6 +198,13 @@ static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **l
     }
 }
 
+/* Parameters' scale of a benchmarked BERT: layers x hidden size (0 when not recorded). */
+static double bench_size(const ReportInput *in) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(in->json, "model");
+    double v = report_num(m, "num_hidden_layers") * report_num(m, "hidden_size");
+    return isfinite(v) ? v : 0;
+}
+
 static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
     fprintf(f, "<table id=\"bench-fasttext-table\" class=\"results\">\n<caption>fastText against the official "
@@ -238,8 +245,18 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
         const char *labels[MAX_ROWS];
         double value[MAX_ROWS * 3];
         int nr = 0;
-        for (int i = 0; i < in->n; i++)
-            if (in->in[i].kind == REPORT_IN_BENCH_BERT) bench_bert_rows(p, &in->in[i], labels, value, &nr);
+        /* Smallest model first (the files come in name order: mini, small, tiny). */
+        const ReportInput *order[MAX_ROWS];
+        int no = 0;
+        for (int i = 0; i < in->n && no < MAX_ROWS; i++)
+            if (in->in[i].kind == REPORT_IN_BENCH_BERT) order[no++] = &in->in[i];
+        for (int i = 1; i < no; i++)
+            for (int j = i; j > 0 && bench_size(order[j]) < bench_size(order[j - 1]); j--) {
+                const ReportInput *t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        for (int i = 0; i < no; i++) bench_bert_rows(p, order[i], labels, value, &nr);
         fprintf(f, "</tbody>\n</table>\n");
         const char *series[3] = {"training", "inference", "latency"};
         fprintf(f, "<figure class=\"chart-box\">\n");

@@ -107,7 +107,16 @@ void report_page_printf(ReportPage *p, const char *fmt, ...) {
 
 void report_page_num(ReportPage *p, double v, int decimals) {
     if (!isfinite(v)) { fputs("-", p->f); return; }
-    fprintf(p->f, "<data value=\"%.17g\">%.*f</data>", v, decimals, v);
+    char text[64], grouped[96];
+    snprintf(text, sizeof text, "%.*f", decimals, v);
+    /* 478,344 rather than 478344: commas between thousands from 10,000 up. */
+    size_t n = strcspn(text, "."), lead = text[0] == '-', j = 0;
+    for (size_t i = 0; text[i]; i++) {
+        if (fabs(v) >= 1e4 && i > lead && i < n && (n - i) % 3 == 0) grouped[j++] = ',';
+        grouped[j++] = text[i];
+    }
+    grouped[j] = '\0';
+    fprintf(p->f, "<data value=\"%.17g\">%s</data>", v, grouped);
 }
 
 void report_page_fnref(ReportPage *p, int n) {

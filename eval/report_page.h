@@ -41,7 +41,8 @@ const char *report_page_provenance(const ReportPage *p, int n);
 void report_page_text(ReportPage *p, const char *s);
 /* Formatted text, escaped. */
 void report_page_printf(ReportPage *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* <data value="EXACT">ROUNDED</data>; "-" for a NaN. */
+/* <data value="EXACT">ROUNDED</data> (thousands separated by commas from
+ * 10,000 up); "-" for a NaN. */
 void report_page_num(ReportPage *p, double v, int decimals);
 /* <sup class="fn"><a href="#src-N">[N]</a></sup> */
 void report_page_fnref(ReportPage *p, int n);

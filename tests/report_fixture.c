@@ -90,7 +90,9 @@ static int fx_results(const ReportFixture *fx) {
         {"bench_bert_tiny.json",
          "{\"benchmark\": \"bert\", \"config\": \"tiny\", \"machine\": {\"cpu\": \"" REPORT_FX_CPU "\", \"cores\": 2},\n"
          " \"train\": {\"ours_tokens_per_s\": {\"median\": 1234.5}, \"torch_tokens_per_s\": {\"median\": 617.25},\n"
-         "  \"speedup_vs_torch\": {\"median\": 2.0001, \"min\": 1.5, \"max\": 2.5}}}\n"},
+         "  \"speedup_vs_torch\": {\"median\": 2.0001, \"min\": 1.5, \"max\": 2.5}},\n"
+         " \"infer\": {\"ours_tokens_per_s\": {\"median\": 478343.75}, \"torch_tokens_per_s\": {\"median\": 269787.8},\n"
+         "  \"speedup_vs_torch\": {\"median\": 1.773, \"min\": 1.5, \"max\": 2}}}\n"},
         {"bench_fasttext.json",
          "{\"official\": {\"implementation\": \"official\", \"accuracy\": 80.1, \"train_seconds\": {\"median\": 1.5}},\n"
          " \"ours\": {\"implementation\": \"glue fasttext\", \"accuracy\": 80.3, \"train_seconds\": {\"median\": 0.75}},\n"

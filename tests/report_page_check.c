@@ -14,11 +14,15 @@ int page_shows(const char *html, double v, int decimals, double tol) {
     char want[64];
     snprintf(want, sizeof want, "%.*f", decimals, v);
     for (const char *s = html ? strstr(html, DATA_OPEN) : NULL; s; s = strstr(s + 1, DATA_OPEN)) {
-        char *end;
+        char *end, shown[64];
         double x = strtod(s + strlen(DATA_OPEN), &end);
         if (fabs(x - v) > tol || strncmp(end, "\">", 2) != 0) continue;
-        size_t n = strlen(want);
-        if (strncmp(end + 2, want, n) == 0 && strncmp(end + 2 + n, "</data>", 7) == 0) return 1;
+        /* The text without its thousands commas. */
+        size_t n = 0;
+        for (const char *c = end + 2; *c && *c != '<' && n + 1 < sizeof shown; c++)
+            if (*c != ',') shown[n++] = *c;
+        shown[n] = '\0';
+        if (strcmp(shown, want) == 0) return 1;
     }
     return 0;
 }

@@ -5,7 +5,8 @@
 #define GLUE_TESTS_REPORT_PAGE_CHECK_H
 
 /* 1 when the page shows v: a <data> element whose value reads back as v
- * (within tol) and whose text is v with `decimals` decimals. */
+ * (within tol) and whose text is v with `decimals` decimals (thousands
+ * commas aside). */
 int page_shows(const char *html, double v, int decimals, double tol);
 /* How many <svg> charts have nothing drawn in them (no polyline, bar or point). */
 int page_blank_charts(const char *html);

@@ -112,6 +112,7 @@ TEST(report_numbers_equal_the_json) {
     /* Translation, benchmarks with their CPU (or the lack of one), pretraining. */
     CHECK(page_shows(html, 37.777, 2, 0) && page_shows(html, 38.111, 2, 0) && page_shows(html, 33.3333, 2, 0));
     CHECK(page_shows(html, 2.0001, 2, 0) && page_shows(html, 1234.5, 0, 0) && page_shows(html, 0.75, 2, 0));
+    CHECK(page_shows(html, 478343.75, 0, 0) && strstr(html, ">478,344</data>"));   /* thousands separated */
     CHECK(strstr(html, REPORT_FX_CPU) != NULL);
     CHECK(strstr(html, "CPU not recorded") != NULL);
     CHECK(page_shows(html, 8.125, 3, 0) && page_shows(html, 6.25, 2, 0));

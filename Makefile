@@ -50,10 +50,12 @@ asan:
 	  LDFLAGS="-fsanitize=address,undefined" test
 
 # The main job: the data, then SST-2 fine-tuned from the shipped pretrained
-# encoder (models/bert-tiny-wiki), printing dev accuracy each epoch.
+# encoder (models/bert-tiny-wiki), printing dev accuracy each epoch; last, the
+# HTML report of what it ran (runs/report.html, with the committed results).
 run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))
 	./$(GLUE_BIN) finetune sst2
+	./$(GLUE_BIN) report --out runs/report.html
 
 # Benchmarks against reference implementations, run on this machine in one
 # invocation (results/bench_*.json); see README.

@@ -151,6 +151,19 @@ static const Command COMMANDS[] = {
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
      "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
+    {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
+     "one self-contained HTML page of every result and run, with plots",
+     "  Reads results/ (or --results, $GLUE_RESULTS): compare.json, glue*.json,\n"
+     "  seeds, run results, translation.json, bench_*.json; and runs/ (or --runs,\n"
+     "  $GLUE_RUNS): every run directory. Writes one HTML file (inline SVG and CSS,\n"
+     "  nothing fetched; default report.html): the GLUE table with the best of each\n"
+     "  column marked and the seed spread, a bar chart per task, learning curves,\n"
+     "  the pretraining curve of models/bert-tiny-wiki (or each --pretrain DIR), a\n"
+     "  confusion matrix per classification run and an STS-B scatter (dev\n"
+     "  predictions made now from each run's model.ckpt; --no-predict skips them),\n"
+     "  translation BLEU and benchmark ratios with their CPU, and the source of\n"
+     "  every number. Inputs that are missing or unreadable are listed at the top\n"
+     "  of the page; the command fails only when the page cannot be written.\n"},
     {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK]",
      "write a glue BERT checkpoint as a Hugging Face model directory",
      "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"

@@ -21,5 +21,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_pretrain(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

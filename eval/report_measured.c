@@ -1,0 +1,276 @@
+/* report_measured.c — the report's numbers measured outside GLUE: the
+ * translation table (translation.json: BLEU per run, i.e. per position
+ * representation) and the benchmark ratios (bench_bert_*.json against
+ * PyTorch, bench_fasttext.json against the official fastText), each with the
+ * CPU it was measured on, or "CPU not recorded" when the file does not say. */
+#include "eval/report_sections.h"
+
+#include "core/common.h"
+#include "eval/svg_plot.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SPLITS 8
+#define MAX_ROWS 32
+
+static const char *str_or(const cJSON *o, const char *k, const char *fallback) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) && *v->valuestring ? v->valuestring : fallback;
+}
+
+/* The CPU a file (or one of its runs) names: "cpu", "machine": "..." or
+ * "machine": {"cpu": ...}, at the top or in "provenance". */
+static const char *cpu_of(const cJSON *o) {
+    for (int k = 0; k < 2 && o; k++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "machine");
+        const char *cpu = str_or(o, "cpu", NULL);
+        if (!cpu && cJSON_IsString(m)) cpu = m->valuestring;
+        if (!cpu && cJSON_IsObject(m)) cpu = str_or(m, "cpu", NULL);
+        if (cpu) return cpu;
+        o = cJSON_GetObjectItemCaseSensitive(o, "provenance");
+    }
+    return NULL;
+}
+
+static void cpu_cell(ReportPage *p, const cJSON *o, const cJSON *fallback) {
+    const char *cpu = cpu_of(o);
+    if (!cpu) cpu = cpu_of(fallback);
+    fprintf(p->f, "<td class=\"cpu%s\">", cpu ? "" : " missing");
+    report_page_text(p, cpu ? cpu : "CPU not recorded");
+    fprintf(p->f, "</td>");
+}
+
+static void num_cell(ReportPage *p, double v, int decimals, const char *title) {
+    fprintf(p->f, "<td");
+    if (title && *title) {
+        fprintf(p->f, " title=\"");
+        report_page_text(p, title);
+        fprintf(p->f, "\"");
+    }
+    fprintf(p->f, ">");
+    report_page_num(p, v, decimals);
+    fprintf(p->f, "</td>");
+}
+
+/* ---- translation ---- */
+
+static void translation_file(ReportPage *p, const ReportInput *in) {
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(in->json, "runs");
+    const char *split[MAX_SPLITS];
+    int ns = 0;
+    for (const cJSON *r = runs->child; r; r = r->next)
+        for (const cJSON *s = report_members(cJSON_GetObjectItemCaseSensitive(r, "splits")); s; s = s->next) {
+            int seen = 0;
+            for (int k = 0; k < ns; k++) seen |= strcmp(split[k], s->string) == 0;
+            if (!seen && ns < MAX_SPLITS) split[ns++] = s->string;
+        }
+    FILE *f = p->f;
+    fprintf(f, "<div class=\"table-wrap\">\n<table id=\"translation-table\" class=\"results\">\n<caption>");
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">run</th><th scope=\"col\" class=\"text\">positions</th>");
+    for (int k = 0; k < ns; k++) {
+        char name[128];   /* "test_2016_flickr" -> "test 2016 flickr": headers may wrap */
+        snprintf(name, sizeof name, "%s", split[k]);
+        for (char *c = name; *c; c++) *c = *c == '_' ? ' ' : *c;
+        fprintf(f, "<th scope=\"col\">");
+        report_page_printf(p, "%s BLEU", name);
+        fprintf(f, "</th><th scope=\"col\">");
+        report_page_printf(p, "%s tok-lc", name);
+        fprintf(f, "</th>");
+    }
+    fprintf(f, "<th scope=\"col\">dev BLEU</th><th scope=\"col\">CPU-hours</th><th scope=\"col\">CPU</th></tr>"
+               "</thead>\n<tbody>\n");
+    const char *labels[MAX_ROWS], *series[MAX_SPLITS];
+    double value[MAX_ROWS * MAX_SPLITS];
+    int nr = 0;
+    for (const cJSON *r = runs->child; r; r = r->next) {
+        const cJSON *splits = cJSON_GetObjectItemCaseSensitive(r, "splits");
+        char pos[128];
+        snprintf(pos, sizeof pos, "%s", str_or(r, "positions", "?"));
+        if (strcmp(pos, "lpr") == 0)
+            snprintf(pos, sizeof pos, "LPR k=%.0f, %s", report_num(r, "lpr_base"),
+                     report_num(r, "lpr_keys") != 0 && report_num(r, "lpr_values") != 0 ? "a^K and a^V"
+                     : report_num(r, "lpr_keys") != 0                                   ? "a^K only"
+                                                                                        : "a^V only");
+        fprintf(f, "<tr><th scope=\"row\"");
+        const char *cmd = str_or(r, "train_command", "");
+        if (*cmd) {
+            fprintf(f, " title=\"");
+            report_page_text(p, cmd);
+            fprintf(f, "\"");
+        }
+        fprintf(f, ">");
+        report_page_text(p, str_or(r, "run", "?"));
+        fprintf(f, "</th><td class=\"text\">");
+        report_page_text(p, pos);
+        fprintf(f, "</td>");
+        if (nr < MAX_ROWS) labels[nr] = str_or(r, "run", "?");
+        for (int k = 0; k < ns; k++) {
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(splits, split[k]);
+            const char *scmd = str_or(s, "command", "");
+            num_cell(p, report_num(s, "bleu"), 2, scmd);
+            num_cell(p, report_num(s, "bleu_tok_lc"), 2, scmd);
+            if (nr < MAX_ROWS) value[nr * ns + k] = report_num(s, "bleu");
+        }
+        num_cell(p, report_num(r, "dev_bleu"), 2, NULL);
+        num_cell(p, report_num(r, "cpu_hours"), 2, NULL);
+        cpu_cell(p, r, in->json);
+        fprintf(f, "</tr>\n");
+        nr += nr < MAX_ROWS;
+    }
+    fprintf(f, "</tbody>\n</table>\n</div>\n");
+    const cJSON *note = cJSON_GetObjectItemCaseSensitive(in->json, "bleu");
+    if (cJSON_IsString(note)) {
+        fprintf(f, "<p class=\"note\">");
+        report_page_text(p, note->valuestring);
+        fprintf(f, "</p>\n");
+    }
+    for (int k = 0; k < ns; k++) series[k] = split[k];
+    if (nr && ns) {
+        char id[300], slug[256];
+        report_page_slug(in->name, slug, sizeof slug);
+        snprintf(id, sizeof id, "bars-%s", slug);
+        fprintf(f, "<figure class=\"chart-box\">\n");
+        svg_hbars(f, id, "Test BLEU by position representation", labels, nr, series, ns, value, NULL,
+                  "BLEU (sacreBLEU, cased, 13a)", NULL);
+        fprintf(f, "<figcaption>Test BLEU of each run (beam search; see the table for the settings).</figcaption>\n"
+                   "</figure>\n");
+    }
+}
+
+void report_section_translation(ReportPage *p, const ReportInputs *in) {
+    fprintf(p->f, "<section id=\"translation\">\n<h2>Translation (Multi30k English→German)</h2>\n");
+    int n = 0;
+    for (int i = 0; i < in->n; i++)
+        if (in->in[i].kind == REPORT_IN_TRANSLATION) translation_file(p, &in->in[i]), n++;
+    if (!n) {
+        fprintf(p->f, "<p class=\"missing\">No translation.json in the results directory.</p>\n");
+        report_page_missing(p, "no translation.json: no translation table");
+    }
+    fprintf(p->f, "</section>\n");
+}
+
+/* ---- benchmarks ---- */
+
+static const struct { const char *key, *label; } PHASES[] = {
+    {"train", "training step (B=32, T=128)"},   {"infer", "inference (B=32, T=128)"},
+    {"latency", "latency (1 x 32 tokens)"},       {"infer_bf16", "bf16 inference vs PyTorch bf16"},
+    {"latency_bf16", "bf16 latency vs PyTorch bf16"},
+};
+#define NPHASES ((int)(sizeof PHASES / sizeof PHASES[0]))
+
+static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **labels, double *value, int *nr) {
+    const char *config = str_or(in->json, "config", in->name);
+    for (int k = 0; k < NPHASES; k++) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(in->json, PHASES[k].key);
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(ph, "speedup_vs_torch");
+        if (!ph) continue;
+        fprintf(p->f, "<tr><th scope=\"row\"");
+        report_page_title_attr(p, in->source);
+        fprintf(p->f, ">");
+        report_page_text(p, config);
+        report_page_fnref(p, in->source);
+        fprintf(p->f, "</th><td class=\"text\">");
+        report_page_text(p, PHASES[k].label);
+        fprintf(p->f, "</td>");
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(ph, "ours_tokens_per_s"), "median"), 0, NULL);
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(ph, "torch_tokens_per_s"), "median"), 0, NULL);
+        num_cell(p, report_num(sp, "median"), 2, NULL);
+        fprintf(p->f, "<td>");
+        report_page_num(p, report_num(sp, "min"), 2);
+        fprintf(p->f, "–");
+        report_page_num(p, report_num(sp, "max"), 2);
+        fprintf(p->f, "</td>");
+        cpu_cell(p, in->json, NULL);
+        fprintf(p->f, "</tr>\n");
+    }
+    if (*nr < MAX_ROWS) {   /* the chart: the fp32 phases, one row per config */
+        labels[*nr] = config;
+        for (int k = 0; k < 3; k++)
+            value[*nr * 3 + k] =
+                report_num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(in->json, PHASES[k].key),
+                                                            "speedup_vs_torch"), "median");
+        ++*nr;
+    }
+}
+
+/* Parameters' scale of a benchmarked BERT: layers x hidden size (0 when not recorded). */
+static double bench_size(const ReportInput *in) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(in->json, "model");
+    double v = report_num(m, "num_hidden_layers") * report_num(m, "hidden_size");
+    return isfinite(v) ? v : 0;
+}
+
+static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
+    FILE *f = p->f;
+    fprintf(f, "<table id=\"bench-fasttext-table\" class=\"results\">\n<caption>fastText against the official "
+               "tool: ");
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">implementation</th><th scope=\"col\">dev accuracy</th>"
+               "<th scope=\"col\">training wall time (s, median)</th><th scope=\"col\">CPU</th></tr></thead>\n"
+               "<tbody>\n");
+    static const char *const SIDES[2] = {"official", "ours"};
+    for (int s = 0; s < 2; s++) {
+        const cJSON *side = cJSON_GetObjectItemCaseSensitive(in->json, SIDES[s]);
+        fprintf(f, "<tr><th scope=\"row\">");
+        report_page_text(p, str_or(side, "implementation", SIDES[s]));
+        fprintf(f, "</th>");
+        num_cell(p, report_num(side, "accuracy"), 2, NULL);
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(side, "train_seconds"), "median"), 2, NULL);
+        cpu_cell(p, in->json, NULL);
+        fprintf(f, "</tr>\n");
+    }
+    fprintf(f, "</tbody>\n</table>\n<p class=\"note\">Time ours / official: ");
+    report_page_num(p, report_num(in->json, "time_ratio"), 2);
+    fprintf(f, "; accuracy difference: ");
+    report_page_num(p, report_num(in->json, "accuracy_diff"), 2);
+    fprintf(f, " points.</p>\n");
+}
+
+void report_section_bench(ReportPage *p, const ReportInputs *in) {
+    FILE *f = p->f;
+    fprintf(f, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
+    int nb = report_inputs_count(in, REPORT_IN_BENCH_BERT), nf = report_inputs_count(in, REPORT_IN_BENCH_FASTTEXT);
+    if (nb) {
+        fprintf(f, "<table id=\"bench-table\" class=\"results\">\n<caption>BERT against PyTorch (medians over "
+                   "repetitions; ratio above 1: ours is faster)</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">config</th>"
+                   "<th scope=\"col\" class=\"text\">measurement</th><th scope=\"col\">ours tokens/s</th><th scope=\"col\">PyTorch "
+                   "tokens/s</th><th scope=\"col\">speed ratio</th><th scope=\"col\">ratio min–max</th>"
+                   "<th scope=\"col\">CPU</th></tr></thead>\n<tbody>\n");
+        const char *labels[MAX_ROWS];
+        double value[MAX_ROWS * 3];
+        int nr = 0;
+        /* Smallest model first (the files come in name order: mini, small, tiny). */
+        const ReportInput *order[MAX_ROWS];
+        int no = 0;
+        for (int i = 0; i < in->n && no < MAX_ROWS; i++)
+            if (in->in[i].kind == REPORT_IN_BENCH_BERT) order[no++] = &in->in[i];
+        for (int i = 1; i < no; i++)
+            for (int j = i; j > 0 && bench_size(order[j]) < bench_size(order[j - 1]); j--) {
+                const ReportInput *t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        for (int i = 0; i < no; i++) bench_bert_rows(p, order[i], labels, value, &nr);
+        fprintf(f, "</tbody>\n</table>\n");
+        const char *series[3] = {"training", "inference", "latency"};
+        fprintf(f, "<figure class=\"chart-box\">\n");
+        svg_hbars(f, "bars-bench-bert", "BERT speed ratio against PyTorch (fp32)", labels, nr, series, 3, value, NULL,
+                  "speed ratio, ours / PyTorch (×; 1 = as fast)", NULL);
+        fprintf(f, "<figcaption>Speed ratios against PyTorch, fp32, medians (min–max in the table).</figcaption>\n"
+                   "</figure>\n");
+    }
+    for (int i = 0; i < in->n; i++)
+        if (in->in[i].kind == REPORT_IN_BENCH_FASTTEXT) bench_fasttext_table(p, &in->in[i]);
+    if (!nb && !nf) {
+        fprintf(f, "<p class=\"missing\">No bench_*.json in the results directory (<code>make bench</code> "
+                   "writes them).</p>\n");
+        report_page_missing(p, "no benchmark results (bench_*.json)");
+    }
+    fprintf(f, "</section>\n");
+}

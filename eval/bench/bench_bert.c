@@ -36,6 +36,8 @@
 #include "core/args.h"
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "models/bert.h"
@@ -475,19 +477,16 @@ static double bb_peak_mib(void) {
 
 static cJSON *bb_machine_json(const BertBench *b, double load0) {
     cJSON *j = cJSON_CreateObject();
-    char line[512], model[256] = "unknown";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) snprintf(model, sizeof model, "%s", p + 2);
-            model[strcspn(model, "\n")] = 0;
-            break;
-        }
-    if (f) fclose(f);
     double load[1] = {0};
     getloadavg(load, 1);
-    cJSON_AddStringToObject(j, "cpu", model);
+    /* The CPU as /proc/cpuinfo and cpuid name it, and the kernels this run used
+     * (core/kernels.h: the level chosen from the CPU, or forced by GLUE_KERNELS). */
+    cJSON_AddStringToObject(j, "cpu", kernels_cpu_model());
+    cJSON_AddStringToObject(j, "kernels", kernels_level_name(kernels_level()));
+    cJSON_AddStringToObject(j, "kernels_cpu_max", kernels_level_name(kernels_cpu_level()));
+    cJSON_AddStringToObject(j, "bf16_gemm", gemm_bf16_native() ? "avx512bf16 dot product" : "bf16 widened to fp32");
+    const char *forced_k = getenv("GLUE_KERNELS");
+    if (forced_k && *forced_k) cJSON_AddStringToObject(j, "GLUE_KERNELS", forced_k);
     cJSON_AddNumberToObject(j, "cores", threads_default());
     cJSON_AddNumberToObject(j, "threads", b->threads);
     /* The sgemm kernels OpenBLAS runs (OPENBLAS_CORETYPE can force them). */
@@ -525,8 +524,10 @@ int bench_bert(int argc, char **argv) {
     Rng r;
     rng_seed(&r, BB_SEED + 4);
     for (long i = 0; i < cap; i++) buf[i] = rng_normal(&r);
-    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, OpenBLAS %s kernels, load %.1f\n",
-            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, openblas_get_corename(), load0);
+    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, OpenBLAS %s kernels, "
+                    "our kernels %s, load %.1f\n  cpu: %s\n",
+            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, openblas_get_corename(),
+            kernels_level_name(kernels_level()), load0, kernels_cpu_model());
     BbSeries *s = xcalloc(BB_NUM, sizeof *s);
     int fail = 0;
     for (int w = 0; w < BB_NUM && !fail; w++) {
@@ -563,8 +564,9 @@ int bench_bert(int argc, char **argv) {
         /* A config given as a file is named by its base name. */
         const char *base = strrchr(b.config_name, '/');
         base = base ? base + 1 : b.config_name;
-        char name[128];
-        snprintf(name, sizeof name, "bench_bert_%.*s.json", (int)strcspn(base, "."), base);
+        char name[512], dir[256];
+        bench_cpu_dir(dir, sizeof dir);
+        snprintf(name, sizeof name, "%s/bench_bert_%.*s.json", dir, (int)strcspn(base, "."), base);
         if (bench_write_results(name, j) != 0) fail = 1;
         cJSON_Delete(j);
     }

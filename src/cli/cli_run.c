@@ -3,6 +3,7 @@
 
 #include "core/common.h"
 #include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "models/run_dir.h"
 
 #include <stdlib.h>
@@ -55,7 +56,8 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
                     t->name, ops->name);
     if (m && bf16) {
         if (!gemm_bf16_native())
-            user_warning("this CPU has no AVX512-BF16: --bf16 is emulated (the same numbers, much slower)");
+            user_warning("this CPU has no AVX512-BF16 (kernels: %s): --bf16 widens the bf16 weights to fp32 in "
+                         "registers (the same numbers)", kernels_level_name(kernels_level()));
         ops->use_bf16(m);
     }
     return m;

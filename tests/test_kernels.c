@@ -95,8 +95,9 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
 
         /* bf16 rounding of x: an integer computation, and NaN stays NaN. */
         x[n / 2] = NAN;
-        k->bf16_pack_x(a, MAXN, x, 0, 1, n); p->bf16_pack_x(b, MAXN, x, 0, 1, n);
-        CHECK_MSG(memcmp(a, b, sizeof(float) * (size_t)(n + (n & 1))) == 0 && isnan(a[n / 2]),
+        int nk = n < KERN_BF16_XLD ? n : KERN_BF16_XLD;
+        k->bf16_pack_x(a, x, 0, 1, nk); p->bf16_pack_x(b, x, 0, 1, nk);
+        CHECK_MSG(memcmp(a, b, sizeof(float) * (size_t)(nk + (nk & 1))) == 0 && (nk <= n / 2 || isnan(a[n / 2])),
                   "bf16_pack_x at %s, n %d", k->name, n);
     }
 }

@@ -72,10 +72,11 @@ static void matmul_bf16_empty(float *y, int M, int N, float beta, const float *b
 
 /* ---- without a bf16 dot product: weights widened to fp32 in registers ---- */
 
-/* K blocks of the widening path: half the native ones, so that one panel's
- * block (128 pairs x 32 columns x 4 bytes = 16 KB) stays in L1 across the row
- * tiles and the x block (GB_MC rows x 256 floats, 240 KB) in a Zen 3's 512 KB L2. */
-enum { GB_WKC = 128 };
+/* K blocks of the widening path (KERN_BF16_KC = 128 pairs): half the native
+ * ones, so that one panel's block (128 pairs x 32 columns x 4 bytes = 16 KB)
+ * stays in L1 across the row tiles and the x block (GB_MC rows x 256 floats,
+ * 240 KB) in a Zen 3's 512 KB L2. */
+enum { GB_WKC = KERN_BF16_KC };
 
 static float *gb_xf_block(void) {
     static float *block;
@@ -88,7 +89,7 @@ static float *gb_xf_block(void) {
 static void matmul_bf16_widen(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias,
                               int gelu, const ElemKernels *k) {
     float *xp = gb_xf_block();
-    int N = w->N, K = w->K, mr = k->bf16_mr, ld = 2 * GB_WKC;
+    int N = w->N, K = w->K, mr = k->bf16_mr, ld = KERN_BF16_XLD;
     int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
     for (int kp0 = 0; kp0 < w->pairs; kp0 += GB_WKC) {
         int kc = w->pairs - kp0 < GB_WKC ? w->pairs - kp0 : GB_WKC, k0 = 2 * kp0;
@@ -101,7 +102,7 @@ static void matmul_bf16_widen(float *y, const float *x, const Bf16Weights *w, in
                 int r_lo = blocks * t / nt * mr, r_hi = blocks * (t + 1) / nt * mr;
                 r_hi = r_hi < mc ? r_hi : mc;
                 if (r_lo < r_hi)
-                    k->bf16_pack_x(xp + (long)r_lo * ld, ld, x + (long)(m0 + r_lo) * K + k0, K, r_hi - r_lo, nk);
+                    k->bf16_pack_x(xp + (long)r_lo * ld, x + (long)(m0 + r_lo) * K + k0, K, r_hi - r_lo, nk);
                 #pragma omp barrier
                 int p_lo = w->panels * t / nt, p_hi = w->panels * (t + 1) / nt;
                 for (int pn = p_lo; pn < p_hi; pn++) {
@@ -109,7 +110,7 @@ static void matmul_bf16_widen(float *y, const float *x, const Bf16Weights *w, in
                     int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
                     for (int rb = 0; rb < mc; rb += mr)
                         k->bf16_tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < mr ? mc - rb : mr, ncols,
-                                     xp + (long)rb * ld, ld, bp, kc, kp0 == 0, kp0 + kc == w->pairs, beta,
+                                     xp + (long)rb * ld, bp, kc, kp0 == 0, kp0 + kc == w->pairs, beta,
                                      bias ? bias + pn * GB_NR : NULL, gelu);
                 }
             }

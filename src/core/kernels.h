@@ -37,8 +37,12 @@ typedef struct {
     float eps;
 } AdamwCoef;
 
-/* The column-panel width of core/gemm_bf16's packed weights. */
-enum { KERN_BF16_NR = 32 };
+/* core/gemm_bf16's packed weights come in panels of KERN_BF16_NR columns; the
+ * widening tile takes K in blocks of KERN_BF16_KC pairs, x packed at a fixed
+ * row stride of 2 * KERN_BF16_KC floats, so that the tile reaches row r at a
+ * constant offset from one pointer (a stride in a register costs a pointer
+ * per row, more than the 16 general registers hold with 12 rows). */
+enum { KERN_BF16_NR = 32, KERN_BF16_KC = 128, KERN_BF16_XLD = 2 * KERN_BF16_KC };
 
 typedef struct ElemKernels {
     const char *name;   /* "portable", "avx2", "avx512" */
@@ -71,14 +75,15 @@ typedef struct ElemKernels {
     float (*xent_row)(float *d, const float *r, int n, int rows, float *mx);
     /* AdamW on x, g, m, v (n) in PyTorch's operation order. */
     void (*adamw)(float *x, const float *g, float *m, float *v, long n, AdamwCoef c);
-    /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x rows
-     * [0, rows) x columns [k0, k0 + nk) rounded to bf16 -> xp [row][kc2] floats
-     * (an odd tail padded with 0); and the tile y (mr <= bf16_mr rows, ncols <=
-     * 32) (+)= xp . panel over kc pairs, weights widened in registers. */
+    /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x (rows,
+     * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp [row][KERN_BF16_XLD]
+     * floats (an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,
+     * ncols <= 32) (+)= xp . panel over kc <= KERN_BF16_KC pairs, weights
+     * widened in registers. */
     int bf16_mr;
-    void (*bf16_pack_x)(float *xp, int kc2, const float *x, long ldx, int rows, int nk);
-    void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, int kc2, const uint32_t *panel,
-                      int kc, int first, int last, float beta, const float *bias, int gelu);
+    void (*bf16_pack_x)(float *xp, const float *x, long ldx, int rows, int nk);
+    void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
+                      int first, int last, float beta, const float *bias, int gelu);
 } ElemKernels;
 
 /* The kernels of the current level (chosen on the first call). */

@@ -166,10 +166,10 @@ static void k_adamw(float *x, const float *g, float *m, float *v, long n, AdamwC
 
 /* x rounded to bf16 (to nearest even, quiet NaNs kept: core/half.c's
  * bf16_from_float), kept as floats: the tile multiplies fp32 registers. */
-static void k_bf16_pack_x(float *xp, int kc2, const float *x, long ldx, int rows, int nk) {
+static void k_bf16_pack_x(float *xp, const float *x, long ldx, int rows, int nk) {
     for (int r = 0; r < rows; r++) {
         const float *src = x + (long)r * ldx;
-        float *dst = xp + (long)r * kc2;
+        float *dst = xp + (long)r * KERN_BF16_XLD;
         #pragma omp simd
         for (int k = 0; k < nk; k++) {
             uint32_t u;
@@ -195,10 +195,9 @@ enum { K_NC = 2 * KW };   /* columns of one sub-tile: two vectors */
  * registers. The epilogue (first K block: beta * y + bias; later ones: + y;
  * the last: GELU) runs on the tile while it is in L1. */
 static inline __attribute__((always_inline)) void k_bf16_tile_rows(const int mr, float *y, long ldy, int ncols,
-                                                                   const float *xp, int kc2,
-                                                                   const uint32_t *panel, int kc, int first,
-                                                                   int last, float beta, const float *bias,
-                                                                   int gelu) {
+                                                                   const float *xp, const uint32_t *panel, int kc,
+                                                                   int first, int last, float beta,
+                                                                   const float *bias, int gelu) {
     for (int j0 = 0; j0 < ncols; j0 += K_NC) {
         kvf acc[KERN_MR][2];
 #pragma GCC unroll 16
@@ -210,7 +209,7 @@ static inline __attribute__((always_inline)) void k_bf16_tile_rows(const int mr,
             kvf hi0 = (kvf)(w0 & 0xffff0000u), hi1 = (kvf)(w1 & 0xffff0000u);
 #pragma GCC unroll 16
             for (int r = 0; r < mr; r++) {
-                kvf xe = KV_SET1(xp[(long)r * kc2 + 2 * kp]), xo = KV_SET1(xp[(long)r * kc2 + 2 * kp + 1]);
+                kvf xe = KV_SET1(xp[r * KERN_BF16_XLD + 2 * kp]), xo = KV_SET1(xp[r * KERN_BF16_XLD + 2 * kp + 1]);
                 acc[r][0] = KV_FMA(xo, hi0, KV_FMA(xe, lo0, acc[r][0]));
                 acc[r][1] = KV_FMA(xo, hi1, KV_FMA(xe, lo1, acc[r][1]));
             }
@@ -242,13 +241,13 @@ static inline __attribute__((always_inline)) void k_bf16_tile_rows(const int mr,
     }
 }
 
-static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, int kc2, const uint32_t *panel,
-                        int kc, int first, int last, float beta, const float *bias, int gelu) {
+static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
+                        int first, int last, float beta, const float *bias, int gelu) {
     switch (mr) {
-#define K_CASE(R)                                                                                         \
-    case R:                                                                                               \
-        if (R <= KERN_MR) k_bf16_tile_rows(R <= KERN_MR ? R : 1, y, ldy, ncols, xp, kc2, panel, kc, first, \
-                                           last, beta, bias, gelu);                                       \
+#define K_CASE(R)                                                                                              \
+    case R:                                                                                                    \
+        if (R <= KERN_MR)                                                                                      \
+            k_bf16_tile_rows(R <= KERN_MR ? R : 1, y, ldy, ncols, xp, panel, kc, first, last, beta, bias, gelu); \
         break;
         K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
         K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)

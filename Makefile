@@ -5,7 +5,10 @@
 
 BUILD   ?= build
 CC      ?= cc
-OPT     ?= -O2 -march=native
+# x86-64-v2 (SSE4.2): the binary runs on any x86-64 CPU of the last 15 years,
+# whichever machine built it. The hot loops are compiled again for AVX2 and
+# AVX-512 and chosen at run time (src/core/kernels.h; GLUE_KERNELS forces one).
+OPT     ?= -O2 -march=x86-64-v2
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Isrc -I. $(WARN) -fopenmp -MMD -MP $(DEP_CFLAGS)
@@ -35,9 +38,20 @@ $(GLUE_BIN): $(BUILD)/deps.mk $(MAIN_OBJ) $(LIB_OBJ)
 $(BUILD)/glue_tests: $(BUILD)/deps.mk $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(TEST_OBJ) $(LIB_OBJ) -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
 
+# The run-time-selected kernels (src/core/kernels.h): each level's copy is
+# compiled for its instruction set; nothing else in the binary uses them.
+# -fno-trapping-math lets GCC 12 if-convert fast_expf's clamps (it may not
+# speculate a multiply that could raise an FP flag); without it every exp and
+# GELU loop stays scalar below AVX-512. The program never enables FP traps.
+# -fno-math-errno lets sqrtf vectorise (AdamW; the result is the same
+# correctly rounded root, only errno, never read, is not set).
+$(BUILD)/src/core/kernels_portable.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno
+$(BUILD)/src/core/kernels_avx2.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx2 -mfma
+$(BUILD)/src/core/kernels_avx512.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
+
 $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(KERN_FLAGS) -c $< -o $@
 
 # The tests call ./glue for the CLI checks and the PyTorch references; GLUE_BIN
 # tells them which binary this build produced.

@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "core/common.h"
 #include "core/editdist.h"
+#include "core/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +179,8 @@ static const int NUM_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 
 static void print_overview(FILE *f) {
     fprintf(f, "glue — GLUE tasks, BERT and baselines, in one binary\n\n"
-               "usage: glue <command> [options]   (glue <command> --help for details)\n\n"
+               "usage: glue <command> [options]   (glue <command> --help for details)\n"
+               "       glue --version                (the CPU and the kernels chosen for it)\n\n"
                "commands:\n");
     for (int i = 0; i < NUM_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
@@ -188,7 +190,18 @@ static void print_command_help(const Command *c) {
     printf("usage: glue %s %s\n\n%s\n\n%s", c->name, c->usage, c->summary, c->details);
 }
 
+/* `glue --version`: what this binary runs here — the kernel level chosen from
+ * the CPU (core/kernels.h; GLUE_KERNELS may lower it) and the CPU. */
+static int print_version(void) {
+    printf("glue, C11 (built for x86-64-v2; hot loops chosen at run time)\n"
+           "kernels: %s (this CPU supports up to %s; GLUE_KERNELS=portable|avx2|avx512|avx512bf16 lowers it)\n"
+           "cpu: %s\n",
+           kernels_level_name(kernels_level()), kernels_level_name(kernels_cpu_level()), kernels_cpu_model());
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) return print_version();
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         if (argc >= 3 && strcmp(argv[1], "help") == 0) {

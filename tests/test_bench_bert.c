@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kernels.h"
+#include "eval/bench/bench.h"
 #include "tests/test.h"
 
 /* V 1000, C 32, L 1, 2 heads: a train step takes milliseconds. */
@@ -25,13 +27,14 @@ static double stat_median(const cJSON *section, const char *key) {
 TEST(bench_bert_runs_and_reports_every_measurement) {
     char dir[] = "/tmp/glue_bench_bert_XXXXXX";
     if (!CHECK(mkdtemp(dir))) return;
-    char cfg[256], cmd[1024], json_path[300];
+    char cfg[256], cmd[1024], json_path[600];
     snprintf(cfg, sizeof cfg, "%s/small_bert.json", dir);
     FILE *f = fopen(cfg, "w");
     if (!CHECK(f)) return;
     fputs(SMALL_CONFIG, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "GLUE_RESULTS=%s %s bench bert --config %s --no-torch --reps 1 --steps 1 --threads 1 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "GLUE_KERNELS=portable GLUE_RESULTS=%s %s bench bert --config %s --no-torch --reps 1 --steps 1 --threads 1 2>&1",
              dir, test_glue_bin(), cfg);
     int st = -1;
     char *out = test_run(cmd, &st);
@@ -39,7 +42,9 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
     CHECK_MSG(out && strstr(out, "train ") && strstr(out, "infer ") && strstr(out, "latency ") &&
                   strstr(out, "peak memory"), "missing lines:\n%s", out ? out : "");
     free(out);
-    snprintf(json_path, sizeof json_path, "%s/bench_bert_small_bert.json", dir);
+    char cpu_dir[256];
+    bench_cpu_dir(cpu_dir, sizeof cpu_dir);   /* results per CPU: bench/<cpu>/ */
+    snprintf(json_path, sizeof json_path, "%s/%s/bench_bert_small_bert.json", dir, cpu_dir);
     f = fopen(json_path, "r");
     if (CHECK_MSG(f, "no %s", json_path)) {
         char buf[16384];
@@ -59,6 +64,12 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
             CHECK_NEAR(stat_median(train, "ours_gflops"), want, 1e-6 * want + 1e-9);
             CHECK(stat_median(train, "sgemm_gflops") > 0 && stat_median(train, "fraction_of_sgemm") > 0);
             CHECK(cJSON_GetObjectItem(j, "ours_peak_mib") && cJSON_GetObjectItem(j, "machine"));
+            /* The machine names the CPU and the kernels the run used (GLUE_KERNELS=portable here). */
+            const cJSON *mach = cJSON_GetObjectItem(j, "machine");
+            const cJSON *cpu = cJSON_GetObjectItem(mach, "cpu"), *kern = cJSON_GetObjectItem(mach, "kernels");
+            CHECK(cJSON_IsString(cpu) && strcmp(cpu->valuestring, kernels_cpu_model()) == 0);
+            CHECK_MSG(cJSON_IsString(kern) && strcmp(kern->valuestring, "portable") == 0, "kernels: %s",
+                      cJSON_IsString(kern) ? kern->valuestring : "(none)");
             /* The timed steps allocate nothing (test_bert_no_alloc.c shows the count counts). */
             const cJSON *allocs = cJSON_GetObjectItem(j, "ours_allocations_in_timed_calls");
             CHECK_MSG(cJSON_IsNumber(allocs) && allocs->valuedouble == 0, "allocations in timed calls: %g",
@@ -68,6 +79,11 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
     }
     unlink(json_path);
     unlink(cfg);
+    char sub_dir[600];
+    snprintf(sub_dir, sizeof sub_dir, "%s/%s", dir, cpu_dir);
+    rmdir(sub_dir);
+    snprintf(sub_dir, sizeof sub_dir, "%s/bench", dir);
+    rmdir(sub_dir);
     rmdir(dir);
 }
 

@@ -1,12 +1,13 @@
 /* test_bert_bf16.c — bert_use_bf16: with bf16 encoder weights the forwards
  * (full and [CLS]-only, with and without ALiBi) give the fp32 logits up to
- * bf16's rounding; both GEMM paths (AVX512-BF16 and portable) agree with
- * each other to fp32 summation error; switching it off gives the fp32 numbers
+ * bf16's rounding; the GEMM at the CPU's kernel level and the portable one
+ * (core/kernels.h) agree with each other to fp32 summation error; switching it off gives the fp32 numbers
  * back bit for bit (the packed copies never touch the weights). */
 #include <math.h>
 #include <string.h>
 
 #include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/rng.h"
 #include "models/bert.h"
 #include "tests/test.h"
@@ -51,9 +52,9 @@ static void check_bf16(int alibi, int pooled_path) {
     pooled(m, &b, pooled_path, fp32);
     bert_use_bf16(m, 1);
     pooled(m, &b, pooled_path, native);
-    gemm_bf16_portable(1);
+    KernLevel level = kernels_force(KERN_PORTABLE);
     pooled(m, &b, pooled_path, portable);
-    gemm_bf16_portable(0);
+    kernels_force(level);
     bert_use_bf16(m, 0);
     pooled(m, &b, pooled_path, again);
     double scale = max_abs(fp32, BB_B * BB_C), d = max_diff(fp32, native, BB_B * BB_C);

@@ -1,6 +1,7 @@
 /* test_gemm_bf16.c — core/gemm_bf16: matmul_bf16 against a double-precision product of
- * the same bf16-rounded operands, on both paths (AVX512-BF16 when the CPU has
- * it, the portable one always) and shapes that hit every edge: one element,
+ * the same bf16-rounded operands, at every kernel level the CPU runs
+ * (core/kernels.h: the AVX512-BF16 dot product, and the AVX-512F, AVX2 and
+ * portable widening tiles) and shapes that hit every edge: one element,
  * rows not a multiple of the 12-row tile, columns not a multiple of 32, odd K,
  * several K and row blocks, beta 0 and beta != 0, with and without the fused
  * bias and GELU. And the approximation itself: within bf16's rounding bound of
@@ -10,6 +11,7 @@
 
 #include "core/blas.h"
 #include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/half.h"
 #include "core/rng.h"
 #include "tests/test.h"
@@ -50,14 +52,15 @@ static void check_shape(int M, int N, int K, float beta) {
     for (int i = 0; i < N; i++) bias[i] = 3.0f * rng_normal(&r);
     Bf16Weights w;
     bf16_weights_pack(&w, W, N, K);
-    for (int portable = 0; portable < 2; portable++)
+    KernLevel saved = kernels_level();
+    for (int level = 0; level <= (int)kernels_cpu_level(); level++)
         for (int epi = 0; epi < 3; epi++) {   /* nothing; bias; bias + GELU */
             const float *b = epi ? bias : NULL;
             int gelu = epi == 2;
-            gemm_bf16_portable(portable);
+            kernels_force((KernLevel)level);
             for (long i = 0; i < (long)M * N; i++) y[i] = beta == 0.0f ? NAN : y0[i];   /* beta 0: never read */
             matmul_bf16(y, x, &w, M, beta, b, gelu);
-            const char *path = portable || !gemm_bf16_native() ? "portable" : "native";
+            const char *path = kernels_level_name((KernLevel)level);
             double e = bf16_error(y, x, W, y0, b, gelu, M, N, K, beta, 1);
             CHECK_MSG(e < 1e-5, "M%d N%d K%d beta %g bias %d gelu %d %s: error %g against the rounded operands", M,
                       N, K, beta, b != NULL, gelu, path, e);
@@ -65,7 +68,7 @@ static void check_shape(int M, int N, int K, float beta) {
             double e32 = bf16_error(y, x, W, y0, b, gelu, M, N, K, beta, 0);
             CHECK_MSG(e32 < 2 * 0x1p-8, "M%d N%d K%d %s: %g from the fp32 product", M, N, K, path, e32);
         }
-    gemm_bf16_portable(0);
+    kernels_force(saved);
     bf16_weights_free(&w);
     free(x); free(W); free(y0); free(y); free(bias);
 }

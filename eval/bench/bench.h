@@ -34,4 +34,10 @@ void bench_tmpdir_remove(const char *dir);
  * says where on stderr. 0 ok, -1 after a message. */
 int bench_write_results(const char *name, const cJSON *json);
 
+/* "bench/<cpu>" under the results root, where BERT speed results go: one
+ * directory per CPU model (numbers from different CPUs are not comparable),
+ * <cpu> being core/kernels.h's CPU name in lower case with every run of other
+ * characters a '-', e.g. "bench/amd-epyc-family-25-model-17". */
+void bench_cpu_dir(char *out, size_t cap);
+
 #endif

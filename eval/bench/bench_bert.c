@@ -10,9 +10,11 @@
  *            ours as `glue predict` runs it (bert_forward_pooled: the last
  *            layer only at [CLS]), PyTorch computing every position as HF does;
  *   latency  the same for one sentence, B = 1, T = 32;
- *   infer_bf16, latency_bf16   the same two with our encoder's dense weights in
- *            bf16 (bert_use_bf16: AVX512-BF16 products, fp32 sums) against
- *            PyTorch under torch.autocast("cpu", bfloat16).
+ *   infer_bf16, latency_bf16   the same two as --bf16 runs them: our encoder's
+ *            dense weights in bf16 (bert_use_bf16: AVX512-BF16 products, fp32
+ *            sums) where the CPU has the bf16 dot product (kernel level
+ *            avx512bf16), the fp32 path elsewhere; against PyTorch under
+ *            torch.autocast("cpu", bfloat16).
  * Rows are full length on both sides (no padding). Each repetition also times
  * OpenBLAS sgemm alone on the step's own dense GEMMs (same shapes and
  * transposes, no attention, no element-wise work): the GFLOP/s a step made only
@@ -36,6 +38,8 @@
 #include "core/args.h"
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "models/bert.h"
@@ -189,7 +193,9 @@ static void ours_init(Ours *o, const BertBench *b) {
     bert_reserve(o->classifier, BB_B, BB_T, 0, 0);
     o->classifier_bf16 = bert_create(c, &(BertHeads){.pooler = 1, .num_labels = BB_LABELS}, BB_SEED + 1);
     bert_reserve(o->classifier_bf16, BB_B, BB_T, 0, 0);
-    bert_use_bf16(o->classifier_bf16, 1);
+    /* What --bf16 runs (src/cli/cli_run.c): bf16 weights where the CPU has the
+     * bf16 dot product, the fp32 path elsewhere. */
+    if (gemm_bf16_native()) bert_use_bf16(o->classifier_bf16, 1);
     o->opt = optim_adamw(0.01);
     o->opt.eps = 1e-6;
     rng_seed(&o->drop, BB_SEED + 2);
@@ -475,19 +481,17 @@ static double bb_peak_mib(void) {
 
 static cJSON *bb_machine_json(const BertBench *b, double load0) {
     cJSON *j = cJSON_CreateObject();
-    char line[512], model[256] = "unknown";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) snprintf(model, sizeof model, "%s", p + 2);
-            model[strcspn(model, "\n")] = 0;
-            break;
-        }
-    if (f) fclose(f);
     double load[1] = {0};
     getloadavg(load, 1);
-    cJSON_AddStringToObject(j, "cpu", model);
+    /* The CPU as /proc/cpuinfo and cpuid name it, and the kernels this run used
+     * (core/kernels.h: the level chosen from the CPU, or forced by GLUE_KERNELS). */
+    cJSON_AddStringToObject(j, "cpu", kernels_cpu_model());
+    cJSON_AddStringToObject(j, "kernels", kernels_level_name(kernels_level()));
+    cJSON_AddStringToObject(j, "kernels_cpu_max", kernels_level_name(kernels_cpu_level()));
+    cJSON_AddStringToObject(j, "bf16_gemm", gemm_bf16_native() ? "avx512bf16 dot product"
+                                                               : "none: --bf16 runs the fp32 path on this CPU");
+    const char *forced_k = getenv("GLUE_KERNELS");
+    if (forced_k && *forced_k) cJSON_AddStringToObject(j, "GLUE_KERNELS", forced_k);
     cJSON_AddNumberToObject(j, "cores", threads_default());
     cJSON_AddNumberToObject(j, "threads", b->threads);
     /* The sgemm kernels OpenBLAS runs (OPENBLAS_CORETYPE can force them). */
@@ -525,8 +529,10 @@ int bench_bert(int argc, char **argv) {
     Rng r;
     rng_seed(&r, BB_SEED + 4);
     for (long i = 0; i < cap; i++) buf[i] = rng_normal(&r);
-    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, OpenBLAS %s kernels, load %.1f\n",
-            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, openblas_get_corename(), load0);
+    fprintf(stderr, "glue: bench bert --config %s: %d reps of %d/%d/%d calls, %d threads, OpenBLAS %s kernels, "
+                    "our kernels %s, load %.1f\n  cpu: %s\n",
+            b.config_name, b.reps, b.iters[0], b.iters[1], b.iters[2], b.threads, openblas_get_corename(),
+            kernels_level_name(kernels_level()), load0, kernels_cpu_model());
     BbSeries *s = xcalloc(BB_NUM, sizeof *s);
     int fail = 0;
     for (int w = 0; w < BB_NUM && !fail; w++) {
@@ -563,8 +569,9 @@ int bench_bert(int argc, char **argv) {
         /* A config given as a file is named by its base name. */
         const char *base = strrchr(b.config_name, '/');
         base = base ? base + 1 : b.config_name;
-        char name[128];
-        snprintf(name, sizeof name, "bench_bert_%.*s.json", (int)strcspn(base, "."), base);
+        char name[512], dir[256];
+        bench_cpu_dir(dir, sizeof dir);
+        snprintf(name, sizeof name, "%s/bench_bert_%.*s.json", dir, (int)strcspn(base, "."), base);
         if (bench_write_results(name, j) != 0) fail = 1;
         cJSON_Delete(j);
     }

@@ -2,6 +2,7 @@
 #include "eval/bench/bench.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/kernels.h"
 #include "models/run_dir.h"
 
 extern char **environ;
@@ -70,10 +72,29 @@ void bench_tmpdir_remove(const char *dir) {
     rmdir(dir);
 }
 
+void bench_cpu_dir(char *out, size_t cap) {
+    const char *cpu = kernels_cpu_model();
+    size_t n = (size_t)snprintf(out, cap, "bench/");
+    int dash = 0;
+    for (const char *c = cpu; *c && n + 2 < cap; c++) {
+        if (isalnum((unsigned char)*c)) {
+            if (dash && n > strlen("bench/")) out[n++] = '-';
+            out[n++] = (char)tolower((unsigned char)*c);
+            dash = 0;
+        } else {
+            dash = 1;
+        }
+    }
+    out[n < cap ? n : cap - 1] = 0;
+}
+
 int bench_write_results(const char *name, const cJSON *json) {
-    char path[4096];
+    char path[4096], dir[4096];
     const char *root = run_results_root();
-    if (run_dir_make(root) != 0) return -1;
+    /* name may have a directory part (bench/<cpu>/...): create it as well */
+    const char *slash = strrchr(name, '/');
+    snprintf(dir, sizeof dir, "%s/%.*s", root, slash ? (int)(slash - name) : 0, name);
+    if (run_dir_make(slash ? dir : root) != 0) return -1;
     run_file_path(root, name, path, sizeof path);
     if (run_json_write(path, json) != 0) return -1;
     fprintf(stderr, "glue: wrote %s\n", path);

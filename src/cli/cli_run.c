@@ -3,6 +3,7 @@
 
 #include "core/common.h"
 #include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "models/run_dir.h"
 
 #include <stdlib.h>
@@ -38,6 +39,16 @@ const Task *cli_run_task(const Task *t) {
     return base ? base : t;
 }
 
+/* --bf16 on a loaded model (ops has a bf16 path). */
+static void cli_use_bf16(const ModelOps *ops, Model *m) {
+    /* Without the bf16 dot product, bf16 weights widened to fp32 in registers
+     * run at 50-70% of sgemm (core/gemm_bf16.c): --bf16 would be slower
+     * than fp32, so it is fp32 (issue 19: never slower). */
+    if (gemm_bf16_native()) ops->use_bf16(m);
+    else user_warning("no AVX512-BF16 here (kernels: %s): --bf16 runs the fp32 path, which is faster on this CPU",
+                      kernels_level_name(kernels_level()));
+}
+
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
     char path[4096], hint[256];
     if (bf16 && !ops->use_bf16) {
@@ -54,11 +65,7 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
     /* The model said what is wrong with the file; say what to do about it. */
     if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: glue finetune %s --model %s\n",
                     t->name, ops->name);
-    if (m && bf16) {
-        if (!gemm_bf16_native())
-            user_warning("this CPU has no AVX512-BF16: --bf16 is emulated (the same numbers, much slower)");
-        ops->use_bf16(m);
-    }
+    if (m && bf16) cli_use_bf16(ops, m);
     return m;
 }
 
@@ -96,7 +103,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
                    init, ops->name);
         return NULL;
     }
-    if (m && bf16 && ops->use_bf16) ops->use_bf16(m);
+    if (m && bf16 && ops->use_bf16) cli_use_bf16(ops, m);
     else if (m && bf16) {
         user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         ops->free(m);

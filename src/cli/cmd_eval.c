@@ -10,6 +10,8 @@
 #include "cli/submission.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/threads.h"
 #include "eval/predictions.h"
 #include "eval/report.h"
@@ -117,7 +119,10 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "run", dir[0] ? dir : e->init);
-    if (e->bf16) cJSON_AddBoolToObject(out, "bf16", 1);
+    /* The kernels that ran, and whether --bf16 ran bf16 weights (false: the CPU
+     * has no AVX512-BF16 and --bf16 ran the fp32 path, src/cli/cli_run.c). */
+    cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
+    if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
     int batch = dir[0] ? eval_batch_of(dir) : EVAL_BATCH_DEFAULT;
     int rc = test ? eval_task_test(ops, m, t, batch, dir, out) : eval_task_dev(ops, m, t, batch, out);
     ops->free(m);

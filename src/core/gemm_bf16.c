@@ -9,7 +9,14 @@
  * x block, then split W's panels. Measured on this machine's two Zen 5 cores
  * (a standalone prototype of this kernel): 610-840 GFLOP/s on BERT-small
  * shapes with 4,096 rows (OpenBLAS sgemm: 495-515), 760-850 with 32 rows
- * (sgemm 240-280). */
+ * (sgemm 240-280).
+ *
+ * Without AVX512-BF16 (core/kernels.h's level below avx512bf16, or forced with
+ * GLUE_KERNELS), the same packed weights go through core/kernels' widening tile:
+ * bf16 -> fp32 is a 16-bit shift, so each pair of packed weights becomes two fp32
+ * vectors in registers and the products are fp32 FMAs (AVX-512F, AVX2 + FMA,
+ * or SSE multiply-adds), of x rounded to bf16 as here: the same numbers up to
+ * fp32 summation order, at fp32 FMA speed with half the weight traffic. */
 #include "core/gemm_bf16.h"
 
 #include <immintrin.h>
@@ -19,26 +26,16 @@
 #include "core/common.h"
 #include "core/fastmath.h"
 #include "core/half.h"
+#include "core/kernels.h"
 
-enum { GB_NR = 32, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
+enum { GB_NR = KERN_BF16_NR, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
 
 /* Two consecutive k of one row as one 32-bit lane of vdpbf16ps: low half first. */
 static uint32_t bf16_pair(float lo, float hi) {
     return (uint32_t)bf16_from_float(lo) | (uint32_t)bf16_from_float(hi) << 16;
 }
 
-static int g_portable;
-
-void gemm_bf16_portable(int on) { g_portable = on; }
-
-int gemm_bf16_native(void) {
-    static int has = -1;
-    if (has < 0) {
-        __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw");
-    }
-    return has && !g_portable;
-}
+int gemm_bf16_native(void) { return kernels_level() == KERN_AVX512BF16; }
 
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K) {
     p->N = N;
@@ -62,28 +59,63 @@ void bf16_weights_free(Bf16Weights *p) {
     memset(p, 0, sizeof *p);
 }
 
-/* ---- portable path: the same rounding, scalar fp32 products ---- */
+/* ---- K = 0: no products, only the epilogue (not a hot path) ---- */
 
-static void matmul_bf16_portable(float *y, const float *x, const Bf16Weights *w, int M, float beta,
-                                 const float *bias, int gelu) {
-    int N = w->N, K = w->K;
-    #pragma omp parallel for collapse(2) if ((long)M * N * K > (1L << 20))
-    for (int m = 0; m < M; m++)
+static void matmul_bf16_empty(float *y, int M, int N, float beta, const float *bias, int gelu) {
+    for (long m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
-            const uint32_t *col = w->data + (long)(n / GB_NR) * w->pairs * GB_NR + n % GB_NR;
-            const float *row = x + (long)m * K;
-            float acc = 0.0f;
-            for (int kp = 0; kp < w->pairs; kp++) {
-                int k = 2 * kp;
-                uint32_t wp = col[(long)kp * GB_NR];
-                float x0 = bf16_to_float(bf16_from_float(row[k]));
-                float x1 = k + 1 < K ? bf16_to_float(bf16_from_float(row[k + 1])) : 0.0f;
-                acc += x0 * bf16_to_float((uint16_t)wp) + x1 * bf16_to_float((uint16_t)(wp >> 16));
-            }
-            float *out = y + (long)m * N + n;
-            float v = (beta == 0.0f ? acc : acc + beta * *out) + (bias ? bias[n] : 0.0f);
+            float *out = y + m * N + n;
+            float v = (beta == 0.0f ? 0.0f : beta * *out) + (bias ? bias[n] : 0.0f);
             *out = gelu ? v * normal_cdf(v) : v;
         }
+}
+
+/* ---- without a bf16 dot product: weights widened to fp32 in registers ---- */
+
+/* K blocks of the widening path (KERN_BF16_KC = 128 pairs): half the native
+ * ones, so that one panel's block (128 pairs x 32 columns x 4 bytes = 16 KB)
+ * stays in L1 across the row tiles and the x block (GB_MC rows x 256 floats,
+ * 240 KB) in a Zen 3's 512 KB L2. */
+enum { GB_WKC = KERN_BF16_KC };
+
+static float *gb_xf_block(void) {
+    static float *block;
+    if (!block) block = xaligned_alloc(sizeof(float) * GB_MC * 2 * GB_WKC);
+    return block;
+}
+
+/* The same blocking as matmul_bf16_native below, with core/kernels' tile of
+ * the current level (AVX-512F, AVX2 + FMA or SSE). */
+static void matmul_bf16_widen(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias,
+                              int gelu, const ElemKernels *k) {
+    float *xp = gb_xf_block();
+    int N = w->N, K = w->K, mr = k->bf16_mr, ld = KERN_BF16_XLD;
+    int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
+    for (int kp0 = 0; kp0 < w->pairs; kp0 += GB_WKC) {
+        int kc = w->pairs - kp0 < GB_WKC ? w->pairs - kp0 : GB_WKC, k0 = 2 * kp0;
+        int nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
+        for (int m0 = 0; m0 < M; m0 += GB_MC) {
+            int mc = M - m0 < GB_MC ? M - m0 : GB_MC, blocks = (mc + mr - 1) / mr;
+            #pragma omp parallel num_threads(team)
+            {
+                int t = omp_get_thread_num(), nt = omp_get_num_threads();
+                int r_lo = blocks * t / nt * mr, r_hi = blocks * (t + 1) / nt * mr;
+                r_hi = r_hi < mc ? r_hi : mc;
+                if (r_lo < r_hi)
+                    k->bf16_pack_x(xp + (long)r_lo * ld, x + (long)(m0 + r_lo) * K + k0, K, r_hi - r_lo, nk);
+                #pragma omp barrier
+                int p_lo = w->panels * t / nt, p_hi = w->panels * (t + 1) / nt;
+                for (int pn = p_lo; pn < p_hi; pn++) {
+                    const uint32_t *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
+                    int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
+                    for (int rb = 0; rb < mc; rb += mr)
+                        k->bf16_tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < mr ? mc - rb : mr, ncols,
+                                     xp + (long)rb * ld, bp, kc, kp0 == 0, kp0 + kc == w->pairs, beta,
+                                     bias ? bias + pn * GB_NR : NULL, gelu);
+                }
+            }
+        }
+    }
 }
 
 /* ---- AVX512-BF16 path ---- */
@@ -222,9 +254,7 @@ static GB_TARGET void matmul_bf16_native(float *y, const float *x, const Bf16Wei
 
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
-    if (w->K == 0 || !gemm_bf16_native()) {   /* the portable loop also does an empty sum (K = 0) */
-        matmul_bf16_portable(y, x, w, M, beta, bias, gelu);
-        return;
-    }
-    matmul_bf16_native(y, x, w, M, beta, bias, gelu);
+    if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
+    else if (gemm_bf16_native()) matmul_bf16_native(y, x, w, M, beta, bias, gelu);
+    else matmul_bf16_widen(y, x, w, M, beta, bias, gelu, kernels());
 }

@@ -10,8 +10,9 @@
  * the reference comparisons stay fp32.
  *
  * Every machine computes the same numbers up to fp32 summation order: without
- * AVX512-BF16 (or with gemm_bf16_portable(1), for tests) a scalar loop
- * multiplies the packed weights, widened back to fp32, by x rounded to bf16.
+ * AVX512-BF16 (or with a lower level forced, core/kernels.h) a vectorised tile
+ * multiplies the packed weights, widened to fp32 in registers, by x rounded to
+ * bf16, with fp32 FMAs.
  * Call from the main thread, outside parallel regions (core/threads.h's rule);
  * the products split the weight's columns over the OpenMP pool. */
 #ifndef GLUE_GEMM_BF16_H
@@ -37,9 +38,7 @@ void bf16_weights_free(Bf16Weights *p);
  * inference forward more than a tenth of its time). */
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu);
 
-/* 1 when this CPU runs the AVX512-BF16 kernel (and the portable path is not forced). */
+/* 1 when the AVX512-BF16 kernel runs (core/kernels.h's level is avx512bf16). */
 int gemm_bf16_native(void);
-/* Force (1) or release (0) the portable path, for tests on AVX512-BF16 machines. */
-void gemm_bf16_portable(int on);
 
 #endif

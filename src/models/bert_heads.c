@@ -8,7 +8,7 @@
 
 #include "core/blas.h"
 #include "core/common.h"
-#include "core/fastmath.h"
+#include "core/kernels.h"
 #include "models/bert.h"
 #include "models/bert_work.h"
 #include "nn/activation.h"
@@ -29,36 +29,21 @@ static BertWork *bert_head_work(Bert *m, int backward, const char *what) {
 
 /* The MLM loss over the vocabulary, fused: per row one pass for the max, one
  * for exp (stored as the gradient's numerator) and the sum, one to scale, with
- * the vectorised fast_expf — the (n, V) softmax is the largest element-wise
- * job of a pretraining step. Returns the mean cross-entropy; dlogits (n, V),
+ * the vectorised fast_expf (core/kernels' xent_row) — the (n, V) softmax is
+ * the largest element-wise job of a pretraining step. Returns the mean cross-entropy; dlogits (n, V),
  * if non-NULL, gets its gradient WRITTEN; *hits = rows whose label has the
  * largest logit (an exact tie counts as a hit). row_loss (n) is scratch: the
  * rows' losses are summed in order, so the result does not depend on threads. */
 static float bert_mlm_xent(float *dlogits, const float *logits, const int *labels, int n, int V, double *row_loss,
                            int *hits) {
     int h = 0;
+    const ElemKernels *k = kernels();
     #pragma omp parallel for reduction(+ : h) if ((long)n * V > 65536)
     for (int i = 0; i < n; i++) {
         const float *r = logits + (long)i * V;
-        float mx = r[0], sum = 0.0f;
-        #pragma omp simd reduction(max : mx)
-        for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
-        float *d = dlogits ? dlogits + (long)i * V : NULL;
-        if (d) {
-            #pragma omp simd reduction(+ : sum)
-            for (int v = 0; v < V; v++) {
-                float e = fast_expf(r[v] - mx);
-                d[v] = e;
-                sum += e;
-            }
-            float scale = 1.0f / (sum * (float)n);
-            #pragma omp simd
-            for (int v = 0; v < V; v++) d[v] *= scale;
-            d[labels[i]] -= 1.0f / (float)n;
-        } else {
-            #pragma omp simd reduction(+ : sum)
-            for (int v = 0; v < V; v++) sum += fast_expf(r[v] - mx);
-        }
+        float *d = dlogits ? dlogits + (long)i * V : NULL, mx;
+        float sum = k->xent_row(d, r, V, n, &mx);
+        if (d) d[labels[i]] -= 1.0f / (float)n;
         row_loss[i] = log((double)sum) + mx - r[labels[i]];
         h += r[labels[i]] == mx;
     }

@@ -19,6 +19,7 @@
 
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/kernels.h"
 #include "nn/dropout.h"
 #include "nn/relpos.h"
 #include "nn/softmax_xent.h"
@@ -53,13 +54,14 @@ static void attn_to_heads(float *dst, const float *src, int ld, int T, AttnDims 
 
 /* dst (B, T, ld) = (or +=, if accumulate) src (B, NH, T, HS) with heads merged. */
 static void attn_from_heads(float *dst, const float *src, int ld, int T, int accumulate, AttnDims d) {
+    const ElemKernels *k = kernels();
     #pragma omp parallel for collapse(2) if ((long)d.B * T * d.NH * d.HS > ATTN_PARALLEL_MIN)
     for (int b = 0; b < d.B; b++)
         for (int t = 0; t < T; t++)
             for (int h = 0; h < d.NH; h++) {
                 float *o = dst + ((long)b * T + t) * ld + (long)h * d.HS;
                 const float *s = src + (((long)b * d.NH + h) * T + t) * d.HS;
-                if (accumulate) for (int e = 0; e < d.HS; e++) o[e] += s[e];
+                if (accumulate) k->add(o, s, d.HS);
                 else memcpy(o, s, sizeof(float) * (size_t)d.HS);
             }
 }
@@ -131,6 +133,7 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
     float *qh = scratch, *kh = qh + nq, *vh = kh + nk, *oh = vh + nk, *pd = oh + nq;
     float *rel_scratch = pd + (d.dropout > 0.0f ? na : 0);
     float scale = 1.0f / sqrtf((float)d.HS);
+    kernels();   /* softmax_row's level chosen before the threads call it */
     if (d.dropout == 0.0f && !d.rel) {
         attention_forward_fused(out, att, q, k, v, d, scale);
         return;
@@ -160,14 +163,9 @@ void attention_forward(float *out, float *att, unsigned char *drop_mask, const f
 /* Softmax backward in place: dS = P * (dP - sum_j dP_j P_j) per row. Masked
  * entries have P = 0 and so get no gradient. */
 static void attn_softmax_backward(float *dp, const float *att, long rows, int Tk) {
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (rows * Tk > ATTN_PARALLEL_MIN)
-    for (long r = 0; r < rows; r++) {
-        float *g = dp + r * Tk;
-        const float *p = att + r * Tk;
-        float dot = 0.0f;
-        for (int j = 0; j < Tk; j++) dot += g[j] * p[j];
-        for (int j = 0; j < Tk; j++) g[j] = p[j] * (g[j] - dot);
-    }
+    for (long r = 0; r < rows; r++) k->softmax_backward_row(dp + r * Tk, att + r * Tk, Tk);
 }
 
 void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/kernels.h"
 
 #define DROPOUT_BLOCK 4096          /* elements per RNG stream; multiple of 4 */
 #define DROPOUT_LEVELS 65536.0      /* resolution of the 16-bit uniforms */
@@ -37,6 +38,7 @@ void dropout_forward(float *y, unsigned char *mask, const float *x, long n, floa
     float scale = dropout_scale(p);
     uint64_t seed = rng_u64(rng);
     long nblocks = (n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK;
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (n > 8 * DROPOUT_BLOCK)
     for (long blk = 0; blk < nblocks; blk++) {
         Rng r;
@@ -45,16 +47,20 @@ void dropout_forward(float *y, unsigned char *mask, const float *x, long n, floa
         uint64_t bits = 0;
         for (long i = lo; i < hi; i++) {
             if (((i - lo) & 3) == 0) bits = rng_u64(&r);
-            unsigned char keep = (uint32_t)(bits & 0xffff) >= thr;
+            mask[i] = (uint32_t)(bits & 0xffff) >= thr;
             bits >>= 16;
-            mask[i] = keep;
-            y[i] = keep ? x[i] * scale : 0.0f;
         }
+        k->masked_scale(y + lo, x + lo, mask + lo, scale, hi - lo);   /* the block's mask is in L1 */
     }
 }
 
 void dropout_backward(float *dx, const float *dy, const unsigned char *mask, long n, float p) {
     float scale = dropout_scale(p);
+    const ElemKernels *k = kernels();
+    long nblocks = (n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK;
     #pragma omp parallel for if (n > 65536)
-    for (long i = 0; i < n; i++) dx[i] += mask[i] ? dy[i] * scale : 0.0f;
+    for (long blk = 0; blk < nblocks; blk++) {
+        long lo = blk * DROPOUT_BLOCK, len = lo + DROPOUT_BLOCK < n ? DROPOUT_BLOCK : n - lo;
+        k->masked_scale_add(dx + lo, dy + lo, mask + lo, scale, len);
+    }
 }

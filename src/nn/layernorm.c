@@ -1,31 +1,15 @@
 /* layernorm.c — row-wise normalisation and its backward (see layernorm.h). */
 #include "nn/layernorm.h"
 
-#include <math.h>
+#include "core/kernels.h"
 
 void layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma,
                        const float *beta, int N, int C, float eps) {
+    /* The row (two passes in double, vectorised) is core/kernels'. */
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if ((long)N * C > 32768)
-    for (int n = 0; n < N; n++) {
-        const float *xr = x + (long)n * C;
-        float *yr = y + (long)n * C;
-        /* Two passes (mean, then squared deviations) in double: with eps = 1e-12 the
-         * variance must not lose digits to cancellation. The sums are vectorised
-         * (omp simd): a serial double sum per row was 5-7% of a forward. */
-        double m = 0.0;
-        #pragma omp simd reduction(+ : m)
-        for (int c = 0; c < C; c++) m += xr[c];
-        m /= C;
-        double v = 0.0;
-        #pragma omp simd reduction(+ : v)
-        for (int c = 0; c < C; c++) { double d = xr[c] - m; v += d * d; }
-        v /= C;
-        float mf = (float)m, rs = (float)(1.0 / sqrt(v + eps));
-        #pragma omp simd
-        for (int c = 0; c < C; c++) yr[c] = (xr[c] - mf) * rs * gamma[c] + beta[c];
-        mean[n] = mf;
-        rstd[n] = rs;
-    }
+    for (int n = 0; n < N; n++)
+        k->layernorm_row(y + (long)n * C, &mean[n], &rstd[n], x + (long)n * C, gamma, beta, C, eps);
 }
 
 void layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x,

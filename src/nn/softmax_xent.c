@@ -5,33 +5,17 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "core/fastmath.h"
+#include "core/kernels.h"
 
 /* Rows per chunk of the loss: per-row losses go to a stack array and are summed
  * serially, so the result does not depend on how threads split the rows. */
 #define XENT_CHUNK 256
 
-/* Vectorised with fast_expf (glibc's expf is a scalar call: this loop is the
- * attention softmax, B * NH * T rows per layer). fast_expf clamps its argument,
- * so masked entries are selected to 0 explicitly. */
-void softmax_row(float *x, int n) {
-    float mx = -INFINITY;
-    #pragma omp simd reduction(max : mx)
-    for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
-    if (mx == -INFINITY) { memset(x, 0, sizeof(float) * (size_t)n); return; }
-    float sum = 0.0f;
-    #pragma omp simd reduction(+ : sum)
-    for (int i = 0; i < n; i++) {
-        float e = x[i] == -INFINITY ? 0.0f : fast_expf(x[i] - mx);
-        x[i] = e;
-        sum += e;
-    }
-    float inv = 1.0f / sum;
-    #pragma omp simd
-    for (int i = 0; i < n; i++) x[i] *= inv;
-}
+/* core/kernels' softmax (vectorised with fast_expf for the CPU's level). */
+void softmax_row(float *x, int n) { kernels()->softmax_row(x, n); }
 
 void softmax_forward(float *probs, const float *logits, int N, int K) {
+    kernels();   /* chosen before the threads call it */
     #pragma omp parallel for if ((long)N * K > 16384)
     for (int n = 0; n < N; n++) {
         if (probs != logits) memcpy(probs + (long)n * K, logits + (long)n * K, sizeof(float) * (size_t)K);

@@ -15,7 +15,7 @@
 #include "core/blas.h"
 #include "core/gemm_bf16.h"
 #include "core/common.h"
-#include "core/fastmath.h"
+#include "core/kernels.h"
 #include "nn/dropout.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
@@ -138,8 +138,9 @@ static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, un
                             float eps, float p, Rng *rng) {
     long n = N * C;
     if (rng && p > 0.0f) dropout_forward(res, mask, res, n, p, rng);
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (n > TF_PARALLEL_MIN)
-    for (long i = 0; i < n; i++) res[i] += x[i];
+    for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
     layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
 }
 
@@ -149,16 +150,13 @@ static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, un
 void tf_bias_backward(float *db, const float *dy, long N, int OC) {
     enum { CHUNK = 64 };
     int nchunks = (OC + CHUNK - 1) / CHUNK;
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (N * OC > TF_PARALLEL_MIN)
     for (int ch = 0; ch < nchunks; ch++) {
         int lo = ch * CHUNK, hi = lo + CHUNK < OC ? lo + CHUNK : OC;
         float acc[CHUNK] = {0};
-        for (long n = 0; n < N; n++) {
-            const float *d = dy + n * OC;
-            #pragma omp simd
-            for (int j = lo; j < hi; j++) acc[j - lo] += d[j];
-        }
-        for (int j = lo; j < hi; j++) db[j] += acc[j - lo];
+        for (long n = 0; n < N; n++) k->add(acc, dy + n * OC + lo, hi - lo);
+        k->add(db + lo, acc, hi - lo);
     }
 }
 
@@ -176,30 +174,14 @@ static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, floa
     float scale = drop ? dropout_scale(p) : 1.0f;
     long per = (N + TF_ROW_BLOCKS - 1) / TF_ROW_BLOCKS;
     memset(stats, 0, sizeof(float) * 2 * TF_ROW_BLOCKS * (size_t)C);
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
     for (int blk = 0; blk < TF_ROW_BLOCKS; blk++) {
         float *sg = stats + (long)blk * 2 * C, *sb = sg + C;
         long hi = (blk + 1) * per < N ? (blk + 1) * per : N;
         for (long n = blk * per; n < hi; n++) {
-            const float *x = res + n * C, *d = dy + n * C;
-            float *o = dx + n * C, m = mean[n], rs = rstd[n], sum_g = 0.0f, sum_gx = 0.0f;
-            #pragma omp simd reduction(+ : sum_g, sum_gx)
-            for (int c = 0; c < C; c++) {
-                float xhat = (x[c] - m) * rs, g = d[c] * ln_g[c];
-                sum_g += g;
-                sum_gx += g * xhat;
-                sg[c] += d[c] * xhat;
-                sb[c] += d[c];
-            }
-            float mg = sum_g / C, mgx = sum_gx / C;
-            #pragma omp simd
-            for (int c = 0; c < C; c++) o[c] = rs * (d[c] * ln_g[c] - mg - (x[c] - m) * rs * mgx);
-            if (drop) {
-                const unsigned char *mk = mask + n * C;
-                float *q = dproj + n * C;
-                #pragma omp simd
-                for (int c = 0; c < C; c++) q[c] = mk[c] ? o[c] * scale : 0.0f;
-            }
+            k->layernorm_backward_row(dx + n * C, sg, sb, dy + n * C, res + n * C, ln_g, mean[n], rstd[n], C);
+            if (drop) k->masked_scale(dproj + n * C, dx + n * C, mask + n * C, scale, C);
         }
     }
     for (int blk = 0; blk < TF_ROW_BLOCKS; blk++)
@@ -302,25 +284,20 @@ void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float
 /* pre (N, FF) += b; act = gelu(pre) = pre * Phi(pre): bias and GELU in one pass
  * over the GEMM's output. */
 static void tf_bias_gelu_forward(float *pre, float *act, const float *b, long N, int FF) {
+    const ElemKernels *k = kernels();
     #pragma omp parallel for if (N * FF > TF_PARALLEL_MIN)
-    for (long n = 0; n < N; n++) {
-        float *p = pre + n * FF, *a = act + n * FF;
-        #pragma omp simd
-        for (int j = 0; j < FF; j++) {
-            float v = p[j] + b[j];
-            p[j] = v;
-            a[j] = v * normal_cdf(v);
-        }
-    }
+    for (long n = 0; n < N; n++) k->bias_gelu(pre + n * FF, act + n * FF, b, FF);
 }
 
 /* d (n) *= gelu'(pre) = Phi(pre) + pre * phi(pre), in place. */
 static void tf_gelu_backward_inplace(float *d, const float *pre, long n) {
-    const float inv_sqrt_2pi = 0.39894228040143268f;
-    #pragma omp parallel for simd if (n > TF_PARALLEL_MIN)
-    for (long i = 0; i < n; i++) {
-        float x = pre[i];
-        d[i] *= normal_cdf(x) + x * inv_sqrt_2pi * fast_expf(-0.5f * x * x);
+    enum { CHUNK = 4096 };
+    const ElemKernels *k = kernels();
+    long chunks = (n + CHUNK - 1) / CHUNK;
+    #pragma omp parallel for if (n > TF_PARALLEL_MIN)
+    for (long ch = 0; ch < chunks; ch++) {
+        long lo = ch * CHUNK;
+        k->gelu_backward_inplace(d + lo, pre + lo, lo + CHUNK < n ? CHUNK : n - lo);
     }
 }
 

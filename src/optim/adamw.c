@@ -4,27 +4,20 @@
 #include <math.h>
 
 #include "core/common.h"
+#include "core/kernels.h"
 #include "optim/optim.h"
 #include "optim/optim_internal.h"
 
-typedef struct {
-    float decay_mul;           /* 1 - lr*wd */
-    float beta1, one_beta1;    /* b1, 1 - b1 */
-    float beta2, one_beta2;
-    float step_size;           /* lr / (1 - b1^t) */
-    float bc2_sqrt;            /* sqrt(1 - b2^t) */
-    float eps;
-} AdamwCoef;
-
-/* x, g, m, v (n). */
+/* x, g, m, v (n): core/kernels' update, in chunks over the threads (every
+ * element is independent: the result does not depend on the split). */
 static void adamw_update(float *x, const float *g, float *m, float *v, long n, AdamwCoef c) {
-#pragma omp parallel for simd schedule(static) if (n >= OPTIM_PARALLEL_MIN)
-    for (long i = 0; i < n; i++) {
-        float xi = x[i] * c.decay_mul;
-        m[i] = m[i] * c.beta1 + c.one_beta1 * g[i];
-        v[i] = v[i] * c.beta2 + c.one_beta2 * g[i] * g[i];
-        float denom = sqrtf(v[i]) / c.bc2_sqrt + c.eps;
-        x[i] = xi - c.step_size * (m[i] / denom);
+    enum { CHUNK = 8192 };
+    const ElemKernels *k = kernels();
+    long chunks = (n + CHUNK - 1) / CHUNK;
+#pragma omp parallel for schedule(static) if (n >= OPTIM_PARALLEL_MIN)
+    for (long ch = 0; ch < chunks; ch++) {
+        long lo = ch * CHUNK, len = lo + CHUNK < n ? CHUNK : n - lo;
+        k->adamw(x + lo, g + lo, m + lo, v + lo, len, c);
     }
 }
 

@@ -1,0 +1,105 @@
+/* kernels.h — the hot element-wise loops, compiled once per instruction-set
+ * level and chosen at run time from the CPU's features (cpuid).
+ *
+ * Why: the binary is built for a portable baseline (x86-64-v2, Makefile), so
+ * that a build made on an AVX-512 machine runs on any x86-64 CPU. The loops
+ * that take a visible share of a BERT step (softmax, LayerNorm and its
+ * backward, GELU, residual adds, dropout's backward, attention's softmax
+ * backward, the MLM cross-entropy, the AdamW update, and the bf16-weight GEMM
+ * tiles of core/gemm_bf16) are written once, in core/kernels_body.h, and
+ * compiled three times (core/kernels_portable.c, kernels_avx2.c,
+ * kernels_avx512.c) with different target instruction sets. The first call of
+ * kernels() picks the highest level the CPU supports; the environment
+ * variable GLUE_KERNELS=portable|avx2|avx512|avx512bf16 forces a lower one
+ * (tests, benchmarks, comparisons). AVX512-BF16 is a level of its own only for
+ * core/gemm_bf16 (the vdpbf16ps kernel); its element-wise loops are AVX-512's.
+ *
+ * The kernels are serial: the callers (nn/, optim/) keep their OpenMP loops
+ * and call a kernel per row or per chunk, so the thread split, and with it the
+ * summation order, is the same at every level. Levels differ only in how the
+ * compiler vectorises the same C (fp32 sums in a different lane order; the
+ * AVX2 and AVX-512 builds contract a*b+c into FMAs), which tests/test_kernels.c
+ * bounds against the portable build. */
+#ifndef GLUE_KERNELS_H
+#define GLUE_KERNELS_H
+
+#include <stdint.h>
+
+typedef enum { KERN_PORTABLE, KERN_AVX2, KERN_AVX512, KERN_AVX512BF16, KERN_LEVELS } KernLevel;
+
+/* AdamW's per-step constants (optim/adamw.c computes them in double). */
+typedef struct {
+    float decay_mul;           /* 1 - lr*wd */
+    float beta1, one_beta1;    /* b1, 1 - b1 */
+    float beta2, one_beta2;
+    float step_size;           /* lr / (1 - b1^t) */
+    float bc2_sqrt;            /* sqrt(1 - b2^t) */
+    float eps;
+} AdamwCoef;
+
+/* core/gemm_bf16's packed weights come in panels of KERN_BF16_NR columns; the
+ * widening tile takes K in blocks of KERN_BF16_KC pairs, x packed at a fixed
+ * row stride of 2 * KERN_BF16_KC floats, so that the tile reaches row r at a
+ * constant offset from one pointer (a stride in a register costs a pointer
+ * per row, more than the 16 general registers hold with 12 rows). */
+enum { KERN_BF16_NR = 32, KERN_BF16_KC = 128, KERN_BF16_XLD = 2 * KERN_BF16_KC };
+
+typedef struct ElemKernels {
+    const char *name;   /* "portable", "avx2", "avx512" */
+    /* x (n) = softmax(x) in place; -INFINITY entries get 0, an all -inf row becomes 0. */
+    void (*softmax_row)(float *x, int n);
+    /* y (C) = (x - mean) * rstd * gamma + beta; the mean and variance are summed
+     * in double (eps may be 1e-12). *mean, *rstd are written. */
+    void (*layernorm_row)(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                          const float *beta, int C, float eps);
+    /* One row of the LayerNorm backward after a residual (nn/transformer.c's
+     * tail): o (C) = rs * (g - mean(g) - xhat * mean(g * xhat)), g = d * gamma,
+     * xhat = (x - m) * rs, WRITTEN; sg += d * xhat, sb += d. */
+    void (*layernorm_backward_row)(float *o, float *sg, float *sb, const float *d, const float *x,
+                                   const float *gamma, float m, float rs, int C);
+    /* y (n) += x (n). */
+    void (*add)(float *y, const float *x, long n);
+    /* y (n) = mask ? x * scale : 0 (mask of 0/1 bytes). */
+    void (*masked_scale)(float *y, const float *x, const unsigned char *mask, float scale, long n);
+    /* dx (n) += mask ? dy * scale : 0. */
+    void (*masked_scale_add)(float *dx, const float *dy, const unsigned char *mask, float scale, long n);
+    /* pre (n) += b; act = pre * Phi(pre). */
+    void (*bias_gelu)(float *pre, float *act, const float *b, int n);
+    /* d (n) *= GELU'(pre) = Phi(pre) + pre * phi(pre). */
+    void (*gelu_backward_inplace)(float *d, const float *pre, long n);
+    /* Softmax backward of one row: g (n) = p * (g - sum_j g_j p_j). */
+    void (*softmax_backward_row)(float *g, const float *p, int n);
+    /* One row of the MLM cross-entropy over n logits r: returns max(r) in *mx and
+     * sum exp(r - max) (the log-sum-exp's argument); d (n), if not NULL, gets
+     * exp(r - max) / (sum * rows) WRITTEN (the label's -1/rows is the caller's). */
+    float (*xent_row)(float *d, const float *r, int n, int rows, float *mx);
+    /* AdamW on x, g, m, v (n) in PyTorch's operation order. */
+    void (*adamw)(float *x, const float *g, float *m, float *v, long n, AdamwCoef c);
+    /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x (rows,
+     * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp [row][KERN_BF16_XLD]
+     * floats (an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,
+     * ncols <= 32) (+)= xp . panel over kc <= KERN_BF16_KC pairs, weights
+     * widened in registers. */
+    int bf16_mr;
+    void (*bf16_pack_x)(float *xp, const float *x, long ldx, int rows, int nk);
+    void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
+                      int first, int last, float beta, const float *bias, int gelu);
+} ElemKernels;
+
+/* The kernels of the current level (chosen on the first call). */
+const ElemKernels *kernels(void);
+/* The current level, and one level's kernels (NULL if this CPU cannot run them). */
+KernLevel kernels_level(void);
+const ElemKernels *kernels_at(KernLevel level);
+/* The highest level this CPU supports, ignoring GLUE_KERNELS. */
+KernLevel kernels_cpu_level(void);
+/* Use `level` from now on (tests, benchmarks); returns the previous level. Dies
+ * if the CPU cannot run it. Call outside parallel regions. */
+KernLevel kernels_force(KernLevel level);
+/* "portable", "avx2", "avx512", "avx512bf16". */
+const char *kernels_level_name(KernLevel level);
+/* The CPU as /proc/cpuinfo names it, with cpuid's family and model, e.g.
+ * "AMD EPYC (family 25, model 17)". Static storage. */
+const char *kernels_cpu_model(void);
+
+#endif

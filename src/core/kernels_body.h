@@ -1,0 +1,275 @@
+/* kernels_body.h — the hot loops of core/kernels.h, written once and included
+ * by core/kernels_portable.c, kernels_avx2.c and kernels_avx512.c, each of
+ * which is compiled for its instruction set (the Makefile's KERN_FLAGS) and
+ * defines:
+ *   KERN_OPS      the table's name (kernels_<level>_ops), KERN_NAME its level;
+ *   KW            floats per vector register (4, 8, 16);
+ *   KERN_MR       rows of the bf16 tile (as many as the registers hold);
+ *   KV_FMA(a, b, c), KV_SET1(s)   a * b + c and a broadcast at that width.
+ * Everything is static: the three copies do not clash. The element-wise loops
+ * are plain C with `#pragma omp simd`, the same source the nn/ files had
+ * before; the compiler vectorises them for the target. */
+#ifndef KERN_OPS
+#error "include core/kernels_body.h from a core/kernels_<level>.c file"
+#endif
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/fastmath.h"
+#include "core/kernels.h"
+
+/* ---- softmax, LayerNorm, residuals, dropout, GELU ---- */
+
+/* Vectorised with fast_expf (glibc's expf is a scalar call). fast_expf clamps
+ * its argument, so masked entries are selected to 0 explicitly. */
+static void k_softmax_row(float *x, int n) {
+    float mx = -INFINITY;
+    #pragma omp simd reduction(max : mx)
+    for (int i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    if (mx == -INFINITY) { memset(x, 0, sizeof(float) * (size_t)n); return; }
+    float sum = 0.0f;
+    #pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < n; i++) {
+        float e = x[i] == -INFINITY ? 0.0f : fast_expf(x[i] - mx);
+        x[i] = e;
+        sum += e;
+    }
+    float inv = 1.0f / sum;
+    #pragma omp simd
+    for (int i = 0; i < n; i++) x[i] *= inv;
+}
+
+/* Two passes (mean, then squared deviations) in double: with eps = 1e-12 the
+ * variance must not lose digits to cancellation. */
+static void k_layernorm_row(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                            const float *beta, int C, float eps) {
+    double m = 0.0;
+    #pragma omp simd reduction(+ : m)
+    for (int c = 0; c < C; c++) m += x[c];
+    m /= C;
+    double v = 0.0;
+    #pragma omp simd reduction(+ : v)
+    for (int c = 0; c < C; c++) { double d = x[c] - m; v += d * d; }
+    v /= C;
+    float mf = (float)m, rs = (float)(1.0 / sqrt(v + eps));
+    #pragma omp simd
+    for (int c = 0; c < C; c++) y[c] = (x[c] - mf) * rs * gamma[c] + beta[c];
+    *mean = mf;
+    *rstd = rs;
+}
+
+static void k_layernorm_backward_row(float *o, float *sg, float *sb, const float *d, const float *x,
+                                     const float *gamma, float m, float rs, int C) {
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    #pragma omp simd reduction(+ : sum_g, sum_gx)
+    for (int c = 0; c < C; c++) {
+        float xhat = (x[c] - m) * rs, g = d[c] * gamma[c];
+        sum_g += g;
+        sum_gx += g * xhat;
+        sg[c] += d[c] * xhat;
+        sb[c] += d[c];
+    }
+    float mg = sum_g / C, mgx = sum_gx / C;
+    #pragma omp simd
+    for (int c = 0; c < C; c++) o[c] = rs * (d[c] * gamma[c] - mg - (x[c] - m) * rs * mgx);
+}
+
+static void k_add(float *y, const float *x, long n) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* mask ? v : 0 as a bit mask (0/1 byte -> 0 or all ones): GCC 12 leaves a
+ * select on a byte condition between floats scalar. */
+static inline float k_keep(float v, unsigned char keep) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    u &= -(uint32_t)keep;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+static void k_masked_scale(float *y, const float *x, const unsigned char *mask, float scale, long n) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) y[i] = k_keep(x[i] * scale, mask[i]);
+}
+
+static void k_masked_scale_add(float *dx, const float *dy, const unsigned char *mask, float scale, long n) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) dx[i] += k_keep(dy[i] * scale, mask[i]);
+}
+
+static void k_bias_gelu(float *pre, float *act, const float *b, int n) {
+    #pragma omp simd
+    for (int j = 0; j < n; j++) {
+        float v = pre[j] + b[j];
+        pre[j] = v;
+        act[j] = v * normal_cdf(v);
+    }
+}
+
+static void k_gelu_backward_inplace(float *d, const float *pre, long n) {
+    const float inv_sqrt_2pi = 0.39894228040143268f;
+    #pragma omp simd
+    for (long i = 0; i < n; i++) {
+        float x = pre[i];
+        d[i] *= normal_cdf(x) + x * inv_sqrt_2pi * fast_expf(-0.5f * x * x);
+    }
+}
+
+static void k_softmax_backward_row(float *g, const float *p, int n) {
+    float dot = 0.0f;
+    #pragma omp simd reduction(+ : dot)
+    for (int j = 0; j < n; j++) dot += g[j] * p[j];
+    #pragma omp simd
+    for (int j = 0; j < n; j++) g[j] = p[j] * (g[j] - dot);
+}
+
+/* One pass for the max, one for exp (stored as the gradient's numerator) and
+ * the sum, one to scale. */
+static float k_xent_row(float *d, const float *r, int n, int rows, float *mx_out) {
+    float mx = r[0], sum = 0.0f;
+    #pragma omp simd reduction(max : mx)
+    for (int v = 0; v < n; v++) mx = r[v] > mx ? r[v] : mx;
+    if (d) {
+        #pragma omp simd reduction(+ : sum)
+        for (int v = 0; v < n; v++) {
+            float e = fast_expf(r[v] - mx);
+            d[v] = e;
+            sum += e;
+        }
+        float scale = 1.0f / (sum * (float)rows);
+        #pragma omp simd
+        for (int v = 0; v < n; v++) d[v] *= scale;
+    } else {
+        #pragma omp simd reduction(+ : sum)
+        for (int v = 0; v < n; v++) sum += fast_expf(r[v] - mx);
+    }
+    *mx_out = mx;
+    return sum;
+}
+
+static void k_adamw(float *x, const float *g, float *m, float *v, long n, AdamwCoef c) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) {
+        float xi = x[i] * c.decay_mul;
+        m[i] = m[i] * c.beta1 + c.one_beta1 * g[i];
+        v[i] = v[i] * c.beta2 + c.one_beta2 * g[i] * g[i];
+        float denom = sqrtf(v[i]) / c.bc2_sqrt + c.eps;
+        x[i] = xi - c.step_size * (m[i] / denom);
+    }
+}
+
+/* ---- the bf16-weight GEMM without a bf16 dot product ---- */
+
+/* x rounded to bf16 (to nearest even, quiet NaNs kept: core/half.c's
+ * bf16_from_float), kept as floats: the tile multiplies fp32 registers. */
+static void k_bf16_pack_x(float *xp, const float *x, long ldx, int rows, int nk) {
+    for (int r = 0; r < rows; r++) {
+        const float *src = x + (long)r * ldx;
+        float *dst = xp + (long)r * KERN_BF16_XLD;
+        #pragma omp simd
+        for (int k = 0; k < nk; k++) {
+            uint32_t u;
+            memcpy(&u, &src[k], 4);
+            u = (u & 0x7fffffffu) > 0x7f800000u ? (u | 0x00400000u) & 0xffff0000u
+                                                 : (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+            memcpy(&dst[k], &u, 4);
+        }
+        if (nk & 1) dst[nk] = 0.0f;   /* the odd tail's partner in the last pair */
+    }
+}
+
+typedef float kvf __attribute__((vector_size(KW * 4)));
+typedef uint32_t kvu __attribute__((vector_size(KW * 4)));
+typedef uint32_t kvu_unaligned __attribute__((vector_size(KW * 4), aligned(4)));
+enum { K_NC = 2 * KW };   /* columns of one sub-tile: two vectors */
+
+/* y rows [0, mr) x columns [0, ncols) of one 32-column panel, K_NC columns at a
+ * time: per pair of k, two vectors of packed pairs become four fp32 vectors
+ * (bf16 -> fp32 is a 16-bit shift: the low half shifted up, the high half
+ * masked), each row's two x values are broadcast, four FMAs per row. mr is a
+ * compile-time constant (k_bf16_tile's switch), so the accumulators stay in
+ * registers. The epilogue (first K block: beta * y + bias; later ones: + y;
+ * the last: GELU) runs on the tile while it is in L1. */
+static inline __attribute__((always_inline)) void k_bf16_tile_rows(const int mr, float *y, long ldy, int ncols,
+                                                                   const float *xp, const uint32_t *panel, int kc,
+                                                                   int first, int last, float beta,
+                                                                   const float *bias, int gelu) {
+    for (int j0 = 0; j0 < ncols; j0 += K_NC) {
+        kvf acc[KERN_MR][2];
+#pragma GCC unroll 16
+        for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = (kvf){0};
+        for (int kp = 0; kp < kc; kp++) {
+            const uint32_t *b = panel + (long)kp * KERN_BF16_NR + j0;
+            kvu w0 = *(const kvu_unaligned *)b, w1 = *(const kvu_unaligned *)(b + KW);
+            kvf lo0 = (kvf)(w0 << 16), lo1 = (kvf)(w1 << 16);
+            kvf hi0 = (kvf)(w0 & 0xffff0000u), hi1 = (kvf)(w1 & 0xffff0000u);
+#pragma GCC unroll 16
+            for (int r = 0; r < mr; r++) {
+                kvf xe = KV_SET1(xp[r * KERN_BF16_XLD + 2 * kp]), xo = KV_SET1(xp[r * KERN_BF16_XLD + 2 * kp + 1]);
+                acc[r][0] = KV_FMA(xo, hi0, KV_FMA(xe, lo0, acc[r][0]));
+                acc[r][1] = KV_FMA(xo, hi1, KV_FMA(xe, lo1, acc[r][1]));
+            }
+        }
+        int nc = ncols - j0 < K_NC ? ncols - j0 : K_NC;
+        for (int r = 0; r < mr; r++) {
+            float t[K_NC], *out = y + (long)r * ldy + j0;
+            memcpy(t, &acc[r][0], sizeof acc[r][0]);
+            memcpy(t + KW, &acc[r][1], sizeof acc[r][1]);
+            if (first) {
+                const float *bj = bias ? bias + j0 : NULL;
+                if (beta != 0.0f) {
+                    #pragma omp simd
+                    for (int j = 0; j < nc; j++) t[j] = (t[j] + (bj ? bj[j] : 0.0f)) + out[j] * beta;
+                } else {
+                    #pragma omp simd
+                    for (int j = 0; j < nc; j++) t[j] = t[j] + (bj ? bj[j] : 0.0f);
+                }
+            } else {
+                #pragma omp simd
+                for (int j = 0; j < nc; j++) t[j] += out[j];
+            }
+            if (last && gelu) {
+                #pragma omp simd
+                for (int j = 0; j < nc; j++) t[j] *= normal_cdf(t[j]);
+            }
+            memcpy(out, t, sizeof(float) * (size_t)nc);
+        }
+    }
+}
+
+static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
+                        int first, int last, float beta, const float *bias, int gelu) {
+    switch (mr) {
+#define K_CASE(R)                                                                                              \
+    case R:                                                                                                    \
+        if (R <= KERN_MR)                                                                                      \
+            k_bf16_tile_rows(R <= KERN_MR ? R : 1, y, ldy, ncols, xp, panel, kc, first, last, beta, bias, gelu); \
+        break;
+        K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
+        K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)
+#undef K_CASE
+    default: break;
+    }
+}
+
+const ElemKernels KERN_OPS = {
+    .name = KERN_NAME,
+    .softmax_row = k_softmax_row,
+    .layernorm_row = k_layernorm_row,
+    .layernorm_backward_row = k_layernorm_backward_row,
+    .add = k_add,
+    .masked_scale = k_masked_scale,
+    .masked_scale_add = k_masked_scale_add,
+    .bias_gelu = k_bias_gelu,
+    .gelu_backward_inplace = k_gelu_backward_inplace,
+    .softmax_backward_row = k_softmax_backward_row,
+    .xent_row = k_xent_row,
+    .adamw = k_adamw,
+    .bf16_mr = KERN_MR,
+    .bf16_pack_x = k_bf16_pack_x,
+    .bf16_tile = k_bf16_tile,
+};

@@ -98,9 +98,10 @@ static double rel_err(const float *a, const float *b, long n) {
     return torchref_max_diff(a, b, n) / (scale > 0 ? scale : 1e-30);
 }
 
-static void ref_compare(int K, int nm, int alibi) {
+static void ref_compare(int K, int nm, int alibi, int pre_ln) {
     BertConfig cfg = ref_config();
     cfg.alibi = alibi;
+    cfg.pre_ln = pre_ln;
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = nm > 0, .num_labels = K}, 3);
     ref_randomize(m, 100);
     bert_reserve(m, RB, RT, RNM, 1);
@@ -148,9 +149,9 @@ static void ref_compare(int K, int nm, int alibi) {
         out[no++] = (RefTensor){gname[h], grads[h], t->numel};
     }
     char args[160];
-    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %d %d %g %d", V, C, cfg.num_layers, cfg.num_heads,
+    snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %d %d %g %d %d", V, C, cfg.num_layers, cfg.num_heads,
              cfg.intermediate_size, cfg.max_position, cfg.type_vocab_size, RB, RT, K, nm, RSTEPS, (double)REF_LR,
-             alibi);
+             alibi, pre_ln);
     if (torchref_run("bert_ref.py", args, in, ni, out, no) == 1) {
         float mine[2];
         ref_step(m, &b, K, nm, 1, mine);
@@ -219,12 +220,14 @@ static void ref_compare(int K, int nm, int alibi) {
     bert_free(m);
 }
 
-TEST(bert_matches_torch_mlm_classifier) { ref_compare(3, RNM, 0); }
+TEST(bert_matches_torch_mlm_classifier) { ref_compare(3, RNM, 0, 0); }
 
-TEST(bert_matches_torch_regression) { ref_compare(1, 0, 0); }
+TEST(bert_matches_torch_regression) { ref_compare(1, 0, 0, 0); }
 
 /* "absolute+alibi": ALiBi's penalty in every self-attention. */
-TEST(bert_matches_torch_alibi) { ref_compare(3, RNM, 1); }
+TEST(bert_matches_torch_alibi) { ref_compare(3, RNM, 1, 0); }
+/* Pre-LN layers and the final LayerNorm (with ALiBi, as a screening run would use them). */
+TEST(bert_matches_torch_pre_ln) { ref_compare(3, RNM, 1, 1); }
 
 /* Padding is invisible: a row's outputs do not depend on what pads it, or on
  * how long the batch is. */
@@ -651,3 +654,23 @@ static void pair_head_gradcheck(int F) {
 
 TEST(bert_pair_features_head_gradcheck) { pair_head_gradcheck(4); }
 TEST(bert_pair_cross_features_head_gradcheck) { pair_head_gradcheck(5); }
+
+/* "layer_norm_position" and "embedding_size" read, write back and refuse bad values. */
+TEST(bert_config_pre_ln_and_embedding_size_json) {
+    cJSON *j = cJSON_Parse("{\"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"layer_norm_position\": \"pre\", \"embedding_size\": 16}");
+    BertConfig c;
+    CHECK(bert_config_from_json(j, "t", &c) == 0 && c.pre_ln == 1 && bert_embedding_size(&c) == 16);
+    cJSON *back = bert_config_to_json(&c);
+    BertConfig c2;
+    CHECK(bert_config_from_json(back, "back", &c2) == 0 && c2.pre_ln == 1 && c2.embedding_size == 16);
+    cJSON_Delete(back);
+    cJSON_ReplaceItemInObject(j, "layer_norm_position", cJSON_CreateString("middle"));
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    int rc = bert_config_from_json(j, "t", &c);
+    char *err = stderr_capture_end(&cap);
+    CHECK_MSG(rc == -1 && strstr(err, "layer_norm_position"), "%s", err);
+    free(err);
+    cJSON_Delete(j);
+}

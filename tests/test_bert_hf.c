@@ -268,7 +268,7 @@ TEST(bert_hf_import_base_model_bf16_matches_torch) { hf_import_case("base", (Ber
 
 /* A tiny BERT whose weights are far from init (so every tensor matters). */
 static Bert *hf_random_bert(BertHeads heads, uint64_t seed) {
-    BertConfig cfg = {HF_V, HF_C, 2, 4, 64, 128, 2, 0.1f, 0.1f, 1e-12f, 0, 0};
+    BertConfig cfg = {HF_V, HF_C, 2, 4, 64, 128, 2, 0.1f, 0.1f, 1e-12f, 0, 0, 0};
     Bert *m = bert_create(&cfg, &heads, seed);
     Rng rng;
     rng_seed(&rng, seed + 100);
@@ -571,7 +571,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
     CHECK(task_split_path(task, task_dev_split(task), data, src, sizeof src) == 0);
     snprintf(cmd, sizeof cmd, "zcat -f '%s' | head -n 129 > %s/glue/SST-2/dev.tsv", src, root);
     CHECK(system(cmd) == 0);
-    BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f, 0, 0};
+    BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f, 0, 0, 0};
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .pooler = 1}, 3);
     char dir[128];
     snprintf(dir, sizeof dir, "%s/hf", root);

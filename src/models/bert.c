@@ -56,7 +56,7 @@ typedef struct {
     int word, pos, type, emb_lng, emb_lnb, proj_w, proj_b;
     BertLayerHandles *layers;
     int pool_w, pool_b, mlm_w, mlm_b, mlm_lng, mlm_lnb, mlm_bias, cls_w, cls_b;
-    int rtd_w, rtd_b, rtd_out_w, rtd_out_b;
+    int rtd_w, rtd_b, rtd_out_w, rtd_out_b, final_lng, final_lnb;
 } BertHandles;
 
 static float *bert_ptr(const Params *p, int h) { return h < 0 ? NULL : params_data(p, h); }
@@ -94,6 +94,8 @@ static void bert_bind(Bert *m, const BertHandles *h) {
     w->mlm_bias = bert_ptr(p, h->mlm_bias);
     w->cls_w = bert_ptr(p, h->cls_w);
     w->cls_b = bert_ptr(p, h->cls_b);
+    w->final_ln_g = bert_ptr(p, h->final_lng);
+    w->final_ln_b = bert_ptr(p, h->final_lnb);
     w->rtd_w = bert_ptr(p, h->rtd_w);
     w->rtd_b = bert_ptr(p, h->rtd_b);
     w->rtd_out_w = bert_ptr(p, h->rtd_out_w);
@@ -140,6 +142,10 @@ static Bert *bert_create_impl(const BertConfig *cfg, const BertHeads *heads, uin
     }
     h.layers = xmalloc((size_t)L * sizeof *h.layers);
     for (int l = 0; l < L; l++) h.layers[l] = bert_declare_layer(p, l, C, FF);
+    if (cfg->pre_ln) {
+        h.final_lng = BERT_LN_W(p, "bert.encoder.LayerNorm.weight", C);
+        h.final_lnb = BERT_BIAS(p, "bert.encoder.LayerNorm.bias", C);
+    }
     if (m->heads.pooler) {
         h.pool_w = BERT_MATRIX(p, "bert.pooler.dense.weight", C, C);
         h.pool_b = BERT_BIAS(p, "bert.pooler.dense.bias", C);
@@ -190,7 +196,7 @@ Bert *bert_create_sharing(const BertConfig *cfg, const BertHeads *heads, uint64_
 /* Every float pointer of BertWeights / TfAttnParams / TfFfnParams, for walking
  * the structs field by field. */
 #define BERT_EMB_FIELDS(X) X(word_emb) X(pos_emb) X(type_emb) X(emb_ln_g) X(emb_ln_b)
-#define BERT_TOP_FIELDS(X) X(emb_proj_w) X(emb_proj_b) X(pool_w) X(pool_b) \
+#define BERT_TOP_FIELDS(X) X(emb_proj_w) X(emb_proj_b) X(final_ln_g) X(final_ln_b) X(pool_w) X(pool_b) \
     X(mlm_w) X(mlm_b) X(mlm_ln_g) X(mlm_ln_b) X(mlm_bias) X(cls_w) X(cls_b) X(rtd_w) X(rtd_b) X(rtd_out_w) X(rtd_out_b)
 #define BERT_SUB_FIELDS(X) X(w_qkv) X(b_qkv) X(w_o) X(b_o) X(ln_g) X(ln_b)
 #define BERT_FFN_FIELDS(X) X(w_in) X(b_in) X(w_out) X(b_out) X(ln_g) X(ln_b)
@@ -232,6 +238,7 @@ static void bert_work_free(BertWork *k, int L) {
     free(k->ids); free(k->segments); free(k->pos_ids); free(k->lengths);
     free(k->emb); free(k->emb_mean); free(k->emb_rstd); free(k->h0); free(k->emb_mask);
     free(k->emb_ln); free(k->demb1); free(k->demb2);
+    free(k->final_out); free(k->final_mean); free(k->final_rstd);
     free(k->rtd_pre); free(k->rtd_act); free(k->rtd_logits); free(k->rtd_dlogits); free(k->rtd_d1); free(k->rtd_d2);
     for (int l = 0; l < L && k->attn; l++) {
         tf_attn_acts_free(&k->attn[l]);
@@ -305,6 +312,11 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
             k->demb1 = bert_floats(N * E);
             k->demb2 = bert_floats(N * E);
         }
+    }
+    if (m->cfg.pre_ln) {
+        k->final_out = bert_floats(N * C);
+        k->final_mean = bert_floats(N);
+        k->final_rstd = bert_floats(N);
     }
     TfDims md = bert_max_dims(m, B, T);
     k->attn = xcalloc((size_t)L, sizeof *k->attn);

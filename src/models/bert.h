@@ -100,6 +100,11 @@ typedef struct BertConfig {
                                *     embedding LayerNorm ("bert.embeddings_project", as
                                *     ELECTRA-Small's E 128 / C 256, and its generators,
                                *     which share the discriminator's tables). */
+    int pre_ln;               /*     "layer_norm_position": "post" (0, BERT's) or "pre" (1):
+                               *     each sublayer normalises its input, y = x + f(LN(x)),
+                               *     and "bert.encoder.LayerNorm" normalises the last layer's
+                               *     output (Xiong et al. 2020; the "Cramming" recipe). Not a
+                               *     Hugging Face BERT: such models are not exportable. */
 } BertConfig;
 
 /* The built-in configs (Turc et al.'s miniatures + base; vocab 30522, FF = 4C):
@@ -157,6 +162,7 @@ typedef struct BertWeights {
     float *mlm_ln_g, *mlm_ln_b;   /* (C)     transform.LayerNorm */
     float *mlm_bias;          /* (V)  decoder output bias */
     float *emb_proj_w, *emb_proj_b;   /* (C, E), (C) when E != C, else NULL */
+    float *final_ln_g, *final_ln_b;   /* (C) bert.encoder.LayerNorm when pre_ln, else NULL */
     float *rtd_w, *rtd_b;     /* (C, C), (C)   discriminator_predictions.dense */
     float *rtd_out_w, *rtd_out_b;     /* (1, C), (1) discriminator_predictions.dense_prediction */
     float *cls_w, *cls_b;     /* (K, C), (K) */

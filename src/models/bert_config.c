@@ -172,10 +172,13 @@ int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c) {
         bert_json_float(j, "layer_norm_eps", o, &c->layer_norm_eps) < 0 ||
         bert_json_choice(j, "hidden_act", (const char *const[]){"gelu", NULL}, o) < 0)
         return -1;
+    int ln = bert_json_choice(j, "layer_norm_position", (const char *const[]){"post", "pre", NULL}, o);
+    if (ln < 0) return -1;
     int pos = bert_json_choice(j, "position_embedding_type",
                                (const char *const[]){"absolute", BERT_POSITIONS_ALIBI, NULL}, o);
     if (pos < 0) return -1;
     c->alibi = pos == 1;
+    c->pre_ln = ln == 1;
     return bert_config_check(c, o);
 }
 
@@ -207,6 +210,7 @@ cJSON *bert_config_to_json(const BertConfig *c) {
     if (bert_embedding_size(c) != c->hidden_size) cJSON_AddNumberToObject(j, "embedding_size", c->embedding_size);
     bert_json_add_float(j, "layer_norm_eps", c->layer_norm_eps);
     cJSON_AddStringToObject(j, "position_embedding_type", c->alibi ? BERT_POSITIONS_ALIBI : "absolute");
+    if (c->pre_ln) cJSON_AddStringToObject(j, "layer_norm_position", "pre");
     return j;
 }
 

@@ -88,7 +88,7 @@ static void bert_embed_backward(Bert *m, const float *dh0) {
 
 const float *bert_hidden(const Bert *m) {
     if (m->work->cls_only) DIE("bert_hidden after bert_forward_pooled (only [CLS] was computed)");
-    return m->work->ffn[m->cfg.num_layers - 1].out;
+    return m->cfg.pre_ln ? m->work->final_out : m->work->ffn[m->cfg.num_layers - 1].out;
 }
 
 const float *bert_pooled(const Bert *m) {
@@ -114,7 +114,7 @@ static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     k->dims = (TfDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                        .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
                        .attn_dropout = c->attention_dropout, .lengths = k->lengths,
-                       .alibi = m->alibi_slopes};
+                       .alibi = m->alibi_slopes, .pre_ln = c->pre_ln};
     bert_embed_forward(m, rng);
 }
 
@@ -123,7 +123,7 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch) {
     /* The shortcut's last layer is cross-attention from the [CLS] rows, which
      * would put the one query at position T - 1 for ALiBi's distances: with
      * ALiBi, the full forward (the same pooled vectors). */
-    if (m->alibi_slopes) {
+    if (m->alibi_slopes || m->cfg.pre_ln) {   /* pre-LN: the cross-attention sublayer is post-LN only */
         bert_forward(m, batch, NULL);
         return;
     }
@@ -161,6 +161,11 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
         tf_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, rng, k->scratch);
         tf_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, rng, k->scratch);
         x = k->ffn[l].out;
+    }
+    if (m->cfg.pre_ln) {   /* the residual stream is normalised once, at the end */
+        layernorm_forward(k->final_out, k->final_mean, k->final_rstd, x, m->w.final_ln_g, m->w.final_ln_b,
+                          B * T, C, m->cfg.layer_norm_eps);
+        x = k->final_out;
     }
     if (m->heads.pooler) {
         /* [CLS] is row b*T of the hidden states. */
@@ -204,6 +209,15 @@ void bert_backward(Bert *m) {
     /* Ping-pong between dhidden and dbuf: each sublayer reads dy from one and
      * writes dx into the other. */
     float *dy = k->dhidden, *dx = k->dbuf;
+    if (m->cfg.pre_ln) {   /* through the final LayerNorm into the last layer's output */
+        int N = k->B * k->T, C = m->cfg.hidden_size;
+        memset(dx, 0, sizeof(float) * (size_t)N * C);
+        layernorm_backward(dx, m->g.final_ln_g, m->g.final_ln_b, dy, k->ffn[L - 1].out, k->final_mean,
+                           k->final_rstd, m->w.final_ln_g, N, C);
+        float *t = dy;
+        dy = dx;
+        dx = t;
+    }
     for (int l = L - 1; l >= 0; l--) {
         const float *x = l > 0 ? k->ffn[l - 1].out : k->h0;
         tf_ffn_backward(dx, &m->g.layers[l].ffn, dy, &k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims,

@@ -116,6 +116,12 @@ int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const cha
                    "BertModel does not compute", bert_embedding_size(&m->cfg), m->cfg.hidden_size);
         return -1;
     }
+    if (m->cfg.pre_ln) {
+        user_error("export a post-LN model (\"layer_norm_position\": \"post\"), or use it with glue itself",
+                   "this model normalises before each sublayer (pre-LN), which Hugging Face's BertModel does not "
+                   "compute");
+        return -1;
+    }
     if (m->heads.pair_features) {
         user_error("export a model fine-tuned with pair_encoding \"cross\", or use it with glue itself",
                    "this model classifies pairs from features of the two texts encoded apart, which Hugging Face's "

@@ -29,6 +29,10 @@ struct BertWork {
     unsigned char *emb_mask;      /* (N, E) */
     float *demb1, *demb2;  /* (N, E) embedding backward buffers when E != C (train) */
 
+    /* pre_ln: the final LayerNorm over the last layer's output. */
+    float *final_out;      /* (N, C) the encoder output when pre_ln, else NULL */
+    float *final_mean, *final_rstd;   /* (N) */
+
     TfAttnActs *attn;      /* (L) */
     TfFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
     /* bert_forward_pooled: the last layer at the [CLS] rows only, as

@@ -210,6 +210,37 @@ static void tf_linear_backward_add(float *dx, float *dw, float *db, const float 
     tf_bias_backward(db, dy, N, OC);
 }
 
+/* ---- pre-LN: xn = LN(x) before the sublayer, y = x + dropout(proj) after ---- */
+
+/* The pre-LN tail: out (N, C) = x + dropout(out), in place on out. */
+static void tf_pre_tail_forward(float *out, unsigned char *mask, const float *x, long N, int C, float p, Rng *rng) {
+    if (rng && p > 0.0f) dropout_forward(out, mask, out, N * C, p, rng);
+    const ElemKernels *k = kernels();
+    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
+    for (long r = 0; r < N; r++) k->add(out + r * C, x + r * C, C);
+}
+
+/* dL/d(projection) of the pre-LN tail from dy: dropout's backward into dproj,
+ * or dy itself. */
+static const float *tf_pre_tail_backward(float *dproj, const float *dy, const unsigned char *mask, long N, int C,
+                                         float p, int train) {
+    if (!(train && p > 0.0f)) return dy;
+    memset(dproj, 0, sizeof(float) * (size_t)(N * C));
+    dropout_backward(dproj, dy, mask, N * C, p);
+    return dproj;
+}
+
+/* dx (N, C) = dy (the residual) + the LayerNorm's backward of dxn; dln_g/dln_b
+ * added. tmp (N, C) and stats are scratch. */
+static void tf_pre_ln_backward(float *dx, float *dln_g, float *dln_b, const float *dxn, const float *dy,
+                               const float *x, const float *mean, const float *rstd, const float *ln_g, long N,
+                               int C, float *stats) {
+    tf_tail_backward(dx, NULL, dln_g, dln_b, dxn, x, mean, rstd, NULL, ln_g, N, C, 0.0f, 0, stats);
+    const ElemKernels *k = kernels();
+    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
+    for (long r = 0; r < N; r++) k->add(dx + r * C, dy + r * C, C);
+}
+
 /* ---- self-attention ---- */
 
 void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, const TfDims *d,
@@ -218,13 +249,20 @@ void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, 
     int C = d->C;
     a->train = rng != NULL;
     AttnDims ad = tf_attn_dims(d, 0, a->train);
-    if (w->bf16_qkv) linear_forward_bf16(a->qkv, x, w->bf16_qkv, w->b_qkv, (int)N);
-    else linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
+    const float *in = x;
+    if (d->pre_ln) {   /* the projections read LN(x), kept in res */
+        layernorm_forward(a->res, a->mean, a->rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
+        in = a->res;
+    }
+    if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
+    else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    if (w->bf16_o) linear_forward_bf16(a->res, a->ctx, w->bf16_o, w->b_o, (int)N);
-    else linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
-    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
-                    d->hidden_dropout, rng);
+    float *proj = d->pre_ln ? a->out : a->res;
+    if (w->bf16_o) linear_forward_bf16(proj, a->ctx, w->bf16_o, w->b_o, (int)N);
+    else linear_forward(proj, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    if (d->pre_ln) tf_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+                         d->hidden_dropout, rng);
 }
 
 void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const TfAttnActs *a,
@@ -234,12 +272,19 @@ void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const Tf
     float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *stats = dqkv + 3 * N * C;
     float *core = stats + TF_STATS_FLOATS(C);
     AttnDims ad = tf_attn_dims(d, 0, a->train);
-    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
+    const float *dp = d->pre_ln ? tf_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
+                                : tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+                                                   a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
     tf_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
                      a->qkv + 2 * C, ad, core);
+    if (d->pre_ln) {
+        /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward. */
+        tf_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->res, w->w_qkv, N, C, 3 * C);
+        tf_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        return;
+    }
     /* dx (already the residual's share) += dqkv W_qkv. */
     tf_linear_backward_add(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
 }
@@ -251,6 +296,7 @@ void tf_cross_attn_forward(TfAttnActs *a, const float *x, const float *mem, cons
     long N = (long)d->B * d->T;
     int C = d->C;
     a->train = rng != NULL;
+    if (d->pre_ln) DIE("tf_cross_attn_forward: pre-LN cross-attention is not implemented");
     AttnDims ad = tf_attn_dims(d, 1, a->train);
     linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
     linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
@@ -307,16 +353,23 @@ void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const Tf
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
     a->train = rng != NULL;
+    const float *in = x;
+    if (d->pre_ln) {   /* W_1 reads LN(x), kept in res */
+        layernorm_forward(a->res, a->mean, a->rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
+        in = a->res;
+    }
     if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
-        matmul_bf16(a->act, x, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
+        matmul_bf16(a->act, in, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
     } else {
-        matmul(a->pre, x, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
+        matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    if (w->bf16_out) linear_forward_bf16(a->res, a->act, w->bf16_out, w->b_out, (int)N);
-    else linear_forward(a->res, a->act, w->w_out, w->b_out, (int)N, FF, C);
-    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
-                    d->hidden_dropout, rng);
+    float *proj = d->pre_ln ? a->out : a->res;
+    if (w->bf16_out) linear_forward_bf16(proj, a->act, w->bf16_out, w->b_out, (int)N);
+    else linear_forward(proj, a->act, w->w_out, w->b_out, (int)N, FF, C);
+    if (d->pre_ln) tf_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+                         d->hidden_dropout, rng);
 }
 
 void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs *a,
@@ -325,9 +378,15 @@ void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs
     int C = d->C, FF = d->FF;
     float *dproj = scratch, *dact = dproj + N * C;   /* dact becomes dpre in place */
     float *stats = dact + N * FF;
-    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
+    const float *dp = d->pre_ln ? tf_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
+                                : tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+                                                   a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     tf_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
     tf_gelu_backward_inplace(dact, a->pre, N * FF);
+    if (d->pre_ln) {   /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward */
+        tf_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->res, w->w_in, N, C, FF);
+        tf_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        return;
+    }
     tf_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
 }

@@ -7,6 +7,9 @@
  *   FFN              y = LN(x + dropout(gelu(x W_1 + b_1) W_2 + b_2))
  *
  * (Vaswani et al. 2017 / BERT: the LayerNorm comes AFTER the residual add.)
+ * With TfDims.pre_ln, self-attention and FFN put it before the sublayer
+ * instead: y = x + dropout(f(LN(x))) (the residual stream is never
+ * normalised; a model adds a final LayerNorm after its last layer).
  * A BERT layer = self-attention + FFN; a decoder layer = causal self-attention +
  * cross-attention + FFN. GELU is the exact erf form. Dropout (hidden and on the
  * attention probabilities) is on only when an Rng is passed, and draws from it.
@@ -81,6 +84,9 @@ typedef struct TfDims {
     const int *mem_lengths;   /* (B) or NULL: cross-attention memory keys past it are padding */
     const TfAttnCore *core;   /* NULL: nn/attention */
     const float *alibi;       /* (NH) or NULL: self-attention ALiBi slopes (nn/attention.h) */
+    int pre_ln;               /* self-attention and FFN only: y = x + dropout(f(LN(x))) (pre-LN,
+                               * Xiong et al. 2020) instead of y = LN(x + dropout(f(x))); the
+                               * sublayer's ln_g/ln_b are then its input LayerNorm */
 } TfDims;
 
 /* Weights of an attention sublayer, or (same layout) their gradients. */
@@ -114,7 +120,8 @@ typedef struct TfAttnActs {
     unsigned char *att_mask;  /* (B, NH, T, Tk) attention-dropout mask */
     float *ctx;               /* (B, T, C) heads merged: input of the output projection */
     unsigned char *drop_mask; /* (B, T, C) hidden-dropout mask */
-    float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input */
+    float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input;
+                               * pre-LN: LN(x), the input of the projections */
     float *mean, *rstd;       /* (B, T) LayerNorm statistics */
     float *out;               /* (B, T, C) the sublayer's output y */
     int train;                /* set by the forward: dropout was on (an Rng given) */
@@ -125,7 +132,7 @@ typedef struct TfFfnActs {
     float *pre;               /* (B, T, FF) x W_1 + b_1 (GELU input) */
     float *act;               /* (B, T, FF) gelu(pre) (input of W_2) */
     unsigned char *drop_mask; /* (B, T, C) */
-    float *res;               /* (B, T, C) */
+    float *res;               /* (B, T, C) the LayerNorm input; pre-LN: LN(x), W_1's input */
     float *mean, *rstd;       /* (B, T) */
     float *out;               /* (B, T, C) */
     int train;                /* set by the forward: dropout was on */

@@ -11,7 +11,9 @@ same batch (lr LR, betas 0.9/0.999, eps 1e-6, weight decay 0.01 except biases
 and LayerNorm weights, gradient norm clipped to 1.0).
 ALIBI = 1: every self-attention also subtracts slope_h * |i - j| from its
 scores, slope_h = 2^(-8h / (NH - 1)), 2^-4 for one head (glue's "absolute+alibi" positions).
-usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR ALIBI"""
+PRE_LN = 1: each sublayer normalises its input, h = h + f(LN(h)), and
+bert.encoder.LayerNorm normalises the last layer's output.
+usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR ALIBI [PRE_LN]"""
 import math
 import sys
 
@@ -21,6 +23,7 @@ d = sys.argv[1]
 V, C, L, NH, FF, P, TV, B, T, K, NM, STEPS = (int(a) for a in sys.argv[2:14])
 LR = float(sys.argv[14])
 ALIBI = int(sys.argv[15])
+PRE_LN = int(sys.argv[16]) if len(sys.argv) > 16 else 0
 EPS = 1e-12
 HS = C // NH
 
@@ -39,6 +42,8 @@ def param_shapes():
               (p + "intermediate.dense.weight", (FF, C)), (p + "intermediate.dense.bias", (FF,)),
               (p + "output.dense.weight", (C, FF)), (p + "output.dense.bias", (C,)),
               (p + "output.LayerNorm.weight", (C,)), (p + "output.LayerNorm.bias", (C,))]
+    if PRE_LN:
+        s += [("bert.encoder.LayerNorm.weight", (C,)), ("bert.encoder.LayerNorm.bias", (C,))]
     if K > 0:
         s += [("bert.pooler.dense.weight", (C, C)), ("bert.pooler.dense.bias", (C,)),
               ("classifier.weight", (K, C)), ("classifier.bias", (K,))]
@@ -83,9 +88,13 @@ def forward():
     for l in range(L):
         p = "bert.encoder.layer.%d." % l
         heads = lambda t: t.view(B, T, NH, HS).transpose(1, 2)
-        q = heads(linear(h, p + "attention.self.query"))
-        k = heads(linear(h, p + "attention.self.key"))
-        v = heads(linear(h, p + "attention.self.value"))
+        ln1 = lambda t: layer_norm(t, P_[p + "attention.output.LayerNorm.weight"],
+                                   P_[p + "attention.output.LayerNorm.bias"])
+        ln2 = lambda t: layer_norm(t, P_[p + "output.LayerNorm.weight"], P_[p + "output.LayerNorm.bias"])
+        xin = ln1(h) if PRE_LN else h
+        q = heads(linear(xin, p + "attention.self.query"))
+        k = heads(linear(xin, p + "attention.self.key"))
+        v = heads(linear(xin, p + "attention.self.value"))
         s = q @ k.transpose(-1, -2) / math.sqrt(HS)
         if ALIBI:
             slopes = torch.tensor([2.0 ** (-8.0 * h / (NH - 1)) if NH > 1 else 2.0 ** -4 for h in range(NH)],
@@ -93,10 +102,15 @@ def forward():
             s = s - slopes[None, :, None, None] * (torch.arange(T)[:, None] - torch.arange(T)[None, :]).abs()
         s = s.masked_fill(~keys, float("-inf"))
         ctx = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
-        h = layer_norm(h + linear(ctx, p + "attention.output.dense"),
-                       P_[p + "attention.output.LayerNorm.weight"], P_[p + "attention.output.LayerNorm.bias"])
+        if PRE_LN:
+            h = h + linear(ctx, p + "attention.output.dense")
+            h = h + linear(gelu(linear(ln2(h), p + "intermediate.dense")), p + "output.dense")
+            continue
+        h = ln1(h + linear(ctx, p + "attention.output.dense"))
         f = linear(gelu(linear(h, p + "intermediate.dense")), p + "output.dense")
-        h = layer_norm(h + f, P_[p + "output.LayerNorm.weight"], P_[p + "output.LayerNorm.bias"])
+        h = ln2(h + f)
+    if PRE_LN:
+        h = layer_norm(h, P_["bert.encoder.LayerNorm.weight"], P_["bert.encoder.LayerNorm.bias"])
     out = {"hidden": h}
     loss = 0.0
     if NM > 0:

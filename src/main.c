@@ -74,7 +74,8 @@ static const Command COMMANDS[] = {
      "  Otherwise translates each TEXT, or stdin line by line. --model DIR|CKPT.\n"},
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
-     "[--seed S] [--threads N] [--out DIR] [--config FILE.json] [--set key=value ...] [--resume] [--json]",
+     "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
+     "[--set key=value ...] [--resume] [--search ...] [--json]",
      "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
      "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
@@ -84,7 +85,15 @@ static const Command COMMANDS[] = {
      "  --resume continues an interrupted run in the same directory.\n"
      "  --init CKPT|DIR (BERT) starts from a pretrained encoder: a glue checkpoint, a\n"
      "  directory holding one, or a Hugging Face model directory (config.json,\n"
-     "  model.safetensors, vocab.txt) such as `glue export` writes.\n"},
+     "  model.safetensors, vocab.txt) such as `glue export` writes; or a fine-tuned\n"
+     "  run of another task (intermediate-task transfer: the encoder carries over,\n"
+     "  the task head is new).\n"
+     "  --search [--lrs L1,L2,..] [--batches B1,B2,..] [--holdout 0.1]: trains each\n"
+     "  lr x batch (default: the BERT miniatures' grid, 3e-4,1e-4,5e-5,3e-5 x\n"
+     "  8,16,32,64,128) on the training split minus a held-out slice (the same for\n"
+     "  every trial), picks the best held-out score, retrains it on the full split\n"
+     "  and reports dev: dev never takes part in the choice. Into --out DIR (default\n"
+     "  runs/<task>/<model>-search): one directory per trial, final/, search.json.\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...",

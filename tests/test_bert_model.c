@@ -20,6 +20,7 @@
 #include "models/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
+#include "models/run_dir.h"
 #include "text/vocab.h"
 #include "tests/capture.h"
 
@@ -474,6 +475,61 @@ TEST(bert_finetune_cli_pair_features) {
     int st;
     char *err = NULL, *out = glue(&fx, "finetune sst2 --threads 1 --set pair_encoding=features", &st, &err);
     CHECK_MSG(st == 1 && strstr(err, "not a pair classification task"), "status %d: %s", st, err);
+    free(out);
+    free(err);
+    fixture_remove(&fx);
+}
+
+/* --search: every trial selects on the same held-out tenth of the training
+ * split and never sees dev; the winner is the trial with the best held-out
+ * score and is retrained on the whole split, whose dev numbers are reported. */
+TEST(bert_finetune_cli_search_selects_on_heldout) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char args[1024];
+    snprintf(args, sizeof args, "finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
+             "--out %s/search --json", fx.root, fx.root, fx.root);
+    int st;
+    char *err = NULL, *out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "search failed (%d): %s", st, err);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *trials = cJSON_GetObjectItemCaseSensitive(j, "trials");
+    CHECK_EQ_INT(cJSON_GetArraySize(trials), 4);
+    double best = -1, best_lr = 0;
+    int best_batch = 0;
+    for (const cJSON *t = trials ? trials->child : NULL; t; t = t->next) {
+        double s = run_config_number(t, "heldout_score", -1);
+        if (s > best) best = s, best_lr = run_config_number(t, "lr", 0), best_batch = (int)run_config_number(t, "batch", 0);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/results.json", cJSON_GetObjectItemCaseSensitive(t, "dir")->valuestring);
+        cJSON *r = run_json_read(path, 1);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "best");
+        /* 640 training rows: 64 held out, 576 trained on; no dev anywhere. */
+        CHECK_MSG(cJSON_GetObjectItemCaseSensitive(b, "heldout") && !cJSON_GetObjectItemCaseSensitive(b, "dev") &&
+                      run_config_number(r, "train_examples", 0) == 576,
+                  "trial %s: not selected on the held-out slice", path);
+        CHECK_NEAR(run_config_number(b, "score", -1), s, 1e-9);
+        cJSON_Delete(r);
+    }
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "winner");
+    CHECK(run_config_number(w, "lr", 0) == best_lr && run_config_number(w, "batch", 0) == best_batch);
+    CHECK_MSG(best_lr == 2e-3, "the winner should be the rate that learns (held-out %.2f)", best);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/search/final/results.json", fx.root);
+    cJSON *r = run_json_read(path, 1);
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
+    CHECK(run_config_number(cfg, "lr", 0) == best_lr && run_config_number(cfg, "batch", 0) == best_batch);
+    CHECK(run_config_number(r, "train_examples", 0) == 640);
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "final"), "best");
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(fb, "dev"), "accuracy", -1),
+               run_config_number(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "best"), "dev"),
+                                 "accuracy", -2), 1e-9);
+    cJSON_Delete(r);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    out = glue(&fx, "finetune sst2 --threads 1 --lrs 1e-4", &st, &err);
+    CHECK_MSG(st == 2 && strstr(err, "add --search"), "--lrs alone: %d %s", st, err);
     free(out);
     free(err);
     fixture_remove(&fx);

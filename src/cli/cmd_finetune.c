@@ -12,9 +12,11 @@
 #include "core/threads.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
+#include "models/search.h"
 #include "models/trainer.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,8 @@
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
-    "       [--set key=value ...] [--seeds S1,S2,...] [--resume] [--json]"
+    "       [--set key=value ...] [--seeds S1,S2,...] [--resume] [--json]\n"                        \
+    "       [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
@@ -34,6 +37,8 @@ typedef struct FinetuneArgs {
     long seeds[FINETUNE_MAX_SEEDS];   /* --seeds */
     int nseeds;
     int json, resume;
+    int search;                                  /* --search: SearchOptions below */
+    SearchOptions so;
     int nsets;
     const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
     const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
@@ -56,6 +61,24 @@ static int finetune_parse_seeds(const char *list, FinetuneArgs *f) {
     return 0;
 }
 
+/* "a,b,c" of positive numbers (whole when `whole`) into v (at most
+ * SEARCH_MAX_VALUES); -1 after a message. */
+static int finetune_parse_numbers(const char *list, const char *opt, double *v, int *n, int whole) {
+    *n = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p || !(x > 0) || (whole && x != floor(x)) || (*end && *end != ',') || *n == SEARCH_MAX_VALUES) {
+            user_error("e.g. --lrs 3e-4,1e-4 --batches 16,32", "%s %s: expected up to %d comma-separated positive %s",
+                       opt, list, SEARCH_MAX_VALUES, whole ? "whole numbers" : "numbers");
+            return -1;
+        }
+        v[(*n)++] = x;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     Args a;
     args_init(&a, argc, argv);
@@ -73,6 +96,33 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
+    f->search = args_flag(&a, "--search");
+    search_default_grid(&f->so);
+    const char *lrs = args_str(&a, "--lrs", NULL), *batches = args_str(&a, "--batches", NULL);
+    const char *holdout = args_str(&a, "--holdout", NULL);
+    if ((lrs || batches || holdout) && !f->search) {
+        user_error("add --search", "--lrs, --batches and --holdout set the grid of --search");
+        return EXIT_USAGE;
+    }
+    if (f->search && (seeds || f->resume)) {
+        user_error("search with one --seed; then run --seeds with the winner's settings",
+                   "--search does not combine with %s", seeds ? "--seeds" : "--resume (a search reuses finished trials)");
+        return EXIT_USAGE;
+    }
+    if (lrs && finetune_parse_numbers(lrs, "--lrs", f->so.lrs, &f->so.n_lrs, 0)) return EXIT_USAGE;
+    if (batches) {
+        double b[SEARCH_MAX_VALUES];
+        if (finetune_parse_numbers(batches, "--batches", b, &f->so.n_batches, 1)) return EXIT_USAGE;
+        for (int i = 0; i < f->so.n_batches; i++) f->so.batches[i] = (int)b[i];
+    }
+    if (holdout) {
+        char *end;
+        f->so.holdout = strtod(holdout, &end);
+        if (*end || !(f->so.holdout > 0 && f->so.holdout < 0.5)) {
+            user_error("e.g. --holdout 0.1", "--holdout %s: a fraction of the training split in (0, 0.5)", holdout);
+            return EXIT_USAGE;
+        }
+    }
     int n = args_strs(&a, "--set", f->sets, FINETUNE_MAX_SETS);
     if (n > FINETUNE_MAX_SETS) {
         user_error(NULL, "at most %d --set options", FINETUNE_MAX_SETS);
@@ -221,6 +271,36 @@ int cmd_finetune(int argc, char **argv) {
     if (f.out) snprintf(dir, sizeof dir, "%s", f.out);
     else run_dir_path(t->name, ops->name, dir, sizeof dir);
     char *command = cli_command_line(argc, argv);
+    if (f.search) {
+        if (!f.out) snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "-search");
+        f.so.base = (TrainerOptions){.task = t, .ops = ops, .config = config, .seed = (uint64_t)f.seed,
+                                     .threads = threads, .out_dir = dir, .data_root = task_data_root(),
+                                     .command = command, .show_progress = 1};
+        cJSON *res = NULL;
+        rc = search_run(&f.so, &res);
+        if (rc == 0 && f.json) {
+            char *text = cJSON_PrintUnformatted(res);
+            printf("%s\n", text);
+            free(text);
+        } else if (rc == 0) {
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(res, "winner");
+            printf("%s %s search: winner lr %g batch %d (held-out %.2f of %d trials); on dev:\n", t->name, ops->name,
+                   run_config_number(w, "lr", 0), (int)run_config_number(w, "batch", 0),
+                   run_config_number(w, "heldout_score", 0), cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "trials")));
+            const cJSON *best = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "final"), "best");
+            for (const cJSON *sp = best ? best->child : NULL; sp; sp = sp->next) {
+                if (!cJSON_IsObject(sp)) continue;
+                printf("  %s", sp->string);
+                for (const cJSON *m = sp->child; m; m = m->next) printf(" %s %.2f", m->string, m->valuedouble);
+                printf("\n");
+            }
+            printf("  -> %s/%s (evaluate: glue eval %s --run %s/final)\n", dir, SEARCH_FILE, t->name, dir);
+        }
+        cJSON_Delete(res);
+        cJSON_Delete(config);
+        free(command);
+        return rc;
+    }
     int nruns = f.nseeds ? f.nseeds : 1;
     cJSON *res[FINETUNE_MAX_SEEDS] = {0};
     for (int i = 0; i < nruns && rc == 0; i++) {

@@ -136,6 +136,42 @@ static int run_read_settings(Run *r) {
     return 0;
 }
 
+/* The split a held-out run selects on (o->holdout): part of the training file. */
+static const TaskSplit HELDOUT_SPLIT = {.name = TRAINER_HELDOUT_SPLIT};
+
+/* Moves a fixed random o->holdout of the training examples into the one
+ * evaluation split (TRAINER_HELDOUT_SPLIT): the same slice whatever the run's
+ * seed and settings, so the trials of a search compete on the same examples
+ * and the task's dev split is never looked at. 0 ok. */
+static int run_hold_out(Run *r) {
+    Dataset *tr = &r->train, *ho = &r->dev[0];
+    int k = (int)lround(r->o->holdout * tr->n);
+    if (k < 1 || k >= tr->n) {
+        user_error("hold out a fraction that leaves examples on both sides", "%s: holding out %g of %d training "
+                   "examples leaves %d", r->t->display, r->o->holdout, tr->n, k);
+        return EXIT_USAGE;
+    }
+    int *perm = xmalloc(sizeof(int) * (size_t)tr->n);
+    for (int i = 0; i < tr->n; i++) perm[i] = i;
+    Rng rng;
+    rng_seed(&rng, TRAINER_HELDOUT_SEED);
+    rng_shuffle_int(&rng, perm, tr->n);
+    unsigned char *out = xcalloc((size_t)tr->n, 1);
+    for (int i = 0; i < k; i++) out[perm[i]] = 1;
+    *ho = (Dataset){.task = tr->task, .split = &HELDOUT_SPLIT, .ex = xmalloc(sizeof(Example) * (size_t)k)};
+    int kept = 0;
+    for (int i = 0; i < tr->n; i++) {   /* file order on both sides */
+        if (out[i]) ho->ex[ho->n++] = tr->ex[i];
+        else tr->ex[kept++] = tr->ex[i];
+    }
+    tr->n = kept;
+    r->dev_split[0] = &HELDOUT_SPLIT;
+    r->num_dev = 1;
+    free(out);
+    free(perm);
+    return 0;
+}
+
 /* Train split and the labelled dev splits: the selection split must load, the
  * others (MNLI mismatched) are reported when present. */
 static int run_load_data(Run *r) {
@@ -147,10 +183,14 @@ static int run_load_data(Run *r) {
         return 1;
     }
     /* "pair_swap": train on both orders of a symmetric pair task (a model whose
-     * defaults lack the key never sees it set). */
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->o->config, "pair_swap")) &&
-        dataset_add_swapped_pairs(&r->train) != 0)
-        return EXIT_USAGE;
+     * defaults lack the key never sees it set); after a hold-out, so that no
+     * held-out pair is trained on in the other order. */
+    int swap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->o->config, "pair_swap"));
+    if (r->o->holdout > 0) {
+        int rc = run_hold_out(r);
+        return rc ? rc : swap && dataset_add_swapped_pairs(&r->train) != 0 ? EXIT_USAGE : 0;
+    }
+    if (swap && dataset_add_swapped_pairs(&r->train) != 0) return EXIT_USAGE;
     const TaskSplit *want[TASK_MAX_SPLITS];
     int n = eval_dev_splits(t, want, TASK_MAX_SPLITS);
     if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }

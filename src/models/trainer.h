@@ -29,7 +29,15 @@ typedef struct TrainerOptions {
     const char *command;      /* the command line, recorded in results.json */
     int resume;               /* continue an interrupted run in out_dir */
     int show_progress;        /* progress bar and per-epoch lines on stderr */
+    double holdout;           /* > 0: select (and report) on this fraction of the training
+                               * split, held out from training, instead of the dev splits
+                               * (hyperparameter search: dev is never looked at) */
 } TrainerOptions;
+
+/* The held-out split's name in results.json, and the seed that picks it (the
+ * same examples for every run of a task). */
+#define TRAINER_HELDOUT_SPLIT "heldout"
+#define TRAINER_HELDOUT_SEED 0x48454c44ull
 
 /* Train and write the run directory. Returns 0 and *results (results.json's
  * content, caller frees; results may be NULL), or the exit code after one

@@ -49,6 +49,14 @@ $(BUILD)/src/core/kernels_portable.o: KERN_FLAGS := -fno-trapping-math -fno-math
 $(BUILD)/src/core/kernels_avx2.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx2 -mfma
 $(BUILD)/src/core/kernels_avx512.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
 
+# The commit a binary was built from, for results files (core/provenance.c is
+# rebuilt every time, so it is never stale).
+GLUE_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+$(BUILD)/src/core/provenance.o: CPPFLAGS_ALL += -DGLUE_COMMIT='"$(GLUE_COMMIT)"'
+$(BUILD)/src/core/provenance.o: FORCE
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(KERN_FLAGS) -c $< -o $@

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "core/cpu_name.h"
+#include "core/provenance.h"
 #include "core/stats.h"
 #include "models/model.h"
 #include "models/run_config.h"
@@ -292,7 +292,7 @@ int pretrain_screen(const ScreenOptions *o) {
     if (rc == 0 && slash && slash != parent && run_dir_make(parent)) rc = 1;
     if (rc == 0) {
         char cpu[256];
-        cpu_describe(cpu, sizeof cpu);
+        provenance_cpu(cpu, sizeof cpu);
         char *command = screen_portable(o->command ? o->command : "");
         cJSON *fields[] = {cJSON_CreateString(SCREEN_TABLE_TITLE), cJSON_CreateString(command),
                            cJSON_CreateString(cpu), cJSON_CreateObject()};   /* cpu: of the fine-tunes */
@@ -301,8 +301,14 @@ int pretrain_screen(const ScreenOptions *o) {
         for (int i = 0; i < o->n_tasks; i++) cJSON_AddItemToArray(tasks, cJSON_CreateString(task_find(o->tasks[i])->name));
         for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));
         cJSON_AddStringToObject(fields[3], "recipe", "glue finetune defaults from the run's model.ckpt; SST-2 1 epoch");
-        const char *keys[] = {"title", "command", "cpu", "proxy"};
-        for (int k = 0; k < 4; k++) {
+        const char *keys[] = {"title", "command", "cpu", "proxy", "provenance"};
+        cJSON *prov = provenance_json(o->threads, -1);
+        for (int k = 0; k < 5; k++) {
+            if (k == 4) {
+                cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
+                cJSON_AddItemToObject(table, keys[k], prov);
+                continue;
+            }
             cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
             cJSON_AddItemToObject(table, keys[k], fields[k]);
         }

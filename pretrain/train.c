@@ -3,7 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "core/cpu_name.h"
+#include "core/provenance.h"
 #include "core/lines.h"
 #include "core/progress.h"
 #include "models/run_dir.h"
@@ -399,8 +399,9 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddStringToObject(j, "command", r->o->command ? r->o->command : "");
     cJSON_AddNumberToObject(j, "threads", r->o->threads);
     char cpu[256];
-    cpu_describe(cpu, sizeof cpu);
+    provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
+    cJSON_AddItemToObject(j, "provenance", provenance_json(r->o->threads, (long long)r->pc->seed));
     cJSON_AddNumberToObject(j, "steps", (double)r->step);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
     cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));

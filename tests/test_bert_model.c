@@ -520,6 +520,15 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
     CHECK(run_config_number(cfg, "lr", 0) == best_lr && run_config_number(cfg, "batch", 0) == best_batch);
     CHECK(run_config_number(r, "train_examples", 0) == 640);
+    /* Provenance: version, commit, date, CPU with its kernels, threads, seed. */
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(r, "provenance");
+    static const char *const PROV[] = {"glue_version", "commit", "date", "cpu", "kernels"};
+    for (int k = 0; k < 5; k++)
+        CHECK_MSG(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(prov, PROV[k])) &&
+                      cJSON_GetObjectItemCaseSensitive(prov, PROV[k])->valuestring[0],
+                  "results.json provenance lacks %s", PROV[k]);
+    CHECK(run_config_number(prov, "threads", 0) == 1 && run_config_number(prov, "seed", -1) == 42);
+    CHECK(strstr(cJSON_GetObjectItemCaseSensitive(prov, "cpu")->valuestring, "family") != NULL);
     const cJSON *fb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "final"), "best");
     CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(fb, "dev"), "accuracy", -1),
                run_config_number(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "best"), "dev"),

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/provenance.h"
 #include "core/threads.h"
 #include "eval/report.h"
 #include "models/evaluate.h"
@@ -257,9 +258,10 @@ int cmd_compare(int argc, char **argv) {
     CompareArgs c = {0};
     int rc = compare_parse(argc, argv, &c);
     if (rc) return rc;
-    threads_init((int)c.threads);
+    int threads = threads_init((int)c.threads);
     c.command = cli_command_line(argc, argv);
     cJSON *summary = cJSON_CreateObject();
+    cJSON_AddItemToObject(summary, "provenance", provenance_json(threads, (long long)c.seed));
     cJSON_AddNumberToObject(summary, "seed", (double)c.seed);
     rc = compare_pick_tasks(&c, summary);
     if (rc == 0) {

@@ -10,6 +10,7 @@
 #include "cli/submission.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/provenance.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "core/threads.h"
@@ -273,8 +274,9 @@ int cmd_eval(int argc, char **argv) {
         user_error("use --split test", "%s has no labelled dev split", t->display);
         return EXIT_USAGE;
     }
-    threads_init(0);   /* every core this process may use, FTZ on */
+    int threads = threads_init(0);   /* every core this process may use, FTZ on */
     cJSON *summary = cJSON_CreateObject();
+    cJSON_AddItemToObject(summary, "provenance", provenance_json(threads, -1));
     cJSON_AddStringToObject(summary, "model", ops->name);
     cJSON_AddStringToObject(summary, "split", e.split);
     cJSON *tasks = cJSON_AddObjectToObject(summary, "tasks");

@@ -8,6 +8,7 @@
 #include "models/trainer.h"
 
 #include "core/common.h"
+#include "core/provenance.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
 #include "models/run_config.h"
@@ -423,6 +424,7 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "command", o->command ? o->command : "");
     cJSON_AddNumberToObject(j, "seed", (double)o->seed);
     cJSON_AddNumberToObject(j, "threads", o->threads);
+    cJSON_AddItemToObject(j, "provenance", provenance_json(o->threads, (long long)o->seed));
     cJSON_AddItemToObject(j, "config", cJSON_Duplicate(o->config, 1));
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);

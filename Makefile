@@ -77,15 +77,15 @@ asan:
 run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))
 	./$(GLUE_BIN) finetune sst2
-	./$(GLUE_BIN) report --out runs/report.html
+	./$(GLUE_BIN) report --results results --out runs/report.html
 
 # Benchmarks against reference implementations, run on this machine in one
 # invocation (results/bench_*.json); see README.
 bench: $(GLUE_BIN)
-	./$(GLUE_BIN) bench fasttext
-	./$(GLUE_BIN) bench bert --config tiny
-	./$(GLUE_BIN) bench bert --config mini
-	./$(GLUE_BIN) bench bert --config small
+	GLUE_RESULTS=results ./$(GLUE_BIN) bench fasttext
+	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config tiny
+	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config mini
+	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config small
 
 clean:
 	rm -rf build build-* $(GLUE_BIN)

@@ -126,7 +126,7 @@ static const Command COMMANDS[] = {
      "    fine-tunes each task from each finished run's encoder (default recipe,\n"
      "    SST-2 one epoch; into RUN_DIR/screen/; done ones reused) and writes one\n"
      "    table of runs, recipes, held-out MLM and proxy scores (FILE.json + .md;\n"
-     "    default results/pretrain_screen.json; rows replaced by run name).\n"},
+     "    default runs/results/pretrain_screen.json; rows replaced by run name).\n"},
     {"eval", cmd_eval, "TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip] "
                        "[--results FILE] [--bf16] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
@@ -139,7 +139,7 @@ static const Command COMMANDS[] = {
      "  (and for 'all' one table with the GLUE score); --split test writes the\n"
      "  leaderboard file (e.g. SST-2.tsv) into the run directory. AX uses the MNLI run.\n"
      "  'all' on dev prints one Markdown table with the GLUE score over the tasks run\n"
-     "  and writes it as JSON to results/glue.json (results/glue-<model>.json for\n"
+     "  and writes it as JSON to runs/results/glue.json (glue-<model>.json for\n"
      "  other models; --results FILE). 'all --split test --submit FILE.zip' writes the\n"
      "  leaderboard archive: the 11 files, a task without a trained model as its\n"
      "  majority class (flagged); a task without test data is listed as missing.\n"
@@ -155,16 +155,18 @@ static const Command COMMANDS[] = {
      "  Reuses runs/<task>/<model>/ when it finished with the model's current\n"
      "  default settings, otherwise trains. Prints every task metric, the GLUE score,\n"
      "  training time, inference examples/s and parameters, plus a majority-class\n"
-     "  row; writes results/compare.json and results/compare.md.\n"},
+     "  row; writes runs/results/compare.json and compare.md ($GLUE_RESULTS: elsewhere;\n"
+     "  the repository's results/ only when named).\n"},
     {"bench", cmd_bench, "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]",
      "benchmarks against reference implementations (fasttext: the official binary)",
      "  fasttext: trains Debian's /usr/bin/fasttext and ours on the same task with the\n"
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
-     "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
+     "  runs/results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",
-     "  Reads results/ (or --results, $GLUE_RESULTS): compare.json, glue*.json,\n"
+     "  Reads runs/results/ (or --results DIR, e.g. the repository's results/, or\n"
+     "  $GLUE_RESULTS): compare.json, glue*.json,\n"
      "  seeds, run results, translation.json, bench_*.json; and runs/ (or --runs,\n"
      "  $GLUE_RUNS): every run directory. Writes one HTML file (inline SVG and CSS,\n"
      "  nothing fetched; default report.html): the GLUE table with the best of each\n"

@@ -31,6 +31,7 @@
 
 const Task TASKS[] = {
     {.name = "cola", .display = "CoLA", .dir = "CoLA", .num_labels = 2, .labels = BINARY_LABELS,
+     .label_names = {"unacceptable", "acceptable"},
      .metrics = {METRIC_MCC}, .num_splits = 3, .splits = {
         /* source, label, original label ("*" or empty), sentence; no header */
         {.name = "train", .file = "train.tsv", .num_cols = 4, .col_index = -1, .col_a = 3, .col_b = -1,
@@ -41,6 +42,7 @@ const Task TASKS[] = {
          .col_a = 1, .col_b = -1, .col_label = -1, .official_rows = 1063, .submit = "CoLA.tsv",
          .header = H_INDEX_SENTENCE}}},
     {.name = "sst2", .display = "SST-2", .dir = "SST-2", .num_labels = 2, .labels = BINARY_LABELS,
+     .label_names = {"negative", "positive"},
      .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 2, .col_index = -1, .col_a = 0,
          .col_b = -1, .col_label = 1, .official_rows = 67349, .header = "sentence\tlabel"},
@@ -50,6 +52,7 @@ const Task TASKS[] = {
          .col_a = 1, .col_b = -1, .col_label = -1, .official_rows = 1821, .submit = "SST-2.tsv",
          .header = H_INDEX_SENTENCE}}},
     {.name = "mrpc", .display = "MRPC", .dir = "MRPC", .symmetric = 1, .num_labels = 2, .labels = BINARY_LABELS,
+     .label_names = {"not_paraphrase", "paraphrase"},
      .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 5, .col_index = -1, .col_a = 3,
          .col_b = 4, .col_label = 0, .official_rows = 3668, .header = H_MRPC},
@@ -68,6 +71,7 @@ const Task TASKS[] = {
          .col_a = 7, .col_b = 8, .col_label = -1, .official_rows = 1379, .submit = "STS-B.tsv",
          .header = H_STSB}}},
     {.name = "qqp", .display = "QQP", .dir = "QQP", .symmetric = 1, .num_labels = 2, .labels = BINARY_LABELS,
+     .label_names = {"not_duplicate", "duplicate"},
      .metrics = {METRIC_F1, METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 6, .col_index = 0, .col_a = 3,
          .col_b = 4, .col_label = 5, .official_rows = 363846,
@@ -114,6 +118,7 @@ const Task TASKS[] = {
          .col_a = 1, .col_b = 2, .col_label = -1, .official_rows = 3000, .submit = "RTE.tsv",
          .header = H_PAIR}}},
     {.name = "wnli", .display = "WNLI", .dir = "WNLI", .num_labels = 2, .labels = BINARY_LABELS,
+     .label_names = {"not_entailment", "entailment"},
      .metrics = {METRIC_ACC}, .num_splits = 3, .splits = {
         {.name = "train", .file = "train.tsv", .has_header = 1, .num_cols = 4, .col_index = 0, .col_a = 1,
          .col_b = 2, .col_label = 3, .official_rows = 635, .header = H_PAIR "\tlabel"},
@@ -210,6 +215,10 @@ int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *o
     char plain[4096];
     snprintf(plain, sizeof plain, "%s/%s/%s", root ? root : task_data_root(), t->dir, s->file);
     return lines_find(plain, out, cap);
+}
+
+const char *task_label_name(const Task *t, int k) {
+    return t->label_names[k] ? t->label_names[k] : t->labels[k];
 }
 
 int task_label_index(const Task *t, const char *s) {

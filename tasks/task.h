@@ -34,6 +34,8 @@ typedef struct Task {
     const char *dir;       /* directory under data/glue: "SST-2", "diagnostic" */
     int num_labels;        /* 1 = regression (STS-B) */
     const char *labels[TASK_MAX_LABELS]; /* label strings of the files and submissions */
+    const char *label_names[TASK_MAX_LABELS]; /* what the labels mean, for people ("positive"
+                                               * for SST-2's "1"); NULL: the label strings say it */
     MetricId metrics[2];   /* primary first; METRIC_NONE when unused */
     const char *scored_with; /* AX: "mnli" (no training data of its own), else NULL */
     int symmetric;         /* a pair task whose label does not depend on the order of
@@ -60,6 +62,9 @@ typedef struct Dataset {
 
 extern const Task TASKS[];
 extern const int NUM_TASKS;
+
+/* The readable name of label k (task_label_name(sst2, 1) = "positive"). */
+const char *task_label_name(const Task *t, int k);
 
 /* Appends to d a copy of each pair example with its texts swapped (training
  * on both orders of a symmetric task). 0 ok; -1 after a message when the task

@@ -520,21 +520,23 @@ TEST(trainer_cli_eval_predict) {
     const char *p1[] = {"predict", "sst2", "--model", "testbow", "a wonderful superb film"};
     r = run_command(root, NULL, NULL, 5, p1);
     CHECK_EQ_INT(r.status, 0);
-    CHECK_MSG(strncmp(r.out, "1\t0=", 4) == 0, "positive: %s", r.out);
+    CHECK_MSG(strncmp(r.out, "positive\tnegative=", 18) == 0, "positive: %s", r.out);
     ran_free(&r);
     const char *p2[] = {"predict", "sst2", "--model", "testbow", "--json", "an awful boring plot"};
     r = run_command(root, NULL, NULL, 6, p2);
     j = cJSON_Parse(r.out);
     const cJSON *probs = cJSON_GetObjectItemCaseSensitive(j, "probabilities");
-    CHECK(j && !strcmp(cJSON_GetObjectItemCaseSensitive(j, "label")->valuestring, "0"));
-    CHECK_NEAR(run_config_number(probs, "0", 0) + run_config_number(probs, "1", 0), 1.0, 1e-5);
-    CHECK(run_config_number(probs, "0", 0) > 0.5);
+    CHECK(j && !strcmp(cJSON_GetObjectItemCaseSensitive(j, "label")->valuestring, "negative"));
+    CHECK(j && !strcmp(cJSON_GetObjectItemCaseSensitive(j, "label_id")->valuestring, "0"));
+    CHECK_NEAR(run_config_number(probs, "negative", 0) + run_config_number(probs, "positive", 0), 1.0, 1e-5);
+    CHECK(run_config_number(probs, "negative", 0) > 0.5);
     cJSON_Delete(j);
     ran_free(&r);
     const char *p3[] = {"predict", "sst2", "--model", "testbow"};
     r = run_command(root, "great lovely cast\nterrible dull story\nbrilliant\n", NULL, 4, p3);
     CHECK_EQ_INT(r.status, 0);
-    CHECK_MSG(!strncmp(r.out, "1\t", 2) && strstr(r.out, "\n0\t") && strstr(strstr(r.out, "\n0\t") + 1, "\n1\t"),
+    CHECK_MSG(!strncmp(r.out, "positive\t", 9) && strstr(r.out, "\nnegative\t") &&
+                  strstr(strstr(r.out, "\nnegative\t") + 1, "\npositive\t"),
               "one line each, in order: %s", r.out);
     ran_free(&r);
 
@@ -543,9 +545,13 @@ TEST(trainer_cli_eval_predict) {
     r = run_command(root, NULL, NULL, 6, p4);
     CHECK_EQ_INT(r.status, 2);
     ran_free(&r);
-    r = run_command(root, "fine\nnot\tfine\n", NULL, 4, p3);
+    /* A bad line (a tab, an empty line) is named and skipped; the good lines
+     * around it are still predicted, one output line per input line. */
+    r = run_command(root, "great lovely cast\nnot\tfine\n\nterrible dull story\n", NULL, 4, p3);
     CHECK_EQ_INT(r.status, 1);
-    CHECK_MSG(strstr(r.err, "stdin:2") != NULL, "names the line: %s", r.err);
+    CHECK_MSG(strstr(r.err, "stdin:2") && strstr(r.err, "stdin:3: empty line") && strstr(r.err, "2 of 4 lines"),
+              "names the lines: %s", r.err);
+    CHECK_MSG(!strncmp(r.out, "positive\t", 9) && strstr(r.out, "\n-\n-\nnegative\t"), "output: %s", r.out);
     ran_free(&r);
     r = run_command(root, "bad \xff byte\n", NULL, 4, p3);
     CHECK(r.status == 1 && strstr(r.err, "stdin:1: invalid UTF-8"));

@@ -41,31 +41,43 @@ static void predict_add(Dataset *d, int *cap, const char *a, const char *b, long
     d->n++;
 }
 
-/* Lines of stdin into d: "a" or "a<TAB>b" as the task wants. */
-static int predict_read_stdin(const Task *t, Dataset *d) {
-    int pair = is_pair(t), cap = 0, rc = 0;
+/* Lines of stdin into d: "a" or "a<TAB>b" as the task wants. A bad line (an
+ * empty one, the wrong number of texts, invalid UTF-8) is reported with its
+ * number and skipped; the good ones are still predicted. *lines gets the
+ * number of lines read; returns how many were bad. */
+static long predict_read_stdin(const Task *t, Dataset *d, long *lines) {
+    int pair = is_pair(t), cap = 0;
     char *line = NULL;
     size_t lcap = 0;
     ssize_t len;
-    long no = 0;
-    while (rc == 0 && (len = getline(&line, &lcap, stdin)) >= 0) {
+    long no = 0, bad = 0;
+    while ((len = getline(&line, &lcap, stdin)) >= 0) {
         no++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
         char origin[64];
         snprintf(origin, sizeof origin, "stdin:%ld", no);
         char *tab = strchr(line, '\t');
+        if (len == 0) {
+            user_error("give a text on every line", "%s: empty line (no prediction)", origin);
+            bad++;
+            continue;
+        }
         if (pair != (tab != NULL) || (tab && strchr(tab + 1, '\t'))) {
             user_error(pair ? "write sentence_a<TAB>sentence_b" : "write one text per line, without tabs",
                        "%s: %s wants %s per line", origin, t->display, pair ? "two texts" : "one text");
-            rc = 1;
-            break;
+            bad++;
+            continue;
         }
         if (tab) *tab = '\0';
-        if (predict_check_text(line, origin) || (tab && predict_check_text(tab + 1, origin))) { rc = 1; break; }
+        if (predict_check_text(line, origin) || (tab && predict_check_text(tab + 1, origin))) {
+            bad++;
+            continue;
+        }
         predict_add(d, &cap, line, tab ? tab + 1 : NULL, no);
     }
     free(line);
-    return rc;
+    *lines = no;
+    return bad;
 }
 
 static cJSON *predict_json(const Task *t, const float *p) {
@@ -74,28 +86,43 @@ static cJSON *predict_json(const Task *t, const float *p) {
         cJSON_AddNumberToObject(o, "score", p[0]);
         return o;
     }
-    cJSON_AddStringToObject(o, "label", t->labels[eval_argmax(p, t->num_labels)]);
+    int best = eval_argmax(p, t->num_labels);
+    cJSON_AddStringToObject(o, "label", task_label_name(t, best));
+    cJSON_AddStringToObject(o, "label_id", t->labels[best]);   /* as in the task's files and submissions */
     cJSON *probs = cJSON_AddObjectToObject(o, "probabilities");
-    for (int k = 0; k < t->num_labels; k++) cJSON_AddNumberToObject(probs, t->labels[k], p[k]);
+    for (int k = 0; k < t->num_labels; k++) cJSON_AddNumberToObject(probs, task_label_name(t, k), p[k]);
     return o;
 }
 
-/* "label<TAB>p(label_0)=..." style line: the label, then each class's probability. */
+/* "label<TAB>name_0=p_0<TAB>..." line: the label's name, then each class's probability. */
 static void predict_print_line(const Task *t, const float *p) {
     if (t->num_labels == 1) { printf("%.4f\n", p[0]); return; }
-    printf("%s", t->labels[eval_argmax(p, t->num_labels)]);
-    for (int k = 0; k < t->num_labels; k++) printf("\t%s=%.4f", t->labels[k], p[k]);
+    printf("%s", task_label_name(t, eval_argmax(p, t->num_labels)));
+    for (int k = 0; k < t->num_labels; k++) printf("\t%s=%.4f", task_label_name(t, k), p[k]);
     printf("\n");
 }
 
-static void predict_print(const Task *t, const Dataset *d, const float *out, int json, int from_stdin) {
+/* One output per input line (lines: how many stdin had; 0 for texts given as
+ * arguments): a prediction, or for a skipped line "-" (text) / an object with
+ * the line's number and "error" (JSON). */
+static void predict_print(const Task *t, const Dataset *d, const float *out, int json, long lines) {
     int k = eval_num_outputs(t);
     if (json) {
         cJSON *o;
-        if (from_stdin) {
+        if (lines) {
             o = cJSON_CreateObject();
             cJSON *arr = cJSON_AddArrayToObject(o, "predictions");
-            for (int i = 0; i < d->n; i++) cJSON_AddItemToArray(arr, predict_json(t, out + (size_t)i * (size_t)k));
+            for (long no = 1, i = 0; no <= lines; no++) {
+                cJSON *p;
+                if (i < d->n && d->ex[i].line == no) {
+                    p = predict_json(t, out + (size_t)i++ * (size_t)k);
+                } else {
+                    p = cJSON_CreateObject();
+                    cJSON_AddStringToObject(p, "error", "skipped (see stderr)");
+                }
+                cJSON_AddNumberToObject(p, "line", (double)no);
+                cJSON_AddItemToArray(arr, p);
+            }
         } else {
             o = predict_json(t, out);
         }
@@ -105,14 +132,39 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
         cJSON_Delete(o);
         return;
     }
-    for (int i = 0; i < d->n; i++) predict_print_line(t, out + (size_t)i * (size_t)k);
+    if (!lines) {
+        predict_print_line(t, out);
+        return;
+    }
+    for (long no = 1, i = 0; no <= lines; no++) {
+        if (i < d->n && d->ex[i].line == no) predict_print_line(t, out + (size_t)i++ * (size_t)k);
+        else printf("-\n");   /* the line was skipped: one output line per input line */
+    }
+}
+
+/* --model not given: the model trained for the task (BERT when it is one of
+ * several), saying so when it is not BERT. */
+static const ModelOps *predict_default_model(const Task *rt) {
+    const ModelOps *found = NULL;
+    for (int i = 0; i < NUM_MODELS; i++) {
+        if (!MODELS[i]) continue;   /* a model not linked into this binary */
+        char dir[4096], path[4200];
+        run_dir_path(rt->name, MODELS[i]->name, dir, sizeof dir);
+        run_file_path(dir, RUN_CKPT, path, sizeof path);
+        if (!run_file_exists(path)) continue;
+        if (strcmp(MODELS[i]->name, "bert") == 0) return MODELS[i];
+        if (!found) found = MODELS[i];
+    }
+    if (!found) return model_find("bert");   /* nothing trained: its message says how */
+    fprintf(stderr, "predicting with the %s run (no BERT run for %s; --model chooses)\n", found->name, rt->display);
+    return found;
 }
 
 int cmd_predict(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     int json = args_flag(&a, "--json"), bf16 = args_flag(&a, "--bf16");
-    const char *model = args_str(&a, "--model", "bert");
+    const char *model = args_str(&a, "--model", NULL);
     const char *run = args_str(&a, "--run", NULL), *init = args_str(&a, "--init", NULL);
     const char *pos[4];
     int npos = args_positional(&a, pos, 4);
@@ -125,7 +177,8 @@ int cmd_predict(int argc, char **argv) {
     }
     const Task *t = cli_find_task(pos[0]);
     if (!t) return EXIT_USAGE;
-    const ModelOps *ops = cli_find_model(model);
+    const ModelOps *ops = model ? cli_find_model(model)
+                          : run || init ? model_find("bert") : predict_default_model(cli_run_task(t));
     if (!ops) return EXIT_USAGE;
     int ntexts = npos - 1;
     if (ntexts && ntexts != 1 + is_pair(t)) {
@@ -145,11 +198,13 @@ int cmd_predict(int argc, char **argv) {
     if (!m) return 1;
     Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
     int cap = 0;
+    long lines = 0, bad = 0;
     if (ntexts) predict_add(&d, &cap, pos[1], ntexts == 2 ? pos[2] : NULL, 1);
-    else rc = predict_read_stdin(t, &d);
-    float *out = rc == 0 ? eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL) : NULL;
-    if (out) predict_print(t, &d, out, json, ntexts == 0);
-    else rc = 1;
+    else bad = predict_read_stdin(t, &d, &lines);
+    float *out = d.n ? eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL) : NULL;
+    if (out || d.n == 0) predict_print(t, &d, out, json, lines);
+    if ((!out && d.n) || bad) rc = 1;
+    if (bad) fprintf(stderr, "%ld of %ld lines skipped (no prediction; see above)\n", bad, lines);
     free(out);
     ops->free(m);
     dataset_free(&d);

@@ -16,7 +16,13 @@ static const char *env_or(const char *name, const char *fallback) {
 }
 
 const char *run_root(void) { return env_or("GLUE_RUNS", "runs"); }
-const char *run_results_root(void) { return env_or("GLUE_RESULTS", "results"); }
+/* Not the repository's results/: those are the committed reference numbers,
+ * written only when a command is told to (--results FILE or GLUE_RESULTS). */
+const char *run_results_root(void) {
+    static char def[4200];
+    if (!def[0]) snprintf(def, sizeof def, "%s/results", run_root());
+    return env_or("GLUE_RESULTS", def);
+}
 
 void run_dir_path(const char *task, const char *model, char *out, size_t cap) {
     int n = snprintf(out, cap, "%s/%s/%s", run_root(), task, model);

@@ -38,7 +38,9 @@ typedef struct cJSON cJSON;
 
 /* Root of the run directories: $GLUE_RUNS or "runs". */
 const char *run_root(void);
-/* Where tables for several runs go (compare.json, compare.md): $GLUE_RESULTS or "results". */
+/* Where tables for several runs go (compare.json, compare.md, glue.json,
+ * benchmarks, screens): $GLUE_RESULTS or <run_root()>/results — never the
+ * repository's committed results/ unless asked (--results, GLUE_RESULTS). */
 const char *run_results_root(void);
 /* "<root>/<task>/<model>" into out (cap bytes); DIE if it does not fit. */
 void run_dir_path(const char *task, const char *model, char *out, size_t cap);

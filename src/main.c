@@ -5,6 +5,11 @@
 #include "core/editdist.h"
 #include "core/kernels.h"
 #include "core/provenance.h"
+#include "models/model.h"
+#include "models/seq2seq_train.h"
+#include "pretrain/pretrain_config.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +64,12 @@ static const Command COMMANDS[] = {
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
      "  strings the leaderboard wants (a number for STS-B).\n"},
     {"bleu", cmd_bleu, "HYP REF [--lowercase] [--tokenize 13a|none] [--json]",
-     "corpus BLEU, sacreBLEU's definition", ""},
+     "corpus BLEU, sacreBLEU's definition",
+     "  Corpus BLEU of the hypotheses HYP against the references REF (one sentence a\n"
+     "  line, the same number of lines) as sacreBLEU computes it: 13a tokenisation\n"
+     "  (--tokenize none: the text as it is), case-sensitive unless --lowercase,\n"
+     "  n-grams up to 4, brevity penalty, no smoothing. --json adds the n-gram\n"
+     "  precisions, the brevity penalty and the lengths.\n"},
     {"translate", cmd_translate,
      "train [--config F] [--set k=v ...] [--out DIR] [--resume]  |  eval [--split test2016|test2017] "
      "[--beam 5] [--results F]  |  [--beam N] [TEXT...]",
@@ -68,7 +78,8 @@ static const Command COMMANDS[] = {
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
      "  smoothing, warm-up + inverse-sqrt AdamW; dev BLEU after each epoch, best\n"
      "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly.\n"
-     "  Settings: src/models/seq2seq_train.h (positions sinusoid|learned|lpr, ...).\n"
+     "  Settings (--set key=value; glue translate --help-settings lists them with\n"
+     "  their defaults): positions sinusoid|learned|lpr, model size, schedule, ...\n"
      "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
      "  cased, 13a) and lower-cased against data/mt/multi30k/tok; writes hypotheses;\n"
      "  --results FILE.json adds the run's scores to a table of runs (and FILE.md).\n"
@@ -157,12 +168,21 @@ static const Command COMMANDS[] = {
      "  training time, inference examples/s and parameters, plus a majority-class\n"
      "  row; writes runs/results/compare.json and compare.md ($GLUE_RESULTS: elsewhere;\n"
      "  the repository's results/ only when named).\n"},
-    {"bench", cmd_bench, "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]",
-     "benchmarks against reference implementations (fasttext: the official binary)",
+    {"bench", cmd_bench,
+     "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]  |  "
+     "bert [--config tiny|mini|small] [--reps 7] [--steps N] [--threads 2] [--no-torch] [--json]",
+     "benchmarks against reference implementations (fastText: the official binary; BERT: PyTorch)",
      "  fasttext: trains Debian's /usr/bin/fasttext and ours on the same task with the\n"
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
-     "  runs/results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
+     "  runs/results/bench_fasttext.json. Needs: apt-get install fasttext.\n"
+     "  bert: our BERT against the same model in PyTorch (/usr/bin/python3, Debian's\n"
+     "  python3-torch) on this machine, A/B alternating over --reps after a warm-up:\n"
+     "  a pretraining step (tokens/s, and GFLOP/s against OpenBLAS sgemm on the\n"
+     "  step's own GEMMs), batch inference, single-sentence latency, and the same two\n"
+     "  with bf16 weights (against PyTorch bf16 autocast); medians with min and max,\n"
+     "  the CPU and the kernels named. Writes runs/results/bench/<cpu>/\n"
+     "  bench_bert_<config>.json (make bench: the repository's results/).\n"},
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",
      "  Reads runs/results/ (or --results DIR, e.g. the repository's results/, or\n"
@@ -198,6 +218,43 @@ static void print_overview(FILE *f) {
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 }
 
+/* `glue CMD --help-settings`: every --set key of the command with its default
+ * (finetune: of --model, default bert, and of TASK when given). */
+static int print_settings(const char *cmd, int argc, char **argv) {
+    cJSON *d = NULL;
+    const char *what = cmd;
+    if (strcmp(cmd, "finetune") == 0) {
+        const char *model = "bert";
+        const Task *task = NULL;
+        for (int k = 2; k < argc; k++) {
+            if (strcmp(argv[k], "--model") == 0 && k + 1 < argc) model = argv[++k];
+            else if (argv[k][0] != '-' && !task) task = task_find(argv[k]);
+        }
+        const ModelOps *ops = model_find(model);
+        if (!ops) {
+            user_error("models: bert, fasttext, textcnn, bilstm", "unknown model '%s'", model);
+            return EXIT_USAGE;
+        }
+        d = ops->default_config(task);
+        what = ops->name;
+    } else if (strcmp(cmd, "pretrain") == 0) {
+        d = pretrain_config_defaults();
+    } else if (strcmp(cmd, "translate") == 0) {
+        d = s2s_run_config_default();
+    } else {
+        user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
+        return EXIT_USAGE;
+    }
+    printf("--set keys of glue %s (%s) and their defaults:\n", cmd, what);
+    for (const cJSON *it = d->child; it; it = it->next) {
+        char *v = cJSON_PrintUnformatted(it);
+        printf("  %-20s %s\n", it->string, v);
+        free(v);
+    }
+    cJSON_Delete(d);
+    return 0;
+}
+
 static void print_command_help(const Command *c) {
     printf("usage: glue %s %s\n\n%s\n\n%s", c->name, c->usage, c->summary, c->details);
 }
@@ -228,6 +285,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NUM_COMMANDS; i++) {
         const Command *c = &COMMANDS[i];
         if (strcmp(c->name, argv[1]) != 0) continue;
+        for (int k = 2; k < argc; k++)
+            if (strcmp(argv[k], "--help-settings") == 0) return print_settings(c->name, argc, argv);
         for (int k = 2; k < argc; k++)
             if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
                 print_command_help(c);

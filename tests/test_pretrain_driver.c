@@ -269,17 +269,38 @@ TEST(pretrain_driver_resume_is_exact) {
     snprintf(args, sizeof args, "%s --out %s --resume --stop-at %d", run, dir, k_kill + 5);
     CHECK(pretrain(&fx, args, NULL) == 0);
 
+    /* 4. last.ckpt damaged after it was written (a flipped bit): --resume says
+     * so and continues from prev.ckpt, the checkpoint before it (step 14). */
+    snprintf(dir, sizeof dir, "%s/damaged", fx.dir);
+    snprintf(args, sizeof args, "%s --out %s --stop-at 17", run, dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    char last_ckpt[300];
+    snprintf(last_ckpt, sizeof last_ckpt, "%s/last.ckpt", dir);
+    FILE *f = fopen(last_ckpt, "r+b");
+    if (CHECK(f != NULL)) {
+        fseek(f, 100, SEEK_SET);
+        int ch = fgetc(f);
+        fseek(f, 100, SEEK_SET);
+        fputc(ch ^ 1, f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "%s --out %s --resume --stop-at 30", run, dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "checksum mismatch") && strstr(out, "continuing from") &&
+              strstr(out, "prev.ckpt"), "exit %d: %s", rc, out);
+    free(out);
+
     /* The uninterrupted reference. */
     int last = k_term > k_kill ? k_term : k_kill;
     snprintf(args, sizeof args, "%s --out %s/ref --stop-at %d", run, fx.dir, (last > 25 ? last : 25) + 5);
     CHECK(pretrain(&fx, args, NULL) == 0);
     snprintf(dir, sizeof dir, "%s/ref", fx.dir);
     read_log(dir, &ref);
-    static const char *const CASES[] = {"stopped", "term", "kill"};
-    for (int c = 0; c < 3; c++) {
+    static const char *const CASES[] = {"stopped", "term", "kill", "damaged"};
+    for (int c = 0; c < 4; c++) {
         snprintf(dir, sizeof dir, "%s/%s", fx.dir, CASES[c]);
         int n = read_log(dir, &lg);
-        CHECK_MSG(n == (c == 0 ? 30 : c == 1 ? k_term + 5 : k_kill + 5), "%s: %d log lines", CASES[c], n);
+        CHECK_MSG(n == (c == 0 || c == 3 ? 30 : c == 1 ? k_term + 5 : k_kill + 5), "%s: %d log lines", CASES[c], n);
         int same = n <= ref.n;
         for (int i = 0; i < n && same; i++)
             same = lg.loss[i] == ref.loss[i] && lg.acc[i] == ref.acc[i] && lg.norm[i] == ref.norm[i] &&

@@ -329,6 +329,32 @@ TEST(tokenizer_encode_truncates_longest_first) {
     vocab_free(v);
 }
 
+/* A fresh tokenizer has no scratch ids yet: an empty (or all-control) text as
+ * the first input must not copy from NULL (undefined behaviour, fatal under
+ * `make asan`; reachable by `glue tokenize --pair hello ""` and by a task whose
+ * first example is empty). */
+TEST(tokenizer_encode_empty_texts_on_fresh_tokenizer) {
+    Vocab *v = bert_vocab();
+    if (!CHECK(v != NULL)) return;
+    const VocabSpecials *sp = vocab_specials(v);
+    int ids[8], seg[8];
+    Tokenizer *tok = tokenizer_create(v);
+    CHECK_EQ_INT(tokenizer_encode(tok, "\x01", 1, "", 0, 8, ids, seg), 3);
+    CHECK(ids[0] == sp->cls && ids[1] == sp->sep && ids[2] == sp->sep && seg[2] == 1);
+    tokenizer_free(tok);
+    tok = tokenizer_create(v);
+    CHECK_EQ_INT(tokenizer_encode(tok, "", 0, NULL, 0, 8, ids, seg), 2);
+    tokenizer_free(tok);
+    /* Through the command, as the issue reported it. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s tokenize --pair hello '' 2>&1", test_glue_bin());
+    int status;
+    char *out = test_run(cmd, &status);
+    CHECK_MSG(status == 0, "status %d: %s", status, out);
+    free(out);
+    vocab_free(v);
+}
+
 /* ---- random strings against Python's str.lower() / unicodedata ------------------------ */
 
 static int hex_value(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }

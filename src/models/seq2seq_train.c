@@ -259,7 +259,7 @@ static int s2s_save_last(S2sRun *r) {
     cJSON *cfg = cJSON_CreateObject();
     cJSON_AddStringToObject(cfg, "model", "seq2seq");
     cJSON_AddItemToObject(cfg, "config", s2s_config_to_json(&r->m->cfg));
-    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    CkptWriter *w = checkpoint_rolling_open(path, cfg, -1);   /* keeps prev.ckpt */
     cJSON_Delete(cfg);
     if (!w) return 1;
     cJSON *p = s2s_progress_json(r);
@@ -280,11 +280,11 @@ static double s2s_json_num(const cJSON *j, const char *k) { return run_config_nu
 static int s2s_resume(S2sRun *r) {
     char path[4096];
     s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
-    if (!run_file_exists(path)) {
+    if (!checkpoint_rolling_exists(path)) {
         user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
         return 0;
     }
-    Checkpoint *c = checkpoint_read(path);
+    Checkpoint *c = checkpoint_rolling_read(path);   /* or prev.ckpt */
     if (!c) return 1;
     int rc = 1;
     const CkptBlob *pb = checkpoint_find_blob(c, S2S_PROGRESS_BLOB), *rb = checkpoint_find_blob(c, S2S_RNG_BLOB);
@@ -565,7 +565,7 @@ static int s2s_write_results(S2sRun *r) {
     cJSON_Delete(j);
     if (rc == 0) {
         s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
-        unlink(path);
+        checkpoint_rolling_remove(path);
     }
     return rc ? 1 : 0;
 }

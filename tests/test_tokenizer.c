@@ -4,6 +4,7 @@
  * `glue tokenize` command, and the SST-2 speed (printed, loosely bounded). */
 #include "core/common.h"
 #include "core/lines.h"
+#include "tests/capture.h"
 #include "tests/test.h"
 #include "text/basic_tokenizer.h"
 #include "text/tokenizer.h"
@@ -300,6 +301,19 @@ TEST(vocab_load_lines_duplicates_specials) {
     CHECK(vocab_load(path) == NULL);
     remove(path);
     CHECK(vocab_load("/nonexistent/vocab.txt") == NULL);
+    /* A NUL byte in a token: refused with file:line (fuzz_vocab found such a
+     * token unreachable: tests/fuzz/regressions/fuzz_vocab/). */
+    FILE *f = fopen(path, "wb");
+    fwrite("[PAD]\n[UNK]\n##\t\0\0x\n", 1, 19, f);
+    fclose(f);
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    Vocab *bad = vocab_load(path);
+    char *msg = stderr_capture_end(&cap);
+    CHECK_MSG(bad == NULL && strstr(msg, ":3: NUL byte in the token"), "%s", msg);
+    free(msg);
+    vocab_free(bad);
+    remove(path);
 }
 
 /* ---- model inputs ----------------------------------------------------------------- */

@@ -406,16 +406,6 @@ static void read_rolling_note(const char *path, char *note, size_t cap, char **m
     checkpoint_free(c);
 }
 
-static void flip_byte(const char *path, long at) {
-    FILE *f = fopen(path, "r+b");
-    if (!CHECK(f != NULL)) return;
-    fseek(f, at, SEEK_SET);
-    int ch = fgetc(f);
-    fseek(f, at, SEEK_SET);
-    fputc(ch ^ 0x10, f);
-    fclose(f);
-}
-
 /* last.ckpt damaged after it was written: the loader says so and continues from
  * prev.ckpt, the checkpoint before it (issue 22). */
 TEST(checkpoint_rolling_keeps_previous_and_falls_back) {
@@ -440,7 +430,7 @@ TEST(checkpoint_rolling_keeps_previous_and_falls_back) {
     CHECK_MSG(strcmp(note, "two") == 0, "prev.ckpt holds '%s'", note);
     free(msg);
     /* A flipped bit in last.ckpt: prev.ckpt, with a message naming both. */
-    flip_byte(last, 60);
+    CHECK(test_flip_byte(last, 60, 0x10) == 0);
     read_rolling_note(last, note, sizeof note, &msg);
     CHECK_MSG(strcmp(note, "two") == 0 && strstr(msg, "checksum mismatch") && strstr(msg, "continuing from") &&
               strstr(msg, prev), "'%s': %s", note, msg);
@@ -453,8 +443,7 @@ TEST(checkpoint_rolling_keeps_previous_and_falls_back) {
     free(msg);
     /* Both damaged: NULL, with the messages. */
     CHECK_EQ_INT(write_rolling(last, "four"), 0);
-    flip_byte(last, 50);
-    flip_byte(prev, 50);
+    CHECK(test_flip_byte(last, 50, 0x10) == 0 && test_flip_byte(prev, 50, 0x10) == 0);
     read_rolling_note(last, note, sizeof note, &msg);
     CHECK_MSG(note[0] == '\0' && strstr(msg, last) && strstr(msg, prev), "'%s': %s", note, msg);
     free(msg);

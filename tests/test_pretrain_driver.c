@@ -10,6 +10,7 @@
  * on resume, an existing run without --resume, eval of a fine-tuned model
  * without MLM head or of a file that is no checkpoint) give one message and
  * exit code 2 or 1. */
+#include "tests/kill_loop.h"
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -276,14 +277,7 @@ TEST(pretrain_driver_resume_is_exact) {
     CHECK(pretrain(&fx, args, NULL) == 0);
     char last_ckpt[300];
     snprintf(last_ckpt, sizeof last_ckpt, "%s/last.ckpt", dir);
-    FILE *f = fopen(last_ckpt, "r+b");
-    if (CHECK(f != NULL)) {
-        fseek(f, 100, SEEK_SET);
-        int ch = fgetc(f);
-        fseek(f, 100, SEEK_SET);
-        fputc(ch ^ 1, f);
-        fclose(f);
-    }
+    CHECK(test_flip_byte(last_ckpt, 100, 1) == 0);
     snprintf(args, sizeof args, "%s --out %s --resume --stop-at 30", run, dir);
     rc = pretrain(&fx, args, &out);
     CHECK_MSG(rc == 0 && strstr(out, "checksum mismatch") && strstr(out, "continuing from") &&
@@ -307,6 +301,30 @@ TEST(pretrain_driver_resume_is_exact) {
                    lg.lr[i] == ref.lr[i];
         CHECK_MSG(same, "%s: the resumed run's losses differ from the uninterrupted run's", CASES[c]);
     }
+    fixture_free(&fx);
+}
+
+/* Interruption: `glue pretrain` killed with SIGKILL at random moments
+ * (checkpoint every step), resumed after each kill, logs the per-step losses
+ * of an uninterrupted run and ends with the same model.ckpt
+ * (tests/kill_loop.h; the long version: GLUE_KILL_TEST_KILLS=N). */
+TEST(pretrain_driver_killed_resumes_bit_identical) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    enum { STEPS = 40 };
+    char cmd[4096], ref[128], cut[128];
+    snprintf(cmd, sizeof cmd, "%s pretrain %s --set steps=%d --set batch=8 --set checkpoint_every=1 --set eval_every=0",
+             test_glue_bin(), fx.common, STEPS);
+    KillTest t = {.name = "pretrain", .command = cmd, .killed = "", .dir = fx.dir, .watch = "last.ckpt",
+                  .seed = 13};
+    kill_test(&t);
+    snprintf(ref, sizeof ref, "%s/ref", fx.dir);
+    snprintf(cut, sizeof cut, "%s/cut", fx.dir);
+    Log a, b;
+    int na = read_log(ref, &a), nb = read_log(cut, &b), same = na == STEPS && nb == STEPS;
+    for (int i = 0; i < na && same; i++)
+        same = a.loss[i] == b.loss[i] && a.acc[i] == b.acc[i] && a.norm[i] == b.norm[i] && a.lr[i] == b.lr[i];
+    CHECK_MSG(same, "the per-step log differs from the uninterrupted run's (%d and %d steps)", na, nb);
     fixture_free(&fx);
 }
 

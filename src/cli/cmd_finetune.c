@@ -22,7 +22,7 @@
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
-    "       [--set key=value ...] [--seeds S1,S2,...] [--resume] [--json]"
+    "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--json]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
@@ -34,6 +34,7 @@ typedef struct FinetuneArgs {
     long seeds[FINETUNE_MAX_SEEDS];   /* --seeds */
     int nseeds;
     int json, resume;
+    long checkpoint_every;   /* steps between resume points (0: epoch ends only) */
     int nsets;
     const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
     const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
@@ -73,6 +74,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
+    f->checkpoint_every = args_int(&a, "--checkpoint-every", 0);
     int n = args_strs(&a, "--set", f->sets, FINETUNE_MAX_SETS);
     if (n > FINETUNE_MAX_SETS) {
         user_error(NULL, "at most %d --set options", FINETUNE_MAX_SETS);
@@ -102,8 +104,8 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         return EXIT_USAGE;
     }
     f->task = pos[0];
-    if (f->seed < 0 || f->threads < 0) {
-        user_error(NULL, "--seed and --threads must not be negative");
+    if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {
+        user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     return 0;
@@ -229,7 +231,7 @@ int cmd_finetune(int argc, char **argv) {
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
             .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),
-            .command = command, .resume = f.resume, .show_progress = 1,
+            .command = command, .resume = f.resume, .show_progress = 1, .checkpoint_every = f.checkpoint_every,
         };
         rc = trainer_run(&o, &res[i]);
         if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);

@@ -25,7 +25,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
 GLUE_BIN ?= glue
 
-.PHONY: all test run asan bench clean deps
+.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins
 all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
@@ -61,15 +61,64 @@ $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(KERN_FLAGS) -c $< -o $@
 
+# The library as a static archive and a glue linked from it: a registry that
+# named its models weakly would lose them all here (tests/test_registry.c).
+$(BUILD)/libglue.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/libglue.a
+	$(CC) $(CFLAGS) $(MAIN_OBJ) $(BUILD)/libglue.a -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
+
 # The tests call ./glue for the CLI checks and the PyTorch references; GLUE_BIN
 # tells them which binary this build produced.
-test: $(GLUE_BIN) $(BUILD)/glue_tests
-	GLUE_BIN=./$(GLUE_BIN) $(BUILD)/glue_tests $(T)
+# The whole suite (no T) also builds the fuzz harnesses and runs their seed and
+# regression inputs once (fuzz-seeds), so they keep compiling and passing.
+FUZZ_IN_TEST ?= 1
+test: $(GLUE_BIN) $(BUILD)/glue_tests $(BUILD)/glue-static
+	GLUE_BIN=./$(GLUE_BIN) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
+	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) fuzz-seeds))
 
+# Sanitizer reports go to files (a leak in a `glue` the tests run as a child
+# does not change its exit code): any report fails the target after the tests.
+SAN_LOGS = build-asan/sanitizer-logs
 asan:
-	$(MAKE) BUILD=build-asan GLUE_BIN=build-asan/glue \
+	@rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
+	ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan \
+	$(MAKE) BUILD=build-asan GLUE_BIN=build-asan/glue FUZZ_IN_TEST=0 \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" test
+	@if [ -n "$$(ls $(SAN_LOGS))" ]; then cat $(SAN_LOGS)/*; \
+	  echo "asan: sanitizer reports above ($(SAN_LOGS))"; exit 1; fi
+	@echo "asan: no sanitizer reports (LeakSanitizer on)"
+
+# Fuzzing (tests/fuzz/README.md): libFuzzer harnesses built with clang and
+# ASan + UBSan in $(FUZZ_BUILD)/, each run for FUZZ_SECONDS (0: the committed
+# seed inputs once each, the quick pass `make test` does); the figures go to
+# $(FUZZ_OUT).json and .md (results/fuzz by default).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_OUT     ?= results/fuzz
+FUZZ_CFLAGS  := -Wno-pass-failed -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_NAMES   := $(sort $(basename $(notdir $(filter-out %/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))))
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CFLAGS="$(FUZZ_CFLAGS)" LDFLAGS="-fsanitize=address,undefined" fuzz-bins
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_OUT) $(FUZZ_NAMES)
+
+# The quick pass of `make test`: every harness builds and runs its seeds once.
+fuzz-seeds: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) 0 $(FUZZ_BUILD)/fuzz-seeds $(FUZZ_NAMES)
+
+fuzz-bins: $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) -fsanitize=fuzzer $< $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue.a \
+	  -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
 
 # The main job: the data, then SST-2 fine-tuned from the shipped pretrained
 # encoder (models/bert-tiny-wiki), printing dev accuracy each epoch; last, the

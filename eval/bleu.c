@@ -299,7 +299,7 @@ void bleu_add_segment(BleuStats *st, const char *hyp, const char *ref, const Ble
     int nr = split_tokens(r, &tok, &count, &cap);
     /* Number the distinct token strings so n-grams compare as small int tuples. */
     int *ids = xmalloc(sizeof *ids * (size_t)(count ? count : 1));
-    qsort(tok, (size_t)count, sizeof *tok, token_cmp);
+    if (count > 0) qsort(tok, (size_t)count, sizeof *tok, token_cmp);   /* tok is NULL when both are empty */
     for (int i = 0, id = -1; i < count; i++) {
         if (i == 0 || token_cmp(&tok[i], &tok[i - 1]) != 0) id++;
         ids[tok[i].pos] = id;

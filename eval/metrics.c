@@ -83,20 +83,37 @@ double metric_mcc(const int *pred, const int *gold, int n, int num_classes) {
     return r > 1 ? 1 : r < -1 ? -1 : r;
 }
 
+/* A power of two near max |v[i]|, so v[i] / scale lies in (-2, 2) exactly (a
+ * power of two changes no mantissa): the sums below then stay below 4n and
+ * cannot overflow, whatever finite values a prediction file holds (1e308 would
+ * otherwise turn the mean into inf and the correlation into NaN). 0 when every
+ * value is 0. Pearson's r does not change when an input is scaled. */
+static double pearson_scale(const double *v, int n) {
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
+    if (m == 0) return 0;
+    int e;
+    frexp(m, &e);   /* m = f * 2^e, f in [0.5, 1); 2^e itself overflows for m near DBL_MAX */
+    return ldexp(1.0, e - 1);
+}
+
 double metric_pearson(const double *x, const double *y, int n) {
     if (n < 2) return 0.0;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i]) || !isfinite(y[i])) return 0.0;   /* undefined: see metrics.h */
+    double ax = pearson_scale(x, n), ay = pearson_scale(y, n);
+    if (ax == 0 || ay == 0) return 0.0;   /* all zero: constant */
     double mx = 0, my = 0;
-    for (int i = 0; i < n; i++) { mx += x[i]; my += y[i]; }
+    for (int i = 0; i < n; i++) { mx += x[i] / ax; my += y[i] / ay; }
     mx /= n;
     my /= n;
     double sxy = 0, sxx = 0, syy = 0;
     for (int i = 0; i < n; i++) {
-        double dx = x[i] - mx, dy = y[i] - my;
+        double dx = x[i] / ax - mx, dy = y[i] / ay - my;
         sxy += dx * dy;
         sxx += dx * dx;
         syy += dy * dy;
     }
-    if (isnan(sxy + sxx + syy)) return NAN;
     if (sxx == 0 || syy == 0) return 0.0;   /* constant input: scipy gives nan */
     double r = sxy / (sqrt(sxx) * sqrt(syy));
     return r > 1 ? 1 : r < -1 ? -1 : r;
@@ -129,7 +146,7 @@ static void ranks_average(const double *x, int n, double *rank) {
 double metric_spearman(const double *x, const double *y, int n) {
     if (n < 2) return 0.0;
     for (int i = 0; i < n; i++)
-        if (!isfinite(x[i]) || !isfinite(y[i])) return NAN;   /* no order to rank */
+        if (!isfinite(x[i]) || !isfinite(y[i])) return 0.0;   /* no order to rank: undefined */
     double *rx = xmalloc(sizeof *rx * (size_t)n), *ry = xmalloc(sizeof *ry * (size_t)n);
     ranks_average(x, n, rx);
     ranks_average(y, n, ry);

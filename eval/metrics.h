@@ -19,9 +19,12 @@ const char *metric_name(MetricId m);   /* JSON key: "accuracy", "f1", "mcc", "pe
 /* Inverse of metric_name (case-insensitive); METRIC_NONE if unknown. */
 MetricId metric_from_name(const char *name);
 
-/* Undefined cases return 0, not NaN: F1 without any positive (sklearn's
- * zero_division=0), MCC and the correlations on a constant input, n < 2.
- * NaN scores make Pearson/Spearman NaN. Classes must lie in [0, num_classes). */
+/* No metric ever returns NaN or inf. Undefined cases return 0: F1 without any
+ * positive (sklearn's zero_division=0), MCC and the correlations on a constant
+ * input, n < 2, and the correlations when a score is NaN or infinite (a
+ * diverged model; prediction files with such values are refused when read).
+ * Any finite scores are fine, 1e308 included: Pearson scales its inputs first.
+ * Classes must lie in [0, num_classes). */
 
 double metric_accuracy(const int *pred, const int *gold, int n);
 double metric_f1(const int *pred, const int *gold, int n);

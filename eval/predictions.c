@@ -4,9 +4,9 @@
 
 #include "core/common.h"
 #include "core/lines.h"
+#include "tasks/fields.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,47 +22,46 @@ static void labels_wanted(const Task *t, char *out, size_t cap) {
                               t->labels[k]);
 }
 
-/* Parse one data row "index<TAB>prediction" into slot i. */
-static int parse_row(Predictions *p, int i, char *line, long line_no) {
+/* Parse one data row "index<TAB>prediction" into slot i, by the task loader's
+ * rules (tasks/fields.h): no NUL byte, an index of digits only, a plain number. */
+static int parse_row(Predictions *p, int i, char *line, size_t len, long line_no) {
     const Task *t = p->task;
-    char *tab = strchr(line, '\t');
-    if (!tab || strchr(tab + 1, '\t')) {
-        user_error("each row is 'index<TAB>prediction'", "%s:%ld: expected 2 tab-separated columns, got %d",
-                   p->path, line_no, tab ? 3 : 1);
+    if (row_has_nul(line, len)) {
+        user_error("write the file as text", "%s:%ld: NUL byte in the row", p->path, line_no);
         return -1;
     }
-    *tab = '\0';
-    const char *idx = line, *val = tab + 1;
-    char *end;
-    errno = 0;
-    long index = strtol(idx, &end, 10);
+    char *f[3];
+    int n = fields_split(line, f, 3);
+    if (n != 2) {
+        user_error("each row is 'index<TAB>prediction'", "%s:%ld: expected 2 tab-separated columns, got %d",
+                   p->path, line_no, n);
+        return -1;
+    }
+    const char *idx = f[0], *val = f[1];
     if (*idx == '\0') {
         user_error(NULL, "%s:%ld: missing index", p->path, line_no);
         return -1;
     }
-    if (errno || *end != '\0' || index < 0) {
-        user_error(NULL, "%s:%ld: index '%s' is not a non-negative integer", p->path, line_no, idx);
+    if (field_index(idx, &p->index[i]) != 0) {
+        user_error(NULL, "%s:%ld: index '%.40s' is not a non-negative integer", p->path, line_no, idx);
         return -1;
     }
-    p->index[i] = index;
     p->line[i] = line_no;
     p->label[i] = -1;
     p->score[i] = 0;
     if (t->num_labels == 1) {
-        errno = 0;
-        double v = strtod(val, &end);
-        if (*val == '\0' || errno || *end != '\0' || !isfinite(v)) {
-            user_error(NULL, "%s:%ld: prediction '%s' is not a number (%s wants a similarity score)",
+        if (field_number(val, &p->score[i]) != 0) {
+            user_error(NULL, "%s:%ld: prediction '%.40s' is not a number (%s wants a similarity score)",
                        p->path, line_no, val, t->display);
             return -1;
         }
-        p->score[i] = v;
     } else {
         p->label[i] = task_label_index(t, val);
         if (p->label[i] < 0) {
             char want[128];
             labels_wanted(t, want, sizeof want);
-            user_error(NULL, "%s:%ld: unknown label '%s' (%s wants %s)", p->path, line_no, val, t->display, want);
+            user_error(NULL, "%s:%ld: unknown label '%.40s' (%s wants %s)", p->path, line_no, val, t->display,
+                       want);
             return -1;
         }
     }
@@ -81,7 +80,10 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
     out->task = t;
     out->path = xstrdup(path);
     LineReader r;
-    if (lines_open_or_report(&r, path)) return -1;
+    if (lines_open_or_report(&r, path)) {
+        predictions_free(out);
+        return -1;
+    }
     char *line;
     size_t len;
     int got, cap = 0, status = 0;
@@ -89,7 +91,7 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
         if (r.line_no == 1) {
             /* A UTF-8 BOM (spreadsheet exports) is not part of the header. */
             const char *h = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
-            if (strcmp(h, PRED_HEADER) != 0) {
+            if (row_has_nul(line, len) || strcmp(h, PRED_HEADER) != 0) {
                 user_error("the first line of a leaderboard file is 'index<TAB>prediction'",
                            "%s:1: expected the header 'index<TAB>prediction'", path);
                 status = -1;
@@ -98,7 +100,7 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
         }
         if (len == 0) continue;   /* blank lines (a trailing one, typically) carry nothing */
         if (out->n == cap) predictions_grow(out, cap = cap ? 2 * cap : 1024);
-        status = parse_row(out, out->n, line, r.line_no);
+        status = parse_row(out, out->n, line, len, r.line_no);
         out->n += status == 0;
     }
     if (status == 0 && got < 0) { lines_report(&r); status = -1; }

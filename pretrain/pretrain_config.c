@@ -75,7 +75,9 @@ int pretrain_config_build(PretrainConfig *pc, const char *config_file, const cha
         for (int i = 0; i < n_corpus; i++) cJSON_AddItemToArray(arr, cJSON_CreateString(corpus[i]));
         cJSON_ReplaceItemInObjectCaseSensitive(pc->json, "corpus", arr);
     }
-    return pretrain_config_parse(pc);
+    int rc = pretrain_config_parse(pc);
+    if (rc) pretrain_config_free(pc);   /* a failed build leaves nothing to free (fuzz_config found the leak) */
+    return rc;
 }
 
 void pretrain_config_free(PretrainConfig *pc) {

@@ -187,6 +187,7 @@ static void worker_ids(Worker *w, const char *s, size_t n) {
         w->scratch = xrealloc(w->scratch, (size_t)w->scap * sizeof *w->scratch);
         got = tokenizer_ids(w->tok, s, n, w->scratch, NULL, w->scap);
     }
+    if (got == 0) return;   /* w->ids may still be NULL: no NULL + 0 (fuzz_token_cache's find) */
     if (w->len + got > w->cap) {
         w->cap = w->len + got > 2 * w->cap ? w->len + got : 2 * w->cap;
         w->ids = xrealloc(w->ids, (size_t)w->cap * sizeof *w->ids);
@@ -234,7 +235,8 @@ static void block_flush(Block *b, Worker *wk, int nw, ShardWriter *sw, const cha
         int lo = (int)((long)b->n * t / nt), hi = (int)((long)b->n * (t + 1) / nt);
         long pos = 0;
         for (int i = lo; i < hi; i++) {
-            writer_add(sw, wk[t].ids + pos, unit_len[i], b->new_doc[i]);
+            /* A worker whose units were all empty has no ids array: no NULL + 0. */
+            writer_add(sw, unit_len[i] ? wk[t].ids + pos : NULL, unit_len[i], b->new_doc[i]);
             pos += unit_len[i];
         }
     }

@@ -150,7 +150,7 @@ static int run_save(Run *r) {
     PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
                         .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
     cJSON *cfg = run_ckpt_config(r);
-    CkptWriter *w = checkpoint_writer_open(r->path_last, cfg, -1);
+    CkptWriter *w = checkpoint_rolling_open(r->path_last, cfg, -1);   /* keeps prev.ckpt */
     cJSON_Delete(cfg);
     if (!w) return -1;
     size_t vlen;
@@ -195,12 +195,12 @@ static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, siz
 
 /* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
 static int run_resume(Run *r) {
-    if (!run_file_exists(r->path_last)) {
+    if (!checkpoint_rolling_exists(r->path_last)) {
         if (r->o->show_progress) fprintf(stderr, "nothing to resume in %s: starting a new run\n", r->o->out_dir);
         run_fresh(r);
         return 0;
     }
-    Checkpoint *c = checkpoint_read(r->path_last);
+    Checkpoint *c = checkpoint_rolling_read(r->path_last);   /* or prev.ckpt */
     if (!c) return 1;
     int rc = 1;
     char diff[2048];

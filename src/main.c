@@ -71,13 +71,16 @@ static const Command COMMANDS[] = {
      "  n-grams up to 4, brevity penalty, no smoothing. --json adds the n-gram\n"
      "  precisions, the brevity penalty and the lengths.\n"},
     {"translate", cmd_translate,
-     "train [--config F] [--set k=v ...] [--out DIR] [--resume]  |  eval [--split test2016|test2017] "
+     "train [--config F] [--set k=v ...] [--out DIR] [--resume] [--checkpoint-every STEPS]  |  "
+     "eval [--split test2016|test2017] "
      "[--beam 5] [--results F]  |  [--beam N] [TEXT...]",
      "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
      "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
      "  smoothing, warm-up + inverse-sqrt AdamW; dev BLEU after each epoch, best\n"
-     "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly.\n"
+     "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly\n"
+     "  from last.ckpt (saved each epoch, every --checkpoint-every steps and on\n"
+     "  SIGINT/SIGTERM, then exit 130/143; prev.ckpt is the one before).\n"
      "  Settings (--set key=value; glue translate --help-settings lists them with\n"
      "  their defaults): positions sinusoid|learned|lpr, model size, schedule, ...\n"
      "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
@@ -87,14 +90,16 @@ static const Command COMMANDS[] = {
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
-     "[--set key=value ...] [--resume] [--search ...] [--json]",
+     "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]",
      "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
      "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
      "  (MNLI: dev_matched selects, dev_mismatched is reported) and keeps the best\n"
      "  checkpoint. Writes model.ckpt, config.json and results.json. Settings come\n"
      "  from the model's defaults, then --config, then the options and --set.\n"
-     "  --resume continues an interrupted run in the same directory.\n"
+     "  --resume continues an interrupted run in the same directory exactly, from\n"
+     "  its resume point (resume/: saved each epoch, every --checkpoint-every steps\n"
+     "  and on SIGINT/SIGTERM, then exit 130/143; resume.prev/ is the one before).\n"
      "  --init CKPT|DIR (BERT) starts from a pretrained encoder: a glue checkpoint, a\n"
      "  directory holding one, or a Hugging Face model directory (config.json,\n"
      "  model.safetensors, vocab.txt) such as `glue export` writes; or a fine-tuned\n"
@@ -122,7 +127,8 @@ static const Command COMMANDS[] = {
      "  last.ckpt (full state, every checkpoint_every steps, at the end, and on\n"
      "  SIGINT/SIGTERM), model.ckpt (weights, for glue finetune --init), log.jsonl,\n"
      "  summary.json, config.json. --resume continues exactly where last.ckpt\n"
-     "  stopped (starts fresh if there is none). --stop-at STEP saves and exits there.\n"
+     "  stopped (starts fresh if there is none; prev.ckpt, the one before, if it is\n"
+     "  damaged). --stop-at STEP saves and exits there.\n"
      "  Exit code 130/143 after saving on SIGINT/SIGTERM.\n"
      "\n"
      "  glue pretrain prepare [--config F] [--corpus ...] [--cache DIR] [--json]\n"

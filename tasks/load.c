@@ -9,10 +9,9 @@
 
 #include "core/common.h"
 #include "core/lines.h"
+#include "tasks/fields.h"
 #include "text/utf8.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +39,6 @@ static int row_bad(LoadCtx *c, const char *fmt, ...) {
     return -1;
 }
 
-/* Split line in place at tabs. Returns the true field count, even beyond max. */
-static int split_fields(char *line, char **f, int max) {
-    int n = 0;
-    for (char *p = line;; p++) {
-        if (n < max) f[n] = p;
-        n++;
-        p = strchr(p, '\t');
-        if (!p) break;
-        *p = '\0';
-    }
-    return n;
-}
-
 /* Name of column k for messages: the official header's name, else "column k+1". */
 static void column_name(const TaskSplit *s, int k, char *out, size_t cap) {
     const char *h = s->header;
@@ -78,10 +64,8 @@ static int check_text(LoadCtx *c, char **f, int k) {
 static int parse_label(LoadCtx *c, const char *v, Example *ex) {
     const Task *t = c->t;
     if (t->num_labels == 1) {
-        char *end;
-        errno = 0;
-        double x = strtod(v, &end);
-        if (*v == '\0' || *end != '\0' || errno || !isfinite(x) || x < 0 || x > STSB_MAX_SCORE)
+        double x;
+        if (field_number(v, &x) != 0 || x < 0 || x > STSB_MAX_SCORE)
             return row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);
         ex->score = (float)x;
         ex->label = 0;
@@ -99,20 +83,15 @@ static int parse_label(LoadCtx *c, const char *v, Example *ex) {
 static int parse_row(LoadCtx *c, char *line, size_t len, long row, Example *ex) {
     const TaskSplit *s = c->s;
     char *f[LOAD_MAX_COLS];
-    if (strlen(line) != len) return row_bad(c, "NUL byte in the row");
-    int n = split_fields(line, f, LOAD_MAX_COLS);
+    if (row_has_nul(line, len)) return row_bad(c, "NUL byte in the row");
+    int n = fields_split(line, f, LOAD_MAX_COLS);
     if (n != s->num_cols)
         return row_bad(c, "expected %d tab-separated columns, found %d", s->num_cols, n);
     memset(ex, 0, sizeof *ex);
     ex->label = -1;
     ex->index = row;
-    if (s->col_index >= 0) {
-        char *end;
-        errno = 0;
-        ex->index = strtol(f[s->col_index], &end, 10);
-        if (*f[s->col_index] == '\0' || *end != '\0' || errno)
-            return row_bad(c, "index '%.40s' is not an integer", f[s->col_index]);
-    }
+    if (s->col_index >= 0 && field_index(f[s->col_index], &ex->index) != 0)
+        return row_bad(c, "index '%.40s' is not a non-negative integer", f[s->col_index]);
     if (s->col_label >= 0 && parse_label(c, f[s->col_label], ex) != 0) return -1;
     if (check_text(c, f, s->col_a) != 0) return -1;
     if (s->col_b >= 0 && check_text(c, f, s->col_b) != 0) return -1;

@@ -20,6 +20,8 @@ void test_skip(const char *reason);
 const char *test_glue_bin(void);
 /* Path of ../shared (or $GLUE_SHARED). */
 const char *test_shared_dir(void);
+/* Damage a file the way a disk error would: XOR byte `at` with `mask`. 0 ok. */
+int test_flip_byte(const char *path, long at, int mask);
 /* Run a shell command, capture stdout (malloc'd, NUL-terminated) and exit status. */
 char *test_run(const char *cmd, int *status);
 

@@ -5,6 +5,7 @@
  * STS-B (pairs, regression) learns, `--init` starts from a pretrained encoder
  * checkpoint whose config wins, bad settings are clear errors; and in-process,
  * save + save_state -> load + load_state continues bit-identically (--resume). */
+#include "tests/kill_loop.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -543,5 +544,23 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     CHECK_MSG(st == 2 && strstr(err, "add --search"), "--lrs alone: %d %s", st, err);
     free(out);
     free(err);
+    fixture_remove(&fx);
+}
+
+/* Interruption: SIGKILL at random moments (checkpoint every step), resumed
+ * after each kill with --resume, ends with the losses, dev metrics and
+ * model.ckpt of an uninterrupted run (tests/kill_loop.h; the long version:
+ * GLUE_KILL_TEST_KILLS=N). */
+TEST(bert_finetune_killed_resumes_bit_identical) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char cmd[2048], ref[256], cut[256];
+    snprintf(cmd, sizeof cmd, "env %s %s finetune sst2 " SMALL " --epochs 2", fx.env, test_glue_bin(), fx.root, fx.root);
+    KillTest t = {.name = "finetune", .command = cmd, .killed = "--checkpoint-every 1", .dir = fx.root,
+                  .watch = RUN_RESUME_DIR "/" RUN_TRAINER_STATE, .sigterm = 1, .seed = 11};
+    kill_test(&t);
+    snprintf(ref, sizeof ref, "%s/ref", fx.root);
+    snprintf(cut, sizeof cut, "%s/cut", fx.root);
+    CHECK_MSG(kill_loop_same_results(ref, cut), "losses or dev metrics differ from the uninterrupted run");
     fixture_remove(&fx);
 }

@@ -243,6 +243,20 @@ TEST(bleu_hand_computed) {
     CHECK_EQ_INT(s.ref_len, 9);
 }
 
+/* An empty hypothesis against an empty reference: no tokens at all, so the
+ * token list is NULL; qsort(NULL, 0) is undefined behaviour (fuzz_bleu's first
+ * find, tests/fuzz/regressions/fuzz_bleu/; fatal under `make asan`). */
+TEST(bleu_empty_lines) {
+    BleuOptions opt = {1, BLEU_TOKENIZE_13A};
+    const char *h[] = {"", "the cat", ""}, *r[] = {"", "the cat", "   "};
+    BleuStats st = {0};
+    bleu_add_segment(&st, h[0], r[0], &opt);
+    CHECK(st.sys_len == 0 && st.ref_len == 0 && st.total[0] == 0);
+    BleuScore s;
+    bleu_corpus(h, r, 3, &opt, &s);
+    CHECK(s.sys_len == 2 && s.ref_len == 2 && isfinite(s.bleu));
+}
+
 TEST(bleu_tokenize_13a_examples) {
     static const char *const cases[][2] = {
         {"Hello, world.", "Hello , world ."},

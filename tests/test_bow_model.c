@@ -3,8 +3,8 @@
  * bag-of-words features, trained with SGD + momentum. It trains in milliseconds,
  * so the whole finetune → eval → predict path can be tested end to end.
  *
- * Linked only into the test binary (registered through the weak TEST_BOW_OPS in
- * src/models/registry.c). Its momentum buffers and step count are its optimizer
+ * Linked only into the test binary, which registers it (model_register) at load
+ * time. Its momentum buffers and step count are its optimizer
  * state (save_state), so it also exercises exact resuming. */
 #include "core/checkpoint.h"
 #include "core/common.h"
@@ -261,7 +261,7 @@ static int bow_load_state(Model *m, const char *path) {
     return rc;
 }
 
-const ModelOps TEST_BOW_OPS = {
+static const ModelOps TEST_BOW_OPS = {
     .name = "testbow",
     .default_config = bow_default_config,
     .create = bow_create,
@@ -277,3 +277,5 @@ const ModelOps TEST_BOW_OPS = {
     .save_state = bow_save_state,
     .load_state = bow_load_state,
 };
+
+__attribute__((constructor)) static void bow_register(void) { model_register(&TEST_BOW_OPS); }

@@ -387,6 +387,71 @@ TEST(checkpoint_interrupted_save_keeps_previous) {
     ckpt_dir_free(&d);
 }
 
+/* A rolling save with a one-word note. */
+static int write_rolling(const char *path, const char *note) {
+    CkptWriter *w = checkpoint_rolling_open(path, NULL, -1);
+    if (!w) return -1;
+    checkpoint_write_blob(w, "note", note, strlen(note));
+    return checkpoint_writer_commit(w);
+}
+
+/* The note of checkpoint_rolling_read(path), "" when it fails; *msg its messages. */
+static void read_rolling_note(const char *path, char *note, size_t cap, char **msg) {
+    StderrCapture cap_;
+    stderr_capture_begin(&cap_);
+    Checkpoint *c = checkpoint_rolling_read(path);
+    *msg = stderr_capture_end(&cap_);
+    const CkptBlob *b = c ? checkpoint_find_blob(c, "note") : NULL;
+    snprintf(note, cap, "%.*s", b ? (int)b->size : 0, b ? (const char *)b->data : "");
+    checkpoint_free(c);
+}
+
+/* last.ckpt damaged after it was written: the loader says so and continues from
+ * prev.ckpt, the checkpoint before it (issue 22). */
+TEST(checkpoint_rolling_keeps_previous_and_falls_back) {
+    CkptDir d;
+    ckpt_dir_init(&d);
+    char last[160], prev[160], note[32], *msg;
+    snprintf(last, sizeof last, "%s/last.ckpt", d.dir);
+    checkpoint_previous_path(last, prev, sizeof prev);
+    CHECK(strcmp(prev + strlen(d.dir), "/prev.ckpt") == 0);
+    char other[64];
+    checkpoint_previous_path("model.ckpt", other, sizeof other);
+    CHECK(strcmp(other, "model.ckpt.prev") == 0);
+    CHECK(!checkpoint_rolling_exists(last));
+    CHECK_EQ_INT(write_rolling(last, "one"), 0);
+    CHECK(checkpoint_rolling_exists(last));
+    CHECK_EQ_INT(write_rolling(last, "two"), 0);
+    CHECK_EQ_INT(write_rolling(last, "three"), 0);
+    read_rolling_note(last, note, sizeof note, &msg);
+    CHECK_MSG(strcmp(note, "three") == 0 && !strstr(msg, "prev"), "'%s' %s", note, msg);
+    free(msg);
+    read_rolling_note(prev, note, sizeof note, &msg);   /* prev.ckpt read as it is */
+    CHECK_MSG(strcmp(note, "two") == 0, "prev.ckpt holds '%s'", note);
+    free(msg);
+    /* A flipped bit in last.ckpt: prev.ckpt, with a message naming both. */
+    CHECK(test_flip_byte(last, 60, 0x10) == 0);
+    read_rolling_note(last, note, sizeof note, &msg);
+    CHECK_MSG(strcmp(note, "two") == 0 && strstr(msg, "checksum mismatch") && strstr(msg, "continuing from") &&
+              strstr(msg, prev), "'%s': %s", note, msg);
+    free(msg);
+    /* last.ckpt gone (a rotation without hard links, interrupted): prev.ckpt. */
+    unlink(last);
+    CHECK(checkpoint_rolling_exists(last));
+    read_rolling_note(last, note, sizeof note, &msg);
+    CHECK_MSG(strcmp(note, "two") == 0 && strstr(msg, "is missing"), "'%s': %s", note, msg);
+    free(msg);
+    /* Both damaged: NULL, with the messages. */
+    CHECK_EQ_INT(write_rolling(last, "four"), 0);
+    CHECK(test_flip_byte(last, 50, 0x10) == 0 && test_flip_byte(prev, 50, 0x10) == 0);
+    read_rolling_note(last, note, sizeof note, &msg);
+    CHECK_MSG(note[0] == '\0' && strstr(msg, last) && strstr(msg, prev), "'%s': %s", note, msg);
+    free(msg);
+    checkpoint_rolling_remove(last);
+    CHECK(!checkpoint_rolling_exists(last));
+    ckpt_dir_free(&d);
+}
+
 /* checkpoint_check_config result and message. */
 static int check_config(const Checkpoint *c, const cJSON *want, const char *const *keys, int n, char **msg) {
     StderrCapture cap;

@@ -50,6 +50,14 @@ const char *test_shared_dir(void) {
     return s && *s ? s : "../shared";
 }
 
+int test_flip_byte(const char *path, long at, int mask) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) return -1;
+    int ch = fseek(f, at, SEEK_SET) == 0 ? fgetc(f) : EOF;
+    int rc = ch == EOF || fseek(f, at, SEEK_SET) != 0 || fputc(ch ^ mask, f) == EOF ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
 char *test_run(const char *cmd, int *status) {
     FILE *p = popen(cmd, "r");
     size_t cap = 4096, n = 0;

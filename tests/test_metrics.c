@@ -161,5 +161,33 @@ TEST(metrics_hand_computed) {
     CHECK(strcmp(metric_name(METRIC_SPEARMAN), "spearman") == 0);
     CHECK(metric_from_name("Accuracy") == METRIC_ACC);
     CHECK(metric_from_name("bogus") == METRIC_NONE);
-    CHECK(isnan(metric_pearson((double[]){1, NAN, 3}, u, 3)));
+}
+
+/* No metric returns NaN or inf, whatever the (finite or not) scores: a prediction
+ * of 1e308 used to overflow Pearson's sums and print 'pearson -nan' (issue 22). */
+TEST(metrics_never_nan_on_extreme_scores) {
+    double huge[] = {1e308, -1e308, 1e308, -1e308}, lin[] = {1, 0, 1, 0};
+    CHECK_NEAR(metric_pearson(huge, lin, 4), 1.0, 1e-12);
+    CHECK_NEAR(metric_pearson(lin, huge, 4), 1.0, 1e-12);
+    CHECK_NEAR(metric_spearman(huge, lin, 4), 1.0, 1e-12);
+    /* One huge outlier among ordinary scores: finite, and as scipy computes it
+     * on the exactly scaled values (x / 2^1024 leaves the others subnormal). */
+    double out[] = {1e308, 1.5, 2.5, 3.5}, gold[] = {5, 1, 2, 3};
+    double r = metric_pearson(out, gold, 4), rho = metric_spearman(out, gold, 4);
+    CHECK_MSG(isfinite(r) && r > 0.7 && r <= 1, "r %g", r);
+    CHECK_NEAR(rho, 1.0, 1e-12);
+    double tiny[] = {5e-324, 0, 5e-324, 0};
+    CHECK_NEAR(metric_pearson(tiny, lin, 4), 1.0, 1e-12);
+    double nan3[] = {1, NAN, 3}, inf3[] = {1, INFINITY, 3}, u[] = {1, 2, 3};
+    for (int m = METRIC_PEARSON; m <= METRIC_SPEARMAN; m++) {
+        CHECK_NEAR(metric_compute((MetricId)m, 3, 1, NULL, NULL, nan3, u), 0.0, 0);
+        CHECK_NEAR(metric_compute((MetricId)m, 3, 1, NULL, NULL, u, inf3), 0.0, 0);
+    }
+    /* The class metrics count, so no input makes them overflow; spot-check the
+     * extremes (all one class, all wrong). */
+    int ones[4] = {1, 1, 1, 1}, zeros[4] = {0};
+    for (int m = METRIC_ACC; m <= METRIC_MCC; m++) {
+        double v = metric_compute((MetricId)m, 4, 2, ones, zeros, NULL, NULL);
+        CHECK_MSG(isfinite(v) && v >= -1 && v <= 1, "metric %d: %g", m, v);
+    }
 }

@@ -11,6 +11,7 @@
 #include "pretrain/corpus.h"
 #include "pretrain/masking.h"
 #include "pretrain/mlm_batch.h"
+#include "pretrain/pretrain_config.h"
 #include "pretrain/stream.h"
 #include "pretrain/token_cache.h"
 #include "tests/capture.h"
@@ -694,4 +695,60 @@ TEST(pretrain_mlm_batch_positions) {
     masking_free(&mc);
     token_cache_close(c);
     cache_fixture_free(&fx);
+}
+
+/* A config that builds but does not parse (an unknown model) frees what it
+ * built: fuzz_config found the leak (tests/fuzz/regressions/fuzz_config/). */
+TEST(pretrain_config_failed_parse_frees) {
+    PretrainConfig pc;
+    const char *sets[] = {"model=tinx"};
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    int rc = pretrain_config_build(&pc, NULL, sets, NULL, 1, NULL, 0);
+    free(stderr_capture_end(&cap));
+    CHECK(rc != 0 && pc.json == NULL);
+}
+
+/* A WikiText unit that starts with <unk>: an empty piece before the marker is
+ * tokenized first, on a worker with no ids yet (NULL + 0: undefined, fatal
+ * under `make asan`; tests/fuzz/regressions/fuzz_token_cache/). */
+TEST(pretrain_cache_unit_starting_with_unk) {
+    static const char *const TOKENS[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cat", "sat"};
+    Vocab *v = vocab_from_tokens(TOKENS, 7);
+    char dir[] = "/tmp/glue_unk_XXXXXX", corpus[128], cache[128];
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    snprintf(corpus, sizeof corpus, "%s/wiki.train.tokens", dir);
+    snprintf(cache, sizeof cache, "%s/tokens.bin", dir);
+    FILE *f = fopen(corpus, "w");
+    fputs(" = T = \n <unk> cat sat <unk> \n", f);
+    fclose(f);
+    CorpusFile cf = {.path = corpus, .format = CORPUS_WIKITEXT};
+    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .lowercase = 1, .shard_tokens = 64};
+    CHECK(token_cache_build(&b, cache) == 0);
+    TokenCacheStatus st;
+    char err[256];
+    TokenCache *c = token_cache_open(cache, NULL, &st, err, sizeof err);
+    if (CHECK_MSG(c != NULL, "%s", err)) {
+        int32_t *ids = NULL;
+        long cap = 0, n = token_cache_read_shard(c, 0, &ids, &cap);
+        CHECK_MSG(n == 5 && ids[0] == 1 && ids[1] == 5 && ids[2] == 6 && ids[3] == 1 && ids[4] == TOKEN_CACHE_EOD,
+                  "%ld ids", n);
+        free(ids);
+        token_cache_close(c);
+    }
+    /* A unit with no token at all (control characters only), alone in its
+     * worker's share (2 threads, 2 units): that worker never produced an id
+     * and hands its unit to the writer without NULL + 0. */
+    f = fopen(corpus, "w");
+    fputs("\x01\x02\ncat\n", f);
+    fclose(f);
+    cf.format = CORPUS_TEXT;
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+    CHECK(token_cache_build(&b, cache) == 0);
+    omp_set_num_threads(threads);
+    unlink(corpus);
+    unlink(cache);
+    rmdir(dir);
+    vocab_free(v);
 }

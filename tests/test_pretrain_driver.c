@@ -10,6 +10,7 @@
  * on resume, an existing run without --resume, eval of a fine-tuned model
  * without MLM head or of a file that is no checkpoint) give one message and
  * exit code 2 or 1. */
+#include "tests/kill_loop.h"
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -274,17 +275,31 @@ static void resume_is_exact(const char *objective) {
     snprintf(args, sizeof args, "%s --out %s --resume --stop-at %d", run, dir, k_kill + 5);
     CHECK(pretrain(&fx, args, NULL) == 0);
 
+    /* 4. last.ckpt damaged after it was written (a flipped bit): --resume says
+     * so and continues from prev.ckpt, the checkpoint before it (step 14). */
+    snprintf(dir, sizeof dir, "%s/damaged", fx.dir);
+    snprintf(args, sizeof args, "%s --out %s --stop-at 17", run, dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    char last_ckpt[300];
+    snprintf(last_ckpt, sizeof last_ckpt, "%s/last.ckpt", dir);
+    CHECK(test_flip_byte(last_ckpt, 100, 1) == 0);
+    snprintf(args, sizeof args, "%s --out %s --resume --stop-at 30", run, dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "checksum mismatch") && strstr(out, "continuing from") &&
+              strstr(out, "prev.ckpt"), "exit %d: %s", rc, out);
+    free(out);
+
     /* The uninterrupted reference. */
     int last = k_term > k_kill ? k_term : k_kill;
     snprintf(args, sizeof args, "%s --out %s/ref --stop-at %d", run, fx.dir, (last > 25 ? last : 25) + 5);
     CHECK(pretrain(&fx, args, NULL) == 0);
     snprintf(dir, sizeof dir, "%s/ref", fx.dir);
     read_log(dir, &ref);
-    static const char *const CASES[] = {"stopped", "term", "kill"};
-    for (int c = 0; c < 3; c++) {
+    static const char *const CASES[] = {"stopped", "term", "kill", "damaged"};
+    for (int c = 0; c < 4; c++) {
         snprintf(dir, sizeof dir, "%s/%s", fx.dir, CASES[c]);
         int n = read_log(dir, &lg);
-        CHECK_MSG(n == (c == 0 ? 30 : c == 1 ? k_term + 5 : k_kill + 5), "%s: %d log lines", CASES[c], n);
+        CHECK_MSG(n == (c == 0 || c == 3 ? 30 : c == 1 ? k_term + 5 : k_kill + 5), "%s: %d log lines", CASES[c], n);
         int same = n <= ref.n;
         for (int i = 0; i < n && same; i++)
             same = lg.loss[i] == ref.loss[i] && lg.acc[i] == ref.acc[i] && lg.norm[i] == ref.norm[i] &&
@@ -299,6 +314,30 @@ TEST(pretrain_driver_resume_is_exact) { resume_is_exact(""); }
 /* ELECTRA: the generator's weights, its AdamW state and the sample RNG resume too. */
 TEST(pretrain_driver_resume_is_exact_electra) {
     resume_is_exact("--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0");
+}
+
+/* Interruption: `glue pretrain` killed with SIGKILL at random moments
+ * (checkpoint every step), resumed after each kill, logs the per-step losses
+ * of an uninterrupted run and ends with the same model.ckpt
+ * (tests/kill_loop.h; the long version: GLUE_KILL_TEST_KILLS=N). */
+TEST(pretrain_driver_killed_resumes_bit_identical) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    enum { STEPS = 40 };
+    char cmd[4096], ref[128], cut[128];
+    snprintf(cmd, sizeof cmd, "%s pretrain %s --set steps=%d --set batch=8 --set checkpoint_every=1 --set eval_every=0",
+             test_glue_bin(), fx.common, STEPS);
+    KillTest t = {.name = "pretrain", .command = cmd, .killed = "", .dir = fx.dir, .watch = "last.ckpt",
+                  .seed = 13};
+    kill_test(&t);
+    snprintf(ref, sizeof ref, "%s/ref", fx.dir);
+    snprintf(cut, sizeof cut, "%s/cut", fx.dir);
+    Log a, b;
+    int na = read_log(ref, &a), nb = read_log(cut, &b), same = na == STEPS && nb == STEPS;
+    for (int i = 0; i < na && same; i++)
+        same = a.loss[i] == b.loss[i] && a.acc[i] == b.acc[i] && a.norm[i] == b.norm[i] && a.lr[i] == b.lr[i];
+    CHECK_MSG(same, "the per-step log differs from the uninterrupted run's (%d and %d steps)", na, nb);
+    fixture_free(&fx);
 }
 
 TEST(pretrain_driver_user_errors) {

@@ -8,11 +8,13 @@
 #include "eval/glue_score.h"
 #include "eval/predictions.h"
 #include "tasks/task.h"
+#include "tests/capture.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define REF_TOL 1e-6
@@ -257,6 +259,96 @@ TEST(score_cli_errors) {
     cJSON_Delete(o);
     free(text);
     unlink(path);
+    dataset_free(&d);
+}
+
+/* Writes len bytes (NULs included) to path. */
+static void write_bytes(const char *path, const char *head, const char *row, size_t row_len) {
+    FILE *f = fopen(path, "wb");
+    fputs(head, f);
+    fwrite(row, 1, row_len, f);
+    fputc('\n', f);
+    fclose(f);
+}
+
+/* One reading of numbers and rows: the prediction reader refuses exactly what
+ * the task loader refuses (issue 22: '1\0junk' was read as 1 and ' 1' as index
+ * 1 by the former only). Each case goes through both, as the index and score of
+ * an STS-B dev row and as a prediction row. */
+TEST(predictions_reader_rules_match_task_loader) {
+    static const struct { const char *index, *score; size_t index_len, score_len; int ok; } cases[] = {
+        {"1", "2.5", 1, 3, 1},       {"12", "2.5e0", 2, 5, 1},   {" 1", "2.5", 2, 3, 0},
+        {"1 ", "2.5", 2, 3, 0},      {"+1", "2.5", 2, 3, 0},     {"-1", "2.5", 2, 3, 0},
+        {"1", " 2.5", 1, 4, 0},      {"1", "0x2", 1, 3, 0},      {"1", "inf", 1, 3, 0},
+        {"1", "nan", 1, 3, 0},       {"1", "2.5\0junk", 1, 8, 0}, {"1\0junk", "2.5", 6, 3, 0},
+        {"99999999999999999999", "2", 20, 1, 0},                 {"1", "", 1, 0, 0},
+    };
+    const Task *stsb = task_find("stsb");
+    char dir[] = "/tmp/glue_rules_XXXXXX", tsv[700], pred[700];
+    if (!CHECK(stsb && mkdtemp(dir))) return;
+    snprintf(tsv, sizeof tsv, "%s/STS-B", dir);
+    mkdir(tsv, 0700);
+    snprintf(tsv, sizeof tsv, "%s/STS-B/dev.tsv", dir);
+    snprintf(pred, sizeof pred, "%s/pred.tsv", dir);
+    char head[512];
+    snprintf(head, sizeof head, "%s\n", task_split(stsb, "dev")->header);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char row[256];
+        size_t n = 0;
+        memcpy(row, cases[k].index, cases[k].index_len);
+        n += cases[k].index_len;
+        n += (size_t)snprintf(row + n, sizeof row - n, "\tg\tf\t2012\t0\ts1\ts2\tA man.\tA dog.\t");
+        memcpy(row + n, cases[k].score, cases[k].score_len);
+        write_bytes(tsv, head, row, n + cases[k].score_len);
+        n = 0;
+        memcpy(row, cases[k].index, cases[k].index_len);
+        n += cases[k].index_len;
+        row[n++] = '\t';
+        memcpy(row + n, cases[k].score, cases[k].score_len);
+        write_bytes(pred, "index\tprediction\n", row, n + cases[k].score_len);
+
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        Dataset d;
+        int loaded = task_load(stsb, "dev", dir, 1, &d) == 0;
+        if (loaded) dataset_free(&d);
+        Predictions p;
+        int read = predictions_read(pred, stsb, &p) == 0;
+        if (read) predictions_free(&p);
+        char *err = stderr_capture_end(&cap);
+        CHECK_MSG(loaded == cases[k].ok && read == cases[k].ok, "case %zu: loader %d, reader %d, want %d: %s", k,
+                  loaded, read, cases[k].ok, err);
+        free(err);
+    }
+    unlink(tsv);
+    unlink(pred);
+    snprintf(tsv, sizeof tsv, "%s/STS-B", dir);
+    rmdir(tsv);
+    rmdir(dir);
+}
+
+/* A finite but huge STS-B prediction (1e308) used to overflow Pearson's sums
+ * and print 'pearson -nan' with exit 0. */
+TEST(score_cli_stsb_huge_prediction_is_finite) {
+    Dataset d;
+    if (load_dev("stsb", "dev", &d) != 0) return;
+    double *x = xmalloc(sizeof *x * (size_t)d.n);
+    for (int i = 0; i < d.n; i++) x[i] = i == 0 ? 1e308 : d.ex[i].score;
+    char path[] = "/tmp/glue_score_XXXXXX";
+    close(mkstemp(path));
+    write_preds(path, &d, NULL, x);
+    for (int json = 0; json < 2; json++) {
+        int status;
+        char *text;
+        cJSON *o = run_score("stsb", path, json ? "--json" : "", &status, &text);
+        CHECK_MSG(status == 0 && !strstr(text, "nan") && !strstr(text, "null") && !strstr(text, "inf"),
+                  "status %d: %s", status, text);
+        if (json) CHECK_MSG(o && isfinite(json_num(o, "pearson")) && json_num(o, "spearman") > 80, "%s", text);
+        cJSON_Delete(o);
+        free(text);
+    }
+    unlink(path);
+    free(x);
     dataset_free(&d);
 }
 

@@ -22,6 +22,7 @@
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/seq2seq_train.h"
+#include "tests/kill_loop.h"
 #include "tests/test.h"
 
 static const char *const EN[] = {"one", "two", "three", "four", "five", "six", "seven", "eight"};
@@ -283,6 +284,25 @@ TEST(seq2seq_translate_cli) {
     snprintf(args, sizeof args, "eval --model %s --split nosuch", dir);
     free(glue(args, &st));
     CHECK_EQ_INT(st, 2);
+}
+
+/* Interruption: `glue translate train` killed with SIGKILL at random moments
+ * (checkpoint every step), resumed after each kill, ends with the losses, dev
+ * BLEU and model.ckpt of an uninterrupted run (tests/kill_loop.h; the long
+ * version: GLUE_KILL_TEST_KILLS=N). */
+TEST(seq2seq_translate_killed_resumes_bit_identical) {
+    if (!CHECK(fixture() != NULL)) return;
+    char cmd[1024], dir[128], ref[256], cut[256];
+    snprintf(cmd, sizeof cmd, "%s translate train --config %s/config.json --set epochs=3 --seed 2", test_glue_bin(),
+             g_dir);
+    snprintf(dir, sizeof dir, "%s/kill", g_dir);
+    mkdir(dir, 0700);
+    KillTest t = {.name = "translate train", .command = cmd, .killed = "--checkpoint-every 1", .dir = dir,
+                  .watch = RUN_LAST_CKPT, .sigterm = 1, .seed = 12};
+    kill_test(&t);
+    snprintf(ref, sizeof ref, "%s/ref", dir);
+    snprintf(cut, sizeof cut, "%s/cut", dir);
+    CHECK_MSG(kill_loop_same_results(ref, cut), "losses or dev BLEU differ from the uninterrupted run");
 }
 
 /* Last test of the file (tests run in file order): remove the fixture. */

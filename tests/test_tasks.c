@@ -399,7 +399,7 @@ TEST(tasks_bad_rows_skipped_or_fatal) {
     CHECK_MSG(strstr(err, "train.tsv:4: label 'maybe' is not one of entailment, not_entailment"), "%s", err);
     CHECK_MSG(strstr(err, "train.tsv:5: invalid UTF-8 in sentence1 at byte 8"), "%s", err);
     CHECK_MSG(strstr(err, "train.tsv:7: expected 4 tab-separated columns, found 5"), "%s", err);
-    CHECK_MSG(strstr(err, "train.tsv:8: index 'x6' is not an integer"), "%s", err);
+    CHECK_MSG(strstr(err, "train.tsv:8: index 'x6' is not a non-negative integer"), "%s", err);
     CHECK_MSG(strstr(err, "5 malformed rows skipped in data/fixtures/bad/RTE/train.tsv"), "%s", err);
     dataset_free(&d);
     free(err);

@@ -4,6 +4,7 @@
  * `glue tokenize` command, and the SST-2 speed (printed, loosely bounded). */
 #include "core/common.h"
 #include "core/lines.h"
+#include "tests/capture.h"
 #include "tests/test.h"
 #include "text/basic_tokenizer.h"
 #include "text/tokenizer.h"
@@ -300,6 +301,19 @@ TEST(vocab_load_lines_duplicates_specials) {
     CHECK(vocab_load(path) == NULL);
     remove(path);
     CHECK(vocab_load("/nonexistent/vocab.txt") == NULL);
+    /* A NUL byte in a token: refused with file:line (fuzz_vocab found such a
+     * token unreachable: tests/fuzz/regressions/fuzz_vocab/). */
+    FILE *f = fopen(path, "wb");
+    fwrite("[PAD]\n[UNK]\n##\t\0\0x\n", 1, 19, f);
+    fclose(f);
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    Vocab *bad = vocab_load(path);
+    char *msg = stderr_capture_end(&cap);
+    CHECK_MSG(bad == NULL && strstr(msg, ":3: NUL byte in the token"), "%s", msg);
+    free(msg);
+    vocab_free(bad);
+    remove(path);
 }
 
 /* ---- model inputs ----------------------------------------------------------------- */
@@ -326,6 +340,32 @@ TEST(tokenizer_encode_truncates_longest_first) {
     /* Empty texts still give the special tokens. */
     CHECK_EQ_INT(tokenizer_encode(tok, "", 0, "", 0, 3, ids, NULL), 3);
     tokenizer_free(tok);
+    vocab_free(v);
+}
+
+/* A fresh tokenizer has no scratch ids yet: an empty (or all-control) text as
+ * the first input must not copy from NULL (undefined behaviour, fatal under
+ * `make asan`; reachable by `glue tokenize --pair hello ""` and by a task whose
+ * first example is empty). */
+TEST(tokenizer_encode_empty_texts_on_fresh_tokenizer) {
+    Vocab *v = bert_vocab();
+    if (!CHECK(v != NULL)) return;
+    const VocabSpecials *sp = vocab_specials(v);
+    int ids[8], seg[8];
+    Tokenizer *tok = tokenizer_create(v);
+    CHECK_EQ_INT(tokenizer_encode(tok, "\x01", 1, "", 0, 8, ids, seg), 3);
+    CHECK(ids[0] == sp->cls && ids[1] == sp->sep && ids[2] == sp->sep && seg[2] == 1);
+    tokenizer_free(tok);
+    tok = tokenizer_create(v);
+    CHECK_EQ_INT(tokenizer_encode(tok, "", 0, NULL, 0, 8, ids, seg), 2);
+    tokenizer_free(tok);
+    /* Through the command, as the issue reported it. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s tokenize --pair hello '' 2>&1", test_glue_bin());
+    int status;
+    char *out = test_run(cmd, &status);
+    CHECK_MSG(status == 0, "status %d: %s", status, out);
+    free(out);
     vocab_free(v);
 }
 

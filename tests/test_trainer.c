@@ -16,6 +16,7 @@
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/trainer.h"
+#include "tests/capture.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -354,7 +355,7 @@ TEST(trainer_learns_synthetic_sst2) {
     CHECK(run_config_number(cJSON_GetArrayItem(epochs, 5), "loss", 9) <
           run_config_number(cJSON_GetArrayItem(epochs, 0), "loss", 0));
     CHECK(file_in(dir, RUN_CONFIG));
-    CHECK(!file_in(dir, RUN_TRAINER_STATE) && !file_in(dir, RUN_LAST_CKPT) && !file_in(dir, RUN_LAST_STATE));
+    CHECK(!file_in(dir, RUN_RESUME_DIR) && !file_in(dir, RUN_RESUME_DIR ".prev"));
     cJSON_Delete(disk);
     cJSON_Delete(res);
     fixture_remove(&fx);
@@ -388,24 +389,20 @@ TEST(trainer_same_seed_same_numbers) {
     fixture_remove(&fx);
 }
 
-TEST(trainer_resume_after_crash_is_exact) {
-    if (!bow()) { test_skip("test model not linked"); return; }
-    char whole[4096], cut[4096];
-    Fixture fx;
-    fixture_make(&fx);
-    const char *root = fx.root;
-    snprintf(whole, sizeof whole, "%s/whole", root);
-    snprintf(cut, sizeof cut, "%s/cut", root);
-    cJSON *rw = NULL, *rr = NULL;
-    CHECK_EQ_INT(train("sst2", 9, whole, 0, NULL, 0, &rw), 0);
-    /* 1200 rows / 16 = 75 steps per epoch: die in the middle of epoch 4. */
-    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--seed", "9", "--out", cut};
-    Ran crash = run_command(root, NULL, "TEST_BOW_CRASH_AT_STEP=260", 8, ft);
+/* A run of `glue finetune` (argv ft, nft args) that crashes at step 260 (the
+ * test model's TEST_BOW_CRASH_AT_STEP), then resumed in-process, must end as
+ * the uninterrupted run rw did (losses, metrics, best epoch, best checkpoint).
+ * The resume point it left: epoch `epoch` (0-based), row `row`. */
+static void crash_and_resume(const char *root, const char *whole, const cJSON *rw, const char *cut,
+                             const char **ft, int nft, int epoch, int row, long step, int damage) {
+    Ran crash = run_command(root, NULL, "TEST_BOW_CRASH_AT_STEP=260", nft, ft);
     CHECK_MSG(crash.status == 77, "the child crashed as planned: %d %s", crash.status, crash.err);
     ran_free(&crash);
-    CHECK(file_in(cut, RUN_TRAINER_STATE) && !file_in(cut, RUN_RESULTS));
-    cJSON *state = read_json_file(cut, RUN_TRAINER_STATE);
-    CHECK_EQ_INT(run_config_number(state, "epochs_done", 0), 3);
+    CHECK(file_in(cut, RUN_RESUME_DIR "/" RUN_TRAINER_STATE) && !file_in(cut, RUN_RESULTS));
+    cJSON *state = read_json_file(cut, RUN_RESUME_DIR "/" RUN_TRAINER_STATE);
+    CHECK_EQ_INT(run_config_number(state, "epoch", -1), epoch);
+    CHECK_EQ_INT(run_config_number(state, "next_row", -1), row);
+    CHECK_EQ_INT(run_config_number(state, "step", -1), step);
     cJSON_Delete(state);
     /* Resuming with other settings is refused; with the same ones it finishes. */
     const char *other[] = {"lr=0.25"};
@@ -413,7 +410,18 @@ TEST(trainer_resume_after_crash_is_exact) {
     CHECK(train("sst2", 9, cut, 1, other, 1, NULL) != 0);
     CHECK(train("sst2", 10, cut, 1, NULL, 0, NULL) != 0);
     stderr_restore(muted);
+    if (damage) {   /* a flipped bit in the weights: resume.prev/, the point before, takes over */
+        char path[4200];
+        run_file_path(cut, RUN_RESUME_DIR "/" RUN_LAST_CKPT, path, sizeof path);
+        CHECK(test_flip_byte(path, 60, 4) == 0);
+    }
+    cJSON *rr = NULL;
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
     CHECK_EQ_INT(train("sst2", 9, cut, 1, NULL, 0, &rr), 0);
+    char *said = stderr_capture_end(&cap);
+    CHECK_MSG(!damage == !strstr(said, "continuing from"), "damage %d: %s", damage, said);
+    free(said);
     cJSON *ew = epochs_without_time(rw), *er = epochs_without_time(rr);
     CHECK_MSG(cJSON_Compare(ew, er, 1), "resumed run: the same losses and metrics as the uninterrupted one");
     cJSON *bw = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rw, "best"), 1);
@@ -429,9 +437,35 @@ TEST(trainer_resume_after_crash_is_exact) {
     char *fa = run_file_read(ca, &na), *fb = run_file_read(cb, &nb);
     CHECK_MSG(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "identical best checkpoints");
     free(fa); free(fb);
-    CHECK(!file_in(cut, RUN_TRAINER_STATE));
+    CHECK(!file_in(cut, RUN_RESUME_DIR));
     cJSON_Delete(ew); cJSON_Delete(er);
-    cJSON_Delete(rw); cJSON_Delete(rr);
+    cJSON_Delete(rr);
+}
+
+TEST(trainer_resume_after_crash_is_exact) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    char whole[4096], cut[4096], cut_steps[4096];
+    Fixture fx;
+    fixture_make(&fx);
+    const char *root = fx.root;
+    snprintf(whole, sizeof whole, "%s/whole", root);
+    snprintf(cut, sizeof cut, "%s/cut", root);
+    cJSON *rw = NULL;
+    CHECK_EQ_INT(train("sst2", 9, whole, 0, NULL, 0, &rw), 0);
+    /* 1200 rows / 16 = 75 steps per epoch: die in the middle of epoch 4
+     * (step 260). Per epoch: resume at the start of epoch 4. */
+    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--seed", "9", "--out", cut};
+    crash_and_resume(root, whole, rw, cut, ft, 8, 3, 0, 225, 0);
+    /* Every 7 steps: at step 259 = 7 * 37, row (259 - 225) * 16 of epoch 4. */
+    snprintf(cut_steps, sizeof cut_steps, "%s/cut_steps", root);
+    const char *fs[] = {"finetune", "sst2", "--model", "testbow", "--seed", "9", "--out", cut_steps,
+                        "--checkpoint-every", "7"};
+    crash_and_resume(root, whole, rw, cut_steps, fs, 10, 3, (259 - 225) * 16, 259, 0);
+    /* The same with the last resume point damaged: the one before it (step 252). */
+    snprintf(cut_steps, sizeof cut_steps, "%s/cut_damaged", root);
+    fs[7] = cut_steps;
+    crash_and_resume(root, whole, rw, cut_steps, fs, 10, 3, (259 - 225) * 16, 259, 1);
+    cJSON_Delete(rw);
     fixture_remove(&fx);
 }
 
@@ -808,4 +842,24 @@ TEST(trainer_cli_unknown_names_binary) {
     out = test_run(cmd, &st);
     CHECK_MSG(st != 0, "no run: fails cleanly");
     free(out);
+}
+
+/* Resume records need their sums back bit for bit; cJSON's own number
+ * printing is not exact (0.1 + 0.2 comes back as 0.3), which made a killed and
+ * resumed translation run end with other losses now and then. */
+TEST(run_json_exact_round_trip) {
+    static const double V[] = {0.1 + 0.2, 1.0 / 3, 1e-300, -12345.678901234567, 0.0};
+    static const char *const KEY[] = {"a", "b", "c", "d", "e"};
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < 5; i++) run_json_add_exact(o, KEY[i], V[i]);
+    cJSON_AddNumberToObject(o, "plain", 0.1 + 0.2);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON *back = cJSON_Parse(text);
+    for (int i = 0; i < 5; i++)
+        CHECK_MSG(run_json_exact(back, KEY[i], NAN) == V[i], "%s: %.17g", KEY[i], run_json_exact(back, KEY[i], NAN));
+    CHECK(run_json_exact(back, "plain", NAN) != 0.1 + 0.2);   /* why: cJSON's own numbers are not exact */
+    CHECK(isnan(run_json_exact(back, "missing", NAN)));
+    free(text);
+    cJSON_Delete(o);
+    cJSON_Delete(back);
 }

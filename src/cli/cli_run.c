@@ -25,9 +25,8 @@ const ModelOps *cli_find_model(const char *name) {
     char known[256];
     int n = 0;
     known[0] = '\0';
-    for (int i = 0; i < NUM_MODELS; i++)
-        if (MODELS[i] && n < (int)sizeof known)
-            n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", n ? ", " : "", MODELS[i]->name);
+    for (int i = 0; i < model_count() && n < (int)sizeof known; i++)
+        n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", n ? ", " : "", model_at(i)->name);
     char hint[300];
     snprintf(hint, sizeof hint, "models built into this binary: %s", n ? known : "none");
     user_error(hint, "unknown model '%s' (did you mean '%s'?)", name, model_suggest(name));

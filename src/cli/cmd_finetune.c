@@ -24,7 +24,7 @@
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
-    "       [--set key=value ...] [--seeds S1,S2,...] [--resume] [--json]\n"                        \
+    "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--json]\n"   \
     "       [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
@@ -39,6 +39,7 @@ typedef struct FinetuneArgs {
     int json, resume;
     int search;                                  /* --search: SearchOptions below */
     SearchOptions so;
+    long checkpoint_every;   /* steps between resume points (0: epoch ends only) */
     int nsets;
     const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
     const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
@@ -96,6 +97,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
+    f->checkpoint_every = args_int(&a, "--checkpoint-every", 0);
     f->search = args_flag(&a, "--search");
     search_default_grid(&f->so);
     const char *lrs = args_str(&a, "--lrs", NULL), *batches = args_str(&a, "--batches", NULL);
@@ -152,8 +154,8 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         return EXIT_USAGE;
     }
     f->task = pos[0];
-    if (f->seed < 0 || f->threads < 0) {
-        user_error(NULL, "--seed and --threads must not be negative");
+    if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {
+        user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     return 0;
@@ -309,7 +311,7 @@ int cmd_finetune(int argc, char **argv) {
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
             .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),
-            .command = command, .resume = f.resume, .show_progress = 1,
+            .command = command, .resume = f.resume, .show_progress = 1, .checkpoint_every = f.checkpoint_every,
         };
         rc = trainer_run(&o, &res[i]);
         if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);

@@ -146,14 +146,14 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
  * several), saying so when it is not BERT. */
 static const ModelOps *predict_default_model(const Task *rt) {
     const ModelOps *found = NULL;
-    for (int i = 0; i < NUM_MODELS; i++) {
-        if (!MODELS[i]) continue;   /* a model not linked into this binary */
+    for (int i = 0; i < model_count(); i++) {
+        const ModelOps *ops = model_at(i);
         char dir[4096], path[4200];
-        run_dir_path(rt->name, MODELS[i]->name, dir, sizeof dir);
+        run_dir_path(rt->name, ops->name, dir, sizeof dir);
         run_file_path(dir, RUN_CKPT, path, sizeof path);
         if (!run_file_exists(path)) continue;
-        if (strcmp(MODELS[i]->name, "bert") == 0) return MODELS[i];
-        if (!found) found = MODELS[i];
+        if (strcmp(ops->name, "bert") == 0) return ops;
+        if (!found) found = ops;
     }
     if (!found) return model_find("bert");   /* nothing trained: its message says how */
     fprintf(stderr, "predicting with the %s run (no BERT run for %s; --model chooses)\n", found->name, rt->display);

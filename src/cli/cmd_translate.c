@@ -31,7 +31,7 @@
 
 #define TRANSLATE_USAGE                                                                                      \
     "glue translate train [--config FILE.json] [--set key=value ...] [--out DIR] [--seed S] [--threads N]\n" \
-    "                     [--resume] [--stop-at STEP] [--quiet]\n"                                                            \
+    "                     [--resume] [--stop-at STEP] [--checkpoint-every STEPS] [--quiet]\n"                                \
     "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
     "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N] [--results FILE.json]\n" \
     "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)"
@@ -71,7 +71,7 @@ static int translate_train(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *config_file = args_str(&a, "--config", NULL), *out = args_str(&a, "--out", NULL);
     long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
-    long stop_at = args_int(&a, "--stop-at", 0);
+    long stop_at = args_int(&a, "--stop-at", 0), every = args_int(&a, "--checkpoint-every", 0);
     int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet");
     const char *sets[TRANSLATE_MAX_SETS + 1];
     int nsets = args_strs(&a, "--set", sets, TRANSLATE_MAX_SETS + 1);
@@ -79,10 +79,11 @@ static int translate_train(int argc, char **argv) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, TRANSLATE_USAGE);
     if (rc) return rc;
-    if (npos != 0 || nsets > TRANSLATE_MAX_SETS || seed < 0 || threads < 0) {
+    if (npos != 0 || nsets > TRANSLATE_MAX_SETS || seed < 0 || threads < 0 || every < 0) {
         user_error("usage: " TRANSLATE_USAGE, "translate train: %s",
-                   npos != 0 ? "unexpected arguments" : nsets > TRANSLATE_MAX_SETS ? "too many --set options"
-                                                                                  : "--seed and --threads must not be negative");
+                   npos != 0                        ? "unexpected arguments"
+                   : nsets > TRANSLATE_MAX_SETS     ? "too many --set options"
+                                                    : "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     cJSON *config = s2s_run_config_build(config_file, sets, NULL, nsets);
@@ -93,7 +94,7 @@ static int translate_train(int argc, char **argv) {
     char *command = cli_command_line(argc + 1, argv - 1);
     S2sTrainOptions o = {.config = config, .seed = (uint64_t)seed, .threads = threads_init((int)threads),
                          .out_dir = dir, .command = command, .resume = resume, .show_progress = !quiet,
-                         .stop_at = stop_at};
+                         .stop_at = stop_at, .checkpoint_every = every};
     rc = s2s_train(&o);
     if (rc == S2S_TRAIN_STOPPED) rc = 0;
     else

@@ -81,7 +81,12 @@ typedef struct ModelOps {
 const ModelOps *model_find(const char *name);
 /* The closest model name to a misspelt one (for "did you mean"). */
 const char *model_suggest(const char *name);
-extern const ModelOps *const MODELS[];
-extern const int NUM_MODELS;
+/* The models in registration order: bert, fasttext, textcnn, bilstm, then any
+ * added by model_register. */
+int model_count(void);
+const ModelOps *model_at(int i);
+/* Adds a model kind (the test binary adds its quick bag-of-words model this
+ * way, from a constructor). Dies on a duplicate name or a full table. */
+void model_register(const ModelOps *ops);
 
 #endif

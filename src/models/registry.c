@@ -1,39 +1,45 @@
 /* registry.c — the table of model kinds behind ModelOps (see model.h). */
 #include "models/model.h"
 
+#include "core/common.h"
 #include "core/editdist.h"
 
 #include <string.h>
 
-/* DEVELOPMENT ONLY (removed before landing): weak so the table links while models
- * are being written; a missing model is skipped. */
-extern const ModelOps FASTTEXT_OPS __attribute__((weak));
-extern const ModelOps TEXTCNN_OPS __attribute__((weak));
-extern const ModelOps BILSTM_OPS __attribute__((weak));
-extern const ModelOps BERT_OPS __attribute__((weak));
+/* Strong references: every model object file is pulled into any link, a
+ * static archive (libglue.a) included. Weak ones let a static link drop every
+ * model without a word; `make test` links such a binary and checks its list. */
+extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS;
 
-/* Defined only by the test binary (tests/test_bow_model.c): a bag-of-words
- * logistic regression that trains in milliseconds, so the trainer and the
- * commands can be tested end to end without a real model's cost. Weak, hence
- * absent (NULL) from the `glue` binary. */
-extern const ModelOps TEST_BOW_OPS __attribute__((weak));
+enum { MODELS_BUILT_IN = 4, MODELS_MAX = 8 };
+static const ModelOps *models[MODELS_MAX] = {&BERT_OPS, &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS};
+static int num_models = MODELS_BUILT_IN;
 
-const ModelOps *const MODELS[] = {&BERT_OPS, &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS, &TEST_BOW_OPS};
-const int NUM_MODELS = (int)(sizeof MODELS / sizeof MODELS[0]);
+void model_register(const ModelOps *ops) {
+    if (num_models == MODELS_MAX) DIE("model_register: more than %d models", MODELS_MAX);
+    if (model_find(ops->name)) DIE("model_register: a model named '%s' exists", ops->name);
+    models[num_models++] = ops;
+}
+
+int model_count(void) { return num_models; }
+
+const ModelOps *model_at(int i) {
+    if (i < 0 || i >= num_models) DIE("model_at: %d of %d", i, num_models);
+    return models[i];
+}
 
 const ModelOps *model_find(const char *name) {
-    for (int i = 0; i < NUM_MODELS; i++)
-        if (MODELS[i] && strcmp(MODELS[i]->name, name) == 0) return MODELS[i];
+    for (int i = 0; i < num_models; i++)
+        if (strcmp(models[i]->name, name) == 0) return models[i];
     return NULL;
 }
 
 const char *model_suggest(const char *name) {
     const char *best = NULL;
     int best_d = 1 << 30;
-    for (int i = 0; i < NUM_MODELS; i++) {
-        if (!MODELS[i]) continue;
-        int d = str_edit_distance(name, MODELS[i]->name);
-        if (d < best_d) { best_d = d; best = MODELS[i]->name; }
+    for (int i = 0; i < num_models; i++) {
+        int d = str_edit_distance(name, models[i]->name);
+        if (d < best_d) { best_d = d; best = models[i]->name; }
     }
     return best ? best : "bert";
 }

@@ -116,3 +116,18 @@ cJSON *run_json_read(const char *path, int report_missing) {
     free(text);
     return json;
 }
+
+void run_json_add_exact(cJSON *object, const char *key, double value) {
+    char hex[64];
+    snprintf(hex, sizeof hex, "%a", value);
+    cJSON_AddStringToObject(object, key, hex);
+}
+
+double run_json_exact(const cJSON *object, const char *key, double fallback) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(object, key);
+    if (cJSON_IsNumber(j)) return j->valuedouble;
+    if (!cJSON_IsString(j)) return fallback;
+    char *end;
+    double v = strtod(j->valuestring, &end);
+    return *end == '\0' && end != j->valuestring ? v : fallback;
+}

@@ -7,7 +7,11 @@
  *   results.json  what happened (schema below)
  *   <submit>      leaderboard predictions written by `glue eval --split test`
  * and, only while a run is unfinished (for `glue finetune --resume`):
- *   last.ckpt, last.state, trainer.json   the end of the last completed epoch.
+ *   resume/       last.ckpt (weights), last.state (optimizer state, RNG),
+ *                 trainer.json (epoch, row, loss so far, step, history, best):
+ *                 the last epoch end, checkpoint_every step or signal
+ *   resume.prev/  the resume point before it (a fallback when resume/ is
+ *                 damaged or was being replaced; core/checkpoint.h)
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
@@ -32,6 +36,7 @@ typedef struct cJSON cJSON;
 #define RUN_CKPT          "model.ckpt"
 #define RUN_CONFIG        "config.json"
 #define RUN_RESULTS       "results.json"
+#define RUN_RESUME_DIR    "resume"
 #define RUN_LAST_CKPT     "last.ckpt"
 #define RUN_LAST_STATE    "last.state"
 #define RUN_TRAINER_STATE "trainer.json"
@@ -55,6 +60,12 @@ int run_json_write(const char *path, const cJSON *json);
 /* Parse a JSON file. NULL when missing (with a message if report_missing) or
  * malformed (always with a message naming the file). */
 cJSON *run_json_read(const char *path, int report_missing);
+/* Resume records hold running sums that must come back bit for bit, but
+ * cJSON prints a double with 15 digits whenever that reads back within a few
+ * ulps, which is not exact. These store the double as a hexadecimal float
+ * string ("%a", exact) and read it back (a plain JSON number is taken too). */
+void run_json_add_exact(cJSON *object, const char *key, double value);
+double run_json_exact(const cJSON *object, const char *key, double fallback);
 /* Read a whole (small) text file; NULL with errno set when it cannot be read. */
 char *run_file_read(const char *path, size_t *len);
 

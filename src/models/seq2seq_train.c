@@ -17,6 +17,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/interrupt.h"
 #include "core/progress.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -239,9 +240,10 @@ static cJSON *s2s_progress_json(const S2sRun *r) {
     cJSON_AddNumberToObject(j, "epoch", r->epoch);
     cJSON_AddNumberToObject(j, "batch", r->batch);
     cJSON_AddNumberToObject(j, "step", (double)r->step);
-    cJSON_AddNumberToObject(j, "loss_sum", r->loss_sum);
-    cJSON_AddNumberToObject(j, "nll_sum", r->nll_sum);
-    cJSON_AddNumberToObject(j, "tokens", r->tokens);
+    run_json_add_exact(j, "loss_sum", r->loss_sum);   /* bit for bit: see run_dir.h */
+    run_json_add_exact(j, "nll_sum", r->nll_sum);
+    run_json_add_exact(j, "tokens", r->tokens);
+    run_json_add_exact(j, "best_bleu", r->best_bleu);
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(j, "cpu_seconds", s2s_run_cpu(r));
     cJSON_AddNumberToObject(j, "seed", (double)r->o->seed);
@@ -259,7 +261,7 @@ static int s2s_save_last(S2sRun *r) {
     cJSON *cfg = cJSON_CreateObject();
     cJSON_AddStringToObject(cfg, "model", "seq2seq");
     cJSON_AddItemToObject(cfg, "config", s2s_config_to_json(&r->m->cfg));
-    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    CkptWriter *w = checkpoint_rolling_open(path, cfg, -1);   /* keeps prev.ckpt */
     cJSON_Delete(cfg);
     if (!w) return 1;
     cJSON *p = s2s_progress_json(r);
@@ -280,11 +282,11 @@ static double s2s_json_num(const cJSON *j, const char *k) { return run_config_nu
 static int s2s_resume(S2sRun *r) {
     char path[4096];
     s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
-    if (!run_file_exists(path)) {
+    if (!checkpoint_rolling_exists(path)) {
         user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
         return 0;
     }
-    Checkpoint *c = checkpoint_read(path);
+    Checkpoint *c = checkpoint_rolling_read(path);   /* or prev.ckpt */
     if (!c) return 1;
     int rc = 1;
     const CkptBlob *pb = checkpoint_find_blob(c, S2S_PROGRESS_BLOB), *rb = checkpoint_find_blob(c, S2S_RNG_BLOB);
@@ -302,15 +304,20 @@ static int s2s_resume(S2sRun *r) {
         r->epoch = (int)s2s_json_num(p, "epoch");
         r->batch = (int)s2s_json_num(p, "batch");
         r->step = (long)s2s_json_num(p, "step");
-        r->loss_sum = s2s_json_num(p, "loss_sum");
-        r->nll_sum = s2s_json_num(p, "nll_sum");
-        r->tokens = s2s_json_num(p, "tokens");
+        r->loss_sum = run_json_exact(p, "loss_sum", 0);
+        r->nll_sum = run_json_exact(p, "nll_sum", 0);
+        r->tokens = run_json_exact(p, "tokens", 0);
         r->train_seconds = s2s_json_num(p, "train_seconds");
         r->cpu_before = s2s_json_num(p, "cpu_seconds");
         cJSON *h = cJSON_DetachItemFromObjectCaseSensitive(p, "history");
         cJSON *b = cJSON_DetachItemFromObjectCaseSensitive(p, "best");
         if (cJSON_IsArray(h)) { cJSON_Delete(r->history); r->history = h; } else cJSON_Delete(h);
-        if (cJSON_IsObject(b)) { r->best = b; r->best_bleu = s2s_json_num(b, "dev_bleu"); } else cJSON_Delete(b);
+        if (cJSON_IsObject(b)) {
+            r->best = b;
+            r->best_bleu = run_json_exact(p, "best_bleu", s2s_json_num(b, "dev_bleu"));
+        } else {
+            cJSON_Delete(b);
+        }
         if (r->o->show_progress)
             fprintf(stderr, "resuming %s at epoch %d, batch %d (step %ld)\n", r->o->out_dir, r->epoch + 1, r->batch,
                     r->step);
@@ -444,8 +451,10 @@ static int s2s_train_epoch(S2sRun *r, S2sBatchBuf *buf) {
     progress_start(&bar, label, bs.n, r->o->show_progress ? PROGRESS_AUTO : PROGRESS_QUIET);
     double t0 = now_seconds(), last_save = t0;
     int rc = 0;
+    int sig = 0;
     for (; r->batch < bs.n && !s2s_out_of_steps(r); r->batch++) {
-        if (r->o->stop_at > 0 && r->step >= r->o->stop_at) { rc = S2S_TRAIN_STOPPED; break; }
+        sig = interrupt_pending();
+        if (sig || (r->o->stop_at > 0 && r->step >= r->o->stop_at)) { rc = S2S_TRAIN_STOPPED; break; }
         S2sBatch b = s2s_batch_fill(buf, &r->train, vocab_specials(r->m->vocab), bs.order + bs.start[r->batch],
                                     bs.count[r->batch]);
         params_zero_grad(r->m->params);
@@ -463,7 +472,9 @@ static int s2s_train_epoch(S2sRun *r, S2sBatchBuf *buf) {
         r->tokens += (double)l.tokens;
         progress_update(&bar, r->batch + 1, "loss %.3f ppl %.2f", r->loss_sum / r->tokens, exp(r->nll_sum / r->tokens));
         double now = now_seconds();
-        if (s->save_minutes > 0 && now - last_save > 60 * s->save_minutes && r->batch + 1 < bs.n) {
+        int due = (s->save_minutes > 0 && now - last_save > 60 * s->save_minutes) ||
+                  (r->o->checkpoint_every > 0 && r->step % r->o->checkpoint_every == 0);
+        if (due && r->batch + 1 < bs.n) {   /* the epoch's end saves its own */
             r->batch++;   /* the position to resume from */
             r->train_seconds += now - t0;
             t0 = now;
@@ -479,10 +490,11 @@ static int s2s_train_epoch(S2sRun *r, S2sBatchBuf *buf) {
     if (rc == S2S_TRAIN_STOPPED) {
         s2s_batches_free(&bs);
         if (s2s_save_last(r) != 0) return 1;
-        if (r->o->show_progress)
-            fprintf(stderr, "stopped at step %ld (epoch %d, batch %d); continue with --resume\n", r->step, r->epoch + 1,
-                    r->batch);
-        return S2S_TRAIN_STOPPED;
+        if (r->o->show_progress || sig)
+            fprintf(stderr, "%s at step %ld (epoch %d, batch %d); saved %s/%s; continue with the same command and "
+                    "--resume\n", sig ? interrupt_name(sig) : "stopped", r->step, r->epoch + 1, r->batch,
+                    r->o->out_dir, RUN_LAST_CKPT);
+        return sig ? 128 + sig : S2S_TRAIN_STOPPED;
     }
     double seconds = now_seconds() - bar.start;
     s2s_batches_free(&bs);
@@ -565,7 +577,7 @@ static int s2s_write_results(S2sRun *r) {
     cJSON_Delete(j);
     if (rc == 0) {
         s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
-        unlink(path);
+        checkpoint_rolling_remove(path);
     }
     return rc ? 1 : 0;
 }
@@ -583,6 +595,7 @@ int s2s_train(const S2sTrainOptions *o) {
     }
     S2sBatchBuf buf;
     s2s_batch_buf_init(&buf, r.s.max_tokens > 0 ? r.s.max_tokens : 1);
+    interrupt_begin();
     for (; rc == 0 && r.epoch < r.s.epochs; r.epoch++) {
         rc = s2s_train_epoch(&r, &buf);
         if (rc) break;
@@ -595,6 +608,7 @@ int s2s_train(const S2sTrainOptions *o) {
             r.epoch--;
         }
     }
+    interrupt_end();
     if (rc == 0 && r.s.average_last > 0) rc = s2s_average(&r);
     if (rc == 0) rc = s2s_write_results(&r);
     s2s_batch_buf_free(&buf);

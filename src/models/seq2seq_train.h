@@ -28,8 +28,10 @@
  *                 wall and CPU seconds: CPU summed over resumed sessions)
  *   last.ckpt     while unfinished: weights, AdamW moments, dropout RNG and
  *                 the position in the epoch's batches, written atomically
- *                 every save_minutes and after each epoch, so --resume
- *                 continues exactly (same numbers as an uninterrupted run). */
+ *                 every save_minutes, every checkpoint_every steps, after
+ *                 each epoch and on SIGINT/SIGTERM, so --resume continues
+ *                 exactly (same numbers as an uninterrupted run)
+ *   prev.ckpt     the last.ckpt before, taken when last.ckpt is damaged. */
 #ifndef GLUE_SEQ2SEQ_TRAIN_H
 #define GLUE_SEQ2SEQ_TRAIN_H
 
@@ -59,6 +61,9 @@ typedef struct S2sTrainOptions {
     int show_progress;     /* per-epoch lines (and a progress bar on a terminal) on stderr */
     long stop_at;          /* > 0: save last.ckpt and stop once this many steps are done
                             * (a planned interruption; --resume continues) */
+    long checkpoint_every; /* > 0: also save last.ckpt every this many steps (besides
+                            * save_minutes and the epoch ends); SIGINT/SIGTERM save it at
+                            * the next step boundary and stop (exit 128 + signal) */
 } S2sTrainOptions;
 
 /* s2s_train's return when it stopped at stop_at (not an error). */

@@ -7,7 +7,9 @@
  * finished run (`glue compare` relies on that). */
 #include "models/trainer.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/interrupt.h"
 #include "core/provenance.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
@@ -43,8 +45,11 @@ typedef struct Run {
     float lr;
     double warmup;
     const char *schedule;
-    /* Progress, saved in trainer.json at the end of each epoch. */
+    /* Progress, saved in resume/trainer.json at the end of each epoch and every
+     * checkpoint_every steps. */
     int start_epoch;             /* first epoch still to run (resume) */
+    int start_row;               /* where in start_epoch's shuffled order to continue */
+    double start_loss_sum;       /* start_epoch's loss sum over the rows before start_row */
     long step, total_steps;
     cJSON *history;              /* array of per-epoch records */
     cJSON *best;                 /* the best epoch's record, NULL before the first */
@@ -213,12 +218,12 @@ static void run_path(const Run *r, const char *file, char *out, size_t cap) {
 }
 
 /* Save through a temporary name so an interrupted save never replaces a good
- * checkpoint with half a file. */
-static int run_save_atomic(const Run *r, const char *file, int state) {
+ * model.ckpt with half a file. */
+static int run_save_atomic(const Run *r, const char *file) {
     char path[4096], tmp[4200];
     run_path(r, file, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = state ? r->ops->save_state(r->m, tmp) : r->ops->save(r->m, tmp);
+    int rc = r->ops->save(r->m, tmp);
     if (rc != 0 || rename(tmp, path) != 0) {
         user_error("check free disk space and permissions", "could not write %s", path);
         rc = -1;
@@ -227,46 +232,48 @@ static int run_save_atomic(const Run *r, const char *file, int state) {
     return rc;
 }
 
+/* The resume point: RUN_RESUME_DIR/{last.ckpt, last.state, trainer.json},
+ * written as one rolling checkpoint directory (core/checkpoint.h) so that a
+ * kill at any moment leaves a complete, consistent set (and the one before it
+ * in RUN_RESUME_DIR.prev). */
+static void run_resume_dir(const Run *r, char *out, size_t cap) { run_path(r, RUN_RESUME_DIR, out, cap); }
+
 static void run_remove(const Run *r, const char *file) {
     char path[4096];
     run_path(r, file, path, sizeof path);
     unlink(path);
 }
 
-/* Picks up an interrupted run from trainer.json: weights, optimizer state,
- * epochs done, history. Returns 0 (resumed or nothing to resume) or 1. */
-static int run_resume(Run *r) {
-    char path[4096];
-    run_path(r, RUN_TRAINER_STATE, path, sizeof path);
-    cJSON *st = run_json_read(path, 0);
-    if (!st) {
-        if (run_file_exists(path)) return 1;   /* unreadable: the message is out */
-        user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
-        return 0;
-    }
+/* Reads the resume point in dir: weights, optimizer state, progress. 0 ok; 1
+ * after a message (missing or damaged file, other settings: *other = 1). */
+static int run_resume_from(Run *r, const char *dir, int *other) {
+    char path[4200];
+    run_file_path(dir, RUN_TRAINER_STATE, path, sizeof path);
+    cJSON *st = run_json_read(path, 1);
+    if (!st) return 1;
     int rc = 1;
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(st, "config");
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(st, "seed");
-    const char *weights = run_config_string(st, "weights", RUN_LAST_CKPT);
     if (!cJSON_Compare(config, r->o->config, 1) || !cJSON_IsNumber(seed) ||
         (uint64_t)seed->valuedouble != r->o->seed) {
         user_error("resume with the same settings and --seed, or drop --resume to start over",
                    "%s: the interrupted run used other settings", path);
+        *other = 1;
         goto out;
     }
-    char ckpt[4096];
-    run_path(r, strcmp(weights, RUN_CKPT) == 0 ? RUN_CKPT : RUN_LAST_CKPT, ckpt, sizeof ckpt);
-    r->m = r->ops->load(ckpt, r->t);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    r->m = r->ops->load(path, r->t);
     if (!r->m) goto out;
     if (r->ops->load_state) {
-        char state[4096];
-        run_path(r, RUN_LAST_STATE, state, sizeof state);
-        if (r->ops->load_state(r->m, state) != 0) goto out;
+        run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+        if (r->ops->load_state(r->m, path) != 0) goto out;
     } else {
         user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
                      "uninterrupted one", r->ops->name);
     }
-    r->start_epoch = (int)run_config_number(st, "epochs_done", 0);
+    r->start_epoch = (int)run_config_number(st, "epoch", run_config_number(st, "epochs_done", 0));
+    r->start_row = (int)run_config_number(st, "next_row", 0);
+    r->start_loss_sum = run_json_exact(st, "loss_sum", 0);
     r->step = (long)run_config_number(st, "step", 0);
     r->train_seconds = run_config_number(st, "train_seconds", 0);
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
@@ -275,44 +282,85 @@ static int run_resume(Run *r) {
     cJSON *b = cJSON_DetachItemFromObjectCaseSensitive(st, "best");
     if (h && cJSON_IsArray(h)) { cJSON_Delete(r->history); r->history = h; } else cJSON_Delete(h);
     if (b && cJSON_IsObject(b)) {
+        cJSON_Delete(r->best);
         r->best = b;
-        r->best_score = run_config_number(b, "score", -INFINITY);
+        r->best_score = run_json_exact(st, "best_score", run_config_number(b, "score", -INFINITY));
     } else {
         cJSON_Delete(b);
     }
-    if (r->o->show_progress)
-        fprintf(stderr, "resuming %s after epoch %d of %d\n", r->o->out_dir, r->start_epoch, r->epochs);
     rc = 0;
 out:
+    if (rc && r->m) { r->ops->free(r->m); r->m = NULL; }
     cJSON_Delete(st);
     return rc;
 }
 
-/* Writes what --resume needs after epoch `done` (1-based count of epochs done). */
-static int run_save_progress(Run *r, int done, int is_best) {
-    if (is_best == 0 && run_save_atomic(r, RUN_LAST_CKPT, 0) != 0) return 1;
-    if (is_best) run_remove(r, RUN_LAST_CKPT);
-    if (r->ops->save_state && run_save_atomic(r, RUN_LAST_STATE, 1) != 0) return 1;
+/* Picks up an interrupted run: the resume point, or the one before it when
+ * that is damaged or missing (a kill between the two renames of a save).
+ * Returns 0 (resumed, or nothing to resume) or 1. */
+static int run_resume(Run *r) {
+    char dir[4096], prev[4200];
+    run_resume_dir(r, dir, sizeof dir);
+    checkpoint_dir_previous(dir, prev, sizeof prev);
+    int have = run_file_exists(dir), have_prev = run_file_exists(prev), other = 0;
+    if (!have && !have_prev) {
+        user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
+        return 0;
+    }
+    int rc = have ? run_resume_from(r, dir, &other) : 1;
+    if (rc && have_prev && !other) {
+        user_warning("%s %s; continuing from %s, the resume point saved before it", dir,
+                     have ? "is damaged (above)" : "is missing (a save was interrupted)", prev);
+        rc = run_resume_from(r, prev, &other);
+    }
+    if (rc == 0 && r->o->show_progress)
+        fprintf(stderr, "resuming %s at epoch %d of %d, row %d (step %ld)\n", r->o->out_dir, r->start_epoch + 1,
+                r->epochs, r->start_row, r->step);
+    return rc;
+}
+
+/* Writes what --resume needs to continue epoch `epoch` (0-based) at row
+ * `next_row` of its shuffled order, loss_sum being the epoch's loss sum so far
+ * (next_row 0: the epoch has not started). */
+static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
+    char dir[4096], tmp[4200], path[4400];
+    run_resume_dir(r, dir, sizeof dir);
+    if (checkpoint_dir_begin(dir, tmp, sizeof tmp) != 0) return 1;
+    run_file_path(tmp, RUN_LAST_CKPT, path, sizeof path);
+    if (r->ops->save(r->m, path) != 0) return 1;
+    run_file_path(tmp, RUN_LAST_STATE, path, sizeof path);
+    if (r->ops->save_state && r->ops->save_state(r->m, path) != 0) return 1;
     cJSON *st = cJSON_CreateObject();
-    cJSON_AddNumberToObject(st, "epochs_done", done);
+    cJSON_AddNumberToObject(st, "epoch", epoch);
+    cJSON_AddNumberToObject(st, "next_row", next_row);
+    run_json_add_exact(st, "loss_sum", loss_sum);   /* bit for bit: see run_dir.h */
+    run_json_add_exact(st, "best_score", r->best_score);
     cJSON_AddNumberToObject(st, "step", (double)r->step);
     cJSON_AddNumberToObject(st, "seed", (double)r->o->seed);
-    cJSON_AddStringToObject(st, "weights", is_best ? RUN_CKPT : RUN_LAST_CKPT);
     cJSON_AddNumberToObject(st, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
     cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
     cJSON_AddItemToObject(st, "config", cJSON_Duplicate(r->o->config, 1));
     cJSON_AddItemToObject(st, "history", cJSON_Duplicate(r->history, 1));
     if (r->best) cJSON_AddItemToObject(st, "best", cJSON_Duplicate(r->best, 1));
-    char path[4096];
-    run_path(r, RUN_TRAINER_STATE, path, sizeof path);
+    run_file_path(tmp, RUN_TRAINER_STATE, path, sizeof path);
     int rc = run_json_write(path, st);
     cJSON_Delete(st);
+    if (rc == 0) rc = checkpoint_dir_commit(dir);
     return rc ? 1 : 0;
 }
 
-/* One pass over the shuffled training rows. Returns 0, or 1 when the loss is
- * not finite (diverged). *mean_loss gets the example-weighted mean loss. */
+/* The message of a run stopped by a signal: how to continue. */
+static void run_report_interrupt(const Run *r, int sig, int epoch, int row) {
+    fprintf(stderr, "%s at step %ld (epoch %d, row %d); saved %s/%s; continue with the same command and --resume\n",
+            interrupt_name(sig), r->step, epoch + 1, row, r->o->out_dir, RUN_RESUME_DIR);
+}
+
+/* One pass over the shuffled training rows (from start_row when resuming into
+ * this epoch), saving the resume point every checkpoint_every steps. Returns
+ * 0, 1 when the loss is not finite (diverged) or a save failed, or 128 + the
+ * signal after saving when SIGINT/SIGTERM arrived. *mean_loss gets the
+ * example-weighted mean loss. */
 static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     int n = r->train.n;
     int *perm = xmalloc(sizeof(int) * (size_t)n);
@@ -324,9 +372,20 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     snprintf(label, sizeof label, "epoch %d/%d", epoch + 1, r->epochs);
     Progress bar;
     trainer_progress_start(&bar, label, n, r->o->show_progress);
-    double loss_sum = 0, t0 = now_seconds();
+    int first = epoch == r->start_epoch ? r->start_row : 0;
+    double loss_sum = epoch == r->start_epoch ? r->start_loss_sum : 0, t0 = now_seconds();
     int rc = 0;
-    for (int i = 0; i < n; i += r->batch) {
+    for (int i = first; i < n; i += r->batch) {
+        int sig = interrupt_pending();
+        if (sig) {
+            r->train_seconds += now_seconds() - t0, t0 = now_seconds();
+            rc = run_save_progress(r, epoch, i, loss_sum);
+            if (rc == 0) {
+                run_report_interrupt(r, sig, epoch, i);
+                rc = 128 + sig;
+            }
+            break;
+        }
         int b = n - i < r->batch ? n - i : r->batch;
         TrainState st = {
             .step = r->step, .total_steps = r->total_steps, .epoch = epoch,
@@ -344,6 +403,11 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
         }
         loss_sum += (double)loss * b;
         trainer_progress_draw(&bar, i + b, loss_sum / (i + b), 0);
+        long every = r->o->checkpoint_every;
+        if (every > 0 && r->step % every == 0 && i + b < n) {   /* the epoch's end saves its own */
+            r->train_seconds += now_seconds() - t0, t0 = now_seconds();
+            if ((rc = run_save_progress(r, epoch, i + b, loss_sum)) != 0) break;
+        }
     }
     if (rc == 0) trainer_progress_draw(&bar, n, loss_sum / n, 1);
     r->train_seconds += now_seconds() - t0;
@@ -399,10 +463,10 @@ static int run_end_epoch(Run *r, int epoch, double loss, double seconds) {
         cJSON_Delete(r->best);
         r->best = cJSON_Duplicate(rec, 1);
         r->best_score = isfinite(score) ? score : -INFINITY;
-        if (run_save_atomic(r, RUN_CKPT, 0) != 0) return 1;
+        if (run_save_atomic(r, RUN_CKPT) != 0) return 1;
     }
     run_log_epoch(r, rec, epoch, loss, is_best);
-    if (epoch + 1 < r->epochs) return run_save_progress(r, epoch + 1, is_best);
+    if (epoch + 1 < r->epochs) return run_save_progress(r, epoch + 1, 0, 0);
     return 0;
 }
 
@@ -471,9 +535,9 @@ static int run_write_outputs(Run *r, cJSON *results) {
     char path[4096];
     run_path(r, RUN_RESULTS, path, sizeof path);
     if (run_json_write(path, results) != 0) return 1;
-    run_remove(r, RUN_LAST_CKPT);
-    run_remove(r, RUN_LAST_STATE);
-    run_remove(r, RUN_TRAINER_STATE);
+    char dir[4096];
+    run_resume_dir(r, dir, sizeof dir);
+    checkpoint_dir_remove(dir);
     return 0;
 }
 
@@ -492,11 +556,13 @@ int trainer_run(const TrainerOptions *o, cJSON **results) {
     }
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
+        interrupt_begin();
         for (int epoch = r.start_epoch; epoch < r.epochs && rc == 0; epoch++) {
             double loss, t0 = now_seconds();
             rc = run_train_epoch(&r, epoch, &loss);
             if (rc == 0) rc = run_end_epoch(&r, epoch, loss, now_seconds() - t0);
         }
+        interrupt_end();
     }
     if (rc == 0) {
         cJSON *res = run_results(&r);

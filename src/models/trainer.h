@@ -10,7 +10,11 @@
  * Determinism: the shuffle of epoch e is drawn from stream e of the seed, so the
  * same seed and thread count give the same numbers, and a run resumed after an
  * interruption (--resume) continues exactly where it stopped when the model
- * saves its optimizer state (ModelOps.save_state). */
+ * saves its optimizer state (ModelOps.save_state): the resume point (run_dir.h)
+ * holds the weights, that state, the epoch and row within its shuffled order,
+ * the epoch's loss so far, the step (schedule position) and the history and
+ * best epoch, and is written at each epoch's end, every checkpoint_every steps
+ * and on SIGINT/SIGTERM. */
 #ifndef GLUE_TRAINER_H
 #define GLUE_TRAINER_H
 
@@ -28,6 +32,9 @@ typedef struct TrainerOptions {
     const char *data_root;    /* GLUE data root (task_data_root()) */
     const char *command;      /* the command line, recorded in results.json */
     int resume;               /* continue an interrupted run in out_dir */
+    long checkpoint_every;    /* > 0: also save the resume point every this many steps
+                               * (0: at the end of each epoch only); SIGINT/SIGTERM save
+                               * it at the next step boundary and stop (exit 128 + signal) */
     int show_progress;        /* progress bar and per-epoch lines on stderr */
     double holdout;           /* > 0: select (and report) on this fraction of the training
                                * split, held out from training, instead of the dev splits

@@ -72,13 +72,15 @@ int tokenizer_encode(Tokenizer *t, const char *a, size_t la, const char *b, size
         else nb--;
     }
     int T = 0;
+    /* A text empty after cleaning, on a fresh tokenizer, leaves ids_a/ids_b NULL:
+     * memcpy from NULL is undefined even for 0 bytes, hence the guards. */
     ids[T++] = t->sp.cls;
-    memcpy(ids + T, t->ids_a, sizeof(int) * (size_t)na);
+    if (na) memcpy(ids + T, t->ids_a, sizeof(int) * (size_t)na);
     T += na;
     ids[T++] = t->sp.sep;
     int len_a = T;
     if (b) {
-        memcpy(ids + T, t->ids_b, sizeof(int) * (size_t)nb);
+        if (nb) memcpy(ids + T, t->ids_b, sizeof(int) * (size_t)nb);
         T += nb;
         ids[T++] = t->sp.sep;
     }

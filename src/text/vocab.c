@@ -77,6 +77,16 @@ Vocab *vocab_load(const char *path) {
     size_t len;
     char *buf = vocab_read_file(path, &len);
     if (!buf) return NULL;
+    /* A token with a NUL byte could never be looked up (vocab_token would
+     * return it cut at the NUL): the file is not a vocabulary. */
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        long line = 1;
+        for (const char *c = buf; c < nul; c++) line += *c == '\n';
+        user_error("a vocab.txt is text, one token a line", "%s:%ld: NUL byte in the token", path, line);
+        free(buf);
+        return NULL;
+    }
     Vocab *v = vocab_new();
     for (size_t pos = 0; pos < len;) {
         const char *nl = memchr(buf + pos, '\n', len - pos);

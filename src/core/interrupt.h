@@ -1,0 +1,21 @@
+/* interrupt.h — stopping a training run cleanly on SIGINT (Ctrl-C) or SIGTERM
+ * (a job scheduler): the handler only records the signal; the training loop
+ * reads it at a step boundary, saves what --resume needs, says how to
+ * continue, and returns 128 + signal. A second signal acts at once (the
+ * default action), so a run stuck in a save can still be stopped.
+ *
+ * Used by `glue finetune` (models/trainer.c) and `glue translate train`
+ * (models/seq2seq_train.c); pretraining has the same logic of its own. */
+#ifndef GLUE_INTERRUPT_H
+#define GLUE_INTERRUPT_H
+
+/* Installs the handlers (the previous ones are kept for interrupt_end). */
+void interrupt_begin(void);
+/* The signal received since interrupt_begin (SIGINT or SIGTERM), or 0. */
+int interrupt_pending(void);
+/* "interrupted (SIGINT)" / "terminated (SIGTERM)" for messages. */
+const char *interrupt_name(int sig);
+/* Restores the previous handlers and forgets a pending signal. */
+void interrupt_end(void);
+
+#endif

@@ -1,0 +1,34 @@
+/* test_registry.c — the model registry: the four built-in models are found by
+ * name in this binary and in a glue linked from the library as a static archive
+ * (make builds $GLUE_STATIC_BIN that way; weak references used to drop every
+ * model there), and the test binary's own model is added by model_register. */
+#include "models/model.h"
+#include "tests/test.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUILT_IN "bert, fasttext, textcnn, bilstm"
+
+TEST(registry_has_every_model) {
+    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "testbow"};
+    for (int i = 0; i < 5; i++) {
+        const ModelOps *ops = model_find(names[i]);
+        CHECK_MSG(ops && strcmp(ops->name, names[i]) == 0, "model %s missing", names[i]);
+    }
+    CHECK_EQ_INT(model_count(), 5);
+    CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
+}
+
+TEST(registry_static_archive_link_keeps_models) {
+    const char *bin = getenv("GLUE_STATIC_BIN");   /* make test sets it; build/ is the default build */
+    if (!bin || !*bin) bin = "build/glue-static";
+    if (!CHECK_MSG(access(bin, X_OK) == 0, "%s is missing: run through 'make test' (it links it)", bin)) return;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s eval sst2 --model nosuch 2>&1", bin);
+    int status;
+    char *out = test_run(cmd, &status);
+    CHECK_MSG(status != 0 && strstr(out, "models built into this binary: " BUILT_IN), "status %d: %s", status, out);
+    free(out);
+}

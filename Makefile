@@ -125,7 +125,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue
 # HTML report of what it ran (runs/report.html, with the committed results).
 run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))
-	./$(GLUE_BIN) finetune sst2
+	./$(GLUE_BIN) finetune sst2 --overwrite
 	./$(GLUE_BIN) report --results results --out runs/report.html
 
 # Benchmarks against reference implementations, run on this machine in one

@@ -164,7 +164,7 @@ static double best_metric(const char *json, const char *metric) {
     return v;
 }
 
-#define SMALL "--threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
+#define SMALL "--overwrite --threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
 
 /* `glue eval sst2 --json FLAGS`: the dev accuracy (-1 on failure) and whether
  * the results say bf16 (*bf16: 1 yes, 0 no). */
@@ -350,6 +350,18 @@ TEST(bert_finetune_cli_init_and_errors) {
         free(out);
         free(err);
     }
+    /* A finished run is not trained over unless asked: --overwrite replaces it. */
+    snprintf(args, sizeof args, "finetune sst2 --threads 1 --init %s/m --max-len 16 --batch 16 --epochs 1", fx.root);
+    out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 2 && strstr(err, "already holds a finished run") && strstr(err, "--overwrite"), "%d: %s", st, err);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "finetune sst2 --threads 1 --init %s/m --max-len 16 --batch 16 --epochs 1 --overwrite",
+             fx.root);
+    out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "--overwrite: %d %s", st, err);
+    free(out);
+    free(err);
     /* A pretrained encoder brings its config and vocabulary: naming others
      * beside it is refused, not silently ignored. */
     const char *conflict[][2] = {{"bert=small", "--init none"}, {"vocab=%s/m/vocab.txt", "stores its own vocabulary"}};

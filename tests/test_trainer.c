@@ -794,6 +794,23 @@ TEST(trainer_cli_compare) {
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bt, "reused")));
     cJSON_Delete(j);
     ran_free(&r);
+    /* A user's run with other settings is kept: compare trains its own. */
+    const char *mine[] = {"finetune", "sst2", "--model", "testbow", "--epochs", "1", "--overwrite"};
+    r = run_command(root, NULL, NULL, 7, mine);
+    CHECK_EQ_INT(r.status, 0);
+    ran_free(&r);
+    char dir[4096], path[4200];
+    run_dir_path("sst2", "testbow", dir, sizeof dir);
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    char *before = run_file_read(path, NULL);
+    r = run_command(root, NULL, NULL, 5, argv);
+    CHECK_MSG(r.status == 0 && strstr(r.err, "kept") && strstr(r.out, "compare/sst2/testbow-seed42"), "%s %s", r.err,
+              r.out);
+    char *after = run_file_read(path, NULL);
+    CHECK_MSG(before && after && strcmp(before, after) == 0, "compare trained over the user's run");
+    free(before);
+    free(after);
+    ran_free(&r);
     fixture_remove(&fx);
 }
 

@@ -88,19 +88,28 @@ static cJSON *compare_reusable(const char *dir, const cJSON *config, long seed) 
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
     cJSON *config = run_config_build(ops, t, NULL, NULL, NULL, 0);
     if (!config) return NULL;
-    char dir[4096];
+    /* runs/<task>/<model> when it was trained with the defaults and this seed;
+     * otherwise compare's own run, runs/compare/<task>/<model>-seed<S>: a
+     * user's run with other settings is never trained over. */
+    char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);
+    snprintf(own, sizeof own, "%s/compare/%s/%s-seed%ld", run_root(), t->name, ops->name, c->seed);
     cJSON *res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
+    if (!res) {
+        char prev[4200];
+        run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
+        if (!c->retrain && run_file_exists(prev))
+            fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
+        snprintf(dir, sizeof dir, "%s", own);
+        res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
+    }
     int reused = res != NULL;
-    char prev[4096];
-    run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
-    if (!res && !c->retrain && run_file_exists(prev))
-        user_warning("%s was trained with other settings or seed; training it again with the defaults", dir);
     if (!res) {
         fprintf(stderr, "== %s on %s\n", ops->name, t->display);
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)c->seed, .threads = threads_count(),
             .out_dir = dir, .data_root = task_data_root(), .command = c->command, .show_progress = 1,
+            .overwrite = 1,   /* compare's own directory */
         };
         if (trainer_run(&o, &res) != 0) res = NULL;
     } else {

@@ -36,7 +36,7 @@ typedef struct FinetuneArgs {
     long seed, threads;
     long seeds[FINETUNE_MAX_SEEDS];   /* --seeds */
     int nseeds;
-    int json, resume;
+    int json, resume, overwrite;
     int search;                                  /* --search: SearchOptions below */
     SearchOptions so;
     long checkpoint_every;   /* steps between resume points (0: epoch ends only) */
@@ -97,6 +97,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
+    f->overwrite = args_flag(&a, "--overwrite");
     f->checkpoint_every = args_int(&a, "--checkpoint-every", 0);
     f->search = args_flag(&a, "--search");
     search_default_grid(&f->so);
@@ -311,7 +312,7 @@ int cmd_finetune(int argc, char **argv) {
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
             .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),
-            .command = command, .resume = f.resume, .show_progress = 1, .checkpoint_every = f.checkpoint_every,
+            .command = command, .resume = f.resume, .show_progress = 1, .checkpoint_every = f.checkpoint_every, .overwrite = f.overwrite,
         };
         rc = trainer_run(&o, &res[i]);
         if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);

@@ -55,6 +55,7 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     t.config = config;
     t.out_dir = dir;
     t.holdout = holdout;
+    t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
     return trainer_run(&t, &res) == 0 ? res : NULL;
 }

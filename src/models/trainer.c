@@ -58,26 +58,40 @@ typedef struct Run {
     long eval_examples;
 } Run;
 
-/* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. Redrawn
- * at most every PROGRESS_INTERVAL seconds, and only on a terminal (a log file
- * gets the per-epoch lines only). */
+/* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. On a
+ * terminal redrawn in place at most every PROGRESS_INTERVAL seconds; into a
+ * file or pipe (a job's log) one line at most every PROGRESS_LOG_INTERVAL
+ * seconds, so that a long epoch is never minutes of silence. */
 #define PROGRESS_INTERVAL 0.2
+#define PROGRESS_LOG_INTERVAL 30.0
 #define PROGRESS_WIDTH 24
 
 typedef struct Progress {
     const char *label;
     long total;
     double start, last;
-    int tty;
+    int show, tty;
 } Progress;
 
 static void trainer_progress_start(Progress *p, const char *label, long total, int show) {
-    *p = (Progress){.label = label, .total = total, .start = now_seconds(), .tty = show && isatty(2)};
+    double now = now_seconds();
+    *p = (Progress){.label = label, .total = total, .start = now, .last = now, .show = show, .tty = show && isatty(2)};
 }
 
 static void trainer_progress_draw(Progress *p, long done, double loss, int final) {
     double now = now_seconds();
-    if (!p->tty || (!final && now - p->last < PROGRESS_INTERVAL)) return;
+    if (!p->show) return;
+    if (!p->tty) {   /* a log: a plain line now and then, none at the end (the epoch line follows) */
+        if (final || now - p->last < PROGRESS_LOG_INTERVAL) return;
+        p->last = now;
+        double secs = now - p->start, rate = secs > 0 ? done / secs : 0;
+        double eta = rate > 0 ? (p->total - done) / rate : 0;
+        fprintf(stderr, "%s: %ld/%ld examples (%.0f%%), loss %.4f, %.0f ex/s, ETA %d:%02d\n", p->label, done,
+                p->total, p->total ? 100.0 * done / p->total : 100.0, loss, rate, (int)(eta / 60), (int)eta % 60);
+        fflush(stderr);
+        return;
+    }
+    if (!final && now - p->last < PROGRESS_INTERVAL) return;
     p->last = now;
     double frac = p->total ? (double)done / (double)p->total : 1.0, secs = now - p->start;
     double rate = secs > 0 ? done / secs : 0, eta = rate > 0 ? (p->total - done) / rate : 0;
@@ -541,6 +555,17 @@ static int run_write_outputs(Run *r, cJSON *results) {
     return 0;
 }
 
+/* What is about to run, once on stderr: a log then says what it is a log of. */
+static void run_banner(const Run *r) {
+    char *settings = cJSON_PrintUnformatted(r->o->config);
+    fprintf(stderr, "%s %s: %d training examples, %s %d examples; %d epochs x %ld steps of %d = %ld steps, lr %g "
+            "(%s, warm-up %.0f%%), seed %llu, %d threads -> %s\nsettings: %s\n",
+            r->ops->name, r->t->display, r->train.n, r->dev_split[0]->name, r->dev[0].n, r->epochs,
+            (long)((r->train.n + r->batch - 1) / r->batch), r->batch, r->total_steps, (double)r->lr, r->schedule,
+            100 * r->warmup, (unsigned long long)r->o->seed, r->o->threads, r->o->out_dir, settings);
+    free(settings);
+}
+
 int trainer_run(const TrainerOptions *o, cJSON **results) {
     Run r = {.o = o, .t = o->task, .ops = o->ops, .history = cJSON_CreateArray(), .best_score = -INFINITY};
     if (results) *results = NULL;
@@ -548,6 +573,13 @@ int trainer_run(const TrainerOptions *o, cJSON **results) {
     if (rc == 0) rc = run_dir_make(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
     if (rc == 0) rc = run_prepare(&r);
+    char done[4200];
+    run_file_path(o->out_dir, RUN_RESULTS, done, sizeof done);
+    if (rc == 0 && !o->resume && !o->overwrite && run_file_exists(done)) {   /* nothing written yet */
+        user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
+                   "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
+        rc = EXIT_USAGE;
+    }
     if (rc == 0) {   /* config.json now, so a running job shows its settings */
         char path[4096];
         run_path(&r, RUN_CONFIG, path, sizeof path);
@@ -556,6 +588,7 @@ int trainer_run(const TrainerOptions *o, cJSON **results) {
     }
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
+        if (o->show_progress) run_banner(&r);
         interrupt_begin();
         for (int epoch = r.start_epoch; epoch < r.epochs && rc == 0; epoch++) {
             double loss, t0 = now_seconds();

@@ -35,7 +35,8 @@ typedef struct TrainerOptions {
     long checkpoint_every;    /* > 0: also save the resume point every this many steps
                                * (0: at the end of each epoch only); SIGINT/SIGTERM save
                                * it at the next step boundary and stop (exit 128 + signal) */
-    int show_progress;        /* progress bar and per-epoch lines on stderr */
+    int show_progress;        /* a start banner, progress and per-epoch lines on stderr */
+    int overwrite;            /* replace a finished run in out_dir (else: refused, one message) */
     double holdout;           /* > 0: select (and report) on this fraction of the training
                                * split, held out from training, instead of the dev splits
                                * (hyperparameter search: dev is never looked at) */

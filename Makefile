@@ -73,11 +73,12 @@ $(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/libglue.a
 # The tests call ./glue for the CLI checks and the PyTorch references; GLUE_BIN
 # tells them which binary this build produced.
 # The whole suite (no T) also builds the fuzz harnesses and runs their seed and
-# regression inputs once (fuzz-seeds), so they keep compiling and passing.
+# regression inputs once (fuzz-seeds), so they keep compiling and passing; first,
+# so that the test runner's "N passed, N failed" is the last line.
 FUZZ_IN_TEST ?= 1
 test: $(GLUE_BIN) $(BUILD)/glue_tests $(BUILD)/glue-static
+	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) --no-print-directory fuzz-seeds))
 	GLUE_BIN=./$(GLUE_BIN) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
-	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) fuzz-seeds))
 
 # Sanitizer reports go to files (a leak in a `glue` the tests run as a child
 # does not change its exit code): any report fails the target after the tests.

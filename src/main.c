@@ -73,7 +73,8 @@ static const Command COMMANDS[] = {
      "  Otherwise translates each TEXT, or stdin line by line. --model DIR|CKPT.\n"},
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
-     "[--seed S] [--threads N] [--out DIR] [--config FILE.json] [--set key=value ...] [--resume] [--json]",
+     "[--seed S] [--threads N] [--out DIR] [--config FILE.json] [--set key=value ...] [--resume] [--json]  |  "
+     "--train FILE --dev FILE [--test FILE] ...",
      "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
      "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
@@ -83,7 +84,14 @@ static const Command COMMANDS[] = {
      "  --resume continues an interrupted run in the same directory.\n"
      "  --init CKPT|DIR (BERT) starts from a pretrained encoder: a glue checkpoint, a\n"
      "  directory holding one, or a Hugging Face model directory (config.json,\n"
-     "  model.safetensors, vocab.txt) such as `glue export` writes.\n"},
+     "  model.safetensors, vocab.txt) such as `glue export` writes.\n"
+     "  Your own dataset instead of TASK: --train FILE --dev FILE [--test FILE]\n"
+     "  [--format tsv|csv|jsonl|fasttext] [--columns TEXT[,TEXT_B],LABEL] [--no-header]\n"
+     "  [--regression] [--name NAME]: the format from the file name or --format,\n"
+     "  columns by header name (1-based numbers with --no-header, keys for JSONL),\n"
+     "  classes = the train file's labels in sorted order; the run records the\n"
+     "  dataset (dataset.json) so eval, predict and compare NAME reuse it.\n"
+     "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...",

@@ -219,7 +219,9 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
     out->task = t;
     out->split = s;
     int rc;
-    if (s->format == TASK_FORMAT_ENTRIES) {
+    if (t->user) {
+        rc = user_data_read(&c, strict, out);
+    } else if (s->format == TASK_FORMAT_ENTRIES) {
         rc = load_json_entries(&c, strict, out);
     } else {
         rc = lines_open(&r, path) == LINES_OK ? load_rows(&c, &r, strict, out) : (lines_report(&r), -1);

@@ -31,6 +31,9 @@ int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d);
 /* The warning with the count of skipped rows, when there were any. */
 void load_report_skipped(const Dataset *d, const char *path);
 
+/* A user's own file (tasks/user_data.c): fills d from c->path. */
+int user_data_read(LoadCtx *c, int strict, Dataset *d);
+
 /* The glue-subsets JSON reader (tasks/load_json.c): fills d from path. */
 int load_json_entries(LoadCtx *c, int strict, Dataset *d);
 /* One JSON object's texts (key_b NULL: single text) and label (key_label NULL:

@@ -149,9 +149,16 @@ static void task_normalize(const char *s, char *out, size_t cap) {
 static const Task *task_at(int i) { return i < NUM_TASKS ? &TASKS[i] : &SUBSET_TASKS[i - NUM_TASKS]; }
 static int task_count(void) { return NUM_TASKS + NUM_SUBSET_TASKS; }
 
+/* The user's own dataset of this process (glue finetune --train, or read back
+ * from a run's dataset.json), NULL when none. */
+static const Task *USER_TASK;
+
+void task_register_user(const Task *t) { USER_TASK = t; }
+
 const Task *task_find(const char *name) {
     char want[64], have[64];
     if (!name) return NULL;
+    if (USER_TASK && strcmp(name, USER_TASK->name) == 0) return USER_TASK;
     task_normalize(name, want, sizeof want);
     for (size_t i = 0; i < sizeof TASK_ALIASES / sizeof TASK_ALIASES[0]; i++)
         if (strcmp(want, TASK_ALIASES[i].alias) == 0) task_normalize(TASK_ALIASES[i].name, want, sizeof want);

@@ -86,8 +86,13 @@ extern const int NUM_SUBSET_TASKS;
  * is not a symmetric pair task. */
 int dataset_add_swapped_pairs(Dataset *d);
 
-/* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown. */
+/* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown.
+ * Also finds, by its exact name, the user's own dataset this process works on
+ * (registered by tasks/user_data.c when it builds one), so code that looks tasks
+ * up by the name in a results file treats it like any task. */
 const Task *task_find(const char *name);
+/* Registers t as the user's dataset task_find knows (NULL: none). */
+void task_register_user(const Task *t);
 /* The closest task id to a misspelt name (for "did you mean"). */
 const char *task_suggest(const char *name);
 /* task_find, or NULL after printing "unknown task 'x' (did you mean 'y'?)". */

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREDICT_USAGE "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]"
+#define PREDICT_USAGE                                                                                  \
+    "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]\n" \
+    "   (a run on your own dataset: glue predict NAME --model M ..., or glue predict --run DIR [TEXT])"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -108,6 +110,9 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
     for (int i = 0; i < d->n; i++) predict_print_line(t, out + (size_t)i * (size_t)k);
 }
 
+static int predict_run(const Task *t, const ModelOps *ops, const char *run, const char *init, const char **texts,
+                       int ntexts, int json, int bf16);
+
 int cmd_predict(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
@@ -118,16 +123,33 @@ int cmd_predict(int argc, char **argv) {
     int npos = args_positional(&a, pos, 4);
     int rc = args_finish(&a, PREDICT_USAGE);
     if (rc) return rc;
-    if (npos < 1 || npos > 3) {
-        user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
+    const ModelOps *ops = cli_find_model(model);
+    if (!ops) return EXIT_USAGE;
+    /* With --run DIR of a run on a user's dataset, TASK may be left out: the
+     * first argument is then a text unless it is that dataset's name. */
+    const Task *t = NULL;
+    if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
+    int skip = !t || (npos > 0 && strcmp(pos[0], t->name) == 0);   /* pos[0] is TASK */
+    if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops->name, run)))) {
+        if (npos < 1) {
+            user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
+            fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
+        }
+        return EXIT_USAGE;
+    }
+    rc = predict_run(t, ops, run, init, pos + skip, npos - skip, json, bf16);
+    cli_task_free(t);
+    return rc;
+}
+
+static int predict_run(const Task *t, const ModelOps *ops, const char *run, const char *init, const char **texts,
+                       int ntexts, int json, int bf16) {
+    int rc = 0;
+    if (ntexts > 2) {
+        user_error(NULL, "predict: expected TASK and up to two texts, got %d texts", ntexts);
         fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
         return EXIT_USAGE;
     }
-    const Task *t = cli_find_task(pos[0]);
-    if (!t) return EXIT_USAGE;
-    const ModelOps *ops = cli_find_model(model);
-    if (!ops) return EXIT_USAGE;
-    int ntexts = npos - 1;
     if (ntexts && ntexts != 1 + is_pair(t)) {
         user_error(NULL, "%s is a %s task: give %s", t->display, is_pair(t) ? "sentence-pair" : "single-sentence",
                    is_pair(t) ? "two texts" : "one text");
@@ -136,7 +158,7 @@ int cmd_predict(int argc, char **argv) {
     for (int i = 0; i < ntexts; i++) {
         char origin[32];
         snprintf(origin, sizeof origin, "argument %d", i + 1);
-        if (predict_check_text(pos[1 + i], origin)) return EXIT_USAGE;
+        if (predict_check_text(texts[i], origin)) return EXIT_USAGE;
     }
     threads_init(0);   /* every core this process may use, FTZ on */
     const Task *rt = cli_run_task(t);
@@ -145,7 +167,7 @@ int cmd_predict(int argc, char **argv) {
     if (!m) return 1;
     Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
     int cap = 0;
-    if (ntexts) predict_add(&d, &cap, pos[1], ntexts == 2 ? pos[2] : NULL, 1);
+    if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);
     else rc = predict_read_stdin(t, &d);
     float *out = rc == 0 ? eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL) : NULL;
     if (out) predict_print(t, &d, out, json, ntexts == 0);

@@ -28,6 +28,7 @@ typedef struct TrainerOptions {
     const char *data_root;    /* GLUE data root (task_data_root()) */
     const char *command;      /* the command line, recorded in results.json */
     int resume;               /* continue an interrupted run in out_dir */
+    int strict;               /* a malformed row in train or dev is fatal (else skipped with a count) */
     int show_progress;        /* progress bar and per-epoch lines on stderr */
 } TrainerOptions;
 

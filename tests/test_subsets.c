@@ -7,6 +7,7 @@
  * fetch that refuses a subset with the wrong entry count, and the GLUE score
  * counting qnli-9k as QNLI only when asked. */
 #include "eval/glue_score.h"
+#include "eval/report.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
 #include "tests/test.h"
@@ -56,6 +57,14 @@ TEST(subsets_named_apart_from_official) {
     CHECK(dev && strcmp(dev->name, "dev") == 0 && dev->dir && strcmp(dev->dir, "QNLI") == 0 &&
           dev->official_rows == 5463);
     CHECK(task_find("mnli") == &TASKS[5] && task_find("subsets/MNLI") == NULL);
+    /* table headers say which splits the numbers are on (not MNLI's "m/mm") */
+    char head[128];
+    report_task_header(q, head, sizeof head);
+    CHECK_MSG(strcmp(head, "QNLI, 8,999 of 104,743 training pairs (acc dev/heldout)") == 0, "%s", head);
+    report_task_header(task_find("mnli"), head, sizeof head);
+    CHECK_MSG(strcmp(head, "MNLI (m/mm)") == 0, "%s", head);
+    report_task_header(task_find("mnli-9k"), head, sizeof head);
+    CHECK_MSG(strcmp(head, "MNLI 9k subset (acc)") == 0, "%s", head);
 }
 
 TEST(subsets_real_files_load) {

@@ -155,7 +155,7 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary, const Task 
             }
             continue;
         }
-        char head[64];
+        char head[128];
         report_task_header(t, head, sizeof head);
         report_table_add(tab, "%s", head);
         report_task_cell(tab, t, it);

@@ -4,6 +4,8 @@
  *
  * Layout written (the same as the mirror's, GLUE files decompressed):
  *   <glue root>/<TASK dir>/<split>.tsv       (data/glue, $GLUE_DATA or <dest>/glue)
+ *   <glue root>/subsets/<TASK>/<split>.json  (the GLUE training subsets, mirror only;
+ *                                             checked by their entry counts)
  *   <dest>/mt/multi30k/{raw,tok}/<file>      (Multi30k en-de, decompressed)
  *   <dest>/pretrain/<corpus>/<file>.gz       (symlinks into the mirror: 86 MB+) */
 #include "data/fetch.h"
@@ -69,8 +71,9 @@ enum {
     FETCH_MAX_ITEMS = 128,  /* GLUE splits + Multi30k + pretraining files */
 };
 
-typedef enum { AREA_GLUE, AREA_MT, AREA_PRETRAIN, NUM_AREAS } FetchArea;
-static const char *const AREA_DIRS[NUM_AREAS] = {"glue", "mt/multi30k", "pretrain"};
+typedef enum { AREA_GLUE, AREA_MT, AREA_PRETRAIN, AREA_SUBSETS, NUM_AREAS } FetchArea;
+static const char *const AREA_DIRS[NUM_AREAS] = {"glue", "mt/multi30k", "pretrain", "glue-subsets"};
+#define SUBSETS_DIR "subsets"   /* under the GLUE root, as the subset tasks' dirs say */
 
 typedef struct {
     FetchArea area;
@@ -79,6 +82,8 @@ typedef struct {
     int header;             /* header lines before the rows */
     int link;               /* symlink the mirror file instead of copying it */
     int group;              /* download unit: GLUE task index, or -1 (one file) */
+    const TaskSplit *split; /* a GLUE split: rows counted as loading counts them
+                               (JSON entries for a subset); NULL: lines */
     char url[512];          /* official source ("" when there is none) */
 } FetchItem;
 
@@ -379,8 +384,9 @@ static int stage_glue(FetchCtx *c, int ti, char *err, size_t cap) {
 static int stage_item(FetchCtx *c, const FetchItem *it, char *err, size_t cap) {
     if (it->area == AREA_GLUE) return stage_glue(c, it->group, err, cap);
     if (!it->url[0]) {
-        fmt(err, cap, "no download source: the pretraining text comes from a mirror "
-                      "(--mirror DIR or $GLUE_MIRROR, laid out like ../shared/data)");
+        fmt(err, cap, "no download source: %s comes from a mirror only "
+                      "(--mirror DIR or $GLUE_MIRROR, laid out like ../shared/data)",
+            it->area == AREA_SUBSETS ? "the GLUE training subset" : "the pretraining text");
         return -1;
     }
     char out[4096 + 512];
@@ -392,15 +398,25 @@ static int stage_item(FetchCtx *c, const FetchItem *it, char *err, size_t cap) {
 
 /* 1 when dst (plain or .gz) already has the official row count. Otherwise 0, with
  * what is wrong with it (if it exists) in res->msg. */
-static int check_existing(const FetchItem *it, const char *dst_plain, FetchResult *res) {
-    char found[4096], err[512];
+/* Rows of a file as the item counts them: JSON entries of a subset split, else
+ * lines less the header. LINES_OK, or a status with err. */
+static LinesStatus count_rows(const FetchItem *it, const char *path, long *rows, char *err, size_t cap) {
+    if (it->split && it->split->format == TASK_FORMAT_ENTRIES)
+        return (LinesStatus)task_count_rows(it->split, path, rows, err, cap);
     long lines = 0;
+    LinesStatus st = lines_count(path, &lines, err, cap);
+    *rows = lines - it->header;
+    return st;
+}
+
+static int check_existing(const FetchItem *it, const char *dst_plain, FetchResult *res) {
+    char found[4096], err[4600];
     if (lines_find(dst_plain, found, sizeof found) != 0) return 0;
-    if (lines_count(found, &lines, err, sizeof err) != LINES_OK) {
-        fmt(res->msg, sizeof res->msg, "existing file unreadable (%s)", err);
+    if (count_rows(it, found, &res->rows, err, sizeof err) != LINES_OK) {
+        res->rows = -1;
+        fmt(res->msg, sizeof res->msg, "existing file unreadable (%.900s)", err);
         return 0;
     }
-    res->rows = lines - it->header;
     fmt(res->path, sizeof res->path, "%s", found);
     if (res->rows == it->expected_rows) return 1;
     fmt(res->msg, sizeof res->msg, "existing file has %ld rows, official %ld", res->rows, it->expected_rows);
@@ -410,7 +426,7 @@ static int check_existing(const FetchItem *it, const char *dst_plain, FetchResul
 /* Put src at dst_plain: a decompressed copy, or a symlink (named .gz when src is),
  * installed only once its row count is the official one. */
 static FetchStatus install_file(const FetchItem *it, const char *src, const char *dst_plain, FetchResult *res) {
-    char tmp[4096 + 32], dst[4096 + 8], err[512];
+    char tmp[4096 + 32], dst[4096 + 8], err[4600];
     long lines = 0;
     fmt(dst, sizeof dst, "%s%s", dst_plain, it->link && ends_with(src, ".gz") ? ".gz" : "");
     if (mkdir_parent(dst) != 0) {
@@ -430,8 +446,10 @@ static FetchStatus install_file(const FetchItem *it, const char *src, const char
         st = lines_copy(src, tmp, &lines, err, sizeof err);
     }
     res->rows = lines - it->header;
+    if (st == LINES_OK && it->split && it->split->format == TASK_FORMAT_ENTRIES)
+        st = count_rows(it, tmp, &res->rows, err, sizeof err);
     if (st != LINES_OK || res->rows != it->expected_rows) {
-        if (st != LINES_OK) fmt(res->msg, sizeof res->msg, "%s", err);
+        if (st != LINES_OK) fmt(res->msg, sizeof res->msg, "%.1000s", err);
         else fmt(res->msg, sizeof res->msg, "%s has %ld rows, official %ld (short or wrong file; not installed)",
                  src, res->rows, it->expected_rows);
         remove(tmp);
@@ -475,6 +493,7 @@ static void fetch_item(FetchCtx *c, const FetchItem *it, FetchResult *res) {
 
 typedef struct {
     int glue[FETCH_MAX_TASKS];  /* per task index: selected */
+    int subset[FETCH_MAX_TASKS];  /* per SUBSET_TASKS index: selected */
     int mt, pretrain;
     int lenient;            /* "all": what a mirror lacks is reported, not fatal */
 } FetchSelection;
@@ -489,17 +508,21 @@ static int select_what(const char *const *what, int n, FetchSelection *sel) {
         sel->lenient |= all;
         if (all || strcasecmp(w, "glue") == 0)
             for (int k = 0; k < NUM_TASKS; k++) sel->glue[k] = 1;
+        if (all || strcasecmp(w, "subsets") == 0)
+            for (int k = 0; k < NUM_SUBSET_TASKS; k++) sel->subset[k] = 1;
         if (all || strcasecmp(w, "mt") == 0) sel->mt = 1;
         if (all || strcasecmp(w, "pretrain") == 0) sel->pretrain = 1;
-        if (all || strcasecmp(w, "glue") == 0 || strcasecmp(w, "mt") == 0 || strcasecmp(w, "pretrain") == 0)
+        if (all || strcasecmp(w, "glue") == 0 || strcasecmp(w, "mt") == 0 || strcasecmp(w, "pretrain") == 0 ||
+            strcasecmp(w, "subsets") == 0)
             continue;
         const Task *t = task_find(w);
         if (!t) {
-            user_error("fetch takes a task id ('glue tasks' lists them), glue, mt, pretrain or all",
+            user_error("fetch takes a task id ('glue tasks' lists them), glue, subsets, mt, pretrain or all",
                        "unknown dataset '%s' (did you mean '%s'?)", w, task_suggest(w));
             return -1;
         }
-        sel->glue[t - TASKS] = 1;
+        if (t->subset_of) sel->subset[t - SUBSET_TASKS] = 1;
+        else sel->glue[t - TASKS] = 1;
     }
     return 0;
 }
@@ -526,6 +549,26 @@ static int items_build(const FetchSelection *sel, FetchItem *items) {
             fmt(it->url, sizeof it->url, "%s", glue_source(t));
             it->header = s->has_header;
             it->group = ti;
+            it->split = s;
+        }
+    }
+    /* A subset task's own files, and official splits it borrows (qnli-9k: QNLI's dev). */
+    for (int ti = 0; ti < NUM_SUBSET_TASKS; ti++) {
+        if (!sel->subset[ti]) continue;
+        const Task *t = &SUBSET_TASKS[ti];
+        for (int k = 0; k < t->num_splits; k++) {
+            const TaskSplit *s = &t->splits[k];
+            const Task *official = s->dir ? task_find(t->subset_of) : NULL;
+            FetchItem *it = item_add(items, &n, official ? AREA_GLUE : AREA_SUBSETS, s->official_rows);
+            if (official) {
+                fmt(it->rel, sizeof it->rel, "%s/%s", s->dir, s->file);
+                fmt(it->url, sizeof it->url, "%s", glue_source(official));
+                it->group = (int)(official - TASKS);
+            } else {   /* "subsets/MNLI" -> "MNLI/train.json" under the subsets area */
+                fmt(it->rel, sizeof it->rel, "%s/%s", t->dir + strlen(SUBSETS_DIR "/"), s->file);
+            }
+            it->header = s->has_header;
+            it->split = s;
         }
     }
     for (int k = 0; sel->mt && k < COUNT_OF(MULTI30K_SPLITS); k++)
@@ -554,6 +597,7 @@ static void roots_init(FetchCtx *c) {
     for (int a = 0; a < NUM_AREAS; a++) fmt(c->dst[a], sizeof c->dst[a], "%s/%s", root, AREA_DIRS[a]);
     if (o->glue_dest) fmt(c->dst[AREA_GLUE], sizeof c->dst[AREA_GLUE], "%s", o->glue_dest);
     else if (!o->dest) fmt(c->dst[AREA_GLUE], sizeof c->dst[AREA_GLUE], "%s", task_data_root());
+    fmt(c->dst[AREA_SUBSETS], sizeof c->dst[AREA_SUBSETS], "%s/" SUBSETS_DIR, c->dst[AREA_GLUE]);
     const char *src = o->mirror;
     if (!src) {
         fmt(c->staging, sizeof c->staging, "%s/.fetch-staging-%ld", root, (long)getpid());

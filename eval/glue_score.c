@@ -16,7 +16,8 @@ static const struct { const char *id, *display; } GLUE_TASKS[GLUE_SCORE_NUM_TASK
     {"cola", "CoLA"}, {"sst2", "SST-2"}, {"mrpc", "MRPC"}, {"stsb", "STS-B"}, {"qqp", "QQP"},
     {"mnli", "MNLI"}, {"qnli", "QNLI"}, {"rte", "RTE"},   {"wnli", "WNLI"},
 };
-enum { MNLI_SLOT = 5, NAME_CAP = 64 };
+enum { MNLI_SLOT = 5, QNLI_SLOT = 6, NAME_CAP = 64 };
+#define QNLI_9K_KEY "qnli9k"   /* canonical_name("qnli-9k") */
 
 /* Lowercase letters and digits only: "SST-2", "sst_2" and "sst2" meet. */
 static void canonical_name(const char *s, char *out) {
@@ -28,10 +29,15 @@ static void canonical_name(const char *s, char *out) {
 
 /* Slot of a record in GLUE_TASKS, or -1 when it does not count. For MNLI, *half
  * gets 0 (matched) or 1 (mismatched), from the name's suffix or else the split. */
-static int record_slot(const GlueRecord *r, int *half) {
+static int record_slot(const GlueRecord *r, const GlueScoreOptions *o, int *half, int *subset) {
     char key[NAME_CAP];
     canonical_name(r->task ? r->task : "", key);
     *half = 0;
+    *subset = 0;
+    if (o && o->qnli_9k_as_qnli && strcmp(key, QNLI_9K_KEY) == 0) {
+        *subset = 1;
+        return QNLI_SLOT;
+    }
     if (strncmp(key, "mnli", 4) == 0) {
         const char *rest = key + 4;
         if (*rest == '\0') *half = r->split && strstr(r->split, "mismatched") != NULL;
@@ -52,8 +58,13 @@ static double record_mean(const GlueRecord *r) {
 }
 
 int glue_score_compute(const GlueRecord *rec, int n, GlueScore *out) {
+    return glue_score_compute_opts(rec, n, NULL, out);
+}
+
+int glue_score_compute_opts(const GlueRecord *rec, int n, const GlueScoreOptions *o, GlueScore *out) {
     double half_score[GLUE_SCORE_NUM_TASKS][2] = {{0}};
     int seen[GLUE_SCORE_NUM_TASKS] = {0};   /* bit h: half h seen (non-MNLI tasks use bit 0) */
+    int subset[GLUE_SCORE_NUM_TASKS] = {0};
     memset(out, 0, sizeof *out);
     for (int i = 0; i < n; i++) {
         const GlueRecord *r = &rec[i];
@@ -62,7 +73,7 @@ int glue_score_compute(const GlueRecord *rec, int n, GlueScore *out) {
                        r->task ? r->task : "?", r->num_metrics);
             return -1;
         }
-        int half, k = record_slot(r, &half);
+        int half, sub, k = record_slot(r, o, &half, &sub);
         if (k < 0) {
             if (out->num_ignored < GLUE_SCORE_MAX_IGNORED) out->ignored[out->num_ignored] = r->task;
             out->num_ignored++;
@@ -74,6 +85,7 @@ int glue_score_compute(const GlueRecord *rec, int n, GlueScore *out) {
             return -1;
         }
         seen[k] |= 1 << half;
+        subset[k] = sub;
         half_score[k][half] = record_mean(r);
     }
     double total = 0;
@@ -83,7 +95,8 @@ int glue_score_compute(const GlueRecord *rec, int n, GlueScore *out) {
         double s = both ? 0.5 * (half_score[k][0] + half_score[k][1])
                         : half_score[k][seen[k] == 2];
         out->tasks[out->num_tasks++] = (GlueTaskScore){
-            GLUE_TASKS[k].id, GLUE_TASKS[k].display, s, k == MNLI_SLOT ? seen[k] : 0};
+            GLUE_TASKS[k].id, subset[k] ? "QNLI-9k" : GLUE_TASKS[k].display, s, k == MNLI_SLOT ? seen[k] : 0,
+            subset[k]};
         total += s;
     }
     out->score = out->num_tasks ? total / out->num_tasks : 0.0;
@@ -92,6 +105,7 @@ int glue_score_compute(const GlueRecord *rec, int n, GlueScore *out) {
 
 /* "MNLI matched only" when one half of MNLI is missing, else NULL. */
 static const char *score_note(const GlueTaskScore *t) {
+    if (t->from_subset) return "QNLI-9k: trained on 8,999 of QNLI's 104,743 training pairs, scored on the official dev";
     if (t->halves == 1) return "MNLI matched only (no MNLI-mm result)";
     if (t->halves == 2) return "MNLI mismatched only (no MNLI-m result)";
     return NULL;

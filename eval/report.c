@@ -140,8 +140,15 @@ const char *report_metric_short(MetricId m) { return m == METRIC_ACC ? "acc" : m
 void report_task_header(const Task *t, char *out, int cap) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
     int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
-    if (nd > 1) {  /* MNLI: one metric on two dev splits, "m/mm" */
+    if (nd > 1 && strncmp(dev[1]->name, "dev_", 4) == 0) {  /* MNLI: one metric on two dev splits, "m/mm" */
         snprintf(out, cap, "%s (m/mm)", t->display);
+        return;
+    }
+    if (nd > 1) {   /* qnli-9k: the primary metric on "dev/heldout" */
+        int n = snprintf(out, cap, "%s (%s ", t->display, report_metric_short(t->metrics[0]));
+        for (int s = 0; s < nd && n > 0 && n < cap; s++)
+            n += snprintf(out + n, (size_t)(cap - n), "%s%s", s ? "/" : "", dev[s]->name);
+        if (n > 0 && n < cap) snprintf(out + n, (size_t)(cap - n), ")");
         return;
     }
     if (t->metrics[1] != METRIC_NONE)
@@ -235,7 +242,7 @@ ReportTable *report_compare_table(const cJSON *compare) {
     ReportTable *tab = report_table_create(nt + 5);
     report_table_add(tab, "Model");
     for (const cJSON *it = tasks->child; it; it = it->next) {
-        char head[64];
+        char head[128];
         report_task_header(task_find(it->valuestring), head, sizeof head);
         report_table_add(tab, "%s", head);
     }

@@ -90,7 +90,8 @@ static const Command COMMANDS[] = {
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
-     "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]",
+     "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]  |  "
+     "--train FILE --dev FILE [--test FILE] ...",
      "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
      "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
@@ -110,7 +111,14 @@ static const Command COMMANDS[] = {
      "  8,16,32,64,128) on the training split minus a held-out slice (the same for\n"
      "  every trial), picks the best held-out score, retrains it on the full split\n"
      "  and reports dev: dev never takes part in the choice. Into --out DIR (default\n"
-     "  runs/<task>/<model>-search): one directory per trial, final/, search.json.\n"},
+     "  runs/<task>/<model>-search): one directory per trial, final/, search.json.\n"
+     "  Your own dataset instead of TASK: --train FILE --dev FILE [--test FILE]\n"
+     "  [--format tsv|csv|jsonl|fasttext] [--columns TEXT[,TEXT_B],LABEL] [--no-header]\n"
+     "  [--regression] [--name NAME]: the format from the file name or --format,\n"
+     "  columns by header name (1-based numbers with --no-header, keys for JSONL),\n"
+     "  classes = the train file's labels in sorted order; the run records the\n"
+     "  dataset (dataset.json) so eval, predict and compare NAME reuse it.\n"
+     "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...",

@@ -6,6 +6,7 @@
  * (row skipped)" and skipped, with a count at the end; strict makes the first one
  * fatal. A wrong header means the wrong file or layout and is always fatal. */
 #include "tasks/task.h"
+#include "tasks/load_rows.h"
 
 #include "core/common.h"
 #include "core/lines.h"
@@ -22,16 +23,7 @@ enum {
 };
 #define STSB_MAX_SCORE 5.0
 
-typedef struct {
-    const Task *t;
-    const TaskSplit *s;
-    const char *path;
-    char why[512];             /* what is wrong with the current row */
-} LoadCtx;
-
-static int row_bad(LoadCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int row_bad(LoadCtx *c, const char *fmt, ...) {
+int load_row_bad(LoadCtx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->why, sizeof c->why, fmt, ap);
@@ -51,48 +43,55 @@ static void column_name(const TaskSplit *s, int k, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), h);
 }
 
-static int check_text(LoadCtx *c, char **f, int k) {
-    size_t n = strlen(f[k]);
-    if (utf8_valid(f[k], n)) return 0;
+int load_check_text(LoadCtx *c, const char *text, size_t len, const char *what) {
+    if (memchr(text, '\0', len)) return load_row_bad(c, "NUL byte in %s", what);
+    if (utf8_valid(text, len)) return 0;
     size_t at = 0, next = 0;   /* find the first bad byte, for the message */
-    while (next < n && !(utf8_decode(f[k], n, &next) == UTF8_REPLACEMENT && next == at + 1)) at = next;
-    char col[64];
-    column_name(c->s, k, col, sizeof col);
-    return row_bad(c, "invalid UTF-8 in %s at byte %zu", col, at + 1);
+    while (next < len && !(utf8_decode(text, len, &next) == UTF8_REPLACEMENT && next == at + 1)) at = next;
+    return load_row_bad(c, "invalid UTF-8 in %s at byte %zu", what, at + 1);
 }
 
-static int parse_label(LoadCtx *c, const char *v, Example *ex) {
+static int check_text(LoadCtx *c, char **f, int k) {
+    char col[64];
+    column_name(c->s, k, col, sizeof col);
+    return load_check_text(c, f[k], strlen(f[k]), col);
+}
+
+int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     const Task *t = c->t;
     if (t->num_labels == 1) {
         double x;
-        if (field_number(v, &x) != 0 || x < 0 || x > STSB_MAX_SCORE)
-            return row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);
+        if (field_number(v, &x) != 0)
+            return load_row_bad(c, "score '%.40s' is not a number", v);
+        /* STS-B's scale; a user's regression target may be any finite number */
+        if (!t->user && (x < 0 || x > STSB_MAX_SCORE))
+            return load_row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);
         ex->score = (float)x;
         ex->label = 0;
         return 0;
     }
     ex->label = task_label_index(t, v);
     if (ex->label >= 0) return 0;
-    char list[128] = "";
-    for (int i = 0; i < t->num_labels; i++)
+    char list[256] = "";
+    for (int i = 0; i < t->num_labels && strlen(list) < 200; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", t->labels[i]);
-    return row_bad(c, "label '%.40s' is not one of %s", v, list);
+    return load_row_bad(c, "label '%.40s' is not one of %s", v, list);
 }
 
 /* Fill ex from one data row (line already stripped of its newline). */
 static int parse_row(LoadCtx *c, char *line, size_t len, long row, Example *ex) {
     const TaskSplit *s = c->s;
     char *f[LOAD_MAX_COLS];
-    if (row_has_nul(line, len)) return row_bad(c, "NUL byte in the row");
+    if (row_has_nul(line, len)) return load_row_bad(c, "NUL byte in the row");
     int n = fields_split(line, f, LOAD_MAX_COLS);
     if (n != s->num_cols)
-        return row_bad(c, "expected %d tab-separated columns, found %d", s->num_cols, n);
+        return load_row_bad(c, "expected %d tab-separated columns, found %d", s->num_cols, n);
     memset(ex, 0, sizeof *ex);
     ex->label = -1;
     ex->index = row;
     if (s->col_index >= 0 && field_index(f[s->col_index], &ex->index) != 0)
-        return row_bad(c, "index '%.40s' is not a non-negative integer", f[s->col_index]);
-    if (s->col_label >= 0 && parse_label(c, f[s->col_label], ex) != 0) return -1;
+        return load_row_bad(c, "index '%.40s' is not a non-negative integer", f[s->col_index]);
+    if (s->col_label >= 0 && load_parse_label(c, f[s->col_label], ex) != 0) return -1;
     if (check_text(c, f, s->col_a) != 0) return -1;
     if (s->col_b >= 0 && check_text(c, f, s->col_b) != 0) return -1;
     ex->a = xstrdup(f[s->col_a]);
@@ -121,7 +120,7 @@ static int check_header(LoadCtx *c, const char *line) {
     return -1;
 }
 
-static void dataset_push(Dataset *d, int *cap, const Example *ex) {
+void load_push(Dataset *d, int *cap, const Example *ex) {
     if (d->n == *cap) {
         *cap = *cap ? 2 * *cap : 1024;
         d->ex = xrealloc(d->ex, (size_t)*cap * sizeof *d->ex);
@@ -129,18 +128,22 @@ static void dataset_push(Dataset *d, int *cap, const Example *ex) {
     d->ex[d->n++] = *ex;
 }
 
-/* One malformed row: fatal when strict, else a warning (the first few) and a count. */
-static int report_bad_row(LoadCtx *c, long line_no, int strict, Dataset *d) {
+int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d) {
     if (strict) {
-        user_error("fix or remove the row (non-strict loading skips it)", "%s:%ld: %s", c->path, line_no, c->why);
+        user_error("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
         return -1;
     }
     if (d->num_skipped < LOAD_MAX_REPORTED)
-        user_warning("%s:%ld: %s (row skipped)", c->path, line_no, c->why);
+        user_warning("%s: %s (row skipped)", where, c->why);
     else if (d->num_skipped == LOAD_MAX_REPORTED)
         user_warning("%s: further malformed rows are counted but not shown", c->path);
     d->num_skipped++;
     return 0;
+}
+
+void load_report_skipped(const Dataset *d, const char *path) {
+    if (d->num_skipped)
+        user_warning("%d malformed row%s skipped in %s", d->num_skipped, d->num_skipped == 1 ? "" : "s", path);
 }
 
 static int load_rows(LoadCtx *c, LineReader *r, int strict, Dataset *d) {
@@ -158,10 +161,12 @@ static int load_rows(LoadCtx *c, LineReader *r, int strict, Dataset *d) {
         Example ex;
         if (parse_row(c, line, len, row, &ex) == 0) {
             ex.line = r->line_no;
-            dataset_push(d, &cap, &ex);
+            load_push(d, &cap, &ex);
             row++;
-        } else if (report_bad_row(c, r->line_no, strict, d) != 0) {
-            return -1;
+        } else {
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%ld", c->path, r->line_no);
+            if (load_report_bad(c, where, strict, d) != 0) return -1;
         }
     }
     if (k < 0) { lines_report(r); return -1; }
@@ -192,12 +197,26 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
     LoadCtx c = {.t = t, .s = s, .path = path};
     out->task = t;
     out->split = s;
-    int rc = lines_open(&r, path) == LINES_OK ? load_rows(&c, &r, strict, out) : (lines_report(&r), -1);
-    lines_close(&r);
+    int rc;
+    if (t->user) {
+        rc = user_data_read(&c, strict, out);
+    } else if (s->format == TASK_FORMAT_ENTRIES) {
+        rc = load_json_entries(&c, strict, out);
+    } else {
+        rc = lines_open(&r, path) == LINES_OK ? load_rows(&c, &r, strict, out) : (lines_report(&r), -1);
+        lines_close(&r);
+    }
     if (rc != 0) { dataset_free(out); return 1; }
-    if (out->num_skipped)
-        user_warning("%d malformed row%s skipped in %s", out->num_skipped, out->num_skipped == 1 ? "" : "s", path);
+    load_report_skipped(out, path);
     return 0;
+}
+
+int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err, size_t cap) {
+    if (s->format == TASK_FORMAT_ENTRIES) return load_json_count(path, rows, err, cap);
+    long lines = 0;
+    LinesStatus st = lines_count(path, &lines, err, cap);
+    *rows = lines > s->has_header ? lines - s->has_header : 0;
+    return (int)st;
 }
 
 void dataset_free(Dataset *d) {

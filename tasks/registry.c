@@ -150,17 +150,31 @@ static void task_normalize(const char *s, char *out, size_t cap) {
     out[n] = '\0';
 }
 
+/* Every task lookup sees: the official tasks, then the subset tasks. */
+static const Task *task_at(int i) { return i < NUM_TASKS ? &TASKS[i] : &SUBSET_TASKS[i - NUM_TASKS]; }
+static int task_count(void) { return NUM_TASKS + NUM_SUBSET_TASKS; }
+
+/* The user's own dataset of this process (glue finetune --train, or read back
+ * from a run's dataset.json), NULL when none. */
+static const Task *USER_TASK;
+
+void task_register_user(const Task *t) { USER_TASK = t; }
+
 const Task *task_find(const char *name) {
     char want[64], have[64];
     if (!name) return NULL;
+    if (USER_TASK && strcmp(name, USER_TASK->name) == 0) return USER_TASK;
     task_normalize(name, want, sizeof want);
     for (size_t i = 0; i < sizeof TASK_ALIASES / sizeof TASK_ALIASES[0]; i++)
         if (strcmp(want, TASK_ALIASES[i].alias) == 0) task_normalize(TASK_ALIASES[i].name, want, sizeof want);
-    for (int i = 0; i < NUM_TASKS; i++) {
-        const char *names[3] = {TASKS[i].name, TASKS[i].display, TASKS[i].dir};
+    for (int i = 0; i < task_count(); i++) {
+        const Task *t = task_at(i);
+        /* a subset task answers to its id only: its dir ("subsets/QNLI") or a
+         * display name must never resolve to it by accident */
+        const char *names[3] = {t->name, t->subset_of ? t->name : t->display, t->subset_of ? t->name : t->dir};
         for (int k = 0; k < 3; k++) {
             task_normalize(names[k], have, sizeof have);
-            if (strcmp(want, have) == 0) return &TASKS[i];
+            if (strcmp(want, have) == 0) return t;
         }
     }
     return NULL;
@@ -170,15 +184,15 @@ const char *task_suggest(const char *name) {
     char want[64], have[64];
     task_normalize(name ? name : "", want, sizeof want);
     int best = 0, best_d = 1 << 30;
-    for (int i = 0; i < NUM_TASKS; i++) {
-        const char *names[2] = {TASKS[i].name, TASKS[i].display};
+    for (int i = 0; i < task_count(); i++) {
+        const char *names[2] = {task_at(i)->name, task_at(i)->display};
         for (int k = 0; k < 2; k++) {
             task_normalize(names[k], have, sizeof have);
             int d = str_edit_distance(want, have);
             if (d < best_d) { best_d = d; best = i; }
         }
     }
-    return TASKS[best].name;
+    return task_at(best)->name;
 }
 
 const Task *task_find_or_report(const char *name) {
@@ -201,8 +215,10 @@ const TaskSplit *task_split(const Task *t, const char *split_name) {
 }
 
 const TaskSplit *task_dev_split(const Task *t) {
-    for (int i = 0; i < t->num_splits; i++)
-        if (!t->splits[i].is_test && strncmp(t->splits[i].name, "dev", 3) == 0) return &t->splits[i];
+    for (int i = 0; i < t->num_splits; i++) {
+        const TaskSplit *s = &t->splits[i];
+        if (!s->is_test && s->col_label >= 0 && strcmp(s->name, "train") != 0) return s;
+    }
     return NULL;
 }
 
@@ -213,7 +229,8 @@ const char *task_data_root(void) {
 
 int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *out, size_t cap) {
     char plain[4096];
-    snprintf(plain, sizeof plain, "%s/%s/%s", root ? root : task_data_root(), t->dir, s->file);
+    if (t->user) return lines_find(s->file, out, cap);   /* the user's own file, as named */
+    snprintf(plain, sizeof plain, "%s/%s/%s", root ? root : task_data_root(), s->dir ? s->dir : t->dir, s->file);
     return lines_find(plain, out, cap);
 }
 

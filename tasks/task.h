@@ -12,7 +12,15 @@
 #include "eval/metrics.h"
 
 #define TASK_MAX_SPLITS 5   /* MNLI: train, dev_matched, dev_mismatched, test_matched, test_mismatched */
-#define TASK_MAX_LABELS 3
+#define TASK_MAX_LABELS 100 /* GLUE: 3; a user's dataset (tasks/user_data.c) may have more */
+
+/* How a split file is laid out. */
+typedef enum {
+    TASK_FORMAT_TSV = 0,   /* official GLUE TSV: fixed columns, no quoting */
+    TASK_FORMAT_ENTRIES,   /* glue-subsets JSON: {"0": {"text_a", "text_b", "label"}, ...} */
+} TaskFormat;
+
+typedef struct UserData UserData;   /* a user's own dataset (tasks/user_data.h) */
 
 typedef struct TaskSplit {
     const char *name;      /* "train", "dev", "dev_matched", "test_mismatched", ... */
@@ -26,6 +34,9 @@ typedef struct TaskSplit {
     long official_rows;    /* rows (without header) in the official file */
     const char *submit;    /* leaderboard file for a test split ("MNLI-m.tsv"), else NULL */
     const char *header;    /* the official header line (tab-separated), NULL when none */
+    TaskFormat format;
+    const char *dir;       /* directory under the data root when not the task's (qnli-9k's
+                            * official dev lives in QNLI/), else NULL */
 } TaskSplit;
 
 typedef struct Task {
@@ -40,6 +51,10 @@ typedef struct Task {
     const char *scored_with; /* AX: "mnli" (no training data of its own), else NULL */
     int symmetric;         /* a pair task whose label does not depend on the order of
                             * the texts (MRPC, STS-B, QQP): both orders may be trained on */
+    const char *subset_of; /* a subset task (mnli-9k): the official task whose training
+                            * split it samples; never scored as that task (eval/glue_score.h) */
+    const UserData *user;  /* a user's own dataset (glue finetune --train FILE): its files,
+                            * format and columns; NULL for the registry's tasks */
     int num_splits;
     TaskSplit splits[TASK_MAX_SPLITS];
 } Task;
@@ -60,8 +75,13 @@ typedef struct Dataset {
     int num_skipped;       /* malformed rows reported and skipped */
 } Dataset;
 
-extern const Task TASKS[];
+extern const Task TASKS[];       /* the ten official GLUE tasks (and only those) */
 extern const int NUM_TASKS;
+/* Subsets of official training splits (tasks/subsets.c): mnli-9k, ... Found by
+ * task_find and listed by `glue tasks`, but never among TASKS, so `eval all`,
+ * `compare` and the GLUE score never take them for the official tasks. */
+extern const Task SUBSET_TASKS[];
+extern const int NUM_SUBSET_TASKS;
 
 /* The readable name of label k (task_label_name(sst2, 1) = "positive"). */
 const char *task_label_name(const Task *t, int k);
@@ -71,20 +91,31 @@ const char *task_label_name(const Task *t, int k);
  * is not a symmetric pair task. */
 int dataset_add_swapped_pairs(Dataset *d);
 
-/* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown. */
+/* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown.
+ * Also finds, by its exact name, the user's own dataset this process works on
+ * (registered by tasks/user_data.c when it builds one), so code that looks tasks
+ * up by the name in a results file treats it like any task. */
 const Task *task_find(const char *name);
+/* Registers t as the user's dataset task_find knows (NULL: none). */
+void task_register_user(const Task *t);
 /* The closest task id to a misspelt name (for "did you mean"). */
 const char *task_suggest(const char *name);
 /* task_find, or NULL after printing "unknown task 'x' (did you mean 'y'?)". */
 const Task *task_find_or_report(const char *name);
 const TaskSplit *task_split(const Task *t, const char *split_name);
-/* First dev split (the one model selection uses), first test split. */
+/* The split model selection uses: the first labelled split that is neither
+ * train nor test (dev, dev_matched; "heldout" for a subset task). */
 const TaskSplit *task_dev_split(const Task *t);
 /* Root of the GLUE data: $GLUE_DATA or "data/glue". */
 const char *task_data_root(void);
 /* Path of a split's file, preferring "<file>" then "<file>.gz". Returns 0 and fills
  * out when one exists, else -1 (out gets the plain path, for messages). */
 int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *out, size_t cap);
+/* Rows (entries) of a split file as loading would see them, header excluded,
+ * without checking the texts. Returns 0 (LINES_OK), or a LinesStatus (core/lines.h:
+ * truncated, corrupt — a subset file that is not one JSON object —, ...) with
+ * the reason in err. */
+int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err, size_t cap);
 
 /* Load a split. Returns 0 on success; on a missing/truncated file or (strict) a
  * malformed row prints one clear error and returns non-zero. */

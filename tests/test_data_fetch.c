@@ -74,7 +74,12 @@ TEST(fetch_mirror_all_then_noop) {
     cJSON *doc = fetch_json("", args, &st);
     CHECK_EQ_INT(st, 0);                 /* with "all", what the mirror lacks is not an error */
     if (doc) {
-        CHECK_EQ_INT(json_int(doc, "copied"), 21 + 24);     /* GLUE splits + Multi30k raw/tok en/de */
+        CHECK_EQ_INT(json_int(doc, "copied"), 21 + 24 + 8); /* GLUE splits + Multi30k raw/tok en/de + subsets */
+        CHECK_EQ_INT(json_int(doc, "up_to_date"), 1);       /* qnli-9k's dev: QNLI's, copied just before */
+        cJSON *sub = file_entry(doc, "/glue/subsets/QNLI/train.json");
+        CHECK(sub && json_int(sub, "rows") == 8999 && strcmp(json_str(sub, "status"), "copied") == 0);
+        sub = file_entry(doc, "/glue/subsets/SNLI/dev.json");
+        CHECK(sub && json_int(sub, "rows") == 1000);
         CHECK_EQ_INT(json_int(doc, "linked"), 7);           /* pretraining text */
         CHECK_EQ_INT(json_int(doc, "missing"), 9);          /* QQP x3, MNLI x5, QNLI train */
         CHECK_EQ_INT(json_int(doc, "failed"), 0);
@@ -101,6 +106,16 @@ TEST(fetch_mirror_all_then_noop) {
             checked++;
         }
     CHECK_EQ_INT(checked, 21);
+    /* The subsets: decompressed, same bytes, 8,999 + 1,000 entries that load. */
+    for (int i = 0; i < NUM_SUBSET_TASKS; i++) {
+        const Task *t = &SUBSET_TASKS[i];
+        const char *dir_name = strchr(t->dir, '/') + 1;
+        for (int k = 0; k < 2; k++) {
+            snprintf(a, sizeof a, "%s/data/glue-subsets/%s/%s.json.gz", test_shared_dir(), dir_name, k ? "dev" : "train");
+            snprintf(b, sizeof b, "%s/glue/%s/%s.json", dir, t->dir, k ? "dev" : "train");
+            CHECK_MSG(same_as_zcat(a, b), "%s differs from the mirror", b);
+        }
+    }
     snprintf(a, sizeof a, "%s/data/mt/multi30k/tok/val.lc.norm.tok.de.gz", test_shared_dir());
     snprintf(b, sizeof b, "%s/mt/multi30k/tok/val.lc.norm.tok.de", dir);
     CHECK(same_as_zcat(a, b));
@@ -117,7 +132,7 @@ TEST(fetch_mirror_all_then_noop) {
     doc = fetch_json("", args, &st);                     /* second run: nothing to do */
     CHECK_EQ_INT(st, 0);
     if (doc) {
-        CHECK_EQ_INT(json_int(doc, "up_to_date"), 52);
+        CHECK_EQ_INT(json_int(doc, "up_to_date"), 52 + 9);
         CHECK_EQ_INT(json_int(doc, "copied") + json_int(doc, "linked") + json_int(doc, "failed"), 0);
         cJSON_Delete(doc);
     }

@@ -473,7 +473,10 @@ TEST(tasks_cli_table_and_json) {
     cJSON *doc = cJSON_Parse(out);
     CHECK_MSG(doc != NULL, "not JSON: %.200s", out);
     if (doc) {
-        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tasks")), 10);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tasks")), 10 + 4);   /* + the subset tasks */
+        const cJSON *sub = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "tasks"), 13);
+        CHECK(sub && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(sub, "task")), "qnli-9k") == 0 &&
+              strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(sub, "subset_of")), "qnli") == 0);
         cJSON *s = split_json(doc, "sst2", "train");
         CHECK(s && cJSON_GetNumberValue(cJSON_GetObjectItem(s, "rows")) == 67349);
         s = split_json(doc, "mnli", "dev_mismatched");

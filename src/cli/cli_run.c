@@ -5,7 +5,9 @@
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "models/run_dir.h"
+#include "tasks/user_data.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,75 @@ const Task *cli_find_task(const char *name) {
                guess ? " (did you mean '" : "", guess ? guess : "", guess ? "'?)" : "");
     return NULL;
 }
+
+int cli_run_dataset(const char *run, const Task **out) {
+    char path[4200];
+    *out = NULL;
+    run_file_path(run, USER_DATA_FILE, path, sizeof path);
+    if (!run_file_exists(path)) return 0;
+    *out = user_data_load(path);
+    return *out ? 0 : -1;
+}
+
+static int cli_find_dataset(const char *name, const char *model, char *out, size_t cap);
+
+const Task *cli_resolve_task(const char *name, const char *model, const char *run) {
+    char path[4200];
+    if (run) {
+        const Task *t;
+        if (cli_run_dataset(run, &t) != 0) return NULL;
+        if (t) {
+            if (name && strcmp(name, t->name) != 0) {
+                user_error("drop the task name, or name the run of that task", "%s was trained on the dataset '%s', not '%s'",
+                           run, t->name, name);
+                user_data_free(t);
+                return NULL;
+            }
+            return t;
+        }
+    }
+    if (!name) {
+        user_error("glue eval TASK, or --run DIR of a run trained with --train FILE", "no task named");
+        return NULL;
+    }
+    const Task *t = task_find(name);
+    if (t) return t;
+    if (cli_find_dataset(name, model, path, sizeof path) == 0) return user_data_load(path);
+    return cli_find_task(name);
+}
+
+/* runs/<name>/<model>/dataset.json, else that of any model's run of name.
+ * 0 with the path, -1 when there is none. */
+static int cli_find_dataset(const char *name, const char *model, char *out, size_t cap) {
+    char dir[4096];
+    run_dir_path(name, model ? model : "", dir, sizeof dir);
+    run_file_path(dir, USER_DATA_FILE, out, cap);
+    if (model && run_file_exists(out)) return 0;
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = -1;
+    while (d && rc != 0 && (e = readdir(d))) {
+        char sub[4400];
+        if (e->d_name[0] == '.') continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        run_file_path(sub, USER_DATA_FILE, out, cap);
+        if (run_file_exists(out)) rc = 0;
+    }
+    if (d) closedir(d);
+    return rc;
+}
+
+int cli_record_dataset(const Task *t, const char *dir) {
+    char path[4200];
+    if (!t->user) return 0;
+    if (run_dir_make(dir) != 0) return -1;
+    run_file_path(dir, USER_DATA_FILE, path, sizeof path);
+    return user_data_save(t, path);
+}
+
+void cli_task_free(const Task *t) { user_data_free(t); }
 
 const ModelOps *cli_find_model(const char *name) {
     const ModelOps *ops = model_find(name);

@@ -9,6 +9,20 @@
 /* The task named, or NULL after "unknown task 'x' (did you mean 'y'?)" — the
  * caller exits with EXIT_USAGE. */
 const Task *cli_find_task(const char *name);
+/* The task a model command works on, with a user's own dataset recorded by
+ * `glue finetune --train FILE ...` (tasks/user_data.h): the dataset.json of
+ * --run DIR when it has one (name, if given, must be that dataset's), else the
+ * task named — a GLUE task, or else the dataset recorded in
+ * runs/<name>/<model>/ (model NULL, or no such run: any model's run of name).
+ * NULL after a message. Release with cli_task_free. */
+const Task *cli_resolve_task(const char *name, const char *model, const char *run);
+void cli_task_free(const Task *t);
+/* Records a user's dataset in run directory dir (dataset.json; nothing for a
+ * registry task), so eval and predict find it. 0, or -1 after a message. */
+int cli_record_dataset(const Task *t, const char *dir);
+/* The user's dataset recorded in run directory run (its dataset.json) into
+ * *out, NULL when it has none. 0, or -1 after a message (unreadable). */
+int cli_run_dataset(const char *run, const Task **out);
 /* The model kind named, or NULL after a message with a suggestion. */
 const ModelOps *cli_find_model(const char *name);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */

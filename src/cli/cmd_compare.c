@@ -1,5 +1,7 @@
 /* cmd_compare.c — `glue compare TASK|all [--models a,b,c] [--retrain] [--json]`:
  * every model on every task whose train and dev data are present, one table.
+ * TASK may be a user's own dataset that some run recorded (runs/NAME/<model>/
+ * dataset.json, from `glue finetune --train FILE ...`).
  *
  * A finished run in runs/<task>/<model>/ is reused when it was made with the
  * model's current default settings and the same seed (otherwise, or with
@@ -104,6 +106,10 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
         res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
     }
     int reused = res != NULL;
+    if (!res && cli_record_dataset(t, dir) != 0) {
+        cJSON_Delete(config);
+        return NULL;
+    }
     if (!res) {
         fprintf(stderr, "== %s on %s\n", ops->name, t->display);
         TrainerOptions o = {
@@ -160,7 +166,8 @@ static void compare_totals(cJSON *model) {
         cJSON_AddNumberToObject(model, "num_params", params);
     }
     cJSON *glue = report_glue_score(tasks);
-    if (glue) cJSON_AddItemToObject(model, "glue", glue);
+    if (glue && run_config_number(glue, "num_tasks", 0) > 0) cJSON_AddItemToObject(model, "glue", glue);
+    else cJSON_Delete(glue);   /* a user's dataset: no GLUE score, "-" in the table */
 }
 
 static int compare_parse(int argc, char **argv, CompareArgs *c) {
@@ -202,7 +209,7 @@ static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
     cJSON *run = cJSON_AddArrayToObject(summary, "tasks");
     cJSON *missing = cJSON_AddArrayToObject(summary, "tasks_missing");
     if (strcmp(c->target, "all") != 0) {
-        const Task *t = cli_find_task(c->target);
+        const Task *t = cli_resolve_task(c->target, NULL, NULL);   /* registered: found by name below */
         if (!t) return EXIT_USAGE;
         if (!compare_has_data(t)) {
             user_error("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
@@ -292,5 +299,6 @@ int cmd_compare(int argc, char **argv) {
     }
     cJSON_Delete(summary);
     free(c.command);
+    cli_task_free(task_find(c.target));   /* a user's dataset, if it was one */
     return rc;
 }

@@ -1,4 +1,4 @@
-/* cmd_data.c — `glue data fetch [TASK|all|glue|mt|pretrain]... [--mirror DIR]
+/* cmd_data.c — `glue data fetch [TASK|all|glue|subsets|mt|pretrain]... [--mirror DIR]
  * [--dest DIR] [--json]`: the command-line face of data/fetch.c. The mirror may
  * also come from $GLUE_MIRROR; without one the official URLs are used. */
 #include "cli/commands.h"
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_USAGE "glue data fetch [TASK|all|glue|mt|pretrain]... [--mirror DIR] [--dest DIR] [--json]"
+#define DATA_USAGE "glue data fetch [TASK|all|glue|subsets|mt|pretrain]... [--mirror DIR] [--dest DIR] [--json]"
 
 int cmd_data(int argc, char **argv) {
     Args a;

@@ -27,7 +27,9 @@
 
 #define EVAL_USAGE \
     "glue eval TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip]\n" \
-    "       [--results FILE] [--bf16] [--json]"
+    "       [--results FILE] [--bf16] [--json]\n"                                                      \
+    "   (a run on your own dataset: glue eval NAME --model M, or glue eval --run DIR;\n"              \
+    "    --split test scores its --test file)"
 
 typedef struct EvalArgs {
     const char *target, *model, *split;
@@ -48,10 +50,16 @@ static int eval_batch_of(const char *dir) {
     return b > 0 ? b : EVAL_BATCH_DEFAULT;
 }
 
-/* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x}. */
-static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, cJSON *out) {
+/* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
+ * the labelled dev splits — or, for a user's dataset with --split test, its
+ * labelled test file (test = 1). */
+static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    int nd = test ? (dev[0] = task_split(t, "test")) != NULL : eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    if (test && nd == 0) {
+        user_error("give --test FILE to glue finetune", "%s has no test file", t->display);
+        return EXIT_USAGE;
+    }
     long examples = 0;
     double seconds = 0;
     for (int s = 0; s < nd; s++) {
@@ -125,14 +133,16 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
     int batch = dir[0] ? eval_batch_of(dir) : EVAL_BATCH_DEFAULT;
-    int rc = test ? eval_task_test(ops, m, t, batch, dir, out) : eval_task_dev(ops, m, t, batch, out);
+    int rc = test && !t->user ? eval_task_test(ops, m, t, batch, dir, out)
+                              : eval_task_dev(ops, m, t, batch, test, out);
     ops->free(m);
     if (rc == 0) cJSON_AddItemToObject(tasks, t->name, out);
     else cJSON_Delete(out);
     return rc;
 }
 
-static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
+/* one: the task of a single-task eval (a user's dataset is not in the registry). */
+static void eval_print_text(const EvalArgs *e, const cJSON *summary, const Task *one) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
     int test = strcmp(e->split, "test") == 0;
     static const char *const TEST_HEAD[] = {"Task", "Rows", "File"};
@@ -141,7 +151,7 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
     ReportTable *tab = report_table_create(ncols);
     for (int c = 0; c < ncols; c++) report_table_add(tab, "%s", test ? TEST_HEAD[c] : DEV_HEAD[c]);
     for (const cJSON *it = tasks->child; it; it = it->next) {
-        const Task *t = task_find(it->string);
+        const Task *t = one ? one : task_find(it->string);
         if (test) {
             for (const cJSON *s = it->child; s; s = s->next) {
                 if (!cJSON_IsObject(s)) continue;
@@ -151,7 +161,7 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary) {
             }
             continue;
         }
-        char head[64];
+        char head[128];
         report_task_header(t, head, sizeof head);
         report_table_add(tab, "%s", head);
         report_task_cell(tab, t, it);
@@ -214,7 +224,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EVAL_USAGE);
     if (rc) return rc;
-    if (npos != 1) {
+    if (npos > 1 || (npos == 0 && !e->run)) {
         user_error(NULL, "eval: expected TASK or all, got %d arguments", npos);
         fprintf(stderr, "usage: %s\n", EVAL_USAGE);
         return EXIT_USAGE;
@@ -223,8 +233,8 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
         user_error("use --split dev or --split test", "eval: unknown split '%s'", e->split);
         return EXIT_USAGE;
     }
-    e->target = pos[0];
-    e->all = strcmp(pos[0], "all") == 0;
+    e->target = npos ? pos[0] : NULL;   /* none: the dataset recorded in --run DIR */
+    e->all = npos && strcmp(pos[0], "all") == 0;
     if (e->all && (e->run || e->init)) {
         user_error("glue eval TASK --run DIR", "eval all scores runs/<task>/<model>: --run and --init name one task's model");
         return EXIT_USAGE;
@@ -262,14 +272,24 @@ static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON 
     return rc;
 }
 
+static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task *t);
+
 int cmd_eval(int argc, char **argv) {
     EvalArgs e = {0};
     int rc = eval_parse(argc, argv, &e);
     if (rc) return rc;
-    const Task *t = e.all ? NULL : cli_find_task(e.target);
-    if (!e.all && !t) return EXIT_USAGE;
     const ModelOps *ops = cli_find_model(e.model);
     if (!ops) return EXIT_USAGE;
+    const Task *t = e.all ? NULL : cli_resolve_task(e.target, ops->name, e.run);
+    if (!e.all && !t) return EXIT_USAGE;
+    rc = eval_task_or_all(&e, ops, t);
+    cli_task_free(t);
+    return rc;
+}
+
+static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task *t) {
+    EvalArgs e = *ea;
+    int rc;
     if (t && strcmp(e.split, "dev") == 0 && !(task_dev_split(t) && task_dev_split(t)->col_label >= 0)) {
         user_error("use --split test", "%s has no labelled dev split", t->display);
         return EXIT_USAGE;
@@ -282,7 +302,7 @@ int cmd_eval(int argc, char **argv) {
     cJSON *tasks = cJSON_AddObjectToObject(summary, "tasks");
     cJSON *skipped = cJSON_AddArrayToObject(summary, "not_trained");
     rc = e.all ? eval_all(&e, ops, tasks, skipped) : eval_one(&e, ops, t, tasks);
-    if (tasks->child && strcmp(e.split, "dev") == 0) {
+    if (tasks->child && strcmp(e.split, "dev") == 0 && !(t && t->user)) {   /* own data: no GLUE score */
         cJSON *glue = report_glue_score(tasks);
         if (glue) cJSON_AddItemToObject(summary, "glue", glue);
     }
@@ -293,7 +313,7 @@ int cmd_eval(int argc, char **argv) {
             printf("%s\n", s);
             free(s);
         } else {
-            eval_print_text(&e, summary);
+            eval_print_text(&e, summary, t);
         }
     }
     cJSON_Delete(summary);

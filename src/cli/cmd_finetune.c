@@ -3,7 +3,10 @@
  * the trainer, which writes runs/<task>/<model>/ (or --out DIR).
  * --seeds 1,2,3 trains once per seed into DIR/seed-<s>/ and writes
  * DIR/seeds.json: each seed's best metrics and their mean, sample standard
- * deviation, min and max (how robust fine-tuning is on a small task). */
+ * deviation, min and max (how robust fine-tuning is on a small task).
+ * Instead of TASK, --train FILE --dev FILE [--test FILE] fine-tunes on a user's
+ * own dataset (tasks/user_data.h); its description goes into the run
+ * directory as dataset.json, which eval and predict read back. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -14,6 +17,7 @@
 #include "models/run_dir.h"
 #include "models/search.h"
 #include "models/trainer.h"
+#include "tasks/user_data.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -24,8 +28,10 @@
 #define FINETUNE_USAGE                                                                                \
     "glue finetune TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
-    "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--json]\n"   \
-    "       [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]"
+    "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--overwrite]\n" \
+    "       [--strict] [--json] [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]\n" \
+    "   or: glue finetune --train FILE --dev FILE [--test FILE] [--format tsv|csv|jsonl|fasttext]\n" \
+    "       [--columns TEXT[,TEXT_B],LABEL] [--no-header] [--regression] [--name NAME] [options above]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
@@ -36,7 +42,7 @@ typedef struct FinetuneArgs {
     long seed, threads;
     long seeds[FINETUNE_MAX_SEEDS];   /* --seeds */
     int nseeds;
-    int json, resume, overwrite;
+    int json, resume, overwrite, strict;
     int search;                                  /* --search: SearchOptions below */
     SearchOptions so;
     long checkpoint_every;   /* steps between resume points (0: epoch ends only) */
@@ -44,6 +50,7 @@ typedef struct FinetuneArgs {
     const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
     const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
     char shortcut[5][4096];                      /* storage for --epochs etc. (--init: a path) */
+    UserDataOptions own;                         /* --train FILE ...: a user's own dataset */
 } FinetuneArgs;
 
 /* "1,2,3" into f->seeds; -1 after a message. */
@@ -126,6 +133,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
             return EXIT_USAGE;
         }
     }
+    f->strict = args_flag(&a, "--strict");
     int n = args_strs(&a, "--set", f->sets, FINETUNE_MAX_SETS);
     if (n > FINETUNE_MAX_SETS) {
         user_error(NULL, "at most %d --set options", FINETUNE_MAX_SETS);
@@ -145,16 +153,28 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         f->origin[f->nsets] = OPT[k];
         f->sets[f->nsets++] = f->shortcut[k];
     }
+    UserDataOptions *own = &f->own;
+    own->train = args_str(&a, "--train", NULL);
+    own->dev = args_str(&a, "--dev", NULL);
+    own->test = args_str(&a, "--test", NULL);
+    own->format = args_str(&a, "--format", NULL);
+    own->columns = args_str(&a, "--columns", NULL);
+    own->name = args_str(&a, "--name", NULL);
+    own->no_header = args_flag(&a, "--no-header");
+    own->regression = args_flag(&a, "--regression");
+    int is_own = own->train || own->dev || own->test || own->format || own->columns || own->name ||
+                 own->no_header || own->regression;
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, FINETUNE_USAGE);
     if (rc) return rc;
-    if (npos != 1) {
-        user_error(NULL, "finetune: expected one TASK, got %d arguments", npos);
+    if (npos != !is_own) {
+        if (is_own) user_error("drop TASK: --train FILE names the data", "finetune: a TASK and --train/--dev both given");
+        else user_error(NULL, "finetune: expected one TASK, got %d arguments", npos);
         fprintf(stderr, "usage: %s\n", FINETUNE_USAGE);
         return EXIT_USAGE;
     }
-    f->task = pos[0];
+    f->task = is_own ? NULL : pos[0];
     if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {
         user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
@@ -204,9 +224,10 @@ static cJSON *finetune_spread(const double *v, int n) {
 /* seeds.json from the runs' results: {"task", "model", "command", "runs":
  * [{"seed", "dir", "best": {split: {metric: v}}}], "summary": {split:
  * {metric: {mean, std, min, max}}}}; prints it (--json) or a summary. */
-static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const char *dir, const char *command) {
+static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const Task *t, const char *dir,
+                                 const char *command) {
     cJSON *out = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(out, "runs");
-    cJSON_AddStringToObject(out, "task", f->task);
+    cJSON_AddStringToObject(out, "task", t->name);
     cJSON_AddStringToObject(out, "model", f->model);
     cJSON_AddStringToObject(out, "command", command);
     for (int i = 0; i < f->nseeds; i++) {
@@ -219,7 +240,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         cJSON_AddItemToArray(runs, r);
     }
     cJSON *summary = cJSON_AddObjectToObject(out, "summary");
-    if (!f->json) printf("%s %s over %d seeds (mean, sample std, min-max):\n", f->task, f->model, f->nseeds);
+    if (!f->json) printf("%s %s over %d seeds (mean, sample std, min-max):\n", t->name, f->model, f->nseeds);
     const cJSON *best0 = cJSON_GetObjectItemCaseSensitive(res[0], "best");
     for (const cJSON *split = best0->child; split; split = split->next) {
         if (!cJSON_IsObject(split)) continue;
@@ -253,12 +274,22 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
     return rc;
 }
 
+static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv);
+
 int cmd_finetune(int argc, char **argv) {
     FinetuneArgs f = {0};
     int rc = finetune_parse(argc, argv, &f);
     if (rc) return rc;
-    const Task *t = cli_find_task(f.task);
+    const Task *t = f.task ? cli_find_task(f.task) : user_data_create(&f.own);
     if (!t) return EXIT_USAGE;
+    rc = finetune_run(&f, t, argc, argv);
+    user_data_free(t);
+    return rc;
+}
+
+static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv) {
+    FinetuneArgs f = *fa;
+    int rc = 0;
     if (t->scored_with) {
         user_error(NULL, "%s has no training data: it is scored with the %s model (glue eval %s --split test)",
                    t->display, t->scored_with, t->name);
@@ -312,12 +343,15 @@ int cmd_finetune(int argc, char **argv) {
         TrainerOptions o = {
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)(f.nseeds ? f.seeds[i] : f.seed),
             .threads = threads, .out_dir = f.nseeds ? seed_dir : dir, .data_root = task_data_root(),
-            .command = command, .resume = f.resume, .show_progress = 1, .checkpoint_every = f.checkpoint_every, .overwrite = f.overwrite,
+            .command = command, .resume = f.resume, .strict = f.strict, .show_progress = 1,
+            .checkpoint_every = f.checkpoint_every, .overwrite = f.overwrite,
         };
-        rc = trainer_run(&o, &res[i]);
+        rc = cli_record_dataset(t, o.out_dir) ? 1 : 0;
+        if (rc == 0) rc = trainer_run(&o, &res[i]);
         if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
     }
-    if (rc == 0 && f.nseeds) rc = finetune_seeds_report(res, &f, dir, command);
+    if (rc == 0 && f.nseeds) rc = cli_record_dataset(t, dir) ? 1 : 0;
+    if (rc == 0 && f.nseeds) rc = finetune_seeds_report(res, &f, t, dir, command);
     for (int i = 0; i < nruns; i++) cJSON_Delete(res[i]);
     cJSON_Delete(config);
     free(command);

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREDICT_USAGE "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]"
+#define PREDICT_USAGE                                                                                  \
+    "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]\n" \
+    "   (a run on your own dataset: glue predict NAME --model M ..., or glue predict --run DIR [TEXT])"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -160,6 +162,9 @@ static const ModelOps *predict_default_model(const Task *rt) {
     return found;
 }
 
+static int predict_run(const Task *t, const ModelOps *ops, const char *run, const char *init, const char **texts,
+                       int ntexts, int json, int bf16);
+
 int cmd_predict(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
@@ -170,17 +175,35 @@ int cmd_predict(int argc, char **argv) {
     int npos = args_positional(&a, pos, 4);
     int rc = args_finish(&a, PREDICT_USAGE);
     if (rc) return rc;
-    if (npos < 1 || npos > 3) {
-        user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
+    const ModelOps *ops = model ? cli_find_model(model) : NULL;
+    if (model && !ops) return EXIT_USAGE;
+    /* With --run DIR of a run on a user's dataset, TASK may be left out: the
+     * first argument is then a text unless it is that dataset's name. */
+    const Task *t = NULL;
+    if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
+    int skip = !t || (npos > 0 && strcmp(pos[0], t->name) == 0);   /* pos[0] is TASK */
+    if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops ? ops->name : "bert", run)))) {
+        if (npos < 1) {
+            user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
+            fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
+        }
+        return EXIT_USAGE;
+    }
+    /* No --model: what is trained for the task (BERT when it is). */
+    if (!ops) ops = run || init ? model_find("bert") : predict_default_model(cli_run_task(t));
+    rc = predict_run(t, ops, run, init, pos + skip, npos - skip, json, bf16);
+    cli_task_free(t);
+    return rc;
+}
+
+static int predict_run(const Task *t, const ModelOps *ops, const char *run, const char *init, const char **texts,
+                       int ntexts, int json, int bf16) {
+    int rc = 0;
+    if (ntexts > 2) {
+        user_error(NULL, "predict: expected TASK and up to two texts, got %d texts", ntexts);
         fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
         return EXIT_USAGE;
     }
-    const Task *t = cli_find_task(pos[0]);
-    if (!t) return EXIT_USAGE;
-    const ModelOps *ops = model ? cli_find_model(model)
-                          : run || init ? model_find("bert") : predict_default_model(cli_run_task(t));
-    if (!ops) return EXIT_USAGE;
-    int ntexts = npos - 1;
     if (ntexts && ntexts != 1 + is_pair(t)) {
         user_error(NULL, "%s is a %s task: give %s", t->display, is_pair(t) ? "sentence-pair" : "single-sentence",
                    is_pair(t) ? "two texts" : "one text");
@@ -189,7 +212,7 @@ int cmd_predict(int argc, char **argv) {
     for (int i = 0; i < ntexts; i++) {
         char origin[32];
         snprintf(origin, sizeof origin, "argument %d", i + 1);
-        if (predict_check_text(pos[1 + i], origin)) return EXIT_USAGE;
+        if (predict_check_text(texts[i], origin)) return EXIT_USAGE;
     }
     threads_init(0);   /* every core this process may use, FTZ on */
     const Task *rt = cli_run_task(t);
@@ -199,7 +222,7 @@ int cmd_predict(int argc, char **argv) {
     Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
     int cap = 0;
     long lines = 0, bad = 0;
-    if (ntexts) predict_add(&d, &cap, pos[1], ntexts == 2 ? pos[2] : NULL, 1);
+    if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);
     else bad = predict_read_stdin(t, &d, &lines);
     float *out = d.n ? eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL) : NULL;
     if (out || d.n == 0) predict_print(t, &d, out, json, lines);

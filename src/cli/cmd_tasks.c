@@ -1,9 +1,10 @@
 /* cmd_tasks.c — `glue tasks [TASK...] [--data DIR] [--json]`: one table of the
- * GLUE tasks — type, metrics, and the rows found per split (or "missing") in
- * data/glue, $GLUE_DATA or --data DIR.
+ * GLUE tasks, then the subset tasks (mnli-9k, ...: tasks/subsets.c) — type,
+ * metrics, and the rows found per split (or "missing") in data/glue, $GLUE_DATA
+ * or --data DIR.
  *
- * Rows are counted by streaming newlines (no parsing), so the whole table takes
- * well under a second. A missing split is normal (MNLI offline); an unreadable one
+ * TSV rows are counted by streaming newlines (no parsing); a subset's JSON
+ * entries by parsing the file once, so the whole table takes about a second. A missing split is normal (MNLI offline); an unreadable one
  * (truncated download) is reported and makes the exit status 1. */
 #include "cli/commands.h"
 #include "core/args.h"
@@ -29,11 +30,9 @@ static void split_count(const Task *t, const TaskSplit *s, const char *root, Spl
     memset(c, 0, sizeof *c);
     c->found = task_split_path(t, s, root, c->path, sizeof c->path) == 0;
     if (!c->found) return;
-    long lines = 0;
-    char err[512];
-    c->status = lines_count(c->path, &lines, err, sizeof err);
+    char err[4600];
+    c->status = (LinesStatus)task_count_rows(s, c->path, &c->rows, err, sizeof err);
     if (c->status != LINES_OK) user_error(NULL, "%s", err);
-    c->rows = lines > s->has_header ? lines - s->has_header : 0;
 }
 
 static const char *split_status(const SplitCount *c) {
@@ -72,6 +71,8 @@ static cJSON *task_json(const Task *t, const SplitCount *c) {
     cJSON *metrics = cJSON_AddArrayToObject(o, "metrics");
     for (int m = 0; m < 2 && t->metrics[m] != METRIC_NONE; m++)
         cJSON_AddItemToArray(metrics, cJSON_CreateString(metric_name(t->metrics[m])));
+    if (t->subset_of) cJSON_AddStringToObject(o, "subset_of", t->subset_of);
+    else cJSON_AddNullToObject(o, "subset_of");
     if (t->scored_with) cJSON_AddStringToObject(o, "scored_with", t->scored_with);
     else cJSON_AddNullToObject(o, "scored_with");
     cJSON *splits = cJSON_AddArrayToObject(o, "splits");
@@ -107,14 +108,18 @@ static void task_print_row(const Task *t, const SplitCount *c) {
         snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%s%s", k ? ", " : "", one);
     }
     if (t->scored_with) snprintf(rows + strlen(rows), sizeof rows - strlen(rows), " (scored with %s)", t->scored_with);
-    printf("%-5s %-6s %-18s %-17s %s\n", t->name, t->display, type, metrics, rows);
+    if (t->subset_of)   /* the display name is long ("QNLI, 8,999 of ..."): its own line */
+        snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "\n%-7s %s (from the official %s train split)", "",
+                 t->display, t->subset_of);
+    printf("%-7s %-6s %-18s %-17s %s\n", t->name, t->subset_of ? "subset" : t->display, type, metrics, rows);
 }
 
 /* The tasks named on the command line (all when none); 0 after an error. */
 static int tasks_selected(const char **names, int n, const Task **out) {
     if (n == 0) {
         for (int i = 0; i < NUM_TASKS; i++) out[i] = &TASKS[i];
-        return NUM_TASKS;
+        for (int i = 0; i < NUM_SUBSET_TASKS; i++) out[NUM_TASKS + i] = &SUBSET_TASKS[i];
+        return NUM_TASKS + NUM_SUBSET_TASKS;
     }
     for (int i = 0; i < n; i++)
         if (!(out[i] = task_find_or_report(names[i]))) return 0;
@@ -140,7 +145,7 @@ int cmd_tasks(int argc, char **argv) {
         cJSON_AddStringToObject(doc, "data_dir", root);
         arr = cJSON_AddArrayToObject(doc, "tasks");
     } else {
-        printf("GLUE data in %s\n%-5s %-6s %-18s %-17s %s\n", root, "task", "name", "type", "metrics",
+        printf("GLUE data in %s\n%-7s %-6s %-18s %-17s %s\n", root, "task", "name", "type", "metrics",
                "rows per split");
     }
     int unreadable = 0, missing = 0;

@@ -103,7 +103,7 @@ int eval_dev_splits(const Task *t, const TaskSplit **out, int max) {
     if (first && n < max) out[n++] = first;
     for (int i = 0; i < t->num_splits && n < max; i++) {
         const TaskSplit *s = &t->splits[i];
-        if (s != first && !s->is_test && s->col_label >= 0 && strncmp(s->name, "dev", 3) == 0) out[n++] = s;
+        if (s != first && !s->is_test && s->col_label >= 0 && strcmp(s->name, "train") != 0) out[n++] = s;
     }
     return n;
 }

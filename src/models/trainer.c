@@ -196,7 +196,7 @@ static int run_hold_out(Run *r) {
  * others (MNLI mismatched) are reported when present. */
 static int run_load_data(Run *r) {
     const Task *t = r->t;
-    if (task_load(t, "train", r->o->data_root, 0, &r->train) != 0) return 1;
+    if (task_load(t, "train", r->o->data_root, r->o->strict, &r->train) != 0) return 1;
     if (r->train.n == 0) {
         user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
                    t->display);
@@ -216,7 +216,7 @@ static int run_load_data(Run *r) {
     if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }
     for (int i = 0; i < n; i++) {
         Dataset d;
-        if (task_load(t, want[i]->name, r->o->data_root, 0, &d) != 0) {
+        if (task_load(t, want[i]->name, r->o->data_root, r->o->strict, &d) != 0) {
             if (i == 0) return 1;
             user_warning("%s: %s not available, reporting %s only", t->display, want[i]->name, want[0]->name);
             continue;

@@ -32,6 +32,7 @@ typedef struct TrainerOptions {
     const char *data_root;    /* GLUE data root (task_data_root()) */
     const char *command;      /* the command line, recorded in results.json */
     int resume;               /* continue an interrupted run in out_dir */
+    int strict;               /* a malformed row in train or dev is fatal (else skipped with a count) */
     long checkpoint_every;    /* > 0: also save the resume point every this many steps
                                * (0: at the end of each epoch only); SIGINT/SIGTERM save
                                * it at the next step boundary and stop (exit 128 + signal) */

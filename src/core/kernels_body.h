@@ -162,6 +162,18 @@ static void k_adamw(float *x, const float *g, float *m, float *v, long n, AdamwC
     }
 }
 
+static double k_sumsq(const float *g, long n) {
+    double acc = 0.0;
+    #pragma omp simd reduction(+ : acc)
+    for (long i = 0; i < n; i++) acc += (double)g[i] * g[i];
+    return acc;
+}
+
+static void k_scale(float *g, long n, float s) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) g[i] *= s;
+}
+
 /* ---- the bf16-weight GEMM without a bf16 dot product ---- */
 
 /* x rounded to bf16 (to nearest even, quiet NaNs kept: core/half.c's
@@ -269,6 +281,8 @@ const ElemKernels KERN_OPS = {
     .softmax_backward_row = k_softmax_backward_row,
     .xent_row = k_xent_row,
     .adamw = k_adamw,
+    .sumsq = k_sumsq,
+    .scale = k_scale,
     .bf16_mr = KERN_MR,
     .bf16_pack_x = k_bf16_pack_x,
     .bf16_tile = k_bf16_tile,

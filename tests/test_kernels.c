@@ -239,6 +239,7 @@ TEST(kernels_gemm_bf16_levels_match_portable) {
     compare_gemm_bf16(13, 33, 7, 0.0f, 0);      /* ragged rows and columns, odd K */
     compare_gemm_bf16(50, 70, 300, 0.5f, 1);    /* two K blocks of the widening path, GELU */
     compare_gemm_bf16(250, 64, 129, 1.0f, 0);   /* two row blocks */
+    compare_gemm_bf16(20, 400, 64, 0.5f, 1);    /* few rows: threads split the panels */
 }
 
 TEST(kernels_level_choice) {

@@ -5,7 +5,7 @@
  * GLUE_KERNELS lowers it, an unknown name is refused, `glue --version` names it.
  *
  * Tolerances, from how the builds differ:
- *   - element-wise kernels (add, masked scale, scale, GELU and its backward,
+ *   - element-wise kernels (add, add_rows, masked scale, scale, GELU and its backward,
  *     AdamW, the bf16 rounding of x): EQUAL bit for bit. Each element goes through the
  *     same IEEE operations in the same order at every width (-std=c11 means
  *     -ffp-contract=off: no FMA contraction; sqrt and division are correctly
@@ -69,6 +69,10 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
         memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);
         k->add(a, x, n); p->add(b, x, n);
         CHECK_SAME(a, b, n, "add", k->name, n);
+        memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);
+        int rows = n >= 3 ? 3 : 1, cols = n - rows + 1;   /* overlapping rows of x, stride 1 */
+        k->add_rows(a, x, rows, 1, cols); p->add_rows(b, x, rows, 1, cols);
+        CHECK_SAME(a, b, n, "add_rows", k->name, n);
         k->masked_scale(a, x, mask, 1.25f, n); p->masked_scale(b, x, mask, 1.25f, n);
         CHECK_SAME(a, b, n, "masked_scale", k->name, n);
         memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);

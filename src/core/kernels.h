@@ -60,6 +60,9 @@ typedef struct ElemKernels {
                                    const float *gamma, float m, float rs, int C);
     /* y (n) += x (n). */
     void (*add)(float *y, const float *x, long n);
+    /* acc (n) += each of rows rows of x (row stride ld), in row order (bias
+     * gradients: one call per column chunk, not one per row). */
+    void (*add_rows)(float *acc, const float *x, long rows, long ld, int n);
     /* y (n) = mask ? x * scale : 0 (mask of 0/1 bytes). */
     void (*masked_scale)(float *y, const float *x, const unsigned char *mask, float scale, long n);
     /* dx (n) += mask ? dy * scale : 0. */

@@ -91,6 +91,14 @@ static inline float k_keep(float v, unsigned char keep) {
     return v;
 }
 
+static void k_add_rows(float *acc, const float *x, long rows, long ld, int n) {
+    for (long r = 0; r < rows; r++) {
+        const float *row = x + r * ld;
+        #pragma omp simd
+        for (int j = 0; j < n; j++) acc[j] += row[j];
+    }
+}
+
 static void k_masked_scale(float *y, const float *x, const unsigned char *mask, float scale, long n) {
     #pragma omp simd
     for (long i = 0; i < n; i++) y[i] = k_keep(x[i] * scale, mask[i]);
@@ -274,6 +282,7 @@ const ElemKernels KERN_OPS = {
     .layernorm_row = k_layernorm_row,
     .layernorm_backward_row = k_layernorm_backward_row,
     .add = k_add,
+    .add_rows = k_add_rows,
     .masked_scale = k_masked_scale,
     .masked_scale_add = k_masked_scale_add,
     .bias_gelu = k_bias_gelu,

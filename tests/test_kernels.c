@@ -5,13 +5,14 @@
  * GLUE_KERNELS lowers it, an unknown name is refused, `glue --version` names it.
  *
  * Tolerances, from how the builds differ:
- *   - element-wise kernels (add, masked scale, GELU and its backward, AdamW,
- *     the bf16 rounding of x): EQUAL bit for bit. Each element goes through the
+ *   - element-wise kernels (add, add_rows, masked scale, scale, GELU and its backward,
+ *     AdamW, the bf16 rounding of x): EQUAL bit for bit. Each element goes through the
  *     same IEEE operations in the same order at every width (-std=c11 means
  *     -ffp-contract=off: no FMA contraction; sqrt and division are correctly
  *     rounded in vector form too);
  *   - kernels with a sum (softmax, LayerNorm, its backward, softmax backward,
- *     the MLM cross-entropy): the lanes add in a different order. Reordering a
+ *     the MLM cross-entropy, the sum of squares): the lanes add in a different
+ *     order. Reordering a
  *     float sum of n terms moves it by at most about n * 2^-24 of the sum of
  *     their magnitudes; the tolerances below are that bound (times 2 for the
  *     two sides) scaled to what each output depends on, and so they do not
@@ -68,6 +69,10 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
         memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);
         k->add(a, x, n); p->add(b, x, n);
         CHECK_SAME(a, b, n, "add", k->name, n);
+        memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);
+        int rows = n >= 3 ? 3 : 1, cols = n - rows + 1;   /* overlapping rows of x, stride 1 */
+        k->add_rows(a, x, rows, 1, cols); p->add_rows(b, x, rows, 1, cols);
+        CHECK_SAME(a, b, n, "add_rows", k->name, n);
         k->masked_scale(a, x, mask, 1.25f, n); p->masked_scale(b, x, mask, 1.25f, n);
         CHECK_SAME(a, b, n, "masked_scale", k->name, n);
         memcpy(a, y0, sizeof a); memcpy(b, y0, sizeof b);
@@ -92,6 +97,9 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
         CHECK_SAME(xa, xb, n, "adamw x", k->name, n);
         CHECK_SAME(ma, mb, n, "adamw m", k->name, n);
         CHECK_SAME(va, vb, n, "adamw v", k->name, n);
+        memcpy(a, x, sizeof a); memcpy(b, x, sizeof b);
+        k->scale(a, n, 0.3f); p->scale(b, n, 0.3f);
+        CHECK_SAME(a, b, n, "scale", k->name, n);
 
         /* bf16 rounding of x: an integer computation, and NaN stays NaN. */
         x[n / 2] = NAN;
@@ -114,6 +122,10 @@ static void compare_reductions(const ElemKernels *k, const ElemKernels *p) {
         fill(g, n, 1.0f, &r);
         fill(gam, n, 1.0f, &r);
         fill(bet, n, 1.0f, &r);
+
+        /* sum of squares in double: reordering n double terms moves it by n 2^-53 relative. */
+        double qa = k->sumsq(x, n), qb = p->sumsq(x, n);
+        CHECK_MSG(fabs(qa - qb) <= (n + 2) * 0x1p-52 * qb, "sumsq at %s, n %d: %.17g %.17g", k->name, n, qa, qb);
 
         /* softmax: p_i = e_i / sum; the sum's order moves every p_i by <= tol relative. */
         memcpy(a, x, sizeof a); memcpy(b, x, sizeof b);
@@ -231,6 +243,7 @@ TEST(kernels_gemm_bf16_levels_match_portable) {
     compare_gemm_bf16(13, 33, 7, 0.0f, 0);      /* ragged rows and columns, odd K */
     compare_gemm_bf16(50, 70, 300, 0.5f, 1);    /* two K blocks of the widening path, GELU */
     compare_gemm_bf16(250, 64, 129, 1.0f, 0);   /* two row blocks */
+    compare_gemm_bf16(20, 400, 64, 0.5f, 1);    /* few rows: threads split the panels */
 }
 
 TEST(kernels_level_choice) {

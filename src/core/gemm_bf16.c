@@ -5,9 +5,9 @@
  * W packed once as [panel][pair][32 columns], and a micro-kernel that keeps an
  * MR x 32 tile of y in 24 zmm accumulators: per pair of k it loads two
  * 16-column vectors of W, broadcasts MR pairs of x and issues 2*MR vdpbf16ps.
- * One parallel region per (KC, MC) block: the threads pack their share of the
- * x block, then split W's panels. Measured on this machine's two Zen 5 cores
- * (a standalone prototype of this kernel): 610-840 GFLOP/s on BERT-small
+ * One parallel region per product (gb_drive): each thread packs and computes
+ * its own rows, or with few rows its own panels. Measured on the Zen 5 session's
+ * two cores (a standalone prototype of this kernel): 610-840 GFLOP/s on BERT-small
  * shapes with 4,096 rows (OpenBLAS sgemm: 495-515), 760-850 with 32 rows
  * (sgemm 240-280).
  *
@@ -77,46 +77,6 @@ static void matmul_bf16_empty(float *y, int M, int N, float beta, const float *b
  * stays in L1 across the row tiles and the x block (GB_MC rows x 256 floats,
  * 240 KB) in a Zen 3's 512 KB L2. */
 enum { GB_WKC = KERN_BF16_KC };
-
-static float *gb_xf_block(void) {
-    static float *block;
-    if (!block) block = xaligned_alloc(sizeof(float) * GB_MC * 2 * GB_WKC);
-    return block;
-}
-
-/* The same blocking as matmul_bf16_native below, with core/kernels' tile of
- * the current level (AVX-512F, AVX2 + FMA or SSE). */
-static void matmul_bf16_widen(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias,
-                              int gelu, const ElemKernels *k) {
-    float *xp = gb_xf_block();
-    int N = w->N, K = w->K, mr = k->bf16_mr, ld = KERN_BF16_XLD;
-    int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
-    for (int kp0 = 0; kp0 < w->pairs; kp0 += GB_WKC) {
-        int kc = w->pairs - kp0 < GB_WKC ? w->pairs - kp0 : GB_WKC, k0 = 2 * kp0;
-        int nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
-        for (int m0 = 0; m0 < M; m0 += GB_MC) {
-            int mc = M - m0 < GB_MC ? M - m0 : GB_MC, blocks = (mc + mr - 1) / mr;
-            #pragma omp parallel num_threads(team)
-            {
-                int t = omp_get_thread_num(), nt = omp_get_num_threads();
-                int r_lo = blocks * t / nt * mr, r_hi = blocks * (t + 1) / nt * mr;
-                r_hi = r_hi < mc ? r_hi : mc;
-                if (r_lo < r_hi)
-                    k->bf16_pack_x(xp + (long)r_lo * ld, x + (long)(m0 + r_lo) * K + k0, K, r_hi - r_lo, nk);
-                #pragma omp barrier
-                int p_lo = w->panels * t / nt, p_hi = w->panels * (t + 1) / nt;
-                for (int pn = p_lo; pn < p_hi; pn++) {
-                    const uint32_t *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
-                    int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
-                    for (int rb = 0; rb < mc; rb += mr)
-                        k->bf16_tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < mr ? mc - rb : mr, ncols,
-                                     xp + (long)rb * ld, bp, kc, kp0 == 0, kp0 + kc == w->pairs, beta,
-                                     bias ? bias + pn * GB_NR : NULL, gelu);
-                }
-            }
-        }
-    }
-}
 
 /* ---- AVX512-BF16 path ---- */
 
@@ -215,37 +175,89 @@ static GB_TARGET void gb_tile_any(int mr, const uint32_t *ap, const uint32_t *bp
     }
 }
 
-/* The packed x block: allocated once, at its largest size (no allocation per call). */
-static uint32_t *gb_x_block(void) {
-    static uint32_t *block;
-    if (!block) block = xaligned_alloc(sizeof(uint32_t) * GB_MC * GB_KC);
-    return block;
+static GB_TARGET void gb_native_pack(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc,
+                                     const ElemKernels *k) {
+    (void)k;
+    gb_pack_x(buf, x, K, m0, rows, kp0, kc, 0, rows);
 }
 
-static GB_TARGET void matmul_bf16_native(float *y, const float *x, const Bf16Weights *w, int M, float beta,
-                                         const float *bias, int gelu) {
-    uint32_t *ap = gb_x_block();
+static GB_TARGET void gb_native_tile(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel,
+                                     int kc, const GbEpilogue *e, const ElemKernels *k) {
+    (void)k;
+    gb_tile_any(mr, xp, panel, kc, y, ldy, ncols, e);
+}
+
+/* ---- the driver both paths share ---- */
+
+static void gb_widen_pack(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc, const ElemKernels *k) {
+    int k0 = 2 * kp0, nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
+    k->bf16_pack_x(buf, x + (long)m0 * K + k0, K, rows, nk);
+}
+
+static void gb_widen_tile(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel, int kc,
+                          const GbEpilogue *e, const ElemKernels *k) {
+    k->bf16_tile(y, ldy, mr, ncols, xp, panel, kc, e->first, e->last, e->beta, e->bias, e->gelu);
+}
+
+/* A path: its tile rows, K block (pairs), packed x row stride (4-byte words),
+ * and its packing and tile. */
+typedef struct {
+    int mr, kc, ld;
+    void (*pack)(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc, const ElemKernels *k);
+    void (*tile)(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel, int kc,
+                 const GbEpilogue *e, const ElemKernels *k);
+} GbPath;
+
+enum { GB_MAX_TEAM = 256 };
+
+/* Each thread's packed x block (GB_MC rows at the larger of the two strides),
+ * allocated on first use by the calling thread, never per call. */
+static uint32_t *gb_x_block(int t) {
+    static uint32_t *block[GB_MAX_TEAM];
+    const long words = (long)GB_MC * ((int)GB_KC > (int)KERN_BF16_XLD ? (int)GB_KC : (int)KERN_BF16_XLD);
+    if (!block[t]) block[t] = xaligned_alloc(sizeof(uint32_t) * (size_t)words);
+    return block[t];
+}
+
+/* One parallel region per product, no barrier inside: each thread packs its own
+ * x rows into its own block and computes their tiles for every panel (enough
+ * row tiles for two per thread), or, with few rows (single sentences), packs
+ * all of them and computes its share of the panels. (A region per K and row
+ * block with a barrier between packing and tiles, as before, cost the tiny
+ * model's bf16 forward its lead over fp32 on a loaded machine: ~150 regions.) */
+static void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias,
+                     int gelu, const GbPath *p, const ElemKernels *k) {
     int N = w->N, K = w->K;
     int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
-    for (int kp0 = 0; kp0 < w->pairs; kp0 += GB_KC) {
-        int kc = w->pairs - kp0 < GB_KC ? w->pairs - kp0 : GB_KC;
-        for (int m0 = 0; m0 < M; m0 += GB_MC) {
-            int mc = M - m0 < GB_MC ? M - m0 : GB_MC, blocks = (mc + GB_MR - 1) / GB_MR;
-            #pragma omp parallel num_threads(team)
-            {
-                int t = omp_get_thread_num(), nt = omp_get_num_threads();
-                int b_lo = blocks * t / nt, b_hi = blocks * (t + 1) / nt;
-                gb_pack_x(ap, x, K, m0, mc, kp0, kc, b_lo * GB_MR, b_hi * GB_MR);
-                #pragma omp barrier
-                int p_lo = w->panels * t / nt, p_hi = w->panels * (t + 1) / nt;
+    team = team < GB_MAX_TEAM ? team : GB_MAX_TEAM;
+    for (int t = 0; t < team; t++) gb_x_block(t);
+    int blocks = (M + p->mr - 1) / p->mr, by_rows = blocks >= 2 * team;
+    #pragma omp parallel num_threads(team)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        uint32_t *buf = gb_x_block(t);
+        int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
+        if (by_rows) {
+            r_lo = blocks * t / nt * p->mr;
+            r_hi = blocks * (t + 1) / nt * p->mr;
+            r_hi = r_hi < M ? r_hi : M;
+        } else {
+            p_lo = w->panels * t / nt;
+            p_hi = w->panels * (t + 1) / nt;
+        }
+        for (int kp0 = 0; kp0 < w->pairs && p_lo < p_hi; kp0 += p->kc) {
+            int kc = w->pairs - kp0 < p->kc ? w->pairs - kp0 : p->kc;
+            for (int m0 = r_lo; m0 < r_hi; m0 += GB_MC) {
+                int mc = r_hi - m0 < GB_MC ? r_hi - m0 : GB_MC;
+                p->pack(buf, x, K, m0, mc, kp0, kc, k);
                 for (int pn = p_lo; pn < p_hi; pn++) {
                     const uint32_t *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
                     int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
                     GbEpilogue e = {.first = kp0 == 0, .last = kp0 + kc == w->pairs, .beta = beta,
                                     .bias = bias ? bias + pn * GB_NR : NULL, .gelu = gelu};
-                    for (int rb = 0; rb < mc; rb += GB_MR)
-                        gb_tile_any(mc - rb < GB_MR ? mc - rb : GB_MR, ap + (long)rb * GB_KC, bp,
-                                    kc, y + (long)(m0 + rb) * N + pn * GB_NR, N, ncols, &e);
+                    for (int rb = 0; rb < mc; rb += p->mr)
+                        p->tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < p->mr ? mc - rb : p->mr, ncols,
+                                buf + (long)rb * p->ld, bp, kc, &e, k);
                 }
             }
         }
@@ -255,6 +267,12 @@ static GB_TARGET void matmul_bf16_native(float *y, const float *x, const Bf16Wei
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
     if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
-    else if (gemm_bf16_native()) matmul_bf16_native(y, x, w, M, beta, bias, gelu);
-    else matmul_bf16_widen(y, x, w, M, beta, bias, gelu, kernels());
+    else if (gemm_bf16_native()) {
+        static const GbPath native = {GB_MR, GB_KC, GB_KC, gb_native_pack, gb_native_tile};
+        gb_drive(y, x, w, M, beta, bias, gelu, &native, NULL);
+    } else {
+        const ElemKernels *k = kernels();
+        GbPath widen = {k->bf16_mr, GB_WKC, KERN_BF16_XLD, gb_widen_pack, gb_widen_tile};
+        gb_drive(y, x, w, M, beta, bias, gelu, &widen, k);
+    }
 }

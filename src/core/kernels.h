@@ -5,7 +5,8 @@
  * that a build made on an AVX-512 machine runs on any x86-64 CPU. The loops
  * that take a visible share of a BERT step (softmax, LayerNorm and its
  * backward, GELU, residual adds, dropout's backward, attention's softmax
- * backward, the MLM cross-entropy, the AdamW update, and the bf16-weight GEMM
+ * backward, the MLM cross-entropy, the AdamW update, gradient clipping's sum
+ * of squares, and the bf16-weight GEMM
  * tiles of core/gemm_bf16) are written once, in core/kernels_body.h, and
  * compiled three times (core/kernels_portable.c, kernels_avx2.c,
  * kernels_avx512.c) with different target instruction sets. The first call of
@@ -59,6 +60,9 @@ typedef struct ElemKernels {
                                    const float *gamma, float m, float rs, int C);
     /* y (n) += x (n). */
     void (*add)(float *y, const float *x, long n);
+    /* acc (n) += each of rows rows of x (row stride ld), in row order (bias
+     * gradients: one call per column chunk, not one per row). */
+    void (*add_rows)(float *acc, const float *x, long rows, long ld, int n);
     /* y (n) = mask ? x * scale : 0 (mask of 0/1 bytes). */
     void (*masked_scale)(float *y, const float *x, const unsigned char *mask, float scale, long n);
     /* dx (n) += mask ? dy * scale : 0. */
@@ -75,6 +79,9 @@ typedef struct ElemKernels {
     float (*xent_row)(float *d, const float *r, int n, int rows, float *mx);
     /* AdamW on x, g, m, v (n) in PyTorch's operation order. */
     void (*adamw)(float *x, const float *g, float *m, float *v, long n, AdamwCoef c);
+    /* sum of g[i]^2 in double (gradient clipping's norm); and g (n) *= s. */
+    double (*sumsq)(const float *g, long n);
+    void (*scale)(float *g, long n, float s);
     /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x (rows,
      * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp [row][KERN_BF16_XLD]
      * floats (an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,

@@ -91,6 +91,14 @@ static inline float k_keep(float v, unsigned char keep) {
     return v;
 }
 
+static void k_add_rows(float *acc, const float *x, long rows, long ld, int n) {
+    for (long r = 0; r < rows; r++) {
+        const float *row = x + r * ld;
+        #pragma omp simd
+        for (int j = 0; j < n; j++) acc[j] += row[j];
+    }
+}
+
 static void k_masked_scale(float *y, const float *x, const unsigned char *mask, float scale, long n) {
     #pragma omp simd
     for (long i = 0; i < n; i++) y[i] = k_keep(x[i] * scale, mask[i]);
@@ -160,6 +168,18 @@ static void k_adamw(float *x, const float *g, float *m, float *v, long n, AdamwC
         float denom = sqrtf(v[i]) / c.bc2_sqrt + c.eps;
         x[i] = xi - c.step_size * (m[i] / denom);
     }
+}
+
+static double k_sumsq(const float *g, long n) {
+    double acc = 0.0;
+    #pragma omp simd reduction(+ : acc)
+    for (long i = 0; i < n; i++) acc += (double)g[i] * g[i];
+    return acc;
+}
+
+static void k_scale(float *g, long n, float s) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) g[i] *= s;
 }
 
 /* ---- the bf16-weight GEMM without a bf16 dot product ---- */
@@ -262,6 +282,7 @@ const ElemKernels KERN_OPS = {
     .layernorm_row = k_layernorm_row,
     .layernorm_backward_row = k_layernorm_backward_row,
     .add = k_add,
+    .add_rows = k_add_rows,
     .masked_scale = k_masked_scale,
     .masked_scale_add = k_masked_scale_add,
     .bias_gelu = k_bias_gelu,
@@ -269,6 +290,8 @@ const ElemKernels KERN_OPS = {
     .softmax_backward_row = k_softmax_backward_row,
     .xent_row = k_xent_row,
     .adamw = k_adamw,
+    .sumsq = k_sumsq,
+    .scale = k_scale,
     .bf16_mr = KERN_MR,
     .bf16_pack_x = k_bf16_pack_x,
     .bf16_tile = k_bf16_tile,

@@ -14,6 +14,7 @@
 
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/kernels.h"
 
 /* OpenBLAS exports these; cblas.h declares openblas_set_num_threads in Debian's
  * build but not in every one, so declare both here. Weak: a BLAS without the
@@ -91,6 +92,7 @@ int threads_init(int n) {
      * the parent's workers; a team of one never touches them. */
     int omp_n = threads_in_forked_child() ? 1 : n;
     threads_set_ftz();
+    kernels();   /* the kernel level (core/kernels.h) is chosen here, before any thread asks for it */
     omp_set_num_threads(omp_n);
     /* Every worker of the pool sets its own MXCSR. */
 #pragma omp parallel num_threads(omp_n)

@@ -5,6 +5,7 @@
 
 #include "core/blas.h"
 #include "core/gemm_bf16.h"
+#include "core/kernels.h"
 
 /* y starts as the bias and the GEMM accumulates (beta = 1): one pass over y. */
 static void linear_bias_fill(float *y, const float *b, int N, int OC) {
@@ -22,12 +23,10 @@ void linear_forward_bf16(float *y, const float *x, const struct Bf16Weights *pac
 }
 
 void linear_bias_backward(float *db, const float *dy, int N, int OC) {
-    /* Rows outer, columns inner: contiguous and vectorised; O(N*OC) is small next
-     * to the O(N*OC*C) weight gradient, so no threading. */
-    for (int n = 0; n < N; n++) {
-        const float *d = dy + (long)n * OC;
-        for (int o = 0; o < OC; o++) db[o] += d[o];
-    }
+    /* Rows outer, columns inner (core/kernels' add_rows): contiguous and
+     * vectorised; O(N*OC) is small next to the O(N*OC*C) weight gradient, so
+     * no threading. */
+    kernels()->add_rows(db, dy, N, OC, OC);
 }
 
 void linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x,

@@ -155,7 +155,7 @@ void tf_bias_backward(float *db, const float *dy, long N, int OC) {
     for (int ch = 0; ch < nchunks; ch++) {
         int lo = ch * CHUNK, hi = lo + CHUNK < OC ? lo + CHUNK : OC;
         float acc[CHUNK] = {0};
-        for (long n = 0; n < N; n++) k->add(acc, dy + n * OC + lo, hi - lo);
+        k->add_rows(acc, dy + lo, N, OC, hi - lo);
         k->add(db + lo, acc, hi - lo);
     }
 }

@@ -4,18 +4,32 @@
 #include <math.h>
 
 #include "core/common.h"
+#include "core/kernels.h"
 #include "optim/optim_internal.h"
 
+/* core/kernels' loops over chunks of a span, the chunks split over the threads. */
+enum { CLIP_CHUNK = 8192 };
+
 static double clip_span_sumsq(const float *g, long n) {
+    const ElemKernels *k = kernels();
+    long chunks = (n + CLIP_CHUNK - 1) / CLIP_CHUNK;
     double acc = 0.0;
-#pragma omp parallel for simd schedule(static) reduction(+ : acc) if (n >= OPTIM_PARALLEL_MIN)
-    for (long i = 0; i < n; i++) acc += (double)g[i] * g[i];
+#pragma omp parallel for schedule(static) reduction(+ : acc) if (n >= OPTIM_PARALLEL_MIN)
+    for (long ch = 0; ch < chunks; ch++) {
+        long lo = ch * CLIP_CHUNK;
+        acc += k->sumsq(g + lo, lo + CLIP_CHUNK < n ? CLIP_CHUNK : n - lo);
+    }
     return acc;
 }
 
 static void clip_span_scale(float *g, long n, float scale) {
-#pragma omp parallel for simd schedule(static) if (n >= OPTIM_PARALLEL_MIN)
-    for (long i = 0; i < n; i++) g[i] *= scale;
+    const ElemKernels *k = kernels();
+    long chunks = (n + CLIP_CHUNK - 1) / CLIP_CHUNK;
+#pragma omp parallel for schedule(static) if (n >= OPTIM_PARALLEL_MIN)
+    for (long ch = 0; ch < chunks; ch++) {
+        long lo = ch * CLIP_CHUNK;
+        k->scale(g + lo, lo + CLIP_CHUNK < n ? CLIP_CHUNK : n - lo, scale);
+    }
 }
 
 /* Sum of squares of one arena's gradient. */

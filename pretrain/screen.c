@@ -37,18 +37,6 @@ static void screen_run_name(const char *dir, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", (int)(n - s), dir + s);
 }
 
-/* A command line with the home directory written as ~ (no machine paths in tables). */
-static char *screen_portable(const char *text) {
-    const char *home = getenv("HOME");
-    size_t hl = home && *home && strcmp(home, "/") ? strlen(home) : 0, n = 0, cap = strlen(text) + 1;
-    char *out = xmalloc(cap);
-    for (const char *p = text; *p;)
-        if (hl && strncmp(p, home, hl) == 0) out[n++] = '~', p += hl;
-        else out[n++] = *p++;
-    out[n] = '\0';
-    return out;
-}
-
 /* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
 static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const Task *t, long seed) {
     char dir[4096], path[4200], init[4200], state[4200];
@@ -293,10 +281,9 @@ int pretrain_screen(const ScreenOptions *o) {
     if (rc == 0) {
         char cpu[256];
         provenance_cpu(cpu, sizeof cpu);
-        char *command = screen_portable(o->command ? o->command : "");
-        cJSON *fields[] = {cJSON_CreateString(SCREEN_TABLE_TITLE), cJSON_CreateString(command),
+        /* the command as cli_command_line wrote it: home written ~ */
+        cJSON *fields[] = {cJSON_CreateString(SCREEN_TABLE_TITLE), cJSON_CreateString(o->command ? o->command : ""),
                            cJSON_CreateString(cpu), cJSON_CreateObject()};   /* cpu: of the fine-tunes */
-        free(command);
         cJSON *tasks = cJSON_AddArrayToObject(fields[3], "tasks"), *seeds = cJSON_AddArrayToObject(fields[3], "seeds");
         for (int i = 0; i < o->n_tasks; i++) cJSON_AddItemToArray(tasks, cJSON_CreateString(task_find(o->tasks[i])->name));
         for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));

@@ -17,6 +17,7 @@
 #include "core/rng.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -168,18 +169,31 @@ TEST(pretrain_driver_loss_falls_and_eval_agrees) {
              "%s pretrain eval --init %s --corpus text:%s/heldout.txt --cache %s/cache "
              "--batch 32 --seq-len 24 --json --threads 1",
              test_glue_bin(), dir, fx.dir, fx.dir);
-    double loss[2] = {-1, -2};
+    double loss[2] = {-1, -2}, acc = -1;
     for (int k = 0; k < 2; k++) {
         int st;
         char *o = test_run(cmd, &st);
         cJSON *j = cJSON_Parse(o);
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "loss");
-        if (CHECK_MSG(st == 0 && cJSON_IsNumber(l), "eval: %s", o)) loss[k] = l->valuedouble;
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "loss"), *a = cJSON_GetObjectItemCaseSensitive(j, "accuracy");
+        if (CHECK_MSG(st == 0 && cJSON_IsNumber(l) && cJSON_IsNumber(a), "eval: %s", o)) loss[k] = l->valuedouble, acc = a->valuedouble;
         cJSON_Delete(j);
         free(o);
     }
     CHECK(loss[0] == loss[1]);
     CHECK_NEAR(loss[0], lg.eval_loss, 1e-5);
+    /* Accuracy in percent, as everywhere else: the run's summary has the fraction. */
+    char sp[300];
+    snprintf(sp, sizeof sp, "%s/summary.json", dir);
+    FILE *sf = fopen(sp, "r");
+    static char stext[1 << 14];
+    size_t sn = sf ? fread(stext, 1, sizeof stext - 1, sf) : 0;
+    if (sf) fclose(sf);
+    stext[sn] = '\0';
+    cJSON *sj = cJSON_Parse(stext);
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sj, "eval"), "accuracy");
+    CHECK_MSG(cJSON_IsNumber(sa) && fabs(acc - 100 * sa->valuedouble) < 1e-3, "eval --json accuracy %g vs summary %g",
+              acc, cJSON_IsNumber(sa) ? sa->valuedouble : -1);
+    cJSON_Delete(sj);
     /* The summary and the weights-only checkpoint are there. */
     snprintf(cmd, sizeof cmd, "test -s %s/summary.json && test -s %s/model.ckpt && test -s %s/config.json", dir,
              dir, dir);

@@ -7,6 +7,7 @@
  * `predict` and `compare`, and the user errors (unknown task/model, bad
  * settings, missing or corrupt checkpoint). */
 #include "tests/test.h"
+#include "cli/cli_run.h"
 
 #include "cli/commands.h"
 #include "core/common.h"
@@ -879,4 +880,20 @@ TEST(run_json_exact_round_trip) {
     free(text);
     cJSON_Delete(o);
     cJSON_Delete(back);
+}
+
+/* The command recorded in results files: shell-quoted where needed, the home
+ * directory written ~ (a results file names no machine's paths). */
+TEST(trainer_command_line_is_portable) {
+    char *saved = getenv("HOME") ? xstrdup(getenv("HOME")) : NULL;
+    setenv("HOME", "/home/u", 1);
+    char *argv[] = {"finetune", "sst2", "--out", "/home/u/runs/x", "--set", "init=/home/u/m.ckpt", "/home/user2/y",
+                    "a b", "/home/u"};
+    char *line = cli_command_line(9, argv);
+    CHECK_MSG(strcmp(line, "glue finetune sst2 --out ~/runs/x --set init=~/m.ckpt /home/user2/y 'a b' /home/u") == 0,
+              "%s", line);
+    free(line);
+    if (saved) setenv("HOME", saved, 1);
+    else unsetenv("HOME");
+    free(saved);
 }

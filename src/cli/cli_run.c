@@ -190,23 +190,41 @@ static int needs_quotes(const char *s) {
     return 0;
 }
 
+void cli_portable_path(const char *path, char *out, size_t cap) {
+    const char *home = getenv("HOME");
+    size_t hl = home && home[0] == '/' && home[1] ? strlen(home) : 0;
+    if (hl && strncmp(path, home, hl) == 0 && path[hl] == '/') snprintf(out, cap, "~%s", path + hl);
+    else snprintf(out, cap, "%s", path);
+}
+
 char *cli_command_line(int argc, char **argv) {
     size_t cap = 16;
     for (int i = 0; i < argc; i++) cap += 4 * strlen(argv[i]) + 3;
     char *out = xmalloc(cap);
     size_t n = (size_t)snprintf(out, cap, "glue");
+    /* The home directory is written ~ (no machine's paths in results files);
+     * a shell expands it again where it is not quoted. */
+    const char *home = getenv("HOME");
+    size_t hl = home && home[0] == '/' && home[1] ? strlen(home) : 0;
     for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
         out[n++] = ' ';
-        if (!needs_quotes(argv[i])) {
-            n += (size_t)snprintf(out + n, cap - n, "%s", argv[i]);
-            continue;
+        int quote = needs_quotes(arg);
+        if (quote) out[n++] = '\'';   /* single quotes; a quote inside becomes '\'' */
+        for (const char *s = arg; *s; s++) {
+            int at_start = s == arg || s[-1] == '=' || s[-1] == ':';
+            if (hl && at_start && strncmp(s, home, hl) == 0 && s[hl] == '/') {
+                if (quote) { memcpy(out + n, "'~'", 3); n += 3; }   /* ~ outside the quotes */
+                else out[n++] = '~';
+                s += hl - 1;
+            } else if (*s == '\'' && quote) {
+                memcpy(out + n, "'\\''", 4);
+                n += 4;
+            } else {
+                out[n++] = *s;
+            }
         }
-        out[n++] = '\'';   /* single quotes; a quote inside becomes '\'' */
-        for (const char *s = argv[i]; *s; s++) {
-            if (*s == '\'') { memcpy(out + n, "'\\''", 4); n += 4; }
-            else out[n++] = *s;
-        }
-        out[n++] = '\'';
+        if (quote) out[n++] = '\'';
     }
     out[n] = '\0';
     return out;

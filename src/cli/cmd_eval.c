@@ -127,7 +127,9 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     Model *m = cli_load_model(ops, rt, e->run, e->init, e->bf16, dir, sizeof dir);
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "run", dir[0] ? dir : e->init);
+    char where[4200];
+    cli_portable_path(dir[0] ? dir : e->init, where, sizeof where);
+    cJSON_AddStringToObject(out, "run", where);
     /* The kernels that ran, and whether --bf16 ran bf16 weights (false: the CPU
      * has no AVX512-BF16 and --bf16 ran the fp32 path, src/cli/cli_run.c). */
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));

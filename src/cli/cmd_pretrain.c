@@ -185,7 +185,7 @@ static void eval_print(const char *corpus, const MlmEvalResult *e, int T, int js
     if (json) {
         printf("{\"corpus\":\"%s\",\"loss\":%.6f,\"accuracy\":%.6f,\"masked\":%ld,\"sequences\":%ld,"
                "\"tokens\":%ld,\"seq_len\":%d,\"seconds\":%.3f}\n",
-               corpus, e->loss, e->accuracy, e->masked, e->sequences, e->tokens, T, e->seconds);
+               corpus, e->loss, 100 * e->accuracy, e->masked, e->sequences, e->tokens, T, e->seconds);
         return;
     }
     printf("%s: MLM loss %.4f (perplexity %.1f), accuracy %.2f%% over %ld masked tokens\n"

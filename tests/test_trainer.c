@@ -216,7 +216,8 @@ static char *slurp(const char *path) {
 __attribute__((constructor)) static void command_child(int argc, char **argv) {
     if (!getenv(CHILD_ENV)) return;
     static const struct { const char *name; CommandFn fn; } CMDS[] = {
-        {"finetune", cmd_finetune}, {"eval", cmd_eval}, {"predict", cmd_predict}, {"compare", cmd_compare}};
+        {"finetune", cmd_finetune}, {"eval", cmd_eval}, {"predict", cmd_predict}, {"compare", cmd_compare},
+        {"score", cmd_score}};
     for (int i = 0; i < (int)(sizeof CMDS / sizeof CMDS[0]); i++)
         if (argc > 1 && strcmp(argv[1], CMDS[i].name) == 0) exit(CMDS[i].fn(argc - 1, argv + 1));
     exit(99);
@@ -533,6 +534,28 @@ TEST(trainer_cli_eval_predict) {
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "tasks"), "sst2");
     CHECK_NEAR(metric_of(task, "dev", "accuracy"), best, 1e-9);
     CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(j, "glue"), "glue_score", 0), best, 1e-9);
+    /* ... and writes the dev predictions, which glue score reads back to the
+     * same accuracy, with their confusion matrix (its diagonal: the hits). */
+    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(task, "dev_predictions"), "dev");
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(dp, "confusion");
+    double hits = 0, all = 0;
+    for (int g = 0; g < 2 && cJSON_GetArraySize(cm) == 2; g++)
+        for (int p = 0; p < 2; p++) {
+            double c = cJSON_GetArrayItem(cJSON_GetArrayItem(cm, g), p)->valuedouble;
+            all += c;
+            hits += g == p ? c : 0;
+        }
+    CHECK_MSG(all > 0 && fabs(100 * hits / all - best) < 1e-9, "confusion %g/%g vs accuracy %g", hits, all, best);
+    char preds[4200];
+    run_dir_path("sst2", "testbow", dir, sizeof dir);
+    run_file_path(dir, "dev_predictions.tsv", preds, sizeof preds);
+    const char *sc[] = {"score", "sst2", preds, "--json"};
+    Ran rs = run_command(root, NULL, NULL, 4, sc);
+    cJSON *sj = cJSON_Parse(rs.out);
+    CHECK_MSG(rs.status == 0 && fabs(run_config_number(sj, "accuracy", -1) - best) < 1e-9,
+              "score of the dev predictions: %s %s", rs.out, rs.err);
+    cJSON_Delete(sj);
+    ran_free(&rs);
     cJSON_Delete(j);
     ran_free(&r);
 

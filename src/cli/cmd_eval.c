@@ -53,7 +53,48 @@ static int eval_batch_of(const char *dir) {
 /* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
  * the labelled dev splits — or, for a user's dataset with --split test, its
  * labelled test file (test = 1). */
-static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, cJSON *out) {
+/* The predictions of a labelled split into the run directory in the
+ * leaderboard format (`glue score` reads it back), and its confusion matrix
+ * (rows: the gold label, columns: the predicted one) into out
+ * ["dev_predictions"][split]. 0 ok. */
+static int eval_save_dev_predictions(const Task *t, const Dataset *d, const float *pred, const char *dir,
+                                     cJSON *out) {
+    int k = eval_num_outputs(t), n = d->n;
+    long *index = xmalloc(sizeof(long) * (size_t)(n ? n : 1));
+    int *label = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    double *score = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        index[i] = d->ex[i].index;
+        label[i] = k == 1 ? -1 : eval_argmax(pred + (size_t)i * (size_t)k, k);
+        score[i] = k == 1 ? pred[i] : 0;
+    }
+    char name[256], path[4400], where[4400];
+    snprintf(name, sizeof name, "%s_predictions.tsv", d->split->name);
+    run_file_path(dir, name, path, sizeof path);
+    int rc = predictions_write(path, t, index, label, score, n) ? 1 : 0;
+    cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "dev_predictions");
+    if (!all) all = cJSON_AddObjectToObject(out, "dev_predictions");
+    cJSON *o = cJSON_AddObjectToObject(all, d->split->name);
+    cli_portable_path(path, where, sizeof where);
+    cJSON_AddStringToObject(o, "file", where);
+    if (k > 1) {
+        cJSON *names = cJSON_AddArrayToObject(o, "labels"), *cm = cJSON_AddArrayToObject(o, "confusion");
+        for (int g = 0; g < k; g++) {
+            cJSON_AddItemToArray(names, cJSON_CreateString(task_label_name(t, g)));
+            int row[TASK_MAX_LABELS] = {0};
+            for (int i = 0; i < n; i++)
+                if (d->ex[i].label == g) row[label[i]]++;
+            cJSON_AddItemToArray(cm, cJSON_CreateIntArray(row, k));
+        }
+    }
+    free(index);
+    free(label);
+    free(score);
+    return rc;
+}
+
+static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, const char *dir,
+                         cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
     int nd = test ? (dev[0] = task_split(t, "test")) != NULL : eval_dev_splits(t, dev, TASK_MAX_SPLITS);
     if (test && nd == 0) {
@@ -69,6 +110,8 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
         float *pred = eval_predict_dataset(ops, m, &d, batch, &secs);
         if (!pred) { dataset_free(&d); return 1; }
         cJSON_AddItemToObject(out, dev[s]->name, eval_metrics(t, &d, pred));
+        int rc = dir[0] && !test ? eval_save_dev_predictions(t, &d, pred, dir, out) : 0;
+        if (rc) { free(pred); dataset_free(&d); return rc; }
         examples += d.n;
         seconds += secs;
         free(pred);
@@ -136,7 +179,7 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
     int batch = dir[0] ? eval_batch_of(dir) : EVAL_BATCH_DEFAULT;
     int rc = test && !t->user ? eval_task_test(ops, m, t, batch, dir, out)
-                              : eval_task_dev(ops, m, t, batch, test, out);
+                              : eval_task_dev(ops, m, t, batch, test, dir, out);
     ops->free(m);
     if (rc == 0) cJSON_AddItemToObject(tasks, t->name, out);
     else cJSON_Delete(out);

@@ -222,6 +222,21 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary, const Task 
     for (const cJSON *it = missing ? missing->child : NULL; it; it = it->next)
         printf("%s%s%s", it == missing->child ? "not trained: " : ", ", task_find(it->valuestring)->display,
                it->next ? "" : "\n");
+    /* The archive: which files are placeholders, which are missing. */
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(summary, "submission");
+    if (sub) {
+        const cJSON *files = cJSON_GetObjectItemCaseSensitive(sub, "files");
+        int placeholders = 0;
+        for (const cJSON *f = files ? files->child : NULL; f; f = f->next)
+            if (strcmp(run_config_string(f, "source", ""), "majority") == 0)
+                printf("%s %s", placeholders++ ? "," : "majority-class placeholders (no trained model):",
+                       run_config_string(f, "file", ""));
+        if (placeholders) printf("\n");
+        const cJSON *miss = cJSON_GetObjectItemCaseSensitive(sub, "missing");
+        for (const cJSON *f = miss ? miss->child : NULL; f; f = f->next)
+            printf("%s %s%s", f == miss->child ? "missing (no test data):" : ",", f->valuestring, f->next ? "" : "\n");
+        printf("archive: %s (%d files)\n", run_config_string(sub, "zip", "(not written)"), cJSON_GetArraySize(files));
+    }
     const cJSON *glue = cJSON_GetObjectItemCaseSensitive(summary, "glue");
     if (glue && e->all)
         printf("GLUE score %.2f over %d task(s)\n", run_config_number(glue, "glue_score", 0),

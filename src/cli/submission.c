@@ -46,8 +46,8 @@ static int submission_majority(const Task *t, const TaskSplit *sp, const char *d
     Dataset test, labelled;
     const char *source = NULL;
     if (submission_label_source(t, &labelled, &source) != 0) {
-        user_error("fetch it: glue data fetch", "%s: no labelled split to take the majority class from",
-                   t->display);
+        user_warning("%s: no labelled split to take the majority class from (glue data fetch gets it)",
+                     t->display);
         return -1;
     }
     if (task_load(t, sp->name, task_data_root(), 0, &test) != 0) { dataset_free(&labelled); return -1; }
@@ -117,9 +117,12 @@ int submission_write(const char *zip_path, const cJSON *written, const char *mod
     if (rc) { zip_close(z); return 1; }   /* removes the partial PATH.tmp */
     if (zip_close(z) != 0) return 1;
     cJSON_AddStringToObject(report, "zip", zip_path);
-    if (cJSON_GetArraySize(missing) > 0)
-        fprintf(stderr, "glue: warning: %s lacks %d of the leaderboard's files (no test data here); "
-                        "the leaderboard accepts only a complete archive\n",
-                zip_path, cJSON_GetArraySize(missing));
+    if (cJSON_GetArraySize(missing) > 0) {   /* written for inspection, but not a submission */
+        user_error("fetch the missing test data (glue data fetch all) and write the archive again",
+                   "%s lacks %d of the leaderboard's files (no test data here): the leaderboard accepts only a "
+                   "complete archive",
+                   zip_path, cJSON_GetArraySize(missing));
+        return 1;
+    }
     return 0;
 }

@@ -2,6 +2,7 @@
  * Each command lives in src/cli/cmd_<name>.c. */
 #include "cli/commands.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/editdist.h"
 
 #include <stdio.h>
@@ -193,6 +194,15 @@ int main(int argc, char **argv) {
                 print_command_help(c);
                 return 0;
             }
+        /* Under mpirun every rank would run the command alone and write the
+         * same files: only `glue pretrain` (training) is data-parallel. */
+        if (dist_launched() && (strcmp(c->name, "pretrain") != 0 ||
+                                (argc >= 3 && (strcmp(argv[2], "eval") == 0 || strcmp(argv[2], "prepare") == 0 ||
+                                               strcmp(argv[2], "screen") == 0)))) {
+            user_error("run it without mpirun", "glue %s does not run data-parallel: under mpirun only 'glue pretrain' "
+                       "(training) does", c->name);
+            return EXIT_USAGE;
+        }
         return c->fn(argc - 1, argv + 1);
     }
     int best = 0;

@@ -1,0 +1,71 @@
+/* dist.h — data-parallel processes: everything glue asks of MPI, in one place.
+ *
+ * `mpirun -np N glue pretrain ...` starts N ranks of the same program; they
+ * cooperate through these calls only, so the training code has no #ifdefs:
+ * in a build without MPI (or a process not started by mpirun) the same calls
+ * act for one process (rank 0 of size 1: sums are copies, checks pass).
+ *
+ * MPI is initialised only when the process was launched by mpirun (its
+ * environment says so), so a plain `glue pretrain` never pays for it and
+ * behaves exactly as in a build without MPI.
+ *
+ * Failure: every collective here is entered by all ranks at the same point of
+ * the program. A check that fails on one rank (dist_check_same) is reported on
+ * every rank, so all of them leave together; a rank that exits with a non-zero
+ * status makes dist_finalize abort the job (MPI_Abort), and mpirun ends the
+ * others rather than leaving them waiting in a sum.
+ *
+ * Counters (dist_stats) add up the time spent in, and the bytes passed to,
+ * dist_allreduce_floats, for `glue bench scaling`. */
+#ifndef GLUE_DIST_H
+#define GLUE_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 when the environment says mpirun started this process (OpenMPI's
+ * OMPI_COMM_WORLD_SIZE, or PMI_SIZE / PMIX_RANK of other launchers). */
+int dist_launched(void);
+/* 1 when this binary was built with MPI. */
+int dist_available(void);
+
+/* Starts MPI when launched by mpirun. 0 ok; non-zero after a message when
+ * launched by mpirun but built without MPI (running N independent copies
+ * that overwrite each other's files would be worse than refusing). */
+int dist_init(int *argc, char ***argv);
+/* Ends MPI (if started): MPI_Finalize when rc == 0 everywhere is expected,
+ * MPI_Abort(rc) when this rank fails (so the others do not wait forever).
+ * Returns rc. */
+int dist_finalize(int rc);
+
+int dist_rank(void);
+int dist_size(void);
+
+/* In-place sum over ranks of n floats (every rank gets the sum). */
+void dist_allreduce_floats(float *buf, long n);
+/* In-place sum over ranks of n doubles (small statistics). */
+void dist_allreduce_doubles(double *buf, int n);
+/* The largest of v over ranks (e.g. "did any rank get a signal"). */
+int dist_max_int(int v);
+/* Rank root's value of v, on every rank. */
+int dist_bcast_int(int v, int root);
+
+/* 0 when every rank passes the same hash; otherwise every rank prints one
+ * message naming `what` and the ranks that differ from rank 0, and returns -1.
+ * Use at start with a hash of the settings and data every rank must share. */
+int dist_check_same(uint64_t hash, const char *what);
+
+/* FNV-1a of n bytes, continuing from h (start with DIST_HASH_INIT). */
+#define DIST_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t dist_hash(uint64_t h, const void *data, size_t n);
+
+/* What dist_allreduce_floats has done since the last reset. */
+typedef struct DistStats {
+    long calls;
+    double seconds;   /* wall time inside the sums */
+    double bytes;     /* bytes of the buffers summed (each rank's payload) */
+} DistStats;
+DistStats dist_stats(void);
+void dist_stats_reset(void);
+
+#endif

@@ -323,9 +323,11 @@ static void run_micro_batch(Run *r, MlmBatch *all, StepStats *s) {
 /* Data parallel: the ranks' gradients (each its rows' share of the mean) sum
  * to the whole batch's, and so do their loss and accuracy shares. One sum per
  * arena, after the backward (no overlap with it). Then every rank clips and
- * steps identically. */
+ * steps identically. The barrier first costs one latency and tells waiting
+ * for the slowest rank apart from the sum itself (summary.json). */
 static void run_sum_over_ranks(Run *r, Params *const *arenas, int n_arenas, StepStats *s) {
     if (r->size == 1) return;
+    dist_barrier();
     for (int i = 0; i < n_arenas; i++) dist_allreduce_floats(arenas[i]->grad, (long)arenas[i]->total);
     double v[6] = {s->loss, s->acc, s->gen_loss, s->disc_loss, s->disc_acc, s->replaced};
     dist_allreduce_doubles(v, 6);
@@ -445,13 +447,14 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "threads", r->o->threads);
     cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
     if (r->size > 1 && r->step > r->step0) {
-        /* The gradient sums of this process (`glue bench scaling` reads them);
-         * the time includes waiting for the slowest rank. */
+        /* The gradient sums of this process (`glue bench scaling` reads them):
+         * the sums' time, and before them the wait for the slowest rank. */
         DistStats ds = dist_stats();
         double steps = (double)(r->step - r->step0);
         cJSON *ar = cJSON_AddObjectToObject(j, "allreduce");
         cJSON_AddNumberToObject(ar, "steps", steps);
         cJSON_AddNumberToObject(ar, "seconds_per_step", ds.seconds / steps);
+        cJSON_AddNumberToObject(ar, "wait_seconds_per_step", ds.wait_seconds / steps);
         cJSON_AddNumberToObject(ar, "bytes_per_step", ds.bytes / steps);
     }
     char cpu[256];

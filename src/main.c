@@ -151,7 +151,11 @@ static const Command COMMANDS[] = {
      "  fasttext: trains Debian's /usr/bin/fasttext and ours on the same task with the\n"
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
-     "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"},
+     "  results/bench_fasttext.json. Needs: apt-get install fasttext.\n"
+     "  scaling [--config tiny|mini|FILE ...] [--steps 20] [--reps 3] [--batch 64]\n"
+     "  [--corpus FILE]: pretraining as 1 process x 2 threads against mpirun -np 2 x\n"
+     "  1 thread, A/B for --reps rounds: tokens/s, all-reduce time and bytes per step.\n"
+     "  Writes results/bench_scaling.json. Needs a build with MPI.\n"},
     {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK]",
      "write a glue BERT checkpoint as a Hugging Face model directory",
      "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"

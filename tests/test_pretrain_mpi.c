@@ -7,7 +7,8 @@
  *     bit for bit, and resumed on 1 rank to 1e-5 (the checkpoint holds no
  *     per-rank state);
  *   - ranks started with different settings end at once with one message;
- *   - a number of ranks that does not divide the batch is refused.
+ *   - a number of ranks that does not divide the batch is refused;
+ *   - `glue bench scaling` runs both arrangements and counts the bytes.
  * Skipped (with the reason) where glue was built without MPI or mpirun is
  * missing. */
 #include "tests/test.h"
@@ -15,6 +16,7 @@
 
 #include "core/dist.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,5 +150,51 @@ TEST(pretrain_mpi_user_errors) {
     int rc = pretrain_launched(&fx, MPIRUN " 3", args, &out);
     CHECK_MSG(rc != 0 && rc != 124 && strstr(out, "batch 8 cannot be split over 3 ranks"), "exit %d: %s", rc, out);
     free(out);
+    fixture_free(&fx);
+}
+
+/* `glue bench scaling` on the micro model: both arrangements run, and the
+ * bytes summed per step are the model's gradient arena, 4 bytes a float: the
+ * micro BERT's 12,764 parameters (embeddings 28x32 + 64x32 + 2x32 + LayerNorm
+ * 64 = 3,072; the layer 8,544; the MLM head 1,148) padded to 12,768 floats. */
+TEST(pretrain_mpi_bench_scaling_runs) {
+    if (!mpi_ready()) return;
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char path[256], text[1024], cmd[2048];
+    snprintf(path, sizeof path, "%s/micro_pretrain.json", fx.dir);
+    snprintf(text, sizeof text,
+             "{\"model\": \"%s/micro.json\", \"vocab\": \"%s/vocab.txt\", \"seq_len\": 24, \"max_predictions\": 4}",
+             fx.dir, fx.dir);
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL)) return;
+    fputs(text, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "GLUE_RESULTS=%s/results GLUE_CACHE=%s/cache %s bench scaling --config %s --corpus %s/train.txt "
+             "--steps 2 --reps 1 --batch 8 2>&1",
+             fx.dir, fx.dir, test_glue_bin(), path, fx.dir);
+    int st;
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "exit %d: %s", st, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/results/bench_scaling.json", fx.dir);
+    f = fopen(path, "r");
+    char buf[8192] = "";
+    if (CHECK(f != NULL)) {
+        buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+        fclose(f);
+    }
+    cJSON *j = cJSON_Parse(buf);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "configs"), 0);
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(c, "ranks1_threads2_tokens_per_sec");
+    const cJSON *two = cJSON_GetObjectItemCaseSensitive(c, "ranks2_threads1_tokens_per_sec");
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(c, "allreduce_bytes_per_step");
+    CHECK(cJSON_GetObjectItemCaseSensitive(one, "median") && cJSON_GetObjectItemCaseSensitive(one, "median")->valuedouble > 0);
+    CHECK(cJSON_GetObjectItemCaseSensitive(two, "median") && cJSON_GetObjectItemCaseSensitive(two, "median")->valuedouble > 0);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(bytes, "median");
+    if (CHECK(b != NULL)) CHECK_NEAR(b->valuedouble, 4.0 * 12768, 0);
+    CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "cpu")));
+    cJSON_Delete(j);
     fixture_free(&fx);
 }

@@ -79,6 +79,13 @@ static void dist_check(int err, const char *what) {
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+void dist_barrier(void) {
+    if (dist_size_ == 1) return;
+    double t0 = now_seconds();
+    dist_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    dist_stats_.wait_seconds += now_seconds() - t0;
+}
+
 void dist_allreduce_floats(float *buf, long n) {
     if (dist_size_ == 1) return;
     double t0 = now_seconds();
@@ -147,6 +154,7 @@ int dist_init(int *argc, char ***argv) {
 }
 
 int dist_finalize(int rc) { return rc; }
+void dist_barrier(void) {}
 void dist_allreduce_floats(float *buf, long n) { (void)buf, (void)n; }
 void dist_allreduce_doubles(double *buf, int n) { (void)buf, (void)n; }
 int dist_max_int(int v) { return v; }

@@ -16,7 +16,8 @@
  * others rather than leaving them waiting in a sum.
  *
  * Counters (dist_stats) add up the time spent in, and the bytes passed to,
- * dist_allreduce_floats, for `glue bench scaling`. */
+ * dist_allreduce_floats, and the time in dist_barrier, for `glue bench
+ * scaling`. */
 #ifndef GLUE_DIST_H
 #define GLUE_DIST_H
 
@@ -41,6 +42,9 @@ int dist_finalize(int rc);
 int dist_rank(void);
 int dist_size(void);
 
+/* Waits until every rank is here. Before a sum, it separates the time spent
+ * waiting for the slowest rank (counted as wait_seconds) from the sum's own. */
+void dist_barrier(void);
 /* In-place sum over ranks of n floats (every rank gets the sum). */
 void dist_allreduce_floats(float *buf, long n);
 /* In-place sum over ranks of n doubles (small statistics). */
@@ -63,6 +67,7 @@ uint64_t dist_hash(uint64_t h, const void *data, size_t n);
 typedef struct DistStats {
     long calls;
     double seconds;   /* wall time inside the sums */
+    double wait_seconds;  /* wall time inside dist_barrier */
     double bytes;     /* bytes of the buffers summed (each rank's payload) */
 } DistStats;
 DistStats dist_stats(void);

@@ -8,6 +8,7 @@
  *     per-rank state);
  *   - ranks started with different settings end at once with one message;
  *   - a number of ranks that does not divide the batch is refused;
+ *   - a rank that hangs ends the job after GLUE_DIST_TIMEOUT seconds;
  *   - `glue bench scaling` runs both arrangements and counts the bytes.
  * Skipped (with the reason) where glue was built without MPI or mpirun is
  * missing. */
@@ -196,5 +197,32 @@ TEST(pretrain_mpi_bench_scaling_runs) {
     if (CHECK(b != NULL)) CHECK_NEAR(b->valuedouble, 4.0 * 12768, 0);
     CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "cpu")));
     cJSON_Delete(j);
+    fixture_free(&fx);
+}
+
+/* A rank that hangs without dying (stopped here with SIGSTOP once training
+ * runs; the ranks are the processes whose command line starts with the
+ * binary): the other gives up after GLUE_DIST_TIMEOUT seconds with one
+ * message and mpirun ends the job, the stopped rank included. */
+TEST(pretrain_mpi_hung_rank_ends_job) {
+    if (!mpi_ready()) return;
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "GLUE_DIST_TIMEOUT=2 " MPIRUN " 2 -x GLUE_DIST_TIMEOUT %s pretrain %s --set steps=100000 --set batch=8 "
+             "--out %s/hang > %s/out.txt 2>&1 & pid=$!; i=0; "
+             "while [ \"$(cat %s/hang/log.jsonl 2>/dev/null | wc -l)\" -lt 3 ] && [ $i -lt 600 ]; do "
+             "sleep 0.05; i=$((i+1)); done; "
+             "kill -STOP $(pgrep -f '^[^ ]*glue pretrain .*--out %s/hang' | tail -1); "
+             "wait $pid; echo \"exit $?\"; cat %s/out.txt; "
+             "pgrep -f '^[^ ]*glue pretrain .*--out %s/hang' >/dev/null && echo LEFT-BEHIND",
+             test_glue_bin(), fx.common, fx.dir, fx.dir, fx.dir, fx.dir, fx.dir, fx.dir);
+    int st;
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(strstr(out, "exit 0") == NULL && strstr(out, "exit 124") == NULL && strstr(out, "waited over 2 s") &&
+                  !strstr(out, "LEFT-BEHIND"),
+              "%s", out);
+    free(out);
     fixture_free(&fx);
 }

@@ -9,6 +9,9 @@
 
 #ifdef GLUE_MPI
 #include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #endif
 
 /* The process's place in the job: MPI's own state is process-global, so is
@@ -44,6 +47,51 @@ void dist_stats_reset(void) { memset(&dist_stats_, 0, sizeof dist_stats_); }
 
 static int dist_started_;   /* MPI_Init was called */
 
+/* The watchdog: a rank that hangs without dying (stopped, deadlocked, a
+ * stalled network) would leave the others in a sum forever, and MPI notices
+ * only deaths. A thread checks every second how long this rank has been in a
+ * step's collective; past the timeout it says so and exits, and mpirun then
+ * ends the whole job. The start time (ms, 0 = not in a collective) is the
+ * only state the two threads share. */
+static _Atomic long dist_watch_since_ms;
+static const char *_Atomic dist_watch_what;
+static double dist_timeout_s;
+
+static long dist_now_ms(void) { return (long)(now_seconds() * 1000.0); }
+
+static void *dist_watchdog(void *arg) {
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        long since = atomic_load(&dist_watch_since_ms);
+        if (since && (double)(dist_now_ms() - since) > 1000.0 * dist_timeout_s) {
+            fprintf(stderr,
+                    "glue: error: rank %d waited over %.0f s in %s: another rank hangs or is far behind; ending "
+                    "the job\n  hint: GLUE_DIST_TIMEOUT=SECONDS sets the limit (longer than the slowest held-out "
+                    "evaluation or checkpoint; 0 = none)\n",
+                    dist_rank_, dist_timeout_s, atomic_load(&dist_watch_what));
+            fflush(stderr);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void dist_watch_begin(const char *what) {
+    atomic_store(&dist_watch_what, what);
+    atomic_store(&dist_watch_since_ms, dist_now_ms());
+}
+static void dist_watch_end(void) { atomic_store(&dist_watch_since_ms, 0); }
+
+/* The watchdog thread, unless GLUE_DIST_TIMEOUT is 0 (default 1800 s). */
+static void dist_watch_start(void) {
+    const char *env = getenv("GLUE_DIST_TIMEOUT");
+    dist_timeout_s = env && *env ? atof(env) : 1800.0;
+    if (dist_timeout_s <= 0 || dist_size_ == 1) return;
+    pthread_t t;
+    if (pthread_create(&t, NULL, dist_watchdog, NULL) == 0) pthread_detach(t);
+}
+
 int dist_init(int *argc, char ***argv) {
     if (dist_started_ || !dist_launched()) return 0;
     MPI_Init(argc, argv);
@@ -52,6 +100,7 @@ int dist_init(int *argc, char ***argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &dist_rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &dist_size_);
     dist_started_ = 1;
+    dist_watch_start();
     return 0;
 }
 
@@ -82,7 +131,9 @@ static void dist_check(int err, const char *what) {
 void dist_barrier(void) {
     if (dist_size_ == 1) return;
     double t0 = now_seconds();
+    dist_watch_begin("MPI_Barrier (before a step's gradient sum)");
     dist_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    dist_watch_end();
     dist_stats_.wait_seconds += now_seconds() - t0;
 }
 
@@ -91,11 +142,13 @@ void dist_allreduce_floats(float *buf, long n) {
     double t0 = now_seconds();
     /* MPI counts are ints: large arenas go in pieces. */
     const long chunk = 1L << 28;
+    dist_watch_begin("MPI_Allreduce (a step's gradient sum)");
     for (long off = 0; off < n; off += chunk) {
         int cnt = (int)(n - off < chunk ? n - off : chunk);
         dist_check(MPI_Allreduce(MPI_IN_PLACE, buf + off, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
                    "MPI_Allreduce");
     }
+    dist_watch_end();
     dist_stats_.calls++;
     dist_stats_.seconds += now_seconds() - t0;
     dist_stats_.bytes += (double)n * sizeof(float);
@@ -103,13 +156,17 @@ void dist_allreduce_floats(float *buf, long n) {
 
 void dist_allreduce_doubles(double *buf, int n) {
     if (dist_size_ == 1) return;
+    dist_watch_begin("MPI_Allreduce (a step's statistics)");
     dist_check(MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    dist_watch_end();
 }
 
 int dist_max_int(int v) {
     if (dist_size_ == 1) return v;
     int out = v;
+    dist_watch_begin("MPI_Allreduce (the ranks' step boundary)");
     dist_check(MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    dist_watch_end();
     return out;
 }
 

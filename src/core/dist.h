@@ -13,7 +13,13 @@
  * the program. A check that fails on one rank (dist_check_same) is reported on
  * every rank, so all of them leave together; a rank that exits with a non-zero
  * status makes dist_finalize abort the job (MPI_Abort), and mpirun ends the
- * others rather than leaving them waiting in a sum.
+ * others rather than leaving them waiting in a sum. A rank that hangs
+ * without dying is caught by a watchdog thread: a rank that has waited in one
+ * of a step's collectives (barrier, sums, max) for more than
+ * $GLUE_DIST_TIMEOUT seconds (default 1800; 0 = no limit) says so and exits
+ * 1, and mpirun ends the job. Rank 0's held-out evaluations and checkpoints
+ * happen while the others wait at the next step: the limit must exceed them.
+ * (dist_bcast_int, used while rank 0 builds a token cache, is not watched.)
  *
  * Counters (dist_stats) add up the time spent in, and the bytes passed to,
  * dist_allreduce_floats, and the time in dist_barrier, for `glue bench

@@ -2,6 +2,7 @@
 # every test; `make run` fetches the data and runs the main job; `make asan`
 # builds and tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 # BUILD=dir keeps object files apart (e.g. for parallel work or sanitizers).
+# MPI=no builds without MPI even where it is installed (src/probe_deps.sh).
 
 BUILD   ?= build
 CC      ?= cc
@@ -13,6 +14,7 @@ CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Isrc -I. $(WARN) -fopenmp -MMD -MP $(DEP_CFLAGS)
 LDFLAGS_ALL  = -fopenmp $(LDFLAGS)
+MPI     ?= auto
 SHARED  ?= $(or $(GLUE_SHARED),../shared)
 MIRROR  ?= $(if $(wildcard $(SHARED)/data),$(SHARED)/data,)
 
@@ -30,7 +32,7 @@ all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
 	@mkdir -p $(BUILD)
-	@CC="$(CC)" sh src/probe_deps.sh > $@.tmp && mv $@.tmp $@
+	@CC="$(CC)" MPI="$(MPI)" sh src/probe_deps.sh > $@.tmp && mv $@.tmp $@
 
 $(GLUE_BIN): $(BUILD)/deps.mk $(MAIN_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(MAIN_OBJ) $(LIB_OBJ) -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)

@@ -82,11 +82,22 @@ float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *d
     int B = b->B, T = b->T, n = b->n_masked;
     if (B > e->B_max || T > e->T_max || n > e->max_masked) DIE("electra: batch larger than reserved");
     BertBatch in = {B, T, b->ids, NULL, b->lengths};
+    /* A shard of a larger batch (data-parallel) averages over the whole
+     * batch's targets and tokens (tokens_all 0: a hand-made whole batch). */
+    long real = 0;
+    for (int i = 0; i < B; i++) real += b->lengths[i];
+    long real_all = b->tokens_all > 0 ? b->tokens_all : real;
+    e->gen->loss_count = mlm_batch_all_masked(b);
+    disc->loss_count = real_all;
     /* 1. The generator on the masked input. */
     bert_forward(e->gen, &in, drop_rng);
     float gen_acc = 0, gen_loss = bert_mlm_loss(e->gen, b->positions, b->labels, n, 1, &gen_acc);
     /* 2. Samples at the targets (the logits are those of this forward, with dropout). */
-    electra_sample(e->sampled, bert_mlm_logits(e->gen), n, e->gen->cfg.vocab_size, &e->sample_rng, e->uniforms);
+    /* The draws of the other shards' targets are skipped in order, so every
+     * target gets the draw it would get in the whole batch. */
+    for (int i = 0; i < b->masked_before; i++) rng_uniform(&e->sample_rng);
+    if (n > 0) electra_sample(e->sampled, bert_mlm_logits(e->gen), n, e->gen->cfg.vocab_size, &e->sample_rng, e->uniforms);
+    for (int i = 0; i < b->masked_after; i++) rng_uniform(&e->sample_rng);
     bert_backward(e->gen);
     /* 3. The corrupted input: originals everywhere but the targets. */
     memcpy(e->disc_ids, b->ids, sizeof(int) * (size_t)B * (size_t)T);
@@ -101,10 +112,9 @@ float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *d
     bert_forward(disc, &(BertBatch){B, T, e->disc_ids, NULL, b->lengths}, drop_rng);
     float disc_acc = 0, disc_loss = bert_rtd_loss(disc, e->replaced, e->disc_weight, 1, &disc_acc);
     bert_backward(disc);
-    long real = 0;
-    for (int i = 0; i < B; i++) real += b->lengths[i];
+    e->gen->loss_count = disc->loss_count = 0;
     if (s) *s = (ElectraStats){.gen_loss = gen_loss, .gen_acc = gen_acc, .disc_loss = disc_loss,
-                               .disc_acc = disc_acc, .replaced_frac = (float)((double)replaced / (double)real)};
+                               .disc_acc = disc_acc, .replaced_frac = (float)((double)replaced / (double)real_all)};
     return gen_loss + e->disc_weight * disc_loss;
 }
 

@@ -59,7 +59,10 @@ void electra_free(Electra *e);
 
 /* Steps 1-4 above on batch b, adding gradients into both arenas (zero them
  * before). drop_rng: dropout of both models (NULL: none). Returns the total
- * loss. */
+ * loss. b may be a shard of a larger batch (mlm_batch_shard, data-parallel):
+ * then the losses, accuracies and gradients are its share of the whole
+ * batch's means (they sum over the shards to them), and the sample RNG
+ * advances over the whole batch's targets. */
 float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *drop_rng, ElectraStats *s);
 
 /* For each of n rows of logits (n, V): a token drawn from softmax(row) with

@@ -52,5 +52,33 @@ int mlm_batch_fill(MlmBatch *b, PretrainStream *s, const MaskConfig *mc, Rng *rn
         b->n_masked += k;
         b->tokens += len;
     }
+    b->masked_before = b->masked_after = 0;
+    b->tokens_all = b->tokens;
     return n;
 }
+
+void mlm_batch_shard(MlmBatch *shard, const MlmBatch *all, int r0, int r1, int *positions) {
+    CHECK_OR_DIE(0 <= r0 && r0 <= r1 && r1 <= all->B);
+    int T = all->T, lo = r0 * T, hi = r1 * T;
+    /* positions ascend, so the shard's targets are one run of them. */
+    int i0 = 0;
+    while (i0 < all->n_masked && all->positions[i0] < lo) i0++;
+    int i1 = i0;
+    while (i1 < all->n_masked && all->positions[i1] < hi) i1++;
+    for (int i = i0; i < i1; i++) positions[i - i0] = all->positions[i] - lo;
+    *shard = *all;
+    shard->B = shard->B_max = r1 - r0;
+    shard->ids = all->ids + (size_t)lo;
+    shard->lengths = all->lengths + r0;
+    shard->positions = positions;
+    shard->labels = all->labels + i0;
+    shard->n_masked = i1 - i0;
+    shard->max_masked = shard->n_masked;
+    shard->tokens = 0;
+    for (int r = r0; r < r1; r++) shard->tokens += all->lengths[r];
+    shard->masked_before = all->masked_before + i0;
+    shard->masked_after = all->masked_after + (all->n_masked - i1);
+    shard->tokens_all = all->tokens_all;
+}
+
+long mlm_batch_all_masked(const MlmBatch *b) { return (long)b->masked_before + b->n_masked + b->masked_after; }

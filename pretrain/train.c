@@ -3,6 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/provenance.h"
 #include "core/lines.h"
 #include "core/progress.h"
@@ -28,8 +29,9 @@ static volatile sig_atomic_t pretrain_signal;
 
 static void pretrain_on_signal(int sig) { pretrain_signal = sig; }
 
-/* RNG streams of the run seed. */
-enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3 };
+/* RNG streams of the run seed. Data-parallel ranks draw dropout from
+ * STREAM_DROPOUT_RANKS + rank, re-seeded each step (see run_step). */
+enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3, STREAM_DROPOUT_RANKS = 1024 };
 
 /* Everything beyond weights and optimizer that resuming needs (blob
  * "pretrain.state", host order). */
@@ -56,9 +58,15 @@ typedef struct Run {
     Schedule sched;
     Rng mask_rng, drop_rng;
     long step, tokens;
+    long step0;                  /* the step this process started at */
     double elapsed0, t0;         /* training seconds before this process; its start */
     FILE *log;
     char path_last[4096], path_model[4096], path_log[4096];
+    /* Data parallel (dist.h): rank `rank` of `size` computes rows
+     * [rank * rows, (rank + 1) * rows) of every micro-batch; rank 0 alone
+     * writes. One process: rank 0 of 1, rows = batch. */
+    int rank, size, rows;
+    int *shard_pos;              /* (batch.max_masked) the shard's target positions */
 } Run;
 
 static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r->t0; }
@@ -86,7 +94,11 @@ static int run_setup_data(Run *r) {
         return 1;
     r->mc.mask_frac = pc->mask_token_prob;
     r->mc.random_frac = pc->random_token_prob;
-    r->cache = run_cache(r, pc->corpus, pc->n_corpus);
+    /* Rank 0 builds the token cache (if it is not there yet), then the others
+     * open it: ranks on one machine must not write it at the same time. */
+    if (r->rank == 0) r->cache = run_cache(r, pc->corpus, pc->n_corpus);
+    if (!dist_bcast_int(r->rank == 0 && r->cache != NULL, 0)) return 1;
+    if (r->rank != 0) r->cache = run_cache(r, pc->corpus, pc->n_corpus);
     if (!r->cache) return 1;
     const VocabSpecials *sp = vocab_specials(r->vocab);
     r->sc = (PretrainStreamConfig){.seq_len = pc->seq_len, .short_prob = (float)pc->short_seq_prob, .shuffle = 1,
@@ -94,6 +106,7 @@ static int run_setup_data(Run *r) {
     stream_init(&r->stream, r->cache, &r->sc);
     mlm_batch_init(&r->batch, pc->batch, pc->seq_len,
                    pc->max_predictions > eval_pred ? pc->max_predictions : eval_pred, sp->pad);
+    r->shard_pos = xmalloc(sizeof(int) * (size_t)r->batch.max_masked);
     return 0;
 }
 
@@ -147,6 +160,7 @@ static cJSON *run_ckpt_config(const Run *r) {
 }
 
 static int run_save(Run *r) {
+    if (r->rank != 0) return 0;   /* the ranks hold the same state; one writes it */
     PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
                         .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
     cJSON *cfg = run_ckpt_config(r);
@@ -277,9 +291,15 @@ typedef struct StepStats {
     float lr;
 } StepStats;
 
-/* One micro-batch's forward and backward; adds its share to s. */
-static void run_micro_batch(Run *r, MlmBatch *b, StepStats *s) {
+/* One micro-batch's forward and backward (data-parallel: of this rank's rows;
+ * its losses are then its share of the whole batch's means); adds to s. */
+static void run_micro_batch(Run *r, MlmBatch *all, StepStats *s) {
     double w = 1.0 / r->pc->accumulate;
+    MlmBatch shard, *b = all;
+    if (r->size > 1) {
+        mlm_batch_shard(&shard, all, r->rank * r->rows, (r->rank + 1) * r->rows, r->shard_pos);
+        b = &shard;
+    }
     if (r->electra.gen) {
         ElectraStats es;
         s->loss += w * electra_forward_backward(&r->electra, r->m, b, &r->drop_rng, &es);
@@ -290,12 +310,28 @@ static void run_micro_batch(Run *r, MlmBatch *b, StepStats *s) {
         s->replaced += w * es.replaced_frac;
     } else {
         bert_forward(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, &r->drop_rng);
+        r->m->loss_count = mlm_batch_all_masked(b);   /* the whole batch's (its own when whole) */
         float acc = 0, loss = bert_mlm_loss(r->m, b->positions, b->labels, b->n_masked, 1, &acc);
+        r->m->loss_count = 0;
         bert_backward(r->m);
         s->loss += w * loss;
         s->acc += w * acc;
     }
-    s->tokens += b->tokens;
+    s->tokens += all->tokens;
+}
+
+/* Data parallel: the ranks' gradients (each its rows' share of the mean) sum
+ * to the whole batch's, and so do their loss and accuracy shares. One sum per
+ * arena, after the backward (no overlap with it). Then every rank clips and
+ * steps identically. The barrier first costs one latency and tells waiting
+ * for the slowest rank apart from the sum itself (summary.json). */
+static void run_sum_over_ranks(Run *r, Params *const *arenas, int n_arenas, StepStats *s) {
+    if (r->size == 1) return;
+    dist_barrier();
+    for (int i = 0; i < n_arenas; i++) dist_allreduce_floats(arenas[i]->grad, (long)arenas[i]->total);
+    double v[6] = {s->loss, s->acc, s->gen_loss, s->disc_loss, s->disc_acc, s->replaced};
+    dist_allreduce_doubles(v, 6);
+    s->loss = v[0], s->acc = v[1], s->gen_loss = v[2], s->disc_loss = v[3], s->disc_acc = v[4], s->replaced = v[5];
 }
 
 /* Scales every gradient of p (the mean over micro-batches). */
@@ -315,11 +351,17 @@ static int run_step(Run *r, StepStats *s) {
     int n_arenas = r->electra.gen ? 2 : 1;
     memset(s, 0, sizeof *s);
     for (int i = 0; i < n_arenas; i++) params_zero_grad(arenas[i]);
+    /* Data parallel: each rank's dropout from the seed, its rank and the step,
+     * so a checkpoint needs no per-rank state and resumes exactly with any N. */
+    if (r->size > 1)
+        rng_seed_stream(&r->drop_rng, pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)r->step,
+                        STREAM_DROPOUT_RANKS + (uint64_t)r->rank);
     for (int a = 0; a < pc->accumulate; a++) {
         MlmBatch *b = &r->batch;
         if (mlm_batch_fill(b, &r->stream, &r->mc, &r->mask_rng, pc->batch) != pc->batch) return 1;
         run_micro_batch(r, b, s);
     }
+    run_sum_over_ranks(r, arenas, n_arenas, s);
     if (pc->accumulate > 1)   /* the gradient of the mean over micro-batches */
         for (int i = 0; i < n_arenas; i++) run_scale_grads(arenas[i], 1.0f / (float)pc->accumulate);
     s->grad_norm = clip_grad_norm_many(arenas, n_arenas, (float)pc->clip);
@@ -357,6 +399,11 @@ static void window_add(Window *w, const StepStats *s) {
 
 static void run_log_window(Run *r, Window *w) {
     double now = now_seconds(), secs = now - w->t0;
+    if (!r->log) {   /* a data-parallel rank other than 0 */
+        memset(w, 0, sizeof *w);
+        w->t0 = now;
+        return;
+    }
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "step", (double)r->step);
     cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
@@ -398,6 +445,18 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "command", r->o->command ? r->o->command : "");
     cJSON_AddNumberToObject(j, "threads", r->o->threads);
+    cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
+    if (r->size > 1 && r->step > r->step0) {
+        /* The gradient sums of this process (`glue bench scaling` reads them):
+         * the sums' time, and before them the wait for the slowest rank. */
+        DistStats ds = dist_stats();
+        double steps = (double)(r->step - r->step0);
+        cJSON *ar = cJSON_AddObjectToObject(j, "allreduce");
+        cJSON_AddNumberToObject(ar, "steps", steps);
+        cJSON_AddNumberToObject(ar, "seconds_per_step", ds.seconds / steps);
+        cJSON_AddNumberToObject(ar, "wait_seconds_per_step", ds.wait_seconds / steps);
+        cJSON_AddNumberToObject(ar, "bytes_per_step", ds.bytes / steps);
+    }
     char cpu[256];
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
@@ -427,10 +486,30 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
 
 /* ---- the run ---- */
 
+/* Data parallel: every rank must train the same run from the same point on
+ * the same data; a rank that differs ends the job here, not in a hang or a
+ * silently different model. */
+static int run_check_ranks(const Run *r) {
+    char *cfg = cJSON_PrintUnformatted(r->pc->json);
+    uint64_t h = dist_hash(DIST_HASH_INIT, cfg, strlen(cfg));
+    free(cfg);
+    long facts[3] = {r->cache->n_tokens, r->step, r->tokens};
+    h = dist_hash(h, facts, sizeof facts);
+    return dist_check_same(h, "the run (config, corpus size, or the step resumed from)");
+}
+
 static int run_prepare(Run *r) {
     const PretrainOptions *o = r->o;
     const PretrainConfig *pc = r->pc;
-    if (run_dir_make(o->out_dir)) return 1;
+    if (pc->batch % r->size != 0) {
+        if (r->rank == 0)
+            user_error("launch a number of ranks that divides batch (each rank computes batch / N rows of every "
+                       "micro-batch; raise accumulate to keep the global batch with a smaller batch)",
+                       "batch %d cannot be split over %d ranks", pc->batch, r->size);
+        return EXIT_USAGE;
+    }
+    r->rows = pc->batch / r->size;
+    if (r->rank == 0 && run_dir_make(o->out_dir)) return 1;
     run_file_path(o->out_dir, PRETRAIN_LAST_CKPT, r->path_last, sizeof r->path_last);
     run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
     run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
@@ -457,6 +536,12 @@ static int run_prepare(Run *r) {
     if (!r->m) return 1;
     bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
     if (pretrain_config_is_electra(pc) && !r->electra.gen) run_electra_init(r);
+    if (run_check_ranks(r)) return EXIT_USAGE;
+    r->step0 = r->step;
+    if (r->rank != 0) {   /* writes nothing */
+        r->t0 = now_seconds();
+        return 0;
+    }
     cJSON *cfg = cJSON_Duplicate(pc->json, 1);
     cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
     char path[4200];
@@ -473,6 +558,7 @@ static void run_free(Run *r) {
     if (r->electra.gen) electra_free(&r->electra);
     bert_free(r->m);
     mlm_batch_free(&r->batch);
+    free(r->shard_pos);
     if (r->cache) stream_free(&r->stream);
     token_cache_close(r->cache);
     token_cache_close(r->eval_cache);
@@ -491,13 +577,14 @@ static int run_loop(Run *r) {
     long first = r->step;
     Window w = {.t0 = now_seconds()};
     while (r->step < pc->steps) {
-        int sig = pretrain_signal;
+        int sig = dist_max_int(pretrain_signal);   /* ranks stop at the same step */
         if (sig || (o->stop_at > 0 && r->step >= o->stop_at)) {
             progress_finish(&bar, "stopped at step %ld", r->step);
             if (run_save(r)) return 1;
-            fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
-                    sig ? (sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)") : "stopped", r->step,
-                    pc->steps, r->path_last);
+            if (r->rank == 0)
+                fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
+                        sig ? (sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)") : "stopped",
+                        r->step, pc->steps, r->path_last);
             return sig ? 128 + sig : 0;
         }
         StepStats s;
@@ -515,7 +602,7 @@ static int run_loop(Run *r) {
                                 a->loss / w.steps, 100 * a->acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
             run_log_window(r, &w);
         }
-        if (pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {
+        if (r->rank == 0 && pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {
             MlmEvalResult e;
             if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
         }
@@ -525,6 +612,7 @@ static int run_loop(Run *r) {
     }
     progress_finish(&bar, "%ld steps, %.0f tok/s", r->step, (double)r->tokens / run_elapsed(r));
     if (run_save(r)) return 1;
+    if (r->rank != 0) return 0;
     MlmEvalResult e;
     int have = run_eval(r, 0, &e);
     if (have) run_log_eval(r, &e);
@@ -532,7 +620,7 @@ static int run_loop(Run *r) {
 }
 
 int pretrain_run(const PretrainOptions *o) {
-    Run r = {.o = o, .pc = o->cfg};
+    Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = pretrain_on_signal;

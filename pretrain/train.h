@@ -25,7 +25,25 @@
  *
  * --resume continues from last.ckpt EXACTLY: the same losses as a run that was
  * never interrupted (same thread count). Log lines written after that
- * checkpoint are dropped, since those steps are computed again. */
+ * checkpoint are dropped, since those steps are computed again.
+ *
+ * Data parallel (`mpirun -np N glue pretrain ...`, core/dist.h): every rank
+ * holds the model and reads the same stream, fills and masks every
+ * micro-batch of `batch` sequences with the same RNG (so masking and ELECTRA's
+ * samples do not depend on N), and computes only its batch / N rows (N must
+ * divide batch; the global batch stays batch x accumulate). Its losses are its
+ * rows' share of the whole batch's means (Bert.loss_count), so the sum of the
+ * ranks' gradients (one MPI_Allreduce per arena after the backward) is the
+ * one-process gradient up to summation order; the clip and the AdamW steps
+ * then run identically on every rank. Logged numbers are the global ones.
+ * Rank 0 alone writes the run directory and runs the held-out evaluations.
+ * Dropout: with N > 1 each rank re-seeds its dropout RNG every step from the
+ * seed, the step and its rank, so the checkpoint holds nothing per rank and
+ * --resume works with any N (exactly with the same N; with another N to
+ * summation order, and with dropout > 0 other dropout masks). Every rank
+ * reads last.ckpt and the token cache at start: on several machines, --out
+ * and --cache must be on a shared filesystem (or copied to each). One
+ * process (N = 1) computes exactly what it did before data parallelism. */
 #ifndef GLUE_PRETRAIN_TRAIN_H
 #define GLUE_PRETRAIN_TRAIN_H
 

@@ -2,6 +2,7 @@
  * Each command lives in src/cli/cmd_<name>.c. */
 #include "cli/commands.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/editdist.h"
 #include "core/kernels.h"
 #include "core/provenance.h"
@@ -197,7 +198,11 @@ static const Command COMMANDS[] = {
      "  step's own GEMMs), batch inference, single-sentence latency, and the same two\n"
      "  with bf16 weights (against PyTorch bf16 autocast); medians with min and max,\n"
      "  the CPU and the kernels named. Writes runs/results/bench/<cpu>/\n"
-     "  bench_bert_<config>.json (make bench: the repository's results/).\n"},
+     "  bench_bert_<config>.json (make bench: the repository's results/).\n"
+     "  scaling [--config tiny|mini|FILE ...] [--steps 20] [--reps 3] [--batch 64]\n"
+     "  [--corpus FILE]: pretraining as 1 process x 2 threads against mpirun -np 2 x\n"
+     "  1 thread, A/B for --reps rounds: tokens/s, all-reduce time and bytes per step.\n"
+     "  Writes runs/results/bench_scaling.json. Needs a build with MPI.\n"},
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",
      "  Reads runs/results/ (or --results DIR, e.g. the repository's results/, or\n"
@@ -307,6 +312,15 @@ int main(int argc, char **argv) {
                 print_command_help(c);
                 return 0;
             }
+        /* Under mpirun every rank would run the command alone and write the
+         * same files: only `glue pretrain` (training) is data-parallel. */
+        if (dist_launched() && (strcmp(c->name, "pretrain") != 0 ||
+                                (argc >= 3 && (strcmp(argv[2], "eval") == 0 || strcmp(argv[2], "prepare") == 0 ||
+                                               strcmp(argv[2], "screen") == 0)))) {
+            user_error("run it without mpirun", "glue %s does not run data-parallel: under mpirun only 'glue pretrain' "
+                       "(training) does", c->name);
+            return EXIT_USAGE;
+        }
         return c->fn(argc - 1, argv + 1);
     }
     int best = 0;

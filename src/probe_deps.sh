@@ -3,6 +3,9 @@
 # compile second), installs a missing one with apt-get when running as root, and
 # otherwise prints the exact command to run. Writes make variables on stdout;
 # human-readable findings go to stderr so `make` shows them.
+# MPI (OpenMPI: libopenmpi-dev openmpi-bin) is optional: when found, glue is
+# built with -DGLUE_MPI and links it (data-parallel `mpirun -np N glue
+# pretrain`, src/core/dist.h); MPI=no in the environment builds without it.
 set -u
 CC=${CC:-cc}
 missing=""
@@ -51,6 +54,22 @@ if [ -n "$missing" ]; then
         echo "deps: run:  sudo apt-get install -y pkg-config$missing" >&2
         exit 1
     fi
+fi
+# Optional: MPI. pkg-config ompi first, then the compiler wrapper's flags.
+if [ "${MPI:-auto}" != no ]; then
+    if pkg-config --exists ompi 2>/dev/null; then
+        cflags="$cflags -DGLUE_MPI $(pkg-config --cflags ompi)"
+        libs="$libs $(pkg-config --libs ompi)"
+        echo "deps: MPI found (pkg-config ompi $(pkg-config --modversion ompi)): data-parallel training on" >&2
+    elif command -v mpicc >/dev/null 2>&1 && mpicc --showme:compile >/dev/null 2>&1; then
+        cflags="$cflags -DGLUE_MPI $(mpicc --showme:compile)"
+        libs="$libs $(mpicc --showme:link)"
+        echo "deps: MPI found (mpicc): data-parallel training on" >&2
+    else
+        echo "deps: MPI not found: single-process build (apt-get install libopenmpi-dev openmpi-bin for mpirun)" >&2
+    fi
+else
+    echo "deps: MPI=no: single-process build" >&2
 fi
 echo "DEP_CFLAGS =$cflags"
 echo "DEP_LIBS =$libs -lm"

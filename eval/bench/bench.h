@@ -15,6 +15,7 @@ typedef struct cJSON cJSON;
 /* Benchmarks: argv[0] is the subcommand name; return the process exit code. */
 int bench_fasttext(int argc, char **argv);
 int bench_bert(int argc, char **argv);
+int bench_scaling(int argc, char **argv);
 
 /* {"median": .., "min": .., "max": ..} of repeated timings (core/stats.h). */
 cJSON *bench_stats_json(Summary s);

@@ -8,6 +8,7 @@
 #include "core/args.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/threads.h"
 #include "models/run_dir.h"
 #include "pretrain/mlm_eval.h"
@@ -90,7 +91,7 @@ static void default_out_dir(const PretrainConfig *pc, const char *config_file, c
     run_dir_path("pretrain", name, out, cap);
 }
 
-static int pretrain_train(int argc, char **argv) {
+static int pretrain_train_ranked(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     CfgArgs c = {0};
@@ -113,9 +114,10 @@ static int pretrain_train(int argc, char **argv) {
     else default_out_dir(&pc, c.config_file, dir, sizeof dir);
     char *command = cli_command_line(argc, argv);
     PretrainOptions o = {.cfg = &pc, .out_dir = dir, .cache_dir = cache, .command = command, .resume = resume,
-                         .stop_at = stop_at, .threads = threads_init((int)threads), .show_progress = 1};
+                         .stop_at = stop_at, .threads = threads_init((int)threads),
+                         .show_progress = dist_rank() == 0};
     rc = pretrain_run(&o);
-    if (rc == 0 && (stop_at == 0 || stop_at >= pc.steps)) printf("pretraining done: %s\n", dir);
+    if (rc == 0 && dist_rank() == 0 && (stop_at == 0 || stop_at >= pc.steps)) printf("pretraining done: %s\n", dir);
     free(command);
     pretrain_config_free(&pc);
     return rc;
@@ -313,6 +315,14 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     rc = pretrain_screen(&o);
     free(command);
     return rc;
+}
+
+/* Training is the one pretraining command that runs data-parallel under
+ * mpirun (dist.h): every rank runs this. */
+static int pretrain_train(int argc, char **argv) {
+    int rc = dist_init(&argc, &argv);
+    if (rc) return rc;
+    return dist_finalize(pretrain_train_ranked(argc, argv));
 }
 
 int cmd_pretrain(int argc, char **argv) {

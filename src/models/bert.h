@@ -180,6 +180,11 @@ typedef struct Bert {
     float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
     struct Bf16Weights *bf16; /* (4L) packed encoder weights while bert_use_bf16 is on, else NULL */
     const struct Bert *emb_donor; /* bert_create_sharing: whose embedding tables this model uses */
+    /* The count bert_mlm_loss and bert_rtd_loss average over (loss, accuracy
+     * and gradient): 0 = their own (n positions, real tokens). Data-parallel
+     * training gives each rank some rows of a batch and sets the WHOLE batch's
+     * count, so the ranks' losses and gradients sum to the whole batch's mean. */
+    long loss_count;
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,

@@ -34,23 +34,23 @@ static BertWork *bert_head_work(Bert *m, int backward, const char *what) {
  * if non-NULL, gets its gradient WRITTEN; *hits = rows whose label has the
  * largest logit (an exact tie counts as a hit). row_loss (n) is scratch: the
  * rows' losses are summed in order, so the result does not depend on threads. */
-static float bert_mlm_xent(float *dlogits, const float *logits, const int *labels, int n, int V, double *row_loss,
-                           int *hits) {
+static float bert_mlm_xent(float *dlogits, const float *logits, const int *labels, int n, int V, long count,
+                           double *row_loss, int *hits) {
     int h = 0;
     const ElemKernels *k = kernels();
     #pragma omp parallel for reduction(+ : h) if ((long)n * V > 65536)
     for (int i = 0; i < n; i++) {
         const float *r = logits + (long)i * V;
         float *d = dlogits ? dlogits + (long)i * V : NULL, mx;
-        float sum = k->xent_row(d, r, V, n, &mx);
-        if (d) d[labels[i]] -= 1.0f / (float)n;
+        float sum = k->xent_row(d, r, V, (int)count, &mx);
+        if (d) d[labels[i]] -= 1.0f / (float)count;
         row_loss[i] = log((double)sum) + mx - r[labels[i]];
         h += r[labels[i]] == mx;
     }
     double total = 0.0;
     for (int i = 0; i < n; i++) total += row_loss[i];
     *hits = h;
-    return (float)(total / n);
+    return (float)(total / (double)count);
 }
 
 /* The MLM head's backward from dlogits (n, V) down to dhidden. */
@@ -101,8 +101,10 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
                       m->cfg.layer_norm_eps);
     linear_forward(k->mlm_logits, k->mlm_out, m->w.word_emb, m->w.mlm_bias, n, E, V);
     int hits;
-    float loss = bert_mlm_xent(backward ? k->mlm_dlogits : NULL, k->mlm_logits, labels, n, V, k->mlm_row_loss, &hits);
-    if (accuracy) *accuracy = (float)hits / (float)n;
+    long count = m->loss_count > 0 ? m->loss_count : n;   /* see Bert.loss_count */
+    float loss = bert_mlm_xent(backward ? k->mlm_dlogits : NULL, k->mlm_logits, labels, n, V, count, k->mlm_row_loss,
+                               &hits);
+    if (accuracy) *accuracy = (float)hits / (float)count;
     if (backward) bert_mlm_backward(m, positions, n);
     return loss;
 }

@@ -23,11 +23,12 @@ static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp
 
 /* Loss, accuracy counts and (if dlogits) the gradient of scale * loss per
  * logit; the sums run in row order so the result does not depend on threads. */
-static double rtd_bce(BertWork *k, const unsigned char *replaced, float scale, float *dlogits, long *hits,
-                      long *count) {
+static double rtd_bce(BertWork *k, const unsigned char *replaced, float scale, long count_over, float *dlogits,
+                      long *hits, long *count) {
     int B = k->B, T = k->T;
     long n = 0, h = 0;
     for (int b = 0; b < B; b++) n += k->lengths[b];
+    if (count_over > 0) n = count_over;   /* see Bert.loss_count */
     double total = 0.0;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
@@ -60,7 +61,7 @@ float bert_rtd_loss(Bert *m, const unsigned char *replaced, float scale, int bac
     gelu_forward(k->rtd_act, k->rtd_pre, N * C);
     linear_forward(k->rtd_logits, k->rtd_act, m->w.rtd_out_w, m->w.rtd_out_b, (int)N, C, 1);
     long hits, count;
-    double loss = rtd_bce(k, replaced, scale, backward ? k->rtd_dlogits : NULL, &hits, &count);
+    double loss = rtd_bce(k, replaced, scale, m->loss_count, backward ? k->rtd_dlogits : NULL, &hits, &count);
     k->rtd_done = 1;
     if (accuracy) *accuracy = (float)((double)hits / (double)count);
     if (!backward) return (float)loss;

@@ -1,0 +1,82 @@
+/* dist.h — data-parallel processes: everything glue asks of MPI, in one place.
+ *
+ * `mpirun -np N glue pretrain ...` starts N ranks of the same program; they
+ * cooperate through these calls only, so the training code has no #ifdefs:
+ * in a build without MPI (or a process not started by mpirun) the same calls
+ * act for one process (rank 0 of size 1: sums are copies, checks pass).
+ *
+ * MPI is initialised only when the process was launched by mpirun (its
+ * environment says so), so a plain `glue pretrain` never pays for it and
+ * behaves exactly as in a build without MPI.
+ *
+ * Failure: every collective here is entered by all ranks at the same point of
+ * the program. A check that fails on one rank (dist_check_same) is reported on
+ * every rank, so all of them leave together; a rank that exits with a non-zero
+ * status makes dist_finalize abort the job (MPI_Abort), and mpirun ends the
+ * others rather than leaving them waiting in a sum. A rank that hangs
+ * without dying is caught by a watchdog thread: a rank that has waited in one
+ * of a step's collectives (barrier, sums, max) for more than
+ * $GLUE_DIST_TIMEOUT seconds (default 1800; 0 = no limit) says so and exits
+ * 1, and mpirun ends the job. Rank 0's held-out evaluations and checkpoints
+ * happen while the others wait at the next step: the limit must exceed them.
+ * (dist_bcast_int, used while rank 0 builds a token cache, is not watched.)
+ *
+ * Counters (dist_stats) add up the time spent in, and the bytes passed to,
+ * dist_allreduce_floats, and the time in dist_barrier, for `glue bench
+ * scaling`. */
+#ifndef GLUE_DIST_H
+#define GLUE_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 when the environment says mpirun started this process (OpenMPI's
+ * OMPI_COMM_WORLD_SIZE, or PMI_SIZE / PMIX_RANK of other launchers). */
+int dist_launched(void);
+/* 1 when this binary was built with MPI. */
+int dist_available(void);
+
+/* Starts MPI when launched by mpirun. 0 ok; non-zero after a message when
+ * launched by mpirun but built without MPI (running N independent copies
+ * that overwrite each other's files would be worse than refusing). */
+int dist_init(int *argc, char ***argv);
+/* Ends MPI (if started): MPI_Finalize when rc == 0 everywhere is expected,
+ * MPI_Abort(rc) when this rank fails (so the others do not wait forever).
+ * Returns rc. */
+int dist_finalize(int rc);
+
+int dist_rank(void);
+int dist_size(void);
+
+/* Waits until every rank is here. Before a sum, it separates the time spent
+ * waiting for the slowest rank (counted as wait_seconds) from the sum's own. */
+void dist_barrier(void);
+/* In-place sum over ranks of n floats (every rank gets the sum). */
+void dist_allreduce_floats(float *buf, long n);
+/* In-place sum over ranks of n doubles (small statistics). */
+void dist_allreduce_doubles(double *buf, int n);
+/* The largest of v over ranks (e.g. "did any rank get a signal"). */
+int dist_max_int(int v);
+/* Rank root's value of v, on every rank. */
+int dist_bcast_int(int v, int root);
+
+/* 0 when every rank passes the same hash; otherwise every rank prints one
+ * message naming `what` and the ranks that differ from rank 0, and returns -1.
+ * Use at start with a hash of the settings and data every rank must share. */
+int dist_check_same(uint64_t hash, const char *what);
+
+/* FNV-1a of n bytes, continuing from h (start with DIST_HASH_INIT). */
+#define DIST_HASH_INIT 0xcbf29ce484222325ULL
+uint64_t dist_hash(uint64_t h, const void *data, size_t n);
+
+/* What dist_allreduce_floats has done since the last reset. */
+typedef struct DistStats {
+    long calls;
+    double seconds;   /* wall time inside the sums */
+    double wait_seconds;  /* wall time inside dist_barrier */
+    double bytes;     /* bytes of the buffers summed (each rank's payload) */
+} DistStats;
+DistStats dist_stats(void);
+void dist_stats_reset(void);
+
+#endif

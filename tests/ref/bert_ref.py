@@ -17,14 +17,13 @@ usage: bert_ref.py DIR V C L NH FF P TV B T K NM STEPS LR ALIBI [PRE_LN]"""
 import math
 import sys
 
-from torchref import load, save, torch
+from torchref import gelu, layer_norm, load, save, torch
 
 d = sys.argv[1]
 V, C, L, NH, FF, P, TV, B, T, K, NM, STEPS = (int(a) for a in sys.argv[2:14])
 LR = float(sys.argv[14])
 ALIBI = int(sys.argv[15])
 PRE_LN = int(sys.argv[16]) if len(sys.argv) > 16 else 0
-EPS = 1e-12
 HS = C // NH
 
 
@@ -63,16 +62,6 @@ if NM > 0:
     positions = load(d, "positions", (NM,)).long()
     mlm_labels = load(d, "mlm_labels", (NM,)).long()
 head_labels = load(d, "head_labels", (B,))
-
-
-def layer_norm(x, g, b):
-    mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + EPS) * g + b
-
-
-def gelu(x):
-    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
 
 def linear(x, name):

@@ -19,13 +19,12 @@ usage: electra_ref.py DIR V E C L NH FF CG LG NHG FFG P TV B T NM DW ALIBI"""
 import math
 import sys
 
-from torchref import load, save, torch
+from torchref import gelu, layer_norm, load, save, torch
 
 d = sys.argv[1]
 V, E, C, L, NH, FF, CG, LG, NHG, FFG, P, TV, B, T, NM = (int(a) for a in sys.argv[2:17])
 DW = float(sys.argv[17])
 ALIBI = int(sys.argv[18])
-EPS = 1e-12
 
 
 def layer_shapes(prefix, L, C, FF):
@@ -65,16 +64,6 @@ lengths = load(d, "lengths", (B,)).long()
 positions = load(d, "positions", (NM,)).long()
 mlm_labels = load(d, "mlm_labels", (NM,)).long()
 sampled = load(d, "sampled", (NM,)).long()
-
-
-def layer_norm(x, g, b):
-    mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + EPS) * g + b
-
-
-def gelu(x):
-    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
 
 def linear(x, name):

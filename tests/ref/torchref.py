@@ -20,3 +20,15 @@ def load(d, name, shape):
 
 def save(d, name, t):
     t.detach().contiguous().numpy().astype("<f4").tofile(os.path.join(d, name + ".f32"))
+
+
+def layer_norm(x, g, b, eps=1e-12):
+    """BERT's LayerNorm over the last dimension (biased variance, eps 1e-12)."""
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * g + b
+
+
+def gelu(x):
+    """The exact (erf) GELU."""
+    return 0.5 * x * (1.0 + torch.erf(x / 1.4142135623730951))

@@ -360,8 +360,9 @@ TEST(tokenizer_encode_empty_texts_on_fresh_tokenizer) {
     CHECK_EQ_INT(tokenizer_encode(tok, "", 0, NULL, 0, 8, ids, seg), 2);
     tokenizer_free(tok);
     /* Through the command, as the issue reported it. */
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s tokenize --pair hello '' 2>&1", test_glue_bin());
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s tokenize --vocab '%s/models/vocab/bert-base-uncased-vocab.txt' --pair hello '' 2>&1",
+             test_glue_bin(), test_shared_dir());
     int status;
     char *out = test_run(cmd, &status);
     CHECK_MSG(status == 0, "status %d: %s", status, out);

@@ -15,7 +15,6 @@
 
 #include "core/common.h"
 #include "models/bert_hf.h"
-#include "models/evaluate.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "nn/softmax_xent.h"

@@ -17,6 +17,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "eval/bleu.h"
 #include "core/interrupt.h"
 #include "core/progress.h"
 #include "models/run_config.h"

@@ -37,7 +37,6 @@
 
 #include <stdint.h>
 
-#include "eval/bleu.h"
 #include "models/seq2seq.h"
 #include "models/seq2seq_data.h"
 

@@ -6,13 +6,12 @@
  * for BERT, word + bigram ids for fastText, word ids for TextCNN/BiLSTM), then
  * trains and predicts on minibatches given as row indices into those features.
  *
- * Changes since the first sketch (all backward compatible — new fields are
- * optional and may stay NULL, so existing initialisers keep compiling):
- *   - `length`: a row's length in tokens; the trainer sorts evaluation batches by
- *     it so a model that pads to the longest row of a batch pads little.
- *   - `save_state` / `load_state`: optimizer moments, step counters and RNG, so
- *     `glue finetune --resume` continues bit-identically after an interruption.
- *   - the config keys the trainer itself reads are listed below.
+ * The contract: `default_config`, `create`, `encode`, `encoded_free`,
+ * `train_step`, `predict`, `save`, `load`, `num_params` and `free` are required;
+ * `length`, `save_state`/`load_state`, `use_bf16` and `load_external` are
+ * optional (NULL: the feature is absent, and the commands say so). A model is
+ * deterministic for a seed and a thread count. Errors inside create/load are
+ * one user_error message and a NULL return, never a crash.
  *
  * Config keys (default_config) the trainer reads; every other key is the model's:
  *   "epochs" (int, required), "lr" (number, required), "batch" (int, required),

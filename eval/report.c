@@ -139,7 +139,7 @@ const char *report_metric_short(MetricId m) { return m == METRIC_ACC ? "acc" : m
 
 void report_task_header(const Task *t, char *out, int cap) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS);
     if (nd > 1 && strncmp(dev[1]->name, "dev_", 4) == 0) {  /* MNLI: one metric on two dev splits, "m/mm" */
         snprintf(out, cap, "%s (m/mm)", t->display);
         return;
@@ -160,7 +160,7 @@ void report_task_header(const Task *t, char *out, int cap) {
 
 void report_task_cell(ReportTable *tab, const Task *t, const cJSON *splits) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS);
     char buf[128] = "";
     int len = 0, any = 0;
     /* Either one split with up to two metrics or several splits with the primary. */
@@ -188,7 +188,7 @@ cJSON *report_glue_score(const cJSON *tasks) {
         const Task *t = task_find(it->string);
         if (!t) continue;
         const TaskSplit *dev[TASK_MAX_SPLITS];
-        int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+        int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS);
         for (int s = 0; s < nd && n < REPORT_MAX_RECORDS; s++) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, dev[s]->name);
             GlueRecord r = {.task = t->name, .split = dev[s]->name};

@@ -69,7 +69,7 @@ static int task_index(const char *name) {
  * on each dev split (MNLI: matched, mismatched). Returns how many. */
 static int task_value_names(const Task *t, const char **split, const char **metric) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS), n = 0;
+    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), n = 0;
     if (nd > 1) {
         for (int s = 0; s < nd && n < GLUE_MAX_VALS; s++, n++) split[n] = dev[s]->name, metric[n] = metric_name(t->metrics[0]);
         return n;

@@ -244,3 +244,14 @@ int task_label_index(const Task *t, const char *s) {
         if (t->labels[i] && strcmp(t->labels[i], s) == 0) return i;
     return -1;
 }
+
+int task_dev_splits(const Task *t, const TaskSplit **out, int max) {
+    int n = 0;
+    const TaskSplit *first = task_dev_split(t);
+    if (first && n < max) out[n++] = first;
+    for (int i = 0; i < t->num_splits && n < max; i++) {
+        const TaskSplit *s = &t->splits[i];
+        if (s != first && !s->is_test && s->col_label >= 0 && strcmp(s->name, "train") != 0) out[n++] = s;
+    }
+    return n;
+}

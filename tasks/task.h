@@ -83,6 +83,10 @@ extern const int NUM_TASKS;
 extern const Task SUBSET_TASKS[];
 extern const int NUM_SUBSET_TASKS;
 
+/* The labelled dev splits of a task, the selection split first (MNLI:
+ * dev_matched, dev_mismatched). Returns how many (at most max). */
+int task_dev_splits(const Task *t, const TaskSplit **out, int max);
+
 /* The readable name of label k (task_label_name(sst2, 1) = "positive"). */
 const char *task_label_name(const Task *t, int k);
 

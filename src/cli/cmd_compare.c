@@ -135,7 +135,7 @@ static cJSON *compare_majority(const Task *t) {
     if (task_load(t, "train", task_data_root(), 0, &train) != 0) return NULL;
     cJSON *e = cJSON_CreateObject();
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = eval_dev_splits(t, dev, TASK_MAX_SPLITS), k = eval_num_outputs(t);
+    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), k = eval_num_outputs(t);
     for (int s = 0; s < nd; s++) {
         Dataset d;
         if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) continue;

@@ -96,7 +96,7 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
 static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, const char *dir,
                          cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = test ? (dev[0] = task_split(t, "test")) != NULL : eval_dev_splits(t, dev, TASK_MAX_SPLITS);
+    int nd = test ? (dev[0] = task_split(t, "test")) != NULL : task_dev_splits(t, dev, TASK_MAX_SPLITS);
     if (test && nd == 0) {
         user_error("give --test FILE to glue finetune", "%s has no test file", t->display);
         return EXIT_USAGE;

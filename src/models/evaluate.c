@@ -97,17 +97,6 @@ double eval_score(const Task *t, const cJSON *metrics) {
     return n ? sum / n : NAN;
 }
 
-int eval_dev_splits(const Task *t, const TaskSplit **out, int max) {
-    int n = 0;
-    const TaskSplit *first = task_dev_split(t);
-    if (first && n < max) out[n++] = first;
-    for (int i = 0; i < t->num_splits && n < max; i++) {
-        const TaskSplit *s = &t->splits[i];
-        if (s != first && !s->is_test && s->col_label >= 0 && strcmp(s->name, "train") != 0) out[n++] = s;
-    }
-    return n;
-}
-
 void eval_majority_predict(const Task *t, const Dataset *train, int n, float *out) {
     int k = eval_num_outputs(t);
     if (k == 1) {

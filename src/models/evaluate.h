@@ -29,9 +29,6 @@ cJSON *eval_metrics(const Task *t, const Dataset *d, const float *out);
 /* Selection score of a metrics object: the mean of the task's metrics in it
  * (×100 like them); NaN if one is missing. */
 double eval_score(const Task *t, const cJSON *metrics);
-/* The labelled dev splits of a task, the selection split first (MNLI:
- * dev_matched, dev_mismatched). Returns how many (at most max). */
-int eval_dev_splits(const Task *t, const TaskSplit **out, int max);
 /* Majority baseline on d: the most frequent training class (ties: lowest
  * index), or the mean training score for regression. Fills out like a model's
  * predictions (n, eval_num_outputs). */

@@ -212,7 +212,7 @@ static int run_load_data(Run *r) {
     }
     if (swap && dataset_add_swapped_pairs(&r->train) != 0) return EXIT_USAGE;
     const TaskSplit *want[TASK_MAX_SPLITS];
-    int n = eval_dev_splits(t, want, TASK_MAX_SPLITS);
+    int n = task_dev_splits(t, want, TASK_MAX_SPLITS);
     if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }
     for (int i = 0; i < n; i++) {
         Dataset d;

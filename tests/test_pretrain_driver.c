@@ -16,6 +16,7 @@
 
 #include "core/common.h"
 #include "core/rng.h"
+#include "models/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -71,12 +72,7 @@ TEST(pretrain_driver_loss_falls_and_eval_agrees) {
     /* Accuracy in percent, as everywhere else: the run's summary has the fraction. */
     char sp[300];
     snprintf(sp, sizeof sp, "%s/summary.json", dir);
-    FILE *sf = fopen(sp, "r");
-    static char stext[1 << 14];
-    size_t sn = sf ? fread(stext, 1, sizeof stext - 1, sf) : 0;
-    if (sf) fclose(sf);
-    stext[sn] = '\0';
-    cJSON *sj = cJSON_Parse(stext);
+    cJSON *sj = run_json_read(sp, 1);
     const cJSON *sa = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sj, "eval"), "accuracy");
     CHECK_MSG(cJSON_IsNumber(sa) && fabs(acc - 100 * sa->valuedouble) < 1e-3, "eval --json accuracy %g vs summary %g",
               acc, cJSON_IsNumber(sa) ? sa->valuedouble : -1);
@@ -308,13 +304,8 @@ static void write_sst2(const Fixture *fx) {
 static double proxy_accuracy(const char *run, int seed, int *epochs) {
     char path[512];
     snprintf(path, sizeof path, "%s/screen/sst2-seed%d/results.json", run, seed);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = run_json_read(path, 0);
+    if (!j) return -1;
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(j, "best");
     double acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(best, "dev"), "accuracy")->valuedouble;
     *epochs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "config"), "epochs")->valueint;
@@ -356,12 +347,7 @@ TEST(pretrain_screen_table) {
     free(out);
 
     snprintf(path, sizeof path, "%s/t/screen.json", fx.dir);
-    FILE *f = fopen(path, "r");
-    static char text[1 << 17];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f) fclose(f);
-    text[n] = '\0';
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = run_json_read(path, 1);
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
     CHECK_EQ_INT(cJSON_GetArraySize(runs), 2);
     static const char *const NAMES[] = {"mlm", "el"}, *const OBJ[] = {"mlm", "electra"};
@@ -385,10 +371,9 @@ TEST(pretrain_screen_table) {
     }
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/t/screen.md", fx.dir);
-    f = fopen(path, "r");
-    n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f) fclose(f);
-    text[n] = '\0';
-    CHECK_MSG(strstr(text, "| mlm | mlm |") && strstr(text, "| el | electra |"), "markdown:\n%s", text);
+    char *text = run_file_read(path, NULL);
+    CHECK_MSG(text && strstr(text, "| mlm | mlm |") && strstr(text, "| el | electra |"), "markdown:\n%s",
+              text ? text : "(none)");
+    free(text);
     fixture_free(&fx);
 }

@@ -20,7 +20,7 @@ MIRROR  ?= $(if $(wildcard $(SHARED)/data),$(SHARED)/data,)
 
 -include $(BUILD)/deps.mk
 
-LIB_SRC  := $(sort $(wildcard src/*/*.c tasks/*.c eval/*.c eval/*/*.c pretrain/*.c data/*.c))
+LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c tasks/*.c eval/*.c eval/*/*.c pretrain/*.c data/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)

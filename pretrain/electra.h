@@ -25,7 +25,7 @@
 #define GLUE_PRETRAIN_ELECTRA_H
 
 #include "core/checkpoint.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "optim/optim.h"
 #include "pretrain/mlm_batch.h"
 

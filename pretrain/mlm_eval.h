@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "pretrain/mlm_batch.h"
 
 /* The masking seed of `glue pretrain eval` unless --seed says otherwise. */

@@ -40,7 +40,7 @@
 
 #include <stdint.h>
 
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "pretrain/corpus.h"
 
 typedef struct cJSON cJSON;

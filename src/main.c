@@ -7,7 +7,7 @@
 #include "core/kernels.h"
 #include "core/provenance.h"
 #include "models/model.h"
-#include "models/seq2seq_train.h"
+#include "models/seq2seq/seq2seq_train.h"
 #include "pretrain/pretrain_config.h"
 
 #include <cjson/cJSON.h>

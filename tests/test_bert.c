@@ -16,8 +16,8 @@
 
 #include "core/checkpoint.h"
 #include "core/rng.h"
-#include "models/bert.h"
-#include "models/bert_work.h"
+#include "models/bert/bert.h"
+#include "models/bert/bert_work.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "tests/capture.h"

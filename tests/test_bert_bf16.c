@@ -9,7 +9,7 @@
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "core/rng.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "tests/test.h"
 
 enum { BB_B = 3, BB_T = 10, BB_K = 4, BB_C = 64 };

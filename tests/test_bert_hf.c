@@ -1,4 +1,4 @@
-/* test_bert_hf.c — Hugging Face BERT directories in and out (models/bert_hf.h).
+/* test_bert_hf.c — Hugging Face BERT directories in and out (models/bert/bert_hf.h).
  *
  * Import: tests/ref/bert_hf_ref.py writes a tiny random BERT (V 30522, C 32,
  * L 2) in each checkpoint style glue must read — BertForSequenceClassification
@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "core/safetensors.h"
-#include "models/bert.h"
-#include "models/bert_hf.h"
+#include "models/bert/bert.h"
+#include "models/bert/bert_hf.h"
 #include "models/run_dir.h"
 #include "tasks/task.h"
 #include "tests/capture.h"

@@ -18,7 +18,7 @@
 #include "core/common.h"
 #include "core/gemm_bf16.h"
 #include "core/rng.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"

@@ -7,7 +7,7 @@
  * (checked by grep in the code review, counted here). */
 #include "core/common.h"
 #include "core/rng.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "optim/optim.h"
 #include "tests/test.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/rng.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "tests/test.h"
 
 enum { TP_B = 5, TP_T = 11, TP_K = 3 };

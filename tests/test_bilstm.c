@@ -1,4 +1,4 @@
-/* test_bilstm.c — the BiLSTM baseline (src/models/bilstm*): finite-difference
+/* test_bilstm.c — the BiLSTM baseline (src/models/baselines/bilstm*): finite-difference
  * gradients of the whole network (single and pair features), learning small
  * synthetic tasks (single sentence, a pair task that needs both texts,
  * regression), invariance to padding (a row's prediction does not depend on
@@ -14,7 +14,7 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/rng.h"
-#include "models/bilstm.h"
+#include "models/baselines/bilstm.h"
 #include "nn/lstm.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"

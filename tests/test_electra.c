@@ -1,4 +1,4 @@
-/* test_electra.c — ELECTRA pretraining (pretrain/electra.c, models/bert_rtd.c,
+/* test_electra.c — ELECTRA pretraining (pretrain/electra.c, models/bert/bert_rtd.c,
  * narrow embeddings with a projection, shared embedding tables):
  *   - one full step (generator MLM, corrupted input, discriminator) against a
  *     PyTorch reference written from plain torch ops (tests/ref/electra_ref.py):
@@ -18,7 +18,7 @@
 
 #include "core/rng.h"
 #include "core/threads.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "pretrain/electra.h"
 #include "tests/gradcheck.h"
 #include "tests/torchref.h"

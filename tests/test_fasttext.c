@@ -11,7 +11,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "models/fasttext.h"
+#include "models/baselines/fasttext.h"
 #include "text/ngrams.h"
 #include "tests/synth_task.h"
 

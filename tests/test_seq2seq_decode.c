@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/blas.h"
-#include "models/seq2seq.h"
+#include "models/seq2seq/seq2seq.h"
 #include "optim/optim.h"
 #include "tests/test.h"
 

@@ -1,4 +1,4 @@
-/* test_seq2seq_model.c — the translation model (models/seq2seq*.c) against a
+/* test_seq2seq_model.c — the translation model (models/seq2seq/seq2seq*.c) against a
  * PyTorch reference written from plain torch ops (tests/ref/seq2seq_ref.py):
  * one decoder layer alone (output, input, memory and weight gradients), and
  * the whole model's label-smoothed loss and EVERY parameter gradient on a
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "models/seq2seq.h"
+#include "models/seq2seq/seq2seq.h"
 #include "tests/gradcheck.h"
 #include "tests/test.h"
 #include "tests/torchref.h"

@@ -21,7 +21,7 @@
 #include "cli/translate_results.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
-#include "models/seq2seq_train.h"
+#include "models/seq2seq/seq2seq_train.h"
 #include "tests/kill_loop.h"
 #include "tests/test.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
-#include "models/textcnn.h"
+#include "models/baselines/textcnn.h"
 #include "nn/conv1d.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"

@@ -1,4 +1,4 @@
-/* test_vectors.c — skip-gram word vectors (models/vectors.h): words that share
+/* test_vectors.c — skip-gram word vectors (models/baselines/vectors.h): words that share
  * contexts end up close, and words that never do do not; one thread is
  * deterministic; the .vec file loads into an embedding (word_features); bad
  * settings and files give messages. */
@@ -12,8 +12,8 @@
 
 #include "core/common.h"
 #include "core/rng.h"
-#include "models/vectors.h"
-#include "models/word_features.h"
+#include "models/baselines/vectors.h"
+#include "models/baselines/word_features.h"
 #include "tests/capture.h"
 
 #define VT_WORDS 8   /* per topic */

@@ -10,7 +10,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "models/word_features.h"
+#include "models/baselines/word_features.h"
 #include "tests/capture.h"
 
 static const Task WF_TASK = {.name = "wf", .display = "WF", .num_labels = 2, .metrics = {METRIC_ACC, METRIC_NONE}};

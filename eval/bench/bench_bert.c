@@ -42,7 +42,7 @@
 #include "core/kernels.h"
 #include "core/rng.h"
 #include "core/threads.h"
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "optim/optim.h"
 
 #define BENCH_BERT_USAGE                                                                              \

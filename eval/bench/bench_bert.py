@@ -1,6 +1,6 @@
 """bench_bert.py — the PyTorch side of `glue bench bert` (eval/bench/bench_bert.c).
 
-The same BERT as src/models/bert*.c, written from plain torch ops (nn.Linear,
+The same BERT as src/models/bert/bert*.c, written from plain torch ops (nn.Linear,
 F.layer_norm, F.gelu (exact erf), softmax, F.cross_entropy, torch.optim.AdamW),
 fp32, N(0, 0.02) init, LayerNorm eps 1e-12, dropout 0.1 when training, the
 masked positions GATHERED before the vocabulary projection (tied decoder). The

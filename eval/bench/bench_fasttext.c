@@ -22,7 +22,7 @@
 #include "core/common.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
-#include "models/fasttext.h"
+#include "models/baselines/fasttext.h"
 #include "tasks/task.h"
 
 #define BENCH_FT_USAGE \

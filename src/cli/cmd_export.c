@@ -1,15 +1,15 @@
 /* cmd_export.c — `glue export CKPT OUTDIR [--vocab FILE] [--task TASK]`: a glue
  * BERT checkpoint (a model.ckpt, or a run directory holding one) written as a
  * Hugging Face model directory: config.json, model.safetensors, vocab.txt and
- * tokenizer_config.json (format: models/bert_hf.h). The classifier's id2label
+ * tokenizer_config.json (format: models/bert/bert_hf.h). The classifier's id2label
  * names come from the task (--task, else the one a fine-tuned checkpoint
  * records); the vocabulary is --vocab, else the one the checkpoint carries,
  * else the default one (text/tokenizer.h), and must have vocab_size tokens. */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
-#include "models/bert.h"
-#include "models/bert_hf.h"
+#include "models/bert/bert.h"
+#include "models/bert/bert_hf.h"
 #include "models/run_dir.h"
 #include "tasks/task.h"
 #include "text/tokenizer.h"

@@ -21,7 +21,7 @@
 #include "eval/bleu.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
-#include "models/seq2seq_train.h"
+#include "models/seq2seq/seq2seq_train.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

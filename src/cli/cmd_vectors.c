@@ -1,12 +1,12 @@
 /* cmd_vectors.c — `glue vectors train`: fastText skip-gram word vectors (with
  * char n-grams) from text files, written as a .vec file that TextCNN and the
  * BiLSTM take with --set embedding=non-static --set vectors=FILE (see
- * models/vectors.h). */
+ * models/baselines/vectors.h). */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/threads.h"
-#include "models/vectors.h"
+#include "models/baselines/vectors.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "eval/bleu.h"
-#include "models/seq2seq.h"
+#include "models/seq2seq/seq2seq.h"
 
 typedef struct cJSON cJSON;
 

@@ -1,5 +1,5 @@
 /* transformer.h — the post-LN transformer sublayers shared by the BERT encoder
- * (models/bert.h) and the translation encoder-decoder:
+ * (models/bert/bert.h) and the translation encoder-decoder:
  *
  *   self-attention   y = LN(x + dropout(attn(x W_q, x W_k, x W_v) W_o + b_o))
  *   cross-attention  y = LN(x + dropout(attn(x W_q, m W_k, m W_v) W_o + b_o)),
@@ -23,7 +23,7 @@
  * x (B*T, C) · W^T -> (B*T, 3C). Cross-attention uses the same block: rows
  * [0, C) project x, rows [C, 3C) project the memory. A model whose parameters
  * are named separately (Hugging Face's query/key/value) declares them one after
- * another so they are adjacent in the params arena (see models/bert.c).
+ * another so they are adjacent in the params arena (see models/bert/bert.c).
  *
  * Memory: each sublayer saves what its backward needs in a TfAttnActs /
  * TfFfnActs allocated ONCE for the largest (B, T, Tk) (tf_*_acts_init); calls

@@ -7,8 +7,8 @@
 #include "core/checkpoint.h"
 #include "core/checkpoint_format.h"
 #include "core/crc32.h"
-#include "models/bert.h"
-#include "models/seq2seq.h"
+#include "models/bert/bert.h"
+#include "models/seq2seq/seq2seq.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #include <cjson/cJSON.h>

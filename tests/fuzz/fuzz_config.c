@@ -4,10 +4,10 @@
  * (s2s_run_config_build) and a BERT model config (bert_config_resolve, e.g. a
  * Hugging Face config.json). Input: byte 0 picks the reader, byte 1 the model
  * and task; then the JSON file FUZZ_SEP the settings, one a line. */
-#include "models/bert.h"
+#include "models/bert/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/seq2seq_train.h"
+#include "models/seq2seq/seq2seq_train.h"
 #include "pretrain/pretrain_config.h"
 #include "tests/fuzz/fuzz_util.h"
 

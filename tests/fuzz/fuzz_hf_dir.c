@@ -1,8 +1,8 @@
-/* fuzz_hf_dir.c — a Hugging Face model directory (models/bert_hf*.c):
+/* fuzz_hf_dir.c — a Hugging Face model directory (models/bert/bert_hf*.c):
  * config.json, then either model.safetensors or model.safetensors.index.json
  * with two shards. Input: config FUZZ_SEP weights-or-index [FUZZ_SEP shard1
  * FUZZ_SEP shard2]; three or more parts mean the sharded layout. */
-#include "models/bert_hf.h"
+#include "models/bert/bert_hf.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #include <sys/stat.h>

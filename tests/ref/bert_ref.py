@@ -1,4 +1,4 @@
-"""Reference for src/models/bert*.c: BERT written from plain torch ops (no
+"""Reference for src/models/bert/bert*.c: BERT written from plain torch ops (no
 `transformers`), with Hugging Face's parameter names, on weights the C side
 wrote as <name>.f32. Dropout is off (evaluation), as on the C side.
 

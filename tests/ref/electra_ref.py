@@ -1,4 +1,4 @@
-"""Reference for pretrain/electra.c and src/models/bert_rtd.c: one ELECTRA step
+"""Reference for pretrain/electra.c and src/models/bert/bert_rtd.c: one ELECTRA step
 (Clark et al. 2020) written from plain torch ops, on weights the C side wrote.
 
 The discriminator is a BERT encoder (names bert.*, embedding width E, projected

@@ -1,5 +1,5 @@
 """References for the translation model (src/nn/label_smoothing.c,
-src/models/seq2seq*.c) with plain torch ops.
+src/models/seq2seq/seq2seq*.c) with plain torch ops.
 
 usage: seq2seq_ref.py DIR MODE ARGS...
   lsxent N K EPS IGNORE   label-smoothed cross-entropy, PyTorch's definition
@@ -7,7 +7,7 @@ usage: seq2seq_ref.py DIR MODE ARGS...
                           rows whose label != IGNORE): saves loss (1), nll (1),
                           dlogits (N, K) = d(sum loss)/dlogits
   model V C NH FF LE LD MAXLEN POS BASE KEYS VALUES LS EPS B S T
-                          the whole translation model (src/models/seq2seq*.c)
+                          the whole translation model (src/models/seq2seq/seq2seq*.c)
                           on a batch (src, src_len, tgt_in, tgt_out, tgt_len):
                           saves loss (1) = mean label-smoothed loss, nll (1) =
                           summed NLL, and g.<name> for every parameter <name>

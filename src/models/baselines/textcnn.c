@@ -1,0 +1,263 @@
+/* textcnn.c — TextCNN behind ModelOps: its config (Kim's settings), create,
+ * encode, the ops table. The batch computation lives in textcnn_step.c, the
+ * checkpoints in textcnn_io.c; see textcnn.h for the model. */
+#include "models/baselines/textcnn.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "models/run_config.h"
+
+/* Kim (2014): 300-d embeddings, widths 3, 4, 5 with 100 maps each, dropout 0.5,
+ * max-norm 3, minibatch 50, Adadelta (rho 0.95; lr 1 is Zeiler's rule) at a
+ * constant rate. Epochs: the trainer keeps the best epoch on dev; SST-2's 67k
+ * phrases need fewer passes than the small tasks. max_len 128 words keeps all
+ * but a few RTE premises whole (99th percentile of GLUE texts <= 160 words). */
+static cJSON *tc_default_config(const Task *task) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "epochs", strcmp(task->name, "sst2") == 0 ? 10 : 20);
+    cJSON_AddNumberToObject(c, "lr", 1.0);
+    cJSON_AddNumberToObject(c, "batch", 50);
+    cJSON_AddNumberToObject(c, "eval_batch", 50);
+    cJSON_AddStringToObject(c, "schedule", "constant");
+    cJSON_AddStringToObject(c, "optimizer", "adadelta");   /* or "adamw" (then lr ~1e-3) */
+    cJSON_AddNumberToObject(c, "weight_decay", 0.0);
+    cJSON_AddNumberToObject(c, "dim", 300);
+    cJSON_AddNumberToObject(c, "filters", 100);
+    cJSON_AddItemToObject(c, "windows", cJSON_CreateIntArray((const int[]){3, 4, 5}, 3));
+    cJSON_AddNumberToObject(c, "dropout", 0.5);
+    cJSON_AddNumberToObject(c, "max_norm", 3.0);
+    cJSON_AddNumberToObject(c, "min_count", 1);
+    cJSON_AddNumberToObject(c, "max_len", 128);
+    cJSON_AddStringToObject(c, "embedding", "rand");       /* or "static", "non-static" (need vectors) */
+    cJSON_AddStringToObject(c, "vectors", "");             /* a .vec file of dim-sized vectors */
+    return c;
+}
+
+#define TC_HINT "fix the setting (glue finetune ... --set key=value)"
+
+/* Setting `key` as a whole number in [lo, hi]; -1 after a message. */
+static int tc_int(const cJSON *j, const char *key, double fallback, double lo, double hi, int *out) {
+    double v = run_config_number(j, key, fallback);
+    if (!(v >= lo && v <= hi) || v != floor(v)) {
+        user_error(TC_HINT, "textcnn: %s must be a whole number in %.0f..%.0f, got %g", key, lo, hi, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Setting `key` as a number in [lo, hi); -1 after a message. */
+static int tc_real(const cJSON *j, const char *key, double fallback, double lo, double hi, double *out) {
+    double v = run_config_number(j, key, fallback);
+    if (!(v >= lo && v < hi)) {
+        user_error(TC_HINT, "textcnn: %s must be a number in [%g, %g), got %g", key, lo, hi, v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int tc_windows(const cJSON *j, TcConfig *c) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "windows");
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    if (n < 1 || n > TC_MAX_WINDOWS) {
+        user_error(TC_HINT, "textcnn: windows must be a list of 1 to %d filter widths, e.g. [3,4,5]", TC_MAX_WINDOWS);
+        return -1;
+    }
+    c->num_windows = n;
+    c->max_window = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *w = cJSON_GetArrayItem(a, i);
+        double v = cJSON_IsNumber(w) ? w->valuedouble : 0;
+        if (!(v >= 1 && v <= TC_MAX_WIDTH) || v != floor(v)) {
+            user_error(TC_HINT, "textcnn: window widths must be whole numbers in 1..%d", TC_MAX_WIDTH);
+            return -1;
+        }
+        c->window[i] = (int)v;
+        if (c->window[i] > c->max_window) c->max_window = c->window[i];
+    }
+    return 0;
+}
+
+static int tc_choices(const cJSON *j, TcConfig *c) {
+    const char *emb = run_config_string(j, "embedding", "rand"), *opt = run_config_string(j, "optimizer", "adadelta");
+    c->vectors = run_config_string(j, "vectors", "");
+    if (!strcmp(emb, "rand")) c->embedding = TC_EMB_RAND;
+    else if (!strcmp(emb, "static")) c->embedding = TC_EMB_STATIC;
+    else if (!strcmp(emb, "non-static")) c->embedding = TC_EMB_NON_STATIC;
+    else {
+        user_error("use rand, static or non-static", "textcnn: unknown embedding '%s'", emb);
+        return -1;
+    }
+    if ((c->embedding == TC_EMB_RAND) != (c->vectors[0] == '\0')) {
+        user_error("set embedding=static or non-static together with vectors=FILE.vec, or neither",
+                   c->embedding == TC_EMB_RAND ? "textcnn: vectors given but embedding is rand"
+                                               : "textcnn: embedding %s needs a vectors file", emb);
+        return -1;
+    }
+    if (!strcmp(opt, "adadelta")) c->optimizer = OPTIM_ADADELTA;
+    else if (!strcmp(opt, "adamw")) c->optimizer = OPTIM_ADAMW;
+    else {
+        user_error("use adadelta or adamw", "textcnn: unknown optimizer '%s'", opt);
+        return -1;
+    }
+    return 0;
+}
+
+int tc_config_parse(const cJSON *j, TcConfig *c) {
+    memset(c, 0, sizeof *c);
+    double dropout, max_norm, wd;
+    if (tc_int(j, "dim", 300, 1, 4096, &c->dim) || tc_int(j, "filters", 100, 1, 4096, &c->filters) ||
+        tc_int(j, "min_count", 1, 1, 1e9, &c->min_count) || tc_int(j, "max_len", 128, 1, 100000, &c->max_len) ||
+        tc_int(j, "batch", 50, 1, 1 << 20, &c->batch) || tc_int(j, "eval_batch", 50, 1, 1 << 20, &c->eval_batch) ||
+        tc_real(j, "dropout", 0.5, 0.0, 1.0, &dropout) || tc_real(j, "max_norm", 3.0, 0.0, 1e30, &max_norm) ||
+        tc_real(j, "weight_decay", 0.0, 0.0, 1e3, &wd) || tc_windows(j, c) || tc_choices(j, c))
+        return -1;
+    c->dropout = (float)dropout;
+    c->max_norm = (float)max_norm;
+    c->weight_decay = wd;
+    return 0;
+}
+
+/* Kim's random init of word vectors: U(-0.25, 0.25), about the variance of
+ * word2vec's pre-trained vectors. */
+#define TC_EMB_INIT 0.25f
+
+void tc_build(TextCnn *m, uint64_t seed) {
+    const TcConfig *c = &m->cfg;
+    int V = word_vocab_size(&m->vocab), D = c->dim, F = c->filters;
+    m->seed = seed;
+    m->H = c->num_windows * F;
+    m->FC = m->pair ? 4 * m->H : m->H;
+    Params *p = m->params = params_create();
+    /* Sparse rows: a step touches a few hundred of the V rows; the optimizer
+     * visits only those (lazy), and the padding row is never touched. */
+    m->h_emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(TC_EMB_INIT), PARAM_SPARSE_ROWS);
+    for (int k = 0; k < c->num_windows; k++) {
+        /* PyTorch's Conv1d init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = W * D */
+        float bound = 1.0f / sqrtf((float)(c->window[k] * D));
+        char name[64];
+        snprintf(name, sizeof name, "conv%d.w", k);
+        m->h_conv_w[k] = params_declare(p, name, PARAM_SHAPE(F, c->window[k], D), PARAM_INIT_UNIFORM(bound), 0);
+        snprintf(name, sizeof name, "conv%d.b", k);
+        m->h_conv_b[k] = params_declare(p, name, PARAM_SHAPE(F), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
+    }
+    /* Kim's code starts the softmax layer at zero. */
+    m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, m->FC), PARAM_INIT_ZEROS, 0);
+    m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_ZEROS, PARAM_NO_DECAY);
+    Rng init;
+    rng_seed(&init, seed);
+    params_allocate(p, &init);
+    params_grad_enable(p);
+    m->emb = params_data(p, m->h_emb);
+    memset(m->emb + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *m->emb);   /* padding is a zero vector */
+    for (int k = 0; k < c->num_windows; k++) {
+        m->conv_w[k] = params_data(p, m->h_conv_w[k]);
+        m->conv_b[k] = params_data(p, m->h_conv_b[k]);
+    }
+    m->out_w = params_data(p, m->h_out_w);
+    m->out_b = params_data(p, m->h_out_b);
+    m->opt = c->optimizer == OPTIM_ADAMW ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay);
+    m->opt.lazy = 1;
+    rng_seed_stream(&m->rng, seed, 1);   /* dropout: a stream apart from the init's */
+    tc_work_alloc(m);
+}
+
+void tc_free(TextCnn *m) {
+    if (!m) return;
+    tc_work_free(&m->w);
+    if (m->params) params_free(m->params);
+    word_vocab_free(&m->vocab);
+    cJSON_Delete(m->config);
+    free(m);
+}
+
+/* A model with its config parsed and task facts set, nothing else yet. */
+static TextCnn *tc_new(const cJSON *config, const Task *task) {
+    TextCnn *m = xcalloc(1, sizeof *m);
+    m->config = cJSON_Duplicate(config, 1);
+    if (tc_config_parse(m->config, &m->cfg) != 0) {
+        tc_free(m);
+        return NULL;
+    }
+    m->task = task;
+    m->K = task->num_labels;
+    return m;
+}
+
+/* Pair task: the training split's rows carry a text b. */
+static int tc_is_pair(const Dataset *train) {
+    if (train->split) return train->split->col_b >= 0;
+    return train->n > 0 && train->ex[0].b != NULL;
+}
+
+static Model *tc_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    TextCnn *m = tc_new(config, task);
+    if (!m) return NULL;
+    m->pair = tc_is_pair(train);
+    if (word_vocab_build(&m->vocab, train, m->cfg.min_count) != 0) {
+        tc_free(m);
+        return NULL;
+    }
+    tc_build(m, seed);
+    if (m->cfg.embedding != TC_EMB_RAND &&
+        word_vectors_load(&m->vocab, m->cfg.vectors, m->emb, m->cfg.dim, NULL) != 0) {
+        tc_free(m);
+        return NULL;
+    }
+    if (m->K == 1 && train->n > 0) {   /* regression starts at the mean target */
+        double sum = 0.0;
+        for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
+        m->out_b[0] = (float)(sum / train->n);
+    }
+    return (Model *)m;
+}
+
+/* TextCnn is only ever handed out as Model; WordSeqs is its Encoded. */
+static Encoded *tc_encode(Model *model, const Dataset *d) {
+    const TextCnn *m = (const TextCnn *)model;
+    return (Encoded *)word_seqs_encode(&m->vocab, d, m->cfg.max_len);
+}
+
+static void tc_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
+
+static float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
+    return tc_train_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, st->lr);
+}
+
+static void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float *out) {
+    tc_predict_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, out);
+}
+
+static int tc_save_ops(const Model *m, const char *path) { return tc_save((const TextCnn *)m, path); }
+static Model *tc_load_ops(const char *path, const Task *task) { return (Model *)tc_load(path, task); }
+static int tc_save_state_ops(const Model *m, const char *path) { return tc_save_state((const TextCnn *)m, path); }
+static int tc_load_state_ops(Model *m, const char *path) { return tc_load_state((TextCnn *)m, path); }
+static long tc_num_params(const Model *m) { return params_count(((const TextCnn *)m)->params); }
+static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
+
+static int tc_length(const Encoded *e, int row) {
+    const WordSeqs *s = (const WordSeqs *)e;
+    return s->len_a[row] > s->len_b[row] ? s->len_a[row] : s->len_b[row];
+}
+
+const ModelOps TEXTCNN_OPS = {
+    .name = "textcnn",
+    .default_config = tc_default_config,
+    .create = tc_create,
+    .encode = tc_encode,
+    .encoded_free = tc_encoded_free,
+    .train_step = tc_train_step,
+    .predict = tc_predict,
+    .save = tc_save_ops,
+    .load = tc_load_ops,
+    .num_params = tc_num_params,
+    .free = tc_free_ops,
+    .length = tc_length,
+    .save_state = tc_save_state_ops,
+    .load_state = tc_load_state_ops,
+};

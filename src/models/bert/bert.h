@@ -1,0 +1,351 @@
+/* bert.h — the BERT encoder (Devlin et al. 2019) with its heads, exactly as the
+ * reference / Hugging Face BertModel computes it:
+ *
+ *   h0 = dropout(LN(word[ids] + position[t] + token_type[segments]))   eps 1e-12
+ *   h_l = FFN(SelfAttention(h_{l-1}))           L post-LN layers (nn/transformer.h)
+ *                                               (+ ALiBi in the attention: cfg.alibi)
+ *   pooled = tanh(h_L[:, 0] W_p^T + b_p)        pooler on [CLS]
+ *   MLM head:  logits = LN(gelu(h W_t^T + b_t)) · word^T + bias   (decoder TIED to
+ *              the word embeddings), computed only on the masked positions
+ *   classifier: logits = dropout(pooled) W_c^T + b_c   (K > 1, softmax xent)
+ *   regression: score  = dropout(pooled) w_c^T + b_c   (K == 1, MSE; STS-B)
+ *
+ * Files: bert.c (create: parameters, pointer structs, workspace),
+ * bert_config.c (BertConfig <-> JSON, named configs), bert_forward.c
+ * (embeddings, encoder and pooler forward/backward), bert_heads.c (MLM /
+ * classification / regression losses), bert_io.c (checkpoints, vocabulary
+ * blob), bert_work.h (the private workspace); bert_model*.c put BERT behind
+ * the trainer's ModelOps (BERT_OPS, bert_task.h); bert_hf*.c (Hugging Face
+ * import/export) are built on this header.
+ *
+ * Parameters live in ONE Params arena (core/params.h) under Hugging Face's
+ * names and PyTorch's layouts (Linear W is (out, in)), so a HF checkpoint maps
+ * 1:1 by name:
+ *   bert.embeddings.word_embeddings.weight            (V, C)
+ *   bert.embeddings.position_embeddings.weight        (P, C)
+ *   bert.embeddings.token_type_embeddings.weight      (TV, C)
+ *   bert.embeddings.LayerNorm.{weight,bias}           (C)
+ *   bert.encoder.layer.<i>.attention.self.{query,key,value}.weight   (C, C)
+ *   bert.encoder.layer.<i>.attention.self.{query,key,value}.bias     (C)
+ *   bert.encoder.layer.<i>.attention.output.dense.{weight (C, C), bias (C)}
+ *   bert.encoder.layer.<i>.attention.output.LayerNorm.{weight,bias}  (C)
+ *   bert.encoder.layer.<i>.intermediate.dense.{weight (FF, C), bias (FF)}
+ *   bert.encoder.layer.<i>.output.dense.{weight (C, FF), bias (C)}
+ *   bert.encoder.layer.<i>.output.LayerNorm.{weight,bias}            (C)
+ *   bert.pooler.dense.{weight (C, C), bias (C)}                      (pooler)
+ *   cls.predictions.transform.dense.{weight (C, C), bias (C)}        (MLM head)
+ *   cls.predictions.transform.LayerNorm.{weight,bias}                (C)
+ *   cls.predictions.bias                                             (V)
+ *   classifier.{weight (K, C), bias (K)}                             (K > 0)
+ * HF's cls.predictions.decoder.weight is the word embedding matrix itself (tied)
+ * and cls.predictions.decoder.bias is cls.predictions.bias: neither is a tensor
+ * of its own here. Per layer, query/key/value weights are declared one after
+ * another, then the three biases, so each layer's (3C, C) weight block and (3C)
+ * bias are contiguous for ONE fused QKV GEMM; that needs C % 16 == 0 (the arena
+ * aligns every tensor to 16 floats), which bert_config_check enforces and
+ * bert_create verifies.
+ *
+ * Init (BERT's): every matrix and embedding N(0, 0.02), LayerNorm weight 1,
+ * biases 0. Weight decay: none on biases and LayerNorm (PARAM_NO_DECAY).
+ *
+ * Typical training step (the caller owns the optimizer, core/optim):
+ *   Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1}, seed);
+ *   bert_reserve(m, B_max, T_max, n_masked_max, 1);
+ *   params_zero_grad(m->params);
+ *   bert_forward(m, &(BertBatch){B, T, ids, segments, lengths}, &rng);
+ *   float acc, loss = bert_mlm_loss(m, positions, labels, n, 1, &acc);
+ *   bert_backward(m);
+ *   clip_grad_norm(m->params, 1.0f); optim_step(&opt, m->params, lr);
+ * Fine-tuning replaces the MLM call by bert_classify_loss / bert_regress_loss;
+ * heads can also be combined (their gradients add up). Evaluation:
+ *   bert_forward(m, &batch, NULL); bert_head_logits(m, out);
+ *
+ * Threads: call from the main thread (see core/threads.h). Deterministic for a
+ * seed, the dropout Rng's state and the thread count. */
+#ifndef GLUE_BERT_H
+#define GLUE_BERT_H
+
+#include <stdint.h>
+
+#include "core/checkpoint.h"
+#include "core/params.h"
+#include "core/rng.h"
+#include "nn/transformer.h"
+
+typedef struct cJSON cJSON;
+
+/* ---- configuration (bert_config.c) ---- */
+
+typedef struct BertConfig {
+    int vocab_size;           /* V   "vocab_size" */
+    int hidden_size;          /* C   "hidden_size" */
+    int num_layers;           /* L   "num_hidden_layers" */
+    int num_heads;            /* NH  "num_attention_heads"; HS = C / NH */
+    int intermediate_size;    /* FF  "intermediate_size" (4C) */
+    int max_position;         /* P   "max_position_embeddings" (512) */
+    int type_vocab_size;      /* TV  "type_vocab_size" (2) */
+    float hidden_dropout;     /*     "hidden_dropout_prob" (0.1) */
+    float attention_dropout;  /*     "attention_probs_dropout_prob" (0.1) */
+    float layer_norm_eps;     /*     "layer_norm_eps" (1e-12) */
+    int alibi;                /*     "position_embedding_type": "absolute" (0, BERT's) or
+                               *     "absolute+alibi" (1, glue's): the learned absolute
+                               *     positions plus ALiBi's distance penalty in every
+                               *     self-attention (nn/attention.h), which lets a small
+                               *     model leave MLM's context-blind plateau early
+                               *     (pretrain/README.md). Hugging Face's BERT computes
+                               *     only the first: such models are not exportable. */
+    int embedding_size;       /* E   "embedding_size" (ELECTRA's key; absent = C): the
+                               *     width of the embedding tables and of the MLM head's
+                               *     transform. E != C adds a projection E -> C after the
+                               *     embedding LayerNorm ("bert.embeddings_project", as
+                               *     ELECTRA-Small's E 128 / C 256, and its generators,
+                               *     which share the discriminator's tables). */
+    int pre_ln;               /*     "layer_norm_position": "post" (0, BERT's) or "pre" (1):
+                               *     each sublayer normalises its input, y = x + f(LN(x)),
+                               *     and "bert.encoder.LayerNorm" normalises the last layer's
+                               *     output (Xiong et al. 2020; the "Cramming" recipe). Not a
+                               *     Hugging Face BERT: such models are not exportable. */
+} BertConfig;
+
+/* The built-in configs (Turc et al.'s miniatures + base; vocab 30522, FF = 4C):
+ *   tiny L2 H128 A2, mini L4 H256 A4, small L4 H512 A8, medium L8 H512 A8,
+ *   base L12 H768 A12. Also in models/configs/<name>.json. */
+extern const char *const BERT_CONFIG_NAMES[];
+extern const int BERT_NUM_CONFIG_NAMES;
+/* 0 and *c filled for a built-in name, -1 (no message) otherwise. */
+int bert_config_named(const char *name, BertConfig *c);
+/* From a JSON object with Hugging Face's keys. Required: vocab_size,
+ * hidden_size, num_hidden_layers, num_attention_heads; the rest default as
+ * above (intermediate_size = 4 * hidden_size); other keys are ignored, except
+ * that a "hidden_act" other than "gelu" or a "position_embedding_type" other
+ * than "absolute" or "absolute+alibi" is refused (this model computes neither). 0 ok, -1 after one
+ * message naming `origin` (a file name, for messages; may be NULL). */
+int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c);
+/* A built-in name or a path to a JSON file (e.g. a HF config.json). -1 after a message. */
+int bert_config_resolve(const char *name_or_path, BertConfig *c);
+/* The config as HF's JSON (plus "model_type": "bert", "hidden_act": "gelu"). Caller frees. */
+cJSON *bert_config_to_json(const BertConfig *c);
+/* 0 if every value is usable (positive sizes, C % NH == 0, C % 16 == 0,
+ * dropouts in [0, 1), eps > 0); otherwise -1 after one message. */
+int bert_config_check(const BertConfig *c, const char *origin);
+
+/* ---- the model (bert.c) ---- */
+
+/* Which heads a model has. */
+typedef struct BertHeads {
+    int mlm;                  /* masked-LM head cls.predictions.* */
+    int pooler;               /* bert.pooler.* (forced on when num_labels > 0) */
+    int num_labels;           /* 0 none; 1 regression (MSE); K > 1 classifier (xent) */
+    int rtd;                  /* replaced-token detection head discriminator_predictions.*
+                               * (ELECTRA's discriminator, bert_rtd.c) */
+    int pair_features;        /* 0: the classifier reads pooled [CLS] (K, C); 4: it reads
+                               * [u; v; |u-v|; u*v] of a pair's mean-pooled texts (K, 4C);
+                               * 5: [pooled; u; v; |u-v|; u*v] (K, 5C) (bert_pair_head.c) */
+} BertHeads;
+
+/* One layer's weights (or gradients) as the transformer sublayers take them. */
+typedef struct BertLayer {
+    TfAttnParams attn;        /* w_qkv = query|key|value weights (3C, C), contiguous */
+    TfFfnParams ffn;          /* intermediate.dense, output.dense, output.LayerNorm */
+} BertLayer;
+
+/* Pointers into the arena: m->w into params data, m->g into the gradient mirror
+ * (NULL fields before gradients are enabled, and for absent heads). */
+typedef struct BertWeights {
+    float *word_emb;          /* (V, C)  also the MLM decoder weight (tied) */
+    float *pos_emb;           /* (P, C) */
+    float *type_emb;          /* (TV, C) */
+    float *emb_ln_g, *emb_ln_b;   /* (C) */
+    BertLayer *layers;        /* (L) */
+    float *pool_w, *pool_b;   /* (C, C), (C) */
+    float *mlm_w, *mlm_b;     /* (C, C), (C)   transform.dense */
+    float *mlm_ln_g, *mlm_ln_b;   /* (C)     transform.LayerNorm */
+    float *mlm_bias;          /* (V)  decoder output bias */
+    float *emb_proj_w, *emb_proj_b;   /* (C, E), (C) when E != C, else NULL */
+    float *final_ln_g, *final_ln_b;   /* (C) bert.encoder.LayerNorm when pre_ln, else NULL */
+    float *rtd_w, *rtd_b;     /* (C, C), (C)   discriminator_predictions.dense */
+    float *rtd_out_w, *rtd_out_b;     /* (1, C), (1) discriminator_predictions.dense_prediction */
+    float *cls_w, *cls_b;     /* (K, C), (K) */
+} BertWeights;
+
+typedef struct BertWork BertWork;   /* activations and scratch (bert_reserve) */
+
+typedef struct Bert {
+    BertConfig cfg;
+    BertHeads heads;
+    Params *params;           /* every tensor, HF names */
+    BertWeights w;            /* data */
+    BertWeights g;            /* gradients (after bert_reserve(..., train = 1)) */
+    BertWork *work;           /* NULL until bert_reserve */
+    float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
+    struct Bf16Weights *bf16; /* (4L) packed encoder weights while bert_use_bf16 is on, else NULL */
+    const struct Bert *emb_donor; /* bert_create_sharing: whose embedding tables this model uses */
+    /* The count bert_mlm_loss and bert_rtd_loss average over (loss, accuracy
+     * and gradient): 0 = their own (n positions, real tokens). Data-parallel
+     * training gives each rank some rows of a batch and sets the WHOLE batch's
+     * count, so the ranks' losses and gradients sum to the whole batch's mean. */
+    long loss_count;
+} Bert;
+
+/* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,
+ * conventionally [PAD] = 0); padding keys are masked out of attention, and the
+ * outputs at padding positions are computed but meaningless. */
+typedef struct BertBatch {
+    int B, T;                 /* T <= cfg.max_position and <= the reserved T */
+    const int *ids;           /* (B, T) in [0, V) */
+    const int *segments;      /* (B, T) in [0, TV), or NULL = all 0 */
+    const int *lengths;       /* (B) in [1, T], or NULL = all T */
+} BertBatch;
+
+/* A model with fresh weights drawn from seed (BERT's init, above). Dies on a
+ * config that fails bert_config_check (check user input first). */
+Bert *bert_create(const BertConfig *cfg, const BertHeads *heads, uint64_t seed);
+void bert_free(Bert *m);
+/* A model that declares no embedding tables of its own (word, position, token
+ * type and the embedding LayerNorm) but reads and trains those of `donor`:
+ * ELECTRA's generator, which shares the discriminator's embeddings. cfg must
+ * agree with the donor's vocab_size, embedding_size, max_position and
+ * type_vocab_size. Gradients of the shared tables go into the donor's
+ * gradient arena, so reserve the donor for training first. The donor must
+ * outlive the model. */
+Bert *bert_create_sharing(const BertConfig *cfg, const BertHeads *heads, uint64_t seed, const Bert *donor);
+/* The embedding width E (cfg->embedding_size, or C when unset). */
+int bert_embedding_size(const BertConfig *cfg);
+/* Allocates activations for batches up to (B, T) and MLM calls up to
+ * max_masked positions (0 if the MLM head is not used); train = 1 also enables
+ * gradients and the backward's buffers. May be called again to grow. */
+void bert_reserve(Bert *m, int B, int T, int max_masked, int train);
+/* Trainable scalars. */
+long bert_num_params(const Bert *m);
+/* Layer-wise learning-rate decay (ELECTRA's fine-tuning): each tensor's
+ * lr_scale (core/params.h) = decay^(L + 1 - depth), depth 0 for the embeddings
+ * (and their projection), i + 1 for encoder layer i, L + 1 for the pooler and
+ * heads (which keep the full rate). decay 1 restores one rate for all. */
+void bert_set_layer_decay(Bert *m, double decay);
+
+/* ---- forward / backward (bert_forward.c) ---- */
+
+/* Embeddings + encoder (+ pooler when the model has one); saves what the
+ * backward needs. rng != NULL: training (dropout on, drawn from rng; requires
+ * bert_reserve(..., train = 1)); NULL: evaluation. Ids, segments and lengths
+ * outside their ranges are a programmer error (DIE). Also zeroes the hidden-
+ * state gradient that the heads then add into. */
+void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
+/* Evaluation of a model with a pooler (classification, regression): the same
+ * pooled vectors (and bert_head_logits) as bert_forward(m, batch, NULL), but
+ * the last layer is computed only where the pooler reads it, at [CLS]: its
+ * keys and values for every position, its queries, attention output, FFN and
+ * LayerNorms for one row per sequence (cross-attention from the [CLS] rows to
+ * the previous layer: the same math, about 5/6 of the last layer's FLOPs
+ * saved). bert_hidden, the MLM loss and bert_backward are unavailable after it. */
+void bert_forward_pooled(Bert *m, const BertBatch *batch);
+/* Inference with bf16 weights (core/gemm_bf16.h, bert_bf16.c): on = 1 packs
+ * each layer's four dense weights (QKV, attention output, FFN in and out) and
+ * the forwards use them; 0 frees them. Embeddings, LayerNorms, pooler and
+ * heads stay fp32. bert_backward is refused while on (the packed copies would
+ * not follow an optimizer step); call it again after changing the weights. */
+void bert_use_bf16(Bert *m, int on);
+/* The last layer's output (B, T, C) of the last bert_forward. */
+const float *bert_hidden(const Bert *m);
+/* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */
+const float *bert_pooled(const Bert *m);
+/* Backpropagates the gradients the heads added (bert_*_loss with backward = 1)
+ * through the pooler, the encoder and the embeddings into m->g (ADDED: zero
+ * them with params_zero_grad before the step). */
+void bert_backward(Bert *m);
+
+/* ---- heads (bert_heads.c); each needs the matching head and a prior bert_forward ---- */
+
+/* Masked LM on n positions of the last batch: positions[i] = b * T + t (flat,
+ * the batch's T), labels[i] in [0, V) the original token there. The hidden rows
+ * are GATHERED first, so the transform and the (n, V) vocabulary projection
+ * cost n rows, not B*T. Returns the mean cross-entropy over the n positions and,
+ * if accuracy != NULL, the fraction whose arg-max is the label. backward = 1
+ * adds the gradients (of the mean) into m->g and the hidden-state gradient.
+ * n must be <= the reserved max_masked; n = 0 returns 0. */
+float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int backward,
+                    float *accuracy);
+/* The (n, V) logits of the last bert_mlm_loss. */
+const float *bert_mlm_logits(const Bert *m);
+
+/* Replaced-token detection (ELECTRA's discriminator, bert_rtd.c), on every
+ * real token of the last batch (t < lengths[b]): logit = w2 · gelu(W1 h + b1)
+ * + b2, loss = mean binary cross-entropy with logits against replaced (B, T)
+ * in {0, 1} (padding ignored). Returns the loss; *accuracy (if non-NULL) gets
+ * the fraction of real tokens classified right (logit > 0 <=> replaced).
+ * backward = 1 adds the gradient of scale * loss into m->g and the hidden-state
+ * gradient (scale is ELECTRA's discriminator weight, 50). */
+float bert_rtd_loss(Bert *m, const unsigned char *replaced, float scale, int backward, float *accuracy);
+/* The (B, T) logits of the last bert_rtd_loss (padding positions: 0). */
+const float *bert_rtd_logits(const Bert *m);
+
+/* Pair classification on features of the two texts (heads.pair_features 4
+ * or 5; bert_pair_head.c), the head TextCNN and BiLSTM use: the last
+ * bert_forward held, for n pairs, (F = 5 only) the joined pairs in rows
+ * [0, n), then each pair's first text "[CLS] a [SEP]" and second text
+ * "[CLS] b [SEP]" in the next two blocks of n rows. u, v = the mean over real
+ * tokens of the texts' last hidden states; logits (n, K) = dropout(f) W^T + b
+ * with f = [u; v; |u - v|; u * v] (F = 4) or [pooled; u; v; |u - v|; u * v]
+ * (F = 5). Returns the mean cross-entropy against labels (n) (label -1
+ * ignored; 0 when labels is NULL); logits (n, K), if non-NULL, get the logits
+ * without dropout when rng is NULL. backward = 1 adds the gradients. */
+float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits);
+
+/* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
+ * (label -1 is ignored). Dropout on the pooled vector when rng != NULL. */
+float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward);
+/* Regression (K == 1): mean squared error against targets (B). */
+float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
+/* Siamese similarity (bert_siamese.c; Sentence-BERT's regression objective):
+ * the last bert_forward held 2n rows, the first texts of n pairs in rows
+ * [0, n) and their second texts in rows [n, 2n), each "[CLS] text [SEP]".
+ * Each row's output is mean-pooled over its real tokens (u, v), scores (n, or
+ * NULL) get cos(u_i, v_i), and with targets (n) it returns the mean of
+ * (cos - target)^2 (0 without targets); backward = 1 adds the gradient into
+ * the hidden-state gradient for bert_backward. Uses no parameters (a model's
+ * pooler and classifier, if any, get none). Needs the full bert_forward. */
+float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward);
+/* The head's outputs for the last bert_forward, without dropout (evaluation):
+ * out (B, K) logits (K > 1) or (B, 1) scores (K == 1). */
+void bert_head_logits(Bert *m, float *out);
+
+/* ---- checkpoints (bert_io.c), through core/checkpoint.h ---- */
+
+/* The checkpoint's config record:
+ *   {"model": "bert", "bert": {HF config}, "heads": {"mlm":0|1, "pooler":0|1, "num_labels":K}}
+ * Callers that write their own checkpoints (pretraining with optimizer state)
+ * open a CkptWriter with it (adding keys of their own is fine) and write
+ * m->params with checkpoint_write_params. Caller frees. */
+cJSON *bert_checkpoint_config(const Bert *m);
+/* Config + every parameter (f32). 0 ok, -1 after a message. */
+int bert_save(const Bert *m, const char *path);
+/* The same with the items of the JSON object `extra` (may be NULL) added to
+ * the config record, and the vocabulary blob (below) when vocab != NULL. */
+typedef struct Vocab Vocab;
+int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab);
+/* The config and heads stored in a checkpoint; -1 after a message when it is
+ * not a glue BERT checkpoint or its config is unusable. */
+int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads *heads);
+/* A model of the checkpoint's config. heads NULL: the stored heads, all loaded.
+ * Otherwise the requested heads: the encoder (bert.embeddings.*,
+ * bert.encoder.*) must be in the file; the pooler and MLM head are loaded when
+ * the file has them (else fresh from seed); the classifier is loaded only when
+ * copy_classifier and the file has one of the same K, else fresh (so a
+ * pretrained encoder gets a new task head). NULL after a message. */
+Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy_classifier,
+                           uint64_t seed);
+/* bert_from_checkpoint(read(path), NULL, ...): the model exactly as saved. */
+Bert *bert_load(const char *path);
+
+/* A model is only usable with the WordPiece vocabulary it was trained with, so
+ * glue's BERT checkpoints carry it: blob BERT_VOCAB_BLOB = vocab.txt bytes (one
+ * token a line, id = line). Writers of BERT checkpoints (pretraining) should
+ * add it: bert_save_with(m, path, NULL, vocab), or in their own writer
+ * checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len). */
+#define BERT_VOCAB_BLOB "vocab"
+/* vocab.txt bytes of v (caller frees; *len excludes the final NUL). */
+char *bert_vocab_text(const Vocab *v, size_t *len);
+/* The vocabulary stored in c, or NULL (no message) when it has none. */
+Vocab *bert_checkpoint_vocab(const Checkpoint *c);
+
+#endif

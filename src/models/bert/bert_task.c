@@ -1,0 +1,518 @@
+/* bert_task.c — BERT as a GLUE classifier/regressor behind ModelOps: the
+ * fine-tuning recipe of the BERT miniatures (Turc et al. 2019: AdamW, warm-up
+ * 10% then linear decay, batch 32, max_len 128, a few epochs), WordPiece pair
+ * encoding "[CLS] a [SEP] b [SEP]", batches padded only to their longest row,
+ * and one optimizer step per call. Checkpoints: bert_task_io.c. */
+#include "models/bert/bert_task.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/common.h"
+#include "models/bert/bert_hf.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "nn/softmax_xent.h"
+#include "optim/clip.h"
+
+/* Dropout draws from this stream of the seed (the trainer's shuffle and the
+ * weight init use others). */
+#define BERT_DROPOUT_STREAM 0xD40Full
+#define BERT_PAIR_CROSS "cross"
+#define BERT_PAIR_SIAMESE "siamese"
+#define BERT_PAIR_FEATURES "features"             /* [u; v; |u-v|; u*v] (bert_pair_head.c) */
+#define BERT_PAIR_CROSS_FEATURES "cross+features" /* [pooled [CLS]; u; v; |u-v|; u*v] */
+/* Siamese scores are cosines in [-1, 1]; STS-B's targets, GLUE's only
+ * regression task, are 0..5: targets are divided by this, scores multiplied. */
+#define BERT_SIAMESE_SCALE 5.0f
+
+#define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
+/* The encoder fine-tuning starts from unless told otherwise: the one this
+ * repository ships (models/bert-tiny-wiki/README.md), found relative to the
+ * working directory like the default vocabulary. --init none: random init. */
+#define BERT_SHIPPED_ENCODER "models/bert-tiny-wiki/model.ckpt"
+#define BERT_INIT_NONE "none"
+#define BERT_DEFAULT_CONFIG_NAME "tiny"
+
+/* Defaults. The learning rate: the top of the miniatures' grid {3e-4, 1e-4,
+ * 5e-5}; from random init (tiny, 4 epochs, dev) 3e-4 gave STS-B Pearson 16.5
+ * and CoLA MCC 12.9 where 1e-4 gave 5.6 and 3.5.
+ * Larger encoders (base) want 2e-5..5e-5: --lr. SST-2 is ~30x larger than
+ * the other small tasks: 2 epochs there. */
+static cJSON *bert_default_config(const Task *task) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "epochs", task && strcmp(task->name, "sst2") == 0 ? 2 : 4);
+    cJSON_AddNumberToObject(c, "lr", 3e-4);
+    cJSON_AddNumberToObject(c, "batch", 32);
+    cJSON_AddNumberToObject(c, "eval_batch", 32);   /* = batch: one set of buffers serves both */
+    cJSON_AddNumberToObject(c, "max_len", 128);
+    /* Regression (STS-B): the two texts encoded apart and compared by cosine
+     * (bert_siamese.c, which says why); classification: "[CLS] a [SEP] b [SEP]". */
+    cJSON_AddStringToObject(c, "pair_encoding",
+                            task && task->num_labels == 1 ? BERT_PAIR_SIAMESE : BERT_PAIR_CROSS);
+    cJSON_AddNumberToObject(c, "warmup", 0.1);
+    cJSON_AddStringToObject(c, "schedule", "linear");
+    cJSON_AddNumberToObject(c, "weight_decay", 0.01);   /* not on biases and LayerNorm */
+    cJSON_AddNumberToObject(c, "adam_beta1", 0.9);
+    cJSON_AddNumberToObject(c, "adam_beta2", 0.999);
+    cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
+    cJSON_AddNumberToObject(c, "clip", 1.0);
+    /* Layer-wise learning-rate decay (ELECTRA fine-tunes with 0.8): layer i of
+     * L trains at lr * layer_decay^(L - i), the embeddings at layer_decay^(L + 1),
+     * pooler and head at lr. 1: one rate for all. */
+    cJSON_AddNumberToObject(c, "layer_decay", 1.0);
+    /* Train on both orders of a symmetric pair task (MRPC, STS-B, QQP; the trainer). */
+    cJSON_AddBoolToObject(c, "pair_swap", 0);
+    /* built-in name or config JSON, trained from random init (init "none") */
+    cJSON_AddStringToObject(c, "bert", BERT_DEFAULT_CONFIG_NAME);
+    /* pretrained checkpoint, its directory, a HF model dir, or "none" */
+    cJSON_AddStringToObject(c, "init", access(BERT_SHIPPED_ENCODER, R_OK) == 0 ? BERT_SHIPPED_ENCODER : BERT_INIT_NONE);
+    cJSON_AddStringToObject(c, "vocab", "");      /* "": the default vocabulary (tokenizer.h) */
+    return c;
+}
+
+/* ---- settings ---- */
+
+typedef struct {
+    int max_len, batch, eval_batch, siamese;
+    int pair_features;   /* 0, 4 (features) or 5 (cross+features): BertHeads.pair_features */
+    double weight_decay, beta1, beta2, eps, clip, layer_decay;
+} BertSettings;
+
+static int bert_setting_range(const char *key, double v, double lo, double hi, int whole) {
+    if (v >= lo && v <= hi && (!whole || v == floor(v))) return 0;
+    user_error(BERT_CONFIG_HINT, "bert: %s must be %s in [%g, %g], got %g", key, whole ? "a whole number" : "a number",
+               lo, hi, v);
+    return -1;
+}
+
+static int bert_settings_read(const cJSON *j, BertSettings *s) {
+    double max_len = run_config_number(j, "max_len", 128), batch = run_config_number(j, "batch", 32);
+    double eval_batch = run_config_number(j, "eval_batch", 32);
+    s->weight_decay = run_config_number(j, "weight_decay", 0.01);
+    s->beta1 = run_config_number(j, "adam_beta1", 0.9);
+    s->beta2 = run_config_number(j, "adam_beta2", 0.999);
+    s->eps = run_config_number(j, "adam_eps", 1e-6);
+    s->clip = run_config_number(j, "clip", 1.0);
+    s->layer_decay = run_config_number(j, "layer_decay", 1.0);
+    if (bert_setting_range("max_len", max_len, 3, 1 << 16, 1) || bert_setting_range("batch", batch, 1, 1 << 16, 1) ||
+        bert_setting_range("eval_batch", eval_batch, 1, 1 << 16, 1) ||
+        bert_setting_range("weight_decay", s->weight_decay, 0, 1, 0) ||
+        bert_setting_range("adam_beta1", s->beta1, 0, 0.999999, 0) ||
+        bert_setting_range("adam_beta2", s->beta2, 0, 0.999999999, 0) ||
+        bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0) ||
+        bert_setting_range("layer_decay", s->layer_decay, 1e-3, 1, 0))
+        return -1;
+    const char *pair = run_config_string(j, "pair_encoding", BERT_PAIR_CROSS);
+    s->siamese = strcmp(pair, BERT_PAIR_SIAMESE) == 0;
+    s->pair_features = strcmp(pair, BERT_PAIR_FEATURES) == 0 ? 4 : strcmp(pair, BERT_PAIR_CROSS_FEATURES) == 0 ? 5 : 0;
+    if (!s->siamese && !s->pair_features && strcmp(pair, BERT_PAIR_CROSS) != 0) {
+        user_error(BERT_CONFIG_HINT,
+                   "bert: pair_encoding must be \"cross\", \"siamese\", \"features\" or \"cross+features\", got "
+                   "\"%s\"",
+                   pair);
+        return -1;
+    }
+    s->max_len = (int)max_len;
+    s->batch = (int)batch;
+    s->eval_batch = (int)eval_batch;
+    return 0;
+}
+
+/* ---- the model ---- */
+
+/* Encoder rows one example takes: 2 (siamese, features: the texts apart), 3
+ * (cross+features: the joined pair too) or 1. */
+static int bert_rows_per_example(const BertTaskModel *m) {
+    return m->pair_features == 5 ? 3 : m->siamese || m->pair_features == 4 ? 2 : 1;
+}
+
+void bert_task_model_free(BertTaskModel *m) {
+    if (!m) return;
+    bert_free(m->bert);
+    tokenizer_free(m->tok);
+    vocab_free(m->vocab);
+    cJSON_Delete(m->config);
+    free(m->ids); free(m->segments); free(m->lengths); free(m->labels); free(m->targets); free(m->logits);
+    free(m);
+}
+
+BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed,
+                                   int train) {
+    BertTaskModel *m = xcalloc(1, sizeof *m);
+    m->bert = bert;
+    m->vocab = vocab;
+    m->task = task;
+    m->K = task->num_labels;
+    m->config = cJSON_Duplicate(config, 1);
+    BertSettings s;
+    if (bert_settings_read(config, &s) != 0) goto fail;
+    if (vocab_size(vocab) != bert->cfg.vocab_size) {
+        user_error("use the vocabulary the model was trained with (--set vocab=FILE)",
+                   "bert: the vocabulary has %d tokens but the model's vocab_size is %d", vocab_size(vocab),
+                   bert->cfg.vocab_size);
+        goto fail;
+    }
+    if (s.max_len > bert->cfg.max_position) {
+        user_error(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
+                   bert->cfg.max_position);
+        goto fail;
+    }
+    if (bert->heads.num_labels != m->K) {
+        user_error("fine-tune a model for this task", "bert: the model has %d outputs but task %s needs %d",
+                   bert->heads.num_labels, task->name, m->K);
+        goto fail;
+    }
+    if (s.siamese && m->K != 1) {
+        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
+                   task->name, m->K);
+        goto fail;
+    }
+    if (s.pair_features && (m->K < 2 || task->splits[0].col_b < 0)) {
+        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
+                   "classification task", s.pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
+                   task->name);
+        goto fail;
+    }
+    if (s.pair_features != bert->heads.pair_features) {
+        user_error(BERT_CONFIG_HINT, "bert: the model's classifier reads %d features, pair_encoding needs %d",
+                   bert->heads.pair_features, s.pair_features);
+        goto fail;
+    }
+    if (!(m->tok = tokenizer_create(vocab))) goto fail;
+    m->max_len = s.max_len;
+    m->siamese = s.siamese;
+    m->pair_features = s.pair_features;
+    m->pairs = s.batch > s.eval_batch ? s.batch : s.eval_batch;
+    m->maxB = m->pairs * bert_rows_per_example(m);
+    m->opt = optim_adamw(s.weight_decay);
+    m->opt.beta1 = s.beta1;
+    m->opt.beta2 = s.beta2;
+    m->opt.eps = s.eps;
+    m->clip = (float)s.clip;
+    if (s.layer_decay != 1.0) bert_set_layer_decay(bert, s.layer_decay);
+    rng_seed_stream(&m->rng, seed, BERT_DROPOUT_STREAM);
+    long cells = (long)m->maxB * m->max_len;
+    m->ids = xmalloc(sizeof(int) * (size_t)cells);
+    m->segments = xmalloc(sizeof(int) * (size_t)cells);
+    m->lengths = xmalloc(sizeof(int) * (size_t)m->maxB);
+    m->labels = xmalloc(sizeof(int) * (size_t)m->maxB);
+    m->targets = xmalloc(sizeof(float) * (size_t)m->maxB);
+    m->logits = xmalloc(sizeof(float) * (size_t)m->maxB * (size_t)m->K);
+    bert_reserve(bert, m->maxB, m->max_len, 0, train);
+    return m;
+fail:
+    bert_task_model_free(m);
+    return NULL;
+}
+
+/* `init` names a checkpoint file, or a directory holding model.ckpt or
+ * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
+static int bert_init_path(const char *init, char *out, size_t cap) {
+    struct stat st;
+    if (stat(init, &st) != 0) {
+        user_error("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
+                   "--init %s: no such file or directory", init);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(out, cap, "%s", init);
+        return 0;
+    }
+    run_file_path(init, RUN_CKPT, out, cap);
+    if (run_file_exists(out)) return 0;
+    DIR *d = opendir(init);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".ckpt") == 0) {
+            if (found++ == 0) run_file_path(init, e->d_name, out, cap);
+        }
+    }
+    if (d) closedir(d);
+    if (found == 1) return 0;
+    user_error("name the checkpoint file itself", "--init %s: %s", init,
+               found ? "the directory holds several .ckpt files" : "no model.ckpt or other .ckpt file in it");
+    return -1;
+}
+
+static Vocab *bert_vocab_setting(const cJSON *config) {
+    const char *v = run_config_string(config, "vocab", "");
+    return vocab_load(*v ? v : tokenizer_default_vocab_path());
+}
+
+/* The pretrained encoder to start from, or NULL for random init. An encoder
+ * brings its own config, so naming another config with it is refused rather
+ * than silently ignored. */
+static int bert_init_setting(const cJSON *config, const char **init) {
+    const char *s = run_config_string(config, "init", "");
+    const char *name = run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME);
+    *init = *s && strcmp(s, BERT_INIT_NONE) != 0 ? s : NULL;
+    if (!*init || strcmp(name, BERT_DEFAULT_CONFIG_NAME) == 0) return 0;
+    user_error("add --init none to train that configuration from random initialisation",
+               "bert: --set bert=%s conflicts with init %s, which brings its own config", name, *init);
+    return -1;
+}
+
+/* The vocabulary of an init checkpoint (NULL: it has none, the setting or
+ * the default serves); a different `vocab` setting beside it is refused. */
+static Vocab *bert_init_vocab(const Checkpoint *c, const cJSON *config, const char *init) {
+    Vocab *v = bert_checkpoint_vocab(c);
+    const char *setting = run_config_string(config, "vocab", "");
+    if (!v || !*setting) return v ? v : bert_vocab_setting(config);
+    vocab_free(v);
+    user_error("drop --set vocab (the checkpoint's vocabulary is used), or add --init none",
+               "bert: --set vocab=%s conflicts with init %s, which stores its own vocabulary", setting, init);
+    return NULL;
+}
+
+/* A fresh model: the pretrained encoder (init) with a new task head, or the
+ * named config (or file) sized to the vocabulary, from random init. */
+static Model *bert_ops_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    (void)train;
+    const char *init;
+    if (bert_init_setting(config, &init) != 0) return NULL;
+    BertSettings s;
+    if (bert_settings_read(config, &s) != 0) return NULL;
+    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels, .pair_features = s.pair_features};
+    Vocab *vocab = NULL;
+    Bert *bert = NULL;
+    if (init) {
+        char path[4096];
+        Checkpoint *c = NULL;
+        if (bert_hf_is_dir(init)) c = bert_hf_read(init);   /* a Hugging Face model directory */
+        else if (bert_init_path(init, path, sizeof path) == 0) c = checkpoint_read(path);
+        if (!c) return NULL;
+        /* Encoder (and pooler) from the checkpoint, a fresh task head. */
+        bert = bert_from_checkpoint(c, &heads, 0, seed);
+        vocab = bert ? bert_init_vocab(c, config, init) : NULL;
+        checkpoint_free(c);
+    } else {
+        BertConfig cfg;
+        if (bert_config_resolve(run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME), &cfg) != 0) return NULL;
+        vocab = bert_vocab_setting(config);
+        if (vocab) {
+            cfg.vocab_size = vocab_size(vocab);
+            bert = bert_create(&cfg, &heads, seed);
+        }
+    }
+    if (!vocab || !bert) {
+        bert_free(bert);
+        vocab_free(vocab);
+        return NULL;
+    }
+    return (Model *)bert_task_model_new(bert, vocab, config, task, seed, 1);
+}
+
+/* ---- features ---- */
+
+static void bert_encoded_free(Encoded *e) {
+    if (!e) return;
+    free(e->off); free(e->ids); free(e->seg_start); free(e->label); free(e->score);
+    free(e);
+}
+
+static Encoded *bert_encode(Model *model, const Dataset *d) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Encoded *e = xcalloc(1, sizeof *e);
+    e->n = d->n;
+    e->off = xmalloc(sizeof(long) * (size_t)(d->n + 1));
+    e->seg_start = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
+    e->label = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
+    e->score = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1));
+    long cap = 1024, used = 0;
+    e->ids = xmalloc(sizeof(int) * (size_t)cap);
+    int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
+    int *row2 = xmalloc(sizeof(int) * (size_t)m->max_len);
+    for (int i = 0; i < d->n; i++) {
+        const Example *x = &d->ex[i];
+        int T, s = 0;
+        if (m->siamese) {   /* "[CLS] a [SEP]" then "[CLS] b [SEP]" */
+            const char *b = x->b ? x->b : "";
+            s = tokenizer_encode(m->tok, x->a, strlen(x->a), NULL, 0, m->max_len, row, seg);
+            T = s + tokenizer_encode(m->tok, b, strlen(b), NULL, 0, m->max_len, row2, seg);
+        } else {
+            T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+            while (s < T && seg[s] == 0) s++;
+        }
+        if (used + T > cap) {
+            while (used + T > cap) cap *= 2;
+            e->ids = xrealloc(e->ids, sizeof(int) * (size_t)cap);
+        }
+        memcpy(e->ids + used, row, sizeof(int) * (size_t)(m->siamese ? s : T));
+        if (m->siamese) memcpy(e->ids + used + s, row2, sizeof(int) * (size_t)(T - s));
+        e->off[i] = used;
+        e->seg_start[i] = s;
+        e->label[i] = x->label;
+        e->score[i] = x->score;
+        used += T;
+    }
+    e->off[d->n] = used;
+    free(row2);
+    free(row);
+    free(seg);
+    return e;
+}
+
+static int bert_length(const Encoded *e, int row) { return (int)(e->off[row + 1] - e->off[row]); }
+
+/* Siamese: example rows[i]'s first text into batch row i, its second into row
+ * n + i (segments 0), padded to the longest; returns T. */
+static int bert_fill_siamese(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
+    int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) {
+        int len = bert_length(e, rows[i]), s = e->seg_start[rows[i]];
+        if (s > T) T = s;
+        if (len - s > T) T = len - s;
+    }
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], s = e->seg_start[r], len = bert_length(e, r);
+        const int *src[2] = {e->ids + e->off[r], e->ids + e->off[r] + s};
+        int lens[2] = {s, len - s};
+        for (int half = 0; half < 2; half++) {
+            int row = half * n + i, *ids = m->ids + (long)row * T;
+            memcpy(ids, src[half], sizeof(int) * (size_t)lens[half]);
+            for (int t = lens[half]; t < T; t++) ids[t] = pad;
+            memset(m->segments + (long)row * T, 0, sizeof(int) * (size_t)T);
+            m->lengths[row] = lens[half];
+        }
+        m->targets[i] = e->score[r] / BERT_SIAMESE_SCALE;
+    }
+    return T;
+}
+
+/* Pair features: from each joined pair "[CLS] a [SEP] b [SEP]", its first
+ * text "[CLS] a [SEP]" (the pair's first segment) into row first + i and its
+ * second "[CLS] b [SEP]" into row first + n + i (segments 0); the joined
+ * pairs themselves are rows [0, n) when first = n. Padded to T. */
+static void bert_fill_texts(BertTaskModel *m, const Encoded *e, const int *rows, int n, int first, int T) {
+    int pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], s = e->seg_start[r], len = bert_length(e, r);
+        const int *src = e->ids + e->off[r];
+        int *a = m->ids + (long)(first + i) * T, *b = m->ids + (long)(first + n + i) * T;
+        memcpy(a, src, sizeof(int) * (size_t)s);
+        b[0] = src[0];   /* [CLS] */
+        memcpy(b + 1, src + s, sizeof(int) * (size_t)(len - s));
+        m->lengths[first + i] = s;
+        m->lengths[first + n + i] = len - s + 1;
+        for (int t = s; t < T; t++) a[t] = pad;
+        for (int t = len - s + 1; t < T; t++) b[t] = pad;
+        memset(m->segments + (long)(first + i) * T, 0, sizeof(int) * (size_t)T);
+        memset(m->segments + (long)(first + n + i) * T, 0, sizeof(int) * (size_t)T);
+        m->labels[i] = e->label[r];
+    }
+}
+
+/* rows[0..n) of e into the batch buffers, padded to the longest row; returns T. */
+static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, int n) {
+    if (m->siamese) return bert_fill_siamese(m, e, rows, n);
+    if (m->pair_features == 4) {
+        int T = 1;
+        for (int i = 0; i < n; i++) {
+            int s = e->seg_start[rows[i]], rest = bert_length(e, rows[i]) - s + 1;
+            T = s > T ? s : T;
+            T = rest > T ? rest : T;
+        }
+        bert_fill_texts(m, e, rows, n, 0, T);
+        return T;
+    }
+    int T = 1, pad = m->tok->sp.pad >= 0 ? m->tok->sp.pad : 0;
+    for (int i = 0; i < n; i++) T = bert_length(e, rows[i]) > T ? bert_length(e, rows[i]) : T;
+    for (int i = 0; i < n; i++) {
+        int r = rows[i], len = bert_length(e, r);
+        int *ids = m->ids + (long)i * T, *seg = m->segments + (long)i * T;
+        memcpy(ids, e->ids + e->off[r], sizeof(int) * (size_t)len);
+        for (int t = len; t < T; t++) ids[t] = pad;
+        for (int t = 0; t < T; t++) seg[t] = t >= e->seg_start[r] && t < len;
+        m->lengths[i] = len;
+        m->labels[i] = e->label[r];
+        m->targets[i] = e->score[r];
+    }
+    if (m->pair_features == 5) bert_fill_texts(m, e, rows, n, n, T);   /* each part is no longer than the pair */
+    return T;
+}
+
+/* ---- training and prediction ---- */
+
+static float bert_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Bert *b = m->bert;
+    if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
+    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
+    int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
+    params_zero_grad(b->params);
+    bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, &m->rng);
+    float loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, &m->rng, 1, NULL)
+                 : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
+                 : m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1)
+                             : bert_classify_loss(b, m->labels, &m->rng, 1);
+    bert_backward(b);
+    double norm = clip_grad_norm(b->params, m->clip);
+    if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
+    optim_step(&m->opt, b->params, st->lr);
+    return loss;
+}
+
+static void bert_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    for (int i = 0; i < n; i += m->pairs) {
+        int b = n - i < m->pairs ? n - i : m->pairs;
+        int T = bert_fill_batch(m, e, rows + i, b);
+        if (m->siamese) {   /* both texts in full (the pooling reads every token) */
+            float *o = out + i;
+            bert_forward(m->bert, &(BertBatch){2 * b, T, m->ids, m->segments, m->lengths}, NULL);
+            bert_siamese_loss(m->bert, NULL, o, 0);
+            for (int r = 0; r < b; r++) o[r] *= BERT_SIAMESE_SCALE;
+            continue;
+        }
+        if (m->pair_features) {   /* every text in full, as in training */
+            float *o = out + (long)i * m->K;
+            bert_forward(m->bert, &(BertBatch){b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths},
+                         NULL);
+            bert_pair_features_loss(m->bert, b, NULL, NULL, 0, o);
+            softmax_forward(o, o, b, m->K);
+            continue;
+        }
+        bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths});   /* [CLS] only */
+        float *o = out + (long)i * m->K;
+        bert_head_logits(m->bert, o);
+        if (m->K > 1) softmax_forward(o, o, b, m->K);
+    }
+}
+
+/* ---- ModelOps ---- */
+
+static int bert_save_ops(const Model *m, const char *path) { return bert_task_save((const BertTaskModel *)m, path); }
+static Model *bert_load_ops(const char *path, const Task *task) { return (Model *)bert_task_load(path, task); }
+static int bert_save_state_ops(const Model *m, const char *path) {
+    return bert_task_save_state((const BertTaskModel *)m, path);
+}
+static int bert_load_state_ops(Model *m, const char *path) { return bert_task_load_state((BertTaskModel *)m, path); }
+static long bert_num_params_ops(const Model *m) { return bert_num_params(((const BertTaskModel *)m)->bert); }
+static void bert_free_ops(Model *m) { bert_task_model_free((BertTaskModel *)m); }
+static void bert_use_bf16_ops(Model *m) { bert_use_bf16(((BertTaskModel *)m)->bert, 1); }
+
+const ModelOps BERT_OPS = {
+    .name = "bert",
+    .default_config = bert_default_config,
+    .create = bert_ops_create,
+    .encode = bert_encode,
+    .encoded_free = bert_encoded_free,
+    .train_step = bert_train_step,
+    .predict = bert_predict,
+    .save = bert_save_ops,
+    .load = bert_load_ops,
+    .num_params = bert_num_params_ops,
+    .free = bert_free_ops,
+    .length = bert_length,
+    .save_state = bert_save_state_ops,
+    .load_state = bert_load_state_ops,
+    .use_bf16 = bert_use_bf16_ops,
+    .load_external = bert_hf_classifier_load,
+};

@@ -1,0 +1,84 @@
+/* seq2seq_train.h — a translation training run (`glue translate train`) and
+ * corpus translation/scoring shared with `glue translate eval`.
+ *
+ * Run config: one JSON object of model keys (seq2seq.h's S2sConfig field
+ * names, vocab_size excepted: it comes from the vocabulary) and training keys:
+ *   data_dir     folder with <split>.<lang> files (data/mt/multi30k/raw)
+ *   src, tgt     languages ("en", "de"); train, dev: split names ("train", "val")
+ *   vocab        a vocabulary file, or "" to train one (cased, joins marked,
+ *                vocab_tokens tokens, on both sides of train) into the run dir
+ *   epochs, max_tokens (source or target tokens per batch, padding counted)
+ *   lr, warmup   peak learning rate, reached after `warmup` steps, then
+ *                lr * sqrt(warmup / step) (inverse square root, Vaswani et al.)
+ *   beta1, beta2, adam_eps, weight_decay, clip (global norm, 0 = none)
+ *   dev_beam, beam, alpha, extra_len, eval_batch   decoding of dev / test
+ *   save_minutes how often the resume checkpoint is written within an epoch
+ *   max_steps    0, or stop after that many steps (the partial epoch is
+ *                evaluated like a full one): fixed budgets for comparisons
+ *   average_last 0, or keep the weights of the last N epochs (epoch<k>.ckpt)
+ *                and finally score their mean (averaged.ckpt), which becomes
+ *                model.ckpt if its dev BLEU is the best
+ * `glue translate train --config F --set key=value` overrides the defaults
+ * key by key (only known keys, same kind of value).
+ *
+ * Run directory (--out, default runs/translate):
+ *   model.ckpt    the best checkpoint by dev BLEU (weights + vocabulary)
+ *   vocab.txt     the vocabulary, when the run trained it
+ *   config.json   the run config; results.json at the end (history, best,
+ *                 wall and CPU seconds: CPU summed over resumed sessions)
+ *   last.ckpt     while unfinished: weights, AdamW moments, dropout RNG and
+ *                 the position in the epoch's batches, written atomically
+ *                 every save_minutes, every checkpoint_every steps, after
+ *                 each epoch and on SIGINT/SIGTERM, so --resume continues
+ *                 exactly (same numbers as an uninterrupted run)
+ *   prev.ckpt     the last.ckpt before, taken when last.ckpt is damaged. */
+#ifndef GLUE_SEQ2SEQ_TRAIN_H
+#define GLUE_SEQ2SEQ_TRAIN_H
+
+#include <stdint.h>
+
+#include "models/seq2seq/seq2seq.h"
+#include "models/seq2seq/seq2seq_data.h"
+
+typedef struct cJSON cJSON;
+
+/* The defaults of every run-config key. Caller frees. */
+cJSON *s2s_run_config_default(void);
+/* The defaults overridden by the object in `file` (NULL: none) and then by
+ * sets[i] = "key=value" (origin[i] names the option, may be NULL), with
+ * models/run_config.h's rules: unknown keys or other kinds of values are
+ * usage errors. NULL after a message. */
+cJSON *s2s_run_config_build(const char *file, const char *const *sets, const char *const *origin, int nsets);
+
+typedef struct S2sTrainOptions {
+    const cJSON *config;   /* the run config */
+    uint64_t seed;
+    int threads;           /* recorded in results.json */
+    const char *out_dir;
+    const char *command;   /* recorded in results.json */
+    int resume;
+    int show_progress;     /* per-epoch lines (and a progress bar on a terminal) on stderr */
+    long stop_at;          /* > 0: save last.ckpt and stop once this many steps are done
+                            * (a planned interruption; --resume continues) */
+    long checkpoint_every; /* > 0: also save last.ckpt every this many steps (besides
+                            * save_minutes and the epoch ends); SIGINT/SIGTERM save it at
+                            * the next step boundary and stop (exit 128 + signal) */
+} S2sTrainOptions;
+
+/* s2s_train's return when it stopped at stop_at (not an error). */
+enum { S2S_TRAIN_STOPPED = -1 };
+
+/* Trains and writes the run directory. 0, S2S_TRAIN_STOPPED, or 1 (failed:
+ * data, divergence, disk) / 2 (bad setting) after one clear message. */
+int s2s_train(const S2sTrainOptions *o);
+
+/* Detokenised translations of corpus c's sources, in corpus order (sentences
+ * are decoded batch_sents at a time in length order). Caller frees each and
+ * the array. */
+char **s2s_translate_corpus(Seq2Seq *m, const S2sCorpus *c, const S2sDecodeOptions *o, int batch_sents);
+
+/* Mean per-token NLL and smoothed loss of c under m (no dropout), batched by
+ * max_tokens. */
+S2sLoss s2s_corpus_loss(Seq2Seq *m, const S2sCorpus *c, int max_tokens);
+
+#endif

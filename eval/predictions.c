@@ -3,6 +3,7 @@
 #include "eval/predictions.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "tasks/fields.h"
 
@@ -180,13 +181,9 @@ int predictions_match(const Predictions *p, const Dataset *d, int *label_out, do
 
 int predictions_write(const char *path, const Task *t, const long *index, const int *label,
                       const double *score, int n) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        user_error(NULL, "%s: cannot create: %s", tmp, strerror(errno));
-        return -1;
-    }
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return -1;
     fprintf(f, "%s\n", PRED_HEADER);
     for (int i = 0; i < n; i++) {
         if (t->num_labels == 1) {
@@ -196,12 +193,5 @@ int predictions_write(const char *path, const Task *t, const long *index, const 
         if (label[i] < 0 || label[i] >= t->num_labels) DIE("predictions_write: label %d out of range", label[i]);
         fprintf(f, "%ld\t%s\n", index[i], t->labels[label[i]]);
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        user_error(NULL, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    return atomic_commit(&out);
 }

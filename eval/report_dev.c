@@ -11,6 +11,7 @@
 #include "eval/report_sections.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/svg_plot.h"
 #include "models/evaluate.h"
 #include "models/model.h"
@@ -133,7 +134,7 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
     else if (!in->dir) snprintf(why, sizeof why, "a results file without its run directory (no model.ckpt)");
     else if (!ops) snprintf(why, sizeof why, "model '%s' is not built into this binary",
                             cJSON_IsString(jm) ? jm->valuestring : "?");
-    else if (!run_file_exists(ckpt)) snprintf(why, sizeof why, "%.900s does not exist", ckpt);
+    else if (!file_exists(ckpt)) snprintf(why, sizeof why, "%.900s does not exist", ckpt);
     else if (!dev || task_split_path(t, dev, task_data_root(), datafile, sizeof datafile) != 0)
         snprintf(why, sizeof why, "no %s dev data under %s (glue data fetch %s)", t->display, task_data_root(),
                  t->name);

@@ -6,6 +6,7 @@
 #include "eval/report_html.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/report_inputs.h"
 #include "eval/report_page.h"
 #include "eval/report_sections.h"
@@ -121,19 +122,13 @@ int report_html_write(const ReportOptions *o, int *num_missing) {
     fprintf(mem, "</body>\n</html>\n");
     fclose(mem);
 
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", o->out_path);
-    FILE *f = fopen(tmp, "w");
+    AtomicFile out;
+    FILE *f = atomic_open(&out, o->out_path);
     int ok = f != NULL;
     if (ok) {
         page_head(f, &p, o);
-        ok = fwrite(body, 1, body_len, f) == body_len;
-        ok = (fclose(f) == 0) && ok;
-    }
-    if (ok) ok = rename(tmp, o->out_path) == 0;
-    if (!ok) {
-        user_error("check the directory exists and is writable", "cannot write %s: %s", o->out_path, strerror(errno));
-        unlink(tmp);
+        fwrite(body, 1, body_len, f);   /* a short write is caught by atomic_commit (ferror) */
+        ok = atomic_commit(&out) == 0;
     }
     if (num_missing) *num_missing = p.num_missing;
     free(body);

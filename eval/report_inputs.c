@@ -2,6 +2,7 @@
 #include "eval/report_inputs.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "models/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -17,7 +18,7 @@
 
 cJSON *report_json_file(const char *path, char *why, size_t cap) {
     size_t len = 0;
-    char *text = run_file_read(path, &len);
+    char *text = file_read(path, &len);
     if (!text) {
         snprintf(why, cap, "%s", errno == ENOENT ? "does not exist" : strerror(errno));
         return NULL;
@@ -117,15 +118,15 @@ static void load_results_dir(ReportInputs *r, ReportPage *p, const char *dir) {
 static int add_pretrain(ReportInputs *r, ReportPage *p, const char *dir, int from_runs) {
     char log[4096], meta[4096];
     run_file_path(dir, "log.jsonl", log, sizeof log);
-    if (!run_file_exists(log)) run_file_path(dir, "log.jsonl.gz", log, sizeof log);
-    if (!run_file_exists(log)) return 0;
+    if (!file_exists(log)) run_file_path(dir, "log.jsonl.gz", log, sizeof log);
+    if (!file_exists(log)) return 0;
     /* The run's config (or its summary) says what was trained; optional. */
     cJSON *j = NULL;
     static const char *const META[] = {"summary.json", "pretrain_config.json", "config.json"};
     for (int k = 0; k < 3 && !j; k++) {
         run_file_path(dir, META[k], meta, sizeof meta);
         char why[256];
-        if (run_file_exists(meta)) j = report_json_file(meta, why, sizeof why);
+        if (file_exists(meta)) j = report_json_file(meta, why, sizeof why);
     }
     inputs_add(r, p, REPORT_IN_PRETRAIN, log, dir, dir, j, from_runs);
     return 1;
@@ -135,13 +136,13 @@ static void walk_runs(ReportInputs *r, ReportPage *p, const char *dir, int depth
     char path[4096];
     int kind;
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    int has_results = run_file_exists(path);
+    int has_results = file_exists(path);
     if (has_results) {
         cJSON *j = inputs_read(p, path, &kind);
         if (j) inputs_add(r, p, kind, path, dir, dir, j, 1);
     }
     run_file_path(dir, "seeds.json", path, sizeof path);
-    if (run_file_exists(path)) {
+    if (file_exists(path)) {
         cJSON *j = inputs_read(p, path, &kind);
         if (j) inputs_add(r, p, kind, path, dir, dir, j, 1);
     }
@@ -149,9 +150,9 @@ static void walk_runs(ReportInputs *r, ReportPage *p, const char *dir, int depth
     char cfg[4096], state[4096];
     run_file_path(dir, RUN_CONFIG, cfg, sizeof cfg);
     run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
-    if (!has_results && !is_pretrain && run_file_exists(cfg))
+    if (!has_results && !is_pretrain && file_exists(cfg))
         report_page_missing(p, "%s: a run without results.json (%s): no curves or dev predictions for it", dir,
-                            run_file_exists(state) ? "still running, or interrupted: glue finetune --resume finishes it"
+                            file_exists(state) ? "still running, or interrupted: glue finetune --resume finishes it"
                                                    : "still running, or it failed");
     if (depth >= RUNS_MAX_DEPTH) return;
     struct dirent **ents = NULL;

@@ -8,6 +8,7 @@
 #include "eval/zip.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/crc32.h"
 
 #include <errno.h>
@@ -34,7 +35,7 @@ typedef struct {
 } ZipMember;
 
 struct ZipWriter {
-    char *path, *tmp;
+    AtomicFile out;   /* the archive, written beside path until zip_close */
     FILE *f;
     ZipMember *m;
     int n, cap;
@@ -48,12 +49,12 @@ static void put32(unsigned char *p, uint32_t v) { put16(p, v & 0xffff); put16(p 
 static int zip_write(ZipWriter *z, const void *buf, size_t n) {
     if (z->failed) return -1;
     if (n && fwrite(buf, 1, n, z->f) != n) {
-        user_error("check the free disk space", "%s: cannot write: %s", z->tmp, strerror(errno));
+        user_error("check the free disk space", "%s: cannot write: %s", z->out.path, strerror(errno));
         z->failed = 1;
         return -1;
     }
     if ((uint64_t)z->offset + n > UINT32_MAX) {
-        user_error(NULL, "%s: archive larger than 4 GiB (no zip64)", z->path);
+        user_error(NULL, "%s: archive larger than 4 GiB (no zip64)", z->out.path);
         z->failed = 1;
         return -1;
     }
@@ -63,17 +64,8 @@ static int zip_write(ZipWriter *z, const void *buf, size_t n) {
 
 ZipWriter *zip_open(const char *path) {
     ZipWriter *z = xcalloc(1, sizeof *z);
-    z->path = xstrdup(path);
-    size_t n = strlen(path) + 5;
-    z->tmp = xmalloc(n);
-    snprintf(z->tmp, n, "%s.tmp", path);
-    z->f = fopen(z->tmp, "wb");
-    if (!z->f) {
-        user_error("check that the folder exists and is writable", "%s: cannot create: %s", z->tmp,
-                   strerror(errno));
-        free(z->tmp); free(z->path); free(z);
-        return NULL;
-    }
+    z->f = atomic_open(&z->out, path);
+    if (!z->f) { free(z); return NULL; }
     return z;
 }
 
@@ -99,7 +91,7 @@ int zip_add(ZipWriter *z, const char *name, const void *data, size_t size) {
     size_t name_len = strlen(name);
     if (z->failed) return -1;
     if (size > UINT32_MAX || name_len > 0xffff || z->n == ZIP_MAX_MEMBERS) {
-        user_error(NULL, "%s: member %s too large for a zip without zip64", z->path, name);
+        user_error(NULL, "%s: member %s too large for a zip without zip64", z->out.path, name);
         z->failed = 1;
         return -1;
     }
@@ -155,7 +147,8 @@ int zip_add_file(ZipWriter *z, const char *name, const char *path) {
 
 static void zip_free(ZipWriter *z) {
     for (int i = 0; i < z->n; i++) free(z->m[i].name);
-    free(z->m); free(z->tmp); free(z->path); free(z);
+    free(z->m);
+    free(z);
 }
 
 int zip_close(ZipWriter *z) {
@@ -184,16 +177,13 @@ int zip_close(ZipWriter *z) {
     put32(e + 12, z->offset - cd_start);
     put32(e + 16, cd_start);
     zip_write(z, e, sizeof e);
-    int rc = z->failed ? -1 : 0;
-    if (fflush(z->f) != 0 || fclose(z->f) != 0) {
-        if (!rc) user_error("check the free disk space", "%s: cannot write: %s", z->tmp, strerror(errno));
+    int rc;
+    if (z->failed) {
+        atomic_abort(&z->out);
         rc = -1;
+    } else {
+        rc = atomic_commit(&z->out);
     }
-    if (rc == 0 && rename(z->tmp, z->path) != 0) {
-        user_error(NULL, "cannot rename %s to %s: %s", z->tmp, z->path, strerror(errno));
-        rc = -1;
-    }
-    if (rc) remove(z->tmp);
     zip_free(z);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/provenance.h"
 #include "core/stats.h"
 #include "models/model.h"
@@ -43,7 +44,7 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
     snprintf(dir, sizeof dir, "%s/screen/%s-seed%ld", run_dir, t->name, seed);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
     run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);   /* an interrupted fine-tune */
-    if (run_file_exists(path)) return run_json_read(path, 1);
+    if (file_exists(path)) return json_file_read(path, 1);
     const ModelOps *ops = model_find("bert");
     snprintf(init, sizeof init, "init=%s/model.ckpt", run_dir);
     const char *sets[SCREEN_MAX_SETS + 2], *origin[SCREEN_MAX_SETS + 2];
@@ -55,7 +56,7 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
     if (!config) return NULL;
     fprintf(stderr, "screen: fine-tuning %s (seed %ld) from %s\n", t->name, seed, run_dir);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
-                         .out_dir = dir, .data_root = task_data_root(), .command = o->command, .resume = run_file_exists(state),
+                         .out_dir = dir, .data_root = task_data_root(), .command = o->command, .resume = file_exists(state),
                          .show_progress = 1};
     cJSON *res = NULL;
     int rc = trainer_run(&to, &res);
@@ -103,14 +104,14 @@ static cJSON *screen_row(const ScreenOptions *o, const char *run_dir) {
     char path[4200], name[256];
     screen_run_name(run_dir, name, sizeof name);
     run_file_path(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
-    if (!run_file_exists(path)) {
+    if (!file_exists(path)) {
         user_error("finish it first (glue pretrain ... --out DIR --resume)", "%s: not a finished pretraining run (no %s)",
                    run_dir, PRETRAIN_SUMMARY);
         return NULL;
     }
-    cJSON *summary = run_json_read(path, 1);
+    cJSON *summary = json_file_read(path, 1);
     run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
-    cJSON *config = summary ? run_json_read(path, 1) : NULL;
+    cJSON *config = summary ? json_file_read(path, 1) : NULL;
     if (!config) {
         cJSON_Delete(summary);
         return NULL;
@@ -180,13 +181,9 @@ static int screen_write_md(const cJSON *table, const char *json_path) {
     size_t n = strlen(json_path);
     snprintf(path, sizeof path, "%.*s.md", (int)(n > 5 && strcmp(json_path + n - 5, ".json") == 0 ? n - 5 : n),
              json_path);
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        user_error(NULL, "cannot write %s", tmp);
-        return -1;
-    }
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return -1;
     const cJSON *proxy = cJSON_GetObjectItemCaseSensitive(table, "proxy");
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(proxy, "tasks");
     fprintf(f, "# %s\n\nWritten by `glue pretrain screen` (%s). Proxy: each task fine-tuned from the run's "
@@ -230,11 +227,7 @@ static int screen_write_md(const cJSON *table, const char *json_path) {
         }
         fprintf(f, " **%.2f** |\n", screen_number(r, "proxy_score"));
     }
-    int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        user_error(NULL, "cannot write %s", path);
-        return -1;
-    }
+    if (atomic_commit(&out)) return -1;
     printf("wrote %s and %s\n", json_path, path);
     return 0;
 }
@@ -243,7 +236,7 @@ int pretrain_screen(const ScreenOptions *o) {
     for (int i = 0; i < o->n_tasks; i++)
         if (!task_find_or_report(o->tasks[i])) return EXIT_USAGE;
     /* The table so far: rows of other runs are kept, a screened run's row replaced. */
-    cJSON *table = run_file_exists(o->results) ? run_json_read(o->results, 1) : cJSON_CreateObject();
+    cJSON *table = file_exists(o->results) ? json_file_read(o->results, 1) : cJSON_CreateObject();
     if (!table || !cJSON_IsObject(table) ||
         (cJSON_GetObjectItemCaseSensitive(table, "title") &&
          !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(table, "title")))) {
@@ -277,7 +270,7 @@ int pretrain_screen(const ScreenOptions *o) {
     snprintf(parent, sizeof parent, "%s", o->results);
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) *slash = '\0';
-    if (rc == 0 && slash && slash != parent && run_dir_make(parent)) rc = 1;
+    if (rc == 0 && slash && slash != parent && file_make_dir(parent)) rc = 1;
     if (rc == 0) {
         char cpu[256];
         provenance_cpu(cpu, sizeof cpu);
@@ -299,7 +292,7 @@ int pretrain_screen(const ScreenOptions *o) {
             cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
             cJSON_AddItemToObject(table, keys[k], fields[k]);
         }
-        rc = run_json_write(o->results, table) || screen_write_md(table, o->results) ? 1 : 0;
+        rc = json_file_write(o->results, table) || screen_write_md(table, o->results) ? 1 : 0;
     }
     cJSON_Delete(table);
     return rc;

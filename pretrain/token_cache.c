@@ -7,9 +7,9 @@
 #include "pretrain/token_cache.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/crc32.h"
 #include "core/progress.h"
-#include "models/run_dir.h"
 #include "text/tokenizer.h"
 
 #include <cjson/cJSON.h>
@@ -335,14 +335,13 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     };
     cJSON *key = token_cache_key(b);
     if (!key) return -1;
-    size_t pl = strlen(path) + 8;
-    char *tmp = xmalloc(pl);
-    snprintf(tmp, pl, "%s.tmp", path);
-    sw.f = fopen(tmp, "wb");
+    /* Two runs may fill the same cache at once: each writes a temporary of
+     * its own (core/files.h) and the last rename wins, with the same bytes. */
+    AtomicFile out;
+    sw.f = atomic_open(&out, path);
     int rc = -1;
     if (!sw.f) {
-        user_error("check that the cache directory is writable, or pass --cache DIR", "%s: %s", tmp,
-                   strerror(errno));
+        user_error("check that the cache directory is writable, or pass --cache DIR", "%s: cannot create the token cache", path);
         goto done;
     }
     double t0 = now_seconds();
@@ -364,21 +363,16 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     cJSON_AddNumberToObject(meta, "seconds", now_seconds() - t0);
     int bad = sw.failed || writer_finish(&sw, meta);
     cJSON_Delete(meta);
-    if (fclose(sw.f) || bad) {
-        sw.f = NULL;
-        user_error("check the free disk space", "%s: write failed", tmp);
-        goto done;
-    }
     sw.f = NULL;
-    if (rename(tmp, path) != 0) {
-        user_error(NULL, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (bad) {
+        atomic_abort(&out);
+        user_error("check the free disk space", "%s: write failed", path);
         goto done;
     }
+    if (atomic_commit(&out)) goto done;
     rc = 0;
 done:
-    if (sw.f) fclose(sw.f);
-    if (rc) remove(tmp);
-    free(tmp);
+    if (sw.f) atomic_abort(&out);
     free(sw.buf);
     free(sw.idx);
     cJSON_Delete(key);
@@ -520,7 +514,7 @@ TokenCache *token_cache_find(const TokenCacheBuild *b, const char *dir) {
     if (!c) {
         if (st == TOKEN_CACHE_BAD) user_warning("%s; rebuilding it", err);
         if (b->show_progress) fprintf(stderr, "tokenizing the corpus once into %s\n", path);
-        if (run_dir_make(dir) == 0 && token_cache_build(b, path) == 0) {
+        if (file_make_dir(dir) == 0 && token_cache_build(b, path) == 0) {
             c = token_cache_open(path, key, &st, err, sizeof err);
             if (!c) user_error(NULL, "%s", err);
         }

@@ -3,6 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/dist.h"
 #include "core/provenance.h"
 #include "core/lines.h"
@@ -255,13 +256,9 @@ done:
 /* The log keeps only lines up to `step` (later ones are computed again), then
  * is opened for appending. 0 ok. */
 static int run_open_log(Run *r, long step) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", r->path_log);
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        user_error(NULL, "cannot write %s", tmp);
-        return -1;
-    }
+    AtomicFile kept;
+    FILE *out = atomic_open(&kept, r->path_log);
+    if (!out) return -1;
     LineReader lr;
     if (step > 0 && lines_open(&lr, r->path_log) == LINES_OK) {
         char *line;
@@ -272,12 +269,9 @@ static int run_open_log(Run *r, long step) {
             if (cJSON_IsNumber(s) && s->valuedouble <= (double)step) fprintf(out, "%s\n", line);
             cJSON_Delete(j);
         }
+        lines_close(&lr);
     }
-    if (step > 0) lines_close(&lr);
-    if (fclose(out) || rename(tmp, r->path_log)) {
-        user_error(NULL, "cannot write %s", r->path_log);
-        return -1;
-    }
+    if (atomic_commit(&kept)) return -1;
     r->log = fopen(r->path_log, "a");
     return r->log ? 0 : -1;
 }
@@ -479,7 +473,7 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     }
     char path[4200];
     run_file_path(r->o->out_dir, PRETRAIN_SUMMARY, path, sizeof path);
-    int rc = run_json_write(path, j);
+    int rc = json_file_write(path, j);
     cJSON_Delete(j);
     return rc;
 }
@@ -509,11 +503,11 @@ static int run_prepare(Run *r) {
         return EXIT_USAGE;
     }
     r->rows = pc->batch / r->size;
-    if (r->rank == 0 && run_dir_make(o->out_dir)) return 1;
+    if (r->rank == 0 && file_make_dir(o->out_dir)) return 1;
     run_file_path(o->out_dir, PRETRAIN_LAST_CKPT, r->path_last, sizeof r->path_last);
     run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
     run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
-    if (!o->resume && run_file_exists(r->path_last)) {
+    if (!o->resume && file_exists(r->path_last)) {
         user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
                    o->out_dir);
         return EXIT_USAGE;
@@ -546,7 +540,7 @@ static int run_prepare(Run *r) {
     cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
     char path[4200];
     run_file_path(o->out_dir, PRETRAIN_CONFIG, path, sizeof path);
-    rc = run_json_write(path, cfg);
+    rc = json_file_write(path, cfg);
     cJSON_Delete(cfg);
     if (rc || run_open_log(r, r->step)) return 1;
     r->t0 = now_seconds();

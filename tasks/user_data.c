@@ -9,6 +9,7 @@
 #include "tasks/user_data.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "tasks/load_rows.h"
 
@@ -560,16 +561,9 @@ int user_data_save(const Task *t, const char *path) {
     cJSON *files = cJSON_AddObjectToObject(o, "files");
     for (int f = 0; f < NUM_FILES; f++)
         if (u->file[f]) cJSON_AddStringToObject(files, SPLIT_NAMES[f], u->file[f]);
-    char *text = cJSON_Print(o);
+    int rc = json_file_write(path, o);
     cJSON_Delete(o);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = f && fclose(f) == 0 && ok && rename(tmp, path) == 0;
-    free(text);
-    if (!ok) user_error(NULL, "cannot write %s", path);
-    return ok ? 0 : -1;
+    return rc;
 }
 
 /* A string member (NULL when absent or not a string). */

@@ -2,6 +2,7 @@
 #include "tests/kill_loop.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "models/run_dir.h"
 #include "tests/test.h"
@@ -107,7 +108,7 @@ KillLoop kill_loop(const char *first, const char *resume, const char *watch, dou
 
 int kill_loop_same_file(const char *a, const char *b) {
     size_t na, nb;
-    char *fa = run_file_read(a, &na), *fb = run_file_read(b, &nb);
+    char *fa = file_read(a, &na), *fb = file_read(b, &nb);
     int same = fa && fb && na == nb && memcmp(fa, fb, na) == 0;
     free(fa);
     free(fb);
@@ -126,7 +127,7 @@ static void drop_timings(cJSON *j) {
 static cJSON *results_numbers(const char *dir) {
     char path[4096];
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    cJSON *r = run_json_read(path, 1), *keep = cJSON_CreateObject();
+    cJSON *r = json_file_read(path, 1), *keep = cJSON_CreateObject();
     static const char *const KEYS[] = {"epochs", "best"};
     for (int k = 0; k < 2; k++) {
         cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(r, KEYS[k]);
@@ -160,7 +161,7 @@ KillLoop kill_test(const KillTest *t) {
     if (t->sigterm) {   /* saved at the next step boundary, the way on said, exit 143 */
         CHECK_EQ_INT(kill_loop_signal(first, watch, SIGTERM), 143);
         size_t n;
-        char *said = run_file_read(log, &n);
+        char *said = file_read(log, &n);
         CHECK_MSG(said && strstr(said, "terminated (SIGTERM) at step") && strstr(said, "--resume"), "%s: %s",
                   t->name, said ? said : "(no output)");
         free(said);

@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "core/safetensors.h"
+#include "core/files.h"
 #include "models/bert/bert.h"
 #include "models/bert/bert_hf.h"
-#include "models/run_dir.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
 #include "tests/test.h"
@@ -298,12 +298,12 @@ static void hf_export_case(BertHeads heads, const char *arch, uint64_t seed) {
         CHECK_MSG(status == 0, "%s:\n%s", cmd, log);
         free(log);
         char path[256];
-        cJSON *cfg = (snprintf(path, sizeof path, "%s/config.json", out), run_json_read(path, 1));
+        cJSON *cfg = (snprintf(path, sizeof path, "%s/config.json", out), json_file_read(path, 1));
         const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cfg, "architectures"), 0);
         CHECK_MSG(cJSON_IsString(a) && strcmp(a->valuestring, arch) == 0, "architecture for %s", arch);
         cJSON_Delete(cfg);
         snprintf(path, sizeof path, "%s/vocab.txt", out);
-        CHECK(run_file_exists(path));
+        CHECK(file_exists(path));
         HfOut o;
         hf_forward(m, &hb, &o);
         hf_compare_with_torch(out, 1, &hb, &o, HF_C, HF_V, arch);
@@ -393,10 +393,10 @@ static void hf_expect_error(const char *dir, const char *want, const char *what)
 static void hf_set_config(const char *dir, const char *key, const char *value) {
     char path[256];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    cJSON *j = run_json_read(path, 1);
+    cJSON *j = json_file_read(path, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(j, key);
     if (value) cJSON_AddStringToObject(j, key, value);
-    CHECK(run_json_write(path, j) == 0);
+    CHECK(json_file_write(path, j) == 0);
     cJSON_Delete(j);
 }
 
@@ -513,7 +513,7 @@ static void hf_write_sharded(const char *dir, const HfList *l, const char *extra
     }
     if (extra) cJSON_AddStringToObject(map, extra, SHARD[0]);
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-    CHECK(run_json_write(path, index) == 0);
+    CHECK(json_file_write(path, index) == 0);
     cJSON_Delete(index);
 }
 
@@ -587,7 +587,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
     char errpath[128];
     snprintf(errpath, sizeof errpath, "%s/err.txt", root);
     size_t elen = 0;
-    char *err = run_file_read(errpath, &elen);
+    char *err = file_read(errpath, &elen);
     CHECK_MSG(status == 0, "finetune --init %s failed (%d): %s", dir, status, err ? err : "");
     CHECK_MSG(err && !strstr(err, "ignoring"), "tensors reported unused: %s", err ? err : "");
     cJSON *j = cJSON_Parse(out);

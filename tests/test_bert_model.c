@@ -16,6 +16,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/gemm_bf16.h"
 #include "core/rng.h"
 #include "models/bert/bert.h"
@@ -516,7 +517,7 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
         if (s > best) best = s, best_lr = run_config_number(t, "lr", 0), best_batch = (int)run_config_number(t, "batch", 0);
         char path[1200];
         snprintf(path, sizeof path, "%s/results.json", cJSON_GetObjectItemCaseSensitive(t, "dir")->valuestring);
-        cJSON *r = run_json_read(path, 1);
+        cJSON *r = json_file_read(path, 1);
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "best");
         /* 640 training rows: 64 held out, 576 trained on; no dev anywhere. */
         CHECK_MSG(cJSON_GetObjectItemCaseSensitive(b, "heldout") && !cJSON_GetObjectItemCaseSensitive(b, "dev") &&
@@ -530,7 +531,7 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     CHECK_MSG(best_lr == 2e-3, "the winner should be the rate that learns (held-out %.2f)", best);
     char path[1200];
     snprintf(path, sizeof path, "%s/search/final/results.json", fx.root);
-    cJSON *r = run_json_read(path, 1);
+    cJSON *r = json_file_read(path, 1);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
     CHECK(run_config_number(cfg, "lr", 0) == best_lr && run_config_number(cfg, "batch", 0) == best_batch);
     CHECK(run_config_number(r, "train_examples", 0) == 640);

@@ -15,6 +15,7 @@
 #include "tests/pretrain_fixture.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "models/run_dir.h"
 
@@ -72,7 +73,7 @@ TEST(pretrain_driver_loss_falls_and_eval_agrees) {
     /* Accuracy in percent, as everywhere else: the run's summary has the fraction. */
     char sp[300];
     snprintf(sp, sizeof sp, "%s/summary.json", dir);
-    cJSON *sj = run_json_read(sp, 1);
+    cJSON *sj = json_file_read(sp, 1);
     const cJSON *sa = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sj, "eval"), "accuracy");
     CHECK_MSG(cJSON_IsNumber(sa) && fabs(acc - 100 * sa->valuedouble) < 1e-3, "eval --json accuracy %g vs summary %g",
               acc, cJSON_IsNumber(sa) ? sa->valuedouble : -1);
@@ -304,7 +305,7 @@ static void write_sst2(const Fixture *fx) {
 static double proxy_accuracy(const char *run, int seed, int *epochs) {
     char path[512];
     snprintf(path, sizeof path, "%s/screen/sst2-seed%d/results.json", run, seed);
-    cJSON *j = run_json_read(path, 0);
+    cJSON *j = json_file_read(path, 0);
     if (!j) return -1;
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(j, "best");
     double acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(best, "dev"), "accuracy")->valuedouble;
@@ -347,7 +348,7 @@ TEST(pretrain_screen_table) {
     free(out);
 
     snprintf(path, sizeof path, "%s/t/screen.json", fx.dir);
-    cJSON *j = run_json_read(path, 1);
+    cJSON *j = json_file_read(path, 1);
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
     CHECK_EQ_INT(cJSON_GetArraySize(runs), 2);
     static const char *const NAMES[] = {"mlm", "el"}, *const OBJ[] = {"mlm", "electra"};
@@ -371,7 +372,7 @@ TEST(pretrain_screen_table) {
     }
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/t/screen.md", fx.dir);
-    char *text = run_file_read(path, NULL);
+    char *text = file_read(path, NULL);
     CHECK_MSG(text && strstr(text, "| mlm | mlm |") && strstr(text, "| el | electra |"), "markdown:\n%s",
               text ? text : "(none)");
     free(text);

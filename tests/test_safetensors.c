@@ -128,7 +128,7 @@ TEST(safetensors_round_trip) {
     st_dir_init(&d, "out.safetensors");
     CHECK(st_write_sample(d.path) == 0);
     char tmp[160];
-    snprintf(tmp, sizeof tmp, "%s.tmp", d.path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", d.path, (long)getpid());   /* core/files.h names it so */
     CHECK(access(tmp, F_OK) != 0);
     Checkpoint *c = safetensors_read(d.path, 0);
     CHECK(c != NULL);

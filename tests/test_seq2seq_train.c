@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/translate_results.h"
+#include "core/files.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 #include "models/seq2seq/seq2seq_train.h"
@@ -86,7 +87,7 @@ static int run_train(const char *out, long stop_at, int resume) {
 static cJSON *read_results(const char *dir) {
     char p[512];
     run_file_path(dir, RUN_RESULTS, p, sizeof p);
-    return run_json_read(p, 1);
+    return json_file_read(p, 1);
 }
 
 TEST(seq2seq_train_learns_and_resumes_exactly) {
@@ -99,9 +100,9 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
     CHECK_EQ_INT(run_train(b, 20, 0), S2S_TRAIN_STOPPED);
     char p[512];
     run_file_path(b, RUN_LAST_CKPT, p, sizeof p);
-    CHECK(run_file_exists(p));
+    CHECK(file_exists(p));
     CHECK_EQ_INT(run_train(b, 0, 1), 0);
-    CHECK(!run_file_exists(p));   /* a finished run drops its resume state */
+    CHECK(!file_exists(p));   /* a finished run drops its resume state */
     cJSON *ra = read_results(a), *rb = read_results(b);
     if (CHECK(ra && rb)) {
         const cJSON *ea = cJSON_GetObjectItemCaseSensitive(ra, "epochs"), *eb = cJSON_GetObjectItemCaseSensitive(rb, "epochs");
@@ -186,7 +187,7 @@ static void check_results_table(const char *dir, double bleu2016) {
         free(glue(args, &st));
         CHECK_EQ_INT(st, 0);
     }
-    cJSON *doc = run_json_read(file, 1);
+    cJSON *doc = json_file_read(file, 1);
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(doc, "runs");
     CHECK_EQ_INT(cJSON_GetArraySize(runs), 1);
     const cJSON *run = cJSON_GetArrayItem(runs, 0);
@@ -202,7 +203,7 @@ static void check_results_table(const char *dir, double bleu2016) {
     CHECK(strstr(run_config_string(t16, "command", ""), "--split test2016") != NULL);
     cJSON_Delete(doc);
     size_t len;
-    char *text = run_file_read(md, &len);
+    char *text = file_read(md, &len);
     snprintf(want, sizeof want, " %.2f |", bleu2016);
     CHECK_MSG(text && strstr(text, "test_2016_flickr BLEU") && strstr(text, "val BLEU") && strstr(text, want),
               "translation.md: %s", text ? text : "(missing)");
@@ -213,7 +214,7 @@ static void check_results_table(const char *dir, double bleu2016) {
     snprintf(args, sizeof args, "eval --model %s --split val --results %s", dir, file);
     free(glue(args, &st));
     CHECK_EQ_INT(st, 1);
-    text = run_file_read(file, &len);
+    text = file_read(file, &len);
     CHECK(text && strcmp(text, "{\"not\": \"a table\"}\n") == 0);
     free(text);
 }
@@ -255,7 +256,7 @@ TEST(seq2seq_translate_cli) {
     check_results_table(dir, bleu2016);
     char hyp[256];
     snprintf(hyp, sizeof hyp, "%s/test_2016_flickr.beam3.hyp.de", dir);
-    CHECK(run_file_exists(hyp));
+    CHECK(file_exists(hyp));
     /* Arguments: one line each; stdin: one line per input line. */
     snprintf(args, sizeof args, "--model %s \"two three.\" \"One four.\"", dir);
     out = glue(args, &st);

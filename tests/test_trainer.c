@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "eval/report.h"
 #include "models/evaluate.h"
@@ -52,7 +53,7 @@ static void synth_sentence(Rng *r, int label, char *out, size_t cap) {
 static FILE *open_split(const char *root, const char *dir, const char *file, const char *header) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", root, dir);
-    run_dir_make(path);
+    file_make_dir(path);
     snprintf(path, sizeof path, "%s/%s/%s", root, dir, file);
     FILE *f = fopen(path, "w");
     if (!f) DIE("cannot write %s", path);
@@ -201,7 +202,7 @@ static int train(const char *task, uint64_t seed, const char *out_dir, int resum
 typedef struct { int status; char *out, *err; } Ran;
 
 static char *slurp(const char *path) {
-    char *s = run_file_read(path, NULL);
+    char *s = file_read(path, NULL);
     return s ? s : xstrdup("");
 }
 
@@ -297,13 +298,13 @@ static double checkpoint_accuracy(const char *ckpt, const char *task, const char
 static cJSON *read_json_file(const char *dir, const char *file) {
     char path[4096];
     run_file_path(dir, file, path, sizeof path);
-    return run_json_read(path, 1);
+    return json_file_read(path, 1);
 }
 
 static int file_in(const char *dir, const char *file) {
     char path[4096];
     run_file_path(dir, file, path, sizeof path);
-    return run_file_exists(path);
+    return file_exists(path);
 }
 
 /* ---- tests ---- */
@@ -436,7 +437,7 @@ static void crash_and_resume(const char *root, const char *whole, const cJSON *r
     run_file_path(whole, RUN_CKPT, ca, sizeof ca);
     run_file_path(cut, RUN_CKPT, cb, sizeof cb);
     size_t na, nb;
-    char *fa = run_file_read(ca, &na), *fb = run_file_read(cb, &nb);
+    char *fa = file_read(ca, &na), *fb = file_read(cb, &nb);
     CHECK_MSG(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "identical best checkpoints");
     free(fa); free(fb);
     CHECK(!file_in(cut, RUN_RESUME_DIR));
@@ -567,7 +568,7 @@ TEST(trainer_cli_eval_predict) {
     ran_free(&r);
     char sub[4096];
     run_file_path(dir, "SST-2.tsv", sub, sizeof sub);
-    char *text = run_file_read(sub, NULL);
+    char *text = file_read(sub, NULL);
     CHECK(text && strncmp(text, "index\tprediction\n0\t", 19) == 0);
     int lines = 0;
     for (char *p = text; p && *p; p++) lines += *p == '\n';
@@ -806,7 +807,7 @@ TEST(trainer_cli_compare) {
     snprintf(res_dir, sizeof res_dir, "%s/results", root);
     CHECK(file_in(res_dir, "compare.json"));
     run_file_path(res_dir, "compare.md", md, sizeof md);
-    char *text = run_file_read(md, NULL);
+    char *text = file_read(md, NULL);
     CHECK_MSG(text && strstr(text, "| majority") && strstr(text, "| testbow") && strstr(text, "SST-2 (acc)"), "%s",
               text ? text : "(none)");
     free(text);
@@ -826,11 +827,11 @@ TEST(trainer_cli_compare) {
     char dir[4096], path[4200];
     run_dir_path("sst2", "testbow", dir, sizeof dir);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    char *before = run_file_read(path, NULL);
+    char *before = file_read(path, NULL);
     r = run_command(root, NULL, NULL, 5, argv);
     CHECK_MSG(r.status == 0 && strstr(r.err, "kept") && strstr(r.out, "compare/sst2/testbow-seed42"), "%s %s", r.err,
               r.out);
-    char *after = run_file_read(path, NULL);
+    char *after = file_read(path, NULL);
     CHECK_MSG(before && after && strcmp(before, after) == 0, "compare trained over the user's run");
     free(before);
     free(after);
@@ -892,14 +893,14 @@ TEST(run_json_exact_round_trip) {
     static const double V[] = {0.1 + 0.2, 1.0 / 3, 1e-300, -12345.678901234567, 0.0};
     static const char *const KEY[] = {"a", "b", "c", "d", "e"};
     cJSON *o = cJSON_CreateObject();
-    for (int i = 0; i < 5; i++) run_json_add_exact(o, KEY[i], V[i]);
+    for (int i = 0; i < 5; i++) json_add_exact(o, KEY[i], V[i]);
     cJSON_AddNumberToObject(o, "plain", 0.1 + 0.2);
     char *text = cJSON_PrintUnformatted(o);
     cJSON *back = cJSON_Parse(text);
     for (int i = 0; i < 5; i++)
-        CHECK_MSG(run_json_exact(back, KEY[i], NAN) == V[i], "%s: %.17g", KEY[i], run_json_exact(back, KEY[i], NAN));
-    CHECK(run_json_exact(back, "plain", NAN) != 0.1 + 0.2);   /* why: cJSON's own numbers are not exact */
-    CHECK(isnan(run_json_exact(back, "missing", NAN)));
+        CHECK_MSG(json_exact(back, KEY[i], NAN) == V[i], "%s: %.17g", KEY[i], json_exact(back, KEY[i], NAN));
+    CHECK(json_exact(back, "plain", NAN) != 0.1 + 0.2);   /* why: cJSON's own numbers are not exact */
+    CHECK(isnan(json_exact(back, "missing", NAN)));
     free(text);
     cJSON_Delete(o);
     cJSON_Delete(back);

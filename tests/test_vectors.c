@@ -170,7 +170,7 @@ TEST(vectors_bad_input) {
     rc = vectors_train(&c, files, 1, "/nonexistent/dir/out.vec", NULL);
     err = stderr_capture_end(&cap);
     CHECK_EQ_INT(rc, 1);
-    CHECK_MSG(strstr(err, "could not write /nonexistent/dir/out.vec") != NULL, "message: %s", err);
+    CHECK_MSG(strstr(err, "cannot write /nonexistent/dir/out.vec") != NULL, "message: %s", err);
     free(err);
     unlink(corpus);
     free(corpus);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/kernels.h"
 #include "models/run_dir.h"
 
@@ -94,9 +95,9 @@ int bench_write_results(const char *name, const cJSON *json) {
     /* name may have a directory part (bench/<cpu>/...): create it as well */
     const char *slash = strrchr(name, '/');
     snprintf(dir, sizeof dir, "%s/%.*s", root, slash ? (int)(slash - name) : 0, name);
-    if (run_dir_make(slash ? dir : root) != 0) return -1;
+    if (file_make_dir(slash ? dir : root) != 0) return -1;
     run_file_path(root, name, path, sizeof path);
-    if (run_json_write(path, json) != 0) return -1;
+    if (json_file_write(path, json) != 0) return -1;
     fprintf(stderr, "glue: wrote %s\n", path);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "cli/cli_run.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "models/run_dir.h"
@@ -25,7 +26,7 @@ int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
     run_file_path(run, USER_DATA_FILE, path, sizeof path);
-    if (!run_file_exists(path)) return 0;
+    if (!file_exists(path)) return 0;
     *out = user_data_load(path);
     return *out ? 0 : -1;
 }
@@ -63,7 +64,7 @@ static int cli_find_dataset(const char *name, const char *model, char *out, size
     char dir[4096];
     run_dir_path(name, model ? model : "", dir, sizeof dir);
     run_file_path(dir, USER_DATA_FILE, out, cap);
-    if (model && run_file_exists(out)) return 0;
+    if (model && file_exists(out)) return 0;
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
     DIR *d = opendir(dir);
@@ -74,7 +75,7 @@ static int cli_find_dataset(const char *name, const char *model, char *out, size
         if (e->d_name[0] == '.') continue;
         snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
         run_file_path(sub, USER_DATA_FILE, out, cap);
-        if (run_file_exists(out)) rc = 0;
+        if (file_exists(out)) rc = 0;
     }
     if (d) closedir(d);
     return rc;
@@ -83,7 +84,7 @@ static int cli_find_dataset(const char *name, const char *model, char *out, size
 int cli_record_dataset(const Task *t, const char *dir) {
     char path[4200];
     if (!t->user) return 0;
-    if (run_dir_make(dir) != 0) return -1;
+    if (file_make_dir(dir) != 0) return -1;
     run_file_path(dir, USER_DATA_FILE, path, sizeof path);
     return user_data_save(t, path);
 }
@@ -127,7 +128,7 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
     }
     run_file_path(dir, RUN_CKPT, path, sizeof path);
     snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
-    if (!run_file_exists(path)) {
+    if (!file_exists(path)) {
         user_error(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
@@ -159,7 +160,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     }
     char ckpt[4200];
     run_file_path(where, RUN_CKPT, ckpt, sizeof ckpt);
-    if (run || (S_ISDIR(st.st_mode) && run_file_exists(ckpt))) {   /* a glue run directory */
+    if (run || (S_ISDIR(st.st_mode) && file_exists(ckpt))) {   /* a glue run directory */
         snprintf(dir, cap, "%s", where);
         return cli_load_run(ops, t, dir, bf16);
     }

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/provenance.h"
 #include "core/threads.h"
 #include "eval/report.h"
@@ -79,8 +80,8 @@ static cJSON *compare_reusable(const char *dir, const cJSON *config, long seed) 
     char path[4096], ckpt[4096];
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
     run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
-    if (!run_file_exists(path) || !run_file_exists(ckpt)) return NULL;
-    cJSON *res = run_json_read(path, 0);
+    if (!file_exists(path) || !file_exists(ckpt)) return NULL;
+    cJSON *res = json_file_read(path, 0);
     if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
         run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
         return res;
@@ -102,7 +103,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     if (!res) {
         char prev[4200];
         run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
-        if (!c->retrain && run_file_exists(prev))
+        if (!c->retrain && file_exists(prev))
             fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
         res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
@@ -260,10 +261,10 @@ static int compare_fill(const CompareArgs *c, cJSON *summary) {
 /* results/compare.json and results/compare.md. */
 static int compare_write(const cJSON *summary) {
     const char *root = run_results_root();
-    if (run_dir_make(root) != 0) return 1;
+    if (file_make_dir(root) != 0) return 1;
     char path[4096];
     run_file_path(root, "compare.json", path, sizeof path);
-    if (run_json_write(path, summary) != 0) return 1;
+    if (json_file_write(path, summary) != 0) return 1;
     run_file_path(root, "compare.md", path, sizeof path);
     FILE *f = fopen(path, "w");
     if (!f) { user_error(NULL, "cannot write %s", path); return 1; }

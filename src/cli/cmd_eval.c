@@ -10,6 +10,7 @@
 #include "cli/submission.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/provenance.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
@@ -44,7 +45,7 @@ typedef struct EvalArgs {
 static int eval_batch_of(const char *dir) {
     char path[4096];
     run_file_path(dir, RUN_CONFIG, path, sizeof path);
-    cJSON *c = run_json_read(path, 0);
+    cJSON *c = json_file_read(path, 0);
     int b = (int)run_config_number(c, "eval_batch", EVAL_BATCH_DEFAULT);
     cJSON_Delete(c);
     return b > 0 ? b : EVAL_BATCH_DEFAULT;
@@ -260,11 +261,11 @@ static int eval_all_extras(const EvalArgs *e, cJSON *summary) {
     char *slash = strrchr(path, '/');
     if (slash) {
         *slash = 0;
-        int rc = run_dir_make(path);
+        int rc = file_make_dir(path);
         *slash = '/';
         if (rc) return 1;
     }
-    if (run_json_write(path, summary) != 0) return 1;
+    if (json_file_write(path, summary) != 0) return 1;
     fprintf(stderr, "wrote %s\n", path);
     return 0;
 }
@@ -321,7 +322,7 @@ static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON 
         const TaskSplit *dev = task_dev_split(t);
         int usable = strcmp(e->split, "test") == 0 || (dev && dev->col_label >= 0);
         if (!usable) continue;
-        if (!run_file_exists(ckpt)) { cJSON_AddItemToArray(skipped, cJSON_CreateString(t->name)); continue; }
+        if (!file_exists(ckpt)) { cJSON_AddItemToArray(skipped, cJSON_CreateString(t->name)); continue; }
         if (eval_one(e, ops, t, tasks) != 0) rc = 1;
     }
     if (!tasks->child && rc == 0) {

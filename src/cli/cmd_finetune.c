@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/stats.h"
 #include "core/threads.h"
 #include "models/run_config.h"
@@ -262,7 +263,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
     }
     char path[4200];
     run_file_path(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
-    int rc = run_json_write(path, out);
+    int rc = json_file_write(path, out);
     if (rc == 0 && f->json) {
         char *text = cJSON_PrintUnformatted(out);
         printf("%s\n", text);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/threads.h"
 #include "models/evaluate.h"
 #include "models/run_dir.h"
@@ -153,7 +154,7 @@ static const ModelOps *predict_default_model(const Task *rt) {
         char dir[4096], path[4200];
         run_dir_path(rt->name, ops->name, dir, sizeof dir);
         run_file_path(dir, RUN_CKPT, path, sizeof path);
-        if (!run_file_exists(path)) continue;
+        if (!file_exists(path)) continue;
         if (strcmp(ops->name, "bert") == 0) return ops;
         if (!found) found = ops;
     }

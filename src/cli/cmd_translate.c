@@ -16,6 +16,7 @@
 #include "cli/translate_results.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "core/threads.h"
 #include "eval/bleu.h"
@@ -49,8 +50,8 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
     if (!where) translate_default_dir(dir, sizeof dir);
     else snprintf(dir, sizeof dir, "%s", where);
     run_file_path(dir, RUN_CKPT, path, sizeof path);
-    if (!run_file_exists(path)) {
-        if (where && run_file_exists(where)) {
+    if (!file_exists(path)) {
+        if (where && file_exists(where)) {
             snprintf(path, sizeof path, "%s", where);
             const char *slash = strrchr(where, '/');
             snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - where) : 1, slash ? where : ".");
@@ -101,7 +102,7 @@ static int translate_train(int argc, char **argv) {
     if (rc == 0) {
         char path[4200];
         run_file_path(dir, RUN_RESULTS, path, sizeof path);
-        cJSON *res = run_json_read(path, 1);
+        cJSON *res = json_file_read(path, 1);
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
         if (best) {
             char what[160];
@@ -133,7 +134,7 @@ static const char *translate_split_stem(const char *name) {
 static cJSON *translate_run_config(const char *dir) {
     char path[4200];
     run_file_path(dir, RUN_CONFIG, path, sizeof path);
-    cJSON *c = run_file_exists(path) ? run_json_read(path, 1) : NULL;
+    cJSON *c = file_exists(path) ? json_file_read(path, 1) : NULL;
     return c ? c : s2s_run_config_default();
 }
 
@@ -173,14 +174,11 @@ static char **translate_read_lines(const char *path, int n) {
 }
 
 static int translate_write_lines(const char *path, char **lines, int n) {
-    char tmp[4600];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) { user_error(NULL, "cannot write %s", tmp); return 1; }
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return 1;
     for (int i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
-    int bad = ferror(f) | (fclose(f) != 0);
-    if (bad || rename(tmp, path) != 0) { user_error(NULL, "cannot write %s", path); remove(tmp); return 1; }
-    return 0;
+    return atomic_commit(&out) ? 1 : 0;
 }
 
 static void translate_print_eval(const char *split, const S2sDecodeOptions *dec, int n, const BleuScore *b,
@@ -257,7 +255,7 @@ static int translate_eval(int argc, char **argv) {
         BleuOptions lower = {.lowercase = 1, .tokenize = BLEU_TOKENIZE_13A};
         BleuScore b, lc;
         bleu_corpus((const char *const *)hyp, (const char *const *)c.tgt_text, c.n, &cased, &b);
-        char **tref = run_file_exists(tok) ? translate_read_lines(tok, c.n) : NULL;
+        char **tref = file_exists(tok) ? translate_read_lines(tok, c.n) : NULL;
         if (tref) bleu_corpus((const char *const *)hyp, (const char *const *)tref, c.n, &lower, &lc);
         rc = translate_write_lines(hyp_path, hyp, c.n);
         if (rc == 0) translate_print_eval(stem, &dec, c.n, &b, tref ? &lc : NULL, hyp_path, secs, json);

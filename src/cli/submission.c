@@ -3,6 +3,7 @@
 
 #include "cli/cli_run.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/predictions.h"
 #include "eval/zip.h"
 #include "models/evaluate.h"
@@ -63,7 +64,7 @@ static int submission_majority(const Task *t, const TaskSplit *sp, const char *d
         score[i] = k == 1 ? out[i] : 0;
     }
     run_file_path(dir, sp->submit, path, cap);
-    int rows = run_dir_make(dir) == 0 && predictions_write(path, t, index, label, score, test.n) == 0 ? test.n : -1;
+    int rows = file_make_dir(dir) == 0 && predictions_write(path, t, index, label, score, test.n) == 0 ? test.n : -1;
     if (rows >= 0)
         fprintf(stderr, "%s: no trained model, majority class of %s written (flagged)\n", sp->submit, source);
     free(index); free(label); free(score); free(out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/report.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -48,7 +49,7 @@ static void tr_describe_run(cJSON *entry, const char *run_dir, const cJSON *cfg)
     tr_set(entry, "lpr_values", cJSON_CreateNumber(run_config_number(cfg, "lpr_values", 0)));
     char path[4200];
     run_file_path(run_dir, RUN_RESULTS, path, sizeof path);
-    cJSON *res = run_file_exists(path) ? run_json_read(path, 0) : NULL;
+    cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
     tr_set(entry, "finished", cJSON_CreateBool(res != NULL));
     if (!res) return;
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
@@ -136,9 +137,8 @@ static int tr_write_markdown(const char *path, const cJSON *doc) {
             tr_number_cell(t, s, "bleu_tok_lc", "%.2f");
         }
     }
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
     int rc = 1;
     if (f) {
         fprintf(f, "# Translation runs: Multi30k English -> German\n\n"
@@ -149,11 +149,8 @@ static int tr_write_markdown(const char *path, const cJSON *doc) {
                    "summed over resumed sessions. Written by `glue translate eval --results`; each entry "
                    "of the JSON holds the commands.\n\n");
         report_table_print_markdown(t, f);
-        rc = ferror(f) | (fclose(f) != 0);
-        if (rc == 0) rc = rename(tmp, path) != 0;
-        if (rc) remove(tmp);
+        rc = atomic_commit(&out) ? 1 : 0;
     }
-    if (rc) user_error(NULL, "cannot write %s", path);
     report_table_free(t);
     cJSON_Delete(splits);
     return rc;
@@ -161,8 +158,8 @@ static int tr_write_markdown(const char *path, const cJSON *doc) {
 
 int translate_results_add(const char *file, const char *run_dir, const cJSON *run_cfg, const TranslateScore *score) {
     cJSON *doc = NULL;
-    if (run_file_exists(file)) {
-        doc = run_json_read(file, 1);
+    if (file_exists(file)) {
+        doc = json_file_read(file, 1);
         if (!doc || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "runs"))) {
             if (doc) user_error("give another --results file, or move this one away", "%s is not a translation results file", file);
             cJSON_Delete(doc);
@@ -191,7 +188,7 @@ int translate_results_add(const char *file, const char *run_dir, const cJSON *ru
     size_t n = strlen(file);
     if (n > 5 && strcmp(file + n - 5, ".json") == 0) snprintf(md, sizeof md, "%.*s.md", (int)(n - 5), file);
     else snprintf(md, sizeof md, "%s.md", file);
-    int rc = run_json_write(file, doc) != 0 || tr_write_markdown(md, doc) != 0;
+    int rc = json_file_write(file, doc) != 0 || tr_write_markdown(md, doc) != 0;
     cJSON_Delete(doc);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/half.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -430,30 +431,29 @@ int safetensors_write(const char *path, const SafeTensorOut *t, int n, const cJS
     size_t hlen = 0;
     char *header = st_header_text(path, order, n, metadata, &hlen);
     if (!header) { free(order); return -1; }
-    size_t plen = strlen(path) + 5;
-    char *tmp = xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp", path);
+    AtomicFile out;
     errno = 0;
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = atomic_open(&out, path);
+    if (!f) { free(header); free(order); return -1; }
 /* errno of a failed call, never 0 (a short fwrite need not set it). */
 #define ST_ERRNO (errno ? errno : EIO)
-    int err = f ? 0 : ST_ERRNO;
+    int err = 0;
     uint64_t hlen64 = hlen;
     if (!err && (fwrite(&hlen64, sizeof hlen64, 1, f) != 1 || fwrite(header, 1, hlen, f) != hlen)) err = ST_ERRNO;
     for (int i = 0; i < n && !err; i++) {
         size_t numel = (size_t)st_out_numel(order[i]);
         if (numel && fwrite(order[i]->data, sizeof(float), numel, f) != numel) err = ST_ERRNO;
     }
-    if (!err && (fflush(f) != 0 || fsync(fileno(f)) != 0)) err = ST_ERRNO;
-    if (f && fclose(f) != 0 && !err) err = ST_ERRNO;
-    if (!err && rename(tmp, path) != 0) err = ST_ERRNO;
 #undef ST_ERRNO
+    int rc;
     if (err) {
+        atomic_abort(&out);
         user_error("check free disk space and permissions", "%s: could not write: %s", path, strerror(err));
-        unlink(tmp);
+        rc = -1;
+    } else {
+        rc = atomic_commit(&out);
     }
-    free(tmp);
     free(header);
     free(order);
-    return err ? -1 : 0;
+    return rc;
 }

@@ -2,7 +2,7 @@
 #include "models/run_config.h"
 
 #include "core/common.h"
-#include "models/run_dir.h"
+#include "core/files.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -74,7 +74,7 @@ int run_config_set(cJSON *config, const char *key, const char *value, const char
 
 /* Keys of a JSON file replace the defaults; same rules as run_config_set. */
 static int config_apply_file(cJSON *config, const char *path) {
-    cJSON *file = run_json_read(path, 1);
+    cJSON *file = json_file_read(path, 1);
     if (!file) return -1;
     int rc = 0;
     if (!cJSON_IsObject(file)) {

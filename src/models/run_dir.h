@@ -51,22 +51,6 @@ const char *run_results_root(void);
 void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 /* "<dir>/<file>" into out; DIE if it does not fit. */
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
-/* mkdir -p. 0 ok; else prints why and returns -1. */
-int run_dir_make(const char *dir);
-int run_file_exists(const char *path);
-/* Write pretty-printed JSON through a temporary file and rename(), so a crash
- * never leaves half a file. 0 ok; else prints why and returns -1. */
-int run_json_write(const char *path, const cJSON *json);
-/* Parse a JSON file. NULL when missing (with a message if report_missing) or
- * malformed (always with a message naming the file). */
-cJSON *run_json_read(const char *path, int report_missing);
-/* Resume records hold running sums that must come back bit for bit, but
- * cJSON prints a double with 15 digits whenever that reads back within a few
- * ulps, which is not exact. These store the double as a hexadecimal float
- * string ("%a", exact) and read it back (a plain JSON number is taken too). */
-void run_json_add_exact(cJSON *object, const char *key, double value);
-double run_json_exact(const cJSON *object, const char *key, double fallback);
-/* Read a whole (small) text file; NULL with errno set when it cannot be read. */
-char *run_file_read(const char *path, size_t *len);
+/* Directories, JSON files and atomic writes: core/files.h. */
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 
@@ -44,8 +45,8 @@ static cJSON *search_config(const cJSON *base, double lr, int batch) {
 static cJSON *search_train(const SearchOptions *o, const cJSON *config, const char *dir, double holdout) {
     char path[4200];
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    if (run_file_exists(path)) {
-        cJSON *done = run_json_read(path, 1);
+    if (file_exists(path)) {
+        cJSON *done = json_file_read(path, 1);
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(done, "config");
         if (cfg && cJSON_Compare(cfg, config, 1) && run_config_number(done, "seed", -1) == (double)o->base.seed)
             return done;
@@ -68,7 +69,7 @@ static double search_best_score(const cJSON *res, int *epoch) {
 
 int search_run(const SearchOptions *o, cJSON **result) {
     const char *out = o->base.out_dir;
-    if (run_dir_make(out)) return 1;
+    if (file_make_dir(out)) return 1;
     cJSON *s = cJSON_CreateObject(), *trials = NULL;
     cJSON_AddStringToObject(s, "task", o->base.task->name);
     cJSON_AddStringToObject(s, "model", o->base.ops->name);
@@ -126,7 +127,7 @@ int search_run(const SearchOptions *o, cJSON **result) {
             cJSON_Delete(res);
             char path[4200];
             run_file_path(out, SEARCH_FILE, path, sizeof path);
-            rc = run_json_write(path, s) ? 1 : 0;
+            rc = json_file_write(path, s) ? 1 : 0;
         } else {
             rc = 1;
         }

@@ -9,6 +9,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/interrupt.h"
 #include "core/provenance.h"
 #include "core/rng.h"
@@ -234,16 +235,16 @@ static void run_path(const Run *r, const char *file, char *out, size_t cap) {
 /* Save through a temporary name so an interrupted save never replaces a good
  * model.ckpt with half a file. */
 static int run_save_atomic(const Run *r, const char *file) {
-    char path[4096], tmp[4200];
+    char path[4096];
     run_path(r, file, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = r->ops->save(r->m, tmp);
-    if (rc != 0 || rename(tmp, path) != 0) {
+    AtomicFile out;
+    atomic_begin(&out, path);
+    if (r->ops->save(r->m, out.tmp) != 0) {
+        atomic_abort(&out);
         user_error("check free disk space and permissions", "could not write %s", path);
-        rc = -1;
+        return -1;
     }
-    if (rc) unlink(tmp);
-    return rc;
+    return atomic_commit(&out);
 }
 
 /* The resume point: RUN_RESUME_DIR/{last.ckpt, last.state, trainer.json},
@@ -263,7 +264,7 @@ static void run_remove(const Run *r, const char *file) {
 static int run_resume_from(Run *r, const char *dir, int *other) {
     char path[4200];
     run_file_path(dir, RUN_TRAINER_STATE, path, sizeof path);
-    cJSON *st = run_json_read(path, 1);
+    cJSON *st = json_file_read(path, 1);
     if (!st) return 1;
     int rc = 1;
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(st, "config");
@@ -287,7 +288,7 @@ static int run_resume_from(Run *r, const char *dir, int *other) {
     }
     r->start_epoch = (int)run_config_number(st, "epoch", run_config_number(st, "epochs_done", 0));
     r->start_row = (int)run_config_number(st, "next_row", 0);
-    r->start_loss_sum = run_json_exact(st, "loss_sum", 0);
+    r->start_loss_sum = json_exact(st, "loss_sum", 0);
     r->step = (long)run_config_number(st, "step", 0);
     r->train_seconds = run_config_number(st, "train_seconds", 0);
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
@@ -298,7 +299,7 @@ static int run_resume_from(Run *r, const char *dir, int *other) {
     if (b && cJSON_IsObject(b)) {
         cJSON_Delete(r->best);
         r->best = b;
-        r->best_score = run_json_exact(st, "best_score", run_config_number(b, "score", -INFINITY));
+        r->best_score = json_exact(st, "best_score", run_config_number(b, "score", -INFINITY));
     } else {
         cJSON_Delete(b);
     }
@@ -316,7 +317,7 @@ static int run_resume(Run *r) {
     char dir[4096], prev[4200];
     run_resume_dir(r, dir, sizeof dir);
     checkpoint_dir_previous(dir, prev, sizeof prev);
-    int have = run_file_exists(dir), have_prev = run_file_exists(prev), other = 0;
+    int have = file_exists(dir), have_prev = file_exists(prev), other = 0;
     if (!have && !have_prev) {
         user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
         return 0;
@@ -347,8 +348,8 @@ static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
     cJSON *st = cJSON_CreateObject();
     cJSON_AddNumberToObject(st, "epoch", epoch);
     cJSON_AddNumberToObject(st, "next_row", next_row);
-    run_json_add_exact(st, "loss_sum", loss_sum);   /* bit for bit: see run_dir.h */
-    run_json_add_exact(st, "best_score", r->best_score);
+    json_add_exact(st, "loss_sum", loss_sum);   /* bit for bit: see run_dir.h */
+    json_add_exact(st, "best_score", r->best_score);
     cJSON_AddNumberToObject(st, "step", (double)r->step);
     cJSON_AddNumberToObject(st, "seed", (double)r->o->seed);
     cJSON_AddNumberToObject(st, "train_seconds", r->train_seconds);
@@ -358,7 +359,7 @@ static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
     cJSON_AddItemToObject(st, "history", cJSON_Duplicate(r->history, 1));
     if (r->best) cJSON_AddItemToObject(st, "best", cJSON_Duplicate(r->best, 1));
     run_file_path(tmp, RUN_TRAINER_STATE, path, sizeof path);
-    int rc = run_json_write(path, st);
+    int rc = json_file_write(path, st);
     cJSON_Delete(st);
     if (rc == 0) rc = checkpoint_dir_commit(dir);
     return rc ? 1 : 0;
@@ -548,7 +549,7 @@ static void run_free(Run *r) {
 static int run_write_outputs(Run *r, cJSON *results) {
     char path[4096];
     run_path(r, RUN_RESULTS, path, sizeof path);
-    if (run_json_write(path, results) != 0) return 1;
+    if (json_file_write(path, results) != 0) return 1;
     char dir[4096];
     run_resume_dir(r, dir, sizeof dir);
     checkpoint_dir_remove(dir);
@@ -570,12 +571,12 @@ int trainer_run(const TrainerOptions *o, cJSON **results) {
     Run r = {.o = o, .t = o->task, .ops = o->ops, .history = cJSON_CreateArray(), .best_score = -INFINITY};
     if (results) *results = NULL;
     int rc = run_read_settings(&r);
-    if (rc == 0) rc = run_dir_make(o->out_dir) ? 1 : 0;
+    if (rc == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
     if (rc == 0) rc = run_prepare(&r);
     char done[4200];
     run_file_path(o->out_dir, RUN_RESULTS, done, sizeof done);
-    if (rc == 0 && !o->resume && !o->overwrite && run_file_exists(done)) {   /* nothing written yet */
+    if (rc == 0 && !o->resume && !o->overwrite && file_exists(done)) {   /* nothing written yet */
         user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
                    "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
         rc = EXIT_USAGE;
@@ -584,7 +585,7 @@ int trainer_run(const TrainerOptions *o, cJSON **results) {
         char path[4096];
         run_path(&r, RUN_CONFIG, path, sizeof path);
         run_remove(&r, RUN_RESULTS);   /* a stale one would look finished */
-        rc = run_json_write(path, o->config) ? 1 : 0;
+        rc = json_file_write(path, o->config) ? 1 : 0;
     }
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);

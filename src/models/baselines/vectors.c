@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -273,15 +274,12 @@ static void sg_train(SkipGram *g) {
 /* "V D" then "word v1 ... vD" per word, a word being the mean of its input
  * rows; through path.tmp so a failed write leaves no half file. */
 static int sg_write(const SkipGram *g, const WordVocab *v, const char *path) {
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 5);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    int rc = f ? 0 : -1;
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return -1;
     float *vec = xmalloc((size_t)g->D * sizeof *vec);
-    if (f) fprintf(f, "%d %d\n", g->V - WF_NUM_RESERVED, g->D);
-    for (int i = WF_NUM_RESERVED; f && i < g->V; i++) {
+    fprintf(f, "%d %d\n", g->V - WF_NUM_RESERVED, g->D);
+    for (int i = WF_NUM_RESERVED; i < g->V; i++) {
         int64_t lo = g->sub_off[i], hi = g->sub_off[i + 1];
         memset(vec, 0, (size_t)g->D * sizeof *vec);
         for (int64_t j = lo; j < hi; j++) ft_axpy(vec, 1.0f, g->wi + (size_t)g->sub[j] * g->D, g->D);
@@ -290,14 +288,7 @@ static int sg_write(const SkipGram *g, const WordVocab *v, const char *path) {
         fputc('\n', f);
     }
     free(vec);
-    if (f && (ferror(f) | fclose(f))) rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
-    if (rc) {
-        user_error("check the path, free disk space and permissions", "vectors: could not write %s", path);
-        unlink(tmp);
-    }
-    free(tmp);
-    return rc;
+    return atomic_commit(&out);
 }
 
 /* ---- the whole job ---- */

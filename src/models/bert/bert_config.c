@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/common.h"
-#include "models/run_dir.h"
+#include "core/files.h"
 
 enum {
     BERT_DEFAULT_VOCAB = 30522,   /* bert-base-uncased's WordPiece vocabulary */
@@ -218,12 +218,12 @@ int bert_embedding_size(const BertConfig *c) { return c->embedding_size > 0 ? c-
 
 int bert_config_resolve(const char *name_or_path, BertConfig *c) {
     if (bert_config_named(name_or_path, c) == 0) return 0;
-    if (!run_file_exists(name_or_path)) {
+    if (!file_exists(name_or_path)) {
         user_error("use tiny, mini, small, medium, base or a JSON file with Hugging Face's BERT keys",
                    "unknown BERT config '%s' (not a built-in name, and no such file)", name_or_path);
         return -1;
     }
-    cJSON *j = run_json_read(name_or_path, 1);
+    cJSON *j = json_file_read(name_or_path, 1);
     if (!j) return -1;
     int rc = bert_config_from_json(j, name_or_path, c);
     cJSON_Delete(j);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "models/run_dir.h"
 
 /* Names shown in one missing/unused message before "... and N more". */
@@ -73,14 +74,14 @@ int bert_hf_is_dir(const char *path) {
     for (int i = 0; i < 3; i++) {
         char f[4096];
         run_file_path(path, WEIGHTS[i], f, sizeof f);
-        if (run_file_exists(f)) return 1;
+        if (file_exists(f)) return 1;
     }
     return 0;
 }
 
 int bert_hf_vocab_path(const char *dir, char *out, size_t cap) {
     run_file_path(dir, BERT_HF_VOCAB, out, cap);
-    return run_file_exists(out) ? 0 : -1;
+    return file_exists(out) ? 0 : -1;
 }
 
 /* ---- names ---- */
@@ -318,7 +319,7 @@ static int hf_check_names(Checkpoint *c, const BertConfig *cfg, const BertHeads 
 static int hf_read_config(const char *dir, BertConfig *cfg) {
     char path[4096];
     run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
-    cJSON *j = run_json_read(path, 1);
+    cJSON *j = json_file_read(path, 1);
     if (!j) return -1;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     int rc = 0;
@@ -355,7 +356,7 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
     char path[4096];
     if (bert_hf_vocab_path(dir, path, sizeof path) != 0) return 0;
     size_t len = 0;
-    char *text = run_file_read(path, &len);
+    char *text = file_read(path, &len);
     if (!text) {
         user_error(NULL, "cannot read %s: %s", path, strerror(errno));
         return -1;
@@ -363,7 +364,7 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
     c->blobs = xrealloc(c->blobs, ((size_t)c->n_blobs + 1) * sizeof *c->blobs);
     c->blobs[c->n_blobs++] = (CkptBlob){xstrdup(BERT_VOCAB_BLOB), len, (unsigned char *)text};
     run_file_path(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
-    cJSON *tc = run_file_exists(path) ? run_json_read(path, 0) : NULL;
+    cJSON *tc = file_exists(path) ? json_file_read(path, 0) : NULL;
     const cJSON *lower = cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case");
     if (cJSON_IsFalse(lower))
         user_warning("%s: a cased model (do_lower_case false), but glue's BERT tokenizer lowercases: expect "

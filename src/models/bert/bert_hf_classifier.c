@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "models/bert/bert_hf.h"
 #include "models/bert/bert_task.h"
 #include "models/run_config.h"
@@ -28,7 +29,7 @@
 static int hf_label_map(const char *dir, const Task *t, int K, int *perm) {
     char path[4200];
     run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
-    cJSON *cfg = run_json_read(path, 1);
+    cJSON *cfg = json_file_read(path, 1);
     if (!cfg) return -1;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(cfg, "id2label");
     int generic = 1, rc = 0;

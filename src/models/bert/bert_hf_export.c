@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/safetensors.h"
 #include "models/run_dir.h"
 
@@ -69,7 +70,7 @@ static int hf_write_config(const Bert *m, const char *dir, const char *const *la
     cJSON_AddStringToObject(j, "torch_dtype", "float32");
     char path[4096];
     run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
-    int rc = run_json_write(path, j);
+    int rc = json_file_write(path, j);
     cJSON_Delete(j);
     return rc;
 }
@@ -78,27 +79,17 @@ static int hf_write_config(const Bert *m, const char *dir, const char *const *la
 static int hf_write_vocab(const Bert *m, const char *dir, const Vocab *vocab) {
     size_t len = 0;
     char *text = bert_vocab_text(vocab, &len);
-    char path[4096], tmp[4100];
+    char path[4096];
     run_file_path(dir, BERT_HF_VOCAB, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    errno = 0;
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    int rc = atomic_write(path, text, len);
     free(text);
-    if (!ok) {
-        user_error("check free disk space and permissions", "%s: could not write: %s", path,
-                   strerror(errno ? errno : EIO));
-        remove(tmp);
-        return -1;
-    }
+    if (rc) return -1;
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "tokenizer_class", "BertTokenizer");
     cJSON_AddBoolToObject(t, "do_lower_case", 1);
     cJSON_AddNumberToObject(t, "model_max_length", m->cfg.max_position);
     run_file_path(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
-    int rc = run_json_write(path, t);
+    rc = json_file_write(path, t);
     cJSON_Delete(t);
     return rc;
 }
@@ -128,7 +119,7 @@ int bert_hf_export(const Bert *m, const char *dir, const Vocab *vocab, const cha
                    "BertForSequenceClassification does not compute");
         return -1;
     }
-    if (run_dir_make(dir)) return -1;
+    if (file_make_dir(dir)) return -1;
     if (hf_write_weights(m, dir) || hf_write_config(m, dir, labels)) return -1;
     return vocab ? hf_write_vocab(m, dir, vocab) : 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/safetensors.h"
 #include "models/run_dir.h"
 
@@ -36,7 +37,7 @@ static int hfw_has(const Checkpoint *c, const char *name) {
 /* Reads each shard of the index's weight_map once, in order of first mention,
  * and checks that every listed name came with it. */
 static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
-    cJSON *j = run_json_read(index, 1);
+    cJSON *j = json_file_read(index, 1);
     if (!j) return NULL;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(j, "weight_map");
     Checkpoint *all = xcalloc(1, sizeof *all);
@@ -81,11 +82,11 @@ static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
 Checkpoint *bert_hf_read_weights(const char *dir) {
     char path[4096];
     run_file_path(dir, BERT_HF_WEIGHTS, path, sizeof path);
-    if (run_file_exists(path)) return safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
+    if (file_exists(path)) return safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
     run_file_path(dir, BERT_HF_WEIGHTS_INDEX, path, sizeof path);
-    if (run_file_exists(path)) return hfw_read_sharded(dir, path);
+    if (file_exists(path)) return hfw_read_sharded(dir, path);
     run_file_path(dir, BERT_HF_PICKLE, path, sizeof path);
-    if (run_file_exists(path))
+    if (file_exists(path))
         user_error("convert it once in Python: model.save_pretrained(DIR, safe_serialization=True)",
                    "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,
                    BERT_HF_WEIGHTS);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "models/bert/bert_hf.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -225,7 +226,7 @@ static int bert_init_path(const char *init, char *out, size_t cap) {
         return 0;
     }
     run_file_path(init, RUN_CKPT, out, cap);
-    if (run_file_exists(out)) return 0;
+    if (file_exists(out)) return 0;
     DIR *d = opendir(init);
     int found = 0;
     for (struct dirent *e; d && (e = readdir(d));) {

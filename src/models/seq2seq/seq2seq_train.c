@@ -17,6 +17,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/bleu.h"
 #include "core/interrupt.h"
 #include "core/progress.h"
@@ -139,7 +140,7 @@ static Vocab *s2s_run_vocab(const cJSON *c, const char *out_dir) {
     char path[4096];
     if (*given) return vocab_load(given);
     run_file_path(out_dir, S2S_VOCAB_FILE, path, sizeof path);
-    if (run_file_exists(path)) return vocab_load(path);
+    if (file_exists(path)) return vocab_load(path);
     WordpieceTrainer *tr = wordpiece_trainer_create();
     wordpiece_trainer_set_options(tr, 1, 1);
     int rc = 0;
@@ -241,10 +242,10 @@ static cJSON *s2s_progress_json(const S2sRun *r) {
     cJSON_AddNumberToObject(j, "epoch", r->epoch);
     cJSON_AddNumberToObject(j, "batch", r->batch);
     cJSON_AddNumberToObject(j, "step", (double)r->step);
-    run_json_add_exact(j, "loss_sum", r->loss_sum);   /* bit for bit: see run_dir.h */
-    run_json_add_exact(j, "nll_sum", r->nll_sum);
-    run_json_add_exact(j, "tokens", r->tokens);
-    run_json_add_exact(j, "best_bleu", r->best_bleu);
+    json_add_exact(j, "loss_sum", r->loss_sum);   /* bit for bit: see run_dir.h */
+    json_add_exact(j, "nll_sum", r->nll_sum);
+    json_add_exact(j, "tokens", r->tokens);
+    json_add_exact(j, "best_bleu", r->best_bleu);
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(j, "cpu_seconds", s2s_run_cpu(r));
     cJSON_AddNumberToObject(j, "seed", (double)r->o->seed);
@@ -305,9 +306,9 @@ static int s2s_resume(S2sRun *r) {
         r->epoch = (int)s2s_json_num(p, "epoch");
         r->batch = (int)s2s_json_num(p, "batch");
         r->step = (long)s2s_json_num(p, "step");
-        r->loss_sum = run_json_exact(p, "loss_sum", 0);
-        r->nll_sum = run_json_exact(p, "nll_sum", 0);
-        r->tokens = run_json_exact(p, "tokens", 0);
+        r->loss_sum = json_exact(p, "loss_sum", 0);
+        r->nll_sum = json_exact(p, "nll_sum", 0);
+        r->tokens = json_exact(p, "tokens", 0);
         r->train_seconds = s2s_json_num(p, "train_seconds");
         r->cpu_before = s2s_json_num(p, "cpu_seconds");
         cJSON *h = cJSON_DetachItemFromObjectCaseSensitive(p, "history");
@@ -315,7 +316,7 @@ static int s2s_resume(S2sRun *r) {
         if (cJSON_IsArray(h)) { cJSON_Delete(r->history); r->history = h; } else cJSON_Delete(h);
         if (cJSON_IsObject(b)) {
             r->best = b;
-            r->best_bleu = run_json_exact(p, "best_bleu", s2s_json_num(b, "dev_bleu"));
+            r->best_bleu = json_exact(p, "best_bleu", s2s_json_num(b, "dev_bleu"));
         } else {
             cJSON_Delete(b);
         }
@@ -401,7 +402,7 @@ static int s2s_average(S2sRun *r) {
     for (int e = r->s.epochs - r->s.average_last + 1; e <= r->s.epochs && rc == 0; e++) {
         char path[4096];
         s2s_epoch_ckpt(r, e, path, sizeof path);
-        if (!run_file_exists(path)) continue;   /* max_steps ended the run earlier */
+        if (!file_exists(path)) continue;   /* max_steps ended the run earlier */
         rc = s2s_load_weights(r->m, path) != 0;
         for (size_t i = 0; rc == 0 && i < p->total; i++) acc[i] += p->data[i];
         cJSON_AddItemToArray(used, cJSON_CreateNumber(e));
@@ -522,7 +523,7 @@ static int s2s_load_corpora(S2sRun *r, SubwordTokenizer *tok) {
 /* Model (fresh or resumed), corpora, workspace. */
 static int s2s_prepare(S2sRun *r) {
     const cJSON *c = r->o->config;
-    if (run_dir_make(r->o->out_dir) != 0) return 1;
+    if (file_make_dir(r->o->out_dir) != 0) return 1;
     Vocab *v = s2s_run_vocab(c, r->o->out_dir);
     if (!v) return 1;
     SubwordTokenizer *tok = subword_create(v);
@@ -574,7 +575,7 @@ static int s2s_write_results(S2sRun *r) {
     if (r->averaged) cJSON_AddItemToObject(j, "averaged", cJSON_Duplicate(r->averaged, 1));
     char path[4096];
     s2s_run_path(r, RUN_RESULTS, path, sizeof path);
-    int rc = run_json_write(path, j);
+    int rc = json_file_write(path, j);
     cJSON_Delete(j);
     if (rc == 0) {
         s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
@@ -592,7 +593,7 @@ int s2s_train(const S2sTrainOptions *o) {
         s2s_run_path(&r, RUN_RESULTS, path, sizeof path);
         unlink(path);   /* a stale one would look finished */
         s2s_run_path(&r, RUN_CONFIG, path, sizeof path);
-        rc = run_json_write(path, o->config) ? 1 : 0;
+        rc = json_file_write(path, o->config) ? 1 : 0;
     }
     S2sBatchBuf buf;
     s2s_batch_buf_init(&buf, r.s.max_tokens > 0 ? r.s.max_tokens : 1);

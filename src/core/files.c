@@ -1,0 +1,160 @@
+/* files.c — directories, whole-file reads, JSON files, atomic writes (see
+ * files.h). */
+#include "core/files.h"
+
+#include "core/common.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int file_make_dir(const char *dir) {
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) { user_error(NULL, "bad directory name '%s'", dir); return -1; }
+    memcpy(path, dir, n + 1);
+    /* Create each prefix in turn; existing ones are fine. */
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char saved = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            user_error("check the path and its permissions", "cannot create directory %s: %s", path,
+                       strerror(errno));
+            return -1;
+        }
+        path[i] = saved;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        user_error(NULL, "%s exists and is not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+char *file_read(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, k;
+    char *buf = xmalloc(cap);
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 2) buf = xrealloc(buf, cap *= 2);
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) { free(buf); errno = EIO; return NULL; }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+cJSON *json_file_read(const char *path, int report_missing) {
+    size_t len;
+    char *text = file_read(path, &len);
+    if (!text) {
+        if (errno != ENOENT || report_missing) user_error(NULL, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!json) {
+        long line = 1;
+        for (const char *p = text; end && p < end; p++) line += *p == '\n';
+        user_error("fix the file or delete it to start over", "%s:%ld: malformed JSON", path, line);
+    }
+    free(text);
+    return json;
+}
+
+int json_file_write(const char *path, const cJSON *json) {
+    char *text = cJSON_Print(json);
+    if (!text) DIE("out of memory printing JSON");
+    size_t n = strlen(text);
+    text[n] = '\n';   /* over the terminator: the file ends with a newline */
+    int rc = atomic_write(path, text, n + 1);
+    free(text);
+    return rc;
+}
+
+void json_add_exact(cJSON *object, const char *key, double value) {
+    char hex[64];
+    snprintf(hex, sizeof hex, "%a", value);
+    cJSON_AddStringToObject(object, key, hex);
+}
+
+double json_exact(const cJSON *object, const char *key, double fallback) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(object, key);
+    if (cJSON_IsNumber(j)) return j->valuedouble;
+    if (!cJSON_IsString(j)) return fallback;
+    char *end;
+    double v = strtod(j->valuestring, &end);
+    return *end == '\0' && end != j->valuestring ? v : fallback;
+}
+
+void atomic_begin(AtomicFile *a, const char *path) {
+    size_t n = strlen(path) + 32;
+    a->f = NULL;
+    a->path = xstrdup(path);
+    a->tmp = xmalloc(n);
+    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+}
+
+static void atomic_release(AtomicFile *a) {
+    free(a->path);
+    free(a->tmp);
+    a->path = a->tmp = NULL;
+    a->f = NULL;
+}
+
+FILE *atomic_open(AtomicFile *a, const char *path) {
+    atomic_begin(a, path);
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f) {
+        user_error("check that the folder exists and is writable", "cannot write %s: %s", path, strerror(errno));
+        atomic_release(a);
+    }
+    return a->f;
+}
+
+int atomic_commit(AtomicFile *a) {
+    int err = 0;
+    if (a->f) {
+        errno = 0;
+        if (ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0) err = errno ? errno : EIO;
+        if (fclose(a->f) != 0 && !err) err = errno ? errno : EIO;
+        a->f = NULL;
+    }
+    if (!err && rename(a->tmp, a->path) != 0) err = errno;
+    if (err) {
+        user_error("check free disk space and permissions", "cannot write %s: %s", a->path, strerror(err));
+        unlink(a->tmp);
+    }
+    atomic_release(a);
+    return err ? -1 : 0;
+}
+
+void atomic_abort(AtomicFile *a) {
+    if (a->f) fclose(a->f);
+    if (a->tmp) unlink(a->tmp);
+    atomic_release(a);
+}
+
+int atomic_write(const char *path, const void *data, size_t len) {
+    AtomicFile a;
+    FILE *f = atomic_open(&a, path);
+    if (!f) return -1;
+    if (len && fwrite(data, 1, len, f) != len) {
+        int err = errno ? errno : EIO;
+        atomic_abort(&a);
+        user_error("check free disk space and permissions", "cannot write %s: %s", path, strerror(err));
+        return -1;
+    }
+    return atomic_commit(&a);
+}

@@ -1,0 +1,65 @@
+/* files.h — the file helpers every layer shares: mkdir -p, whole-file reads,
+ * JSON files, and atomic writes (a temporary beside the target, flushed to
+ * disk, then rename()d over it, so a crash or a full disk never leaves half a
+ * file where a good one was).
+ *
+ * Temporaries are named "<path>.tmp.<pid>": two processes writing the same
+ * file (two pretraining runs filling one token cache) each rename a complete
+ * file of their own; neither finds its temporary taken by the other.
+ *
+ *   AtomicFile a;
+ *   FILE *f = atomic_open(&a, path);        // NULL: said why
+ *   if (!f) return -1;
+ *   fprintf(f, ...);
+ *   return atomic_commit(&a);               // 0, or -1 having said why
+ *
+ * Writers that take a path rather than a FILE (checkpoint writers, a model's
+ * save) use atomic_begin() and write to a.tmp themselves. */
+#ifndef GLUE_FILES_H
+#define GLUE_FILES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct cJSON cJSON;
+
+/* mkdir -p. 0 ok; else prints why and returns -1. */
+int file_make_dir(const char *dir);
+int file_exists(const char *path);
+/* Read a whole (small) file, NUL-terminated; NULL with errno set when it
+ * cannot be read. */
+char *file_read(const char *path, size_t *len);
+
+/* Parse a JSON file. NULL when missing (with a message if report_missing) or
+ * malformed (always with a message naming the file and line). */
+cJSON *json_file_read(const char *path, int report_missing);
+/* Pretty-printed JSON, written atomically. 0 ok; else prints why, -1. */
+int json_file_write(const char *path, const cJSON *json);
+/* Resume records hold running sums that must come back bit for bit, but
+ * cJSON prints a double with 15 digits whenever that reads back within a few
+ * ulps, which is not exact. These store the double as a hexadecimal float
+ * string ("%a", exact) and read it back (a plain JSON number is taken too). */
+void json_add_exact(cJSON *object, const char *key, double value);
+double json_exact(const cJSON *object, const char *key, double fallback);
+
+typedef struct AtomicFile {
+    FILE *f;      /* open on tmp after atomic_open; NULL after atomic_begin */
+    char *path;   /* the target */
+    char *tmp;    /* the temporary beside it */
+} AtomicFile;
+
+/* Names the temporary for path (nothing is opened). */
+void atomic_begin(AtomicFile *a, const char *path);
+/* atomic_begin, then opens the temporary for writing (binary). NULL when it
+ * cannot be created (said why; a is released). */
+FILE *atomic_open(AtomicFile *a, const char *path);
+/* Checks the stream for write errors, flushes it to disk, closes it and
+ * renames the temporary over the target. 0 ok; else one message naming the
+ * target, the temporary removed, -1. Releases a either way. */
+int atomic_commit(AtomicFile *a);
+/* Gives up: closes and removes the temporary, releases a. */
+void atomic_abort(AtomicFile *a);
+/* The whole of data as path, atomically. 0 ok; else prints why, -1. */
+int atomic_write(const char *path, const void *data, size_t len);
+
+#endif

@@ -10,12 +10,48 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 
-/* BERT's recipe where it applies (Devlin et al. 2019, appendix A.2). */
-static cJSON *pretrain_default_config(const Task *unused) {
-    (void)unused;
+/* The numbers, flags and names of a pretraining run: BERT's recipe where it
+ * applies (Devlin et al. 2019, appendix A.2). One table gives the defaults
+ * and the checked read, in the order config.json lists them. */
+#define PC(field) offsetof(PretrainConfig, field)
+static const SettingSpec PRETRAIN_SETTINGS[] = {
+    {"seq_len", SETTING_INT, PC(seq_len), 128, 3, MASKING_MAX_LEN, NULL},
+    {"batch", SETTING_INT, PC(batch), 128, 1, 1 << 16, NULL},
+    {"accumulate", SETTING_INT, PC(accumulate), 1, 1, 1 << 16, NULL},
+    {"steps", SETTING_LONG, PC(steps), 10000, 1, 1e12, NULL},
+    {"lr", SETTING_REAL, PC(lr), 1e-4, 0, 10, NULL},
+    {"warmup", SETTING_LONG, PC(warmup), 1000, 0, 1e12, NULL},
+    {"schedule", SETTING_STRING, PC(schedule), 0, 0, 0, "linear"},
+    {"weight_decay", SETTING_REAL, PC(weight_decay), 0.01, 0, 1, NULL},
+    {"beta1", SETTING_REAL, PC(beta1), 0.9, 0, 0.999999, NULL},
+    {"beta2", SETTING_REAL, PC(beta2), 0.999, 0, 0.999999999, NULL},
+    {"adam_eps", SETTING_REAL, PC(adam_eps), 1e-6, 1e-30, 1, NULL},
+    {"clip", SETTING_REAL, PC(clip), 1.0, 0, 1e9, NULL},
+    {"dropout", SETTING_REAL, PC(dropout), 0.1, 0, 0.99, NULL},
+    {"mask_prob", SETTING_REAL, PC(mask_prob), 0.15, 0.001, 1, NULL},
+    {"max_predictions", SETTING_INT, PC(max_predictions), 20, 1, MASKING_MAX_LEN, NULL},
+    {"mask_token_prob", SETTING_REAL, PC(mask_token_prob), 0.8, 0, 1, NULL},
+    {"random_token_prob", SETTING_REAL, PC(random_token_prob), 0.1, 0, 1, NULL},
+    {"objective", SETTING_STRING, PC(objective), 0, 0, 0, "mlm"},
+    {"generator_size", SETTING_REAL, PC(generator_size), 0.25, 0.01, 1, NULL},
+    {"generator_layers", SETTING_INT, PC(generator_layers), 0, 0, 1000, NULL},
+    {"disc_weight", SETTING_REAL, PC(disc_weight), 50, 0, 1e6, NULL},
+    {"whole_word", SETTING_BOOL, PC(whole_word), 0, 0, 1, NULL},
+    {"short_seq_prob", SETTING_REAL, PC(short_seq_prob), 0.1, 0, 1, NULL},
+    {"checkpoint_every", SETTING_LONG, PC(checkpoint_every), 1000, 0, 1e12, NULL},
+    {"log_every", SETTING_LONG, PC(log_every), 10, 1, 1e12, NULL},
+    {"eval_every", SETTING_LONG, PC(eval_every), 0, 0, 1e12, NULL},
+    {"eval_batches", SETTING_LONG, PC(eval_batches), 0, 0, 1e12, NULL},
+    {"seed", SETTING_U64, PC(seed), 42, 0, 9007199254740992.0, NULL},
+};
+#undef PC
+#define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))
+
+static cJSON *pretrain_default_config(void) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "model", "tiny");
     cJSON_AddStringToObject(c, "vocab", "");
@@ -24,34 +60,7 @@ static cJSON *pretrain_default_config(const Task *unused) {
     cJSON_AddItemToArray(corpus, cJSON_CreateString(PRETRAIN_DEFAULT_WIKI2));
     cJSON_AddItemToArray(corpus, cJSON_CreateString(PRETRAIN_DEFAULT_BROWN));
     cJSON_AddStringToObject(c, "eval_corpus", PRETRAIN_DEFAULT_EVAL);
-    cJSON_AddNumberToObject(c, "seq_len", 128);
-    cJSON_AddNumberToObject(c, "batch", 128);
-    cJSON_AddNumberToObject(c, "accumulate", 1);
-    cJSON_AddNumberToObject(c, "steps", 10000);
-    cJSON_AddNumberToObject(c, "lr", 1e-4);
-    cJSON_AddNumberToObject(c, "warmup", 1000);
-    cJSON_AddStringToObject(c, "schedule", "linear");
-    cJSON_AddNumberToObject(c, "weight_decay", 0.01);
-    cJSON_AddNumberToObject(c, "beta1", 0.9);
-    cJSON_AddNumberToObject(c, "beta2", 0.999);
-    cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
-    cJSON_AddNumberToObject(c, "clip", 1.0);
-    cJSON_AddNumberToObject(c, "dropout", 0.1);
-    cJSON_AddNumberToObject(c, "mask_prob", 0.15);
-    cJSON_AddNumberToObject(c, "max_predictions", 20);
-    cJSON_AddNumberToObject(c, "mask_token_prob", 0.8);
-    cJSON_AddNumberToObject(c, "random_token_prob", 0.1);
-    cJSON_AddStringToObject(c, "objective", "mlm");
-    cJSON_AddNumberToObject(c, "generator_size", 0.25);
-    cJSON_AddNumberToObject(c, "generator_layers", 0);
-    cJSON_AddNumberToObject(c, "disc_weight", 50);
-    cJSON_AddBoolToObject(c, "whole_word", 0);
-    cJSON_AddNumberToObject(c, "short_seq_prob", 0.1);
-    cJSON_AddNumberToObject(c, "checkpoint_every", 1000);
-    cJSON_AddNumberToObject(c, "log_every", 10);
-    cJSON_AddNumberToObject(c, "eval_every", 0);
-    cJSON_AddNumberToObject(c, "eval_batches", 0);
-    cJSON_AddNumberToObject(c, "seed", 42);
+    settings_table_defaults(c, PRETRAIN_SETTINGS, NUM_PRETRAIN_SETTINGS);
     return c;
 }
 
@@ -67,8 +76,7 @@ int pretrain_config_build(PretrainConfig *pc, const char *config_file, const cha
                           const char *const *origin, int nsets, const char *const *corpus, int n_corpus) {
     memset(pc, 0, sizeof *pc);
     /* The fine-tuning config rules, with these defaults in place of a model's. */
-    const ModelOps ops = {.name = "pretrain", .default_config = pretrain_default_config};
-    pc->json = run_config_build(&ops, NULL, config_file, sets, origin, nsets);
+    pc->json = run_config_build(pretrain_default_config(), config_file, sets, origin, nsets);
     if (!pc->json) return EXIT_USAGE;
     if (n_corpus > 0) {
         cJSON *arr = cJSON_CreateArray();
@@ -109,89 +117,25 @@ int pretrain_corpus_entry(const cJSON *e, CorpusFile *f, const char *key) {
     return 0;
 }
 
-/* Number `key` into *out if in [lo, hi] (and whole when integral); -1 after a message. */
-static int get_num(const cJSON *j, const char *key, double lo, double hi, int integral, double *out) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(x >= lo && x <= hi) || (integral && x != floor(x))) {
-        user_error(NULL, "setting '%s' must be %s in [%g, %g]", key, integral ? "a whole number" : "a number",
-                   lo, hi);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 int pretrain_config_parse(PretrainConfig *pc) {
     const cJSON *j = pc->json;
-    double v[32];
-    int bad = 0, k = 0;
-    bad |= get_num(j, "seq_len", 3, MASKING_MAX_LEN, 1, &v[k++]);
-    bad |= get_num(j, "batch", 1, 1 << 16, 1, &v[k++]);
-    bad |= get_num(j, "accumulate", 1, 1 << 16, 1, &v[k++]);
-    bad |= get_num(j, "steps", 1, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "warmup", 0, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "lr", 0, 10, 0, &v[k++]);
-    bad |= get_num(j, "weight_decay", 0, 10, 0, &v[k++]);
-    bad |= get_num(j, "beta1", 0, 0.999999, 0, &v[k++]);
-    bad |= get_num(j, "beta2", 0, 0.999999999, 0, &v[k++]);
-    bad |= get_num(j, "adam_eps", 1e-30, 1, 0, &v[k++]);
-    bad |= get_num(j, "clip", 0, 1e9, 0, &v[k++]);
-    bad |= get_num(j, "dropout", 0, 0.99, 0, &v[k++]);
-    bad |= get_num(j, "mask_prob", 0.001, 1, 0, &v[k++]);
-    bad |= get_num(j, "max_predictions", 1, MASKING_MAX_LEN, 1, &v[k++]);
-    bad |= get_num(j, "short_seq_prob", 0, 1, 0, &v[k++]);
-    bad |= get_num(j, "checkpoint_every", 0, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "log_every", 1, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "eval_every", 0, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "eval_batches", 0, 1e12, 1, &v[k++]);
-    bad |= get_num(j, "seed", 0, 9007199254740992.0, 1, &v[k++]);
-    bad |= get_num(j, "mask_token_prob", 0, 1, 0, &v[k++]);
-    bad |= get_num(j, "random_token_prob", 0, 1, 0, &v[k++]);
-    bad |= get_num(j, "generator_size", 0.01, 1, 0, &v[k++]);
-    bad |= get_num(j, "generator_layers", 0, 1000, 1, &v[k++]);
-    bad |= get_num(j, "disc_weight", 0, 1e6, 0, &v[k++]);
-    if (bad) return EXIT_USAGE;
-    k = 0;
-    pc->seq_len = (int)v[k++];
-    pc->batch = (int)v[k++];
-    pc->accumulate = (int)v[k++];
-    pc->steps = (long)v[k++];
-    pc->warmup = (long)v[k++];
-    pc->lr = v[k++];
-    pc->weight_decay = v[k++];
-    pc->beta1 = v[k++];
-    pc->beta2 = v[k++];
-    pc->adam_eps = v[k++];
-    pc->clip = v[k++];
-    pc->dropout = v[k++];
-    pc->mask_prob = v[k++];
-    pc->max_predictions = (int)v[k++];
-    pc->short_seq_prob = v[k++];
-    pc->checkpoint_every = (long)v[k++];
-    pc->log_every = (long)v[k++];
-    pc->eval_every = (long)v[k++];
-    pc->eval_batches = (long)v[k++];
-    pc->seed = (uint64_t)v[k++];
-    pc->mask_token_prob = v[k++];
-    pc->random_token_prob = v[k++];
-    pc->generator_size = v[k++];
-    pc->generator_layers = (int)v[k++];
-    pc->disc_weight = v[k++];
+    /* Every key is there (the defaults are merged in): required catches a
+     * config edited into a wrong shape. */
+    SettingsReader sr = settings_reader(j, "pretrain", "glue pretrain --help-settings lists the settings and their defaults");
+    sr.required = 1;
+    settings_table_read(&sr, PRETRAIN_SETTINGS, NUM_PRETRAIN_SETTINGS, pc);
+    if (sr.failed) return EXIT_USAGE;
     if (pc->mask_token_prob + pc->random_token_prob > 1.0 + 1e-12) {
         user_error("the rest of the targets stay unchanged: keep the two at most 1 together",
                    "mask_token_prob %g + random_token_prob %g is more than 1", pc->mask_token_prob,
                    pc->random_token_prob);
         return EXIT_USAGE;
     }
-    pc->objective = run_config_string(j, "objective", "mlm");
     if (strcmp(pc->objective, "mlm") != 0 && strcmp(pc->objective, "electra") != 0) {
         user_error("objective is \"mlm\" (masked LM) or \"electra\" (replaced-token detection)",
                    "unknown objective '%s'", pc->objective);
         return EXIT_USAGE;
     }
-    pc->whole_word = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "whole_word"));
-    pc->schedule = run_config_string(j, "schedule", "linear");
     ScheduleKind sk;
     if (schedule_parse(pc->schedule, &sk)) return EXIT_USAGE;
 
@@ -243,4 +187,4 @@ int pretrain_generator_config(const PretrainConfig *pc, BertConfig *g) {
     return bert_config_check(g, "generator");
 }
 
-cJSON *pretrain_config_defaults(void) { return pretrain_default_config(NULL); }
+cJSON *pretrain_config_defaults(void) { return pretrain_default_config(); }

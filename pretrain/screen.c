@@ -52,7 +52,7 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
     sets[nsets] = init, origin[nsets++] = "the run's encoder";
     if (strcmp(t->name, "sst2") == 0) sets[nsets] = "epochs=1", origin[nsets++] = "the proxy's SST-2 epochs";
     for (int i = 0; i < o->n_sets; i++) sets[nsets] = o->sets[i], origin[nsets++] = "--set";
-    cJSON *config = run_config_build(ops, t, NULL, sets, origin, nsets);
+    cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
     if (!config) return NULL;
     fprintf(stderr, "screen: fine-tuning %s (seed %ld) from %s\n", t->name, seed, run_dir);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,

@@ -65,7 +65,7 @@ static cJSON *small_config(const Task *t, int epochs) {
 /* ---- gradients ---- */
 
 typedef struct {
-    Model *m;
+    BiLstm *m;
     WordSeqs *s;
     int rows[4], n, T;
 } NetCase;
@@ -101,7 +101,7 @@ static Dataset gradcheck_dataset(const SynthTask *st, int n) {
 /* The smallest distance of the network to a kink at its current point: the
  * gap between the largest and second largest step of every max over time, and
  * |u - v| of every pair feature. */
-static double net_kink_margin(const Model *m, int n, int T) {
+static double net_kink_margin(const BiLstm *m, int n, int T) {
     int R = n * (m->pair ? 2 : 1), H2 = 2 * m->cfg.hidden;
     double margin = INFINITY;
     for (int r = 0; r < R; r++)
@@ -139,9 +139,9 @@ static void net_gradcheck(const SynthTask *st, int n, int hidden, uint64_t seed)
     config_set(cfg, "mlp", 6);
     config_set(cfg, "dropout", 0);
     config_set(cfg, "emb_dropout", 0);
-    Model *m = BILSTM_OPS.create(cfg, t, &d, seed);
+    BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, t, &d, seed);
     if (CHECK(m != NULL)) {
-        NetCase c = {.m = m, .s = (WordSeqs *)BILSTM_OPS.encode(m, &d), .rows = {0, 1, 2, 3}, .n = n};
+        NetCase c = {.m = m, .s = (WordSeqs *)BILSTM_OPS.encode((Model *)m, &d), .rows = {0, 1, 2, 3}, .n = n};
         Params *p = m->params;
         double margin = 0;
         for (int tries = 0; tries < 5000 && margin < NET_KINK_MARGIN; tries++, seed += 1000) {
@@ -162,7 +162,7 @@ static void net_gradcheck(const SynthTask *st, int n, int hidden, uint64_t seed)
             gradcheck_expect(&g, st->name);
         }
         word_seqs_free(c.s);
-        BILSTM_OPS.free(m);
+        BILSTM_OPS.free((Model *)m);
     }
     cJSON_Delete(cfg);
     synth_free(&d);
@@ -342,7 +342,7 @@ TEST(bilstm_resume_is_exact) {
             e = BILSTM_OPS.encode(half, &tr);
             synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 1, 2);
             BILSTM_OPS.encoded_free(e);
-            const Params *a = whole->params, *b = half->params;
+            const Params *a = ((BiLstm *)whole)->params, *b = ((BiLstm *)half)->params;
             CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);
         }
         /* A state file that is not one, or a weights file given as state. */
@@ -405,14 +405,14 @@ TEST(bilstm_vectors_init) {
     fclose(f);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "vectors", cJSON_CreateString(path));
     stderr_quiet();
-    Model *m = BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
+    BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
     free(stderr_quiet_end());
     if (CHECK(m != NULL)) {
         int id = word_vocab_id(&m->vocab, "c1k0", 4);
         const float *row = params_data(m->params, m->p.emb) + (long)id * 3;
         CHECK(id >= WF_NUM_RESERVED);
         CHECK(row[0] == 0.5f && row[1] == -0.25f && row[2] == 2.0f);
-        BILSTM_OPS.free(m);
+        BILSTM_OPS.free((Model *)m);
     }
     unlink(path);
     cJSON_Delete(cfg);

@@ -169,7 +169,7 @@ TEST(fasttext_pair_encoding) {
     d.ex = &x;
     cJSON *cfg = ft_reference_config();   /* words only: no bigram ids between them */
     FastText *m = (FastText *)FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &d, 1);
-    CHECK_EQ_INT(ft_dict_size(&m->dict), 7);   /* 5 words, __sep__, </s> */
+    CHECK_EQ_INT(word_dict_size(&m->dict), 7);   /* 5 words, __sep__, </s> */
     Encoded *e = FASTTEXT_OPS.encode((Model *)m, &d);
     CHECK_EQ_INT(e->off[1], 7);
     CHECK_EQ_INT(e->ntok[0], 7);
@@ -357,9 +357,9 @@ TEST(fasttext_basic_tokenizer_words) {
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "tokenizer", cJSON_CreateString("basic"));
     FastText *bt = (FastText *)FASTTEXT_OPS.create(cfg, &SYNTH_TASK2, &d, 1);
     /* whitespace: Great Film, great CAST! film </s> */
-    CHECK_EQ_INT(ft_dict_size(&ws->dict), 6);
+    CHECK_EQ_INT(word_dict_size(&ws->dict), 6);
     /* basic: great film , cast ! </s> */
-    CHECK_EQ_INT(ft_dict_size(&bt->dict), 6);
+    CHECK_EQ_INT(word_dict_size(&bt->dict), 6);
     CHECK(strmap_find(&bt->dict.map, NULL, 0, "cast", 4) >= 0);
     CHECK(strmap_find(&bt->dict.map, NULL, 0, ",", 1) >= 0);
     /* most frequent first: "great" (3) and "film" (2) ahead of the rest */

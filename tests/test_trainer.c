@@ -190,7 +190,7 @@ static int train(const char *task, uint64_t seed, const char *out_dir, int resum
                  cJSON **results) {
     const Task *t = task_find(task);
     const char *origin[8] = {0};
-    cJSON *config = run_config_build(bow(), t, NULL, sets, origin, nsets);
+    cJSON *config = run_config_build(bow()->default_config(t), NULL, sets, origin, nsets);
     if (!config) return -1;
     TrainerOptions o = {.task = t, .ops = bow(), .config = config, .seed = seed, .threads = 1,
                         .out_dir = out_dir, .data_root = task_data_root(), .command = "test", .resume = resume};

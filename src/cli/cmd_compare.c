@@ -91,7 +91,7 @@ static cJSON *compare_reusable(const char *dir, const cJSON *config, long seed) 
 
 /* One model on one task: reuse or train. NULL after a message on failure. */
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
-    cJSON *config = run_config_build(ops, t, NULL, NULL, NULL, 0);
+    cJSON *config = run_config_build(ops->default_config(t), NULL, NULL, NULL, 0);
     if (!config) return NULL;
     /* runs/<task>/<model> when it was trained with the defaults and this seed;
      * otherwise compare's own run, runs/compare/<task>/<model>-seed<S>: a

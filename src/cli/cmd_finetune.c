@@ -298,7 +298,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     }
     const ModelOps *ops = cli_find_model(f.model);
     if (!ops) return EXIT_USAGE;
-    cJSON *config = run_config_build(ops, t, f.config_file, f.sets, f.origin, f.nsets);
+    cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
     if (!config) return EXIT_USAGE;
     /* The process's thread count (0: the cores available); models size their workers from it. */
     int threads = threads_init((int)f.threads);

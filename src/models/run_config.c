@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The keys of config, for "valid keys are ..." hints. */
@@ -19,9 +21,30 @@ static void config_key_list(const cJSON *config, char *out, size_t cap) {
     }
 }
 
+/* Keys that were renamed so that one setting has one name everywhere (the
+ * optimizer's betas were adam_beta1/2 in BERT fine-tuning, beta1/2 in
+ * pretraining and translation). Saved runs and scripts use the old names:
+ * they still work, with a warning. */
+static const struct { const char *old_name, *name; } RENAMED[] = {
+    {"adam_beta1", "beta1"},
+    {"adam_beta2", "beta2"},
+};
+
+/* The current name of key (itself unless it is an old one). */
+static const char *config_current_name(const char *key, const char *origin) {
+    for (size_t i = 0; i < sizeof RENAMED / sizeof RENAMED[0]; i++)
+        if (strcmp(key, RENAMED[i].old_name) == 0) {
+            user_warning("%s: setting '%s' is now called '%s'", origin ? origin : "--set", key, RENAMED[i].name);
+            return RENAMED[i].name;
+        }
+    return key;
+}
+
 static cJSON *config_find_key(cJSON *config, const char *key, const char *origin) {
     cJSON *old = cJSON_GetObjectItemCaseSensitive(config, key);
     if (old) return old;
+    const char *name = config_current_name(key, origin);
+    if (name != key && (old = cJSON_GetObjectItemCaseSensitive(config, name)) != NULL) return old;
     char keys[1024], hint[1100];
     config_key_list(config, keys, sizeof keys);
     snprintf(hint, sizeof hint, "this model's settings are: %s", keys);
@@ -68,7 +91,7 @@ int run_config_set(cJSON *config, const char *key, const char *value, const char
                    config_kind(old), value);
         return -1;
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(config, key, v);
+    cJSON_ReplaceItemInObjectCaseSensitive(config, old->string, v);
     return 0;
 }
 
@@ -92,16 +115,16 @@ static int config_apply_file(cJSON *config, const char *path) {
             rc = -1;
             break;
         }
-        cJSON_ReplaceItemInObjectCaseSensitive(config, it->string, cJSON_Duplicate(it, 1));
+        cJSON_ReplaceItemInObjectCaseSensitive(config, old->string, cJSON_Duplicate(it, 1));
     }
     cJSON_Delete(file);
     return rc;
 }
 
-cJSON *run_config_build(const ModelOps *ops, const Task *task, const char *config_file,
-                        const char *const *sets, const char *const *origin, int nsets) {
-    cJSON *config = ops->default_config(task);
-    if (!config) DIE("model %s gave no default config", ops->name);
+cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
+                        const char *const *origin, int nsets) {
+    cJSON *config = defaults;
+    if (!config) DIE("run_config_build: no defaults");
     if (config_file && config_apply_file(config, config_file) != 0) goto fail;
     for (int i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
@@ -129,4 +152,118 @@ double run_config_number(const cJSON *config, const char *key, double fallback) 
 const char *run_config_string(const cJSON *config, const char *key, const char *fallback) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(config, key);
     return cJSON_IsString(j) ? j->valuestring : fallback;
+}
+
+/* ---- the settings reader ---- */
+
+SettingsReader settings_reader(const cJSON *config, const char *who, const char *hint) {
+    SettingsReader s = {.config = config, .who = who, .hint = hint};
+    return s;
+}
+
+/* The value of key as a number: 1 found (booleans count as 0/1), 0 absent
+ * (fallback, or an error when required), -1 after a message. */
+static int settings_number(SettingsReader *s, const char *key, double fallback, double *out) {
+    *out = fallback;
+    if (s->failed) return -1;
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(s->config, key);
+    for (size_t i = 0; !j && i < sizeof RENAMED / sizeof RENAMED[0]; i++)   /* a saved run's config */
+        if (strcmp(key, RENAMED[i].name) == 0) j = cJSON_GetObjectItemCaseSensitive(s->config, RENAMED[i].old_name);
+    if (!j && !s->required) return 0;
+    if (!j) {
+        user_error(s->hint, "%s: missing \"%s\"", s->who, key);
+    } else if (cJSON_IsNumber(j) || cJSON_IsBool(j)) {
+        *out = cJSON_IsNumber(j) ? j->valuedouble : cJSON_IsTrue(j);
+        return 1;
+    } else {
+        user_error(s->hint, "%s: %s must be a number", s->who, key);
+    }
+    s->failed = 1;
+    *out = fallback;
+    return -1;
+}
+
+long settings_int(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
+    double v;
+    if (settings_number(s, key, fallback, &v) < 0) return (long)fallback;
+    if (v >= lo && v <= hi && v == floor(v)) return (long)v;
+    user_error(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %g", s->who, key, lo, hi, v);
+    s->failed = 1;
+    return (long)fallback;
+}
+
+static double settings_real_in(SettingsReader *s, const char *key, double fallback, double lo, double hi,
+                               int below) {
+    double v;
+    if (settings_number(s, key, fallback, &v) < 0) return fallback;
+    if (v >= lo && (below ? v < hi : v <= hi)) return v;
+    user_error(s->hint, "%s: %s must be a number in [%g, %g%s, got %g", s->who, key, lo, hi, below ? ")" : "]", v);
+    s->failed = 1;
+    return fallback;
+}
+
+double settings_real(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
+    return settings_real_in(s, key, fallback, lo, hi, 0);
+}
+
+double settings_real_below(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
+    return settings_real_in(s, key, fallback, lo, hi, 1);
+}
+
+const char *settings_string(SettingsReader *s, const char *key, const char *fallback) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(s->config, key);
+    if (s->failed || (!j && !s->required)) return fallback;
+    if (cJSON_IsString(j)) return j->valuestring;
+    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error(s->hint, "%s: %s must be a string", s->who, key);
+    s->failed = 1;
+    return fallback;
+}
+
+int settings_choice(SettingsReader *s, const char *key, const char *const *names, int n) {
+    const char *v = settings_string(s, key, names[0]);
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) return i;
+    char hint[512];
+    int used = snprintf(hint, sizeof hint, "%s is one of:", key);
+    for (int i = 0; i < n && used > 0 && (size_t)used < sizeof hint; i++)
+        used += snprintf(hint + used, sizeof hint - (size_t)used, " %s", names[i]);
+    user_error(hint, "%s: unknown %s '%s'", s->who, key, v);
+    s->failed = 1;
+    return 0;
+}
+
+int settings_bool(SettingsReader *s, const char *key, int fallback) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(s->config, key);
+    if (s->failed || (!j && !s->required)) return fallback;
+    if (cJSON_IsBool(j)) return cJSON_IsTrue(j);
+    if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) return j->valuedouble != 0;
+    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error(s->hint, "%s: %s must be true or false", s->who, key);
+    s->failed = 1;
+    return fallback;
+}
+
+void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n) {
+    for (int i = 0; i < n; i++) {
+        const SettingSpec *p = &spec[i];
+        if (p->kind == SETTING_STRING) cJSON_AddStringToObject(config, p->key, p->text);
+        else if (p->kind == SETTING_BOOL) cJSON_AddBoolToObject(config, p->key, p->def != 0);
+        else cJSON_AddNumberToObject(config, p->key, p->def);
+    }
+}
+
+void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out) {
+    for (int i = 0; i < n; i++) {
+        const SettingSpec *p = &spec[i];
+        char *field = (char *)out + p->offset;
+        switch (p->kind) {
+        case SETTING_INT: *(int *)field = (int)settings_int(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_LONG: *(long *)field = settings_int(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_U64: *(uint64_t *)field = (uint64_t)settings_int(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_REAL: *(double *)field = settings_real(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_BOOL: *(int *)field = settings_bool(s, p->key, p->def != 0); break;
+        case SETTING_STRING: *(const char **)field = settings_string(s, p->key, p->text); break;
+        }
+    }
 }

@@ -9,16 +9,67 @@
 
 #include "models/model.h"
 
-/* Defaults of ops for task, then the object in config_file (may be NULL), then
- * sets[i] = "key=value" (origin[i] names where each came from, e.g. "--epochs",
- * for messages; origin may be NULL). Returns the config, or NULL after one clear
- * message (a usage error). */
-cJSON *run_config_build(const ModelOps *ops, const Task *task, const char *config_file,
-                        const char *const *sets, const char *const *origin, int nsets);
+/* defaults (taken over: freed on failure, returned on success), then the
+ * object in config_file (may be NULL), then sets[i] = "key=value" (origin[i]
+ * names where each came from, e.g. "--epochs", for messages; origin may be
+ * NULL). Returns the config, or NULL after one clear message (a usage error).
+ * A model's defaults for a task: ops->default_config(task). */
+cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
+                        const char *const *origin, int nsets);
 /* Override one existing key from text; 0 ok, -1 after a message. */
 int run_config_set(cJSON *config, const char *key, const char *value, const char *origin);
 /* Typed reads with a fallback when the key is absent or of another kind. */
 double run_config_number(const cJSON *config, const char *key, double fallback);
 const char *run_config_string(const cJSON *config, const char *key, const char *fallback);
+
+/* ---- reading settings into typed fields ----
+ *
+ * Every model and driver reads its settings through a SettingsReader: a
+ * value is checked against its range (or choices) and a bad one is said in
+ * one format, "<who>: <key> must be a whole number in [lo, hi], got <v>",
+ * with the reader's hint. After the first bad value the rest read silently
+ * (their fallbacks); check `failed` once at the end:
+ *
+ *   SettingsReader s = settings_reader(config, "textcnn", TC_HINT);
+ *   c->dim = (int)settings_int(&s, "dim", 300, 1, 4096);
+ *   c->dropout = settings_real_below(&s, "dropout", 0.5, 0, 1);
+ *   if (s.failed) return -1;
+ *
+ * An absent key gives the fallback, or, when `required` is set (files that
+ * must say everything, such as a model's config.json), an error. */
+typedef struct SettingsReader {
+    const cJSON *config;
+    const char *who;    /* names the settings in messages: "bert", "pretrain", ... */
+    const char *hint;   /* what to do, said with the message (may be NULL) */
+    int required;       /* absent keys are errors, not fallbacks */
+    int failed;         /* set by the first bad value (which was reported) */
+} SettingsReader;
+
+SettingsReader settings_reader(const cJSON *config, const char *who, const char *hint);
+/* A whole number in [lo, hi]. */
+long settings_int(SettingsReader *s, const char *key, double fallback, double lo, double hi);
+/* A number in [lo, hi]; settings_real_below: in [lo, hi). */
+double settings_real(SettingsReader *s, const char *key, double fallback, double lo, double hi);
+double settings_real_below(SettingsReader *s, const char *key, double fallback, double lo, double hi);
+/* One of names[0..n) (fallback names[0]): its index. */
+int settings_choice(SettingsReader *s, const char *key, const char *const *names, int n);
+const char *settings_string(SettingsReader *s, const char *key, const char *fallback);
+int settings_bool(SettingsReader *s, const char *key, int fallback);
+
+/* A struct's settings as a table: key, kind, where the field is, default and
+ * range. One table gives both the defaults (settings_table_defaults) and the
+ * checked read (settings_table_read), so the two cannot drift apart. */
+typedef enum { SETTING_INT, SETTING_LONG, SETTING_U64, SETTING_REAL, SETTING_BOOL, SETTING_STRING } SettingKind;
+typedef struct SettingSpec {
+    const char *key;
+    SettingKind kind;
+    size_t offset;             /* offsetof(the struct, field) */
+    double def, lo, hi;        /* numbers and booleans */
+    const char *text;          /* SETTING_STRING: the default */
+} SettingSpec;
+/* Adds every spec's default to config (in table order). */
+void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n);
+/* Reads every spec into out; the range checks of settings_int/_real. */
+void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out);
 
 #endif

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 0: {
         const ModelOps *ops = model_at(data[1] % model_count());
         const Task *task = &TASKS[(data[1] >> 3) % NUM_TASKS];
-        cJSON_Delete(run_config_build(ops, task, file, sets, origin, nsets));
+        cJSON_Delete(run_config_build(ops->default_config(task), file, sets, origin, nsets));
         break;
     }
     case 1: {

@@ -45,54 +45,28 @@ static cJSON *bl_default_config(const Task *task) {
 
 #define BL_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 
-/* Setting `key` as a whole number in [lo, hi]; -1 after a message. */
-static int bl_config_int(const cJSON *j, const char *key, double fallback, double lo, double hi, int *out) {
-    double v = run_config_number(j, key, fallback);
-    if (!(v >= lo && v <= hi) || v != floor(v)) {
-        user_error(BL_CONFIG_HINT, "bilstm: %s must be a whole number in %.0f..%.0f, got %g", key, lo, hi, v);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-/* Setting `key` as a number in [lo, hi) (hi_open) or [lo, hi]; -1 after a message. */
-static int bl_config_real(const cJSON *j, const char *key, double fallback, double lo, double hi, int hi_open,
-                          float *out) {
-    double v = run_config_number(j, key, fallback);
-    if (!(v >= lo && (hi_open ? v < hi : v <= hi))) {
-        user_error(BL_CONFIG_HINT, "bilstm: %s must be in [%g, %g%s, got %g", key, lo, hi, hi_open ? ")" : "]", v);
-        return -1;
-    }
-    *out = (float)v;
-    return 0;
-}
-
 int bl_config_parse(const cJSON *j, BlConfig *c) {
+    static const char *const ACTIVATIONS[] = {"tanh", "relu"};   /* BlActivation order */
     memset(c, 0, sizeof *c);
-    if (bl_config_int(j, "dim", 300, 1, 4096, &c->dim) || bl_config_int(j, "hidden", 512, 1, 4096, &c->hidden) ||
-        bl_config_int(j, "mlp", 512, 1, 16384, &c->mlp) || bl_config_int(j, "max_len", 128, 1, 4096, &c->max_len) ||
-        bl_config_int(j, "min_count", 1, 1, 1e9, &c->min_count) ||
-        bl_config_int(j, "batch", 64, 1, 65536, &c->batch) ||
-        bl_config_real(j, "dropout", 0.5, 0, 1, 1, &c->dropout) ||
-        bl_config_real(j, "emb_dropout", 0.2, 0, 1, 1, &c->emb_dropout) ||
-        bl_config_real(j, "clip", 5.0, 0, 1e6, 0, &c->clip) ||
-        bl_config_real(j, "weight_decay", 0.0, 0, 1, 0, &c->weight_decay))
-        return -1;
-    const char *act = run_config_string(j, "activation", "tanh");
-    if (strcmp(act, "tanh") == 0) c->act = BL_ACT_TANH;
-    else if (strcmp(act, "relu") == 0) c->act = BL_ACT_RELU;
-    else {
-        user_error("use tanh or relu", "bilstm: unknown activation '%s'", act);
-        return -1;
-    }
-    c->vectors = run_config_string(j, "vectors", "");
-    return 0;
+    SettingsReader s = settings_reader(j, "bilstm", BL_CONFIG_HINT);
+    c->dim = (int)settings_int(&s, "dim", 300, 1, 4096);
+    c->hidden = (int)settings_int(&s, "hidden", 512, 1, 4096);
+    c->mlp = (int)settings_int(&s, "mlp", 512, 1, 16384);
+    c->max_len = (int)settings_int(&s, "max_len", 128, 1, 4096);
+    c->min_count = (int)settings_int(&s, "min_count", 1, 1, 1e9);
+    c->batch = (int)settings_int(&s, "batch", 64, 1, 65536);
+    c->dropout = (float)settings_real_below(&s, "dropout", 0.5, 0, 1);
+    c->emb_dropout = (float)settings_real_below(&s, "emb_dropout", 0.2, 0, 1);
+    c->clip = (float)settings_real(&s, "clip", 5.0, 0, 1e6);
+    c->weight_decay = (float)settings_real(&s, "weight_decay", 0.0, 0, 1);
+    c->act = settings_choice(&s, "activation", ACTIVATIONS, 2) == 0 ? BL_ACT_TANH : BL_ACT_RELU;
+    c->vectors = settings_string(&s, "vectors", "");
+    return s.failed ? -1 : 0;
 }
 
 /* Declares every tensor in a fixed order (the checkpoint's names). PyTorch's
  * initialisations: LSTM and linear layers U(-1/sqrt(fan), 1/sqrt(fan)). */
-static void bl_declare(Model *m) {
+static void bl_declare(BiLstm *m) {
     const BlConfig *c = &m->cfg;
     int V = word_vocab_size(&m->vocab), D = c->dim, H = c->hidden, M = c->mlp, F = m->F, K = m->K;
     Params *p = m->params;
@@ -122,8 +96,8 @@ static void bl_declare(Model *m) {
 /* Seed streams: parameters and dropout never share one. */
 enum { BL_STREAM_INIT = 0, BL_STREAM_DROPOUT = 1 };
 
-Model *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed, int pair) {
-    Model *m = xcalloc(1, sizeof *m);
+BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed, int pair) {
+    BiLstm *m = xcalloc(1, sizeof *m);
     m->vocab = *vocab;
     memset(vocab, 0, sizeof *vocab);
     if (bl_config_parse(config, &m->cfg) != 0) {
@@ -150,7 +124,7 @@ Model *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t 
     return m;
 }
 
-void bl_free(Model *m) {
+void bl_free(BiLstm *m) {
     if (!m) return;
     bl_buffers_free(&m->buf);
     params_free(m->params);
@@ -172,7 +146,7 @@ static Model *bl_create(const cJSON *config, const Task *task, const Dataset *tr
     if (bl_config_parse(config, &c) != 0) return NULL;
     WordVocab vocab;
     if (word_vocab_build(&vocab, train, c.min_count) != 0) return NULL;
-    Model *m = bl_new(config, task, &vocab, seed, bl_dataset_has_pairs(train));
+    BiLstm *m = bl_new(config, task, &vocab, seed, bl_dataset_has_pairs(train));
     if (!m) return NULL;
     if (m->cfg.vectors[0] &&
         word_vectors_load(&m->vocab, m->cfg.vectors, params_data(m->params, m->p.emb), m->cfg.dim, NULL) != 0) {
@@ -185,28 +159,31 @@ static Model *bl_create(const cJSON *config, const Task *task, const Dataset *tr
         params_data(m->params, m->p.b2)[0] = (float)(sum / train->n);
     }
     bl_train_prepare(m);
-    return m;
+    return (Model *)m;
 }
 
-static Encoded *bl_encode(Model *m, const Dataset *d) {
+/* ModelOps adapters: the trainer's opaque Model is a BiLstm. */
+static Encoded *bl_encode(Model *model, const Dataset *d) {
+    const BiLstm *m = (const BiLstm *)model;
     return (Encoded *)word_seqs_encode(&m->vocab, d, m->cfg.max_len);
 }
 
 static void bl_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
 
 static float bl_train_step_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    return bl_train_step(m, (const WordSeqs *)e, rows, n, st->lr);
+    return bl_train_step((BiLstm *)m, (const WordSeqs *)e, rows, n, st->lr);
 }
 
 static void bl_predict_ops(Model *m, const Encoded *e, const int *rows, int n, float *out) {
-    bl_predict(m, (const WordSeqs *)e, rows, n, out);
+    bl_predict((BiLstm *)m, (const WordSeqs *)e, rows, n, out);
 }
 
-static int bl_save_ops(const Model *m, const char *path) { return bl_save(m, path); }
-static Model *bl_load_ops(const char *path, const Task *task) { return bl_load(path, task); }
-static int bl_save_state_ops(const Model *m, const char *path) { return bl_save_state(m, path); }
-static int bl_load_state_ops(Model *m, const char *path) { return bl_load_state(m, path); }
-static long bl_num_params(const Model *m) { return params_count(m->params); }
+static int bl_save_ops(const Model *m, const char *path) { return bl_save((const BiLstm *)m, path); }
+static Model *bl_load_ops(const char *path, const Task *task) { return (Model *)bl_load(path, task); }
+static int bl_save_state_ops(const Model *m, const char *path) { return bl_save_state((const BiLstm *)m, path); }
+static int bl_load_state_ops(Model *m, const char *path) { return bl_load_state((BiLstm *)m, path); }
+static long bl_num_params(const Model *m) { return params_count(((const BiLstm *)m)->params); }
+static void bl_free_ops(Model *m) { bl_free((BiLstm *)m); }
 
 static int bl_length(const Encoded *e, int row) {
     const WordSeqs *s = (const WordSeqs *)e;
@@ -224,7 +201,7 @@ const ModelOps BILSTM_OPS = {
     .save = bl_save_ops,
     .load = bl_load_ops,
     .num_params = bl_num_params,
-    .free = bl_free,
+    .free = bl_free_ops,
     .length = bl_length,
     .save_state = bl_save_state_ops,
     .load_state = bl_load_state_ops,

@@ -89,7 +89,7 @@ typedef struct BlBuffers {
     unsigned char *seen;    /* (V) zeroed, for embedding_backward */
 } BlBuffers;
 
-struct Model {
+typedef struct BiLstm {
     BlConfig cfg;
     cJSON *config;          /* the config as given (saved with the model) */
     const Task *task;
@@ -104,7 +104,7 @@ struct Model {
     Rng rng;                /* dropout masks */
     BlBuffers buf;
     int training_ready;     /* grads, optimizer state and backward buffers exist */
-};
+} BiLstm;
 
 /* bilstm.c */
 /* Reads and checks a config; 0 ok, -1 after one clear message. */
@@ -112,30 +112,30 @@ int bl_config_parse(const cJSON *j, BlConfig *c);
 /* A model with config, vocabulary and declared + allocated parameters (random
  * init from seed); pair: the examples have a text b. Takes ownership of *vocab.
  * NULL after a message. */
-Model *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed, int pair);
-void bl_free(Model *m);
+BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed, int pair);
+void bl_free(BiLstm *m);
 
 /* bilstm_net.c */
 /* Allocates the activation buffers (inference). */
-void bl_buffers_alloc(Model *m);
+void bl_buffers_alloc(BiLstm *m);
 /* Gradients, optimizer state and backward buffers, once (fresh model, resume). */
-void bl_train_prepare(Model *m);
+void bl_train_prepare(BiLstm *m);
 void bl_buffers_free(BlBuffers *b);
 /* Forward of rows[0..n) (n <= buf.cap_n) into buf.out (n, K): logits, or scores.
  * train: dropout on, masks saved for bl_backward. Returns the batch's T. */
-int bl_forward(Model *m, const WordSeqs *s, const int *rows, int n, int train);
+int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train);
 /* Adds every parameter gradient given buf.dout (n, K) and the saved forward of
  * the same batch (T as bl_forward returned); marks the embedding rows touched. */
-void bl_backward(Model *m, int n, int T);
+void bl_backward(BiLstm *m, int n, int T);
 /* One Adam step on rows[0..n) (any n): zero grads, forward, loss, backward,
  * clipping, update. Returns the mean loss (NaN: the gradient was not finite). */
-float bl_train_step(Model *m, const WordSeqs *s, const int *rows, int n, float lr);
-void bl_predict(Model *m, const WordSeqs *s, const int *rows, int n, float *out);
+float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float lr);
+void bl_predict(BiLstm *m, const WordSeqs *s, const int *rows, int n, float *out);
 
 /* bilstm_io.c */
-int bl_save(const Model *m, const char *path);
-Model *bl_load(const char *path, const Task *task);
-int bl_save_state(const Model *m, const char *path);
-int bl_load_state(Model *m, const char *path);
+int bl_save(const BiLstm *m, const char *path);
+BiLstm *bl_load(const char *path, const Task *task);
+int bl_save_state(const BiLstm *m, const char *path);
+int bl_load_state(BiLstm *m, const char *path);
 
 #endif

@@ -20,15 +20,15 @@
 #include "optim/clip.h"
 
 /* Sequences per example: a, or a and b. */
-static int bl_seqs_per_example(const Model *m) { return m->pair ? 2 : 1; }
+static int bl_seqs_per_example(const BiLstm *m) { return m->pair ? 2 : 1; }
 
-static LstmDims bl_lstm_dims(const Model *m, int R, int T) {
+static LstmDims bl_lstm_dims(const BiLstm *m, int R, int T) {
     return (LstmDims){.B = R, .T = T, .C = m->cfg.dim, .H = m->cfg.hidden};
 }
 
 static float *bl_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 
-void bl_buffers_alloc(Model *m) {
+void bl_buffers_alloc(BiLstm *m) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
     b->cap_n = c->batch;
@@ -49,7 +49,7 @@ void bl_buffers_alloc(Model *m) {
     b->out = bl_floats((long)b->cap_n * m->K);
 }
 
-void bl_train_prepare(Model *m) {
+void bl_train_prepare(BiLstm *m) {
     if (m->training_ready) return;
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
@@ -90,7 +90,7 @@ void bl_buffers_free(BlBuffers *b) {
 
 /* The batch's word ids (R, T) and lengths (R), a texts then b texts; returns T
  * (at least 1, so that a batch of empty texts still has a shape). */
-static int bl_gather(Model *m, const WordSeqs *s, const int *rows, int n) {
+static int bl_gather(BiLstm *m, const WordSeqs *s, const int *rows, int n) {
     BlBuffers *b = &m->buf;
     int R = n * bl_seqs_per_example(m), T = 1;
     for (int i = 0; i < n; i++) {
@@ -108,7 +108,7 @@ static int bl_gather(Model *m, const WordSeqs *s, const int *rows, int n) {
 }
 
 /* feat (n, F) from the pooled encodings (R, 2H): u, or [u; v; |u - v|; u * v]. */
-static void bl_features(Model *m, int n) {
+static void bl_features(BiLstm *m, int n) {
     int H2 = 2 * m->cfg.hidden;
     const float *pooled = m->buf.pooled;
     for (int i = 0; i < n; i++) {
@@ -128,7 +128,7 @@ static void bl_features(Model *m, int n) {
     }
 }
 
-int bl_forward(Model *m, const WordSeqs *s, const int *rows, int n, int train) {
+int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
     Params *p = m->params;
@@ -162,7 +162,7 @@ int bl_forward(Model *m, const WordSeqs *s, const int *rows, int n, int train) {
 
 /* The loss of buf.out against the batch's labels or scores, its gradient in
  * buf.dout. */
-static float bl_loss(Model *m, const WordSeqs *s, const int *rows, int n) {
+static float bl_loss(BiLstm *m, const WordSeqs *s, const int *rows, int n) {
     BlBuffers *b = &m->buf;
     memset(b->dout, 0, sizeof(float) * (size_t)n * (size_t)m->K);
     if (m->K == 1) {
@@ -175,7 +175,7 @@ static float bl_loss(Model *m, const WordSeqs *s, const int *rows, int n) {
 
 /* dpooled (R, 2H) from dfeat (n, F): the inverse of bl_features. d|x|/dx is
  * taken as 0 at x = 0, as PyTorch's abs does. */
-static void bl_features_backward(Model *m, const float *dfeat, int n) {
+static void bl_features_backward(BiLstm *m, const float *dfeat, int n) {
     int H2 = 2 * m->cfg.hidden;
     const float *pooled = m->buf.pooled;
     for (int i = 0; i < n; i++) {
@@ -197,7 +197,7 @@ static void bl_features_backward(Model *m, const float *dfeat, int n) {
 
 /* The MLP's backward from buf.dout to the gradient of the features (returned:
  * before the feature dropout, i.e. w.r.t. bl_features' output). */
-static const float *bl_backward_mlp(Model *m, int n) {
+static const float *bl_backward_mlp(BiLstm *m, int n) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
     Params *p = m->params;
@@ -228,7 +228,7 @@ static const float *bl_backward_mlp(Model *m, int n) {
 
 /* Everything after the loss: the MLP, the features, pooling, the BiLSTM and the
  * embedding rows of the batch's words (marked touched). */
-void bl_backward(Model *m, int n, int T) {
+void bl_backward(BiLstm *m, int n, int T) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
     Params *p = m->params;
@@ -258,7 +258,7 @@ void bl_backward(Model *m, int n, int T) {
     params_touch_rows(p, m->p.emb, b->touched, touched);
 }
 
-float bl_train_step(Model *m, const WordSeqs *s, const int *rows, int n, float lr) {
+float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float lr) {
     bl_train_prepare(m);   /* no-op after create / load_state */
     float loss_sum = 0.0f;
     int done = 0;
@@ -281,7 +281,7 @@ float bl_train_step(Model *m, const WordSeqs *s, const int *rows, int n, float l
     return loss_sum / (float)n;
 }
 
-void bl_predict(Model *m, const WordSeqs *s, const int *rows, int n, float *out) {
+void bl_predict(BiLstm *m, const WordSeqs *s, const int *rows, int n, float *out) {
     int K = m->K;
     for (int done = 0; done < n;) {
         int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;

@@ -52,53 +52,29 @@ static cJSON *ft_default_config(const Task *task) {
 
 #define FT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 
-/* Setting `key` as a whole number in [lo, hi]; -1 after a message. */
-static int ft_config_int(const cJSON *j, const char *key, double fallback, double lo, double hi, int *out) {
-    double v = run_config_number(j, key, fallback);
-    if (!(v >= lo && v <= hi) || v != floor(v)) {
-        user_error(FT_CONFIG_HINT, "fasttext: %s must be a whole number in %.0f..%.0f, got %g", key, lo, hi, v);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-/* Setting `key` as one of names[0..n); its index, or -1 after a message. */
-static int ft_config_choice(const cJSON *j, const char *key, const char *const *names, int n) {
-    const char *v = run_config_string(j, key, names[0]);
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0) return i;
-    char hint[128];
-    snprintf(hint, sizeof hint, "use %s or %s", names[0], names[1]);
-    user_error(hint, "fasttext: unknown %s '%s'", key, v);
-    return -1;
-}
-
 /* Reads and checks the config; 0 ok, -1 after one clear message. */
 int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
     static const char *const losses[] = {"softmax", "hs"}, *const tokenizers[] = {"whitespace", "basic"};
-    int bucket;
-    if (ft_config_int(j, "dim", 100, 1, 10000, &c->dim) || ft_config_int(j, "epochs", 5, 1, 1e6, &c->epochs) ||
-        ft_config_int(j, "wordNgrams", 1, 1, 100, &c->word_ngrams) ||
-        ft_config_int(j, "minCount", 1, 1, 1e9, &c->min_count) || ft_config_int(j, "minn", 0, 0, 100, &c->minn) ||
-        ft_config_int(j, "maxn", 0, 0, 100, &c->maxn) || ft_config_int(j, "bucket", 2000000, 0, 1e8, &bucket) ||
-        ft_config_int(j, "threads", 0, 0, 256, &c->threads))
-        return -1;
-    double lr = run_config_number(j, "lr", 0.1);
-    if (!(lr > 0.0 && lr < 1e3)) {
-        user_error(FT_CONFIG_HINT, "fasttext: lr must be a positive number, got %g", lr);
-        return -1;
-    }
+    SettingsReader s = settings_reader(j, "fasttext", FT_CONFIG_HINT);
+    c->dim = (int)settings_int(&s, "dim", 100, 1, 10000);
+    c->epochs = (int)settings_int(&s, "epochs", 5, 1, 1e6);
+    c->word_ngrams = (int)settings_int(&s, "wordNgrams", 1, 1, 100);
+    c->min_count = (int)settings_int(&s, "minCount", 1, 1, 1e9);
+    c->minn = (int)settings_int(&s, "minn", 0, 0, 100);
+    c->maxn = (int)settings_int(&s, "maxn", 0, 0, 100);
+    int bucket = (int)settings_int(&s, "bucket", 2000000, 0, 1e8);
+    c->threads = (int)settings_int(&s, "threads", 0, 0, 256);
+    double lr = settings_real(&s, "lr", 0.1, 1e-9, 1e3);
+    int loss = settings_choice(&s, "loss", losses, 2), tok = settings_choice(&s, "tokenizer", tokenizers, 2);
+    if (s.failed) return -1;
     if (c->maxn > 0 && (c->minn < 1 || c->minn > c->maxn)) {
         user_error(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
                    c->minn, c->maxn);
         return -1;
     }
-    int loss = ft_config_choice(j, "loss", losses, 2), tok = ft_config_choice(j, "tokenizer", tokenizers, 2);
-    if (loss < 0 || tok < 0) return -1;
     c->lr = (float)lr;
     c->loss = loss == 0 ? FT_LOSS_SOFTMAX : FT_LOSS_HS;
-    c->tokenizer = tok == 0 ? FT_TOK_WHITESPACE : FT_TOK_BASIC;
+    c->tokenizer = tok == 0 ? WORD_SPLIT_WHITESPACE : WORD_SPLIT_BASIC;
     c->seed = seed;
     if (c->threads == 0) c->threads = threads_count();
     /* As the reference: without n-grams there are no hashed rows at all. */
@@ -124,29 +100,29 @@ FastText *ft_new(const cJSON *config, const Task *task, uint64_t seed) {
 
 void ft_alloc(FastText *m) {
     int C = m->cfg.dim;
-    m->rows = ft_dict_size(&m->dict) + m->cfg.bucket;
+    m->rows = word_dict_size(&m->dict) + m->cfg.bucket;
     /* calloc: the pages of bucket rows no text uses are never touched. */
     m->wi = xcalloc((size_t)m->rows * (size_t)C, sizeof *m->wi);
     m->wi_ready = xcalloc((size_t)m->rows, 1);
     m->out_rows = m->K == 1 ? 1 : m->cfg.loss == FT_LOSS_HS ? m->K - 1 : m->K;
     m->wo = xcalloc((size_t)m->out_rows * (size_t)C, sizeof *m->wo);
     if (m->K > 1 && m->cfg.loss == FT_LOSS_HS) ft_tree_build(&m->tree, m->label_count, m->K);
-    m->scratch_stride = (2L * C + m->K + FT_FLOATS_PER_LINE - 1) / FT_FLOATS_PER_LINE * FT_FLOATS_PER_LINE;
+    m->scratch_stride = (2L * C + m->K + WORKER_FLOATS_PER_LINE - 1) / WORKER_FLOATS_PER_LINE * WORKER_FLOATS_PER_LINE;
     m->scratch = xaligned_alloc((size_t)m->cfg.threads * (size_t)m->scratch_stride * sizeof *m->scratch);
-    m->worker_loss = xaligned_alloc((size_t)m->cfg.threads * FT_DOUBLES_PER_LINE * sizeof *m->worker_loss);
-    m->workers = ft_workers_create(m->cfg.threads);
+    m->worker_loss = xaligned_alloc((size_t)m->cfg.threads * WORKER_DOUBLES_PER_LINE * sizeof *m->worker_loss);
+    m->workers = workers_create(m->cfg.threads);
 }
 
 void ft_free(FastText *m) {
     if (!m) return;
     cJSON_Delete(m->config);
-    ft_dict_free(&m->dict);
+    word_dict_free(&m->dict);
     ft_tree_free(&m->tree);
     free(m->label_count);
     free(m->wi);
     free(m->wi_ready);
     free(m->wo);
-    ft_workers_free(m->workers);
+    workers_free(m->workers);
     free(m->scratch);
     free(m->worker_loss);
     free(m);
@@ -165,7 +141,7 @@ static Model *ft_create(const cJSON *config, const Task *task, const Dataset *tr
             if (train->ex[i].label >= 0 && train->ex[i].label < m->K) m->label_count[train->ex[i].label]++;
     }
     ft_alloc(m);
-    for (long r = 0; r < ft_dict_size(&m->dict); r++) ft_init_row(m, r);
+    for (long r = 0; r < word_dict_size(&m->dict); r++) ft_init_row(m, r);
     if (m->K == 1) {   /* start the regression at the mean target */
         double sum = 0.0;
         for (int i = 0; i < train->n; i++) sum += train->ex[i].score;

@@ -1,11 +1,9 @@
 /* fasttext.h — fastText (Joulin et al. 2016, "Bag of Tricks for Efficient Text
  * Classification") as a ModelOps, shared between its files:
  *   fasttext.c        ModelOps: config, create, encode, predict, free
- *   fasttext_dict.c   the word vocabulary (minCount, most frequent first) and
- *                     encoding a text into input rows (words, word n-grams, char n-grams)
+ *   fasttext_dict.c   the vocabulary (word_dict.h, minCount) and encoding a text into input rows (words, word n-grams, char n-grams)
  *   fasttext_train.c  the Hogwild SGD step (softmax, hierarchical softmax, squared loss)
  *   fasttext_hs.c     the Huffman tree over label counts for hierarchical softmax
- *   fasttext_workers.c the thread pool the Hogwild steps run on
  *   fasttext_io.c     save / load through the checkpoint module
  * Outside code needs only FASTTEXT_OPS (models/registry.c) and FT_SEP (the
  * benchmark writes pairs the way the model joins them); the rest is the model's
@@ -21,20 +19,21 @@
 
 #include <stdint.h>
 
+#include "core/vec.h"
+#include "core/workers.h"
+#include "models/baselines/word_dict.h"
 #include "models/model.h"
-#include "text/strmap.h"
 
 extern const ModelOps FASTTEXT_OPS;
 /* The official tool's supervised defaults (FASTTEXT_OPS defaults differ for GLUE). */
 cJSON *ft_reference_config(void);
 
-/* The token that ends every text, as the reference reads a newline. */
-#define FT_EOS "</s>"
-/* Between the two texts of a pair task (our choice; the reference has no pairs). */
-#define FT_SEP "__sep__"
+/* The token that ends every text, as the reference reads a newline, and the
+ * one between the two texts of a pair (models/baselines/word_dict.h). */
+#define FT_EOS WORD_EOS
+#define FT_SEP WORD_SEP
 
 typedef enum { FT_LOSS_SOFTMAX, FT_LOSS_HS } FtLoss;
-typedef enum { FT_TOK_WHITESPACE, FT_TOK_BASIC } FtTokenizer;
 
 typedef struct FtConfig {
     int dim;            /* C: embedding size */
@@ -45,16 +44,10 @@ typedef struct FtConfig {
     int minn, maxn;     /* char n-gram lengths; maxn 0 = none */
     long bucket;        /* hash rows for n-grams (0 when no n-grams are used) */
     FtLoss loss;
-    FtTokenizer tokenizer;
+    WordSplit tokenizer;
     int threads;        /* Hogwild workers */
     uint64_t seed;
 } FtConfig;
-
-/* Words kept after minCount, most frequent first: word id = map entry. */
-typedef struct FtDict {
-    StrMap map;         /* V entries */
-    int64_t *count;     /* (V) occurrences in the training data */
-} FtDict;
 
 /* Huffman tree over the labels: each label's path of internal nodes (rows of the
  * output matrix) and the branch taken at each. */
@@ -65,22 +58,13 @@ typedef struct FtTree {
     uint8_t *code;      /* (K, K-1) 1 = the node's "binary" child taken */
 } FtTree;
 
-/* 64-byte cache lines, in floats and doubles: per-worker data starts on a line
- * of its own so workers never write to a shared line (false sharing). */
-#define FT_FLOATS_PER_LINE 16
-#define FT_DOUBLES_PER_LINE 8
-
-/* A fixed pool of threads that sleep between jobs (fasttext_workers.c). */
-typedef struct FtWorkers FtWorkers;
-typedef void (*FtJobFn)(void *arg, int worker);
-
 typedef struct FastText {
     FtConfig cfg;
     cJSON *config;      /* the config as given (saved with the model) */
     const Task *task;
     int K;              /* classes; 1 = regression */
     int64_t *label_count; /* (K) training examples per class (NULL for regression) */
-    FtDict dict;
+    WordDict dict;
     long rows;          /* V + bucket: rows of wi */
     float *wi;          /* (V + bucket, C) input embeddings */
     uint8_t *wi_ready;  /* (V + bucket) 1 once a row is initialised (bucket rows lazily) */
@@ -90,8 +74,8 @@ typedef struct FastText {
     FtTree tree;        /* hs only */
     float *scratch;     /* (threads, scratch_stride) per-worker hidden (C), grad (C), output (K) */
     long scratch_stride;/* 2C + K rounded up to a cache line: workers never share one */
-    double *worker_loss;/* (threads, FT_DOUBLES_PER_LINE) each worker's loss sum, own line */
-    FtWorkers *workers; /* cfg.threads workers */
+    double *worker_loss;/* (threads, WORKER_DOUBLES_PER_LINE) each worker's loss sum, own line */
+    Workers *workers; /* cfg.threads workers */
 } FastText;
 
 struct Encoded {
@@ -104,26 +88,9 @@ struct Encoded {
     int64_t total_tokens;
 };
 
-/* The two vector kernels of every update, C = dim floats (inlined: they are the
- * whole cost of training). */
-static inline float ft_dot(const float *restrict a, const float *restrict b, int C) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int i = 0; i < C; i++) s += a[i] * b[i];
-    return s;
-}
-
-static inline void ft_axpy(float *restrict y, float alpha, const float *restrict x, int C) {
-#pragma omp simd
-    for (int i = 0; i < C; i++) y[i] += alpha * x[i];
-}
-
 /* fasttext_dict.c */
 /* Builds the vocabulary from train; 0 ok, -1 (message printed) when it is empty. */
-int ft_dict_build(FtDict *d, const Dataset *train, const FtConfig *cfg);
-void ft_dict_add_word(FtDict *d, const char *w, size_t len, int64_t count);
-static inline int ft_dict_size(const FtDict *d) { return d->map.n; }
-void ft_dict_free(FtDict *d);
+int ft_dict_build(WordDict *d, const Dataset *train, const FtConfig *cfg);
 /* Encodes rows of d as input-row ids; initialises the bucket rows they touch. */
 Encoded *ft_encode(FastText *m, const Dataset *d);
 void ft_encoded_free(Encoded *e);
@@ -141,13 +108,6 @@ float ft_train_rows(FastText *m, const Encoded *e, const int *rows, int n, doubl
 void ft_predict_rows(FastText *m, const Encoded *e, const int *rows, int n, float *out);
 /* Row r of wi set to its fixed random init (a function of seed and r only). */
 void ft_init_row(FastText *m, long r);
-
-/* fasttext_workers.c */
-FtWorkers *ft_workers_create(int n);
-int ft_workers_count(const FtWorkers *w);
-/* Runs fn(arg, k) on every worker k (the caller is worker 0) and waits for all. */
-void ft_workers_run(FtWorkers *w, FtJobFn fn, void *arg);
-void ft_workers_free(FtWorkers *w);
 
 /* fasttext.c */
 /* Reads and checks a config; 0 ok, -1 after one clear message. */

@@ -80,11 +80,11 @@ float ft_hs_update(const FtTree *t, float *wo, const float *h, float *grad, int 
     const uint8_t *code = t->code + y * (t->K - 1);
     for (int d = 0; d < t->depth[y]; d++) {
         float *w = wo + (size_t)node[d] * C;   /* (C) this node's classifier */
-        float s = sigmoidf(ft_dot(w, h, C));
+        float s = sigmoidf(vec_dot(w, h, C));
         if (lr > 0.0f) {
             float alpha = lr * ((float)code[d] - s);
-            ft_axpy(grad, alpha, w, C);   /* before w moves, as the reference */
-            ft_axpy(w, alpha, h, C);
+            vec_axpy(grad, alpha, w, C);   /* before w moves, as the reference */
+            vec_axpy(w, alpha, h, C);
         }
         loss -= logf((code[d] ? s : 1.0f - s) + HS_LOG_EPS);
     }
@@ -97,7 +97,7 @@ void ft_hs_probs(const FtTree *t, const float *wo, const float *h, int C, float 
         const uint8_t *code = t->code + y * (t->K - 1);
         float p = 1.0f;
         for (int d = 0; d < t->depth[y]; d++) {
-            float s = sigmoidf(ft_dot(wo + (size_t)node[d] * C, h, C));
+            float s = sigmoidf(vec_dot(wo + (size_t)node[d] * C, h, C));
             p *= code[d] ? s : 1.0f - s;
         }
         probs[y] = p;

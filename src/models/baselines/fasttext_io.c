@@ -34,7 +34,7 @@ static cJSON *ft_checkpoint_config(const FastText *m) {
 
 static int ft_write_blobs(CkptWriter *w, const FastText *m, const int32_t *bucket_rows, long nb) {
     const StrMap *map = &m->dict.map;
-    int V = ft_dict_size(&m->dict), rc = 0;
+    int V = word_dict_size(&m->dict), rc = 0;
     rc |= checkpoint_write_blob(w, "seed", &m->cfg.seed, sizeof m->cfg.seed);
     rc |= checkpoint_write_blob(w, "words", map->chars, map->chars_len);   /* ids in insertion order */
     rc |= checkpoint_write_blob(w, "counts", m->dict.count, (size_t)V * sizeof *m->dict.count);
@@ -45,7 +45,7 @@ static int ft_write_blobs(CkptWriter *w, const FastText *m, const int32_t *bucke
 }
 
 static int ft_write_tensors(CkptWriter *w, const FastText *m, const int32_t *bucket_rows, long nb) {
-    int C = m->cfg.dim, V = ft_dict_size(&m->dict), rc = 0;
+    int C = m->cfg.dim, V = word_dict_size(&m->dict), rc = 0;
     rc |= checkpoint_write_tensor(w, "wi_words", CKPT_F32, (int[]){V, C}, 2, m->wi);
     float *buf = xmalloc((size_t)(nb < FT_SAVE_ROWS ? (nb ? nb : 1) : FT_SAVE_ROWS) * (size_t)C * sizeof *buf);
     for (long k = 0; k * FT_SAVE_ROWS < nb && rc == 0; k++) {
@@ -63,7 +63,7 @@ static int ft_write_tensors(CkptWriter *w, const FastText *m, const int32_t *buc
 }
 
 int ft_save(const FastText *m, const char *path) {
-    int V = ft_dict_size(&m->dict);
+    int V = word_dict_size(&m->dict);
     long nb = 0;
     int32_t *bucket_rows = xmalloc((size_t)(m->rows - V + 1) * sizeof *bucket_rows);
     for (long r = V; r < m->rows; r++)
@@ -118,8 +118,8 @@ static int ft_load_dict(FastText *m, const Checkpoint *c, const char *path) {
     for (long i = 0; i < V; i++) {
         if (pos >= w->size) return ft_bad(path, "fewer words than counts");
         size_t len = strlen((const char *)w->data + pos);
-        ft_dict_add_word(&m->dict, (const char *)w->data + pos, len, count[i]);
-        if (ft_dict_size(&m->dict) != i + 1) return ft_bad(path, "a word appears twice");
+        word_dict_add(&m->dict, (const char *)w->data + pos, len, count[i]);
+        if (word_dict_size(&m->dict) != i + 1) return ft_bad(path, "a word appears twice");
         pos += len + 1;
     }
     if (pos != w->size || V == 0) return ft_bad(path, "words and counts disagree");
@@ -160,7 +160,7 @@ static FastText *ft_load_head(const Checkpoint *c, const Task *task, const char 
 
 /* The weights: word rows, used bucket rows, output layer. */
 static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
-    long V = ft_dict_size(&m->dict), C = m->cfg.dim;
+    long V = word_dict_size(&m->dict), C = m->cfg.dim;
     const CkptTensor *words = ft_tensor(c, "wi_words", V, C), *wo = ft_tensor(c, "wo", m->out_rows, C);
     const CkptTensor *bias = ft_tensor(c, "bias", 1, 0);
     const CkptBlob *rows = ft_blob(c, "bucket_rows", -(long)sizeof(int32_t));

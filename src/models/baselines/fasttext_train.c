@@ -34,7 +34,7 @@ void ft_init_row(FastText *m, long r) {
 static void ft_hidden(const FastText *m, const int32_t *ids, int L, float *h) {
     int C = m->cfg.dim;
     memset(h, 0, (size_t)C * sizeof *h);
-    for (int i = 0; i < L; i++) ft_axpy(h, 1.0f, m->wi + (size_t)ids[i] * C, C);
+    for (int i = 0; i < L; i++) vec_axpy(h, 1.0f, m->wi + (size_t)ids[i] * C, C);
     float inv = 1.0f / (float)L;
     for (int i = 0; i < C; i++) h[i] *= inv;
 }
@@ -44,7 +44,7 @@ static void ft_softmax(const FastText *m, const float *h, float *out) {
     int C = m->cfg.dim, K = m->K;
     float mx = -INFINITY, sum = 0.0f;
     for (int k = 0; k < K; k++) {
-        out[k] = ft_dot(m->wo + (size_t)k * C, h, C);
+        out[k] = vec_dot(m->wo + (size_t)k * C, h, C);
         if (out[k] > mx) mx = out[k];
     }
     for (int k = 0; k < K; k++) sum += (out[k] = expf(out[k] - mx));
@@ -57,10 +57,10 @@ static float ft_output_update(FastText *m, const float *h, float *grad, float *o
                               float target, float lr) {
     int C = m->cfg.dim;
     if (m->K == 1) {   /* our regression extension: 0.5 (wo.h + b - target)^2 */
-        float err = target - (ft_dot(m->wo, h, C) + m->bias);
+        float err = target - (vec_dot(m->wo, h, C) + m->bias);
         float alpha = lr * err;
-        ft_axpy(grad, alpha, m->wo, C);
-        ft_axpy(m->wo, alpha, h, C);
+        vec_axpy(grad, alpha, m->wo, C);
+        vec_axpy(m->wo, alpha, h, C);
         m->bias += alpha;
         return 0.5f * err * err;
     }
@@ -68,8 +68,8 @@ static float ft_output_update(FastText *m, const float *h, float *grad, float *o
     ft_softmax(m, h, out);
     for (int k = 0; k < m->K; k++) {
         float alpha = lr * ((k == y ? 1.0f : 0.0f) - out[k]);
-        ft_axpy(grad, alpha, m->wo + (size_t)k * C, C);
-        ft_axpy(m->wo + (size_t)k * C, alpha, h, C);
+        vec_axpy(grad, alpha, m->wo + (size_t)k * C, C);
+        vec_axpy(m->wo + (size_t)k * C, alpha, h, C);
     }
     return -logf(out[y] + FT_LOG_EPS);
 }
@@ -86,7 +86,7 @@ static float ft_update_example(FastText *m, const Encoded *e, int r, float lr, f
     memset(grad, 0, (size_t)C * sizeof *grad);
     float loss = ft_output_update(m, h, grad, out, e->label[r], e->score[r], lr);
     float inv = 1.0f / (float)L;
-    for (int i = 0; i < L; i++) ft_axpy(m->wi + (size_t)ids[i] * C, inv, grad, C);
+    for (int i = 0; i < L; i++) vec_axpy(m->wi + (size_t)ids[i] * C, inv, grad, C);
     return loss;
 }
 
@@ -121,7 +121,7 @@ static void train_worker(void *arg, int k) {
             float lr = m->cfg.lr * (float)(p < 1.0 ? 1.0 - p : 0.0);
             loss += ft_update_example(m, j->e, j->rows[i], lr, scratch);
         }
-    m->worker_loss[(size_t)k * FT_DOUBLES_PER_LINE] = loss;
+    m->worker_loss[(size_t)k * WORKER_DOUBLES_PER_LINE] = loss;
 }
 
 float ft_train_rows(FastText *m, const Encoded *e, const int *rows, int n, double progress) {
@@ -132,9 +132,9 @@ float ft_train_rows(FastText *m, const Encoded *e, const int *rows, int n, doubl
     FtJob j = {.m = m, .e = e, .rows = rows, .n = n, .progress = progress,
                .per_row = n > 0 && total > 0 ? step_tokens / total / n : 0.0};
     atomic_init(&j.next, 0);
-    ft_workers_run(m->workers, train_worker, &j);
+    workers_run(m->workers, train_worker, &j);
     double loss = 0.0;
-    for (int k = 0; k < ft_workers_count(m->workers); k++) loss += m->worker_loss[(size_t)k * FT_DOUBLES_PER_LINE];
+    for (int k = 0; k < workers_count(m->workers); k++) loss += m->worker_loss[(size_t)k * WORKER_DOUBLES_PER_LINE];
     return n > 0 ? (float)(loss / n) : 0.0f;
 }
 
@@ -146,7 +146,7 @@ static void ft_predict_one(const FastText *m, const Encoded *e, int r, float *sc
         return;
     }
     ft_hidden(m, e->ids + e->off[r], L, scratch);
-    if (m->K == 1) out[0] = ft_dot(m->wo, scratch, C) + m->bias;
+    if (m->K == 1) out[0] = vec_dot(m->wo, scratch, C) + m->bias;
     else if (m->cfg.loss == FT_LOSS_HS) ft_hs_probs(&m->tree, m->wo, scratch, C, out);
     else ft_softmax(m, scratch, out);
 }
@@ -162,5 +162,5 @@ static void predict_worker(void *arg, int k) {
 void ft_predict_rows(FastText *m, const Encoded *e, const int *rows, int n, float *out) {
     FtJob j = {.m = m, .e = e, .rows = rows, .n = n, .out = out};
     atomic_init(&j.next, 0);
-    ft_workers_run(m->workers, predict_worker, &j);
+    workers_run(m->workers, predict_worker, &j);
 }

@@ -39,28 +39,6 @@ static cJSON *tc_default_config(const Task *task) {
 
 #define TC_HINT "fix the setting (glue finetune ... --set key=value)"
 
-/* Setting `key` as a whole number in [lo, hi]; -1 after a message. */
-static int tc_int(const cJSON *j, const char *key, double fallback, double lo, double hi, int *out) {
-    double v = run_config_number(j, key, fallback);
-    if (!(v >= lo && v <= hi) || v != floor(v)) {
-        user_error(TC_HINT, "textcnn: %s must be a whole number in %.0f..%.0f, got %g", key, lo, hi, v);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-/* Setting `key` as a number in [lo, hi); -1 after a message. */
-static int tc_real(const cJSON *j, const char *key, double fallback, double lo, double hi, double *out) {
-    double v = run_config_number(j, key, fallback);
-    if (!(v >= lo && v < hi)) {
-        user_error(TC_HINT, "textcnn: %s must be a number in [%g, %g), got %g", key, lo, hi, v);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int tc_windows(const cJSON *j, TcConfig *c) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "windows");
     int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
@@ -83,43 +61,30 @@ static int tc_windows(const cJSON *j, TcConfig *c) {
     return 0;
 }
 
-static int tc_choices(const cJSON *j, TcConfig *c) {
-    const char *emb = run_config_string(j, "embedding", "rand"), *opt = run_config_string(j, "optimizer", "adadelta");
-    c->vectors = run_config_string(j, "vectors", "");
-    if (!strcmp(emb, "rand")) c->embedding = TC_EMB_RAND;
-    else if (!strcmp(emb, "static")) c->embedding = TC_EMB_STATIC;
-    else if (!strcmp(emb, "non-static")) c->embedding = TC_EMB_NON_STATIC;
-    else {
-        user_error("use rand, static or non-static", "textcnn: unknown embedding '%s'", emb);
-        return -1;
-    }
+int tc_config_parse(const cJSON *j, TcConfig *c) {
+    static const char *const EMBEDDINGS[] = {"rand", "static", "non-static"};   /* TcEmbedding order */
+    static const char *const OPTIMIZERS[] = {"adadelta", "adamw"};
+    memset(c, 0, sizeof *c);
+    SettingsReader s = settings_reader(j, "textcnn", TC_HINT);
+    c->dim = (int)settings_int(&s, "dim", 300, 1, 4096);
+    c->filters = (int)settings_int(&s, "filters", 100, 1, 4096);
+    c->min_count = (int)settings_int(&s, "min_count", 1, 1, 1e9);
+    c->max_len = (int)settings_int(&s, "max_len", 128, 1, 100000);
+    c->batch = (int)settings_int(&s, "batch", 50, 1, 1 << 20);
+    c->eval_batch = (int)settings_int(&s, "eval_batch", 50, 1, 1 << 20);
+    c->dropout = (float)settings_real_below(&s, "dropout", 0.5, 0.0, 1.0);
+    c->max_norm = (float)settings_real(&s, "max_norm", 3.0, 0.0, 1e30);
+    c->weight_decay = settings_real(&s, "weight_decay", 0.0, 0.0, 1.0);
+    c->embedding = (TcEmbedding)settings_choice(&s, "embedding", EMBEDDINGS, 3);
+    c->optimizer = settings_choice(&s, "optimizer", OPTIMIZERS, 2) == 0 ? OPTIM_ADADELTA : OPTIM_ADAMW;
+    c->vectors = settings_string(&s, "vectors", "");
+    if (s.failed || tc_windows(j, c)) return -1;
     if ((c->embedding == TC_EMB_RAND) != (c->vectors[0] == '\0')) {
         user_error("set embedding=static or non-static together with vectors=FILE.vec, or neither",
                    c->embedding == TC_EMB_RAND ? "textcnn: vectors given but embedding is rand"
-                                               : "textcnn: embedding %s needs a vectors file", emb);
+                                               : "textcnn: embedding %s needs a vectors file", EMBEDDINGS[c->embedding]);
         return -1;
     }
-    if (!strcmp(opt, "adadelta")) c->optimizer = OPTIM_ADADELTA;
-    else if (!strcmp(opt, "adamw")) c->optimizer = OPTIM_ADAMW;
-    else {
-        user_error("use adadelta or adamw", "textcnn: unknown optimizer '%s'", opt);
-        return -1;
-    }
-    return 0;
-}
-
-int tc_config_parse(const cJSON *j, TcConfig *c) {
-    memset(c, 0, sizeof *c);
-    double dropout, max_norm, wd;
-    if (tc_int(j, "dim", 300, 1, 4096, &c->dim) || tc_int(j, "filters", 100, 1, 4096, &c->filters) ||
-        tc_int(j, "min_count", 1, 1, 1e9, &c->min_count) || tc_int(j, "max_len", 128, 1, 100000, &c->max_len) ||
-        tc_int(j, "batch", 50, 1, 1 << 20, &c->batch) || tc_int(j, "eval_batch", 50, 1, 1 << 20, &c->eval_batch) ||
-        tc_real(j, "dropout", 0.5, 0.0, 1.0, &dropout) || tc_real(j, "max_norm", 3.0, 0.0, 1e30, &max_norm) ||
-        tc_real(j, "weight_decay", 0.0, 0.0, 1e3, &wd) || tc_windows(j, c) || tc_choices(j, c))
-        return -1;
-    c->dropout = (float)dropout;
-    c->max_norm = (float)max_norm;
-    c->weight_decay = wd;
     return 0;
 }
 

@@ -2,9 +2,9 @@
  * corpus reading, vocabulary and subwords, the Hogwild SGD job, the .vec file.
  *
  * Reuse: the vocabulary and the word ids of every line come from
- * word_features (ft_dict_build underneath, with the basic tokenizer), the char
+ * word_features (word_dict.h underneath, with the basic tokenizer), the char
  * n-gram hashing from text/ngrams (the reference's buckets, bit for bit), the
- * worker pool from fasttext_workers.c. */
+ * worker pool of core/workers.h. */
 #include "models/baselines/vectors.h"
 
 #include <math.h>
@@ -20,7 +20,8 @@
 #include "core/progress.h"
 #include "core/rng.h"
 #include "core/threads.h"
-#include "models/baselines/fasttext.h"
+#include "core/vec.h"
+#include "core/workers.h"
 #include "models/baselines/word_features.h"
 #include "text/ngrams.h"
 
@@ -55,7 +56,7 @@ typedef struct SkipGram {
     float *scratch;              /* (workers, stride) hidden (D), grad (D) */
     int32_t *kept;               /* (workers, max_line) a line after subsampling */
     long stride;
-    double *loss;                /* (workers, FT_DOUBLES_PER_LINE) [0] sum, [1] count: last epoch */
+    double *loss;                /* (workers, WORKER_DOUBLES_PER_LINE) [0] sum, [1] count: last epoch */
     Progress bar;
 } SkipGram;
 
@@ -175,9 +176,9 @@ static float sg_sigmoid(float x) {
  * output row updated. Returns the loss. */
 static float sg_logistic(SkipGram *g, const float *h, float *grad, int target, int label, float lr) {
     float *o = g->wo + (size_t)target * g->D;
-    float score = sg_sigmoid(ft_dot(o, h, g->D)), alpha = lr * ((float)label - score);
-    ft_axpy(grad, alpha, o, g->D);
-    ft_axpy(o, alpha, h, g->D);
+    float score = sg_sigmoid(vec_dot(o, h, g->D)), alpha = lr * ((float)label - score);
+    vec_axpy(grad, alpha, o, g->D);
+    vec_axpy(o, alpha, h, g->D);
     return -logf((label ? score : 1.0f - score) + 1e-5f);
 }
 
@@ -193,7 +194,7 @@ static float sg_update(SkipGram *g, SgWorker *s, int in, int target, float lr) {
     const int32_t *rows = g->sub + g->sub_off[in];
     int nr = (int)(g->sub_off[in + 1] - g->sub_off[in]);
     memset(s->h, 0, (size_t)D * sizeof *s->h);
-    for (int i = 0; i < nr; i++) ft_axpy(s->h, 1.0f, g->wi + (size_t)rows[i] * D, D);
+    for (int i = 0; i < nr; i++) vec_axpy(s->h, 1.0f, g->wi + (size_t)rows[i] * D, D);
     for (int j = 0; j < D; j++) s->h[j] /= (float)nr;
     memset(s->grad, 0, (size_t)D * sizeof *s->grad);
     float loss = sg_logistic(g, s->h, s->grad, target, 1, lr);
@@ -203,7 +204,7 @@ static float sg_update(SkipGram *g, SgWorker *s, int in, int target, float lr) {
         while (negative == target);
         loss += sg_logistic(g, s->h, s->grad, negative, 0, lr);
     }
-    for (int i = 0; i < nr; i++) ft_axpy(g->wi + (size_t)rows[i] * D, 1.0f, s->grad, D);
+    for (int i = 0; i < nr; i++) vec_axpy(g->wi + (size_t)rows[i] * D, 1.0f, s->grad, D);
     return loss;
 }
 
@@ -227,7 +228,7 @@ static void sg_job(void *arg, int k) {
     rng_seed_stream(&s.rng, g->c->seed, (uint64_t)k + 1);
     s.negpos = (long)rng_below(&s.rng, (uint32_t)g->neg_size);
     int32_t *kept = g->kept + (long)k * g->max_line;
-    double *loss = g->loss + (long)k * FT_DOUBLES_PER_LINE;
+    double *loss = g->loss + (long)k * WORKER_DOUBLES_PER_LINE;
     int lo = (int)((long)t->n * k / g->workers), hi = (int)((long)t->n * (k + 1) / g->workers);
     double planned = (double)g->total * g->c->epochs;
     long local = 0;
@@ -254,19 +255,19 @@ static void sg_job(void *arg, int k) {
 }
 
 static void sg_train(SkipGram *g) {
-    FtWorkers *w = ft_workers_create(g->c->threads);
-    g->workers = ft_workers_count(w);
-    g->stride = (2L * g->D + FT_FLOATS_PER_LINE - 1) / FT_FLOATS_PER_LINE * FT_FLOATS_PER_LINE;
+    Workers *w = workers_create(g->c->threads);
+    g->workers = workers_count(w);
+    g->stride = (2L * g->D + WORKER_FLOATS_PER_LINE - 1) / WORKER_FLOATS_PER_LINE * WORKER_FLOATS_PER_LINE;
     g->scratch = xaligned_alloc((size_t)g->workers * g->stride * sizeof *g->scratch);
     g->kept = xmalloc((size_t)g->workers * (g->max_line + 1) * sizeof *g->kept);
-    g->loss = xaligned_alloc((size_t)g->workers * FT_DOUBLES_PER_LINE * sizeof *g->loss);
+    g->loss = xaligned_alloc((size_t)g->workers * WORKER_DOUBLES_PER_LINE * sizeof *g->loss);
     atomic_store(&g->done, 0);
     if (g->c->show_progress) {
         progress_start(&g->bar, "skipgram", (long)(g->total * g->c->epochs), PROGRESS_AUTO);
         g->bar.unit = "words";
     }
-    ft_workers_run(w, sg_job, g);
-    ft_workers_free(w);
+    workers_run(w, sg_job, g);
+    workers_free(w);
 }
 
 /* ---- output ---- */
@@ -282,7 +283,7 @@ static int sg_write(const SkipGram *g, const WordVocab *v, const char *path) {
     for (int i = WF_NUM_RESERVED; i < g->V; i++) {
         int64_t lo = g->sub_off[i], hi = g->sub_off[i + 1];
         memset(vec, 0, (size_t)g->D * sizeof *vec);
-        for (int64_t j = lo; j < hi; j++) ft_axpy(vec, 1.0f, g->wi + (size_t)g->sub[j] * g->D, g->D);
+        for (int64_t j = lo; j < hi; j++) vec_axpy(vec, 1.0f, g->wi + (size_t)g->sub[j] * g->D, g->D);
         fputs(word_vocab_word(v, i), f);
         for (int d = 0; d < g->D; d++) fprintf(f, " %.5g", vec[d] / (float)(hi - lo));
         fputc('\n', f);
@@ -339,8 +340,8 @@ int vectors_train(const VecConfig *cfg, const char *const *corpora, int ncorpora
     sg_train(&g);
     double secs = now_seconds() - t0, lsum = 0, ln = 0;
     for (int k = 0; k < g.workers; k++) {
-        lsum += g.loss[k * FT_DOUBLES_PER_LINE];
-        ln += g.loss[k * FT_DOUBLES_PER_LINE + 1];
+        lsum += g.loss[k * WORKER_DOUBLES_PER_LINE];
+        ln += g.loss[k * WORKER_DOUBLES_PER_LINE + 1];
     }
     if (c.show_progress) progress_finish(&g.bar, "loss %.4f", ln ? lsum / ln : 0.0);
     rc = sg_write(&g, &v, out_path) ? 1 : 0;

@@ -1,8 +1,8 @@
 /* word_features.c — word vocabulary, word-id encoding of splits, and embedding
  * initialisation from a .vec file, shared by TextCNN and the BiLSTM (see
- * word_features.h). The counting and frequency order come from the fastText
- * dictionary (ft_dict_build with the basic tokenizer): it adds its own end and
- * separator tokens ("</s>", "__sep__"), which the basic tokenizer can never
+ * word_features.h). The counting and frequency order come from the shared
+ * word dictionary (word_dict.h, basic tokenizer): it adds its own end and
+ * separator tokens (WORD_EOS, WORD_SEP), which the basic tokenizer can never
  * produce (it splits '<', '/', '_'), so dropping them leaves exactly the words. */
 #include "models/baselines/word_features.h"
 
@@ -24,29 +24,28 @@ static const char *const WF_RESERVED[WF_NUM_RESERVED] = {"<pad>", "<unk>"};
 
 static void vocab_add_reserved(WordVocab *v) {
     strmap_init(&v->dict.map);
-    for (int i = 0; i < WF_NUM_RESERVED; i++) ft_dict_add_word(&v->dict, WF_RESERVED[i], strlen(WF_RESERVED[i]), 0);
+    for (int i = 0; i < WF_NUM_RESERVED; i++) word_dict_add(&v->dict, WF_RESERVED[i], strlen(WF_RESERVED[i]), 0);
 }
 
 int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
     memset(v, 0, sizeof *v);
     if (min_count < 1) min_count = 1;
-    /* Count every word (min_count 1: the fastText code would phrase an empty
-     * result as its own error); its order is by count, so thresholding below is
-     * a prefix. */
-    FtConfig cfg = {.tokenizer = FT_TOK_BASIC, .min_count = 1};
-    FtDict all;
-    if (train->n == 0 || ft_dict_build(&all, train, &cfg) != 0) {
+    /* Count every word; the order is by count, so thresholding below is a prefix. */
+    WordDict all;
+    word_dict_count(&all, train, WORD_SPLIT_BASIC, 1);
+    if (word_dict_size(&all) == 0) {
+        word_dict_free(&all);
         user_error("check that the training split has rows with text",
                    "word vocabulary: no words in the training split (%d rows)", train->n);
         return -1;
     }
     vocab_add_reserved(v);
-    for (int i = 0; i < ft_dict_size(&all) && all.count[i] >= min_count; i++) {
+    for (int i = 0; i < word_dict_size(&all) && all.count[i] >= min_count; i++) {
         const char *w = strmap_key(&all.map, i);
-        if (strcmp(w, FT_EOS) == 0 || strcmp(w, FT_SEP) == 0) continue;
-        ft_dict_add_word(&v->dict, w, strmap_key_len(&all.map, i), all.count[i]);
+        if (strcmp(w, WORD_EOS) == 0 || strcmp(w, WORD_SEP) == 0) continue;
+        word_dict_add(&v->dict, w, strmap_key_len(&all.map, i), all.count[i]);
     }
-    ft_dict_free(&all);
+    word_dict_free(&all);
     if (word_vocab_size(v) == WF_NUM_RESERVED) {
         user_error("lower the minimum count (--set min_count=1)",
                    "word vocabulary: no word occurs %d times in the training split", min_count);
@@ -56,7 +55,7 @@ int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
     return 0;
 }
 
-void word_vocab_free(WordVocab *v) { ft_dict_free(&v->dict); }
+void word_vocab_free(WordVocab *v) { word_dict_free(&v->dict); }
 
 int word_vocab_id(const WordVocab *v, const char *w, size_t len) {
     int id = strmap_find(&v->dict.map, NULL, 0, w, len);
@@ -102,7 +101,7 @@ int word_vocab_load(WordVocab *v, const Checkpoint *c, const char *prefix, const
         if (pos >= w->size) { word_vocab_free(v); return vocab_bad(path, "has fewer words than counts"); }
         const char *s = (const char *)w->data + pos;
         size_t len = strlen(s);
-        ft_dict_add_word(&v->dict, s, len, count);
+        word_dict_add(&v->dict, s, len, count);
         if (word_vocab_size(v) != i + 1) { word_vocab_free(v); return vocab_bad(path, "has a word twice"); }
         pos += len + 1;
     }

@@ -5,9 +5,9 @@
  *      lower-cased and accent-stripped, text/basic_tokenizer.h) seen at least
  *      min_count times, most frequent first, after two reserved ids:
  *      WF_PAD (0, padding; its embedding row stays zero in both models) and
- *      WF_UNK (1, every word not in the vocabulary). Built with the fastText
- *      dictionary code (ft_dict_build with the basic tokenizer), so counting and
- *      the frequency order are one implementation; stored in checkpoints as two
+ *      WF_UNK (1, every word not in the vocabulary). Built with the shared
+ *      word dictionary (word_dict.h, basic tokenizer), so counting and the
+ *      frequency order are one implementation; stored in checkpoints as two
  *      blobs (word_vocab_save / word_vocab_load).
  *   2. WordSeqs: each example's text a (and b for pair tasks) as word ids,
  *      truncated at max_len words each, with lengths, labels and scores: what a
@@ -25,13 +25,13 @@
 
 #include <stdint.h>
 
-#include "models/baselines/fasttext.h"   /* FtDict: the word -> id map and counts */
+#include "models/baselines/word_dict.h"   /* WordDict: the word -> id map and counts */
 #include "tasks/task.h"
 
 enum { WF_PAD = 0, WF_UNK = 1, WF_NUM_RESERVED = 2 };
 
 typedef struct WordVocab {
-    FtDict dict;              /* V entries; entry id = word id; counts of the reserved ids are 0 */
+    WordDict dict;              /* V entries; entry id = word id; counts of the reserved ids are 0 */
 } WordVocab;
 
 /* ---- 1. vocabulary ---- */
@@ -40,7 +40,7 @@ typedef struct WordVocab {
  * message (empty vocabulary). */
 int word_vocab_build(WordVocab *v, const Dataset *train, int min_count);
 void word_vocab_free(WordVocab *v);
-static inline int word_vocab_size(const WordVocab *v) { return ft_dict_size(&v->dict); }
+static inline int word_vocab_size(const WordVocab *v) { return word_dict_size(&v->dict); }
 /* Id of a word exactly as the tokenizer produced it (lower-cased), WF_UNK if absent. */
 int word_vocab_id(const WordVocab *v, const char *w, size_t len);
 /* The word of an id ("<pad>", "<unk>" for the reserved ones). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "models/run_config.h"
 #include "core/files.h"
 
 enum {
@@ -106,34 +107,6 @@ int bert_config_check(const BertConfig *c, const char *origin) {
     return 0;
 }
 
-/* Integer key: 1 found and valid, 0 absent (fallback kept), -1 after a message. */
-static int bert_json_int(const cJSON *j, const char *key, const char *o, int required, int *out) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!v) {
-        if (!required) return 0;
-        user_error(BERT_CONFIG_HINT, "%s: missing \"%s\"", o, key);
-        return -1;
-    }
-    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= 1 && d <= 1e9 && d == floor(d))) {
-        user_error(BERT_CONFIG_HINT, "%s: \"%s\" must be a positive whole number", o, key);
-        return -1;
-    }
-    *out = (int)d;
-    return 1;
-}
-
-static int bert_json_float(const cJSON *j, const char *key, const char *o, float *out) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!v) return 0;
-    if (!cJSON_IsNumber(v)) {
-        user_error(BERT_CONFIG_HINT, "%s: \"%s\" must be a number", o, key);
-        return -1;
-    }
-    *out = (float)v->valuedouble;
-    return 1;
-}
-
 /* A string key that, if present, must be one of the values this model
  * computes (a NULL-terminated list, whose first entry is the default).
  * Returns the index of the value (0 when the key is absent), -1 after a message. */
@@ -157,20 +130,23 @@ int bert_config_from_json(const cJSON *j, const char *origin, BertConfig *c) {
         user_error(BERT_CONFIG_HINT, "%s: expected a JSON object", o);
         return -1;
     }
-    int C = 0, L = 0, NH = 0, V = 0;
-    if (bert_json_int(j, "hidden_size", o, 1, &C) < 0 || bert_json_int(j, "num_hidden_layers", o, 1, &L) < 0 ||
-        bert_json_int(j, "num_attention_heads", o, 1, &NH) < 0 || bert_json_int(j, "vocab_size", o, 1, &V) < 0)
-        return -1;
+    /* The shape must be said; the rest defaults to BERT's. */
+    SettingsReader r = settings_reader(j, o, BERT_CONFIG_HINT);
+    r.required = 1;
+    int C = (int)settings_int(&r, "hidden_size", 0, 1, 1e9), L = (int)settings_int(&r, "num_hidden_layers", 0, 1, 1e9);
+    int NH = (int)settings_int(&r, "num_attention_heads", 0, 1, 1e9), V = (int)settings_int(&r, "vocab_size", 0, 1, 1e9);
+    if (r.failed) return -1;
     *c = bert_config_default(L, C, NH);
     c->vocab_size = V;
-    if (bert_json_int(j, "intermediate_size", o, 0, &c->intermediate_size) < 0 ||
-        bert_json_int(j, "max_position_embeddings", o, 0, &c->max_position) < 0 ||
-        bert_json_int(j, "type_vocab_size", o, 0, &c->type_vocab_size) < 0 ||
-        bert_json_int(j, "embedding_size", o, 0, &c->embedding_size) < 0 ||
-        bert_json_float(j, "hidden_dropout_prob", o, &c->hidden_dropout) < 0 ||
-        bert_json_float(j, "attention_probs_dropout_prob", o, &c->attention_dropout) < 0 ||
-        bert_json_float(j, "layer_norm_eps", o, &c->layer_norm_eps) < 0 ||
-        bert_json_choice(j, "hidden_act", (const char *const[]){"gelu", NULL}, o) < 0)
+    r.required = 0;
+    c->intermediate_size = (int)settings_int(&r, "intermediate_size", c->intermediate_size, 1, 1e9);
+    c->max_position = (int)settings_int(&r, "max_position_embeddings", c->max_position, 1, 1e9);
+    c->type_vocab_size = (int)settings_int(&r, "type_vocab_size", c->type_vocab_size, 1, 1e9);
+    c->embedding_size = (int)settings_int(&r, "embedding_size", c->embedding_size, 0, 1e9);
+    c->hidden_dropout = (float)settings_real(&r, "hidden_dropout_prob", c->hidden_dropout, -1e30, 1e30);
+    c->attention_dropout = (float)settings_real(&r, "attention_probs_dropout_prob", c->attention_dropout, -1e30, 1e30);
+    c->layer_norm_eps = (float)settings_real(&r, "layer_norm_eps", c->layer_norm_eps, -1e30, 1e30);
+    if (r.failed || bert_json_choice(j, "hidden_act", (const char *const[]){"gelu", NULL}, o) < 0)
         return -1;
     int ln = bert_json_choice(j, "layer_norm_position", (const char *const[]){"post", "pre", NULL}, o);
     if (ln < 0) return -1;

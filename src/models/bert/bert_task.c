@@ -59,8 +59,8 @@ static cJSON *bert_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "warmup", 0.1);
     cJSON_AddStringToObject(c, "schedule", "linear");
     cJSON_AddNumberToObject(c, "weight_decay", 0.01);   /* not on biases and LayerNorm */
-    cJSON_AddNumberToObject(c, "adam_beta1", 0.9);
-    cJSON_AddNumberToObject(c, "adam_beta2", 0.999);
+    cJSON_AddNumberToObject(c, "beta1", 0.9);
+    cJSON_AddNumberToObject(c, "beta2", 0.999);
     cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
     cJSON_AddNumberToObject(c, "clip", 1.0);
     /* Layer-wise learning-rate decay (ELECTRA fine-tunes with 0.8): layer i of
@@ -85,43 +85,24 @@ typedef struct {
     double weight_decay, beta1, beta2, eps, clip, layer_decay;
 } BertSettings;
 
-static int bert_setting_range(const char *key, double v, double lo, double hi, int whole) {
-    if (v >= lo && v <= hi && (!whole || v == floor(v))) return 0;
-    user_error(BERT_CONFIG_HINT, "bert: %s must be %s in [%g, %g], got %g", key, whole ? "a whole number" : "a number",
-               lo, hi, v);
-    return -1;
-}
-
 static int bert_settings_read(const cJSON *j, BertSettings *s) {
-    double max_len = run_config_number(j, "max_len", 128), batch = run_config_number(j, "batch", 32);
-    double eval_batch = run_config_number(j, "eval_batch", 32);
-    s->weight_decay = run_config_number(j, "weight_decay", 0.01);
-    s->beta1 = run_config_number(j, "adam_beta1", 0.9);
-    s->beta2 = run_config_number(j, "adam_beta2", 0.999);
-    s->eps = run_config_number(j, "adam_eps", 1e-6);
-    s->clip = run_config_number(j, "clip", 1.0);
-    s->layer_decay = run_config_number(j, "layer_decay", 1.0);
-    if (bert_setting_range("max_len", max_len, 3, 1 << 16, 1) || bert_setting_range("batch", batch, 1, 1 << 16, 1) ||
-        bert_setting_range("eval_batch", eval_batch, 1, 1 << 16, 1) ||
-        bert_setting_range("weight_decay", s->weight_decay, 0, 1, 0) ||
-        bert_setting_range("adam_beta1", s->beta1, 0, 0.999999, 0) ||
-        bert_setting_range("adam_beta2", s->beta2, 0, 0.999999999, 0) ||
-        bert_setting_range("adam_eps", s->eps, 1e-30, 1, 0) || bert_setting_range("clip", s->clip, 0, 1e9, 0) ||
-        bert_setting_range("layer_decay", s->layer_decay, 1e-3, 1, 0))
-        return -1;
-    const char *pair = run_config_string(j, "pair_encoding", BERT_PAIR_CROSS);
-    s->siamese = strcmp(pair, BERT_PAIR_SIAMESE) == 0;
-    s->pair_features = strcmp(pair, BERT_PAIR_FEATURES) == 0 ? 4 : strcmp(pair, BERT_PAIR_CROSS_FEATURES) == 0 ? 5 : 0;
-    if (!s->siamese && !s->pair_features && strcmp(pair, BERT_PAIR_CROSS) != 0) {
-        user_error(BERT_CONFIG_HINT,
-                   "bert: pair_encoding must be \"cross\", \"siamese\", \"features\" or \"cross+features\", got "
-                   "\"%s\"",
-                   pair);
-        return -1;
-    }
-    s->max_len = (int)max_len;
-    s->batch = (int)batch;
-    s->eval_batch = (int)eval_batch;
+    SettingsReader r = settings_reader(j, "bert", BERT_CONFIG_HINT);
+    s->max_len = (int)settings_int(&r, "max_len", 128, 3, 1 << 16);
+    s->batch = (int)settings_int(&r, "batch", 32, 1, 1 << 16);
+    s->eval_batch = (int)settings_int(&r, "eval_batch", 32, 1, 1 << 16);
+    s->weight_decay = settings_real(&r, "weight_decay", 0.01, 0, 1);
+    s->beta1 = settings_real(&r, "beta1", 0.9, 0, 0.999999);
+    s->beta2 = settings_real(&r, "beta2", 0.999, 0, 0.999999999);
+    s->eps = settings_real(&r, "adam_eps", 1e-6, 1e-30, 1);
+    s->clip = settings_real(&r, "clip", 1.0, 0, 1e9);
+    s->layer_decay = settings_real(&r, "layer_decay", 1.0, 1e-3, 1);
+    /* BERT_PAIR_CROSS, _SIAMESE, _FEATURES, _CROSS_FEATURES */
+    static const char *const PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BERT_PAIR_FEATURES,
+                                        BERT_PAIR_CROSS_FEATURES};
+    int pair = settings_choice(&r, "pair_encoding", PAIRS, 4);
+    if (r.failed) return -1;
+    s->siamese = pair == 1;
+    s->pair_features = pair == 2 ? 4 : pair == 3 ? 5 : 0;
     return 0;
 }
 

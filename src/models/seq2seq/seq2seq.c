@@ -23,6 +23,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "models/run_config.h"
 #include "nn/positions.h"
 
 #define S2S_MODEL_NAME "seq2seq"
@@ -41,47 +42,29 @@ static const char *const S2S_POS_NAMES[] = {"sinusoid", "learned", "lpr"};
 
 const char *s2s_pos_name(S2sPos p) { return S2S_POS_NAMES[p]; }
 
-/* A number field: absent keeps *out; present must be a number. */
-static int s2s_json_num(const cJSON *j, const char *key, double *out) {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!it) return 0;
-    if (cJSON_IsBool(it)) { *out = cJSON_IsTrue(it); return 0; }
-    if (!cJSON_IsNumber(it)) { user_error(NULL, "translation config: '%s' must be a number", key); return -1; }
-    *out = it->valuedouble;
-    return 0;
-}
-
-static int s2s_json_int(const cJSON *j, const char *key, int *out) {
-    double v = *out;
-    if (s2s_json_num(j, key, &v)) return -1;
-    if (v != floor(v) || fabs(v) > 1e9) { user_error(NULL, "translation config: '%s' must be a whole number", key); return -1; }
-    *out = (int)v;
-    return 0;
-}
-
-static int s2s_json_float(const cJSON *j, const char *key, float *out) {
-    double v = *out;
-    if (s2s_json_num(j, key, &v)) return -1;
-    *out = (float)v;
-    return 0;
-}
-
+/* Absent keys keep c's values; present ones must be numbers (ranges:
+ * s2s_config_check). */
 int s2s_config_from_json(S2sConfig *c, const cJSON *j) {
-    int rc = 0;
-    rc |= s2s_json_int(j, "vocab_size", &c->vocab_size);
-    rc |= s2s_json_int(j, "d_model", &c->d_model);
-    rc |= s2s_json_int(j, "heads", &c->heads);
-    rc |= s2s_json_int(j, "ffn", &c->ffn);
-    rc |= s2s_json_int(j, "encoder_layers", &c->encoder_layers);
-    rc |= s2s_json_int(j, "decoder_layers", &c->decoder_layers);
-    rc |= s2s_json_int(j, "max_len", &c->max_len);
-    rc |= s2s_json_float(j, "dropout", &c->dropout);
-    rc |= s2s_json_float(j, "attention_dropout", &c->attention_dropout);
-    rc |= s2s_json_float(j, "layer_norm_eps", &c->layer_norm_eps);
-    rc |= s2s_json_int(j, "lpr_base", &c->lpr_base);
-    rc |= s2s_json_int(j, "lpr_keys", &c->lpr_keys);
-    rc |= s2s_json_int(j, "lpr_values", &c->lpr_values);
-    rc |= s2s_json_float(j, "label_smoothing", &c->label_smoothing);
+    SettingsReader r = settings_reader(j, "translation config", NULL);
+#define S2S_WHOLE(key, field) c->field = (int)settings_int(&r, key, c->field, -1e9, 1e9)
+#define S2S_REAL(key, field) c->field = (float)settings_real(&r, key, c->field, -1e30, 1e30)
+    S2S_WHOLE("vocab_size", vocab_size);
+    S2S_WHOLE("d_model", d_model);
+    S2S_WHOLE("heads", heads);
+    S2S_WHOLE("ffn", ffn);
+    S2S_WHOLE("encoder_layers", encoder_layers);
+    S2S_WHOLE("decoder_layers", decoder_layers);
+    S2S_WHOLE("max_len", max_len);
+    S2S_REAL("dropout", dropout);
+    S2S_REAL("attention_dropout", attention_dropout);
+    S2S_REAL("layer_norm_eps", layer_norm_eps);
+    S2S_WHOLE("lpr_base", lpr_base);
+    S2S_WHOLE("lpr_keys", lpr_keys);
+    S2S_WHOLE("lpr_values", lpr_values);
+    S2S_REAL("label_smoothing", label_smoothing);
+#undef S2S_WHOLE
+#undef S2S_REAL
+    if (r.failed) return -1;
     const cJSON *pos = cJSON_GetObjectItemCaseSensitive(j, "positions");
     if (pos) {
         int found = -1;
@@ -94,7 +77,7 @@ int s2s_config_from_json(S2sConfig *c, const cJSON *j) {
         }
         c->positions = (S2sPos)found;
     }
-    return rc ? -1 : 0;
+    return 0;
 }
 
 cJSON *s2s_config_to_json(const S2sConfig *c) {

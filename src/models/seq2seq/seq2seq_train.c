@@ -70,16 +70,9 @@ cJSON *s2s_run_config_default(void) {
     return j;
 }
 
-static cJSON *s2s_default_for_task(const Task *t) {
-    (void)t;
-    return s2s_run_config_default();
-}
-
 cJSON *s2s_run_config_build(const char *file, const char *const *sets, const char *const *origin, int nsets) {
-    /* The generic defaults + file + --set merging of models/run_config.h,
-     * through a ModelOps that only has defaults. */
-    const ModelOps ops = {.name = "translate", .default_config = s2s_default_for_task};
-    return run_config_build(&ops, NULL, file, sets, origin, nsets);
+    /* The generic defaults + file + --set merging of models/run_config.h. */
+    return run_config_build(s2s_run_config_default(), file, sets, origin, nsets);
 }
 
 /* Settings the loop reads. */
@@ -93,36 +86,28 @@ typedef struct {
 } S2sSettings;
 
 static int s2s_read_settings(const cJSON *c, S2sSettings *s) {
-    s->epochs = (int)run_config_number(c, "epochs", 0);
-    s->max_tokens = (int)run_config_number(c, "max_tokens", 0);
-    s->warmup = (int)run_config_number(c, "warmup", 0);
-    s->dev_beam = (int)run_config_number(c, "dev_beam", 1);
-    s->extra_len = (int)run_config_number(c, "extra_len", 50);
-    s->eval_batch = (int)run_config_number(c, "eval_batch", 64);
-    s->lr = (float)run_config_number(c, "lr", 0);
-    s->clip = (float)run_config_number(c, "clip", 0);
-    s->alpha = (float)run_config_number(c, "alpha", 0.6);
-    s->save_minutes = run_config_number(c, "save_minutes", 10);
-    s->max_steps = (long)run_config_number(c, "max_steps", 0);
-    s->average_last = (int)run_config_number(c, "average_last", 0);
-    s->opt = optim_adamw(run_config_number(c, "weight_decay", 0));
-    s->opt.beta1 = run_config_number(c, "beta1", 0.9);
-    s->opt.beta2 = run_config_number(c, "beta2", 0.98);
-    s->opt.eps = run_config_number(c, "adam_eps", 1e-9);
-    const char *bad = s->epochs < 1 ? "epochs must be at least 1"
-                    : s->max_tokens < 8 || s->max_tokens > S2S_MAX_TOKENS_LIMIT ? "max_tokens out of range"
-                    : !(s->lr > 0) ? "lr must be positive"
-                    : s->warmup < 0 ? "warmup must be >= 0"
-                    : s->dev_beam < 1 || s->dev_beam > 64 ? "dev_beam must be in [1, 64]"
-                    : s->eval_batch < 1 ? "eval_batch must be >= 1"
-                    : s->extra_len < 1 ? "extra_len must be >= 1"
-                    : !(s->clip >= 0) ? "clip must be >= 0"
-                    : s->max_steps < 0 ? "max_steps must be >= 0"
-                    : s->average_last < 0 || s->average_last > s->epochs ? "average_last must be in [0, epochs]"
-                    : !(s->opt.beta1 >= 0 && s->opt.beta1 < 1 && s->opt.beta2 >= 0 && s->opt.beta2 < 1)
-                        ? "beta1 and beta2 must be in [0, 1)"
-                    : NULL;
-    if (bad) { user_error(NULL, "translate train: %s", bad); return EXIT_USAGE; }
+    SettingsReader r = settings_reader(c, "translate train", "glue translate --help-settings lists the settings");
+    s->epochs = (int)settings_int(&r, "epochs", 22, 1, 1e6);
+    s->max_tokens = (int)settings_int(&r, "max_tokens", 2048, 8, S2S_MAX_TOKENS_LIMIT);
+    s->warmup = (int)settings_int(&r, "warmup", 0, 0, 1e9);
+    s->dev_beam = (int)settings_int(&r, "dev_beam", 1, 1, 64);
+    s->extra_len = (int)settings_int(&r, "extra_len", 50, 1, 1e6);
+    s->eval_batch = (int)settings_int(&r, "eval_batch", 64, 1, 1 << 20);
+    s->lr = (float)settings_real(&r, "lr", 1e-3, 1e-12, 10);
+    s->clip = (float)settings_real(&r, "clip", 0, 0, 1e9);
+    s->alpha = (float)settings_real(&r, "alpha", 0.6, 0, 100);
+    s->save_minutes = settings_real(&r, "save_minutes", 10, 0, 1e9);
+    s->max_steps = settings_int(&r, "max_steps", 0, 0, 1e15);
+    s->average_last = (int)settings_int(&r, "average_last", 0, 0, 1e6);
+    s->opt = optim_adamw(settings_real(&r, "weight_decay", 0, 0, 1));
+    s->opt.beta1 = settings_real_below(&r, "beta1", 0.9, 0, 1);
+    s->opt.beta2 = settings_real_below(&r, "beta2", 0.98, 0, 1);
+    s->opt.eps = settings_real(&r, "adam_eps", 1e-9, 1e-30, 1);
+    if (r.failed) return EXIT_USAGE;
+    if (s->average_last > s->epochs) {
+        user_error("glue translate --help-settings lists the settings", "translate train: average_last must be in [0, epochs]");
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

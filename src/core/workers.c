@@ -1,13 +1,13 @@
-/* fasttext_workers.c — the threads fastText's Hogwild steps run on: a fixed pool
- * that sleeps between jobs.
+/* workers.c — a fixed pool of threads that sleep between jobs (see workers.h):
+ * what fastText's Hogwild steps and skip-gram vectors run on.
  *
  * Why not an OpenMP parallel region per step: a step is ~1 ms of work, and on a
  * shared machine libgomp's default spin-waiting (at the region's end and between
  * regions) burns a whole scheduler time slice whenever one of our threads is
  * descheduled — measured 1.2-3 s instead of 0.14 s for SST-2 with a busy core.
  * Here waiting is a condition variable, so a waiting thread yields its core at
- * once. The caller is worker 0; ft_workers_run returns when every worker is done. */
-#include "models/baselines/fasttext.h"
+ * once. The caller is worker 0; workers_run returns when every worker is done. */
+#include "core/workers.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,9 +15,9 @@
 #include "core/common.h"
 #include "core/threads.h"
 
-typedef struct { FtWorkers *pool; int id; } WorkerSeat;
+typedef struct { Workers *pool; int id; } WorkerSeat;
 
-struct FtWorkers {
+struct Workers {
     int n;                      /* workers, the caller included */
     pthread_t *tid;             /* (n - 1) helper threads */
     WorkerSeat *seat;           /* (n - 1) */
@@ -26,13 +26,13 @@ struct FtWorkers {
     unsigned long job;          /* bumped for every job */
     int running;                /* helpers still inside the current job */
     int quit;
-    FtJobFn fn;
+    WorkerJob fn;
     void *arg;
 };
 
 static void *worker_main(void *p) {
     WorkerSeat *s = p;
-    FtWorkers *w = s->pool;
+    Workers *w = s->pool;
     unsigned long done = 0;
     threads_set_ftz();   /* denormals in decaying updates would cost ~100x (threads.h) */
     pthread_mutex_lock(&w->mu);
@@ -40,7 +40,7 @@ static void *worker_main(void *p) {
         while (w->job == done && !w->quit) pthread_cond_wait(&w->wake, &w->mu);
         if (w->quit) break;
         done = w->job;
-        FtJobFn fn = w->fn;
+        WorkerJob fn = w->fn;
         void *arg = w->arg;
         pthread_mutex_unlock(&w->mu);
         fn(arg, s->id);
@@ -51,8 +51,8 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-FtWorkers *ft_workers_create(int n) {
-    FtWorkers *w = xcalloc(1, sizeof *w);
+Workers *workers_create(int n) {
+    Workers *w = xcalloc(1, sizeof *w);
     w->n = n < 1 ? 1 : n;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->wake, NULL);
@@ -70,9 +70,9 @@ FtWorkers *ft_workers_create(int n) {
     return w;
 }
 
-int ft_workers_count(const FtWorkers *w) { return w->n; }
+int workers_count(const Workers *w) { return w->n; }
 
-void ft_workers_run(FtWorkers *w, FtJobFn fn, void *arg) {
+void workers_run(Workers *w, WorkerJob fn, void *arg) {
     if (w->n > 1) {
         pthread_mutex_lock(&w->mu);
         w->fn = fn;
@@ -90,7 +90,7 @@ void ft_workers_run(FtWorkers *w, FtJobFn fn, void *arg) {
     }
 }
 
-void ft_workers_free(FtWorkers *w) {
+void workers_free(Workers *w) {
     if (!w) return;
     pthread_mutex_lock(&w->mu);
     w->quit = 1;

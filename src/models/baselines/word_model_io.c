@@ -1,0 +1,120 @@
+/* word_model_io.c — model and state files of TextCNN and the BiLSTM (see
+ * word_model_io.h). */
+#include "models/baselines/word_model_io.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+
+#define WORD_MODEL_VOCAB_PREFIX "vocab."
+
+void word_model_bad(const WordModelKind *kind, const char *path, const char *what) {
+    char hint[128];
+    snprintf(hint, sizeof hint, "re-train the model (glue finetune TASK --model %s)", kind->name);
+    user_error(hint, "%s: not a usable %s checkpoint: %s", path, kind->display, what);
+}
+
+int word_model_save(const WordModelKind *kind, const Task *task, int pair, const cJSON *config, uint64_t seed,
+                    const WordVocab *vocab, const Params *params, const char *path) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", kind->name);
+    cJSON_AddStringToObject(j, "task", task->name);
+    cJSON_AddNumberToObject(j, "num_labels", task->num_labels);
+    cJSON_AddBoolToObject(j, "pair", pair);
+    cJSON_AddItemToObject(j, "config", cJSON_Duplicate(config, 1));
+    CkptWriter *w = checkpoint_writer_open(path, j, -1);
+    cJSON_Delete(j);
+    if (!w) return -1;
+    int rc = checkpoint_write_blob(w, "seed", &seed, sizeof seed);
+    rc |= word_vocab_save(vocab, w, WORD_MODEL_VOCAB_PREFIX);
+    rc |= checkpoint_write_params(w, params, CKPT_F32);
+    if (rc) {
+        checkpoint_writer_abort(w);
+        return -1;
+    }
+    return checkpoint_writer_commit(w);
+}
+
+/* The model's kind and task from a checkpoint's config; 0 when they match. */
+static int word_model_check_head(const WordModelKind *kind, const Checkpoint *c, const Task *task,
+                                 const char *path) {
+    const cJSON *j = c->config, *model = cJSON_GetObjectItem(j, "model"), *tname = cJSON_GetObjectItem(j, "task");
+    const cJSON *K = cJSON_GetObjectItem(j, "num_labels"), *config = cJSON_GetObjectItem(j, "config");
+    const cJSON *pair = cJSON_GetObjectItem(j, "pair");
+    if (!cJSON_IsString(model) || strcmp(model->valuestring, kind->name) != 0) {
+        word_model_bad(kind, path, cJSON_IsString(model) ? model->valuestring : "no model name in its config");
+        return -1;
+    }
+    if (!cJSON_IsString(tname) || strcmp(tname->valuestring, task->name) != 0 || !cJSON_IsNumber(K) ||
+        K->valueint != task->num_labels || !cJSON_IsObject(config)) {
+        char what[256];
+        snprintf(what, sizeof what, "trained for task %s, not %s", cJSON_IsString(tname) ? tname->valuestring : "?",
+                 task->name);
+        word_model_bad(kind, path, what);
+        return -1;
+    }
+    /* true/false; TextCNN files before the shared layout wrote 0/1 */
+    if (!cJSON_IsBool(pair) && !cJSON_IsNumber(pair)) {
+        word_model_bad(kind, path, "no pair flag in its config");
+        return -1;
+    }
+    return 0;
+}
+
+Checkpoint *word_model_read(const WordModelKind *kind, const Task *task, const char *path, WordModelHead *head) {
+    memset(head, 0, sizeof *head);
+    Checkpoint *c = checkpoint_read(path);
+    if (!c) return NULL;
+    const CkptBlob *seed = checkpoint_find_blob(c, "seed");
+    if (word_model_check_head(kind, c, task, path) != 0) goto fail;
+    if (!seed || seed->size != sizeof(uint64_t)) {
+        word_model_bad(kind, path, "no seed");
+        goto fail;
+    }
+    if (word_vocab_load(&head->vocab, c, WORD_MODEL_VOCAB_PREFIX, path) != 0) goto fail;
+    memcpy(&head->seed, seed->data, sizeof head->seed);
+    const cJSON *pair = cJSON_GetObjectItem(c->config, "pair");
+    head->pair = cJSON_IsBool(pair) ? cJSON_IsTrue(pair) : pair->valueint != 0;
+    head->config = cJSON_GetObjectItem(c->config, "config");
+    return c;
+fail:
+    checkpoint_free(c);
+    return NULL;
+}
+
+int word_model_save_state(const WordModelKind *kind, const Optimizer *opt, const Params *params, const void *rng,
+                          size_t rng_size, const char *path) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", kind->name);
+    CkptWriter *w = checkpoint_writer_open(path, j, -1);
+    cJSON_Delete(j);
+    if (!w) return -1;
+    if (optim_save(opt, params, w) != 0 || checkpoint_write_blob(w, "rng", rng, rng_size) != 0) {
+        checkpoint_writer_abort(w);
+        return -1;
+    }
+    return checkpoint_writer_commit(w);
+}
+
+int word_model_load_state(const WordModelKind *kind, Optimizer *opt, Params *params, void *rng, size_t rng_size,
+                          const char *path) {
+    Checkpoint *c = checkpoint_read(path);
+    if (!c) return -1;
+    int rc = -1;
+    const cJSON *model = cJSON_GetObjectItem(c->config, "model");
+    const CkptBlob *r = checkpoint_find_blob(c, "rng");
+    char what[96];
+    snprintf(what, sizeof what, "not a %s state file", kind->display);
+    if (!cJSON_IsString(model) || strcmp(model->valuestring, kind->name) != 0) {
+        word_model_bad(kind, path, what);
+    } else if (!r || r->size != rng_size) {
+        word_model_bad(kind, path, "no dropout RNG state");
+    } else if (optim_load(opt, params, c) == 0) {
+        memcpy(rng, r->data, rng_size);
+        rc = 0;
+    }
+    checkpoint_free(c);
+    return rc;
+}

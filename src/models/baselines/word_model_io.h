@@ -1,0 +1,56 @@
+/* word_model_io.h — the checkpoint layout of the word-level models with a
+ * parameter arena (TextCNN, BiLSTM), through the checkpoint module
+ * (core/checkpoint.h: compressed, CRC-checked, written atomically).
+ *
+ * Model file:
+ *   config   {"model": NAME, "task": ..., "num_labels": K, "pair": true|false,
+ *             "config": {the run's settings}}
+ *   blobs    "seed" (u64), "vocab.words" + "vocab.counts" (word_features.h)
+ *   tensors  every parameter by its arena name
+ * State file (what --resume needs beyond the weights):
+ *   config   {"model": NAME}
+ *   blobs    the optimizer (optim_save: step count and moments) and "rng"
+ *            (the dropout stream)
+ * Each model says what is its own: how to build itself from the head. */
+#ifndef GLUE_WORD_MODEL_IO_H
+#define GLUE_WORD_MODEL_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/checkpoint.h"
+#include "models/baselines/word_features.h"
+#include "optim/optim.h"
+#include "tasks/task.h"
+
+/* Which model a file belongs to: NAME in the files, DISPLAY in messages
+ * ("TextCNN"); messages tell the user to re-train with --model NAME. */
+typedef struct WordModelKind {
+    const char *name, *display;
+} WordModelKind;
+
+/* What a model file says besides the weights. */
+typedef struct WordModelHead {
+    const cJSON *config;   /* the run's settings (points into the checkpoint) */
+    int pair;
+    uint64_t seed;
+    WordVocab vocab;       /* loaded; the caller takes it over */
+} WordModelHead;
+
+int word_model_save(const WordModelKind *kind, const Task *task, int pair, const cJSON *config, uint64_t seed,
+                    const WordVocab *vocab, const Params *params, const char *path);
+/* Reads a model file and checks that it is kind's, for task; fills head.
+ * The checkpoint (for checkpoint_load_params; caller frees), or NULL after
+ * one message. */
+Checkpoint *word_model_read(const WordModelKind *kind, const Task *task, const char *path, WordModelHead *head);
+/* One message: path is not a usable checkpoint of kind, because what. */
+void word_model_bad(const WordModelKind *kind, const char *path, const char *what);
+
+int word_model_save_state(const WordModelKind *kind, const Optimizer *opt, const Params *params, const void *rng,
+                          size_t rng_size, const char *path);
+/* Reads a state file of kind into opt (its params must be ready for
+ * optim_load) and rng. 0 ok, -1 after a message. */
+int word_model_load_state(const WordModelKind *kind, Optimizer *opt, Params *params, void *rng, size_t rng_size,
+                          const char *path);
+
+#endif

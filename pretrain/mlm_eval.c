@@ -1,7 +1,16 @@
 /* mlm_eval.c — held-out masked-LM loss and accuracy (see mlm_eval.h). */
 #include "pretrain/mlm_eval.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
+#include "models/run_dir.h"
+#include "pretrain/pretrain_config.h"
+#include "pretrain/token_cache.h"
+#include "pretrain/train.h"
+#include "text/tokenizer.h"
+
+#include <cjson/cJSON.h>
+#include <sys/stat.h>
 
 #include <math.h>
 #include <string.h>
@@ -40,5 +49,79 @@ int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, con
     out->loss = out->masked ? loss_sum / (double)out->masked : 0;
     out->accuracy = out->masked ? hit_sum / (double)out->masked : 0;
     out->seconds = now_seconds() - t0;
+    return rc;
+}
+
+/* The model in a checkpoint file or a run directory (its model.ckpt); it must
+ * have the MLM head. *vocab: the vocabulary stored with it, or NULL. */
+static Bert *mlm_eval_load(const char *init, Vocab **vocab) {
+    char path[4200];
+    struct stat st;
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    else snprintf(path, sizeof path, "%s", init);
+    Checkpoint *c = checkpoint_read(path);
+    Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;
+    *vocab = m ? bert_checkpoint_vocab(c) : NULL;
+    checkpoint_free(c);
+    if (m && !m->heads.mlm) {
+        user_error("pass a checkpoint of glue pretrain (it keeps the MLM head)", "%s has no masked-LM head", path);
+        bert_free(m);
+        vocab_free(*vocab);
+        *vocab = NULL;
+        return NULL;
+    }
+    return m;
+}
+
+int mlm_eval_checkpoint(const MlmEvalRequest *r, MlmEvalResult *out, const char **corpus_path) {
+    cJSON *spec = cJSON_CreateString(r->corpus);
+    CorpusFile cf;
+    if (pretrain_corpus_entry(spec, &cf, "--corpus")) {
+        cJSON_Delete(spec);
+        return EXIT_USAGE;
+    }
+    /* The vocabulary: r->vocab, else the checkpoint's own, else the default. */
+    const char *vocab_path = r->vocab;
+    Vocab *v = NULL;
+    Bert *m = mlm_eval_load(r->init, &v);
+    if (m && (vocab_path || !v)) {
+        vocab_free(v);
+        if (!vocab_path) vocab_path = tokenizer_default_vocab_path();
+        v = vocab_load(vocab_path);
+    }
+    if (!vocab_path) vocab_path = "the checkpoint's vocabulary";
+    MaskConfig mc = {0};
+    TokenCache *tc = NULL;
+    int rc = 1, T = r->seq_len;
+    if (!v) goto done;
+    if (vocab_size(v) != m->cfg.vocab_size || T > m->cfg.max_position) {
+        user_error("pass the vocabulary the model was trained with (--vocab) and --seq-len <= its positions",
+                   "%s has %d tokens, the model %d (and %d positions)", vocab_path, vocab_size(v),
+                   m->cfg.vocab_size, m->cfg.max_position);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    int max_pred = mlm_eval_max_predictions(T);
+    if (masking_init(&mc, v, MLM_EVAL_MASK_PROB, max_pred, 0)) goto done;
+    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .lowercase = 1, .show_progress = !r->quiet};
+    tc = token_cache_find(&b, r->cache ? r->cache : token_cache_default_dir());
+    if (!tc) goto done;
+    const VocabSpecials *sp = vocab_specials(v);
+    PretrainStreamConfig sc = {.seq_len = T, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = mc.is_cont};
+    MlmBatch batch;
+    mlm_batch_init(&batch, r->batch, T, max_pred, sp->pad);
+    bert_reserve(m, r->batch, T, batch.max_masked, 0);
+    if (mlm_eval_run(m, tc, &sc, &mc, r->seed, r->max_batches, &batch, r->batch, out) == 0) {
+        /* cf.path points into spec (freed below): the same place in r->corpus */
+        *corpus_path = r->corpus + (cf.path - spec->valuestring);
+        rc = 0;
+    }
+    mlm_batch_free(&batch);
+done:
+    token_cache_close(tc);
+    masking_free(&mc);
+    vocab_free(v);
+    bert_free(m);
+    cJSON_Delete(spec);
     return rc;
 }

@@ -38,4 +38,19 @@ typedef struct MlmEvalResult {
 int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, const MaskConfig *mc,
                  uint64_t mask_seed, long max_batches, MlmBatch *batch, int B, MlmEvalResult *out);
 
+/* `glue pretrain eval`: the model in init (a checkpoint of glue pretrain, or
+ * its run directory), with vocab (NULL: the checkpoint's own, else the
+ * default), on corpus ("FILE" or "FORMAT:FILE"), its tokens cached in cache
+ * (NULL: the default), standard masking from seed. *corpus_path: the corpus
+ * file as read. 0 ok; 1, or EXIT_USAGE for a mismatch of model and options,
+ * after a message. */
+typedef struct MlmEvalRequest {
+    const char *init, *corpus, *vocab, *cache;
+    int batch, seq_len;
+    uint64_t seed;
+    long max_batches;   /* 0: the whole text */
+    int quiet;          /* no progress display */
+} MlmEvalRequest;
+int mlm_eval_checkpoint(const MlmEvalRequest *r, MlmEvalResult *out, const char **corpus_path);
+
 #endif

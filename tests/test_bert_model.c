@@ -340,7 +340,7 @@ TEST(bert_finetune_cli_init_and_errors) {
         {"finetune sst2 --threads 1 --max-len 600", 1, "max_position_embeddings"},
         {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
         {"finetune sst2 --threads 1 --set pair_encoding=siamese", 1, "scores similarity"},
-        {"finetune stsb --threads 1 --set pair_encoding=both", 1, "pair_encoding must be"},
+        {"finetune stsb --threads 1 --set pair_encoding=both", 1, "unknown pair_encoding"},
         {"finetune sst2 --threads 1 --set pair_swap=true", 2, "not symmetric"},
         {"finetune sst2 --threads 1 --set layer_decay=1.5", 1, "layer_decay"},
     };

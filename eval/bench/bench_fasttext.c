@@ -20,6 +20,7 @@
 
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
 #include "models/baselines/fasttext.h"
@@ -294,9 +295,7 @@ int bench_fasttext(int argc, char **argv) {
     if (bench_ft_prepare(&b) == 0 && bench_ft_reps(&b, off, ours) == 0) {
         cJSON *j = bench_ft_json(&b, off, ours);
         if (b.json) {
-            char *s = cJSON_PrintUnformatted(j);
-            printf("%s\n", s);
-            free(s);
+            json_print_line(j);
         } else {
             bench_ft_print(&b, j);
         }

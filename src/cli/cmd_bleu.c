@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "eval/bleu.h"
 #include "text/utf8.h"
@@ -88,9 +89,7 @@ static void bleu_print(const BleuScore *s, const BleuOptions *opt, long lines, i
     cJSON_AddNumberToObject(o, "lines", (double)lines);
     cJSON_AddStringToObject(o, "tokenize", bleu_tokenize_name(opt->tokenize));
     cJSON_AddBoolToObject(o, "lowercase", opt->lowercase);
-    char *text = cJSON_PrintUnformatted(o);
-    printf("%s\n", text);
-    free(text);
+    json_print_line(o);
     cJSON_Delete(o);
 }
 

@@ -287,9 +287,7 @@ int cmd_compare(int argc, char **argv) {
         rc = compare_fill(&c, summary);
         if (compare_write(summary) != 0) rc = 1;
         if (c.json) {
-            char *s = cJSON_PrintUnformatted(summary);
-            printf("%s\n", s);
-            free(s);
+            json_print_line(summary);
         } else {
             ReportTable *tab = report_compare_table(summary);
             report_table_print(tab, stdout);

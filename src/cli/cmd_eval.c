@@ -370,9 +370,7 @@ static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task 
     if (e.all && rc == 0) rc = eval_all_extras(&e, summary);
     if (tasks->child) {
         if (e.json) {
-            char *s = cJSON_PrintUnformatted(summary);
-            printf("%s\n", s);
-            free(s);
+            json_print_line(summary);
         } else {
             eval_print_text(&e, summary, t);
         }

@@ -185,9 +185,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
 
 static void finetune_print(const cJSON *res, const char *dir, int json) {
     if (json) {
-        char *s = cJSON_PrintUnformatted(res);
-        printf("%s\n", s);
-        free(s);
+        json_print_line(res);
         return;
     }
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
@@ -265,9 +263,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
     run_file_path(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
     int rc = json_file_write(path, out);
     if (rc == 0 && f->json) {
-        char *text = cJSON_PrintUnformatted(out);
-        printf("%s\n", text);
-        free(text);
+        json_print_line(out);
     } else if (rc == 0) {
         printf("  -> %s\n", path);
     }
@@ -314,9 +310,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
         cJSON *res = NULL;
         rc = search_run(&f.so, &res);
         if (rc == 0 && f.json) {
-            char *text = cJSON_PrintUnformatted(res);
-            printf("%s\n", text);
-            free(text);
+            json_print_line(res);
         } else if (rc == 0) {
             const cJSON *w = cJSON_GetObjectItemCaseSensitive(res, "winner");
             printf("%s %s search: winner lr %g batch %d (held-out %.2f of %d trials); on dev:\n", t->name, ops->name,

@@ -129,9 +129,7 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
         } else {
             o = predict_json(t, out);
         }
-        char *s = cJSON_PrintUnformatted(o);
-        printf("%s\n", s);
-        free(s);
+        json_print_line(o);
         cJSON_Delete(o);
         return;
     }

@@ -8,6 +8,7 @@
 #include "core/args.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/dist.h"
 #include "core/threads.h"
 #include "models/run_dir.h"
@@ -147,9 +148,7 @@ static int pretrain_prepare(int argc, char **argv) {
         cJSON *j = cJSON_Duplicate(tc->meta, 1);
         cJSON_AddStringToObject(j, "path", tc->path);
         cJSON_AddNumberToObject(j, "shards", tc->n_shards);
-        char *s = cJSON_PrintUnformatted(j);
-        printf("%s\n", s);
-        free(s);
+        json_print_line(j);
         cJSON_Delete(j);
     } else if (tc) {
         const cJSON *secs = cJSON_GetObjectItemCaseSensitive(tc->meta, "seconds");
@@ -160,27 +159,6 @@ static int pretrain_prepare(int argc, char **argv) {
     vocab_free(v);
     pretrain_config_free(&pc);
     return rc;
-}
-
-/* The model in a checkpoint file or a run directory (its model.ckpt); it must
- * have the MLM head. *vocab: the vocabulary stored with it, or NULL. */
-static Bert *eval_load(const char *init, Vocab **vocab) {
-    char path[4200];
-    struct stat st;
-    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
-    else snprintf(path, sizeof path, "%s", init);
-    Checkpoint *c = checkpoint_read(path);
-    Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;
-    *vocab = m ? bert_checkpoint_vocab(c) : NULL;
-    checkpoint_free(c);
-    if (m && !m->heads.mlm) {
-        user_error("pass a checkpoint of glue pretrain (it keeps the MLM head)", "%s has no masked-LM head", path);
-        bert_free(m);
-        vocab_free(*vocab);
-        *vocab = NULL;
-        return NULL;
-    }
-    return m;
 }
 
 static void eval_print(const char *corpus, const MlmEvalResult *e, int T, int json) {
@@ -216,55 +194,12 @@ static int pretrain_eval(int argc, char **argv) {
         return EXIT_USAGE;
     }
     threads_init((int)threads);
-    cJSON *spec = cJSON_CreateString(corpus);
-    CorpusFile cf;
-    if (pretrain_corpus_entry(spec, &cf, "--corpus")) {
-        cJSON_Delete(spec);
-        return EXIT_USAGE;
-    }
-    /* The vocabulary: --vocab, else the checkpoint's own, else the default. */
-    Vocab *v = NULL;
-    Bert *m = eval_load(init, &v);
-    if (m && (vocab_path || !v)) {
-        vocab_free(v);
-        if (!vocab_path) vocab_path = tokenizer_default_vocab_path();
-        v = vocab_load(vocab_path);
-    }
-    if (!vocab_path) vocab_path = "the checkpoint's vocabulary";
-    MaskConfig mc = {0};
-    TokenCache *tc = NULL;
-    rc = 1;
-    if (!v) goto done;
-    if (vocab_size(v) != m->cfg.vocab_size || T > m->cfg.max_position) {
-        user_error("pass the vocabulary the model was trained with (--vocab) and --seq-len <= its positions",
-                   "%s has %d tokens, the model %d (and %d positions)", vocab_path, vocab_size(v),
-                   m->cfg.vocab_size, m->cfg.max_position);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    int max_pred = mlm_eval_max_predictions((int)T);
-    if (masking_init(&mc, v, MLM_EVAL_MASK_PROB, max_pred, 0)) goto done;
-    TokenCacheBuild b = {.files = &cf, .n_files = 1, .vocab = v, .lowercase = 1,
-                         .show_progress = !json};
-    tc = token_cache_find(&b, cache ? cache : token_cache_default_dir());
-    if (!tc) goto done;
-    const VocabSpecials *sp = vocab_specials(v);
-    PretrainStreamConfig sc = {.seq_len = (int)T, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = mc.is_cont};
-    MlmBatch batch;
-    mlm_batch_init(&batch, (int)B, (int)T, max_pred, sp->pad);
-    bert_reserve(m, (int)B, (int)T, batch.max_masked, 0);
+    MlmEvalRequest req = {.init = init, .corpus = corpus, .vocab = vocab_path, .cache = cache, .batch = (int)B,
+                          .seq_len = (int)T, .seed = (uint64_t)seed, .max_batches = max_batches, .quiet = json};
     MlmEvalResult e;
-    if (mlm_eval_run(m, tc, &sc, &mc, (uint64_t)seed, max_batches, &batch, (int)B, &e) == 0) {
-        eval_print(cf.path, &e, (int)T, json);
-        rc = 0;
-    }
-    mlm_batch_free(&batch);
-done:
-    token_cache_close(tc);
-    masking_free(&mc);
-    vocab_free(v);
-    bert_free(m);
-    cJSON_Delete(spec);
+    const char *corpus_path = corpus;
+    rc = mlm_eval_checkpoint(&req, &e, &corpus_path);
+    if (rc == 0) eval_print(corpus_path, &e, (int)T, json);
     return rc;
 }
 

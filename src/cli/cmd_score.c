@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "eval/metrics.h"
 #include "eval/predictions.h"
 #include "tasks/task.h"
@@ -61,9 +62,7 @@ static void score_print(const Task *t, const char *split, int n, const double *v
         cJSON_AddStringToObject(o, "split", split);
         cJSON_AddNumberToObject(o, "examples", n);
         for (int k = 0; k < m; k++) cJSON_AddNumberToObject(o, metric_name(t->metrics[k]), 100.0 * values[k]);
-        char *s = cJSON_PrintUnformatted(o);
-        printf("%s\n", s);
-        free(s);
+        json_print_line(o);
         cJSON_Delete(o);
         return;
     }

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "tasks/task.h"
 
@@ -160,9 +161,7 @@ int cmd_tasks(int argc, char **argv) {
         else task_print_row(sel[i], c);
     }
     if (json) {
-        char *s = cJSON_PrintUnformatted(doc);
-        printf("%s\n", s);
-        free(s);
+        json_print_line(doc);
         cJSON_Delete(doc);
     } else {
         if (missing)

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 
@@ -53,10 +54,7 @@ static void tokenize_print_json(TokenizeRun *r, const char *a, size_t la, const 
     cJSON_AddItemToObject(o, "tokens", cJSON_CreateStringArray(r->tokens, T));
     cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(r->ids, T));
     if (r->max_len) cJSON_AddItemToObject(o, "segments", cJSON_CreateIntArray(r->segments, T));
-    char *s = cJSON_PrintUnformatted(o);
-    if (!s) DIE("out of memory printing JSON");
-    puts(s);
-    free(s);
+    json_print_line(o);
     cJSON_Delete(o);
 }
 

@@ -196,9 +196,7 @@ static void translate_print_eval(const char *split, const S2sDecodeOptions *dec,
         if (lc) cJSON_AddNumberToObject(j, "bleu_tok_lc", lc->bleu);
         cJSON_AddStringToObject(j, "hypotheses", hyp_path);
         cJSON_AddNumberToObject(j, "seconds", secs);
-        char *s = cJSON_PrintUnformatted(j);
-        puts(s);
-        free(s);
+        json_print_line(j);
         cJSON_Delete(j);
         return;
     }
@@ -209,6 +207,17 @@ static void translate_print_eval(const char *split, const S2sDecodeOptions *dec,
            b->ref_len ? (double)b->sys_len / b->ref_len : 0.0, b->sys_len, b->ref_len);
     if (lc) printf("BLEU = %.2f  [lower-cased, tokenised references]\n", lc->bleu);
     printf("hypotheses: %s\n", hyp_path);
+}
+
+/* Checks --beam (-1: the run's) and --threads, then starts the threads.
+ * 0, or EXIT_USAGE after a message. */
+static int translate_decoding_options(long beam, long threads) {
+    if (beam == 0 || beam > 64 || threads < 0) {
+        user_error("--beam is in [1, 64], --threads at least 0 (0: all cores)", "translate: --beam must be in [1, 64]");
+        return EXIT_USAGE;
+    }
+    threads_init((int)threads);
+    return 0;
 }
 
 static int translate_eval(int argc, char **argv) {
@@ -224,12 +233,12 @@ static int translate_eval(int argc, char **argv) {
     int rc = args_finish(&a, TRANSLATE_USAGE);
     if (rc) return rc;
     const char *stem = translate_split_stem(split);
-    if (npos != 0 || !stem || beam == 0 || beam > 64 || threads < 0) {
-        user_error("splits: test2016 test2017 mscoco test2018 val; --beam in [1, 64]", "translate eval: %s",
-                   npos != 0 ? "unexpected arguments" : !stem ? "unknown --split" : "bad --beam or --threads");
+    if (npos != 0 || !stem) {
+        user_error("splits: test2016 test2017 mscoco test2018 val", "translate eval: %s",
+                   npos != 0 ? "unexpected arguments" : "unknown --split");
         return EXIT_USAGE;
     }
-    threads_init((int)threads);
+    if ((rc = translate_decoding_options(beam, threads)) != 0) return rc;
     char dir[4096];
     cJSON *cfg;
     S2sDecodeOptions dec;
@@ -308,12 +317,7 @@ static int translate_text(int argc, char **argv) {
     const char *pos[ARGS_MAX];
     int npos = args_positional(&a, pos, ARGS_MAX);
     int rc = args_finish(&a, TRANSLATE_USAGE);
-    if (rc) return rc;
-    if (beam == 0 || beam > 64 || threads < 0) {
-        user_error(NULL, "translate: --beam must be in [1, 64]");
-        return EXIT_USAGE;
-    }
-    threads_init((int)threads);
+    if (rc || (rc = translate_decoding_options(beam, threads)) != 0) return rc;
     char dir[4096];
     cJSON *cfg;
     S2sDecodeOptions dec;

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "core/threads.h"
 #include "models/baselines/vectors.h"
 
@@ -31,10 +32,7 @@ static void vectors_print(const VecStats *s, const char *out, int json) {
     cJSON_AddNumberToObject(o, "words", (double)s->words);
     cJSON_AddNumberToObject(o, "loss", s->loss);
     cJSON_AddNumberToObject(o, "seconds", s->seconds);
-    char *text = cJSON_PrintUnformatted(o);
-    if (!text) DIE("out of memory printing JSON");
-    puts(text);
-    free(text);
+    json_print_line(o);
     cJSON_Delete(o);
 }
 

@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/files.h"
 #include "text/wordpiece_train.h"
 
 #include <cjson/cJSON.h>
@@ -31,10 +32,7 @@ static void vocab_print_summary(const WordpieceTrainer *tr, const char *out, int
     cJSON_AddNumberToObject(o, "words", (double)wordpiece_trainer_total_words(tr));
     cJSON_AddNumberToObject(o, "distinct_words", wordpiece_trainer_distinct_words(tr));
     cJSON_AddNumberToObject(o, "seconds", secs);
-    char *s = cJSON_PrintUnformatted(o);
-    if (!s) DIE("out of memory printing JSON");
-    puts(s);
-    free(s);
+    json_print_line(o);
     cJSON_Delete(o);
 }
 

@@ -98,6 +98,13 @@ double json_exact(const cJSON *object, const char *key, double fallback) {
     return *end == '\0' && end != j->valuestring ? v : fallback;
 }
 
+void json_print_line(const cJSON *j) {
+    char *text = cJSON_PrintUnformatted(j);
+    if (!text) DIE("out of memory printing JSON");
+    puts(text);
+    free(text);
+}
+
 void atomic_begin(AtomicFile *a, const char *path) {
     size_t n = strlen(path) + 32;
     a->f = NULL;

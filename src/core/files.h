@@ -42,6 +42,9 @@ int json_file_write(const char *path, const cJSON *json);
 void json_add_exact(cJSON *object, const char *key, double value);
 double json_exact(const cJSON *object, const char *key, double fallback);
 
+/* j as one line of JSON on stdout (what --json prints). */
+void json_print_line(const cJSON *j);
+
 typedef struct AtomicFile {
     FILE *f;      /* open on tmp after atomic_open; NULL after atomic_begin */
     char *path;   /* the target */

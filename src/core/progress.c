@@ -127,28 +127,30 @@ void progress_finish_at(Progress *p, double now, const char *text) {
     progress_draw(p, p->done, now, 1);
 }
 
+/* text = fmt with the caller's arguments (when fmt is not NULL). A macro:
+ * va_start belongs to the variadic function itself. */
+#define PROGRESS_FORMAT(text, fmt)                     \
+    do {                                               \
+        if (fmt) {                                     \
+            va_list ap_;                               \
+            va_start(ap_, fmt);                        \
+            vsnprintf(text, sizeof text, fmt, ap_);    \
+            va_end(ap_);                               \
+        }                                              \
+    } while (0)
+
 void progress_update(Progress *p, long done, const char *fmt, ...) {
     double now = now_seconds();
     p->done = done;
     /* Format the text only when it will be shown. */
     if (p->mode == PROGRESS_QUIET || now - p->last_draw < progress_interval(p)) return;
     char text[PROGRESS_TEXT_MAX];
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof text, fmt, ap);
-        va_end(ap);
-    }
+    PROGRESS_FORMAT(text, fmt);
     progress_update_at(p, done, now, fmt ? text : NULL);
 }
 
 void progress_finish(Progress *p, const char *fmt, ...) {
     char text[PROGRESS_TEXT_MAX];
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof text, fmt, ap);
-        va_end(ap);
-    }
+    PROGRESS_FORMAT(text, fmt);
     progress_finish_at(p, now_seconds(), fmt ? text : NULL);
 }

@@ -247,7 +247,7 @@ int settings_bool(SettingsReader *s, const char *key, int fallback) {
 void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n) {
     for (int i = 0; i < n; i++) {
         const SettingSpec *p = &spec[i];
-        if (p->kind == SETTING_STRING) cJSON_AddStringToObject(config, p->key, p->text);
+        if (p->kind == SETTING_STRING || p->kind == SETTING_CHOICE) cJSON_AddStringToObject(config, p->key, p->text);
         else if (p->kind == SETTING_BOOL) cJSON_AddBoolToObject(config, p->key, p->def != 0);
         else cJSON_AddNumberToObject(config, p->key, p->def);
     }
@@ -256,14 +256,24 @@ void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n) {
 void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out) {
     for (int i = 0; i < n; i++) {
         const SettingSpec *p = &spec[i];
+        if (p->offset == SETTING_NO_FIELD) continue;
         char *field = (char *)out + p->offset;
         switch (p->kind) {
         case SETTING_INT: *(int *)field = (int)settings_int(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_LONG: *(long *)field = settings_int(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_U64: *(uint64_t *)field = (uint64_t)settings_int(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_REAL: *(double *)field = settings_real(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_FLOAT: *(float *)field = (float)settings_real(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_REAL_BELOW: *(double *)field = settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_FLOAT_BELOW: *(float *)field = (float)settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_BOOL: *(int *)field = settings_bool(s, p->key, p->def != 0); break;
         case SETTING_STRING: *(const char **)field = settings_string(s, p->key, p->text); break;
+        case SETTING_CHOICE: {
+            int n_choices = 0;
+            while (p->choices[n_choices]) n_choices++;
+            *(int *)field = settings_choice(s, p->key, p->choices, n_choices);
+            break;
+        }
         }
     }
 }

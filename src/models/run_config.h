@@ -59,17 +59,29 @@ int settings_bool(SettingsReader *s, const char *key, int fallback);
 /* A struct's settings as a table: key, kind, where the field is, default and
  * range. One table gives both the defaults (settings_table_defaults) and the
  * checked read (settings_table_read), so the two cannot drift apart. */
-typedef enum { SETTING_INT, SETTING_LONG, SETTING_U64, SETTING_REAL, SETTING_BOOL, SETTING_STRING } SettingKind;
+typedef enum {
+    SETTING_INT, SETTING_LONG, SETTING_U64,   /* whole numbers into int, long, uint64_t */
+    SETTING_REAL, SETTING_FLOAT,              /* numbers into double, float */
+    SETTING_REAL_BELOW, SETTING_FLOAT_BELOW,  /* in [lo, hi) into double, float */
+    SETTING_BOOL,                             /* into int */
+    SETTING_STRING,                           /* into const char * (points into the config) */
+    SETTING_CHOICE,                           /* one of choices (default text): its index into int */
+} SettingKind;
+/* A key that has a default here but is read elsewhere (the trainer's epochs,
+ * lr, batch, warmup, schedule): no field. */
+#define SETTING_NO_FIELD ((size_t)-1)
 typedef struct SettingSpec {
     const char *key;
     SettingKind kind;
-    size_t offset;             /* offsetof(the struct, field) */
+    size_t offset;             /* offsetof(the struct, field), or SETTING_NO_FIELD */
     double def, lo, hi;        /* numbers and booleans */
-    const char *text;          /* SETTING_STRING: the default */
+    const char *text;          /* SETTING_STRING, SETTING_CHOICE: the default */
+    const char *const *choices;/* SETTING_CHOICE: NULL-terminated */
 } SettingSpec;
 /* Adds every spec's default to config (in table order). */
 void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n);
-/* Reads every spec into out; the range checks of settings_int/_real. */
+/* Reads every spec into out; the range checks of settings_int/_real. An
+ * absent key gives the spec's default (unless the reader is `required`). */
 void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/common.h"
@@ -20,47 +21,45 @@
  * 0) dev accuracy peaked after epoch 1 (84.75, then 84.06 84.40 84.17 as the
  * training loss fell to 0.07), so large tasks get 2 epochs; small ones 10,
  * the best epoch kept on dev. */
+static const char *const BL_ACTIVATIONS[] = {"tanh", "relu", NULL};   /* BlActivation order */
+
+#define BL(field) offsetof(BlConfig, field)
+static const SettingSpec BL_SETTINGS[] = {
+    {"epochs", SETTING_INT, SETTING_NO_FIELD, 10, 1, 1e6, NULL, NULL},   /* the trainer's; per task below */
+    {"lr", SETTING_REAL, SETTING_NO_FIELD, 1e-3, 0, 10, NULL, NULL},
+    {"batch", SETTING_INT, BL(batch), 64, 1, 65536, NULL, NULL},
+    {"warmup", SETTING_REAL, SETTING_NO_FIELD, 0.0, 0, 1e9, NULL, NULL},
+    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "linear", NULL},
+    {"dim", SETTING_INT, BL(dim), 300, 1, 4096, NULL, NULL},
+    {"hidden", SETTING_INT, BL(hidden), 512, 1, 4096, NULL, NULL},
+    {"mlp", SETTING_INT, BL(mlp), 512, 1, 16384, NULL, NULL},
+    {"activation", SETTING_CHOICE, BL(act), 0, 0, 0, "tanh", BL_ACTIVATIONS},
+    {"dropout", SETTING_FLOAT_BELOW, BL(dropout), 0.5, 0, 1, NULL, NULL},
+    {"emb_dropout", SETTING_FLOAT_BELOW, BL(emb_dropout), 0.2, 0, 1, NULL, NULL},
+    {"max_len", SETTING_INT, BL(max_len), 128, 1, 4096, NULL, NULL},
+    {"min_count", SETTING_INT, BL(min_count), 1, 1, 1e9, NULL, NULL},
+    {"clip", SETTING_FLOAT, BL(clip), 5.0, 0, 1e6, NULL, NULL},
+    {"weight_decay", SETTING_FLOAT, BL(weight_decay), 0.0, 0, 1, NULL, NULL},
+    {"vectors", SETTING_STRING, BL(vectors), 0, 0, 0, "", NULL},   /* a .vec file: embedding init */
+};
+#undef BL
+#define NUM_BL_SETTINGS ((int)(sizeof BL_SETTINGS / sizeof BL_SETTINGS[0]))
+
 static cJSON *bl_default_config(const Task *task) {
     const TaskSplit *train = task_split(task, "train");
     int small = train && train->official_rows > 0 && train->official_rows <= BL_SMALL_TASK_ROWS;
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c, "epochs", small ? 10 : 2);
-    cJSON_AddNumberToObject(c, "lr", 1e-3);
-    cJSON_AddNumberToObject(c, "batch", 64);
-    cJSON_AddNumberToObject(c, "warmup", 0.0);
-    cJSON_AddStringToObject(c, "schedule", "linear");
-    cJSON_AddNumberToObject(c, "dim", 300);
-    cJSON_AddNumberToObject(c, "hidden", 512);
-    cJSON_AddNumberToObject(c, "mlp", 512);
-    cJSON_AddStringToObject(c, "activation", "tanh");   /* or "relu" */
-    cJSON_AddNumberToObject(c, "dropout", 0.5);
-    cJSON_AddNumberToObject(c, "emb_dropout", 0.2);
-    cJSON_AddNumberToObject(c, "max_len", 128);
-    cJSON_AddNumberToObject(c, "min_count", 1);
-    cJSON_AddNumberToObject(c, "clip", 5.0);
-    cJSON_AddNumberToObject(c, "weight_decay", 0.0);
-    cJSON_AddStringToObject(c, "vectors", "");          /* a .vec file: embedding init */
+    settings_table_defaults(c, BL_SETTINGS, NUM_BL_SETTINGS);
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(small ? 10 : 2));
     return c;
 }
 
 #define BL_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 
 int bl_config_parse(const cJSON *j, BlConfig *c) {
-    static const char *const ACTIVATIONS[] = {"tanh", "relu"};   /* BlActivation order */
     memset(c, 0, sizeof *c);
     SettingsReader s = settings_reader(j, "bilstm", BL_CONFIG_HINT);
-    c->dim = (int)settings_int(&s, "dim", 300, 1, 4096);
-    c->hidden = (int)settings_int(&s, "hidden", 512, 1, 4096);
-    c->mlp = (int)settings_int(&s, "mlp", 512, 1, 16384);
-    c->max_len = (int)settings_int(&s, "max_len", 128, 1, 4096);
-    c->min_count = (int)settings_int(&s, "min_count", 1, 1, 1e9);
-    c->batch = (int)settings_int(&s, "batch", 64, 1, 65536);
-    c->dropout = (float)settings_real_below(&s, "dropout", 0.5, 0, 1);
-    c->emb_dropout = (float)settings_real_below(&s, "emb_dropout", 0.2, 0, 1);
-    c->clip = (float)settings_real(&s, "clip", 5.0, 0, 1e6);
-    c->weight_decay = (float)settings_real(&s, "weight_decay", 0.0, 0, 1);
-    c->act = settings_choice(&s, "activation", ACTIVATIONS, 2) == 0 ? BL_ACT_TANH : BL_ACT_RELU;
-    c->vectors = settings_string(&s, "vectors", "");
+    settings_table_read(&s, BL_SETTINGS, NUM_BL_SETTINGS, c);
     return s.failed ? -1 : 0;
 }
 

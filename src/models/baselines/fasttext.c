@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/common.h"
@@ -17,20 +18,30 @@
  * (epochs, lr, batch; model.h). The learning rate decays linearly to 0 per token
  * as in the reference, whatever "schedule" the trainer would use for others.
  * `glue bench fasttext` trains with these, like the official tool it runs. */
+static const char *const FT_LOSSES[] = {"softmax", "hs", NULL};           /* FtLoss order */
+static const char *const FT_SPLITS[] = {"whitespace", "basic", NULL};      /* WordSplit order */
+
+#define FT(field) offsetof(FtConfig, field)
+static const SettingSpec FT_SETTINGS[] = {
+    {"epochs", SETTING_INT, FT(epochs), 5, 1, 1e6, NULL, NULL},
+    {"lr", SETTING_FLOAT, FT(lr), 0.1, 1e-9, 1e3, NULL, NULL},
+    {"batch", SETTING_INT, SETTING_NO_FIELD, 1000, 1, 1e9, NULL, NULL},   /* rows per step, shared by the threads */
+    {"dim", SETTING_INT, FT(dim), 100, 1, 10000, NULL, NULL},
+    {"wordNgrams", SETTING_INT, FT(word_ngrams), 1, 1, 100, NULL, NULL},
+    {"minCount", SETTING_INT, FT(min_count), 1, 1, 1e9, NULL, NULL},
+    {"minn", SETTING_INT, FT(minn), 0, 0, 100, NULL, NULL},
+    {"maxn", SETTING_INT, FT(maxn), 0, 0, 100, NULL, NULL},
+    {"bucket", SETTING_LONG, FT(bucket), 2000000, 0, 1e8, NULL, NULL},
+    {"loss", SETTING_CHOICE, FT(loss), 0, 0, 0, "softmax", FT_LOSSES},
+    {"tokenizer", SETTING_CHOICE, FT(tokenizer), 0, 0, 0, "whitespace", FT_SPLITS},   /* basic: BERT's words */
+    {"threads", SETTING_INT, FT(threads), 0, 0, 256, NULL, NULL},   /* 0: the process's (glue --threads) */
+};
+#undef FT
+#define NUM_FT_SETTINGS ((int)(sizeof FT_SETTINGS / sizeof FT_SETTINGS[0]))
+
 cJSON *ft_reference_config(void) {
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c, "epochs", 5);
-    cJSON_AddNumberToObject(c, "lr", 0.1);
-    cJSON_AddNumberToObject(c, "batch", 1000);   /* rows per step, shared by the threads */
-    cJSON_AddNumberToObject(c, "dim", 100);
-    cJSON_AddNumberToObject(c, "wordNgrams", 1);
-    cJSON_AddNumberToObject(c, "minCount", 1);
-    cJSON_AddNumberToObject(c, "minn", 0);
-    cJSON_AddNumberToObject(c, "maxn", 0);
-    cJSON_AddNumberToObject(c, "bucket", 2000000);
-    cJSON_AddStringToObject(c, "loss", "softmax");          /* or "hs" */
-    cJSON_AddStringToObject(c, "tokenizer", "whitespace");  /* or "basic" (BERT's words) */
-    cJSON_AddNumberToObject(c, "threads", 0);   /* 0: the process's (glue --threads) */
+    settings_table_defaults(c, FT_SETTINGS, NUM_FT_SETTINGS);
     return c;
 }
 
@@ -54,31 +65,19 @@ static cJSON *ft_default_config(const Task *task) {
 
 /* Reads and checks the config; 0 ok, -1 after one clear message. */
 int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
-    static const char *const losses[] = {"softmax", "hs"}, *const tokenizers[] = {"whitespace", "basic"};
+    memset(c, 0, sizeof *c);
     SettingsReader s = settings_reader(j, "fasttext", FT_CONFIG_HINT);
-    c->dim = (int)settings_int(&s, "dim", 100, 1, 10000);
-    c->epochs = (int)settings_int(&s, "epochs", 5, 1, 1e6);
-    c->word_ngrams = (int)settings_int(&s, "wordNgrams", 1, 1, 100);
-    c->min_count = (int)settings_int(&s, "minCount", 1, 1, 1e9);
-    c->minn = (int)settings_int(&s, "minn", 0, 0, 100);
-    c->maxn = (int)settings_int(&s, "maxn", 0, 0, 100);
-    int bucket = (int)settings_int(&s, "bucket", 2000000, 0, 1e8);
-    c->threads = (int)settings_int(&s, "threads", 0, 0, 256);
-    double lr = settings_real(&s, "lr", 0.1, 1e-9, 1e3);
-    int loss = settings_choice(&s, "loss", losses, 2), tok = settings_choice(&s, "tokenizer", tokenizers, 2);
+    settings_table_read(&s, FT_SETTINGS, NUM_FT_SETTINGS, c);
     if (s.failed) return -1;
     if (c->maxn > 0 && (c->minn < 1 || c->minn > c->maxn)) {
         user_error(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
                    c->minn, c->maxn);
         return -1;
     }
-    c->lr = (float)lr;
-    c->loss = loss == 0 ? FT_LOSS_SOFTMAX : FT_LOSS_HS;
-    c->tokenizer = tok == 0 ? WORD_SPLIT_WHITESPACE : WORD_SPLIT_BASIC;
     c->seed = seed;
     if (c->threads == 0) c->threads = threads_count();
     /* As the reference: without n-grams there are no hashed rows at all. */
-    c->bucket = c->word_ngrams <= 1 && c->maxn == 0 ? 0 : bucket;
+    if (c->word_ngrams <= 1 && c->maxn == 0) c->bucket = 0;
     if (c->bucket == 0 && (c->word_ngrams > 1 || c->maxn > 0)) {
         user_error(FT_CONFIG_HINT, "fasttext: bucket must be >= 1 when n-grams are used");
         return -1;

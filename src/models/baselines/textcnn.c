@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/common.h"
@@ -16,24 +17,35 @@
  * constant rate. Epochs: the trainer keeps the best epoch on dev; SST-2's 67k
  * phrases need fewer passes than the small tasks. max_len 128 words keeps all
  * but a few RTE premises whole (99th percentile of GLUE texts <= 160 words). */
+static const char *const TC_EMBEDDINGS[] = {"rand", "static", "non-static", NULL};   /* TcEmbedding order */
+static const char *const TC_OPTIMIZERS[] = {"adadelta", "adamw", NULL};   /* or "adamw" (then lr ~1e-3) */
+
+#define TC(field) offsetof(TcConfig, field)
+static const SettingSpec TC_SETTINGS[] = {
+    {"epochs", SETTING_INT, SETTING_NO_FIELD, 20, 1, 1e6, NULL, NULL},   /* the trainer's; SST-2: 10 */
+    {"lr", SETTING_REAL, SETTING_NO_FIELD, 1.0, 0, 10, NULL, NULL},
+    {"batch", SETTING_INT, TC(batch), 50, 1, 1 << 20, NULL, NULL},
+    {"eval_batch", SETTING_INT, TC(eval_batch), 50, 1, 1 << 20, NULL, NULL},
+    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "constant", NULL},
+    {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
+    {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
+    {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},
+    {"filters", SETTING_INT, TC(filters), 100, 1, 4096, NULL, NULL},
+    {"dropout", SETTING_FLOAT_BELOW, TC(dropout), 0.5, 0, 1, NULL, NULL},
+    {"max_norm", SETTING_FLOAT, TC(max_norm), 3.0, 0, 1e30, NULL, NULL},
+    {"min_count", SETTING_INT, TC(min_count), 1, 1, 1e9, NULL, NULL},
+    {"max_len", SETTING_INT, TC(max_len), 128, 1, 100000, NULL, NULL},
+    {"embedding", SETTING_CHOICE, TC(embedding), 0, 0, 0, "rand", TC_EMBEDDINGS},   /* static, non-static need vectors */
+    {"vectors", SETTING_STRING, TC(vectors), 0, 0, 0, "", NULL},   /* a .vec file of dim-sized vectors */
+};
+#undef TC
+#define NUM_TC_SETTINGS ((int)(sizeof TC_SETTINGS / sizeof TC_SETTINGS[0]))
+
 static cJSON *tc_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c, "epochs", strcmp(task->name, "sst2") == 0 ? 10 : 20);
-    cJSON_AddNumberToObject(c, "lr", 1.0);
-    cJSON_AddNumberToObject(c, "batch", 50);
-    cJSON_AddNumberToObject(c, "eval_batch", 50);
-    cJSON_AddStringToObject(c, "schedule", "constant");
-    cJSON_AddStringToObject(c, "optimizer", "adadelta");   /* or "adamw" (then lr ~1e-3) */
-    cJSON_AddNumberToObject(c, "weight_decay", 0.0);
-    cJSON_AddNumberToObject(c, "dim", 300);
-    cJSON_AddNumberToObject(c, "filters", 100);
+    settings_table_defaults(c, TC_SETTINGS, NUM_TC_SETTINGS);
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(strcmp(task->name, "sst2") == 0 ? 10 : 20));
     cJSON_AddItemToObject(c, "windows", cJSON_CreateIntArray((const int[]){3, 4, 5}, 3));
-    cJSON_AddNumberToObject(c, "dropout", 0.5);
-    cJSON_AddNumberToObject(c, "max_norm", 3.0);
-    cJSON_AddNumberToObject(c, "min_count", 1);
-    cJSON_AddNumberToObject(c, "max_len", 128);
-    cJSON_AddStringToObject(c, "embedding", "rand");       /* or "static", "non-static" (need vectors) */
-    cJSON_AddStringToObject(c, "vectors", "");             /* a .vec file of dim-sized vectors */
     return c;
 }
 
@@ -62,27 +74,15 @@ static int tc_windows(const cJSON *j, TcConfig *c) {
 }
 
 int tc_config_parse(const cJSON *j, TcConfig *c) {
-    static const char *const EMBEDDINGS[] = {"rand", "static", "non-static"};   /* TcEmbedding order */
-    static const char *const OPTIMIZERS[] = {"adadelta", "adamw"};
     memset(c, 0, sizeof *c);
     SettingsReader s = settings_reader(j, "textcnn", TC_HINT);
-    c->dim = (int)settings_int(&s, "dim", 300, 1, 4096);
-    c->filters = (int)settings_int(&s, "filters", 100, 1, 4096);
-    c->min_count = (int)settings_int(&s, "min_count", 1, 1, 1e9);
-    c->max_len = (int)settings_int(&s, "max_len", 128, 1, 100000);
-    c->batch = (int)settings_int(&s, "batch", 50, 1, 1 << 20);
-    c->eval_batch = (int)settings_int(&s, "eval_batch", 50, 1, 1 << 20);
-    c->dropout = (float)settings_real_below(&s, "dropout", 0.5, 0.0, 1.0);
-    c->max_norm = (float)settings_real(&s, "max_norm", 3.0, 0.0, 1e30);
-    c->weight_decay = settings_real(&s, "weight_decay", 0.0, 0.0, 1.0);
-    c->embedding = (TcEmbedding)settings_choice(&s, "embedding", EMBEDDINGS, 3);
-    c->optimizer = settings_choice(&s, "optimizer", OPTIMIZERS, 2) == 0 ? OPTIM_ADADELTA : OPTIM_ADAMW;
-    c->vectors = settings_string(&s, "vectors", "");
+    settings_table_read(&s, TC_SETTINGS, NUM_TC_SETTINGS, c);
     if (s.failed || tc_windows(j, c)) return -1;
+    c->optimizer = c->optimizer_index == 0 ? OPTIM_ADADELTA : OPTIM_ADAMW;
     if ((c->embedding == TC_EMB_RAND) != (c->vectors[0] == '\0')) {
         user_error("set embedding=static or non-static together with vectors=FILE.vec, or neither",
                    c->embedding == TC_EMB_RAND ? "textcnn: vectors given but embedding is rand"
-                                               : "textcnn: embedding %s needs a vectors file", EMBEDDINGS[c->embedding]);
+                                               : "textcnn: embedding %s needs a vectors file", TC_EMBEDDINGS[c->embedding]);
         return -1;
     }
     return 0;

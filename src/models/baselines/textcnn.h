@@ -65,6 +65,7 @@ typedef struct TcConfig {
     TcEmbedding embedding;
     const char *vectors;           /* .vec file (static / non-static), points into TextCnn.config */
     OptimKind optimizer;           /* adadelta (Kim) or adamw */
+    int optimizer_index;           /* the setting read: 0 adadelta, 1 adamw */
     double weight_decay;
 } TcConfig;
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,52 @@
 #define BERT_INIT_NONE "none"
 #define BERT_DEFAULT_CONFIG_NAME "tiny"
 
+/* ---- settings ---- */
+
+typedef struct {
+    int max_len, batch, eval_batch;
+    int pair;            /* index into BERT_PAIRS */
+    int siamese;
+    int pair_features;   /* 0, 4 (features) or 5 (cross+features): BertHeads.pair_features */
+    double weight_decay, beta1, beta2, eps, clip, layer_decay;
+} BertSettings;
+
+static const char *const BERT_PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BERT_PAIR_FEATURES,
+                                         BERT_PAIR_CROSS_FEATURES, NULL};
+
+#define BS(field) offsetof(BertSettings, field)
+static const SettingSpec BERT_SETTINGS[] = {
+    {"epochs", SETTING_INT, SETTING_NO_FIELD, 4, 1, 1e6, NULL, NULL},   /* SST-2: 2 */
+    {"lr", SETTING_REAL, SETTING_NO_FIELD, 3e-4, 0, 10, NULL, NULL},
+    {"batch", SETTING_INT, BS(batch), 32, 1, 1 << 16, NULL, NULL},
+    {"eval_batch", SETTING_INT, BS(eval_batch), 32, 1, 1 << 16, NULL, NULL},   /* = batch: one set of buffers */
+    {"max_len", SETTING_INT, BS(max_len), 128, 3, 1 << 16, NULL, NULL},
+    /* Regression (STS-B): the two texts encoded apart and compared by cosine
+     * (bert_siamese.c, which says why; set per task below); classification:
+     * "[CLS] a [SEP] b [SEP]". */
+    {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
+    {"warmup", SETTING_REAL, SETTING_NO_FIELD, 0.1, 0, 1e9, NULL, NULL},
+    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "linear", NULL},
+    {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
+    {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
+    {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},
+    {"adam_eps", SETTING_REAL, BS(eps), 1e-6, 1e-30, 1, NULL, NULL},
+    {"clip", SETTING_REAL, BS(clip), 1.0, 0, 1e9, NULL, NULL},
+    /* Layer-wise learning-rate decay (ELECTRA fine-tunes with 0.8): layer i of
+     * L trains at lr * layer_decay^(L - i), the embeddings at layer_decay^(L + 1),
+     * pooler and head at lr. 1: one rate for all. */
+    {"layer_decay", SETTING_REAL, BS(layer_decay), 1.0, 1e-3, 1, NULL, NULL},
+    /* Train on both orders of a symmetric pair task (MRPC, STS-B, QQP; the trainer). */
+    {"pair_swap", SETTING_BOOL, SETTING_NO_FIELD, 0, 0, 1, NULL, NULL},
+    /* built-in name or config JSON, trained from random init (init "none") */
+    {"bert", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, BERT_DEFAULT_CONFIG_NAME, NULL},
+    /* pretrained checkpoint, its directory, a HF model dir, or "none" (set below) */
+    {"init", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, BERT_INIT_NONE, NULL},
+    {"vocab", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "", NULL},   /* "": the default vocabulary (tokenizer.h) */
+};
+#undef BS
+#define NUM_BERT_SETTINGS ((int)(sizeof BERT_SETTINGS / sizeof BERT_SETTINGS[0]))
+
 /* Defaults. The learning rate: the top of the miniatures' grid {3e-4, 1e-4,
  * 5e-5}; from random init (tiny, 4 epochs, dev) 3e-4 gave STS-B Pearson 16.5
  * and CoLA MCC 12.9 where 1e-4 gave 5.6 and 3.5.
@@ -47,62 +94,22 @@
  * the other small tasks: 2 epochs there. */
 static cJSON *bert_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c, "epochs", task && strcmp(task->name, "sst2") == 0 ? 2 : 4);
-    cJSON_AddNumberToObject(c, "lr", 3e-4);
-    cJSON_AddNumberToObject(c, "batch", 32);
-    cJSON_AddNumberToObject(c, "eval_batch", 32);   /* = batch: one set of buffers serves both */
-    cJSON_AddNumberToObject(c, "max_len", 128);
-    /* Regression (STS-B): the two texts encoded apart and compared by cosine
-     * (bert_siamese.c, which says why); classification: "[CLS] a [SEP] b [SEP]". */
-    cJSON_AddStringToObject(c, "pair_encoding",
-                            task && task->num_labels == 1 ? BERT_PAIR_SIAMESE : BERT_PAIR_CROSS);
-    cJSON_AddNumberToObject(c, "warmup", 0.1);
-    cJSON_AddStringToObject(c, "schedule", "linear");
-    cJSON_AddNumberToObject(c, "weight_decay", 0.01);   /* not on biases and LayerNorm */
-    cJSON_AddNumberToObject(c, "beta1", 0.9);
-    cJSON_AddNumberToObject(c, "beta2", 0.999);
-    cJSON_AddNumberToObject(c, "adam_eps", 1e-6);
-    cJSON_AddNumberToObject(c, "clip", 1.0);
-    /* Layer-wise learning-rate decay (ELECTRA fine-tunes with 0.8): layer i of
-     * L trains at lr * layer_decay^(L - i), the embeddings at layer_decay^(L + 1),
-     * pooler and head at lr. 1: one rate for all. */
-    cJSON_AddNumberToObject(c, "layer_decay", 1.0);
-    /* Train on both orders of a symmetric pair task (MRPC, STS-B, QQP; the trainer). */
-    cJSON_AddBoolToObject(c, "pair_swap", 0);
-    /* built-in name or config JSON, trained from random init (init "none") */
-    cJSON_AddStringToObject(c, "bert", BERT_DEFAULT_CONFIG_NAME);
-    /* pretrained checkpoint, its directory, a HF model dir, or "none" */
-    cJSON_AddStringToObject(c, "init", access(BERT_SHIPPED_ENCODER, R_OK) == 0 ? BERT_SHIPPED_ENCODER : BERT_INIT_NONE);
-    cJSON_AddStringToObject(c, "vocab", "");      /* "": the default vocabulary (tokenizer.h) */
+    settings_table_defaults(c, BERT_SETTINGS, NUM_BERT_SETTINGS);
+    if (task && strcmp(task->name, "sst2") == 0) cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(2));
+    if (task && task->num_labels == 1)
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "pair_encoding", cJSON_CreateString(BERT_PAIR_SIAMESE));
+    if (access(BERT_SHIPPED_ENCODER, R_OK) == 0)
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "init", cJSON_CreateString(BERT_SHIPPED_ENCODER));
     return c;
 }
 
-/* ---- settings ---- */
-
-typedef struct {
-    int max_len, batch, eval_batch, siamese;
-    int pair_features;   /* 0, 4 (features) or 5 (cross+features): BertHeads.pair_features */
-    double weight_decay, beta1, beta2, eps, clip, layer_decay;
-} BertSettings;
-
 static int bert_settings_read(const cJSON *j, BertSettings *s) {
+    memset(s, 0, sizeof *s);
     SettingsReader r = settings_reader(j, "bert", BERT_CONFIG_HINT);
-    s->max_len = (int)settings_int(&r, "max_len", 128, 3, 1 << 16);
-    s->batch = (int)settings_int(&r, "batch", 32, 1, 1 << 16);
-    s->eval_batch = (int)settings_int(&r, "eval_batch", 32, 1, 1 << 16);
-    s->weight_decay = settings_real(&r, "weight_decay", 0.01, 0, 1);
-    s->beta1 = settings_real(&r, "beta1", 0.9, 0, 0.999999);
-    s->beta2 = settings_real(&r, "beta2", 0.999, 0, 0.999999999);
-    s->eps = settings_real(&r, "adam_eps", 1e-6, 1e-30, 1);
-    s->clip = settings_real(&r, "clip", 1.0, 0, 1e9);
-    s->layer_decay = settings_real(&r, "layer_decay", 1.0, 1e-3, 1);
-    /* BERT_PAIR_CROSS, _SIAMESE, _FEATURES, _CROSS_FEATURES */
-    static const char *const PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BERT_PAIR_FEATURES,
-                                        BERT_PAIR_CROSS_FEATURES};
-    int pair = settings_choice(&r, "pair_encoding", PAIRS, 4);
+    settings_table_read(&r, BERT_SETTINGS, NUM_BERT_SETTINGS, s);
     if (r.failed) return -1;
-    s->siamese = pair == 1;
-    s->pair_features = pair == 2 ? 4 : pair == 3 ? 5 : 0;
+    s->siamese = s->pair == 1;
+    s->pair_features = s->pair == 2 ? 4 : s->pair == 3 ? 5 : 0;
     return 0;
 }
 

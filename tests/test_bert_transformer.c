@@ -2,7 +2,7 @@
  * by finite differences: self-attention with key padding, causal
  * self-attention with hidden and attention dropout (fixed masks), cross-
  * attention over a padded memory (the decoder's), the FFN; and that a
- * TfAttnCore replaces the attention core. The full BERT stack is compared
+ * BlockAttnCore replaces the attention core. The full BERT stack is compared
  * with PyTorch in test_bert.c. */
 #include "tests/test.h"
 
@@ -17,25 +17,25 @@
 #include "tests/gradcheck.h"
 
 typedef struct {
-    TfDims d;
+    BlockDims d;
     int kind;                   /* 0 self-attention, 1 cross-attention, 2 FFN */
     int dropout;                /* pass an Rng (same seed every call: fixed masks) */
     float *x, *dx, *mem, *dmem; /* (B, T, C), (B, Tk, C) */
     float *w[6], *g[6];         /* the sublayer's six tensors and their gradients */
     long wn[6];
-    TfAttnActs a;
-    TfFfnActs f;
+    BlockAttnActs a;
+    BlockFfnActs f;
     float *scratch;
-} TfCase;
+} BlockCase;
 
-static TfAttnParams tf_attn_view(float **p) {
-    return (TfAttnParams){.w_qkv = p[0], .b_qkv = p[1], .w_o = p[2], .b_o = p[3], .ln_g = p[4], .ln_b = p[5]};
+static BlockAttnParams block_attn_view(float **p) {
+    return (BlockAttnParams){.w_qkv = p[0], .b_qkv = p[1], .w_o = p[2], .b_o = p[3], .ln_g = p[4], .ln_b = p[5]};
 }
-static TfFfnParams tf_ffn_view(float **p) {
-    return (TfFfnParams){.w_in = p[0], .b_in = p[1], .w_out = p[2], .b_out = p[3], .ln_g = p[4], .ln_b = p[5]};
+static BlockFfnParams block_ffn_view(float **p) {
+    return (BlockFfnParams){.w_in = p[0], .b_in = p[1], .w_out = p[2], .b_out = p[3], .ln_g = p[4], .ln_b = p[5]};
 }
 
-static void tf_case_init(TfCase *c, TfDims d, int kind, int dropout, uint64_t seed) {
+static void block_case_init(BlockCase *c, BlockDims d, int kind, int dropout, uint64_t seed) {
     memset(c, 0, sizeof *c);
     c->d = d;
     c->kind = kind;
@@ -62,90 +62,90 @@ static void tf_case_init(TfCase *c, TfDims d, int kind, int dropout, uint64_t se
         float a = i == 4 ? 0.3f : 0.5f;
         gradcheck_fill(c->w[i], c->wn[i], i == 4 ? 0.7f : -a, i == 4 ? 1.3f : a, seed + 10 + (uint64_t)i);
     }
-    if (kind == 2) tf_ffn_acts_init(&c->f, &d);
-    else tf_attn_acts_init(&c->a, &d, kind == 1);
-    c->scratch = malloc(sizeof(float) * tf_scratch_floats(&d));
+    if (kind == 2) block_ffn_acts_init(&c->f, &d);
+    else block_attn_acts_init(&c->a, &d, kind == 1);
+    c->scratch = malloc(sizeof(float) * block_scratch_floats(&d));
 }
 
-static void tf_case_free(TfCase *c) {
+static void block_case_free(BlockCase *c) {
     free(c->x); free(c->dx); free(c->mem); free(c->dmem); free(c->scratch);
     for (int i = 0; i < 6; i++) { free(c->w[i]); free(c->g[i]); }
-    if (c->kind == 2) tf_ffn_acts_free(&c->f);
-    else tf_attn_acts_free(&c->a);
+    if (c->kind == 2) block_ffn_acts_free(&c->f);
+    else block_attn_acts_free(&c->a);
 }
 
-static float *tf_case_out(TfCase *c) { return c->kind == 2 ? c->f.out : c->a.out; }
+static float *block_case_out(BlockCase *c) { return c->kind == 2 ? c->f.out : c->a.out; }
 
-static void tf_case_forward(void *p) {
-    TfCase *c = p;
+static void block_case_forward(void *p) {
+    BlockCase *c = p;
     Rng rng;
     rng_seed(&rng, 77);
     Rng *r = c->dropout ? &rng : NULL;
     if (c->kind == 0) {
-        TfAttnParams w = tf_attn_view(c->w);
-        tf_self_attn_forward(&c->a, c->x, &w, &c->d, r, c->scratch);
+        BlockAttnParams w = block_attn_view(c->w);
+        block_self_attn_forward(&c->a, c->x, &w, &c->d, r, c->scratch);
     } else if (c->kind == 1) {
-        TfAttnParams w = tf_attn_view(c->w);
-        tf_cross_attn_forward(&c->a, c->x, c->mem, &w, &c->d, r, c->scratch);
+        BlockAttnParams w = block_attn_view(c->w);
+        block_cross_attn_forward(&c->a, c->x, c->mem, &w, &c->d, r, c->scratch);
     } else {
-        TfFfnParams w = tf_ffn_view(c->w);
-        tf_ffn_forward(&c->f, c->x, &w, &c->d, r, c->scratch);
+        BlockFfnParams w = block_ffn_view(c->w);
+        block_ffn_forward(&c->f, c->x, &w, &c->d, r, c->scratch);
     }
 }
 
 /* dx is written by the sublayer; the checker zeroed it, so written == added. */
-static void tf_case_backward(void *p, const float *dy) {
-    TfCase *c = p;
+static void block_case_backward(void *p, const float *dy) {
+    BlockCase *c = p;
     if (c->kind == 0) {
-        TfAttnParams w = tf_attn_view(c->w), g = tf_attn_view(c->g);
-        tf_self_attn_backward(c->dx, &g, dy, &c->a, c->x, &w, &c->d, c->scratch);
+        BlockAttnParams w = block_attn_view(c->w), g = block_attn_view(c->g);
+        block_self_attn_backward(c->dx, &g, dy, &c->a, c->x, &w, &c->d, c->scratch);
     } else if (c->kind == 1) {
-        TfAttnParams w = tf_attn_view(c->w), g = tf_attn_view(c->g);
-        tf_cross_attn_backward(c->dx, c->dmem, &g, dy, &c->a, c->x, c->mem, &w, &c->d, c->scratch);
+        BlockAttnParams w = block_attn_view(c->w), g = block_attn_view(c->g);
+        block_cross_attn_backward(c->dx, c->dmem, &g, dy, &c->a, c->x, c->mem, &w, &c->d, c->scratch);
     } else {
-        TfFfnParams w = tf_ffn_view(c->w), g = tf_ffn_view(c->g);
-        tf_ffn_backward(c->dx, &g, dy, &c->f, c->x, &w, &c->d, c->scratch);
+        BlockFfnParams w = block_ffn_view(c->w), g = block_ffn_view(c->g);
+        block_ffn_backward(c->dx, &g, dy, &c->f, c->x, &w, &c->d, c->scratch);
     }
 }
 
-static void tf_gradcheck(const char *what, TfDims d, int kind, int dropout) {
+static void block_gradcheck(const char *what, BlockDims d, int kind, int dropout) {
     static const char *const attn_names[6] = {"w_qkv", "b_qkv", "w_o", "b_o", "ln_g", "ln_b"};
     static const char *const ffn_names[6] = {"w_in", "b_in", "w_out", "b_out", "ln_g", "ln_b"};
-    TfCase c;
-    tf_case_init(&c, d, kind, dropout, 40 + (uint64_t)kind);
-    tf_case_forward(&c);
+    BlockCase c;
+    block_case_init(&c, d, kind, dropout, 40 + (uint64_t)kind);
+    block_case_forward(&c);
     GradCheck g;
-    gradcheck_init(&g, &c, tf_case_forward, tf_case_backward, tf_case_out(&c), (long)d.B * d.T * d.C);
+    gradcheck_init(&g, &c, block_case_forward, block_case_backward, block_case_out(&c), (long)d.B * d.T * d.C);
     gradcheck_add(&g, "x", c.x, c.dx, (long)d.B * d.T * d.C);
     if (kind == 1) gradcheck_add(&g, "mem", c.mem, c.dmem, (long)d.B * d.Tk * d.C);
     for (int i = 0; i < 6; i++) gradcheck_add(&g, kind == 2 ? ffn_names[i] : attn_names[i], c.w[i], c.g[i], c.wn[i]);
     gradcheck_expect(&g, what);
-    tf_case_free(&c);
+    block_case_free(&c);
 }
 
 TEST(transformer_gradcheck_self_attention_padding) {
     const int lengths[2] = {5, 3};
-    tf_gradcheck("self", (TfDims){.B = 2, .T = 5, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .lengths = lengths}, 0, 0);
+    block_gradcheck("self", (BlockDims){.B = 2, .T = 5, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .lengths = lengths}, 0, 0);
 }
 
 TEST(transformer_gradcheck_causal_dropout) {
-    TfDims d = {.B = 2, .T = 4, .C = 8, .NH = 2, .FF = 16, .eps = 1e-5f, .causal = 1, .hidden_dropout = 0.2f,
+    BlockDims d = {.B = 2, .T = 4, .C = 8, .NH = 2, .FF = 16, .eps = 1e-5f, .causal = 1, .hidden_dropout = 0.2f,
                 .attn_dropout = 0.25f};
-    tf_gradcheck("causal + dropout", d, 0, 1);
+    block_gradcheck("causal + dropout", d, 0, 1);
 }
 
 TEST(transformer_gradcheck_cross_attention) {
     const int mem_lengths[2] = {6, 4};
-    TfDims d = {.B = 2, .T = 3, .Tk = 6, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .mem_lengths = mem_lengths,
+    BlockDims d = {.B = 2, .T = 3, .Tk = 6, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .mem_lengths = mem_lengths,
                 .hidden_dropout = 0.1f, .attn_dropout = 0.1f};
-    tf_gradcheck("cross", d, 1, 1);
-    tf_gradcheck("cross, no dropout", d, 1, 0);
+    block_gradcheck("cross", d, 1, 1);
+    block_gradcheck("cross, no dropout", d, 1, 0);
 }
 
 TEST(transformer_gradcheck_ffn) {
-    TfDims d = {.B = 2, .T = 3, .C = 8, .NH = 2, .FF = 32, .eps = 1e-12f, .hidden_dropout = 0.2f};
-    tf_gradcheck("ffn", d, 2, 0);
-    tf_gradcheck("ffn + dropout", d, 2, 1);
+    BlockDims d = {.B = 2, .T = 3, .C = 8, .NH = 2, .FF = 32, .eps = 1e-12f, .hidden_dropout = 0.2f};
+    block_gradcheck("ffn", d, 2, 0);
+    block_gradcheck("ffn + dropout", d, 2, 1);
 }
 
 /* ---- the attention-core hook: a core that runs nn/attention and counts ---- */
@@ -167,26 +167,26 @@ static void count_backward(void *ctx, float *dq, float *dk, float *dv, const flo
 
 TEST(transformer_attention_core_hook) {
     const int lengths[2] = {4, 2};
-    TfDims d = {.B = 2, .T = 4, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .lengths = lengths};
-    TfCase plain, hooked;
-    tf_case_init(&plain, d, 0, 0, 50);
+    BlockDims d = {.B = 2, .T = 4, .C = 8, .NH = 2, .FF = 16, .eps = 1e-12f, .lengths = lengths};
+    BlockCase plain, hooked;
+    block_case_init(&plain, d, 0, 0, 50);
     CoreCount cnt = {0, 0};
-    TfAttnCore core = {&cnt, count_scratch, count_forward, count_backward};
+    BlockAttnCore core = {&cnt, count_scratch, count_forward, count_backward};
     d.core = &core;
-    tf_case_init(&hooked, d, 0, 0, 50);
-    tf_case_forward(&plain);
-    tf_case_forward(&hooked);
+    block_case_init(&hooked, d, 0, 0, 50);
+    block_case_forward(&plain);
+    block_case_forward(&hooked);
     long n = 2L * 4 * 8;
     CHECK(memcmp(plain.a.out, hooked.a.out, sizeof(float) * n) == 0);
     float *dy = malloc(sizeof(float) * n);
     gradcheck_fill(dy, n, -1, 1, 3);
     for (int i = 0; i < 6; i++) memset(hooked.g[i], 0, sizeof(float) * hooked.wn[i]);
-    tf_case_backward(&hooked, dy);
+    block_case_backward(&hooked, dy);
     CHECK_EQ_INT(cnt.forwards, 1);
     CHECK_EQ_INT(cnt.backwards, 1);
     free(dy);
-    tf_case_free(&plain);
-    tf_case_free(&hooked);
+    block_case_free(&plain);
+    block_case_free(&hooked);
 }
 
 /* The vectorisable math against libm (double precision): relative error of

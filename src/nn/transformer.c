@@ -3,7 +3,7 @@
  * nn/activation and nn/layernorm.
  *
  * Every sublayer ends the same way — projection -> dropout -> + x -> LayerNorm —
- * so that tail (tf_tail_forward/backward) is written once. The GEMMs go through
+ * so that tail (block_tail_forward/backward) is written once. The GEMMs go through
  * core/blas (the weight-gradient GEMMs accumulate with beta = 1, the input
  * gradients are written with beta = 0 where possible, so no buffer needs
  * clearing first); element-wise passes are OpenMP loops between them. */
@@ -20,25 +20,25 @@
 #include "nn/layernorm.h"
 #include "nn/linear.h"
 
-#define TF_PARALLEL_MIN 32768   /* elements below which threads do not pay */
+#define BLOCK_PARALLEL_MIN 32768   /* elements below which threads do not pay */
 /* LayerNorm parameter gradients are summed in this many fixed row blocks,
  * reduced in order: the result is the same for any thread count. */
-#define TF_ROW_BLOCKS 16
-#define TF_STATS_FLOATS(C) (2L * TF_ROW_BLOCKS * (C))
+#define BLOCK_ROW_CHUNKS 16
+#define BLOCK_STATS_FLOATS(C) (2L * BLOCK_ROW_CHUNKS * (C))
 
-/* ---- the attention core: nn/attention unless TfDims.core replaces it ---- */
+/* ---- the attention core: nn/attention unless BlockDims.core replaces it ---- */
 
-static long tf_core_scratch(const TfDims *d, AttnDims ad) {
+static long block_core_scratch(const BlockDims *d, AttnDims ad) {
     return d->core ? d->core->scratch_size(d->core->ctx, ad) : attention_scratch_size(ad);
 }
 
-static void tf_core_forward(const TfDims *d, float *out, float *att, unsigned char *mask, const float *q,
+static void block_core_forward(const BlockDims *d, float *out, float *att, unsigned char *mask, const float *q,
                             const float *k, const float *v, AttnDims ad, Rng *rng, float *scratch) {
     if (d->core) d->core->forward(d->core->ctx, out, att, mask, q, k, v, ad, rng, scratch);
     else attention_forward(out, att, mask, q, k, v, ad, rng, scratch);
 }
 
-static void tf_core_backward(const TfDims *d, float *dq, float *dk, float *dv, const float *dout,
+static void block_core_backward(const BlockDims *d, float *dq, float *dk, float *dv, const float *dout,
                              const float *att, const unsigned char *mask, const float *q, const float *k,
                              const float *v, AttnDims ad, float *scratch) {
     if (d->core) d->core->backward(d->core->ctx, dq, dk, dv, dout, att, mask, q, k, v, ad, scratch);
@@ -46,7 +46,7 @@ static void tf_core_backward(const TfDims *d, float *dq, float *dk, float *dv, c
 }
 
 /* AttnDims of a self- (cross = 0) or cross-attention call. */
-static AttnDims tf_attn_dims(const TfDims *d, int cross, int train) {
+static AttnDims block_attn_dims(const BlockDims *d, int cross, int train) {
     AttnDims ad = {.B = d->B, .Tq = d->T, .NH = d->NH, .HS = d->C / d->NH};
     if (cross) {
         ad.Tk = d->Tk;
@@ -66,64 +66,64 @@ static AttnDims tf_attn_dims(const TfDims *d, int cross, int train) {
 
 /* ---- memory ---- */
 
-static float *tf_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
-static unsigned char *tf_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
+static float *block_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
+static unsigned char *block_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
 
-void tf_attn_acts_init(TfAttnActs *a, const TfDims *max, int cross) {
+void block_attn_acts_init(BlockAttnActs *a, const BlockDims *max, int cross) {
     if (max->C % max->NH != 0) DIE("transformer: C %d is not a multiple of NH %d", max->C, max->NH);
     long Tk = cross ? max->Tk : max->T;
-    tf_attn_acts_init_sized(a, (long)max->B * max->T, (long)max->B * Tk, (long)max->B * max->NH * max->T * Tk,
+    block_attn_acts_init_sized(a, (long)max->B * max->T, (long)max->B * Tk, (long)max->B * max->NH * max->T * Tk,
                             max->C, cross);
 }
 
-void tf_attn_acts_init_sized(TfAttnActs *a, long N, long key_rows, long na, int C, int cross) {
+void block_attn_acts_init_sized(BlockAttnActs *a, long N, long key_rows, long na, int C, int cross) {
     memset(a, 0, sizeof *a);
-    a->qkv = tf_floats(N * (cross ? C : 3 * C));
-    if (cross) a->kv = tf_floats(key_rows * 2 * C);
-    a->att = tf_floats(na);
-    a->att_mask = tf_bytes(na);
-    a->ctx = tf_floats(N * C);
-    a->drop_mask = tf_bytes(N * C);
-    a->res = tf_floats(N * C);
-    a->mean = tf_floats(N);
-    a->rstd = tf_floats(N);
-    a->out = tf_floats(N * C);
+    a->qkv = block_floats(N * (cross ? C : 3 * C));
+    if (cross) a->kv = block_floats(key_rows * 2 * C);
+    a->att = block_floats(na);
+    a->att_mask = block_bytes(na);
+    a->ctx = block_floats(N * C);
+    a->drop_mask = block_bytes(N * C);
+    a->res = block_floats(N * C);
+    a->mean = block_floats(N);
+    a->rstd = block_floats(N);
+    a->out = block_floats(N * C);
 }
 
-void tf_attn_acts_free(TfAttnActs *a) {
+void block_attn_acts_free(BlockAttnActs *a) {
     free(a->qkv); free(a->kv); free(a->att); free(a->att_mask); free(a->ctx);
     free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd); free(a->out);
     memset(a, 0, sizeof *a);
 }
 
-void tf_ffn_acts_init(TfFfnActs *a, const TfDims *max) {
+void block_ffn_acts_init(BlockFfnActs *a, const BlockDims *max) {
     memset(a, 0, sizeof *a);
     long N = (long)max->B * max->T, C = max->C;
-    a->pre = tf_floats(N * max->FF);
-    a->act = tf_floats(N * max->FF);
-    a->drop_mask = tf_bytes(N * C);
-    a->res = tf_floats(N * C);
-    a->mean = tf_floats(N);
-    a->rstd = tf_floats(N);
-    a->out = tf_floats(N * C);
+    a->pre = block_floats(N * max->FF);
+    a->act = block_floats(N * max->FF);
+    a->drop_mask = block_bytes(N * C);
+    a->res = block_floats(N * C);
+    a->mean = block_floats(N);
+    a->rstd = block_floats(N);
+    a->out = block_floats(N * C);
 }
 
-void tf_ffn_acts_free(TfFfnActs *a) {
+void block_ffn_acts_free(BlockFfnActs *a) {
     free(a->pre); free(a->act); free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd);
     free(a->out);
     memset(a, 0, sizeof *a);
 }
 
-long tf_scratch_floats(const TfDims *max) {
+long block_scratch_floats(const BlockDims *max) {
     long N = (long)max->B * max->T, C = max->C;
     /* Size the attention core as if dropout were on: its scratch is larger then. */
-    TfDims m = *max;
+    BlockDims m = *max;
     m.attn_dropout = 0.5f;
-    long stats = TF_STATS_FLOATS(C);
-    long self = 5 * N * C + stats + tf_core_scratch(max, tf_attn_dims(&m, 0, 1));
+    long stats = BLOCK_STATS_FLOATS(C);
+    long self = 5 * N * C + stats + block_core_scratch(max, block_attn_dims(&m, 0, 1));
     long need = self;
     if (max->Tk > 0) {
-        long cross = 3 * N * C + (long)max->B * max->Tk * 2 * C + stats + tf_core_scratch(max, tf_attn_dims(&m, 1, 1));
+        long cross = 3 * N * C + (long)max->B * max->Tk * 2 * C + stats + block_core_scratch(max, block_attn_dims(&m, 1, 1));
         if (cross > need) need = cross;
     }
     long ffn = N * C + N * max->FF + stats;
@@ -133,13 +133,13 @@ long tf_scratch_floats(const TfDims *max) {
 /* ---- the shared tail: res = x + dropout(res); out = LN(res) ---- */
 
 /* On entry res (N, C) holds the projection. */
-static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, unsigned char *mask,
+static void block_tail_forward(float *out, float *res, float *mean, float *rstd, unsigned char *mask,
                             const float *x, const float *ln_g, const float *ln_b, long N, int C,
                             float eps, float p, Rng *rng) {
     long n = N * C;
     if (rng && p > 0.0f) dropout_forward(res, mask, res, n, p, rng);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (n > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
     for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
     layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
 }
@@ -147,11 +147,11 @@ static void tf_tail_forward(float *out, float *res, float *mean, float *rstd, un
 
 /* Threaded over column chunks; each column's rows are added in order, so the
  * sum does not depend on the thread count. */
-void tf_bias_backward(float *db, const float *dy, long N, int OC) {
+void block_bias_backward(float *db, const float *dy, long N, int OC) {
     enum { CHUNK = 64 };
     int nchunks = (OC + CHUNK - 1) / CHUNK;
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (N * OC > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (N * OC > BLOCK_PARALLEL_MIN)
     for (int ch = 0; ch < nchunks; ch++) {
         int lo = ch * CHUNK, hi = lo + CHUNK < OC ? lo + CHUNK : OC;
         float acc[CHUNK] = {0};
@@ -165,18 +165,18 @@ void tf_bias_backward(float *db, const float *dy, long N, int OC) {
  *               g = dy * gamma — the residual's share of dL/dx, WRITTEN;
  *   dproj = dx * mask * scale when the forward dropped (else dx itself);
  *   dln_g += sum over rows of dy * xhat, dln_b += sum of dy.
- * Returns dL/d(projection). stats (2 * TF_ROW_BLOCKS * C floats) is scratch. */
-static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, float *dln_b,
+ * Returns dL/d(projection). stats (2 * BLOCK_ROW_CHUNKS * C floats) is scratch. */
+static const float *block_tail_backward(float *dx, float *dproj, float *dln_g, float *dln_b,
                                      const float *dy, const float *res, const float *mean,
                                      const float *rstd, const unsigned char *mask, const float *ln_g,
                                      long N, int C, float p, int train, float *stats) {
     int drop = train && p > 0.0f;
     float scale = drop ? dropout_scale(p) : 1.0f;
-    long per = (N + TF_ROW_BLOCKS - 1) / TF_ROW_BLOCKS;
-    memset(stats, 0, sizeof(float) * 2 * TF_ROW_BLOCKS * (size_t)C);
+    long per = (N + BLOCK_ROW_CHUNKS - 1) / BLOCK_ROW_CHUNKS;
+    memset(stats, 0, sizeof(float) * 2 * BLOCK_ROW_CHUNKS * (size_t)C);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
-    for (int blk = 0; blk < TF_ROW_BLOCKS; blk++) {
+    #pragma omp parallel for if (N * C > BLOCK_PARALLEL_MIN)
+    for (int blk = 0; blk < BLOCK_ROW_CHUNKS; blk++) {
         float *sg = stats + (long)blk * 2 * C, *sb = sg + C;
         long hi = (blk + 1) * per < N ? (blk + 1) * per : N;
         for (long n = blk * per; n < hi; n++) {
@@ -184,7 +184,7 @@ static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, floa
             if (drop) k->masked_scale(dproj + n * C, dx + n * C, mask + n * C, scale, C);
         }
     }
-    for (int blk = 0; blk < TF_ROW_BLOCKS; blk++)
+    for (int blk = 0; blk < BLOCK_ROW_CHUNKS; blk++)
         for (int c = 0; c < C; c++) {
             dln_g[c] += stats[(long)blk * 2 * C + c];
             dln_b[c] += stats[(long)blk * 2 * C + C + c];
@@ -194,35 +194,35 @@ static const float *tf_tail_backward(float *dx, float *dproj, float *dln_g, floa
 
 /* The backward of y = x W^T + b for the output projections: dx (N, C) WRITTEN
  * (beta 0), dw (OC, C) and db (OC) added. */
-static void tf_linear_backward_write(float *dx, float *dw, float *db, const float *dy, const float *x,
+static void block_linear_backward_write(float *dx, float *dw, float *db, const float *dy, const float *x,
                                      const float *w, long N, int C, int OC) {
     matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 0.0f);
     matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
-    tf_bias_backward(db, dy, N, OC);
+    block_bias_backward(db, dy, N, OC);
 }
 
 /* The backward of the input projections: dx (N, C) ADDED (it already holds
  * the residual's share), dw and db added. */
-static void tf_linear_backward_add(float *dx, float *dw, float *db, const float *dy, const float *x,
+static void block_linear_backward_add(float *dx, float *dw, float *db, const float *dy, const float *x,
                                    const float *w, long N, int C, int OC) {
     matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 1.0f);
     matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
-    tf_bias_backward(db, dy, N, OC);
+    block_bias_backward(db, dy, N, OC);
 }
 
 /* ---- pre-LN: xn = LN(x) before the sublayer, y = x + dropout(proj) after ---- */
 
 /* The pre-LN tail: out (N, C) = x + dropout(out), in place on out. */
-static void tf_pre_tail_forward(float *out, unsigned char *mask, const float *x, long N, int C, float p, Rng *rng) {
+static void block_pre_tail_forward(float *out, unsigned char *mask, const float *x, long N, int C, float p, Rng *rng) {
     if (rng && p > 0.0f) dropout_forward(out, mask, out, N * C, p, rng);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (N * C > BLOCK_PARALLEL_MIN)
     for (long r = 0; r < N; r++) k->add(out + r * C, x + r * C, C);
 }
 
 /* dL/d(projection) of the pre-LN tail from dy: dropout's backward into dproj,
  * or dy itself. */
-static const float *tf_pre_tail_backward(float *dproj, const float *dy, const unsigned char *mask, long N, int C,
+static const float *block_pre_tail_backward(float *dproj, const float *dy, const unsigned char *mask, long N, int C,
                                          float p, int train) {
     if (!(train && p > 0.0f)) return dy;
     memset(dproj, 0, sizeof(float) * (size_t)(N * C));
@@ -232,23 +232,23 @@ static const float *tf_pre_tail_backward(float *dproj, const float *dy, const un
 
 /* dx (N, C) = dy (the residual) + the LayerNorm's backward of dxn; dln_g/dln_b
  * added. tmp (N, C) and stats are scratch. */
-static void tf_pre_ln_backward(float *dx, float *dln_g, float *dln_b, const float *dxn, const float *dy,
+static void block_pre_ln_backward(float *dx, float *dln_g, float *dln_b, const float *dxn, const float *dy,
                                const float *x, const float *mean, const float *rstd, const float *ln_g, long N,
                                int C, float *stats) {
-    tf_tail_backward(dx, NULL, dln_g, dln_b, dxn, x, mean, rstd, NULL, ln_g, N, C, 0.0f, 0, stats);
+    block_tail_backward(dx, NULL, dln_g, dln_b, dxn, x, mean, rstd, NULL, ln_g, N, C, 0.0f, 0, stats);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (N * C > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (N * C > BLOCK_PARALLEL_MIN)
     for (long r = 0; r < N; r++) k->add(dx + r * C, dy + r * C, C);
 }
 
 /* ---- self-attention ---- */
 
-void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, const TfDims *d,
+void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnParams *w, const BlockDims *d,
                           Rng *rng, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C;
     a->train = rng != NULL;
-    AttnDims ad = tf_attn_dims(d, 0, a->train);
+    AttnDims ad = block_attn_dims(d, 0, a->train);
     const float *in = x;
     if (d->pre_ln) {   /* the projections read LN(x), kept in res */
         layernorm_forward(a->res, a->mean, a->rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
@@ -256,72 +256,72 @@ void tf_self_attn_forward(TfAttnActs *a, const float *x, const TfAttnParams *w, 
     }
     if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
-    tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
+    block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
     float *proj = d->pre_ln ? a->out : a->res;
     if (w->bf16_o) linear_forward_bf16(proj, a->ctx, w->bf16_o, w->b_o, (int)N);
     else linear_forward(proj, a->ctx, w->w_o, w->b_o, (int)N, C, C);
-    if (d->pre_ln) tf_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+    if (d->pre_ln) block_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                          d->hidden_dropout, rng);
 }
 
-void tf_self_attn_backward(float *dx, TfAttnParams *g, const float *dy, const TfAttnActs *a,
-                           const float *x, const TfAttnParams *w, const TfDims *d, float *scratch) {
+void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, const BlockAttnActs *a,
+                           const float *x, const BlockAttnParams *w, const BlockDims *d, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C;
     float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *stats = dqkv + 3 * N * C;
-    float *core = stats + TF_STATS_FLOATS(C);
-    AttnDims ad = tf_attn_dims(d, 0, a->train);
-    const float *dp = d->pre_ln ? tf_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
-                                : tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+    float *core = stats + BLOCK_STATS_FLOATS(C);
+    AttnDims ad = block_attn_dims(d, 0, a->train);
+    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
+                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
                                                    a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
-    tf_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
+    block_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
                      a->qkv + 2 * C, ad, core);
     if (d->pre_ln) {
         /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward. */
-        tf_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->res, w->w_qkv, N, C, 3 * C);
-        tf_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        block_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->res, w->w_qkv, N, C, 3 * C);
+        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
         return;
     }
     /* dx (already the residual's share) += dqkv W_qkv. */
-    tf_linear_backward_add(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
+    block_linear_backward_add(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
 }
 
 /* ---- cross-attention ---- */
 
-void tf_cross_attn_forward(TfAttnActs *a, const float *x, const float *mem, const TfAttnParams *w,
-                           const TfDims *d, Rng *rng, float *scratch) {
+void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem, const BlockAttnParams *w,
+                           const BlockDims *d, Rng *rng, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C;
     a->train = rng != NULL;
-    if (d->pre_ln) DIE("tf_cross_attn_forward: pre-LN cross-attention is not implemented");
-    AttnDims ad = tf_attn_dims(d, 1, a->train);
+    if (d->pre_ln) DIE("block_cross_attn_forward: pre-LN cross-attention is not implemented");
+    AttnDims ad = block_attn_dims(d, 1, a->train);
     linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
     linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
-    tf_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
+    block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
     linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
-    tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+    block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }
 
-void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float *dy,
-                            const TfAttnActs *a, const float *x, const float *mem,
-                            const TfAttnParams *w, const TfDims *d, float *scratch) {
+void block_cross_attn_backward(float *dx, float *dmem, BlockAttnParams *g, const float *dy,
+                            const BlockAttnActs *a, const float *x, const float *mem,
+                            const BlockAttnParams *w, const BlockDims *d, float *scratch) {
     long N = (long)d->B * d->T, NK = (long)d->B * d->Tk;
     int C = d->C;
     float *dproj = scratch, *dctx = dproj + N * C, *dq = dctx + N * C, *dkv = dq + N * C;
-    float *stats = dkv + NK * 2 * C, *core = stats + TF_STATS_FLOATS(C);
-    AttnDims ad = tf_attn_dims(d, 1, a->train);
-    const float *dp = tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+    float *stats = dkv + NK * 2 * C, *core = stats + BLOCK_STATS_FLOATS(C);
+    AttnDims ad = block_attn_dims(d, 1, a->train);
+    const float *dp = block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
                                        a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    tf_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dq, 0, sizeof(float) * (size_t)(N * C));
     memset(dkv, 0, sizeof(float) * (size_t)(NK * 2 * C));
-    tf_core_backward(d, dq, dkv, dkv + C, dctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, core);
-    tf_linear_backward_add(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, N, C, C);
-    tf_linear_backward_add(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C, NK, C,
+    block_core_backward(d, dq, dkv, dkv + C, dctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, core);
+    block_linear_backward_add(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, N, C, C);
+    block_linear_backward_add(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C, NK, C,
                            2 * C);
 }
 
@@ -329,25 +329,25 @@ void tf_cross_attn_backward(float *dx, float *dmem, TfAttnParams *g, const float
 
 /* pre (N, FF) += b; act = gelu(pre) = pre * Phi(pre): bias and GELU in one pass
  * over the GEMM's output. */
-static void tf_bias_gelu_forward(float *pre, float *act, const float *b, long N, int FF) {
+static void block_bias_gelu_forward(float *pre, float *act, const float *b, long N, int FF) {
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (N * FF > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (N * FF > BLOCK_PARALLEL_MIN)
     for (long n = 0; n < N; n++) k->bias_gelu(pre + n * FF, act + n * FF, b, FF);
 }
 
 /* d (n) *= gelu'(pre) = Phi(pre) + pre * phi(pre), in place. */
-static void tf_gelu_backward_inplace(float *d, const float *pre, long n) {
+static void block_gelu_backward_inplace(float *d, const float *pre, long n) {
     enum { CHUNK = 4096 };
     const ElemKernels *k = kernels();
     long chunks = (n + CHUNK - 1) / CHUNK;
-    #pragma omp parallel for if (n > TF_PARALLEL_MIN)
+    #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
     for (long ch = 0; ch < chunks; ch++) {
         long lo = ch * CHUNK;
         k->gelu_backward_inplace(d + lo, pre + lo, lo + CHUNK < n ? CHUNK : n - lo);
     }
 }
 
-void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const TfDims *d, Rng *rng,
+void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w, const BlockDims *d, Rng *rng,
                     float *scratch) {
     (void)scratch;
     long N = (long)d->B * d->T;
@@ -362,31 +362,31 @@ void tf_ffn_forward(TfFfnActs *a, const float *x, const TfFfnParams *w, const Tf
         matmul_bf16(a->act, in, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
     } else {
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
-        tf_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
+        block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
     float *proj = d->pre_ln ? a->out : a->res;
     if (w->bf16_out) linear_forward_bf16(proj, a->act, w->bf16_out, w->b_out, (int)N);
     else linear_forward(proj, a->act, w->w_out, w->b_out, (int)N, FF, C);
-    if (d->pre_ln) tf_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else tf_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+    if (d->pre_ln) block_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                          d->hidden_dropout, rng);
 }
 
-void tf_ffn_backward(float *dx, TfFfnParams *g, const float *dy, const TfFfnActs *a,
-                     const float *x, const TfFfnParams *w, const TfDims *d, float *scratch) {
+void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const BlockFfnActs *a,
+                     const float *x, const BlockFfnParams *w, const BlockDims *d, float *scratch) {
     long N = (long)d->B * d->T;
     int C = d->C, FF = d->FF;
     float *dproj = scratch, *dact = dproj + N * C;   /* dact becomes dpre in place */
     float *stats = dact + N * FF;
-    const float *dp = d->pre_ln ? tf_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
-                                : tf_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
+    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
+                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
                                                    a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    tf_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
-    tf_gelu_backward_inplace(dact, a->pre, N * FF);
+    block_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
+    block_gelu_backward_inplace(dact, a->pre, N * FF);
     if (d->pre_ln) {   /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward */
-        tf_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->res, w->w_in, N, C, FF);
-        tf_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        block_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->res, w->w_in, N, C, FF);
+        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
         return;
     }
-    tf_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
+    block_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
 }

@@ -78,10 +78,10 @@ static void bert_bind(Bert *m, const BertHandles *h) {
     for (int l = 0; l < L; l++) {
         const BertLayerHandles *lh = &h->layers[l];
         BertLayer *ly = &w->layers[l];
-        ly->attn = (TfAttnParams){.w_qkv = bert_ptr(p, lh->qw), .b_qkv = bert_ptr(p, lh->qb),
+        ly->attn = (BlockAttnParams){.w_qkv = bert_ptr(p, lh->qw), .b_qkv = bert_ptr(p, lh->qb),
                                   .w_o = bert_ptr(p, lh->ow), .b_o = bert_ptr(p, lh->ob),
                                   .ln_g = bert_ptr(p, lh->ln1g), .ln_b = bert_ptr(p, lh->ln1b)};
-        ly->ffn = (TfFfnParams){.w_in = bert_ptr(p, lh->iw), .b_in = bert_ptr(p, lh->ib),
+        ly->ffn = (BlockFfnParams){.w_in = bert_ptr(p, lh->iw), .b_in = bert_ptr(p, lh->ib),
                                 .w_out = bert_ptr(p, lh->o2w), .b_out = bert_ptr(p, lh->o2b),
                                 .ln_g = bert_ptr(p, lh->ln2g), .ln_b = bert_ptr(p, lh->ln2b)};
     }
@@ -193,7 +193,7 @@ Bert *bert_create_sharing(const BertConfig *cfg, const BertHeads *heads, uint64_
     return bert_create_impl(cfg, heads, seed, donor);
 }
 
-/* Every float pointer of BertWeights / TfAttnParams / TfFfnParams, for walking
+/* Every float pointer of BertWeights / BlockAttnParams / BlockFfnParams, for walking
  * the structs field by field. */
 #define BERT_EMB_FIELDS(X) X(word_emb) X(pos_emb) X(type_emb) X(emb_ln_g) X(emb_ln_b)
 #define BERT_TOP_FIELDS(X) X(emb_proj_w) X(emb_proj_b) X(final_ln_g) X(final_ln_b) X(pool_w) X(pool_b) \
@@ -241,13 +241,13 @@ static void bert_work_free(BertWork *k, int L) {
     free(k->final_out); free(k->final_mean); free(k->final_rstd);
     free(k->rtd_pre); free(k->rtd_act); free(k->rtd_logits); free(k->rtd_dlogits); free(k->rtd_d1); free(k->rtd_d2);
     for (int l = 0; l < L && k->attn; l++) {
-        tf_attn_acts_free(&k->attn[l]);
-        tf_ffn_acts_free(&k->ffn[l]);
+        block_attn_acts_free(&k->attn[l]);
+        block_ffn_acts_free(&k->ffn[l]);
     }
     free(k->attn); free(k->ffn); free(k->scratch);
     if (k->cls_in) {
-        tf_attn_acts_free(&k->cls_attn);
-        tf_ffn_acts_free(&k->cls_ffn);
+        block_attn_acts_free(&k->cls_attn);
+        block_ffn_acts_free(&k->cls_ffn);
     }
     free(k->cls_in);
     free(k->pair_f); free(k->pair_df);
@@ -272,9 +272,9 @@ void bert_free(Bert *m) {
 static float *bert_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 
 /* The sublayer dims of the largest call. */
-static TfDims bert_max_dims(const Bert *m, int B, int T) {
+static BlockDims bert_max_dims(const Bert *m, int B, int T) {
     const BertConfig *c = &m->cfg;
-    return (TfDims){.B = B, .T = T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
+    return (BlockDims){.B = B, .T = T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                     .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
                     .attn_dropout = c->attention_dropout};
 }
@@ -318,23 +318,23 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         k->final_mean = bert_floats(N);
         k->final_rstd = bert_floats(N);
     }
-    TfDims md = bert_max_dims(m, B, T);
+    BlockDims md = bert_max_dims(m, B, T);
     k->attn = xcalloc((size_t)L, sizeof *k->attn);
     k->ffn = xcalloc((size_t)L, sizeof *k->ffn);
     for (int l = 0; l < L; l++) {
-        tf_attn_acts_init(&k->attn[l], &md, 0);
-        tf_ffn_acts_init(&k->ffn[l], &md);
+        block_attn_acts_init(&k->attn[l], &md, 0);
+        block_ffn_acts_init(&k->ffn[l], &md);
     }
-    long s = tf_scratch_floats(&md);
+    long s = block_scratch_floats(&md);
     if (m->heads.pooler) {
         /* bert_forward_pooled's last layer: (B, 1) queries over (B, T) keys. */
-        TfDims cd = md;
+        BlockDims cd = md;
         cd.T = 1;
         cd.Tk = T;
-        tf_attn_acts_init(&k->cls_attn, &cd, 1);
-        tf_ffn_acts_init(&k->cls_ffn, &cd);
+        block_attn_acts_init(&k->cls_attn, &cd, 1);
+        block_ffn_acts_init(&k->cls_ffn, &cd);
         k->cls_in = bert_floats((long)B * C);
-        long cs = tf_scratch_floats(&cd);
+        long cs = block_scratch_floats(&cd);
         s = cs > s ? cs : s;
     }
     k->scratch = bert_floats(s > N * CE ? s : N * CE);   /* the embedding backward uses N*E of it */

@@ -145,8 +145,8 @@ typedef struct BertHeads {
 
 /* One layer's weights (or gradients) as the transformer sublayers take them. */
 typedef struct BertLayer {
-    TfAttnParams attn;        /* w_qkv = query|key|value weights (3C, C), contiguous */
-    TfFfnParams ffn;          /* intermediate.dense, output.dense, output.LayerNorm */
+    BlockAttnParams attn;        /* w_qkv = query|key|value weights (3C, C), contiguous */
+    BlockFfnParams ffn;          /* intermediate.dense, output.dense, output.LayerNorm */
 } BertLayer;
 
 /* Pointers into the arena: m->w into params data, m->g into the gradient mirror

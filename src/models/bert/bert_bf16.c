@@ -2,7 +2,7 @@
  * the encoder's dense layers are nearly all of a forward's FLOPs and of the
  * memory it streams; core/gemm_bf16 runs them at up to twice sgemm's rate on
  * CPUs with AVX512-BF16. The packed copies hang off the layer structs the
- * transformer sublayers read (TfAttnParams / TfFfnParams bf16_* fields). */
+ * transformer sublayers read (BlockAttnParams / BlockFfnParams bf16_* fields). */
 #include <stdlib.h>
 
 #include "core/common.h"

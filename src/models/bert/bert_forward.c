@@ -111,7 +111,7 @@ static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     const BertConfig *c = &m->cfg;
     k->dropout_on = rng != NULL;
     k->cls_only = 0;
-    k->dims = (TfDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
+    k->dims = (BlockDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                        .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
                        .attn_dropout = c->attention_dropout, .lengths = k->lengths,
                        .alibi = m->alibi_slopes, .pre_ln = c->pre_ln};
@@ -132,20 +132,20 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch) {
     int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
     const float *x = k->h0;
     for (int l = 0; l < L - 1; l++) {
-        tf_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, NULL, k->scratch);
-        tf_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, NULL, k->scratch);
+        block_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, NULL, k->scratch);
+        block_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, NULL, k->scratch);
         x = k->ffn[l].out;
     }
     /* The fused (3C, C) QKV block is also cross-attention's layout: rows
      * [0, C) project the queries, [C, 3C) the memory's keys and values. */
-    TfDims cd = k->dims;
+    BlockDims cd = k->dims;
     cd.T = 1;
     cd.Tk = T;
     cd.mem_lengths = k->lengths;
     cd.lengths = NULL;
     for (int b = 0; b < B; b++) memcpy(k->cls_in + (long)b * C, x + (long)b * T * C, sizeof(float) * (size_t)C);
-    tf_cross_attn_forward(&k->cls_attn, k->cls_in, x, &m->w.layers[L - 1].attn, &cd, NULL, k->scratch);
-    tf_ffn_forward(&k->cls_ffn, k->cls_attn.out, &m->w.layers[L - 1].ffn, &cd, NULL, k->scratch);
+    block_cross_attn_forward(&k->cls_attn, k->cls_in, x, &m->w.layers[L - 1].attn, &cd, NULL, k->scratch);
+    block_ffn_forward(&k->cls_ffn, k->cls_attn.out, &m->w.layers[L - 1].ffn, &cd, NULL, k->scratch);
     memcpy(k->cls_x, k->cls_ffn.out, sizeof(float) * (size_t)B * C);
     bert_pooler_forward(m);
     k->cls_only = 1;
@@ -158,8 +158,8 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
     int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
     const float *x = k->h0;
     for (int l = 0; l < L; l++) {
-        tf_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, rng, k->scratch);
-        tf_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, rng, k->scratch);
+        block_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, rng, k->scratch);
+        block_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, rng, k->scratch);
         x = k->ffn[l].out;
     }
     if (m->cfg.pre_ln) {   /* the residual stream is normalised once, at the end */
@@ -220,9 +220,9 @@ void bert_backward(Bert *m) {
     }
     for (int l = L - 1; l >= 0; l--) {
         const float *x = l > 0 ? k->ffn[l - 1].out : k->h0;
-        tf_ffn_backward(dx, &m->g.layers[l].ffn, dy, &k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims,
+        block_ffn_backward(dx, &m->g.layers[l].ffn, dy, &k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims,
                         k->scratch);
-        tf_self_attn_backward(dy, &m->g.layers[l].attn, dx, &k->attn[l], x, &m->w.layers[l].attn, &k->dims,
+        block_self_attn_backward(dy, &m->g.layers[l].attn, dx, &k->attn[l], x, &m->w.layers[l].attn, &k->dims,
                               k->scratch);
     }
     bert_embed_backward(m, dy);

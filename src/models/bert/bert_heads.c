@@ -61,7 +61,7 @@ static void bert_mlm_backward(Bert *m, const int *positions, int n) {
     /* Tied decoder: logits = out · word^T + bias. */
     matmul(dout, k->mlm_dlogits, m->w.word_emb, n, E, V, MAT_N, MAT_N, 1.0f, 0.0f);
     matmul(m->g.word_emb, k->mlm_dlogits, k->mlm_out, V, E, n, MAT_T, MAT_N, 1.0f, 1.0f);
-    tf_bias_backward(m->g.mlm_bias, k->mlm_dlogits, n, V);
+    block_bias_backward(m->g.mlm_bias, k->mlm_dlogits, n, V);
     memset(dact, 0, sizeof(float) * (size_t)n * E);
     layernorm_backward(dact, m->g.mlm_ln_g, m->g.mlm_ln_b, dout, k->mlm_act, k->mlm_mean, k->mlm_rstd,
                        m->w.mlm_ln_g, n, E);

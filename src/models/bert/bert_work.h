@@ -15,7 +15,7 @@ struct BertWork {
     /* The last bert_forward. */
     int B, T;
     int dropout_on;        /* it had an Rng */
-    TfDims dims;           /* its shape, for the sublayers */
+    BlockDims dims;           /* its shape, for the sublayers */
     int *ids, *segments;   /* (B, T) copies: the embedding backward needs them */
     int *pos_ids;          /* (B, T) t of each row */
     int *lengths;          /* (B) */
@@ -33,15 +33,15 @@ struct BertWork {
     float *final_out;      /* (N, C) the encoder output when pre_ln, else NULL */
     float *final_mean, *final_rstd;   /* (N) */
 
-    TfAttnActs *attn;      /* (L) */
-    TfFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
+    BlockAttnActs *attn;      /* (L) */
+    BlockFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
     /* bert_forward_pooled: the last layer at the [CLS] rows only, as
      * cross-attention from those rows to the whole previous layer. */
     int cls_only;          /* the last forward was bert_forward_pooled */
     float *cls_in;         /* (B, C) the last layer's input at t = 0 */
-    TfAttnActs cls_attn;   /* queries (B, 1), keys/values (B, T) */
-    TfFfnActs cls_ffn;     /* (B, 1); .out is the last hidden state at [CLS] */
-    float *scratch;        /* (tf_scratch_floats, and the embedding backward's) */
+    BlockAttnActs cls_attn;   /* queries (B, 1), keys/values (B, T) */
+    BlockFfnActs cls_ffn;     /* (B, 1); .out is the last hidden state at [CLS] */
+    float *scratch;        /* (block_scratch_floats, and the embedding backward's) */
 
     /* Pooler: pooled = tanh(cls_x W_p^T + b_p). */
     float *cls_x;          /* (B, C) hidden rows of [CLS] */

@@ -180,8 +180,8 @@ typedef float *(*S2sMirror)(const Params *, int);
 static float *s2s_ptr(const Params *p, int h, S2sMirror get) { return h < 0 ? NULL : get(p, h); }
 
 /* An attention sublayer's six tensors (w_qkv, b_qkv, w_o, b_o, ln_g, ln_b). */
-static TfAttnParams s2s_attn_params(const Params *p, const int *h, S2sMirror get) {
-    return (TfAttnParams){.w_qkv = s2s_ptr(p, h[0], get), .b_qkv = s2s_ptr(p, h[1], get),
+static BlockAttnParams s2s_attn_params(const Params *p, const int *h, S2sMirror get) {
+    return (BlockAttnParams){.w_qkv = s2s_ptr(p, h[0], get), .b_qkv = s2s_ptr(p, h[1], get),
                           .w_o = s2s_ptr(p, h[2], get), .b_o = s2s_ptr(p, h[3], get),
                           .ln_g = s2s_ptr(p, h[4], get), .ln_b = s2s_ptr(p, h[5], get)};
 }
@@ -190,7 +190,7 @@ static TfAttnParams s2s_attn_params(const Params *p, const int *h, S2sMirror get
 static void s2s_bind_layer(S2sLayer *L, const Params *p, const S2sLayerHandles *h, S2sMirror get) {
     L->self = s2s_attn_params(p, h->self, get);
     L->cross = s2s_attn_params(p, h->cross, get);
-    L->ffn = (TfFfnParams){.w_in = s2s_ptr(p, h->ffn[0], get), .b_in = s2s_ptr(p, h->ffn[1], get),
+    L->ffn = (BlockFfnParams){.w_in = s2s_ptr(p, h->ffn[0], get), .b_in = s2s_ptr(p, h->ffn[1], get),
                            .w_out = s2s_ptr(p, h->ffn[2], get), .b_out = s2s_ptr(p, h->ffn[3], get),
                            .ln_g = s2s_ptr(p, h->ffn[4], get), .ln_b = s2s_ptr(p, h->ffn[5], get)};
     L->rel_k = s2s_ptr(p, h->rel_k, get);
@@ -217,13 +217,13 @@ static void s2s_rel_backward(void *ctx, float *dq, float *dk, float *dv, const f
     attention_backward(dq, dk, dv, dout, att, mask, q, k, v, d, scratch);
 }
 
-static void s2s_bind_rel(Seq2Seq *m, RelPos **rel, TfAttnCore **core, const S2sLayer *w, int layers) {
+static void s2s_bind_rel(Seq2Seq *m, RelPos **rel, BlockAttnCore **core, const S2sLayer *w, int layers) {
     *rel = xcalloc((size_t)layers, sizeof **rel);
     *core = xcalloc((size_t)layers, sizeof **core);
     for (int l = 0; l < layers; l++) {
         (*rel)[l] = (RelPos){.base = m->cfg.lpr_base, .max_bucket = m->rel_max_bucket, .ak = w[l].rel_k,
                              .av = w[l].rel_v};
-        (*core)[l] = (TfAttnCore){&(*rel)[l], s2s_rel_scratch, s2s_rel_forward, s2s_rel_backward};
+        (*core)[l] = (BlockAttnCore){&(*rel)[l], s2s_rel_scratch, s2s_rel_forward, s2s_rel_backward};
     }
 }
 

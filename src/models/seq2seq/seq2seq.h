@@ -61,8 +61,8 @@ typedef struct S2sConfig {
 /* One layer's weights (or, same layout, gradients); pointers into the arena.
  * Encoder layers leave `cross` empty. */
 typedef struct S2sLayer {
-    TfAttnParams self, cross;
-    TfFfnParams ffn;
+    BlockAttnParams self, cross;
+    BlockFfnParams ffn;
     float *rel_k, *rel_v;  /* (2S+1, HS) LPR tables, or NULL */
 } S2sLayer;
 
@@ -82,7 +82,7 @@ typedef struct Seq2Seq {
     float *sinusoid;       /* (max_len, C) the fixed table, or NULL */
     int rel_max_bucket;    /* S of the LPR tables */
     RelPos *enc_rel, *dec_rel;        /* (layers) LPR, or NULL */
-    TfAttnCore *enc_core, *dec_core;  /* (layers) attention with LPR, or NULL */
+    BlockAttnCore *enc_core, *dec_core;  /* (layers) attention with LPR, or NULL */
     Vocab *vocab;          /* owned */
     S2sWork *work;         /* NULL until s2s_reserve */
     Rng rng;               /* dropout */
@@ -164,7 +164,7 @@ void s2s_work_free(S2sWork *w);
 void s2s_embed(const Seq2Seq *m, float *out, const int *ids, int B, int T, int offset);
 /* The sublayer dims of a call: self-attention over T (causal for the decoder),
  * cross-attention over Tk memory positions; train = dropout on. */
-TfDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train);
+BlockDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train);
 /* Decoder layer l on a reserved model (exposed for the reference test):
  * causal self-attention over y (B, T, C), cross-attention on mem (B, S, C),
  * FFN; returns the output (kept in the workspace). The backward writes dx
@@ -180,8 +180,8 @@ float *s2s_work_dmem(S2sWork *w);
 const float *s2s_forward_hidden(Seq2Seq *m, const S2sBatch *b);
 /* Saved activations of an attention sublayer sized for a token budget: rows
  * <= M queries, each with <= keys keys (cross: memory rows <= M); the same
- * fields as tf_attn_acts_init, freed by tf_attn_acts_free. */
-void s2s_attn_acts(TfAttnActs *a, long M, long keys, int C, int NH, int cross);
-void s2s_ffn_acts(TfFfnActs *a, long M, int C, int FF);
+ * fields as block_attn_acts_init, freed by block_attn_acts_free. */
+void s2s_attn_acts(BlockAttnActs *a, long M, long keys, int C, int NH, int cross);
+void s2s_ffn_acts(BlockFfnActs *a, long M, int C, int FF);
 
 #endif

@@ -3,7 +3,7 @@
  *
  * The encoder runs once. Each decoder step feeds ONE token per hypothesis
  * through the same nn/transformer sublayers as training, with T = 1: their
- * attention core (TfDims.core) is replaced by
+ * attention core (BlockDims.core) is replaced by
  *   self-attention: append this step's key/value to the layer's cache and
  *     attend over positions 0..t (the query sits at position t, so LPR buckets
  *     are those of the full sequence);
@@ -53,10 +53,10 @@ struct DecState {
     float *spare;            /* (R, Tmax, C) for reordering a cache */
     float **xkv;             /* (L) (R, S, 2C) cross-attention keys | values */
     float *kpack, *vpack;    /* (R, t+1, C) a cache packed for one attention call */
-    TfAttnActs sa, ca;
-    TfFfnActs ff;
+    BlockAttnActs sa, ca;
+    BlockFfnActs ff;
     DecCoreCtx *ctx;         /* (L) */
-    TfAttnCore *self_core, *cross_core;   /* (L) */
+    BlockAttnCore *self_core, *cross_core;   /* (L) */
     float *x, *dummy_mem;    /* (R, C) step input; a zero "memory" row per hypothesis */
     float *logp;             /* (R, V) log-probabilities of the next token */
     float *scratch;
@@ -148,22 +148,22 @@ static DecState *dec_create(Seq2Seq *m, int n, int beam, int S, int Tmax) {
     s2s_attn_acts(&st->ca, R, S, C, c->heads, 1);
     s2s_ffn_acts(&st->ff, R, C, c->ffn);
     st->ctx = xcalloc((size_t)L, sizeof(DecCoreCtx));
-    st->self_core = xcalloc((size_t)L, sizeof(TfAttnCore));
-    st->cross_core = xcalloc((size_t)L, sizeof(TfAttnCore));
+    st->self_core = xcalloc((size_t)L, sizeof(BlockAttnCore));
+    st->cross_core = xcalloc((size_t)L, sizeof(BlockAttnCore));
     for (int l = 0; l < L; l++) {
         st->ctx[l] = (DecCoreCtx){st, l};
-        st->self_core[l] = (TfAttnCore){&st->ctx[l], dec_self_scratch, dec_self_forward, dec_no_backward};
-        st->cross_core[l] = (TfAttnCore){&st->ctx[l], dec_cross_scratch, dec_cross_forward, dec_no_backward};
+        st->self_core[l] = (BlockAttnCore){&st->ctx[l], dec_self_scratch, dec_self_forward, dec_no_backward};
+        st->cross_core[l] = (BlockAttnCore){&st->ctx[l], dec_cross_scratch, dec_cross_forward, dec_no_backward};
     }
     st->x = dec_floats(R * C);
     st->dummy_mem = dec_floats(R * C);
     memset(st->dummy_mem, 0, sizeof(float) * (size_t)R * C);
     st->logp = dec_floats(R * c->vocab_size);
-    TfDims d = s2s_dims(m, (int)R, 1, 1, 0);
+    BlockDims d = s2s_dims(m, (int)R, 1, 1, 0);
     d.core = &st->self_core[0];
-    long need = tf_scratch_floats(&d);
+    long need = block_scratch_floats(&d);
     d.core = &st->cross_core[0];
-    long need2 = tf_scratch_floats(&d);
+    long need2 = block_scratch_floats(&d);
     st->scratch = dec_floats(need > need2 ? need : need2);
     return st;
 }
@@ -171,7 +171,7 @@ static DecState *dec_create(Seq2Seq *m, int n, int beam, int S, int Tmax) {
 static void dec_free(DecState *st) {
     for (int l = 0; l < st->m->cfg.decoder_layers; l++) { free(st->kc[l]); free(st->vc[l]); free(st->xkv[l]); }
     free(st->kc); free(st->vc); free(st->xkv); free(st->spare); free(st->kpack); free(st->vpack);
-    tf_attn_acts_free(&st->sa); tf_attn_acts_free(&st->ca); tf_ffn_acts_free(&st->ff);
+    block_attn_acts_free(&st->sa); block_attn_acts_free(&st->ca); block_ffn_acts_free(&st->ff);
     free(st->ctx); free(st->self_core); free(st->cross_core);
     free(st->x); free(st->dummy_mem); free(st->logp); free(st->scratch); free(st->src_len);
     free(st);
@@ -186,33 +186,33 @@ static void dec_encode(DecState *st, const int *src, const int *len) {
     const S2sConfig *c = &m->cfg;
     int n = st->n, S = st->S, C = c->d_model;
     long N = (long)n * S;
-    TfAttnActs ea;
-    TfFfnActs ef;
+    BlockAttnActs ea;
+    BlockFfnActs ef;
     s2s_attn_acts(&ea, N, S, C, c->heads, 0);
     s2s_ffn_acts(&ef, N, C, c->ffn);
-    TfDims d = s2s_dims(m, n, S, 0, 0);
+    BlockDims d = s2s_dims(m, n, S, 0, 0);
     d.lengths = len;
     d.core = m->enc_core ? &m->enc_core[0] : NULL;
-    float *scratch = dec_floats(tf_scratch_floats(&d));
+    float *scratch = dec_floats(block_scratch_floats(&d));
     float *x0 = dec_floats(N * C), *kv = dec_floats(N * 2 * C);
     s2s_embed(m, x0, src, n, S, 0);
     const float *x = x0;
     for (int l = 0; l < c->encoder_layers; l++) {
         d.core = m->enc_core ? &m->enc_core[l] : NULL;
-        tf_self_attn_forward(&ea, x, &m->w.enc[l].self, &d, NULL, scratch);
-        tf_ffn_forward(&ef, ea.out, &m->w.enc[l].ffn, &d, NULL, scratch);
+        block_self_attn_forward(&ea, x, &m->w.enc[l].self, &d, NULL, scratch);
+        block_ffn_forward(&ef, ea.out, &m->w.enc[l].ffn, &d, NULL, scratch);
         x = ef.out;
     }
     for (int l = 0; l < c->decoder_layers; l++) {
-        const TfAttnParams *w = &m->w.dec[l].cross;
+        const BlockAttnParams *w = &m->w.dec[l].cross;
         linear_forward(kv, x, w->w_qkv + (long)C * C, w->b_qkv + C, (int)N, C, 2 * C);   /* rows [C, 3C) */
         for (int r = 0; r < st->R; r++)
             memcpy(st->xkv[l] + (long)r * S * 2 * C, kv + (long)(r / st->beam) * S * 2 * C,
                    sizeof(float) * (size_t)S * 2 * C);
     }
     for (int r = 0; r < st->R; r++) st->src_len[r] = len[r / st->beam];
-    tf_attn_acts_free(&ea);
-    tf_ffn_acts_free(&ef);
+    block_attn_acts_free(&ea);
+    block_ffn_acts_free(&ef);
     free(scratch); free(x0); free(kv);
 }
 
@@ -226,16 +226,16 @@ static void dec_step(DecState *st, const int *tokens) {
     s2s_embed(m, st->x, tokens, R, 1, st->t);
     const float *x = st->x;
     for (int l = 0; l < c->decoder_layers; l++) {
-        TfDims d = s2s_dims(m, R, 1, 1, 0);
+        BlockDims d = s2s_dims(m, R, 1, 1, 0);
         d.causal = 1;
         d.core = &st->self_core[l];
-        tf_self_attn_forward(&st->sa, x, &m->w.dec[l].self, &d, NULL, st->scratch);
+        block_self_attn_forward(&st->sa, x, &m->w.dec[l].self, &d, NULL, st->scratch);
         /* Memory of length 1 (zeros): the sublayer's own key/value projection
          * is then one row per hypothesis; the core uses the cached ones. */
         d.causal = 0;
         d.core = &st->cross_core[l];
-        tf_cross_attn_forward(&st->ca, st->sa.out, st->dummy_mem, &m->w.dec[l].cross, &d, NULL, st->scratch);
-        tf_ffn_forward(&st->ff, st->ca.out, &m->w.dec[l].ffn, &d, NULL, st->scratch);
+        block_cross_attn_forward(&st->ca, st->sa.out, st->dummy_mem, &m->w.dec[l].cross, &d, NULL, st->scratch);
+        block_ffn_forward(&st->ff, st->ca.out, &m->w.dec[l].ffn, &d, NULL, st->scratch);
         x = st->ff.out;
     }
     matmul(st->logp, x, m->w.embed, R, V, C, MAT_N, MAT_T, 1.0f, 0.0f);

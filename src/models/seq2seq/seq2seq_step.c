@@ -30,8 +30,8 @@ struct S2sWork {
     int enc_layers, dec_layers;
     float *src_x, *tgt_x;                 /* (M, C) embeddings after dropout: layer 0 inputs */
     unsigned char *src_mask, *tgt_mask;   /* (M, C) their dropout masks */
-    TfAttnActs *enc_self, *dec_self, *dec_cross;
-    TfFfnActs *enc_ffn, *dec_ffn;
+    BlockAttnActs *enc_self, *dec_self, *dec_cross;
+    BlockFfnActs *enc_ffn, *dec_ffn;
     float *h, *dh;                        /* (M, C) decoder outputs at labelled rows, their gradient */
     int *rows, *labels;                   /* (M) */
     float *logits;                        /* (S2S_CHUNK, V) */
@@ -42,14 +42,14 @@ struct S2sWork {
 static float *s2s_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 static unsigned char *s2s_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
 
-void s2s_attn_acts(TfAttnActs *a, long M, long Lmax, int C, int NH, int cross) {
+void s2s_attn_acts(BlockAttnActs *a, long M, long Lmax, int C, int NH, int cross) {
     /* B*T <= M rows and B*Tk <= M keys, so B*NH*T*Tk <= NH*M*Lmax scores. */
-    tf_attn_acts_init_sized(a, M, M, (long)NH * M * Lmax, C, cross);
+    block_attn_acts_init_sized(a, M, M, (long)NH * M * Lmax, C, cross);
 }
 
-TfDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train) {
+BlockDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train) {
     const S2sConfig *c = &m->cfg;
-    return (TfDims){.B = B, .T = T, .Tk = Tk, .C = c->d_model, .NH = c->heads, .FF = c->ffn,
+    return (BlockDims){.B = B, .T = T, .Tk = Tk, .C = c->d_model, .NH = c->heads, .FF = c->ffn,
                     .eps = c->layer_norm_eps, .hidden_dropout = train ? c->dropout : 0.0f,
                     .attn_dropout = train ? c->attention_dropout : 0.0f};
 }
@@ -59,11 +59,11 @@ TfDims s2s_dims(const Seq2Seq *m, int B, int T, int Tk, int train) {
 static long s2s_scratch_need(const Seq2Seq *m, int M, int Lmax) {
     long need = 0;
     for (int T = 1; T <= Lmax; T++) {
-        TfDims d = s2s_dims(m, M / T > 0 ? M / T : 1, T, Lmax, 1);
-        long n = tf_scratch_floats(&d);
+        BlockDims d = s2s_dims(m, M / T > 0 ? M / T : 1, T, Lmax, 1);
+        long n = block_scratch_floats(&d);
         if (m->dec_core) {
             d.core = &m->dec_core[0];
-            long r = tf_scratch_floats(&d);
+            long r = block_scratch_floats(&d);
             n = r > n ? r : n;
         }
         need = n > need ? n : need;
@@ -86,11 +86,11 @@ void s2s_reserve(Seq2Seq *m, int max_tokens, int max_len) {
     w->dec_layers = c->decoder_layers;
     w->src_x = s2s_floats(M * C); w->tgt_x = s2s_floats(M * C);
     w->src_mask = s2s_bytes(M * C); w->tgt_mask = s2s_bytes(M * C);
-    w->enc_self = xcalloc((size_t)c->encoder_layers, sizeof(TfAttnActs));
-    w->enc_ffn = xcalloc((size_t)c->encoder_layers, sizeof(TfFfnActs));
-    w->dec_self = xcalloc((size_t)c->decoder_layers, sizeof(TfAttnActs));
-    w->dec_cross = xcalloc((size_t)c->decoder_layers, sizeof(TfAttnActs));
-    w->dec_ffn = xcalloc((size_t)c->decoder_layers, sizeof(TfFfnActs));
+    w->enc_self = xcalloc((size_t)c->encoder_layers, sizeof(BlockAttnActs));
+    w->enc_ffn = xcalloc((size_t)c->encoder_layers, sizeof(BlockFfnActs));
+    w->dec_self = xcalloc((size_t)c->decoder_layers, sizeof(BlockAttnActs));
+    w->dec_cross = xcalloc((size_t)c->decoder_layers, sizeof(BlockAttnActs));
+    w->dec_ffn = xcalloc((size_t)c->decoder_layers, sizeof(BlockFfnActs));
     for (int l = 0; l < c->encoder_layers; l++) {
         s2s_attn_acts(&w->enc_self[l], M, max_len, (int)C, c->heads, 0);
         s2s_ffn_acts(&w->enc_ffn[l], M, (int)C, c->ffn);
@@ -114,13 +114,13 @@ void s2s_work_free(S2sWork *w) {
     if (!w) return;
     free(w->src_x); free(w->tgt_x); free(w->src_mask); free(w->tgt_mask);
     for (int l = 0; l < w->enc_layers; l++) {
-        tf_attn_acts_free(&w->enc_self[l]);
-        tf_ffn_acts_free(&w->enc_ffn[l]);
+        block_attn_acts_free(&w->enc_self[l]);
+        block_ffn_acts_free(&w->enc_ffn[l]);
     }
     for (int l = 0; l < w->dec_layers; l++) {
-        tf_attn_acts_free(&w->dec_self[l]);
-        tf_attn_acts_free(&w->dec_cross[l]);
-        tf_ffn_acts_free(&w->dec_ffn[l]);
+        block_attn_acts_free(&w->dec_self[l]);
+        block_attn_acts_free(&w->dec_cross[l]);
+        block_ffn_acts_free(&w->dec_ffn[l]);
     }
     free(w->enc_self); free(w->enc_ffn); free(w->dec_self); free(w->dec_cross); free(w->dec_ffn);
     free(w->h); free(w->dh); free(w->rows); free(w->labels); free(w->logits);
@@ -163,7 +163,7 @@ static void s2s_embed_backward(Seq2Seq *m, float *tmp, const float *dx, const un
 
 /* ---- forward ---- */
 
-static const TfAttnCore *s2s_core(const TfAttnCore *cores, int l) { return cores ? &cores[l] : NULL; }
+static const BlockAttnCore *s2s_core(const BlockAttnCore *cores, int l) { return cores ? &cores[l] : NULL; }
 
 /* Encoder over the batch's sources; returns the output (B, S, C). */
 static const float *s2s_encode(Seq2Seq *m, const S2sBatch *b, Rng *rng) {
@@ -172,11 +172,11 @@ static const float *s2s_encode(Seq2Seq *m, const S2sBatch *b, Rng *rng) {
     if (rng) dropout_forward(w->src_x, w->src_mask, w->src_x, (long)b->B * b->S * m->cfg.d_model, m->cfg.dropout, rng);
     const float *x = w->src_x;
     for (int l = 0; l < m->cfg.encoder_layers; l++) {
-        TfDims d = s2s_dims(m, b->B, b->S, 0, rng != NULL);
+        BlockDims d = s2s_dims(m, b->B, b->S, 0, rng != NULL);
         d.lengths = b->src_len;
         d.core = s2s_core(m->enc_core, l);
-        tf_self_attn_forward(&w->enc_self[l], x, &m->w.enc[l].self, &d, rng, w->scratch);
-        tf_ffn_forward(&w->enc_ffn[l], w->enc_self[l].out, &m->w.enc[l].ffn, &d, rng, w->scratch);
+        block_self_attn_forward(&w->enc_self[l], x, &m->w.enc[l].self, &d, rng, w->scratch);
+        block_ffn_forward(&w->enc_ffn[l], w->enc_self[l].out, &m->w.enc[l].ffn, &d, rng, w->scratch);
         x = w->enc_ffn[l].out;
     }
     return x;
@@ -184,7 +184,7 @@ static const float *s2s_encode(Seq2Seq *m, const S2sBatch *b, Rng *rng) {
 
 /* The dims of decoder layer l's sublayers for a batch: self-attention (causal,
  * with the layer's LPR core if any) and the cross-attention / FFN dims. */
-static void s2s_dec_dims(const Seq2Seq *m, int l, const S2sBatch *b, int train, TfDims *self, TfDims *rest) {
+static void s2s_dec_dims(const Seq2Seq *m, int l, const S2sBatch *b, int train, BlockDims *self, BlockDims *rest) {
     *rest = s2s_dims(m, b->B, b->T, b->S, train);
     rest->lengths = b->tgt_len;
     rest->mem_lengths = b->src_len;
@@ -195,24 +195,24 @@ static void s2s_dec_dims(const Seq2Seq *m, int l, const S2sBatch *b, int train, 
 
 const float *s2s_dec_layer_forward(Seq2Seq *m, int l, const float *y, const float *mem, const S2sBatch *b, Rng *rng) {
     S2sWork *w = m->work;
-    TfDims ds, d;
+    BlockDims ds, d;
     s2s_dec_dims(m, l, b, rng != NULL, &ds, &d);
-    tf_self_attn_forward(&w->dec_self[l], y, &m->w.dec[l].self, &ds, rng, w->scratch);
-    tf_cross_attn_forward(&w->dec_cross[l], w->dec_self[l].out, mem, &m->w.dec[l].cross, &d, rng, w->scratch);
-    tf_ffn_forward(&w->dec_ffn[l], w->dec_cross[l].out, &m->w.dec[l].ffn, &d, rng, w->scratch);
+    block_self_attn_forward(&w->dec_self[l], y, &m->w.dec[l].self, &ds, rng, w->scratch);
+    block_cross_attn_forward(&w->dec_cross[l], w->dec_self[l].out, mem, &m->w.dec[l].cross, &d, rng, w->scratch);
+    block_ffn_forward(&w->dec_ffn[l], w->dec_cross[l].out, &m->w.dec[l].ffn, &d, rng, w->scratch);
     return w->dec_ffn[l].out;
 }
 
 void s2s_dec_layer_backward(Seq2Seq *m, int l, float *dx, const float *dy, const float *y, const float *mem,
                             const S2sBatch *b, int train) {
     S2sWork *w = m->work;
-    TfDims ds, d;
+    BlockDims ds, d;
     s2s_dec_dims(m, l, b, train, &ds, &d);
     float *t1 = w->gb, *t2 = w->gc;
-    tf_ffn_backward(t1, &m->g.dec[l].ffn, dy, &w->dec_ffn[l], w->dec_cross[l].out, &m->w.dec[l].ffn, &d, w->scratch);
-    tf_cross_attn_backward(t2, w->dmem, &m->g.dec[l].cross, t1, &w->dec_cross[l], w->dec_self[l].out, mem,
+    block_ffn_backward(t1, &m->g.dec[l].ffn, dy, &w->dec_ffn[l], w->dec_cross[l].out, &m->w.dec[l].ffn, &d, w->scratch);
+    block_cross_attn_backward(t2, w->dmem, &m->g.dec[l].cross, t1, &w->dec_cross[l], w->dec_self[l].out, mem,
                            &m->w.dec[l].cross, &d, w->scratch);
-    tf_self_attn_backward(dx, &m->g.dec[l].self, t2, &w->dec_self[l], y, &m->w.dec[l].self, &ds, w->scratch);
+    block_self_attn_backward(dx, &m->g.dec[l].self, t2, &w->dec_self[l], y, &m->w.dec[l].self, &ds, w->scratch);
 }
 
 /* Decoder over the batch's target inputs; returns the output (B, T, C). */
@@ -280,12 +280,12 @@ static float *s2s_encoder_backward(Seq2Seq *m, const S2sBatch *b, int train) {
     S2sWork *w = m->work;
     float *g = w->dmem, *t1 = w->ga;
     for (int l = m->cfg.encoder_layers - 1; l >= 0; l--) {
-        TfDims d = s2s_dims(m, b->B, b->S, 0, train);
+        BlockDims d = s2s_dims(m, b->B, b->S, 0, train);
         d.lengths = b->src_len;
         d.core = s2s_core(m->enc_core, l);
         const float *x_in = l > 0 ? w->enc_ffn[l - 1].out : w->src_x;
-        tf_ffn_backward(t1, &m->g.enc[l].ffn, g, &w->enc_ffn[l], w->enc_self[l].out, &m->w.enc[l].ffn, &d, w->scratch);
-        tf_self_attn_backward(g, &m->g.enc[l].self, t1, &w->enc_self[l], x_in, &m->w.enc[l].self, &d, w->scratch);
+        block_ffn_backward(t1, &m->g.enc[l].ffn, g, &w->enc_ffn[l], w->enc_self[l].out, &m->w.enc[l].ffn, &d, w->scratch);
+        block_self_attn_backward(g, &m->g.enc[l].self, t1, &w->enc_self[l], x_in, &m->w.enc[l].self, &d, w->scratch);
     }
     return g;
 }
@@ -325,8 +325,8 @@ const float *s2s_forward_hidden(Seq2Seq *m, const S2sBatch *b) {
 
 int s2s_reserved_len(const Seq2Seq *m) { return m->work ? m->work->Lmax : 0; }
 
-void s2s_ffn_acts(TfFfnActs *a, long M, int C, int FF) {
+void s2s_ffn_acts(BlockFfnActs *a, long M, int C, int FF) {
     /* FFN activations are per row only: (B, T) = (1, M) sizes them exactly. */
-    TfDims d = {.B = 1, .T = (int)M, .C = C, .NH = 1, .FF = FF};
-    tf_ffn_acts_init(a, &d);
+    BlockDims d = {.B = 1, .T = (int)M, .C = C, .NH = 1, .FF = FF};
+    block_ffn_acts_init(a, &d);
 }

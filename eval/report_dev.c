@@ -51,7 +51,7 @@ static void confusion_table(ReportPage *p, const Task *t, const Dataset *d, cons
     int K = t->num_labels;
     long count[TASK_MAX_LABELS][TASK_MAX_LABELS] = {{0}}, row[TASK_MAX_LABELS] = {0};
     for (int i = 0; i < d->n; i++) {
-        int g = d->ex[i].label, q = eval_argmax(out + (size_t)i * (size_t)K, K);
+        int g = d->ex[i].label, q = evaluate_argmax(out + (size_t)i * (size_t)K, K);
         if (g < 0 || g >= K) continue;
         count[g][q]++;
         row[g]++;
@@ -151,7 +151,7 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
     if (!why[0] && task_load(t, dev->name, task_data_root(), 0, &d) != 0)
         snprintf(why, sizeof why, "%.900s could not be read (the error is above)", datafile);
     if (!why[0] && !(m = ops->load(ckpt, t))) snprintf(why, sizeof why, "%.900s could not be loaded", ckpt);
-    if (!why[0] && !(out = eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL)))
+    if (!why[0] && !(out = evaluate_predict_dataset(ops, m, &d, EVALUATE_BATCH_DEFAULT, NULL)))
         snprintf(why, sizeof why, "the model could not encode %.900s", datafile);
     if (why[0]) {
         fprintf(p->f, "<p class=\"missing\">No dev predictions: ");
@@ -159,7 +159,7 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
         fprintf(p->f, ".</p>\n");
         if (predict) report_page_missing(p, "%s: no dev predictions: %s", in->name, why);
     } else {
-        cJSON *fresh = eval_metrics(t, &d, out);
+        cJSON *fresh = evaluate_metrics(t, &d, out);
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(in->json, "best");
         dev_metrics_line(p, fresh, cJSON_GetObjectItemCaseSensitive(best, dev->name));
         cJSON_Delete(fresh);

@@ -191,7 +191,7 @@ static int bench_ft_ours(FtBench *b, uint64_t seed, double *seconds, double *loo
     for (int i = 0; i < b->dev.n; i++) rows[i] = i;
     Encoded *e = ops->encode(m, &b->dev);
     ops->predict(m, e, rows, b->dev.n, out);
-    for (int i = 0; i < b->dev.n; i++) pred[i] = eval_argmax(out + (size_t)i * K, K);
+    for (int i = 0; i < b->dev.n; i++) pred[i] = evaluate_argmax(out + (size_t)i * K, K);
     *acc = 100.0 * metric_accuracy(pred, b->gold, b->dev.n);
     ops->encoded_free(e);
     ops->free(m);

@@ -136,13 +136,13 @@ static cJSON *compare_majority(const Task *t) {
     if (task_load(t, "train", task_data_root(), 0, &train) != 0) return NULL;
     cJSON *e = cJSON_CreateObject();
     const TaskSplit *dev[TASK_MAX_SPLITS];
-    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), k = eval_num_outputs(t);
+    int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), k = evaluate_num_outputs(t);
     for (int s = 0; s < nd; s++) {
         Dataset d;
         if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) continue;
         float *out = xmalloc(sizeof(float) * (size_t)(d.n ? d.n : 1) * (size_t)k);  /* (n, K) */
-        eval_majority_predict(t, &train, d.n, out);
-        cJSON_AddItemToObject(e, dev[s]->name, eval_metrics(t, &d, out));
+        evaluate_majority_predict(t, &train, d.n, out);
+        cJSON_AddItemToObject(e, dev[s]->name, evaluate_metrics(t, &d, out));
         free(out);
         dataset_free(&d);
     }

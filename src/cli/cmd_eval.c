@@ -46,9 +46,9 @@ static int eval_batch_of(const char *dir) {
     char path[4096];
     run_file_path(dir, RUN_CONFIG, path, sizeof path);
     cJSON *c = json_file_read(path, 0);
-    int b = (int)run_config_number(c, "eval_batch", EVAL_BATCH_DEFAULT);
+    int b = (int)run_config_number(c, "eval_batch", EVALUATE_BATCH_DEFAULT);
     cJSON_Delete(c);
-    return b > 0 ? b : EVAL_BATCH_DEFAULT;
+    return b > 0 ? b : EVALUATE_BATCH_DEFAULT;
 }
 
 /* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
@@ -60,13 +60,13 @@ static int eval_batch_of(const char *dir) {
  * ["dev_predictions"][split]. 0 ok. */
 static int eval_save_dev_predictions(const Task *t, const Dataset *d, const float *pred, const char *dir,
                                      cJSON *out) {
-    int k = eval_num_outputs(t), n = d->n;
+    int k = evaluate_num_outputs(t), n = d->n;
     long *index = xmalloc(sizeof(long) * (size_t)(n ? n : 1));
     int *label = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
     double *score = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         index[i] = d->ex[i].index;
-        label[i] = k == 1 ? -1 : eval_argmax(pred + (size_t)i * (size_t)k, k);
+        label[i] = k == 1 ? -1 : evaluate_argmax(pred + (size_t)i * (size_t)k, k);
         score[i] = k == 1 ? pred[i] : 0;
     }
     char name[256], path[4400], where[4400];
@@ -108,9 +108,9 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
         Dataset d;
         if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) return 1;
         double secs = 0;
-        float *pred = eval_predict_dataset(ops, m, &d, batch, &secs);
+        float *pred = evaluate_predict_dataset(ops, m, &d, batch, &secs);
         if (!pred) { dataset_free(&d); return 1; }
-        cJSON_AddItemToObject(out, dev[s]->name, eval_metrics(t, &d, pred));
+        cJSON_AddItemToObject(out, dev[s]->name, evaluate_metrics(t, &d, pred));
         int rc = dir[0] && !test ? eval_save_dev_predictions(t, &d, pred, dir, out) : 0;
         if (rc) { free(pred); dataset_free(&d); return rc; }
         examples += d.n;
@@ -127,20 +127,20 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
  * out gets {"<split>": {"file": path, "rows": n}}. */
 static int eval_task_test(const ModelOps *ops, Model *m, const Task *t, int batch, const char *dir,
                           cJSON *out) {
-    int k = eval_num_outputs(t);
+    int k = evaluate_num_outputs(t);
     for (int s = 0; s < t->num_splits; s++) {
         const TaskSplit *sp = &t->splits[s];
         if (!sp->is_test || !sp->submit) continue;
         Dataset d;
         if (task_load(t, sp->name, task_data_root(), 0, &d) != 0) return 1;
-        float *pred = eval_predict_dataset(ops, m, &d, batch, NULL);
+        float *pred = evaluate_predict_dataset(ops, m, &d, batch, NULL);
         int rc = pred ? 0 : 1;
         long *index = xmalloc(sizeof(long) * (size_t)(d.n ? d.n : 1));
         int *label = xmalloc(sizeof(int) * (size_t)(d.n ? d.n : 1));
         double *score = xmalloc(sizeof(double) * (size_t)(d.n ? d.n : 1));
         for (int i = 0; rc == 0 && i < d.n; i++) {
             index[i] = d.ex[i].index;
-            label[i] = k == 1 ? -1 : eval_argmax(pred + (size_t)i * (size_t)k, k);
+            label[i] = k == 1 ? -1 : evaluate_argmax(pred + (size_t)i * (size_t)k, k);
             score[i] = k == 1 ? pred[i] : 0;
         }
         char path[4096];
@@ -178,7 +178,7 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
      * has no AVX512-BF16 and --bf16 ran the fp32 path, src/cli/cli_run.c). */
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
-    int batch = dir[0] ? eval_batch_of(dir) : EVAL_BATCH_DEFAULT;
+    int batch = dir[0] ? eval_batch_of(dir) : EVALUATE_BATCH_DEFAULT;
     int rc = test && !t->user ? eval_task_test(ops, m, t, batch, dir, out)
                               : eval_task_dev(ops, m, t, batch, test, dir, out);
     ops->free(m);

@@ -89,7 +89,7 @@ static cJSON *predict_json(const Task *t, const float *p) {
         cJSON_AddNumberToObject(o, "score", p[0]);
         return o;
     }
-    int best = eval_argmax(p, t->num_labels);
+    int best = evaluate_argmax(p, t->num_labels);
     cJSON_AddStringToObject(o, "label", task_label_name(t, best));
     cJSON_AddStringToObject(o, "label_id", t->labels[best]);   /* as in the task's files and submissions */
     cJSON *probs = cJSON_AddObjectToObject(o, "probabilities");
@@ -100,7 +100,7 @@ static cJSON *predict_json(const Task *t, const float *p) {
 /* "label<TAB>name_0=p_0<TAB>..." line: the label's name, then each class's probability. */
 static void predict_print_line(const Task *t, const float *p) {
     if (t->num_labels == 1) { printf("%.4f\n", p[0]); return; }
-    printf("%s", task_label_name(t, eval_argmax(p, t->num_labels)));
+    printf("%s", task_label_name(t, evaluate_argmax(p, t->num_labels)));
     for (int k = 0; k < t->num_labels; k++) printf("\t%s=%.4f", task_label_name(t, k), p[k]);
     printf("\n");
 }
@@ -109,7 +109,7 @@ static void predict_print_line(const Task *t, const float *p) {
  * arguments): a prediction, or for a skipped line "-" (text) / an object with
  * the line's number and "error" (JSON). */
 static void predict_print(const Task *t, const Dataset *d, const float *out, int json, long lines) {
-    int k = eval_num_outputs(t);
+    int k = evaluate_num_outputs(t);
     if (json) {
         cJSON *o;
         if (lines) {
@@ -223,7 +223,7 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     long lines = 0, bad = 0;
     if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);
     else bad = predict_read_stdin(t, &d, &lines);
-    float *out = d.n ? eval_predict_dataset(ops, m, &d, EVAL_BATCH_DEFAULT, NULL) : NULL;
+    float *out = d.n ? evaluate_predict_dataset(ops, m, &d, EVALUATE_BATCH_DEFAULT, NULL) : NULL;
     if (out || d.n == 0) predict_print(t, &d, out, json, lines);
     if ((!out && d.n) || bad) rc = 1;
     if (bad) fprintf(stderr, "%ld of %ld lines skipped (no prediction; see above)\n", bad, lines);

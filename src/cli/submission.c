@@ -52,15 +52,15 @@ static int submission_majority(const Task *t, const TaskSplit *sp, const char *d
         return -1;
     }
     if (task_load(t, sp->name, task_data_root(), 0, &test) != 0) { dataset_free(&labelled); return -1; }
-    int k = eval_num_outputs(t);
+    int k = evaluate_num_outputs(t);
     float *out = xmalloc(sizeof(float) * (size_t)(test.n ? test.n : 1) * (size_t)k);
-    eval_majority_predict(t, &labelled, test.n, out);
+    evaluate_majority_predict(t, &labelled, test.n, out);
     long *index = xmalloc(sizeof(long) * (size_t)(test.n ? test.n : 1));
     int *label = xmalloc(sizeof(int) * (size_t)(test.n ? test.n : 1));
     double *score = xmalloc(sizeof(double) * (size_t)(test.n ? test.n : 1));
     for (int i = 0; i < test.n; i++) {
         index[i] = test.ex[i].index;
-        label[i] = k == 1 ? -1 : eval_argmax(out + (size_t)i * (size_t)k, k);
+        label[i] = k == 1 ? -1 : evaluate_argmax(out + (size_t)i * (size_t)k, k);
         score[i] = k == 1 ? out[i] : 0;
     }
     run_file_path(dir, sp->submit, path, cap);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int eval_num_outputs(const Task *t) { return t->num_labels == 1 ? 1 : t->num_labels; }
+int evaluate_num_outputs(const Task *t) { return t->num_labels == 1 ? 1 : t->num_labels; }
 
 typedef struct { int len, row; } RowLen;
 
@@ -19,9 +19,9 @@ static int rowlen_cmp(const void *a, const void *b) {
     return (x->row > y->row) - (x->row < y->row);
 }
 
-void eval_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
+void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
                       int batch, float *out, double *seconds) {
-    if (batch < 1) batch = EVAL_BATCH_DEFAULT;
+    if (batch < 1) batch = EVALUATE_BATCH_DEFAULT;
     int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
     if (ops->length) {
         RowLen *rl = xmalloc(sizeof(RowLen) * (size_t)(n ? n : 1));
@@ -46,29 +46,29 @@ void eval_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, in
     free(order);
 }
 
-float *eval_predict_dataset(const ModelOps *ops, Model *m, const Dataset *d, int batch, double *seconds) {
+float *evaluate_predict_dataset(const ModelOps *ops, Model *m, const Dataset *d, int batch, double *seconds) {
     Encoded *e = ops->encode(m, d);
     if (!e) return NULL;
-    int k = eval_num_outputs(d->task);
+    int k = evaluate_num_outputs(d->task);
     float *out = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1) * (size_t)k);  /* (n, K) */
-    eval_predict_all(ops, m, e, d->n, k, batch, out, seconds);
+    evaluate_predict_all(ops, m, e, d->n, k, batch, out, seconds);
     ops->encoded_free(e);
     return out;
 }
 
-int eval_argmax(const float *p, int k) {
+int evaluate_argmax(const float *p, int k) {
     int best = 0;
     for (int i = 1; i < k; i++)
         if (p[i] > p[best]) best = i;
     return best;
 }
 
-cJSON *eval_metrics(const Task *t, const Dataset *d, const float *out) {
-    int n = d->n, k = eval_num_outputs(t);
+cJSON *evaluate_metrics(const Task *t, const Dataset *d, const float *out) {
+    int n = d->n, k = evaluate_num_outputs(t);
     int *pred = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *gold = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
     double *ps = xmalloc(sizeof(double) * (size_t)(n ? n : 1)), *gs = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
-        pred[i] = k == 1 ? 0 : eval_argmax(out + (size_t)i * (size_t)k, k);
+        pred[i] = k == 1 ? 0 : evaluate_argmax(out + (size_t)i * (size_t)k, k);
         gold[i] = d->ex[i].label;
         ps[i] = k == 1 ? out[i] : 0;
         gs[i] = d->ex[i].score;
@@ -84,7 +84,7 @@ cJSON *eval_metrics(const Task *t, const Dataset *d, const float *out) {
     return j;
 }
 
-double eval_score(const Task *t, const cJSON *metrics) {
+double evaluate_score(const Task *t, const cJSON *metrics) {
     double sum = 0;
     int n = 0;
     for (int mi = 0; mi < 2; mi++) {
@@ -97,8 +97,8 @@ double eval_score(const Task *t, const cJSON *metrics) {
     return n ? sum / n : NAN;
 }
 
-void eval_majority_predict(const Task *t, const Dataset *train, int n, float *out) {
-    int k = eval_num_outputs(t);
+void evaluate_majority_predict(const Task *t, const Dataset *train, int n, float *out) {
+    int k = evaluate_num_outputs(t);
     if (k == 1) {
         double sum = 0;
         for (int i = 0; i < train->n; i++) sum += train->ex[i].score;

@@ -10,28 +10,28 @@
 #include "models/model.h"
 
 /* Rows per prediction batch unless the config says "eval_batch". */
-#define EVAL_BATCH_DEFAULT 64
+#define EVALUATE_BATCH_DEFAULT 64
 
 /* Outputs per row: K classes, or 1 score for regression (num_labels == 1). */
-int eval_num_outputs(const Task *t);
-/* out (n, eval_num_outputs) for rows 0..n) of e, in row order. *seconds (may be
+int evaluate_num_outputs(const Task *t);
+/* out (n, evaluate_num_outputs) for rows 0..n) of e, in row order. *seconds (may be
  * NULL) gets the wall time spent in predict. */
-void eval_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
+void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
                       int batch, float *out, double *seconds);
-/* Encode d, predict every row, free the features: out (d->n, eval_num_outputs),
+/* Encode d, predict every row, free the features: out (d->n, evaluate_num_outputs),
  * caller frees; NULL when the model could not encode d (it said why). */
-float *eval_predict_dataset(const ModelOps *ops, Model *m, const Dataset *d, int batch, double *seconds);
+float *evaluate_predict_dataset(const ModelOps *ops, Model *m, const Dataset *d, int batch, double *seconds);
 /* Index of the largest of p[0..k). */
-int eval_argmax(const float *p, int k);
-/* The task's metrics of out (n, eval_num_outputs) against d's labels, as
+int evaluate_argmax(const float *p, int k);
+/* The task's metrics of out (n, evaluate_num_outputs) against d's labels, as
  * {"accuracy": 91.2, ...} (×100, metric_name keys, primary first). */
-cJSON *eval_metrics(const Task *t, const Dataset *d, const float *out);
+cJSON *evaluate_metrics(const Task *t, const Dataset *d, const float *out);
 /* Selection score of a metrics object: the mean of the task's metrics in it
  * (×100 like them); NaN if one is missing. */
-double eval_score(const Task *t, const cJSON *metrics);
+double evaluate_score(const Task *t, const cJSON *metrics);
 /* Majority baseline on d: the most frequent training class (ties: lowest
  * index), or the mean training score for regression. Fills out like a model's
- * predictions (n, eval_num_outputs). */
-void eval_majority_predict(const Task *t, const Dataset *train, int n, float *out);
+ * predictions (n, evaluate_num_outputs). */
+void evaluate_majority_predict(const Task *t, const Dataset *train, int n, float *out);
 
 #endif

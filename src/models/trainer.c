@@ -140,7 +140,7 @@ static int run_read_settings(Run *r) {
     r->lr = (float)run_config_number(c, "lr", NAN);
     r->warmup = run_config_number(c, "warmup", 0.0);
     r->schedule = run_config_string(c, "schedule", "linear");
-    r->eval_batch = (int)run_config_number(c, "eval_batch", EVAL_BATCH_DEFAULT);
+    r->eval_batch = (int)run_config_number(c, "eval_batch", EVALUATE_BATCH_DEFAULT);
     if (!(r->lr > 0) || !isfinite(r->lr)) {
         user_error(NULL, "setting lr must be a positive number (got %g)", (double)r->lr);
         return EXIT_USAGE;
@@ -153,7 +153,7 @@ static int run_read_settings(Run *r) {
         user_error("use linear, cosine or constant", "unknown schedule '%s'", r->schedule);
         return EXIT_USAGE;
     }
-    if (r->eval_batch < 1) r->eval_batch = EVAL_BATCH_DEFAULT;
+    if (r->eval_batch < 1) r->eval_batch = EVALUATE_BATCH_DEFAULT;
     return 0;
 }
 
@@ -433,17 +433,17 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
 
 /* Metrics of every dev split into rec ({"dev": {...}}); returns the selection score. */
 static double run_evaluate(Run *r, cJSON *rec) {
-    int k = eval_num_outputs(r->t);
+    int k = evaluate_num_outputs(r->t);
     double score = NAN;
     for (int s = 0; s < r->num_dev; s++) {
         int n = r->dev[s].n;
         float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)k);  /* (n, K) */
         double secs;
-        eval_predict_all(r->ops, r->m, r->dev_e[s], n, k, r->eval_batch, out, &secs);
+        evaluate_predict_all(r->ops, r->m, r->dev_e[s], n, k, r->eval_batch, out, &secs);
         r->eval_seconds += secs;
         r->eval_examples += n;
-        cJSON *metrics = eval_metrics(r->t, &r->dev[s], out);
-        if (s == 0) score = eval_score(r->t, metrics);
+        cJSON *metrics = evaluate_metrics(r->t, &r->dev[s], out);
+        if (s == 0) score = evaluate_score(r->t, metrics);
         cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
         free(out);
     }

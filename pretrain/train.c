@@ -210,8 +210,7 @@ static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, siz
 
 /* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
 static int run_resume(Run *r) {
-    if (!checkpoint_rolling_exists(r->path_last)) {
-        if (r->o->show_progress) fprintf(stderr, "nothing to resume in %s: starting a new run\n", r->o->out_dir);
+    if (!run_resume_available(r->path_last, r->o->out_dir)) {
         run_fresh(r);
         return 0;
     }
@@ -436,9 +435,7 @@ static void run_log_eval(Run *r, const MlmEvalResult *e) {
 
 /* summary.json at the end. 0 ok. */
 static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", r->o->command ? r->o->command : "");
-    cJSON_AddNumberToObject(j, "threads", r->o->threads);
+    cJSON *j = run_results_head(r->o->command, r->pc->seed, r->o->threads, NULL);
     cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
     if (r->size > 1 && r->step > r->step0) {
         /* The gradient sums of this process (`glue bench scaling` reads them):
@@ -454,7 +451,6 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     char cpu[256];
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
-    cJSON_AddItemToObject(j, "provenance", provenance_json(r->o->threads, (long long)r->pc->seed));
     cJSON_AddNumberToObject(j, "steps", (double)r->step);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
     cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));

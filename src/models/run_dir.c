@@ -2,7 +2,9 @@
 #include "models/run_dir.h"
 
 #include "core/common.h"
+#include "core/checkpoint.h"
 #include "core/files.h"
+#include "core/provenance.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -33,4 +35,20 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap) {
 void run_file_path(const char *dir, const char *file, char *out, size_t cap) {
     int n = snprintf(out, cap, "%s/%s", dir, file);
     if (n < 0 || (size_t)n >= cap) DIE("path too long: %s/%s", dir, file);
+}
+
+cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", command ? command : "");
+    cJSON_AddNumberToObject(j, "seed", (double)seed);
+    cJSON_AddNumberToObject(j, "threads", threads);
+    cJSON_AddItemToObject(j, "provenance", provenance_json(threads, (long long)seed));
+    if (config) cJSON_AddItemToObject(j, "config", cJSON_Duplicate(config, 1));
+    return j;
+}
+
+int run_resume_available(const char *path, const char *out_dir) {
+    if (checkpoint_rolling_exists(path)) return 1;
+    user_warning("no interrupted run in %s; starting from the beginning", out_dir);
+    return 0;
 }

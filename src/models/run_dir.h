@@ -30,6 +30,7 @@
 #define GLUE_RUN_DIR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cJSON cJSON;
 
@@ -52,5 +53,17 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 /* "<dir>/<file>" into out; DIE if it does not fit. */
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
+
+/* ---- shared by the run drivers (models/trainer.c, translation's
+ * seq2seq_train.c, pretrain/train.c) ---- */
+
+/* The head of every results file: {"command", "seed", "threads",
+ * "provenance" (core/provenance.h), "config" (a copy; left out when NULL)}.
+ * The driver adds its own fields. Caller frees. */
+cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config);
+/* Before --resume reads a rolling checkpoint (core/checkpoint.h): 1 when
+ * path (or its prev.ckpt) exists; else 0 after one line saying that out_dir
+ * has no interrupted run and training starts from the beginning. */
+int run_resume_available(const char *path, const char *out_dir);
 
 #endif

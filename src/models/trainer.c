@@ -11,7 +11,6 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/interrupt.h"
-#include "core/provenance.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
 #include "models/run_config.h"
@@ -497,14 +496,9 @@ static char *selection_text(const Run *r) {
 
 static cJSON *run_results(const Run *r) {
     const TrainerOptions *o = r->o;
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = run_results_head(o->command, o->seed, o->threads, o->config);
     cJSON_AddStringToObject(j, "task", r->t->name);
     cJSON_AddStringToObject(j, "model", r->ops->name);
-    cJSON_AddStringToObject(j, "command", o->command ? o->command : "");
-    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(j, "threads", o->threads);
-    cJSON_AddItemToObject(j, "provenance", provenance_json(o->threads, (long long)o->seed));
-    cJSON_AddItemToObject(j, "config", cJSON_Duplicate(o->config, 1));
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);

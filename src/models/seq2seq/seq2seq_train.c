@@ -269,10 +269,7 @@ static double s2s_json_num(const cJSON *j, const char *k) { return run_config_nu
 static int s2s_resume(S2sRun *r) {
     char path[4096];
     s2s_run_path(r, RUN_LAST_CKPT, path, sizeof path);
-    if (!checkpoint_rolling_exists(path)) {
-        user_warning("no interrupted run in %s; starting from the beginning", r->o->out_dir);
-        return 0;
-    }
+    if (!run_resume_available(path, r->o->out_dir)) return 0;
     Checkpoint *c = checkpoint_rolling_read(path);   /* or prev.ckpt */
     if (!c) return 1;
     int rc = 1;
@@ -542,12 +539,8 @@ static int s2s_prepare(S2sRun *r) {
 }
 
 static int s2s_write_results(S2sRun *r) {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = run_results_head(r->o->command, r->o->seed, r->o->threads, r->o->config);
     cJSON_AddStringToObject(j, "task", "translation");
-    cJSON_AddStringToObject(j, "command", r->o->command ? r->o->command : "");
-    cJSON_AddNumberToObject(j, "seed", (double)r->o->seed);
-    cJSON_AddNumberToObject(j, "threads", r->o->threads);
-    cJSON_AddItemToObject(j, "config", cJSON_Duplicate(r->o->config, 1));
     cJSON_AddNumberToObject(j, "vocab_size", r->m->cfg.vocab_size);
     cJSON_AddNumberToObject(j, "num_params", (double)params_count(r->m->params));
     cJSON_AddNumberToObject(j, "train_pairs", r->train.n);

@@ -184,6 +184,19 @@ static const Command COMMANDS[] = {
      "  training time, inference examples/s and parameters, plus a majority-class\n"
      "  row; writes runs/results/compare.json and compare.md ($GLUE_RESULTS: elsewhere;\n"
      "  the repository's results/ only when named).\n"},
+    {"protocol", cmd_protocol,
+     "[--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR] "
+     "[--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json] "
+     "[--threads N]",
+     "measure changes of the fine-tuning recipe over seeds: one table of their effects",
+     "  Row 'baseline' is the model's default recipe (with every --set); each --change adds one row with\n"
+     "  its settings (a key written task.key applies to that task only). Every row\n"
+     "  fine-tunes each task for each seed into runs/protocol/<row>/<task>-seed<S>/\n"
+     "  (reused when finished, resumed when interrupted) and the table gets, per\n"
+     "  task, the mean and spread over seeds of the dev score at the best epoch\n"
+     "  (selected on dev, as finetune does: optimistic, alike for every row), the\n"
+     "  row's mean and its difference from the baseline. Writes\n"
+     "  runs/results/finetune_protocol.json and .md (rows updated by name).\n"},
     {"bench", cmd_bench,
      "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]  |  "
      "bert [--config tiny|mini|small] [--reps 7] [--steps N] [--threads 2] [--no-torch] [--json]",

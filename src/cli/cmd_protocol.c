@@ -1,0 +1,79 @@
+/* cmd_protocol.c — `glue protocol`: fine-tuning recipe changes measured over
+ * seeds, one table (models/protocol.h). */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/threads.h"
+#include "models/protocol.h"
+#include "models/run_dir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROTOCOL_USAGE                                                                                           \
+    "glue protocol [--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR]\n"         \
+    "       [--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json]\n"   \
+    "       [--threads N]"
+
+/* "a,b,c" into at most max pieces of buf (modified); the count, or -1 when too many. */
+static int protocol_list(char *buf, const char **out, int max) {
+    int n = 0;
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        if (n == max) return -1;
+        out[n++] = p;
+    }
+    return n;
+}
+
+int cmd_protocol(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    char tasks_buf[256], seeds_buf[256], root_default[4200], results_default[4200];
+    snprintf(tasks_buf, sizeof tasks_buf, "%s", args_str(&a, "--tasks", "cola,mrpc,stsb,rte"));
+    snprintf(seeds_buf, sizeof seeds_buf, "%s", args_str(&a, "--seeds", "1,2,3,4,5"));
+    snprintf(root_default, sizeof root_default, "%s/protocol", run_root());
+    snprintf(results_default, sizeof results_default, "%s/finetune_protocol.json", run_results_root());
+    const char *model = args_str(&a, "--model", "bert"), *init = args_str(&a, "--init", NULL);
+    const char *root = args_str(&a, "--out", root_default), *results = args_str(&a, "--results", results_default);
+    long threads = args_int(&a, "--threads", 0);
+    const char *changes[PROTOCOL_MAX_ROWS], *sets[PROTOCOL_MAX_SETS];
+    int nsets = args_strs(&a, "--set", sets, PROTOCOL_MAX_SETS);
+    int nch = args_strs(&a, "--change", changes, PROTOCOL_MAX_ROWS - 1);
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, PROTOCOL_USAGE);
+    if (rc) return rc;
+    const char *tasks[PROTOCOL_MAX_TASKS], *seed_text[PROTOCOL_MAX_SEEDS];
+    long seeds[PROTOCOL_MAX_SEEDS];
+    int nt = protocol_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
+    int ns = protocol_list(seeds_buf, seed_text, PROTOCOL_MAX_SEEDS);
+    for (int i = 0; i < ns; i++) {
+        char *end;
+        seeds[i] = strtol(seed_text[i], &end, 10);
+        if (*end || seeds[i] < 0) ns = -1;
+    }
+    if (npos != 0 || nt < 1 || ns < 1 || threads < 0 || nch < 0 || nch > PROTOCOL_MAX_ROWS - 1 ||
+        nsets > PROTOCOL_MAX_SETS) {
+        user_error("usage: " PROTOCOL_USAGE, "protocol: up to %d tasks, %d seeds (whole numbers >= 0) and %d changes",
+                   PROTOCOL_MAX_TASKS, PROTOCOL_MAX_SEEDS, PROTOCOL_MAX_ROWS - 1);
+        return EXIT_USAGE;
+    }
+    ProtocolRow rows[PROTOCOL_MAX_ROWS] = {{.name = "baseline"}};
+    char *texts[PROTOCOL_MAX_ROWS] = {0};
+    for (int i = 0; i < nch && rc == 0; i++) {
+        texts[i] = xstrdup(changes[i]);
+        if (protocol_parse_change(texts[i], &rows[i + 1])) rc = EXIT_USAGE;
+    }
+    if (rc == 0) {
+        char *command = cli_command_line(argc, argv);
+        ProtocolOptions o = {.model = model, .init = init, .sets = sets, .n_sets = nsets, .rows = rows, .n_rows = nch + 1, .tasks = tasks,
+                             .n_tasks = nt, .seeds = seeds, .n_seeds = ns, .root = root, .results = results,
+                             .command = command, .threads = threads_init((int)threads)};
+        rc = protocol_run(&o);
+        free(command);
+    }
+    for (int i = 0; i < nch; i++) free(texts[i]);
+    return rc;
+}

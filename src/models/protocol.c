@@ -1,0 +1,307 @@
+/* protocol.c — fine-tuning recipe changes measured over seeds, one table (see
+ * protocol.h). */
+#include "models/protocol.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/files.h"
+#include "core/provenance.h"
+#include "core/stats.h"
+#include "models/evaluate.h"
+#include "models/model.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+#include "models/trainer.h"
+#include "tasks/task.h"
+
+#define PROTOCOL_TITLE "Fine-tuning protocol: each change of the recipe over seeds"
+
+int protocol_parse_change(char *text, ProtocolRow *row) {
+    memset(row, 0, sizeof *row);
+    char *colon = strchr(text, ':');
+    if (!colon || colon == text || !colon[1]) {
+        user_error("e.g. --change epochs10:epochs=10 or --change feat:mrpc.pair_encoding=features,pair_swap=1",
+                   "--change '%s': expected NAME:key=value[,key=value...]", text);
+        return -1;
+    }
+    *colon = '\0';
+    row->name = text;
+    for (const char *c = text; *c; c++)
+        if (!(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') || strchr("-_.+", *c))) {
+            user_error("a change's name is a directory name: letters, digits, - _ . +",
+                       "--change: bad name '%s'", text);
+            return -1;
+        }
+    for (char *s = colon + 1, *next; s && *s; s = next) {
+        next = strchr(s, ',');
+        if (next) *next++ = '\0';
+        if (!strchr(s, '=') || row->n_sets == PROTOCOL_MAX_SETS) {
+            user_error("write key=value (up to 16 per change)", "--change %s: bad setting '%s'", row->name, s);
+            return -1;
+        }
+        row->sets[row->n_sets++] = s;
+    }
+    return 0;
+}
+
+/* The settings of row that apply to task t: unqualified ones, and
+ * "TASK.key=value" with TASK = t's name (without the prefix). */
+static int protocol_task_sets(const ProtocolRow *row, const Task *t, const char **out) {
+    int n = 0;
+    size_t tl = strlen(t->name);
+    for (int i = 0; i < row->n_sets; i++) {
+        const char *s = row->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+        if (!dot || dot > eq) out[n++] = s;
+        else if ((size_t)(dot - s) == tl && strncmp(s, t->name, tl) == 0) out[n++] = dot + 1;
+    }
+    return n;
+}
+
+/* A qualified setting names a task of the protocol (a typo would silently
+ * change nothing). 0 ok, -1 after a message. */
+static int protocol_check_row(const ProtocolOptions *o, const ProtocolRow *row) {
+    for (int i = 0; i < row->n_sets; i++) {
+        const char *s = row->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+        if (!dot || dot > eq) continue;
+        int known = 0;
+        for (int k = 0; k < o->n_tasks; k++)
+            known |= strlen(o->tasks[k]) == (size_t)(dot - s) && strncmp(o->tasks[k], s, (size_t)(dot - s)) == 0;
+        if (!known) {
+            user_error("qualify a setting with one of the --tasks", "--change %s: '%.*s' is not a task of this protocol",
+                       row->name, (int)(dot - s), s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
+static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row, const Task *t, long seed) {
+    char dir[4096], path[4200], state[4200], init[4200];
+    const char *task_sets[PROTOCOL_MAX_SETS];
+    /* A change that leaves this task alone shares the baseline's fine-tunes. */
+    const ProtocolRow *owner = protocol_task_sets(row, t, task_sets) > 0 ? row : &o->rows[0];
+    snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
+    if (file_exists(path)) return json_file_read(path, 1);
+    const ModelOps *ops = model_find(o->model);
+    const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
+    int nsets = 0;
+    for (int i = 0; i < o->n_sets && i < PROTOCOL_MAX_SETS; i++) sets[nsets] = o->sets[i], origin[nsets++] = "--set";
+    if (o->init) {
+        snprintf(init, sizeof init, "init=%s", o->init);
+        sets[nsets] = init, origin[nsets++] = "--init";
+    }
+    int n = protocol_task_sets(owner, t, sets + nsets);
+    for (int i = 0; i < n; i++) origin[nsets + i] = "--change";
+    nsets += n;
+    cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
+    if (!config) return NULL;
+    fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);
+    TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
+                         .out_dir = dir, .data_root = task_data_root(), .command = o->command,
+                         .resume = file_exists(state), .show_progress = 1};
+    cJSON *res = NULL;
+    int rc = trainer_run(&to, &res);
+    cJSON_Delete(config);
+    return rc == 0 ? res : NULL;
+}
+
+/* A fine-tune's score: the mean of its task metrics on the selection split
+ * at the best epoch; the metrics are added into sums. NAN when missing. */
+static double protocol_score(const Task *t, const cJSON *res, cJSON *sums) {
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    const TaskSplit *split[4];
+    int n = task_dev_splits(t, split, 4);   /* the first labelled dev split selects */
+    const cJSON *dev = n > 0 ? cJSON_GetObjectItemCaseSensitive(best, split[0]->name) : NULL;
+    for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) {
+        if (!cJSON_IsNumber(m)) continue;
+        cJSON *acc = cJSON_GetObjectItemCaseSensitive(sums, m->string);
+        if (acc) cJSON_SetNumberValue(acc, acc->valuedouble + m->valuedouble);
+        else cJSON_AddNumberToObject(sums, m->string, m->valuedouble);
+    }
+    return dev ? evaluate_score(t, dev) : NAN;
+}
+
+/* One row of the table: every task x seed. NULL after a message. */
+static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", row->name);
+    cJSON *sets = cJSON_AddArrayToObject(j, "settings");
+    for (int i = 0; i < row->n_sets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(row->sets[i]));
+    cJSON *tasks = cJSON_AddObjectToObject(j, "tasks");
+    double per_seed[PROTOCOL_MAX_SEEDS] = {0}, total = 0;
+    for (int i = 0; i < o->n_tasks; i++) {
+        const Task *t = task_find(o->tasks[i]);
+        cJSON *sums = cJSON_CreateObject(), *scores = cJSON_CreateArray();
+        double s[PROTOCOL_MAX_SEEDS];
+        for (int k = 0; k < o->n_seeds; k++) {
+            cJSON *res = protocol_finetune(o, row, t, o->seeds[k]);
+            s[k] = res ? protocol_score(t, res, sums) : NAN;
+            cJSON_Delete(res);
+            if (!isfinite(s[k])) {
+                if (res) user_error(NULL, "%s/%s/%s-seed%ld: results without dev metrics", o->root, row->name,
+                                    t->name, o->seeds[k]);
+                cJSON_Delete(sums);
+                cJSON_Delete(scores);
+                cJSON_Delete(j);
+                return NULL;
+            }
+            cJSON_AddItemToArray(scores, cJSON_CreateNumber(s[k]));
+            per_seed[k] += s[k] / o->n_tasks;
+        }
+        for (cJSON *m = sums->child; m; m = m->next) cJSON_SetNumberValue(m, m->valuedouble / o->n_seeds);
+        Summary sm = summarize(s, o->n_seeds);
+        cJSON *tj = cJSON_AddObjectToObject(tasks, t->name);
+        cJSON_AddItemToObject(tj, "metrics", sums);
+        cJSON_AddItemToObject(tj, "seed_scores", scores);
+        cJSON_AddNumberToObject(tj, "score", sm.mean);
+        cJSON_AddNumberToObject(tj, "std", o->n_seeds > 1 ? sm.std : 0.0);
+        total += sm.mean / o->n_tasks;
+    }
+    /* The spread of the row: over seeds, of each seed's mean over the tasks. */
+    Summary sr = summarize(per_seed, o->n_seeds);
+    cJSON_AddNumberToObject(j, "score", total);
+    cJSON_AddNumberToObject(j, "std", o->n_seeds > 1 ? sr.std : 0.0);
+    return j;
+}
+
+/* The Markdown twin of the table. */
+static int protocol_write_md(const cJSON *table, const char *json_path) {
+    char path[4200];
+    size_t n = strlen(json_path);
+    snprintf(path, sizeof path, "%.*s.md", (int)(n > 5 && strcmp(json_path + n - 5, ".json") == 0 ? n - 5 : n),
+             json_path);
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return -1;
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(table, "tasks");
+    fprintf(f, "# %s\n\nWritten by `glue protocol` (`%s`). Encoder: %s. Each cell: the mean over seeds", PROTOCOL_TITLE,
+            cJSON_GetObjectItemCaseSensitive(table, "command")->valuestring,
+            cJSON_GetObjectItemCaseSensitive(table, "encoder")->valuestring);
+    for (const cJSON *s = cJSON_GetObjectItemCaseSensitive(table, "seeds")->child; s; s = s->next)
+        fprintf(f, "%s%ld", s == cJSON_GetObjectItemCaseSensitive(table, "seeds")->child ? " " : ", ", (long)s->valuedouble);
+    fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100) on its dev split at "
+               "the best epoch. **The epoch is selected on dev**, as `glue finetune` does: the numbers are "
+               "optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
+               "seed's mean); Δ: against the baseline row (the default recipe). A setting `task.key=value` applies "
+               "to that task only.\n\n| change | settings |");
+    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, " %s |", task_find(t->valuestring)->display);
+    fprintf(f, " score | Δ |\n|---|---|");
+    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, "---|");
+    fprintf(f, "---|---|\n");
+    double base = NAN;
+    for (const cJSON *r = cJSON_GetObjectItemCaseSensitive(table, "rows")->child; r; r = r->next) {
+        double score = cJSON_GetObjectItemCaseSensitive(r, "score")->valuedouble;
+        if (r == cJSON_GetObjectItemCaseSensitive(table, "rows")->child) base = score;
+        fprintf(f, "| %s | ", cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring);
+        const cJSON *sets = cJSON_GetObjectItemCaseSensitive(r, "settings");
+        if (!sets->child) fprintf(f, "defaults");
+        for (const cJSON *s = sets->child; s; s = s->next) fprintf(f, "%s`%s`", s == sets->child ? "" : " ", s->valuestring);
+        fprintf(f, " |");
+        for (const cJSON *t = tasks->child; t; t = t->next) {
+            const cJSON *tj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "tasks"), t->valuestring);
+            if (tj)
+                fprintf(f, " %.2f ± %.2f |", cJSON_GetObjectItemCaseSensitive(tj, "score")->valuedouble,
+                        cJSON_GetObjectItemCaseSensitive(tj, "std")->valuedouble);
+            else fprintf(f, " - |");
+        }
+        fprintf(f, " **%.2f** ± %.2f | %+.2f |\n", score, cJSON_GetObjectItemCaseSensitive(r, "std")->valuedouble,
+                score - base);
+    }
+    return atomic_commit(&out);
+}
+
+/* The table in o->results if it is one of ours with the same tasks, seeds
+ * and encoder (rows of another setup would not compare); else a new one. */
+static cJSON *protocol_table(const ProtocolOptions *o, const char *encoder) {
+    cJSON *t = file_exists(o->results) ? json_file_read(o->results, 1) : NULL;
+    const cJSON *title = cJSON_GetObjectItemCaseSensitive(t, "title");
+    const cJSON *enc = cJSON_GetObjectItemCaseSensitive(t, "encoder");
+    cJSON *tasks = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
+    for (int i = 0; i < o->n_tasks; i++) cJSON_AddItemToArray(tasks, cJSON_CreateString(o->tasks[i]));
+    for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));
+    int same = t && cJSON_IsString(title) && strcmp(title->valuestring, PROTOCOL_TITLE) == 0 && cJSON_IsString(enc) &&
+               strcmp(enc->valuestring, encoder) == 0 &&
+               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(t, "tasks"), tasks, 1) &&
+               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(t, "seeds"), seeds, 1) &&
+               cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(t, "rows"));
+    if (t && !same)
+        user_warning("%s holds another protocol (title, encoder, tasks or seeds differ): starting it anew", o->results);
+    if (!same) {
+        cJSON_Delete(t);
+        t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "title", PROTOCOL_TITLE);
+        cJSON_AddStringToObject(t, "encoder", encoder);
+        cJSON_AddItemToObject(t, "tasks", tasks);
+        cJSON_AddItemToObject(t, "seeds", seeds);
+        cJSON_AddArrayToObject(t, "rows");
+    } else {
+        cJSON_Delete(tasks);
+        cJSON_Delete(seeds);
+    }
+    return t;
+}
+
+int protocol_run(const ProtocolOptions *o) {
+    if (!model_find(o->model)) {
+        user_error("models: bert, fasttext, textcnn, bilstm", "unknown model '%s'", o->model);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < o->n_tasks; i++)
+        if (!task_find_or_report(o->tasks[i])) return EXIT_USAGE;
+    for (int r = 0; r < o->n_rows; r++) {
+        if (protocol_check_row(o, &o->rows[r])) return EXIT_USAGE;
+        for (int q = 0; q < r; q++)
+            if (strcmp(o->rows[q].name, o->rows[r].name) == 0) {
+                user_error("give each --change its own name", "two rows are called '%s'", o->rows[r].name);
+                return EXIT_USAGE;
+            }
+    }
+    char encoder[4200];
+    int used = snprintf(encoder, sizeof encoder, "%s (model %s", o->init ? o->init : "the model's default init", o->model);
+    for (int i = 0; i < o->n_sets && used > 0 && (size_t)used < sizeof encoder; i++)
+        used += snprintf(encoder + used, sizeof encoder - (size_t)used, "%s%s", i ? ", " : "; for every row: ", o->sets[i]);
+    if (used > 0 && (size_t)used < sizeof encoder - 1) snprintf(encoder + used, sizeof encoder - (size_t)used, ")");
+    cJSON *table = protocol_table(o, encoder);
+    cJSON *rows = cJSON_GetObjectItemCaseSensitive(table, "rows");
+    int rc = 0;
+    for (int r = 0; r < o->n_rows && rc == 0; r++) {
+        cJSON *row = protocol_row(o, &o->rows[r]);
+        if (!row) {
+            rc = 1;
+            break;
+        }
+        int at = 0, found = -1;
+        for (cJSON *x = rows->child; x; x = x->next, at++) {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(x, "name");
+            if (cJSON_IsString(name) && strcmp(name->valuestring, o->rows[r].name) == 0) found = at;
+        }
+        /* the baseline stays first: Δ is against it */
+        if (found >= 0) cJSON_ReplaceItemInArray(rows, found, row);
+        else if (r == 0) cJSON_InsertItemInArray(rows, 0, row);
+        else cJSON_AddItemToArray(rows, row);
+        printf("%s: score %.2f\n", o->rows[r].name, cJSON_GetObjectItemCaseSensitive(row, "score")->valuedouble);
+    }
+    if (rc == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(table, "command");
+        cJSON_AddStringToObject(table, "command", o->command ? o->command : "");
+        cJSON_DeleteItemFromObjectCaseSensitive(table, "provenance");
+        cJSON_AddItemToObject(table, "provenance", provenance_json(o->threads, -1));
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%s", o->results);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) *slash = '\0';
+        if (slash && slash != parent && file_make_dir(parent)) rc = 1;
+        if (rc == 0) rc = json_file_write(o->results, table) || protocol_write_md(table, o->results) ? 1 : 0;
+        if (rc == 0) printf("wrote %s (and .md)\n", o->results);
+    }
+    cJSON_Delete(table);
+    return rc;
+}

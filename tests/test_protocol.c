@@ -1,0 +1,113 @@
+/* test_protocol.c — `glue protocol` (models/protocol.c): the table's numbers
+ * are the seed means of the fine-tunes' best dev scores, a change that leaves
+ * a task alone reuses the baseline's fine-tunes, a second run reuses every
+ * fine-tune and replaces rows by name, bad changes are usage errors. fastText
+ * on RTE and MRPC (real GLUE files: a second of training). */
+#include "tests/test.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/files.h"
+
+/* The mean of a fine-tune's best dev metrics. */
+static double best_dev_score(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    cJSON *r = json_file_read(path, 1);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "best"), "dev");
+    double sum = 0;
+    int n = 0;
+    for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) sum += m->valuedouble, n++;
+    cJSON_Delete(r);
+    return n ? sum / n : NAN;
+}
+
+TEST(protocol_table_means_reuse_and_errors) {
+    char glue_dir[1024];
+    snprintf(glue_dir, sizeof glue_dir, "%s/data/glue", test_shared_dir());
+    if (access(glue_dir, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
+    char dir[] = "/tmp/glue_protocol_XXXXXX";
+    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char cmd[8192], path[512];
+    const char *base = "GLUE_DATA=%s GLUE_RUNS=%s/runs %s protocol --model fasttext --tasks rte,mrpc --seeds 1,2 "
+                       "--set epochs=3 --set bucket=50000 --results %s/t/p.json --threads 1 %s 2>&1";
+    snprintf(cmd, sizeof cmd, base, glue_dir, dir, test_glue_bin(), dir,
+             "--change ep2:epochs=2 --change mr:mrpc.wordNgrams=1");
+    int st;
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0, "exit %d: %s", st, out);
+    free(out);
+    /* mr leaves RTE alone: only its MRPC fine-tunes exist */
+    snprintf(path, sizeof path, "%s/runs/protocol/mr/rte-seed1", dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/runs/protocol/mr/mrpc-seed2/results.json", dir);
+    CHECK(access(path, F_OK) == 0);
+
+    snprintf(path, sizeof path, "%s/t/p.json", dir);
+    cJSON *j = json_file_read(path, 1);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+    CHECK_EQ_INT(cJSON_GetArraySize(rows), 3);
+    static const char *const NAMES[] = {"baseline", "ep2", "mr"};
+    double base_score = NAN;
+    for (int r = 0; r < 3 && cJSON_GetArraySize(rows) == 3; r++) {
+        const cJSON *row = cJSON_GetArrayItem(rows, r);
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring, NAMES[r]) == 0);
+        double row_score = 0;
+        static const char *const TASKS[] = {"rte", "mrpc"};
+        for (int t = 0; t < 2; t++) {
+            const char *owner = r == 2 && t == 0 ? "baseline" : NAMES[r];
+            char d1[512], d2[512];
+            snprintf(d1, sizeof d1, "%s/runs/protocol/%s/%s-seed1", dir, owner, TASKS[t]);
+            snprintf(d2, sizeof d2, "%s/runs/protocol/%s/%s-seed2", dir, owner, TASKS[t]);
+            double s1 = best_dev_score(d1), s2 = best_dev_score(d2);
+            const cJSON *tj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "tasks"), TASKS[t]);
+            CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tj, "score")->valuedouble, (s1 + s2) / 2, 1e-9);
+            CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tj, "std")->valuedouble, fabs(s1 - s2) / sqrt(2.0), 1e-9);
+            row_score += (s1 + s2) / 4;
+        }
+        CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(row, "score")->valuedouble, row_score, 1e-9);
+        if (r == 0) base_score = row_score;
+    }
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/t/p.md", dir);
+    char *md = file_read(path, NULL);
+    char want[128];
+    snprintf(want, sizeof want, "| baseline | defaults |");
+    CHECK_MSG(md && strstr(md, want) && strstr(md, "| mr | `mrpc.wordNgrams=1` |") && strstr(md, "selected on dev"),
+              "markdown:\n%s", md ? md : "(none)");
+    free(md);
+    (void)base_score;
+
+    /* Again with one row: every fine-tune reused, the row replaced in place. */
+    snprintf(cmd, sizeof cmd, base, glue_dir, dir, test_glue_bin(), dir, "--change mr:mrpc.wordNgrams=1");
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && !strstr(out, "protocol: "), "exit %d, trained again: %s", st, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/t/p.json", dir);
+    j = json_file_read(path, 1);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "rows")), 3);
+    cJSON_Delete(j);
+
+    /* Bad changes: usage errors naming what is wrong. */
+    static const struct { const char *change, *says; } BAD[] = {
+        {"--change nocolon", "expected NAME:key=value"},
+        {"--change x:cola.epochs=2", "'cola' is not a task of this protocol"},
+        {"--change x:epochs", "bad setting"},
+        {"--change x:epochs=2 --change x:epochs=3", "two rows are called 'x'"},
+        {"--change a/b:epochs=2", "bad name"},
+        {"--change x:dropout_typo=1", "unknown setting"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(cmd, sizeof cmd, base, glue_dir, dir, test_glue_bin(), dir, BAD[i].change);
+        out = test_run(cmd, &st);
+        CHECK_MSG(st != 0 && strstr(out, BAD[i].says), "%s: exit %d: %s", BAD[i].change, st, out);
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) CHECK_MSG(0, "cleanup");
+}

@@ -7,6 +7,7 @@
 #include "core/kernels.h"
 #include "core/provenance.h"
 #include "models/model.h"
+#include "models/run_config.h"
 #include "models/seq2seq/seq2seq_train.h"
 #include "pretrain/pretrain_config.h"
 
@@ -256,6 +257,8 @@ static void print_overview(FILE *f) {
 static int print_settings(const char *cmd, int argc, char **argv) {
     cJSON *d = NULL;
     const char *what = cmd;
+    const SettingSpec *spec = NULL;
+    int nspec = 0;
     if (strcmp(cmd, "finetune") == 0) {
         const char *model = "bert";
         const Task *task = NULL;
@@ -270,18 +273,22 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         }
         d = ops->default_config(task);
         what = ops->name;
+        spec = ops->settings;
+        nspec = ops->num_settings;
     } else if (strcmp(cmd, "pretrain") == 0) {
         d = pretrain_config_defaults();
+        spec = pretrain_config_settings(&nspec);
     } else if (strcmp(cmd, "translate") == 0) {
         d = s2s_run_config_default();
     } else {
         user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
         return EXIT_USAGE;
     }
-    printf("--set keys of glue %s (%s) and their defaults:\n", cmd, what);
+    printf("--set keys of glue %s (%s), their defaults and values:\n", cmd, what);
     for (const cJSON *it = d->child; it; it = it->next) {
-        char *v = cJSON_PrintUnformatted(it);
-        printf("  %-20s %s\n", it->string, v);
+        char *v = cJSON_PrintUnformatted(it), range[512];
+        settings_describe(spec, nspec, it->string, range, sizeof range);
+        printf("  %-20s %-28s %s\n", it->string, v, range);
         free(v);
     }
     cJSON_Delete(d);

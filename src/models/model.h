@@ -74,6 +74,10 @@ typedef struct ModelOps {
      * `eval/predict --init DIR` (BERT: a Hugging Face classifier directory).
      * NULL + message on error. */
     Model *(*load_external)(const char *dir, const Task *task);
+    /* Optional (NULL: none). The settings table (models/run_config.h) the
+     * defaults and checks come from: `--help-settings` prints its ranges. */
+    const struct SettingSpec *settings;
+    int num_settings;
 } ModelOps;
 
 /* Registry: all model kinds, by name. */

@@ -277,3 +277,35 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
         }
     }
 }
+
+void settings_describe(const SettingSpec *spec, int n, const char *key, char *out, size_t cap) {
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const SettingSpec *p = &spec[i];
+        if (strcmp(p->key, key) != 0) continue;
+        switch (p->kind) {
+        case SETTING_INT: case SETTING_LONG: case SETTING_U64:
+            snprintf(out, cap, "a whole number in [%.0f, %.0f]", p->lo, p->hi);
+            break;
+        case SETTING_REAL: case SETTING_FLOAT:
+            snprintf(out, cap, "a number in [%g, %g]", p->lo, p->hi);
+            break;
+        case SETTING_REAL_BELOW: case SETTING_FLOAT_BELOW:
+            snprintf(out, cap, "a number in [%g, %g)", p->lo, p->hi);
+            break;
+        case SETTING_BOOL:
+            snprintf(out, cap, "true or false");
+            break;
+        case SETTING_STRING:
+            snprintf(out, cap, "text");
+            break;
+        case SETTING_CHOICE: {
+            size_t used = (size_t)snprintf(out, cap, "one of:");
+            for (int k = 0; p->choices[k] && used < cap; k++)
+                used += (size_t)snprintf(out + used, cap - used, " %s", p->choices[k]);
+            break;
+        }
+        }
+        return;
+    }
+}

@@ -80,6 +80,9 @@ typedef struct SettingSpec {
 } SettingSpec;
 /* Adds every spec's default to config (in table order). */
 void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n);
+/* What values key takes, as help text ("a whole number in [1, 4096]", "one
+ * of: tanh relu"); "" when the table has no such key. */
+void settings_describe(const SettingSpec *spec, int n, const char *key, char *out, size_t cap);
 /* Reads every spec into out; the range checks of settings_int/_real. An
  * absent key gives the spec's default (unless the reader is `required`). */
 void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out);

@@ -23,8 +23,6 @@
 #include <unistd.h>
 
 /* Limits that catch a mistyped setting before hours are spent. */
-#define TRAINER_MAX_EPOCHS 100000
-#define TRAINER_MAX_BATCH (1 << 20)
 /* Mixed into the seed for the shuffle streams, so they never coincide with the
  * streams a model draws its initialisation or dropout from. */
 #define TRAINER_SHUFFLE_SALT 0x5348554646ull
@@ -114,46 +112,20 @@ float trainer_lr(float lr, const char *schedule, double warmup, long step, long 
     return (float)(lr * (1.0 - p));
 }
 
-/* An integer setting in [lo, hi], or -1 after a message. */
-static long config_int(const cJSON *config, const char *key, long lo, long hi) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(config, key);
-    if (!cJSON_IsNumber(j)) {
-        user_error(NULL, "the model config has no number '%s' (the trainer needs epochs, lr, batch)", key);
-        return -1;
-    }
-    double v = j->valuedouble;
-    if (v != floor(v) || v < (double)lo || v > (double)hi) {
-        user_error(NULL, "setting %s = %g must be a whole number in [%ld, %ld]", key, v, lo, hi);
-        return -1;
-    }
-    return (long)v;
-}
+const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
 
 static int run_read_settings(Run *r) {
     const cJSON *c = r->o->config;
-    long epochs = config_int(c, "epochs", 1, TRAINER_MAX_EPOCHS);
-    long batch = epochs < 0 ? -1 : config_int(c, "batch", 1, TRAINER_MAX_BATCH);
-    if (epochs < 0 || batch < 0) return EXIT_USAGE;
-    r->epochs = (int)epochs;
-    r->batch = (int)batch;
-    r->lr = (float)run_config_number(c, "lr", NAN);
-    r->warmup = run_config_number(c, "warmup", 0.0);
-    r->schedule = run_config_string(c, "schedule", "linear");
-    r->eval_batch = (int)run_config_number(c, "eval_batch", EVALUATE_BATCH_DEFAULT);
-    if (!(r->lr > 0) || !isfinite(r->lr)) {
-        user_error(NULL, "setting lr must be a positive number (got %g)", (double)r->lr);
-        return EXIT_USAGE;
-    }
-    if (!(r->warmup >= 0 && r->warmup < 1)) {
-        user_error(NULL, "setting warmup is a fraction of the steps in [0, 1) (got %g)", r->warmup);
-        return EXIT_USAGE;
-    }
-    if (strcmp(r->schedule, "linear") && strcmp(r->schedule, "constant") && strcmp(r->schedule, "cosine")) {
-        user_error("use linear, cosine or constant", "unknown schedule '%s'", r->schedule);
-        return EXIT_USAGE;
-    }
-    if (r->eval_batch < 1) r->eval_batch = EVALUATE_BATCH_DEFAULT;
-    return 0;
+    SettingsReader s = settings_reader(c, r->ops->name, "glue finetune --help-settings lists the settings");
+    s.required = 1;   /* every model's defaults have them */
+    r->epochs = (int)settings_int(&s, "epochs", 1, 1, TRAINER_MAX_EPOCHS);
+    r->batch = (int)settings_int(&s, "batch", 1, 1, TRAINER_MAX_BATCH);
+    r->lr = (float)settings_real(&s, "lr", 1e-3, 1e-12, 10);
+    s.required = 0;
+    r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
+    r->schedule = TRAINER_SCHEDULES[settings_choice(&s, "schedule", TRAINER_SCHEDULES, 3)];
+    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
+    return s.failed ? EXIT_USAGE : 0;
 }
 
 /* The split a held-out run selects on (o->holdout): part of the training file. */

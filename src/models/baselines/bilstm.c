@@ -11,6 +11,7 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
+#include "models/trainer.h"
 
 /* Tasks with at most this many training rows get the small-data defaults:
  * more epochs (each is cheap) and the best epoch picked on dev. */
@@ -25,11 +26,11 @@ static const char *const BL_ACTIVATIONS[] = {"tanh", "relu", NULL};   /* BlActiv
 
 #define BL(field) offsetof(BlConfig, field)
 static const SettingSpec BL_SETTINGS[] = {
-    {"epochs", SETTING_INT, SETTING_NO_FIELD, 10, 1, 1e6, NULL, NULL},   /* the trainer's; per task below */
-    {"lr", SETTING_REAL, SETTING_NO_FIELD, 1e-3, 0, 10, NULL, NULL},
-    {"batch", SETTING_INT, BL(batch), 64, 1, 65536, NULL, NULL},
-    {"warmup", SETTING_REAL, SETTING_NO_FIELD, 0.0, 0, 1e9, NULL, NULL},
-    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "linear", NULL},
+    TRAINER_SETTING_EPOCHS(10),   /* per task below */
+    TRAINER_SETTING_LR(1e-3),
+    {"batch", SETTING_INT, BL(batch), 64, 1, TRAINER_MAX_BATCH, NULL, NULL},
+    TRAINER_SETTING_WARMUP(0.0),
+    TRAINER_SETTING_SCHEDULE("linear"),
     {"dim", SETTING_INT, BL(dim), 300, 1, 4096, NULL, NULL},
     {"hidden", SETTING_INT, BL(hidden), 512, 1, 4096, NULL, NULL},
     {"mlp", SETTING_INT, BL(mlp), 512, 1, 16384, NULL, NULL},
@@ -204,4 +205,6 @@ const ModelOps BILSTM_OPS = {
     .length = bl_length,
     .save_state = bl_save_state_ops,
     .load_state = bl_load_state_ops,
+    .settings = BL_SETTINGS,
+    .num_settings = NUM_BL_SETTINGS,
 };

@@ -189,4 +189,6 @@ const ModelOps FASTTEXT_OPS = {
     .length = ft_length,
     .save_state = ft_save_state_ops,
     .load_state = ft_load_state_ops,
+    .settings = FT_SETTINGS,
+    .num_settings = NUM_FT_SETTINGS,
 };

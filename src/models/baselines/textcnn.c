@@ -11,6 +11,7 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
+#include "models/trainer.h"
 
 /* Kim (2014): 300-d embeddings, widths 3, 4, 5 with 100 maps each, dropout 0.5,
  * max-norm 3, minibatch 50, Adadelta (rho 0.95; lr 1 is Zeiler's rule) at a
@@ -22,11 +23,11 @@ static const char *const TC_OPTIMIZERS[] = {"adadelta", "adamw", NULL};   /* or 
 
 #define TC(field) offsetof(TcConfig, field)
 static const SettingSpec TC_SETTINGS[] = {
-    {"epochs", SETTING_INT, SETTING_NO_FIELD, 20, 1, 1e6, NULL, NULL},   /* the trainer's; SST-2: 10 */
-    {"lr", SETTING_REAL, SETTING_NO_FIELD, 1.0, 0, 10, NULL, NULL},
+    TRAINER_SETTING_EPOCHS(20),   /* SST-2: 10 */
+    TRAINER_SETTING_LR(1.0),
     {"batch", SETTING_INT, TC(batch), 50, 1, 1 << 20, NULL, NULL},
     {"eval_batch", SETTING_INT, TC(eval_batch), 50, 1, 1 << 20, NULL, NULL},
-    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "constant", NULL},
+    TRAINER_SETTING_SCHEDULE("constant"),
     {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},
@@ -225,4 +226,6 @@ const ModelOps TEXTCNN_OPS = {
     .length = tc_length,
     .save_state = tc_save_state_ops,
     .load_state = tc_load_state_ops,
+    .settings = TC_SETTINGS,
+    .num_settings = NUM_TC_SETTINGS,
 };

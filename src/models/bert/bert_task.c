@@ -18,6 +18,7 @@
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
 #include "models/run_config.h"
+#include "models/trainer.h"
 #include "models/run_dir.h"
 #include "nn/softmax_xent.h"
 #include "optim/clip.h"
@@ -56,8 +57,8 @@ static const char *const BERT_PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BER
 
 #define BS(field) offsetof(BertSettings, field)
 static const SettingSpec BERT_SETTINGS[] = {
-    {"epochs", SETTING_INT, SETTING_NO_FIELD, 4, 1, 1e6, NULL, NULL},   /* SST-2: 2 */
-    {"lr", SETTING_REAL, SETTING_NO_FIELD, 3e-4, 0, 10, NULL, NULL},
+    TRAINER_SETTING_EPOCHS(4),   /* SST-2: 2 */
+    TRAINER_SETTING_LR(3e-4),
     {"batch", SETTING_INT, BS(batch), 32, 1, 1 << 16, NULL, NULL},
     {"eval_batch", SETTING_INT, BS(eval_batch), 32, 1, 1 << 16, NULL, NULL},   /* = batch: one set of buffers */
     {"max_len", SETTING_INT, BS(max_len), 128, 3, 1 << 16, NULL, NULL},
@@ -65,8 +66,8 @@ static const SettingSpec BERT_SETTINGS[] = {
      * (bert_siamese.c, which says why; set per task below); classification:
      * "[CLS] a [SEP] b [SEP]". */
     {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
-    {"warmup", SETTING_REAL, SETTING_NO_FIELD, 0.1, 0, 1e9, NULL, NULL},
-    {"schedule", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "linear", NULL},
+    TRAINER_SETTING_WARMUP(0.1),
+    TRAINER_SETTING_SCHEDULE("linear"),
     {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
     {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},
@@ -504,4 +505,6 @@ const ModelOps BERT_OPS = {
     .load_state = bert_load_state_ops,
     .use_bf16 = bert_use_bf16_ops,
     .load_external = bert_hf_classifier_load,
+    .settings = BERT_SETTINGS,
+    .num_settings = NUM_BERT_SETTINGS,
 };

@@ -231,7 +231,7 @@ static const Command COMMANDS[] = {
      "  translation BLEU and benchmark ratios with their CPU, and the source of\n"
      "  every number. Inputs that are missing or unreadable are listed at the top\n"
      "  of the page; the command fails only when the page cannot be written.\n"},
-    {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK]",
+    {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK] [--threads N] [--json]",
      "write a glue BERT checkpoint as a Hugging Face model directory",
      "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"
      "  model.safetensors (F32, Hugging Face parameter names), vocab.txt and\n"

@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/threads.h"
+#include "core/files.h"
 #include "models/bert/bert.h"
 #include "models/bert/bert_hf.h"
 #include "models/run_dir.h"
@@ -21,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define EXPORT_USAGE "glue export CKPT OUTDIR [--vocab FILE] [--task TASK]"
+#define EXPORT_USAGE "glue export CKPT OUTDIR [--vocab FILE] [--task TASK] [--threads N] [--json]"
 
 static int export_is_dir(const char *path) {
     struct stat st;
@@ -53,14 +55,17 @@ int cmd_export(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *vocab_path = args_str(&a, "--vocab", NULL);
     const char *task_name = args_str(&a, "--task", NULL);
+    long threads = args_int(&a, "--threads", 0);   /* accepted like every command's; export does no math to speak of */
+    int json = args_flag(&a, "--json");
     const char *pos[2];
     int np = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EXPORT_USAGE);
     if (rc) return rc;
-    if (np != 2) {
-        user_error("usage: " EXPORT_USAGE, "export takes a checkpoint and an output directory");
+    if (np != 2 || threads < 0) {
+        user_error("usage: " EXPORT_USAGE, "export takes a checkpoint and an output directory (and --threads >= 0)");
         return EXIT_USAGE;
     }
+    threads_init((int)threads);
     const Task *task = NULL;
     if (task_name && !(task = task_find_or_report(task_name))) return EXIT_USAGE;
 
@@ -75,9 +80,24 @@ int cmd_export(int argc, char **argv) {
     const char *const *labels = NULL;
     if (task && m && m->heads.num_labels > 1 && task->num_labels == m->heads.num_labels) labels = task->labels;
     rc = v && bert_hf_export(m, pos[1], v, labels) == 0 ? 0 : 1;
-    if (rc == 0)
+    if (rc == 0 && json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "checkpoint", ckpt);
+        cJSON_AddStringToObject(o, "out", pos[1]);
+        cJSON_AddStringToObject(o, "kind", m->heads.num_labels > 0 ? "classifier" : "encoder");
+        cJSON_AddBoolToObject(o, "mlm_head", m->heads.mlm != 0);
+        cJSON_AddNumberToObject(o, "num_labels", m->heads.num_labels);
+        if (labels) {
+            cJSON *ls = cJSON_AddArrayToObject(o, "id2label");
+            for (int i = 0; i < m->heads.num_labels; i++) cJSON_AddItemToArray(ls, cJSON_CreateString(labels[i]));
+        }
+        cJSON_AddNumberToObject(o, "num_params", (double)bert_num_params(m));
+        json_print_line(o);
+        cJSON_Delete(o);
+    } else if (rc == 0) {
         printf("exported %s (%s%s, %ld parameters) to %s\n", ckpt, m->heads.num_labels > 0 ? "classifier" : "encoder",
                m->heads.mlm ? " + MLM head" : "", bert_num_params(m), pos[1]);
+    }
     vocab_free(v);
     bert_free(m);
     return rc;

@@ -188,3 +188,8 @@ int pretrain_generator_config(const PretrainConfig *pc, BertConfig *g) {
 }
 
 cJSON *pretrain_config_defaults(void) { return pretrain_default_config(); }
+
+const SettingSpec *pretrain_config_settings(int *n) {
+    *n = NUM_PRETRAIN_SETTINGS;
+    return PRETRAIN_SETTINGS;
+}

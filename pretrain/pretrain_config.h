@@ -79,6 +79,8 @@ typedef struct PretrainConfig {
 
 /* The default config (caller frees). */
 cJSON *pretrain_config_defaults(void);
+/* The table of its numbers, flags and names (models/run_config.h), for help. */
+const struct SettingSpec *pretrain_config_settings(int *n);
 /* 1 for the replaced-token detection objective. */
 int pretrain_config_is_electra(const PretrainConfig *pc);
 /* The generator's BertConfig of an ELECTRA run (pc->generator). 0 ok, -1 after a message. */

@@ -1,6 +1,6 @@
 /* bleu.c — sacreBLEU 2.x corpus BLEU (see bleu.h): preprocessing (Python-style
- * lowercase, rstrip and whitespace split; the 13a tokenizer) and clipped n-gram
- * statistics.
+ * lowercase, rstrip and whitespace split; the 13a tokenizer) and n-gram
+ * statistics clipped against one or several references.
  *
  * sacreBLEU runs on Python str, i.e. code points. The 13a rules only ever test
  * ASCII classes or their complements ([^0-9]), so scanning UTF-8 bytes gives the
@@ -9,9 +9,11 @@
 #include "eval/bleu.h"
 
 #include "core/common.h"
+#include "core/provenance.h"
 #include "text/utf8.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -41,14 +43,6 @@ static void sb_put(StrBuf *b, const char *s, size_t n) {
 static void sb_putc(StrBuf *b, char c) { sb_put(b, &c, 1); }
 
 /* ---- code points ----------------------------------------------------------- */
-
-/* Python's str.isspace(), the separators of str.split() and str.rstrip():
- * bidirectional class WS, B or S, or category Zs (so also U+001C..U+001F). */
-static int py_isspace(int32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-           c == 0x202F || c == 0x205F || c == 0x3000;
-}
 
 /* Unicode "Cased": has a case or is a letter of a cased category. */
 static int is_cased(int32_t c) {
@@ -104,7 +98,7 @@ char *bleu_lowercase(const char *s) {
 static size_t rstrip_len(const char *s, size_t len) {
     size_t end = 0;
     for (size_t pos = 0; pos < len;)
-        if (!py_isspace(utf8_decode(s, len, &pos))) end = pos;
+        if (!utf8_py_isspace(utf8_decode(s, len, &pos))) end = pos;
     return end;
 }
 
@@ -166,7 +160,7 @@ static char *squeeze_spaces(const char *s) {
     sb_init(&b, len);
     int pending = 0;
     for (size_t i = 0, next = 0; i < len; i = next) {
-        if (py_isspace(utf8_decode(s, len, &next))) { pending = b.n > 0; continue; }
+        if (utf8_py_isspace(utf8_decode(s, len, &next))) { pending = b.n > 0; continue; }
         if (pending) sb_putc(&b, ' ');
         pending = 0;
         sb_put(&b, s + i, next - i);
@@ -225,7 +219,7 @@ char *bleu_preprocess(const char *s, const BleuOptions *opt) {
 
 /* ---- n-gram statistics ------------------------------------------------------ */
 
-typedef struct { const char *s; int len, pos; } Token;   /* pos: index in hyp, then ref */
+typedef struct { const char *s; int len, pos; } Token;   /* pos: index in hyp, then each ref */
 typedef struct { int n; int id[BLEU_MAX_ORDER]; } Ngram;
 
 /* Tokens of s split on Python whitespace, appended to *tok (grown as needed). */
@@ -233,7 +227,7 @@ static int split_tokens(const char *s, Token **tok, int *count, int *cap) {
     size_t len = strlen(s);
     int start = -1, found = 0;
     for (size_t i = 0, next = 0; i <= len; i = next) {
-        int space = i == len ? (next = len + 1, 1) : py_isspace(utf8_decode(s, len, &next));
+        int space = i == len ? (next = len + 1, 1) : utf8_py_isspace(utf8_decode(s, len, &next));
         if (!space && start < 0) start = (int)i;
         if (space && start >= 0) {
             if (*count == *cap) { *cap = *cap ? 2 * *cap : 64; *tok = xrealloc(*tok, sizeof **tok * (size_t)*cap); }
@@ -275,8 +269,10 @@ static int ngrams_sorted(const int *ids, int n, Ngram **out) {
     return m;
 }
 
-/* Clipped matches: for each distinct hypothesis n-gram, min(hyp count, ref count). */
-static void count_matches(const Ngram *h, int nh, const Ngram *r, int nr, long *correct) {
+/* For each distinct hypothesis n-gram (indexed by the first of its run in h),
+ * raise best[i] to its count in the reference r: sacreBLEU clips a hypothesis
+ * n-gram by its MAXIMUM count over the segment's references. */
+static void max_ref_counts(const Ngram *h, int nh, const Ngram *r, int nr, int *best) {
     int i = 0, j = 0;
     while (i < nh && j < nr) {
         int c = ngram_cmp(&h[i], &r[j]);
@@ -285,33 +281,91 @@ static void count_matches(const Ngram *h, int nh, const Ngram *r, int nr, long *
         int i2 = i, j2 = j;
         while (i2 < nh && ngram_cmp(&h[i2], &h[i]) == 0) i2++;
         while (j2 < nr && ngram_cmp(&r[j2], &r[j]) == 0) j2++;
-        correct[h[i].n - 1] += (i2 - i) < (j2 - j) ? (i2 - i) : (j2 - j);
+        if (j2 - j > best[i]) best[i] = j2 - j;
         i = i2;
         j = j2;
     }
 }
 
-void bleu_add_segment(BleuStats *st, const char *hyp, const char *ref, const BleuOptions *opt) {
-    char *h = bleu_preprocess(hyp, opt), *r = bleu_preprocess(ref, opt);
-    Token *tok = NULL;
-    int count = 0, cap = 0;
-    int nh = split_tokens(h, &tok, &count, &cap);
-    int nr = split_tokens(r, &tok, &count, &cap);
-    /* Number the distinct token strings so n-grams compare as small int tuples. */
-    int *ids = xmalloc(sizeof *ids * (size_t)(count ? count : 1));
-    if (count > 0) qsort(tok, (size_t)count, sizeof *tok, token_cmp);   /* tok is NULL when both are empty */
-    for (int i = 0, id = -1; i < count; i++) {
-        if (i == 0 || token_cmp(&tok[i], &tok[i - 1]) != 0) id++;
-        ids[tok[i].pos] = id;
+/* Clipped matches: for each distinct hypothesis n-gram, min(hyp count, best ref count). */
+static void add_clipped(const Ngram *h, int nh, const int *best, long *correct) {
+    for (int i = 0, i2; i < nh; i = i2) {
+        for (i2 = i + 1; i2 < nh && ngram_cmp(&h[i2], &h[i]) == 0; i2++) {}
+        correct[h[i].n - 1] += (i2 - i) < best[i] ? (i2 - i) : best[i];
     }
-    Ngram *gh, *gr;
-    int mh = ngrams_sorted(ids, nh, &gh), mr = ngrams_sorted(ids + nh, nr, &gr);
-    count_matches(gh, mh, gr, mr, st->correct);
+}
+
+long bleu_closest_ref_len(long hyp_len, const long *ref_lens, int nrefs) {
+    long best = -1, best_diff = -1;
+    for (int k = 0; k < nrefs; k++) {
+        long diff = labs(hyp_len - ref_lens[k]);
+        if (best_diff < 0 || diff < best_diff || (diff == best_diff && ref_lens[k] < best)) {
+            best_diff = diff;
+            best = ref_lens[k];
+        }
+    }
+    return best;
+}
+
+/* One segment's tokens: the hypothesis's first, then each reference's, all
+ * numbered by distinct string so n-grams compare as small int tuples. */
+typedef struct {
+    char **text;     /* preprocessed: [0] the hypothesis, [1..] the references */
+    long *len;       /* tokens of each text */
+    int *ids;        /* token ids, text after text */
+    Token *tok;
+    int count, cap;
+} SegmentTokens;
+
+static void segment_tokens(SegmentTokens *t, const char *hyp, const char *const *refs, int nrefs,
+                           const BleuOptions *opt) {
+    memset(t, 0, sizeof *t);
+    t->text = xmalloc(sizeof *t->text * (size_t)(nrefs + 1));
+    t->len = xmalloc(sizeof *t->len * (size_t)(nrefs + 1));
+    for (int k = 0; k <= nrefs; k++) {
+        t->text[k] = bleu_preprocess(k == 0 ? hyp : refs[k - 1], opt);
+        t->len[k] = split_tokens(t->text[k], &t->tok, &t->count, &t->cap);
+    }
+    t->ids = xmalloc(sizeof *t->ids * (size_t)(t->count ? t->count : 1));
+    if (t->count > 0) qsort(t->tok, (size_t)t->count, sizeof *t->tok, token_cmp);   /* tok is NULL when all are empty */
+    for (int i = 0, id = -1; i < t->count; i++) {
+        if (i == 0 || token_cmp(&t->tok[i], &t->tok[i - 1]) != 0) id++;
+        t->ids[t->tok[i].pos] = id;
+    }
+}
+
+static void segment_tokens_free(SegmentTokens *t, int nrefs) {
+    for (int k = 0; k <= nrefs; k++) free(t->text[k]);
+    free(t->text); free(t->len); free(t->ids); free(t->tok);
+}
+
+void bleu_add_segment_refs(BleuStats *st, const char *hyp, const char *const *refs, int nrefs,
+                           const BleuOptions *opt) {
+    CHECK_OR_DIE(nrefs >= 1);
+    SegmentTokens t;
+    segment_tokens(&t, hyp, refs, nrefs, opt);
+    int nh = (int)t.len[0];
+    Ngram *gh;
+    int mh = ngrams_sorted(t.ids, nh, &gh);
+    int *best = xcalloc((size_t)(mh ? mh : 1), sizeof *best);
+    for (int k = 1, at = nh; k <= nrefs; at += (int)t.len[k], k++) {
+        Ngram *gr;
+        int mr = ngrams_sorted(t.ids + at, (int)t.len[k], &gr);
+        max_ref_counts(gh, mh, gr, mr, best);
+        free(gr);
+    }
+    add_clipped(gh, mh, best, st->correct);
     for (int order = 1; order <= BLEU_MAX_ORDER; order++)
         if (nh >= order) st->total[order - 1] += nh - order + 1;
     st->sys_len += nh;
-    st->ref_len += nr;
-    free(gh); free(gr); free(ids); free(tok); free(h); free(r);
+    st->ref_len += bleu_closest_ref_len(nh, t.len + 1, nrefs);
+    free(best);
+    free(gh);
+    segment_tokens_free(&t, nrefs);
+}
+
+void bleu_add_segment(BleuStats *st, const char *hyp, const char *ref, const BleuOptions *opt) {
+    bleu_add_segment_refs(st, hyp, &ref, 1, opt);
 }
 
 void bleu_from_stats(const BleuStats *st, BleuScore *out) {
@@ -344,8 +398,23 @@ void bleu_from_stats(const BleuStats *st, BleuScore *out) {
 
 void bleu_corpus(const char *const *hyp, const char *const *ref, int n, const BleuOptions *opt,
                  BleuScore *out) {
+    bleu_corpus_refs(hyp, &ref, 1, n, opt, out);
+}
+
+void bleu_corpus_refs(const char *const *hyp, const char *const *const *refs, int nrefs, int n,
+                      const BleuOptions *opt, BleuScore *out) {
     BleuStats st;
     memset(&st, 0, sizeof st);
-    for (int i = 0; i < n; i++) bleu_add_segment(&st, hyp[i], ref[i], opt);
+    const char **seg = xmalloc(sizeof *seg * (size_t)(nrefs > 0 ? nrefs : 1));
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < nrefs; k++) seg[k] = refs[k][i];
+        bleu_add_segment_refs(&st, hyp[i], seg, nrefs, opt);
+    }
+    free(seg);
     bleu_from_stats(&st, out);
+}
+
+void bleu_signature(const BleuOptions *opt, int nrefs, char *out, size_t cap) {
+    snprintf(out, cap, "nrefs:%d|case:%s|eff:no|tok:%s|smooth:exp|version:glue-%s", nrefs,
+             opt->lowercase ? "lc" : "mixed", bleu_tokenize_name(opt->tokenize), GLUE_VERSION);
 }

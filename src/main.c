@@ -65,13 +65,22 @@ static const Command COMMANDS[] = {
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
      "  strings the leaderboard wants (a number for STS-B).\n"},
-    {"bleu", cmd_bleu, "HYP REF [--lowercase] [--tokenize 13a|none] [--json]",
-     "corpus BLEU, sacreBLEU's definition",
-     "  Corpus BLEU of the hypotheses HYP against the references REF (one sentence a\n"
-     "  line, the same number of lines) as sacreBLEU computes it: 13a tokenisation\n"
-     "  (--tokenize none: the text as it is), case-sensitive unless --lowercase,\n"
-     "  n-grams up to 4, brevity penalty, no smoothing. --json adds the n-gram\n"
-     "  precisions, the brevity penalty and the lengths.\n"},
+    {"bleu", cmd_bleu, "HYP REF [REF ...] [--lowercase] [--tokenize 13a|none] [--json]",
+     "corpus BLEU and chrF, sacreBLEU's definitions (one or more references)",
+     "  Corpus BLEU and chrF of the hypotheses HYP against one or more reference\n"
+     "  files REF (one sentence a line, every file with the same number of lines,\n"
+     "  .gz allowed; - reads HYP, or one REF, from stdin) as sacreBLEU 2.x computes\n"
+     "  them. BLEU: 13a tokenisation (--tokenize none: the text as it is), n-grams\n"
+     "  up to 4 clipped by their largest count in any of the line's references,\n"
+     "  the reference length closest to the hypothesis's (the shorter on a tie),\n"
+     "  'exp' smoothing, brevity penalty. chrF2: character 1..6-grams of the text\n"
+     "  without whitespace, beta 2; each line takes the reference with its best\n"
+     "  chrF. Case-sensitive unless --lowercase (both scores). Each score is\n"
+     "  followed by its signature, as sacreBLEU prints it but with glue's version:\n"
+     "  nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:glue-" GLUE_VERSION "\n"
+     "  nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n"
+     "  --json: one object with bleu, precisions, bp, ratio, lengths, lines,\n"
+     "  nrefs, signature, chrf and chrf_signature.\n"},
     {"translate", cmd_translate,
      "train [--config F] [--set k=v ...] [--out DIR] [--resume] [--checkpoint-every STEPS]  |  "
      "eval [--split test2016|test2017] "

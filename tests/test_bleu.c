@@ -3,11 +3,17 @@
  * the Multi30k test_2016 German references), through the library and through
  * `glue bleu`; the 13a tokenizer and lowercasing against Python's own `re` and
  * str.lower() on tricky random strings (tests/ref/bleu_ref.py); hand-computed
- * smoothing and brevity cases; and the CLI's errors. */
+ * smoothing and brevity cases; multi-reference BLEU (and chrF) against the
+ * independent Python reference tests/ref/bleu_multi_ref.py, with hand-computed
+ * clipping and closest-length cases; and the CLI: signatures, stdin, several
+ * reference files, errors. */
 #include "core/common.h"
 #include "core/lines.h"
+#include "core/provenance.h"
 #include "core/rng.h"
 #include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "tests/bleu_multi_ref.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -334,4 +340,243 @@ TEST(bleu_preprocessing_matches_python) {
     cJSON_Delete(ref);
     free(out);
     cJSON_Delete(texts);
+}
+
+/* ---- several references ------------------------------------------------------ */
+
+TEST(bleu_multi_ref_hand_computed) {
+    BleuOptions opt = {0, BLEU_TOKENIZE_NONE};
+    /* "the" occurs 3 times in the hypothesis, twice in ref 1, once in ref 2: it
+     * is clipped at the maximum, 2. Unigrams: the 2 + cat 1 + sat 1 = 4 of 5.
+     * Bigrams: "the cat" (both refs) and "cat sat" (ref 2) of the 4; trigrams:
+     * "the cat sat" of 3; 4-grams: none of 2. Lengths 5 vs refs 4 and 3: 4. */
+    const char *refs1[] = {"the cat the mat", "the cat sat"};
+    BleuStats st = {0};
+    bleu_add_segment_refs(&st, "the the the cat sat", refs1, 2, &opt);
+    long want_correct[] = {4, 2, 1, 0}, want_total[] = {5, 4, 3, 2};
+    for (int k = 0; k < BLEU_MAX_ORDER; k++) {
+        CHECK_EQ_INT(st.correct[k], want_correct[k]);
+        CHECK_EQ_INT(st.total[k], want_total[k]);
+    }
+    CHECK_EQ_INT(st.sys_len, 5);
+    CHECK_EQ_INT(st.ref_len, 4);
+    /* 'closest': 4 tokens vs 3 and 5 is a tie, the shorter wins, in either order. */
+    const char *tie_a[] = {"a b c", "a b c d e"}, *tie_b[] = {"a b c d e", "a b c"};
+    BleuStats ta = {0}, tb = {0};
+    bleu_add_segment_refs(&ta, "a b c d", tie_a, 2, &opt);
+    bleu_add_segment_refs(&tb, "a b c d", tie_b, 2, &opt);
+    CHECK_EQ_INT(ta.ref_len, 3);
+    CHECK_EQ_INT(tb.ref_len, 3);
+    CHECK_EQ_INT(ta.correct[0], 4);   /* a b c in both, d in the longer one */
+    CHECK_EQ_INT(ta.correct[3], 1);
+    long l1[] = {1, 3}, l2[] = {3, 1}, l3[] = {5, 2}, l4[] = {2, 0}, l5[] = {7};
+    CHECK_EQ_INT(bleu_closest_ref_len(2, l1, 2), 1);
+    CHECK_EQ_INT(bleu_closest_ref_len(2, l2, 2), 1);
+    CHECK_EQ_INT(bleu_closest_ref_len(5, l3, 2), 5);
+    CHECK_EQ_INT(bleu_closest_ref_len(0, l4, 2), 0);   /* an empty hypothesis picks the empty reference */
+    CHECK_EQ_INT(bleu_closest_ref_len(0, l5, 1), 7);
+    /* An empty hypothesis line adds nothing but its reference length. */
+    const char *empty_refs[] = {"a b", "x"};
+    BleuStats se = {0};
+    bleu_add_segment_refs(&se, "", empty_refs, 2, &opt);
+    CHECK(se.sys_len == 0 && se.ref_len == 1 && se.total[0] == 0 && se.correct[0] == 0);
+}
+
+/* The hand-made cases: ties in reference length, an n-gram in two references
+ * with different counts, empty hypothesis and reference lines, non-ASCII text
+ * (German, Greek with final sigma under --lowercase, CJK, a 4-byte emoji). */
+static const char *const MR_TIE_H[] = {"a b c d", "x y", "p q r s t u"};
+static const char *const MR_TIE_R1[] = {"a b c", "x", "p q r s t u v"};
+static const char *const MR_TIE_R2[] = {"a b c d e", "x y z", "p q r s t"};
+static const char *const MR_CLIP_H[] = {"the the the cat sat", "a a a a b"};
+static const char *const MR_CLIP_R1[] = {"the cat the mat", "a a b a"};
+static const char *const MR_CLIP_R2[] = {"the cat sat", "a b a a a a"};
+static const char *const MR_CLIP_R3[] = {"on the mat the cat sat", "b"};
+static const char *const MR_EMPTY_H[] = {"", "a cat is here", "", "one more line ."};
+static const char *const MR_EMPTY_R1[] = {"a b", "a cat is there", "", "one more line."};
+static const char *const MR_EMPTY_R2[] = {"", "the cat is here", "c", "One more line"};
+static const char *const MR_UTF8_H[] = {"Größe: 5€/Stück.", "ΣΟΦΙΑ ΚΑΙ ΛΟΓΟΣ ΣΟΦΟΣ", "我爱北京 天安门",
+                                         "Ein Hund läuft über die Wiese 🐕.", "İstanbul’da ÇAY"};
+static const char *const MR_UTF8_R1[] = {"Die Größe: 5 € pro Stück.", "σοφια και λογος σοφος", "我爱 北京天安门",
+                                          "Ein Hund rennt über die Wiese.", "istanbul’da çay"};
+static const char *const MR_UTF8_R2[] = {"größe 5€/stück", "Σοφία και λόγος σοφός", "我 爱 北京 天安门",
+                                          "Ein Hund läuft über eine Wiese 🐕 .", "İstanbul'da çay içtik"};
+
+static int mr_hand_cases(MultiRefCase *c) {
+    int n = 0;
+    c[n++] = (MultiRefCase){"length ties", 3, 2, 0, "none", MR_TIE_H, {MR_TIE_R1, MR_TIE_R2}};
+    c[n++] = (MultiRefCase){"length ties, refs swapped", 3, 2, 0, "none", MR_TIE_H, {MR_TIE_R2, MR_TIE_R1}};
+    c[n++] = (MultiRefCase){"clipping", 2, 3, 0, "13a", MR_CLIP_H, {MR_CLIP_R1, MR_CLIP_R2, MR_CLIP_R3}};
+    c[n++] = (MultiRefCase){"empty lines", 4, 2, 0, "13a", MR_EMPTY_H, {MR_EMPTY_R1, MR_EMPTY_R2}};
+    c[n++] = (MultiRefCase){"empty lines, lowercase", 4, 2, 1, "none", MR_EMPTY_H, {MR_EMPTY_R1, MR_EMPTY_R2}};
+    c[n++] = (MultiRefCase){"utf-8", 5, 2, 0, "13a", MR_UTF8_H, {MR_UTF8_R1, MR_UTF8_R2}};
+    c[n++] = (MultiRefCase){"utf-8, lowercase", 5, 2, 1, "13a", MR_UTF8_H, {MR_UTF8_R1, MR_UTF8_R2}};
+    c[n++] = (MultiRefCase){"utf-8, lowercase, none", 5, 2, 1, "none", MR_UTF8_H, {MR_UTF8_R1, MR_UTF8_R2}};
+    c[n++] = (MultiRefCase){"utf-8, one ref", 5, 1, 0, "13a", MR_UTF8_H, {MR_UTF8_R2}};
+    return n;
+}
+
+static void mr_check_case(const MultiRefCase *c, const cJSON *want) {
+    BleuOptions opt = {c->lowercase, BLEU_TOKENIZE_13A};
+    CHECK(bleu_tokenize_parse(c->tokenize, &opt.tokenize) == 0);
+    BleuScore s;
+    bleu_corpus_refs(c->hyp, c->ref, c->nrefs, c->n, &opt, &s);
+    ChrfOptions co = {c->lowercase};
+    double chrf = chrf_corpus(c->hyp, c->ref, c->nrefs, c->n, &co);
+    const cJSON *prec = cJSON_GetObjectItem(want, "precisions");
+    CHECK_MSG(fabs(s.bleu - cJSON_GetObjectItem(want, "bleu")->valuedouble) <= 1e-9, "%s: bleu %.12f vs python %.12f",
+              c->name, s.bleu, cJSON_GetObjectItem(want, "bleu")->valuedouble);
+    for (int k = 0; k < BLEU_MAX_ORDER; k++)
+        CHECK_MSG(fabs(s.precisions[k] - cJSON_GetArrayItem(prec, k)->valuedouble) <= 1e-9, "%s: p%d %.12f vs %.12f",
+                  c->name, k + 1, s.precisions[k], cJSON_GetArrayItem(prec, k)->valuedouble);
+    CHECK_MSG(fabs(s.bp - cJSON_GetObjectItem(want, "bp")->valuedouble) <= 1e-9, "%s: bp", c->name);
+    CHECK_MSG(s.sys_len == (long)cJSON_GetObjectItem(want, "sys_len")->valuedouble, "%s: sys_len %ld", c->name, s.sys_len);
+    CHECK_MSG(s.ref_len == (long)cJSON_GetObjectItem(want, "ref_len")->valuedouble, "%s: ref_len %ld vs %g", c->name,
+              s.ref_len, cJSON_GetObjectItem(want, "ref_len")->valuedouble);
+    CHECK_MSG(fabs(chrf - cJSON_GetObjectItem(want, "chrf")->valuedouble) <= 1e-9, "%s: chrf %.12f vs python %.12f",
+              c->name, chrf, cJSON_GetObjectItem(want, "chrf")->valuedouble);
+}
+
+TEST(bleu_multi_ref_matches_python) {
+    MultiRefCase cases[16];
+    int n = mr_hand_cases(cases);
+    /* A corpus-sized case: the shuffled golden system 4 against three
+     * perturbed systems as references (every length relation occurs). */
+    cJSON *g = golden_load();
+    const char **sys[4] = {NULL};
+    int lines = 0;
+    if (g) {
+        const cJSON *golden_cases = cJSON_GetObjectItem(g, "cases");
+        int which[4] = {4, 3, 5, 6};
+        for (int k = 0; k < 4; k++) {
+            const cJSON *h = golden_hyp(golden_cases, which[k]);
+            if (CHECK_MSG(h != NULL, "golden system %d missing", which[k])) sys[k] = json_strings(h, &lines);
+        }
+        if (sys[0] && sys[1] && sys[2] && sys[3]) {
+            cases[n++] = (MultiRefCase){"golden systems", lines, 3, 0, "13a", sys[0], {sys[1], sys[2], sys[3]}};
+            cases[n++] = (MultiRefCase){"golden systems, lc", lines, 3, 1, "none", sys[0], {sys[1], sys[2], sys[3]}};
+        }
+    }
+    cJSON *want = multi_ref_python(cases, n);
+    for (int c = 0; want && c < n; c++) mr_check_case(&cases[c], cJSON_GetArrayItem(want, c));
+    cJSON_Delete(want);
+    for (int k = 0; k < 4; k++) free(sys[k]);
+    cJSON_Delete(g);
+}
+
+/* One reference through the multi-reference path is the single-reference BLEU,
+ * bit for bit (the golden test above holds that one to sacreBLEU). */
+TEST(bleu_multi_ref_single_is_unchanged) {
+    cJSON *g = golden_load();
+    if (!g) return;
+    int nref, nhyp;
+    const char **refs = json_strings(cJSON_GetObjectItem(g, "refs"), &nref);
+    const char **hyp = json_strings(golden_hyp(cJSON_GetObjectItem(g, "cases"), 4), &nhyp);
+    const char *const *streams[1] = {refs};
+    BleuOptions opt = {0, BLEU_TOKENIZE_13A};
+    BleuScore a, b;
+    bleu_corpus(hyp, refs, nhyp, &opt, &a);
+    bleu_corpus_refs(hyp, streams, 1, nhyp, &opt, &b);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    /* The same reference twice changes nothing either. */
+    const char *const *twice[2] = {refs, refs};
+    bleu_corpus_refs(hyp, twice, 2, nhyp, &opt, &b);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    free(hyp);
+    free(refs);
+    cJSON_Delete(g);
+}
+
+/* ---- the CLI with several references, stdin and signatures ------------------- */
+
+static void mr_write_case(const MultiRefCase *c, const char *dir, char paths[][600]) {
+    snprintf(paths[0], 600, "%s/hyp.txt", dir);
+    CHECK(write_lines(paths[0], (const char **)c->hyp, c->n) == 0);
+    for (int k = 0; k < c->nrefs; k++) {
+        snprintf(paths[k + 1], 600, "%s/ref%d.txt", dir, k + 1);
+        CHECK(write_lines(paths[k + 1], (const char **)c->ref[k], c->n) == 0);
+    }
+}
+
+TEST(bleu_cli_multi_ref_signature_stdin) {
+    char dir[] = "/tmp/glue_bleu_XXXXXX", paths[4][600], cmd[4096];
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    MultiRefCase cases[16];
+    mr_hand_cases(cases);
+    const MultiRefCase *c = &cases[2];   /* clipping: three references, 13a */
+    mr_write_case(c, dir, paths);
+    const char *bin = test_glue_bin();
+    int status;
+    /* --json: the library's numbers and both signatures. */
+    snprintf(cmd, sizeof cmd, "%s bleu %s %s %s %s --json", bin, paths[0], paths[1], paths[2], paths[3]);
+    char *json_out = test_run(cmd, &status);
+    cJSON *o = cJSON_Parse(json_out);
+    if (CHECK_MSG(status == 0 && o, "%s -> %d '%s'", cmd, status, json_out)) {
+        BleuOptions opt = {0, BLEU_TOKENIZE_13A};
+        ChrfOptions co = {0};
+        BleuScore s;
+        bleu_corpus_refs(c->hyp, c->ref, c->nrefs, c->n, &opt, &s);
+        CHECK_NEAR(cJSON_GetObjectItem(o, "bleu")->valuedouble, s.bleu, 1e-12);
+        CHECK_NEAR(cJSON_GetObjectItem(o, "chrf")->valuedouble, chrf_corpus(c->hyp, c->ref, c->nrefs, c->n, &co), 1e-12);
+        CHECK_EQ_INT(cJSON_GetObjectItem(o, "nrefs")->valueint, 3);
+        const char *sig = cJSON_GetStringValue(cJSON_GetObjectItem(o, "signature"));
+        const char *csig = cJSON_GetStringValue(cJSON_GetObjectItem(o, "chrf_signature"));
+        CHECK_MSG(sig && strcmp(sig, "nrefs:3|case:mixed|eff:no|tok:13a|smooth:exp|version:glue-" GLUE_VERSION) == 0,
+                  "signature '%s'", sig ? sig : "(none)");
+        CHECK_MSG(csig && strcmp(csig, "nrefs:3|case:mixed|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION) == 0,
+                  "chrF signature '%s'", csig ? csig : "(none)");
+    }
+    cJSON_Delete(o);
+    /* The hypothesis from stdin, redirected and piped: the same object. */
+    const char *forms[] = {"%s bleu - %s %s %s --json < %s", "cat %5$s | %s bleu - %s %s %s --json"};
+    for (int f = 0; f < 2; f++) {
+        snprintf(cmd, sizeof cmd, forms[f], bin, paths[1], paths[2], paths[3], paths[0]);
+        char *out = test_run(cmd, &status);
+        CHECK_MSG(status == 0 && strcmp(out, json_out) == 0, "%s -> %d '%s', want '%s'", cmd, status, out, json_out);
+        free(out);
+    }
+    free(json_out);
+    /* Text: the signature after each score, chrF on the second line; case:lc
+     * and tok:none follow the options. */
+    snprintf(cmd, sizeof cmd, "%s bleu %s %s %s --lowercase --tokenize none", bin, paths[0], paths[1], paths[2]);
+    char *out = test_run(cmd, &status);
+    const char *second = strchr(out, '\n');
+    CHECK_MSG(status == 0 && strncmp(out, "BLEU = ", 7) == 0 && second && strncmp(second + 1, "chrF2 = ", 8) == 0,
+              "text output '%s'", out);
+    CHECK_MSG(strstr(out, " nrefs:2|case:lc|eff:no|tok:none|smooth:exp|version:glue-" GLUE_VERSION "\n") != NULL &&
+                  (!second || strstr(second, " nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n")),
+              "signatures in '%s'", out);
+    free(out);
+    for (int k = 0; k < 4; k++) unlink(paths[k]);
+    rmdir(dir);
+}
+
+TEST(bleu_cli_multi_ref_errors) {
+    char dir[] = "/tmp/glue_bleu_XXXXXX", a[600], b[600], short_[600], cmd[4096];
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    snprintf(short_, sizeof short_, "%s/short.txt", dir);
+    const char *three[] = {"eins", "zwei", "drei"};
+    write_lines(a, three, 3);
+    write_lines(b, three, 3);
+    write_lines(short_, three, 2);
+    const char *bin = test_glue_bin();
+    struct { const char *fmt; int status; const char *msg; } cases[] = {
+        /* three files, the last one short: every file named with its count */
+        {"%s bleu %s %s %s 2>&1", 1, "b.txt has 3 lines but "},
+        {"%s bleu - - %s < %s 2>&1", 2, "at most one file can be read from stdin"},
+    };
+    for (int k = 0; k < 2; k++) {
+        if (k == 0) snprintf(cmd, sizeof cmd, cases[k].fmt, bin, b, a, short_);
+        else snprintf(cmd, sizeof cmd, cases[k].fmt, bin, a, a);
+        int status;
+        char *out = test_run(cmd, &status);
+        CHECK_MSG(status == cases[k].status && strstr(out, cases[k].msg), "'%s': status %d (want %d), output '%s'",
+                  cmd, status, cases[k].status, out);
+        if (k == 0) CHECK_MSG(strstr(out, "a.txt has 3 and ") && strstr(out, "short.txt has 2"), "counts in '%s'", out);
+        free(out);
+    }
+    unlink(a); unlink(b); unlink(short_);
+    rmdir(dir);
 }

@@ -1,16 +1,20 @@
-/* cmd_bleu.c — `glue bleu HYP REF [--lowercase] [--tokenize 13a|none] [--json]`:
- * corpus BLEU of a hypothesis file against a single reference file (plain or
- * .gz, one segment a line), printed like sacreBLEU or as one JSON object.
+/* cmd_bleu.c — `glue bleu HYP REF [REF ...] [--lowercase] [--tokenize 13a|none]
+ * [--json]`: corpus BLEU and chrF of a hypothesis file against one or several
+ * reference files (plain or .gz, one segment a line; `-` reads stdin), printed
+ * like sacreBLEU with its signatures, or as one JSON object.
  *
- * The two files are streamed in step, so memory does not grow with the corpus;
- * a line of invalid UTF-8 or a difference in line counts is an error (sacreBLEU
- * refuses both too), reported with the file and line. */
+ * The files are streamed in step, so memory does not grow with the corpus; a
+ * line of invalid UTF-8 or a difference in line counts is an error (sacreBLEU
+ * refuses both too), reported with the file and line. --lowercase applies to
+ * both metrics (each signature says case:lc); --tokenize only to BLEU, as chrF
+ * reads characters. */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "core/lines.h"
 #include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "text/utf8.h"
 
 #include <cjson/cJSON.h>
@@ -18,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLEU_USAGE "glue bleu HYP REF [--lowercase] [--tokenize 13a|none] [--json]"
+#define BLEU_USAGE "glue bleu HYP REF [REF ...] [--lowercase] [--tokenize 13a|none] [--json]   (HYP or a REF may be - for stdin)"
 
 /* Next line of r into *line; 1 line, 0 end, -1 error (reported). */
 static int bleu_next_line(LineReader *r, char **line) {
@@ -40,85 +44,143 @@ static long bleu_count_rest(LineReader *r) {
     return r->line_no;
 }
 
-/* Accumulate the statistics over both files. Returns 0, or 1 after a message. */
-static int bleu_files(const char *hyp_path, const char *ref_path, const BleuOptions *opt, BleuStats *st,
-                      long *num_lines) {
-    LineReader h, r;
-    int rc = 1;
-    if (lines_open_or_report(&h, hyp_path)) return 1;
-    if (lines_open_or_report(&r, ref_path)) { lines_close(&h); return 1; }
-    for (;;) {
-        char *hl, *rl;
-        int gh = bleu_next_line(&h, &hl);
-        if (gh < 0) break;
-        int gr = bleu_next_line(&r, &rl);
-        if (gr < 0) break;
-        if (gh != gr) {
-            long nh = gh ? bleu_count_rest(&h) : h.line_no, nr = gr ? bleu_count_rest(&r) : r.line_no;
-            user_error("the hypothesis needs one line per reference line", "%s has %ld lines but %s has %ld",
-                       hyp_path, nh, ref_path, nr);
-            break;
-        }
-        if (gh == 0) { rc = 0; break; }
-        bleu_add_segment(st, hl, rl, opt);
+/* "hyp has 3 lines but ref has 2" (one reference) or "... but r1 has 3 and r2
+ * has 2" (several), every file counted to its end. got[k]: 1 if file k still
+ * had a line when the first one ended. */
+static void bleu_report_mismatch(LineReader *r, const int *got, int nfiles) {
+    char refs[2048] = "";
+    size_t n = 0;
+    long nh = got[0] ? bleu_count_rest(&r[0]) : r[0].line_no;
+    for (int k = 1; k < nfiles && n < sizeof refs; k++) {
+        long nk = got[k] ? bleu_count_rest(&r[k]) : r[k].line_no;
+        const char *sep = k == 1 ? "" : k + 1 == nfiles ? " and " : ", ";
+        n += (size_t)snprintf(refs + n, sizeof refs - n, "%s%s has %ld", sep, r[k].path, nk);
     }
-    *num_lines = h.line_no;
-    lines_close(&h);
-    lines_close(&r);
+    user_error(nfiles == 2 ? "the hypothesis needs one line per reference line"
+                           : "the hypothesis and every reference file need the same number of lines",
+               "%s has %ld lines but %s", r[0].path, nh, refs);
+}
+
+/* Open a file, or stdin for "-". 0, or -1 after a message (r is closed then). */
+static int bleu_open(LineReader *r, const char *path) {
+    if (strcmp(path, "-") != 0) return lines_open_or_report(r, path);
+    if (lines_open_stdin(r) == LINES_OK) return 0;
+    lines_report(r);
+    lines_close(r);
+    return -1;
+}
+
+typedef struct {
+    BleuOptions bleu;
+    ChrfOptions chrf;
+    BleuStats bleu_stats;
+    ChrfStats chrf_stats;
+    long lines;
+} BleuRun;
+
+/* Read the open files in step, one segment a step, into the statistics.
+ * Returns 0, or 1 after a message. */
+static int bleu_read_all(LineReader *r, int nfiles, BleuRun *run) {
+    char **line = xmalloc(sizeof *line * (size_t)nfiles);
+    int *got = xmalloc(sizeof *got * (size_t)nfiles), rc;
+    for (;;) {
+        int ended = 0, bad = 0;
+        for (int k = 0; k < nfiles && !bad; k++) {
+            got[k] = bleu_next_line(&r[k], &line[k]);
+            bad = got[k] < 0;
+            ended += got[k] == 0;
+        }
+        if (bad) { rc = 1; break; }
+        if (ended == nfiles) { rc = 0; break; }
+        if (ended) { bleu_report_mismatch(r, got, nfiles); rc = 1; break; }
+        const char *const *refs = (const char *const *)line + 1;
+        bleu_add_segment_refs(&run->bleu_stats, line[0], refs, nfiles - 1, &run->bleu);
+        chrf_add_segment(&run->chrf_stats, line[0], refs, nfiles - 1, &run->chrf);
+    }
+    run->lines = r[0].line_no;
+    free(line);
+    free(got);
     return rc;
 }
 
-static void bleu_print(const BleuScore *s, const BleuOptions *opt, long lines, int json) {
-    double ratio = s->ref_len ? (double)s->sys_len / (double)s->ref_len : 0.0;
+/* Accumulate the statistics over the hypothesis file (paths[0]) and the
+ * references. Returns 0, or 1 after a message. */
+static int bleu_files(const char *const *paths, int nfiles, BleuRun *run) {
+    LineReader *r = xcalloc((size_t)nfiles, sizeof *r);
+    int opened = 0, rc = 1;
+    while (opened < nfiles && bleu_open(&r[opened], paths[opened]) == 0) opened++;
+    if (opened == nfiles) rc = bleu_read_all(r, nfiles, run);
+    for (int k = 0; k < opened; k++) lines_close(&r[k]);
+    free(r);
+    return rc;
+}
+
+static void bleu_print(const BleuRun *run, int nrefs, int json) {
+    BleuScore s;
+    bleu_from_stats(&run->bleu_stats, &s);
+    double chrf = chrf_from_stats(&run->chrf_stats);
+    double ratio = s.ref_len ? (double)s.sys_len / (double)s.ref_len : 0.0;
+    char sig[256], chrf_sig[256];
+    bleu_signature(&run->bleu, nrefs, sig, sizeof sig);
+    chrf_signature(&run->chrf, nrefs, chrf_sig, sizeof chrf_sig);
     if (!json) {
-        printf("BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld ref_len = %ld)"
-               "  [tokenize %s%s, %ld lines]\n",
-               s->bleu, s->precisions[0], s->precisions[1], s->precisions[2], s->precisions[3], s->bp, ratio,
-               s->sys_len, s->ref_len, bleu_tokenize_name(opt->tokenize), opt->lowercase ? ", lowercase" : "",
-               lines);
+        printf("BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %ld ref_len = %ld)  [%ld lines]  %s\n",
+               s.bleu, s.precisions[0], s.precisions[1], s.precisions[2], s.precisions[3], s.bp, ratio,
+               s.sys_len, s.ref_len, run->lines, sig);
+        printf("chrF%d = %.2f  %s\n", CHRF_BETA, chrf, chrf_sig);
         return;
     }
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "bleu", s->bleu);
+    cJSON_AddNumberToObject(o, "bleu", s.bleu);
     cJSON *p = cJSON_AddArrayToObject(o, "precisions");
-    for (int k = 0; k < BLEU_MAX_ORDER; k++) cJSON_AddItemToArray(p, cJSON_CreateNumber(s->precisions[k]));
-    cJSON_AddNumberToObject(o, "bp", s->bp);
+    for (int k = 0; k < BLEU_MAX_ORDER; k++) cJSON_AddItemToArray(p, cJSON_CreateNumber(s.precisions[k]));
+    cJSON_AddNumberToObject(o, "bp", s.bp);
     cJSON_AddNumberToObject(o, "ratio", ratio);
-    cJSON_AddNumberToObject(o, "sys_len", (double)s->sys_len);
-    cJSON_AddNumberToObject(o, "ref_len", (double)s->ref_len);
-    cJSON_AddNumberToObject(o, "lines", (double)lines);
-    cJSON_AddStringToObject(o, "tokenize", bleu_tokenize_name(opt->tokenize));
-    cJSON_AddBoolToObject(o, "lowercase", opt->lowercase);
+    cJSON_AddNumberToObject(o, "sys_len", (double)s.sys_len);
+    cJSON_AddNumberToObject(o, "ref_len", (double)s.ref_len);
+    cJSON_AddNumberToObject(o, "lines", (double)run->lines);
+    cJSON_AddNumberToObject(o, "nrefs", nrefs);
+    cJSON_AddStringToObject(o, "tokenize", bleu_tokenize_name(run->bleu.tokenize));
+    cJSON_AddBoolToObject(o, "lowercase", run->bleu.lowercase);
+    cJSON_AddStringToObject(o, "signature", sig);
+    cJSON_AddNumberToObject(o, "chrf", chrf);
+    cJSON_AddStringToObject(o, "chrf_signature", chrf_sig);
     json_print_line(o);
     cJSON_Delete(o);
+}
+
+/* The positional arguments: HYP and at least one REF, at most one of them "-". */
+static int bleu_check_files(const char *const *pos, int npos) {
+    int dashes = 0;
+    for (int k = 0; k < npos; k++) dashes += strcmp(pos[k], "-") == 0;
+    if (npos >= 2 && dashes <= 1) return 0;
+    if (npos < 2)
+        user_error(NULL, "bleu: expected HYP and REF files (one REF or more), got %d argument%s", npos,
+                   npos == 1 ? "" : "s");
+    else
+        user_error(NULL, "bleu: '-' (stdin) given %d times; at most one file can be read from stdin", dashes);
+    fprintf(stderr, "usage: %s\n", BLEU_USAGE);
+    return EXIT_USAGE;
 }
 
 int cmd_bleu(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
-    BleuOptions opt = {0};
+    BleuRun run;
+    memset(&run, 0, sizeof run);
     int json = args_flag(&a, "--json");
-    opt.lowercase = args_flag(&a, "--lowercase");
+    run.bleu.lowercase = run.chrf.lowercase = args_flag(&a, "--lowercase");
     const char *tok = args_str(&a, "--tokenize", "13a");
-    const char *pos[2];
-    int npos = args_positional(&a, pos, 2);
+    const char *pos[ARGS_MAX];
+    int npos = args_positional(&a, pos, ARGS_MAX);
     int rc = args_finish(&a, BLEU_USAGE);
     if (rc) return rc;
-    if (bleu_tokenize_parse(tok, &opt.tokenize) != 0) {
+    if (bleu_tokenize_parse(tok, &run.bleu.tokenize) != 0) {
         user_error(NULL, "bleu: unknown tokenizer '%s' (use 13a or none)", tok);
         return EXIT_USAGE;
     }
-    if (npos != 2) {
-        user_error(NULL, "bleu: expected HYP and REF files, got %d argument%s", npos, npos == 1 ? "" : "s");
-        fprintf(stderr, "usage: %s\n", BLEU_USAGE);
-        return EXIT_USAGE;
-    }
-    BleuStats st;
-    memset(&st, 0, sizeof st);
-    long lines = 0;
-    if (bleu_files(pos[0], pos[1], &opt, &st, &lines) != 0) return 1;
-    BleuScore s;
-    bleu_from_stats(&st, &s);
-    bleu_print(&s, &opt, lines, json);
+    if ((rc = bleu_check_files(pos, npos)) != 0) return rc;
+    if (bleu_files(pos, npos, &run) != 0) return 1;
+    bleu_print(&run, npos - 1, json);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 enum {
@@ -37,12 +38,16 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-LinesStatus lines_open(LineReader *r, const char *path) {
+static void reader_init(LineReader *r, const char *path) {
     memset(r, 0, sizeof *r);
     r->path = xstrdup(path);
-    r->expect_gzip = ends_with(path, ".gz");
     r->cap = 2 * LINES_CHUNK;
     r->buf = xmalloc(r->cap);
+}
+
+LinesStatus lines_open(LineReader *r, const char *path) {
+    reader_init(r, path);
+    r->expect_gzip = ends_with(path, ".gz");
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
@@ -106,6 +111,21 @@ static void take_line(LineReader *r, size_t n, size_t consumed, char **line, siz
     r->line_no++;
     *line = s;
     *len = n;
+}
+
+LinesStatus lines_open_stdin(LineReader *r) {
+    reader_init(r, "stdin");
+    /* gzclose closes the descriptor it was given: hand it a duplicate so
+     * stdin stays open for the rest of the process. */
+    int fd = dup(STDIN_FILENO);
+    gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+    if (!gz) {
+        if (fd >= 0) close(fd);
+        return reader_fail(r, LINES_IO, "stdin: cannot read: %s", strerror(errno));
+    }
+    gzbuffer(gz, LINES_GZ_BUFFER);
+    r->gz = gz;
+    return LINES_OK;
 }
 
 int lines_next(LineReader *r, char **line, size_t *len) {

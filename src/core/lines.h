@@ -36,6 +36,9 @@ typedef struct LineReader {
 /* Open a file (.gz or plain). Returns LINES_OK, or a status with r->err filled;
  * lines_close is safe to call either way. */
 LinesStatus lines_open(LineReader *r, const char *path);
+/* Standard input (plain or gzip) as a reader named "stdin" in its messages;
+ * lines_close leaves the process's stdin open. */
+LinesStatus lines_open_stdin(LineReader *r);
 /* Next line, NUL-terminated, without "\n"/"\r\n"; valid until the next call.
  * Returns 1 for a line, 0 at a clean end of file, -1 on error (r->status, r->err).
  * A last line without a final newline is returned like any other. */

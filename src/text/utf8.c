@@ -81,3 +81,9 @@ size_t utf8_sanitize(const char *s, size_t len, char *out) {
     out[n] = '\0';
     return n;
 }
+
+int utf8_py_isspace(int32_t c) {
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+           c == 0x202F || c == 0x205F || c == 0x3000;
+}

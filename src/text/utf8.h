@@ -38,4 +38,10 @@ int utf8_valid(const char *s, size_t len);
  * bytes; it is NUL-terminated. Returns the output length. */
 size_t utf8_sanitize(const char *s, size_t len, char *out);
 
+/* 1 if cp is whitespace to Python's str.isspace(), i.e. a separator of
+ * str.split() and str.rstrip(): bidirectional class WS, B or S, or category Zs
+ * (so also U+001C..U+001F, but not U+200B). sacreBLEU splits and strips text
+ * with these, so BLEU's tokens and chrF's characters use the same set. */
+int utf8_py_isspace(int32_t cp);
+
 #endif

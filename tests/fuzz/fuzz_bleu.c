@@ -1,16 +1,19 @@
-/* fuzz_bleu.c — `glue bleu HYP REF` (src/cli/cmd_bleu.c, eval/bleu.c): the two
- * files (hypotheses FUZZ_SEP references, any bytes), with --lowercase and
- * --tokenize 13a|none picked by byte 0; then corpus BLEU on the same lines
- * directly, which must be a number in [0, 100]. */
+/* fuzz_bleu.c — `glue bleu HYP REF [REF2]` (src/cli/cmd_bleu.c, eval/bleu.c,
+ * eval/chrf.c): the files (hypotheses FUZZ_SEP references [FUZZ_SEP second
+ * references], any bytes), with --lowercase and --tokenize 13a|none picked by
+ * byte 0; then corpus BLEU and chrF on the same lines directly, each of which
+ * must be a number in [0, 100]. */
 #include "cli/commands.h"
 #include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_LINES = 256 };
+enum { MAX_LINES = 256, MAX_FILES = 3 };
 
 static int split_lines(char *s, char **out) {
     int n = 0;
@@ -22,29 +25,44 @@ static int split_lines(char *s, char **out) {
     return n;
 }
 
+static int in_range(double x) { return isfinite(x) && x >= 0 && x <= 100 + 1e-9; }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
-    const uint8_t *part[2];
-    size_t len[2];
-    if (fuzz_split(data + 1, size - 1, part, len, 2) != 2) return 0;
-    char hyp[512], ref[512];
-    snprintf(hyp, sizeof hyp, "%s", fuzz_path("hyp.txt"));
-    snprintf(ref, sizeof ref, "%s", fuzz_path("ref.txt"));
-    fuzz_write(hyp, part[0], len[0], 0);
-    fuzz_write(ref, part[1], len[1], 0);
-    char *argv[8] = {"bleu", hyp, ref, "--tokenize", data[0] & 1 ? "none" : "13a", "--json"};
-    int argc = 6;
+    const uint8_t *part[MAX_FILES];
+    size_t len[MAX_FILES];
+    int nfiles = fuzz_split(data + 1, size - 1, part, len, MAX_FILES);
+    if (nfiles < 2) return 0;
+    static const char *const NAMES[MAX_FILES] = {"hyp.txt", "ref.txt", "ref2.txt"};
+    char path[MAX_FILES][512];
+    char *argv[12] = {"bleu"};
+    int argc = 1;
+    for (int k = 0; k < nfiles; k++) {
+        snprintf(path[k], sizeof path[k], "%s", fuzz_path(NAMES[k]));
+        fuzz_write(path[k], part[k], len[k], 0);
+        argv[argc++] = path[k];
+    }
+    argv[argc++] = "--tokenize";
+    argv[argc++] = data[0] & 1 ? "none" : "13a";
+    argv[argc++] = "--json";
     if (data[0] & 2) argv[argc++] = "--lowercase";
     cmd_bleu(argc, argv);
 
-    char *h = fuzz_strndup(part[0], len[0]), *r = fuzz_strndup(part[1], len[1]);
-    char *hl[MAX_LINES], *rl[MAX_LINES];
-    int nh = split_lines(h, hl), nr = split_lines(r, rl);
+    char *text[MAX_FILES], *lines[MAX_FILES][MAX_LINES];
+    int n = MAX_LINES;
+    for (int k = 0; k < nfiles; k++) {
+        text[k] = fuzz_strndup(part[k], len[k]);
+        int nk = split_lines(text[k], lines[k]);
+        if (nk < n) n = nk;
+    }
+    const char *const *refs[MAX_FILES - 1];
+    for (int k = 1; k < nfiles; k++) refs[k - 1] = (const char *const *)lines[k];
     BleuOptions opt = {.lowercase = data[0] >> 1 & 1, .tokenize = data[0] & 1 ? BLEU_TOKENIZE_NONE : BLEU_TOKENIZE_13A};
+    ChrfOptions co = {.lowercase = opt.lowercase};
     BleuScore s;
-    bleu_corpus((const char *const *)hl, (const char *const *)rl, nh < nr ? nh : nr, &opt, &s);
-    if (!isfinite(s.bleu) || s.bleu < 0 || s.bleu > 100 + 1e-9) __builtin_trap();
-    free(h);
-    free(r);
+    bleu_corpus_refs((const char *const *)lines[0], refs, nfiles - 1, n, &opt, &s);
+    if (!in_range(s.bleu)) __builtin_trap();
+    if (!in_range(chrf_corpus((const char *const *)lines[0], refs, nfiles - 1, n, &co))) __builtin_trap();
+    for (int k = 0; k < nfiles; k++) free(text[k]);
     return 0;
 }

@@ -69,6 +69,8 @@ TEXT_SEEDS = [
     ("fuzz_wordpiece_train", "cased_joins", b"\x0eThe Cat, the CAT. caf\xc3\xa9 \xe4\xb8\xad\n\n"),
     ("fuzz_bleu", "13a", b"\x00The cat sat on the mat.\nA dog!" + SEP + b"The cat sat on a mat.\nThe dog!"),
     ("fuzz_bleu", "none_lower", b"\x03the CAT\n\n" + SEP + b"The cat\nx\n"),
+    ("fuzz_bleu", "two_refs", "\x02Größe: 5€.\n\nein Hund\n".encode() + SEP + "größe 5 €\nx\nein Hund\n".encode()
+     + SEP + "Die Größe\n\nHund\n".encode()),
     ("fuzz_corpus", "text", b"\x00para one.\npara two.\n\nnext doc\n"),
     ("fuzz_corpus", "wikiextractor", b"\x01<doc id=\"1\" title=\"T\">\nT\n\nText one.\n</doc>\n"),
     ("fuzz_corpus", "brown", b"\x02The/at cat/nn ``/`` 1/2/cd ''/'' ./.\n"),

@@ -65,7 +65,7 @@ static const Command COMMANDS[] = {
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
      "  strings the leaderboard wants (a number for STS-B).\n"},
-    {"bleu", cmd_bleu, "HYP REF [REF ...] [--lowercase] [--tokenize 13a|none] [--json]",
+    {"bleu", cmd_bleu, "HYP REF [REF ...] [--lowercase] [--chrf-lowercase] [--tokenize 13a|none] [--json]",
      "corpus BLEU and chrF, sacreBLEU's definitions (one or more references)",
      "  Corpus BLEU and chrF of the hypotheses HYP against one or more reference\n"
      "  files REF (one sentence a line, every file with the same number of lines,\n"
@@ -75,7 +75,8 @@ static const Command COMMANDS[] = {
      "  the reference length closest to the hypothesis's (the shorter on a tie),\n"
      "  'exp' smoothing, brevity penalty. chrF2: character 1..6-grams of the text\n"
      "  without whitespace, beta 2; each line takes the reference with its best\n"
-     "  chrF. Case-sensitive unless --lowercase (both scores). Each score is\n"
+     "  chrF. Case-sensitive unless --lowercase (BLEU) or --chrf-lowercase (chrF),\n"
+     "  sacreBLEU's two options. Each score is\n"
      "  followed by its signature, as sacreBLEU prints it but with glue's version:\n"
      "  nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:glue-" GLUE_VERSION "\n"
      "  nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n"

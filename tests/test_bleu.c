@@ -537,15 +537,23 @@ TEST(bleu_cli_multi_ref_signature_stdin) {
     }
     free(json_out);
     /* Text: the signature after each score, chrF on the second line; case:lc
-     * and tok:none follow the options. */
+     * and tok:none follow the options (--lowercase is BLEU's only, as in
+     * sacreBLEU; --chrf-lowercase is chrF's). */
     snprintf(cmd, sizeof cmd, "%s bleu %s %s %s --lowercase --tokenize none", bin, paths[0], paths[1], paths[2]);
     char *out = test_run(cmd, &status);
     const char *second = strchr(out, '\n');
     CHECK_MSG(status == 0 && strncmp(out, "BLEU = ", 7) == 0 && second && strncmp(second + 1, "chrF2 = ", 8) == 0,
               "text output '%s'", out);
     CHECK_MSG(strstr(out, " nrefs:2|case:lc|eff:no|tok:none|smooth:exp|version:glue-" GLUE_VERSION "\n") != NULL &&
-                  (!second || strstr(second, " nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n")),
+                  (!second || strstr(second, " nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n")),
               "signatures in '%s'", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s bleu %s %s %s --chrf-lowercase", bin, paths[0], paths[1], paths[2]);
+    out = test_run(cmd, &status);
+    second = strchr(out, '\n');
+    CHECK_MSG(status == 0 && strstr(out, " nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:glue-") != NULL && second &&
+                  strstr(second, " nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no|version:glue-" GLUE_VERSION "\n"),
+              "--chrf-lowercase signatures in '%s'", out);
     free(out);
     for (int k = 0; k < 4; k++) unlink(paths[k]);
     rmdir(dir);

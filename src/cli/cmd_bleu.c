@@ -5,9 +5,9 @@
  *
  * The files are streamed in step, so memory does not grow with the corpus; a
  * line of invalid UTF-8 or a difference in line counts is an error (sacreBLEU
- * refuses both too), reported with the file and line. --lowercase applies to
- * both metrics (each signature says case:lc); --tokenize only to BLEU, as chrF
- * reads characters. */
+ * refuses both too), reported with the file and line. As in sacreBLEU,
+ * --lowercase is BLEU's and --chrf-lowercase chrF's (each signature says
+ * case:lc); --tokenize is BLEU's only, as chrF reads characters. */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLEU_USAGE "glue bleu HYP REF [REF ...] [--lowercase] [--tokenize 13a|none] [--json]   (HYP or a REF may be - for stdin)"
+#define BLEU_USAGE "glue bleu HYP REF [REF ...] [--lowercase] [--chrf-lowercase] [--tokenize 13a|none] [--json]   (HYP or a REF may be - for stdin)"
 
 /* Next line of r into *line; 1 line, 0 end, -1 error (reported). */
 static int bleu_next_line(LineReader *r, char **line) {
@@ -169,7 +169,8 @@ int cmd_bleu(int argc, char **argv) {
     BleuRun run;
     memset(&run, 0, sizeof run);
     int json = args_flag(&a, "--json");
-    run.bleu.lowercase = run.chrf.lowercase = args_flag(&a, "--lowercase");
+    run.bleu.lowercase = args_flag(&a, "--lowercase");
+    run.chrf.lowercase = args_flag(&a, "--chrf-lowercase");
     const char *tok = args_str(&a, "--tokenize", "13a");
     const char *pos[ARGS_MAX];
     int npos = args_positional(&a, pos, ARGS_MAX);

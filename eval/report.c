@@ -255,8 +255,12 @@ ReportTable *report_compare_table(const cJSON *compare) {
         report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring);
         for (const cJSON *it = tasks->child; it; it = it->next)
             report_task_cell(tab, task_find(it->valuestring), cJSON_GetObjectItemCaseSensitive(per, it->valuestring));
-        report_table_add_metric(tab, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"),
-                                                                      "glue_score"));
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "glue_score");
+        const cJSON *gsd = cJSON_GetObjectItemCaseSensitive(m, "glue_std");
+        if (cJSON_IsNumber(g) && cJSON_IsNumber(gsd))   /* several seeds: the mean and its spread */
+            report_table_add(tab, "%.2f ± %.2f", g->valuedouble, gsd->valuedouble);
+        else
+            report_table_add_metric(tab, g);
         add_number(tab, m, "train_seconds", format_seconds);
         add_number(tab, m, "eval_examples_per_sec", format_plain);
         add_number(tab, m, "num_params", format_count);
@@ -299,8 +303,17 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
     fprintf(f, "# Model comparison on GLUE dev sets\n\n");
     markdown_task_list(f, "Tasks run (dev split, metrics ×100):", cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
     markdown_task_list(f, "Not run (data not present):", cJSON_GetObjectItemCaseSensitive(compare, "tasks_missing"));
-    fprintf(f, "Seed %.0f. GLUE score: mean of the task scores over the tasks run (a task's score is the mean "
-               "of its metrics; MNLI m/mm count as one task).\n\n", json_number(compare, "seed"));
+    const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(compare, "seeds");
+    if (cJSON_GetArraySize(seeds) > 1) {
+        fprintf(f, "Seeds");
+        for (const cJSON *s = seeds->child; s; s = s->next) fprintf(f, "%s%.0f", s == seeds->child ? " " : ", ", s->valuedouble);
+        fprintf(f, ": every cell is the mean over the seeds (each seed's best epoch on dev); GLUE: the mean of "
+                   "the seeds' GLUE scores ± their standard deviation.");
+    } else {
+        fprintf(f, "Seed %.0f.", json_number(compare, "seed"));
+    }
+    fprintf(f, " GLUE score: mean of the task scores over the tasks run (a task's score is the mean "
+               "of its metrics; MNLI m/mm count as one task).\n\n");
     ReportTable *tab = report_compare_table(compare);
     report_table_print_markdown(tab, f);
     report_table_free(tab);

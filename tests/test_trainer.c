@@ -836,6 +836,32 @@ TEST(trainer_cli_compare) {
     free(before);
     free(after);
     ran_free(&r);
+    /* --seeds: each cell the mean of the seeds' runs, the GLUE score with its
+     * spread; the seed 42 run above is reused. */
+    const char *seeded[] = {"compare", "sst2", "--models", "testbow", "--seeds", "42,7", "--json"};
+    r = run_command(root, NULL, NULL, 7, seeded);
+    CHECK_MSG(r.status == 0, "compare --seeds: %d %s", r.status, r.err);
+    j = cJSON_Parse(r.out);
+    const cJSON *m2 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 1);
+    bt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m2, "tasks"), "sst2");
+    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(bt, "seed_scores");
+    CHECK_EQ_INT(cJSON_GetArraySize(ss), 2);
+    double s42 = -1, s7 = -1;
+    for (int k = 0; k < 2; k++) {
+        char rd[4200], rp[4300];
+        snprintf(rd, sizeof rd, "%s/compare/sst2/testbow-seed%d", run_root(), k ? 7 : 42);
+        run_file_path(rd, RUN_RESULTS, rp, sizeof rp);
+        cJSON *res = json_file_read(rp, 1);
+        double acc = metric_of(cJSON_GetObjectItemCaseSensitive(res, "best"), "dev", "accuracy");
+        if (k) s7 = acc; else s42 = acc;
+        cJSON_Delete(res);
+    }
+    CHECK_NEAR(cJSON_GetArrayItem(ss, 0)->valuedouble, s42, 1e-9);
+    CHECK_NEAR(cJSON_GetArrayItem(ss, 1)->valuedouble, s7, 1e-9);
+    CHECK_NEAR(metric_of(bt, "dev", "accuracy"), (s42 + s7) / 2, 1e-9);
+    CHECK_NEAR(run_config_number(m2, "glue_std", -1), fabs(s42 - s7) / sqrt(2.0), 1e-9);
+    cJSON_Delete(j);
+    ran_free(&r);
     fixture_remove(&fx);
 }
 

@@ -230,3 +230,20 @@ char *cli_command_line(int argc, char **argv) {
     out[n] = '\0';
     return out;
 }
+
+int cli_parse_seeds(const char *list, long *out, int max) {
+    int n = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || (*end && *end != ',') || n == max) {
+            user_error("e.g. --seeds 1,2,3,4,5", "--seeds %s: expected up to %d comma-separated whole numbers >= 0",
+                       list, max);
+            return -1;
+        }
+        out[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0) user_error("e.g. --seeds 1,2,3,4,5", "--seeds: no seed given");
+    return n ? n : -1;
+}

@@ -23,6 +23,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/provenance.h"
+#include "core/stats.h"
 #include "core/threads.h"
 #include "eval/report.h"
 #include "models/evaluate.h"
@@ -31,19 +32,23 @@
 #include "models/trainer.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define COMPARE_USAGE \
-    "glue compare TASK|all [--models fasttext,textcnn,bilstm] [--retrain] [--seed S] [--threads N] [--json]"
+    "glue compare TASK|all [--models fasttext,textcnn,bilstm] [--retrain] [--seed S | --seeds S1,S2,..] [--threads N] [--json]"
 #define COMPARE_DEFAULT_MODELS "fasttext,textcnn,bilstm"
 #define COMPARE_DEFAULT_SEED 42
 #define COMPARE_MAX_MODELS 8
+#define COMPARE_MAX_SEEDS 10
 
 typedef struct CompareArgs {
     const char *target, *models;
-    long seed, threads;
+    long seed, threads;               /* seed: the current one of seeds[] */
+    long seeds[COMPARE_MAX_SEEDS];
+    int num_seeds;
     int retrain, json;
     const ModelOps *ops[COMPARE_MAX_MODELS];
     int num_models;
@@ -130,6 +135,45 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     return e;
 }
 
+/* The entry of a task over several seeds: each dev split's metrics averaged,
+ * the task score of each seed (seed_scores) and their spread (score_std),
+ * mean costs, every run. Takes the entries. */
+static cJSON *compare_mean_entry(const Task *t, cJSON **e, int n) {
+    if (n == 1) return e[0];
+    cJSON *m = cJSON_CreateObject();
+    for (const cJSON *split = e[0]->child; split; split = split->next) {
+        if (!cJSON_IsObject(split)) continue;
+        cJSON *avg = cJSON_AddObjectToObject(m, split->string);
+        for (const cJSON *v = split->child; v; v = v->next) {
+            double sum = 0;
+            for (int k = 0; k < n; k++)
+                sum += run_config_number(cJSON_GetObjectItemCaseSensitive(e[k], split->string), v->string, NAN);
+            cJSON_AddNumberToObject(avg, v->string, sum / n);
+        }
+    }
+    const TaskSplit *dev[TASK_MAX_SPLITS];
+    task_dev_splits(t, dev, TASK_MAX_SPLITS);
+    double scores[COMPARE_MAX_SEEDS];
+    cJSON *ss = cJSON_AddArrayToObject(m, "seed_scores"), *runs = cJSON_AddArrayToObject(m, "runs");
+    int reused = 1;
+    static const char *const COSTS[] = {"train_seconds", "eval_examples_per_sec", "num_params", "best_epoch"};
+    double cost[4] = {0};
+    for (int k = 0; k < n; k++) {
+        scores[k] = evaluate_score(t, cJSON_GetObjectItemCaseSensitive(e[k], dev[0]->name));
+        cJSON_AddItemToArray(ss, cJSON_CreateNumber(scores[k]));
+        cJSON_AddItemToArray(runs, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e[k], "run"), 1));
+        reused &= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e[k], "reused"));
+        for (int c = 0; c < 4; c++) cost[c] += run_config_number(e[k], COSTS[c], 0) / n;
+    }
+    Summary sm = summarize(scores, n);
+    cJSON_AddNumberToObject(m, "score_std", sm.std);
+    for (int c = 0; c < 4; c++) cJSON_AddNumberToObject(m, COSTS[c], cost[c]);
+    cJSON_AddBoolToObject(m, "reused", reused);
+    cJSON_AddItemToObject(m, "run", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e[0], "run"), 1));
+    for (int k = 0; k < n; k++) cJSON_Delete(e[k]);
+    return m;
+}
+
 /* The majority-class entry of a task, straight from its train and dev splits. */
 static cJSON *compare_majority(const Task *t) {
     Dataset train;
@@ -180,6 +224,7 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     int defaults = c->models == NULL;
     if (defaults) c->models = COMPARE_DEFAULT_MODELS;
     c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
+    const char *seeds = args_str(&a, "--seeds", NULL);
     c->threads = args_int(&a, "--threads", 0);
     c->retrain = args_flag(&a, "--retrain");
     c->json = args_flag(&a, "--json");
@@ -193,6 +238,10 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
         return EXIT_USAGE;
     }
     c->target = pos[0];
+    c->seeds[0] = c->seed;
+    c->num_seeds = 1;
+    if (seeds && (c->num_seeds = cli_parse_seeds(seeds, c->seeds, COMPARE_MAX_SEEDS)) < 1) return EXIT_USAGE;
+    c->seed = c->seeds[0];
     char *list = xstrdup(c->models), *save = NULL;
     for (char *name = strtok_r(list, ",", &save); name && rc == 0; name = strtok_r(NULL, ",", &save)) {
         /* The default list skips a model this binary lacks; a named one must exist. */
@@ -234,8 +283,23 @@ static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
     return 0;
 }
 
-/* Fills summary["models"]: majority first, then each model on each task. */
-static int compare_fill(const CompareArgs *c, cJSON *summary) {
+/* The GLUE score of each seed (per_seed[k]: that seed's task entries) into
+ * the model's "glue_seeds", with their spread "glue_std". */
+static void compare_seed_glue(cJSON *model, cJSON **per_seed, int n) {
+    double g[COMPARE_MAX_SEEDS];
+    cJSON *arr = cJSON_AddArrayToObject(model, "glue_seeds");
+    for (int k = 0; k < n; k++) {
+        cJSON *gs = report_glue_score(per_seed[k]);
+        g[k] = run_config_number(gs, "glue_score", NAN);
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(g[k]));
+        cJSON_Delete(gs);
+    }
+    cJSON_AddNumberToObject(model, "glue_std", summarize(g, n).std);
+}
+
+/* Fills summary["models"]: majority first, then each model on each task
+ * (over every seed: the entries are means, see compare_mean_entry). */
+static int compare_fill(CompareArgs *c, cJSON *summary) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
     cJSON *models = cJSON_AddArrayToObject(summary, "models");
     int rc = 0;
@@ -243,9 +307,31 @@ static int compare_fill(const CompareArgs *c, cJSON *summary) {
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "model", mi < 0 ? "majority" : c->ops[mi]->name);
         cJSON *per = cJSON_AddObjectToObject(m, "tasks");
+        cJSON *per_seed[COMPARE_MAX_SEEDS];
+        for (int k = 0; k < c->num_seeds; k++) per_seed[k] = cJSON_CreateObject();
         for (const cJSON *it = tasks->child; it; it = it->next) {
             const Task *t = task_find(it->valuestring);
-            cJSON *e = mi < 0 ? compare_majority(t) : compare_run(c, c->ops[mi], t);
+            cJSON *e;
+            if (mi < 0) {
+                e = compare_majority(t);
+            } else {
+                cJSON *each[COMPARE_MAX_SEEDS] = {0};
+                int got = 0;
+                for (int k = 0; k < c->num_seeds; k++) {
+                    c->seed = c->seeds[k];
+                    each[got] = compare_run(c, c->ops[mi], t);
+                    if (!each[got]) break;
+                    cJSON_AddItemToObject(per_seed[k], t->name, cJSON_Duplicate(each[got], 1));
+                    got++;
+                }
+                c->seed = c->seeds[0];
+                if (got < c->num_seeds) {
+                    for (int k = 0; k < got; k++) cJSON_Delete(each[k]);
+                    e = NULL;
+                } else {
+                    e = compare_mean_entry(t, each, got);
+                }
+            }
             if (!e) { rc = 1; continue; }
             if (mi < 0 && strcmp(t->name, "wnli") == 0)
                 cJSON_AddItemToObject(summary, "wnli_majority",
@@ -253,6 +339,8 @@ static int compare_fill(const CompareArgs *c, cJSON *summary) {
             cJSON_AddItemToObject(per, t->name, e);
         }
         compare_totals(m);
+        if (mi >= 0 && c->num_seeds > 1) compare_seed_glue(m, per_seed, c->num_seeds);
+        for (int k = 0; k < c->num_seeds; k++) cJSON_Delete(per_seed[k]);
         cJSON_AddItemToArray(models, m);
     }
     return rc;
@@ -266,11 +354,11 @@ static int compare_write(const cJSON *summary) {
     run_file_path(root, "compare.json", path, sizeof path);
     if (json_file_write(path, summary) != 0) return 1;
     run_file_path(root, "compare.md", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (!f) { user_error(NULL, "cannot write %s", path); return 1; }
+    AtomicFile out;
+    FILE *f = atomic_open(&out, path);
+    if (!f) return 1;
     report_compare_markdown(summary, f);
-    if (fclose(f) != 0) { user_error(NULL, "cannot write %s", path); return 1; }
-    return 0;
+    return atomic_commit(&out) ? 1 : 0;
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -282,6 +370,8 @@ int cmd_compare(int argc, char **argv) {
     cJSON *summary = cJSON_CreateObject();
     cJSON_AddItemToObject(summary, "provenance", provenance_json(threads, (long long)c.seed));
     cJSON_AddNumberToObject(summary, "seed", (double)c.seed);
+    cJSON *seeds = cJSON_AddArrayToObject(summary, "seeds");
+    for (int k = 0; k < c.num_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)c.seeds[k]));
     rc = compare_pick_tasks(&c, summary);
     if (rc == 0) {
         rc = compare_fill(&c, summary);

@@ -54,22 +54,6 @@ typedef struct FinetuneArgs {
     UserDataOptions own;                         /* --train FILE ...: a user's own dataset */
 } FinetuneArgs;
 
-/* "1,2,3" into f->seeds; -1 after a message. */
-static int finetune_parse_seeds(const char *list, FinetuneArgs *f) {
-    for (const char *p = list; *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || (*end && *end != ',') || f->nseeds == FINETUNE_MAX_SEEDS) {
-            user_error("e.g. --seeds 1,2,3,4,5", "--seeds %s: expected up to %d comma-separated whole numbers >= 0",
-                       list, FINETUNE_MAX_SEEDS);
-            return -1;
-        }
-        f->seeds[f->nseeds++] = v;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
-}
-
 /* "a,b,c" of positive numbers (whole when `whole`) into v (at most
  * SEARCH_MAX_VALUES); -1 after a message. */
 static int finetune_parse_numbers(const char *list, const char *opt, double *v, int *n, int whole) {
@@ -101,7 +85,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         return EXIT_USAGE;
     }
     f->seed = args_int(&a, "--seed", FINETUNE_DEFAULT_SEED);
-    if (seeds && finetune_parse_seeds(seeds, f) != 0) return EXIT_USAGE;
+    if (seeds && (f->nseeds = cli_parse_seeds(seeds, f->seeds, FINETUNE_MAX_SEEDS)) < 0) return EXIT_USAGE;
     f->threads = args_int(&a, "--threads", 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");

@@ -230,14 +230,10 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     int npos = args_positional(&a, pos, SCREEN_MAX_RUNS + 2);
     int rc = args_finish(&a, PRETRAIN_USAGE);
     if (rc) return rc;
-    const char *tasks[SCREEN_MAX_TASKS], *seed_text[SCREEN_MAX_SEEDS];
+    const char *tasks[SCREEN_MAX_TASKS];
     long seeds[SCREEN_MAX_SEEDS];
-    int nt = split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = split_list(seeds_buf, seed_text, SCREEN_MAX_SEEDS);
-    for (int i = 0; i < ns; i++) {
-        char *end;
-        seeds[i] = strtol(seed_text[i], &end, 10);
-        if (*end || seeds[i] < 0) ns = -1;
-    }
+    int nt = split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = cli_parse_seeds(seeds_buf, seeds, SCREEN_MAX_SEEDS);
+    if (ns < 0) return EXIT_USAGE;
     if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || threads < 0 || nsets > SCREEN_MAX_SETS) {
         user_error("e.g. glue pretrain screen runs/pretrain/a runs/pretrain/b --tasks sst2,cola --seeds 1,2",
                    "pretrain screen: give 1 to %d run directories, up to %d tasks and %d seeds (whole numbers >= 0)",

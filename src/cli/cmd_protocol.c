@@ -45,15 +45,11 @@ int cmd_protocol(int argc, char **argv) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, PROTOCOL_USAGE);
     if (rc) return rc;
-    const char *tasks[PROTOCOL_MAX_TASKS], *seed_text[PROTOCOL_MAX_SEEDS];
+    const char *tasks[PROTOCOL_MAX_TASKS];
     long seeds[PROTOCOL_MAX_SEEDS];
     int nt = protocol_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
-    int ns = protocol_list(seeds_buf, seed_text, PROTOCOL_MAX_SEEDS);
-    for (int i = 0; i < ns; i++) {
-        char *end;
-        seeds[i] = strtol(seed_text[i], &end, 10);
-        if (*end || seeds[i] < 0) ns = -1;
-    }
+    int ns = cli_parse_seeds(seeds_buf, seeds, PROTOCOL_MAX_SEEDS);
+    if (ns < 0) return EXIT_USAGE;
     if (npos != 0 || nt < 1 || ns < 1 || threads < 0 || nch < 0 || nch > PROTOCOL_MAX_ROWS - 1 ||
         nsets > PROTOCOL_MAX_SETS) {
         user_error("usage: " PROTOCOL_USAGE, "protocol: up to %d tasks, %d seeds (whole numbers >= 0) and %d changes",

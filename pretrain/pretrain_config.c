@@ -47,6 +47,11 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"eval_every", SETTING_LONG, PC(eval_every), 0, 0, 1e12, NULL, NULL},
     {"eval_batches", SETTING_LONG, PC(eval_batches), 0, 0, 1e12, NULL, NULL},
     {"seed", SETTING_U64, PC(seed), 42, 0, 9007199254740992.0, NULL, NULL},
+    /* Start from a checkpoint's weights (model.ckpt of glue pretrain, or its
+     * run directory): continued pretraining, or a long run carried on from a
+     * committed snapshot. Fresh optimizer and schedule; ELECTRA's generator
+     * starts fresh (it shares the embeddings). */
+    {"init", SETTING_STRING, PC(init), 0, 0, 0, "", NULL},
 };
 #undef PC
 #define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))

@@ -56,6 +56,7 @@ enum { PRETRAIN_MAX_CORPUS = 64 };
 typedef struct PretrainConfig {
     cJSON *json;                       /* the whole config (owned); strings below point into it */
     const char *model;
+    const char *init;                  /* "": random init; else a checkpoint or run directory to start from */
     BertConfig bert;                   /* resolved from model, dropout applied */
     const char *vocab;                 /* resolved path */
     CorpusFile corpus[PRETRAIN_MAX_CORPUS];

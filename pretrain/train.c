@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Set by the SIGINT/SIGTERM handler, read at step boundaries: the one piece of
  * global state, because a signal handler can reach nothing else. */
@@ -144,9 +145,29 @@ static void run_electra_init(Run *r) {
     r->electra.opt = r->opt;
 }
 
+/* pc->init's weights into the fresh model (a file, or a run directory's
+ * model.ckpt). 0, or -1 after a message. */
+static int run_init_weights(Run *r) {
+    const char *init = r->pc->init;
+    char path[4200];
+    struct stat st;
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    else snprintf(path, sizeof path, "%s", init);
+    Checkpoint *c = checkpoint_read(path);
+    int rc = c ? bert_init_from(r->m, c) : -1;
+    checkpoint_free(c);
+    if (rc == 0 && r->o->show_progress) fprintf(stderr, "starting from the weights of %s\n", path);
+    return rc;
+}
+
 static void run_fresh(Run *r) {
     const PretrainConfig *pc = r->pc;
     r->m = bert_create(&pc->bert, &(BertHeads[]){run_heads(r)}[0], pc->seed);
+    if (pc->init[0] && run_init_weights(r) != 0) {
+        bert_free(r->m);
+        r->m = NULL;   /* the caller reports the failure */
+        return;
+    }
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
     r->step = r->tokens = 0;
@@ -180,7 +201,11 @@ static int run_save(Run *r) {
         return -1;
     }
     if (checkpoint_writer_commit(w)) return -1;
-    return bert_save_with(r->m, r->path_model, NULL, r->vocab);
+    cJSON *extra = cJSON_CreateObject();   /* which step these weights are (pretrain snapshot says it) */
+    cJSON_AddNumberToObject(extra, "step", (double)r->step);
+    int rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
+    cJSON_Delete(extra);
+    return rc;
 }
 
 /* Names the keys (other than the free ones) whose values differ. 0 when none.
@@ -624,5 +649,67 @@ int pretrain_run(const PretrainOptions *o) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     run_free(&r);
+    return rc;
+}
+
+/* The step of the last training line of a log.jsonl, or -1. */
+static double pretrain_log_last_step(const char *path) {
+    LineReader lr;
+    double step = -1;
+    if (lines_open(&lr, path) != LINES_OK) return -1;
+    char *line;
+    size_t len;
+    while (lines_next(&lr, &line, &len) == 1) {
+        cJSON *j = cJSON_ParseWithLength(line, len);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
+        if (cJSON_IsNumber(s) && cJSON_GetObjectItemCaseSensitive(j, "loss")) step = s->valuedouble;
+        cJSON_Delete(j);
+    }
+    lines_close(&lr);
+    return step;
+}
+
+int pretrain_snapshot(const char *run_dir, const char *out_dir) {
+    char path[4200], out[4200];
+    run_file_path(run_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    Checkpoint *c = checkpoint_read(path);
+    if (!c) return 1;
+    Bert *m = bert_from_checkpoint(c, NULL, 1, 0);
+    Vocab *v = m ? bert_checkpoint_vocab(c) : NULL;
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(c->config, "step");
+    double at = cJSON_IsNumber(step) ? step->valuedouble : -1;
+    if (at < 0) {   /* model.ckpt of an older binary: the log's last training line */
+        run_file_path(run_dir, PRETRAIN_LOG, path, sizeof path);
+        at = pretrain_log_last_step(path);
+    }
+    cJSON *extra = cJSON_CreateObject();
+    if (at >= 0) cJSON_AddNumberToObject(extra, "step", at);
+    int rc = m && v && file_make_dir(out_dir) == 0 ? 0 : 1;
+    if (rc == 0) {
+        run_file_path(out_dir, PRETRAIN_MODEL_CKPT, out, sizeof out);
+        rc = bert_save_as(m, out, extra, v, CKPT_F16) ? 1 : 0;
+    }
+    /* The run's config and log beside the weights (the model card reads them). */
+    static const char *const FILES[][2] = {{PRETRAIN_CONFIG, "pretrain_config.json"}, {PRETRAIN_LOG, PRETRAIN_LOG}};
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        size_t len;
+        run_file_path(run_dir, FILES[i][0], path, sizeof path);
+        char *text = file_read(path, &len);
+        if (!text) {
+            user_error(NULL, "cannot read %s", path);
+            rc = 1;
+            break;
+        }
+        run_file_path(out_dir, FILES[i][1], out, sizeof out);
+        rc = atomic_write(out, text, len) ? 1 : 0;
+        free(text);
+    }
+    if (rc == 0)
+        printf("snapshot of %s (step %.0f) in %s: model.ckpt (float16), pretrain_config.json, log.jsonl\n", run_dir,
+               at, out_dir);
+    cJSON_Delete(extra);
+    vocab_free(v);
+    bert_free(m);
+    checkpoint_free(c);
     return rc;
 }

@@ -55,6 +55,14 @@
 #define PRETRAIN_SUMMARY "summary.json"
 #define PRETRAIN_CONFIG "config.json"
 
+/* `glue pretrain snapshot RUN_DIR OUT_DIR`: the run's current encoder
+ * (RUN_DIR/model.ckpt, written with every checkpoint) as OUT_DIR/model.ckpt
+ * in half precision, with its vocabulary, the run's config
+ * (pretrain_config.json) and its log so far (log.jsonl): what a session
+ * commits so that a long run lost with its machine continues from these
+ * weights (--set init=OUT_DIR) rather than from zero. 0, or 1 after a message. */
+int pretrain_snapshot(const char *run_dir, const char *out_dir);
+
 typedef struct PretrainOptions {
     const PretrainConfig *cfg;
     const char *out_dir;

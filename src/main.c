@@ -133,7 +133,7 @@ static const Command COMMANDS[] = {
      "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
-     "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...",
+     "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...  |  snapshot RUN_DIR OUT_DIR",
      "pretraining of a BERT encoder (masked LM or ELECTRA); held-out MLM evaluation; screening",
      "  Objectives (\"objective\"): \"mlm\", BERT's masked LM, or \"electra\",\n"
      "  replaced-token detection: a small generator (generator_size of the width,\n"
@@ -163,7 +163,13 @@ static const Command COMMANDS[] = {
      "    fine-tunes each task from each finished run's encoder (default recipe,\n"
      "    SST-2 one epoch; into RUN_DIR/screen/; done ones reused) and writes one\n"
      "    table of runs, recipes, held-out MLM and proxy scores (FILE.json + .md;\n"
-     "    default runs/results/pretrain_screen.json; rows replaced by run name).\n"},
+     "    default runs/results/pretrain_screen.json; rows replaced by run name).\n"
+     "  glue pretrain snapshot RUN_DIR OUT_DIR\n"
+     "    the run's current encoder in half precision (OUT_DIR/model.ckpt, with the\n"
+     "    run's config and log): what to commit so a long run lost with its machine\n"
+     "    continues from these weights (--set init=OUT_DIR, a fresh optimizer and\n"
+     "    schedule) rather than from zero. --set init=CKPT|RUN_DIR starts any run\n"
+     "    from a checkpoint of the same architecture (continued pretraining).\n"},
     {"eval", cmd_eval, "TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip] "
                        "[--results FILE] [--bf16] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",

@@ -14,6 +14,7 @@
 #include "tests/test.h"
 #include "tests/pretrain_fixture.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "core/rng.h"
@@ -21,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -376,5 +378,85 @@ TEST(pretrain_screen_table) {
     CHECK_MSG(text && strstr(text, "| mlm | mlm |") && strstr(text, "| el | electra |"), "markdown:\n%s",
               text ? text : "(none)");
     free(text);
+    fixture_free(&fx);
+}
+
+/* The encoder tensors (bert.embeddings.*, bert.encoder.*) of two checkpoints
+ * hold equal values: 1; the count compared in *n. */
+static int same_encoder(const char *a_path, const char *b_path, int *n) {
+    Checkpoint *a = checkpoint_read(a_path), *b = checkpoint_read(b_path);
+    int same = a && b;
+    *n = 0;
+    for (int i = 0; same && i < a->n_tensors; i++) {
+        const CkptTensor *t = &a->tensors[i];
+        if (strncmp(t->name, "bert.embeddings.", 16) && strncmp(t->name, "bert.encoder.", 13)) continue;
+        const CkptTensor *u = checkpoint_find_tensor(b, t->name);
+        same = u && u->numel == t->numel;
+        /* equal values (a weight rounded to -0 in half precision may come back +0) */
+        for (long k = 0; same && k < t->numel; k++) same = u->data[k] == t->data[k];
+        (*n)++;
+    }
+    checkpoint_free(a);
+    checkpoint_free(b);
+    return same;
+}
+
+/* --set init=DIR starts from a run's weights: with lr 0 one step leaves the
+ * encoder exactly as it was in DIR; ELECTRA starts from an MLM run (its
+ * replaced-token head fresh); another architecture is refused. */
+TEST(pretrain_driver_init_from_weights) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[1024], a[256], b[256], *out;
+    snprintf(args, sizeof args, "--set steps=3 --out %s/a", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, "--set steps=1 --set warmup=0 --set lr=0 --set init=%s/a --out %s/b", fx.dir, fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "starting from the weights of"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(a, sizeof a, "%s/a/model.ckpt", fx.dir);
+    snprintf(b, sizeof b, "%s/b/model.ckpt", fx.dir);
+    int n = 0;
+    CHECK_MSG(same_encoder(a, b, &n) && n > 4, "the encoder moved or was not loaded (%d tensors)", n);
+    /* a fresh run with lr 0 is not the same: the check can fail */
+    snprintf(args, sizeof args, "--set steps=1 --set warmup=0 --set lr=0 --set seed=7 --out %s/c", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(b, sizeof b, "%s/c/model.ckpt", fx.dir);
+    CHECK(!same_encoder(a, b, &n));
+    /* A half-precision snapshot of run a, and a run continued from it. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/a %s/snap 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    int st;
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "(step 3)"), "snapshot: exit %d: %s", st, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=1 --set warmup=0 --set lr=0 --set init=%s/snap --out %s/g", fx.dir, fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(a, sizeof a, "%s/snap/model.ckpt", fx.dir);
+    snprintf(b, sizeof b, "%s/g/model.ckpt", fx.dir);
+    CHECK_MSG(same_encoder(a, b, &n) && n > 4, "not continued from the snapshot (%d tensors)", n);
+    snprintf(a, sizeof a, "%s/a/model.ckpt", fx.dir);
+    CHECK(!same_encoder(a, b, &n));   /* half precision: not the float32 weights */
+    snprintf(args, sizeof args, "--set steps=2 --set objective=electra --set init=%s/a/model.ckpt --out %s/d", fx.dir,
+             fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0, "ELECTRA from an MLM run: exit %d: %s", rc, out);
+    free(out);
+    char wide[256];   /* the micro model, two layers */
+    snprintf(wide, sizeof wide, "%s/micro2.json", fx.dir);
+    FILE *f = fopen(wide, "w");
+    if (f) {
+        fprintf(f, "{\"vocab_size\": 28, \"hidden_size\": 32, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
+                   " \"intermediate_size\": 64, \"max_position_embeddings\": 64}");
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "--set steps=2 --set model=%s --set init=%s/a --out %s/e", wide, fx.dir, fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc != 0 && strstr(out, "another architecture"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=2 --set init=%s/nothing --out %s/f", fx.dir, fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 1 && strstr(out, "nothing"), "exit %d: %s", rc, out);
+    free(out);
     fixture_free(&fx);
 }

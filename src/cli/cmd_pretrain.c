@@ -33,7 +33,8 @@
     "   or: glue pretrain eval --init CKPT|DIR [--corpus [FORMAT:]FILE] [--batch N] [--seq-len N]\n"   \
     "       [--seed S] [--max-batches N] [--vocab FILE] [--cache DIR] [--threads N] [--json]\n"           \
     "   or: glue pretrain screen RUN_DIR... [--tasks sst2,cola,mrpc,stsb,rte] [--seeds 42]\n"            \
-    "       [--set key=value ...] [--results FILE.json] [--threads N]"
+    "       [--set key=value ...] [--results FILE.json] [--threads N]\n"                                 \
+    "   or: glue pretrain snapshot RUN_DIR OUT_DIR"
 #define PRETRAIN_MAX_SETS 64
 #define PRETRAIN_EVAL_BATCH 64
 #define PRETRAIN_EVAL_SEQ_LEN 128
@@ -258,6 +259,13 @@ static int pretrain_train(int argc, char **argv) {
 
 int cmd_pretrain(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "screen") == 0) return pretrain_screen_cmd(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "snapshot") == 0) {
+        if (argc != 4) {
+            user_error("usage: glue pretrain snapshot RUN_DIR OUT_DIR", "pretrain snapshot takes a run directory and an output directory");
+            return EXIT_USAGE;
+        }
+        return pretrain_snapshot(argv[2], argv[3]);
+    }
     if (argc >= 2 && strcmp(argv[1], "prepare") == 0) return pretrain_prepare(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "eval") == 0) return pretrain_eval(argc, argv);
     return pretrain_train(argc, argv);

@@ -323,9 +323,17 @@ int bert_save(const Bert *m, const char *path);
  * the config record, and the vocabulary blob (below) when vocab != NULL. */
 typedef struct Vocab Vocab;
 int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab);
+/* bert_save_with, the weights stored as dtype (CKPT_F16 halves the file; they
+ * load back as float32 rounded to half precision). */
+int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab, CkptDtype dtype);
 /* The config and heads stored in a checkpoint; -1 after a message when it is
  * not a glue BERT checkpoint or its config is unusable. */
 int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads *heads);
+/* Continues from a checkpoint's weights: m's embeddings and encoder layers
+ * (and the pooler, MLM and RTD heads where c has them) are copied from c,
+ * which must be the same architecture (sizes, positions, LayerNorm
+ * placement); other heads stay as initialised. 0, or -1 after a message. */
+int bert_init_from(Bert *m, const Checkpoint *c);
 /* A model of the checkpoint's config. heads NULL: the stored heads, all loaded.
  * Otherwise the requested heads: the encoder (bert.embeddings.*,
  * bert.encoder.*) must be in the file; the pooler and MLM head are loaded when

@@ -26,6 +26,10 @@ cJSON *bert_checkpoint_config(const Bert *m) {
 }
 
 int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab) {
+    return bert_save_as(m, path, extra, vocab, CKPT_F32);
+}
+
+int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab, CkptDtype dtype) {
     cJSON *cfg = bert_checkpoint_config(m);
     for (const cJSON *it = extra ? extra->child : NULL; it; it = it->next)
         cJSON_AddItemToObject(cfg, it->string, cJSON_Duplicate(it, 1));
@@ -34,7 +38,7 @@ int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vo
     if (!w) return -1;
     size_t len = 0;
     char *text = vocab ? bert_vocab_text(vocab, &len) : NULL;
-    int bad = checkpoint_write_params(w, m->params, CKPT_F32) ||
+    int bad = checkpoint_write_params(w, m->params, dtype) ||
               (text && checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len));
     free(text);
     if (bad) {
@@ -118,6 +122,25 @@ static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int
         memcpy(params_data(p, h), t->data, sizeof(float) * (size_t)pt->numel);
     }
     return 0;
+}
+
+int bert_init_from(Bert *m, const Checkpoint *c) {
+    BertConfig cfg;
+    if (bert_checkpoint_read_config(c, &cfg, NULL) != 0) return -1;
+    const BertConfig *a = &m->cfg;
+    if (cfg.vocab_size != a->vocab_size || cfg.hidden_size != a->hidden_size || cfg.num_layers != a->num_layers ||
+        cfg.num_heads != a->num_heads || cfg.intermediate_size != a->intermediate_size ||
+        cfg.max_position != a->max_position || cfg.type_vocab_size != a->type_vocab_size ||
+        bert_embedding_size(&cfg) != bert_embedding_size(a) || cfg.alibi != a->alibi || cfg.pre_ln != a->pre_ln) {
+        user_error("continue with the model config the checkpoint was trained with (its config.json)",
+                   "%s: another architecture (hidden %d, layers %d, heads %d, embeddings %d%s%s) than this run's "
+                   "(hidden %d, layers %d, heads %d, embeddings %d%s%s)",
+                   c->path, cfg.hidden_size, cfg.num_layers, cfg.num_heads, bert_embedding_size(&cfg),
+                   cfg.alibi ? ", ALiBi" : "", cfg.pre_ln ? ", pre-LN" : "", a->hidden_size, a->num_layers,
+                   a->num_heads, bert_embedding_size(a), a->alibi ? ", ALiBi" : "", a->pre_ln ? ", pre-LN" : "");
+        return -1;
+    }
+    return bert_copy_tensors(m, c, 0, 0);
 }
 
 Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy_classifier, uint64_t seed) {

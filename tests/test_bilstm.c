@@ -102,7 +102,7 @@ static Dataset gradcheck_dataset(const SynthTask *st, int n) {
  * gap between the largest and second largest step of every max over time, and
  * |u - v| of every pair feature. */
 static double net_kink_margin(const BiLstm *m, int n, int T) {
-    int R = n * (m->pair ? 2 : 1), H2 = 2 * m->cfg.hidden;
+    int R = n * (m->base.pair ? 2 : 1), H2 = 2 * m->cfg.hidden;
     double margin = INFINITY;
     for (int r = 0; r < R; r++)
         for (int f = 0; f < H2; f++) {
@@ -114,7 +114,7 @@ static double net_kink_margin(const BiLstm *m, int n, int T) {
             }
             if (isfinite(second)) margin = fmin(margin, top - second);
         }
-    for (int i = 0; m->pair && i < n; i++)
+    for (int i = 0; m->base.pair && i < n; i++)
         for (int f = 0; f < H2; f++)
             margin = fmin(margin, fabs(m->buf.pooled[(long)i * H2 + f] - m->buf.pooled[(long)(n + i) * H2 + f]));
     return margin;
@@ -142,7 +142,7 @@ static void net_gradcheck(const SynthTask *st, int n, int hidden, uint64_t seed)
     BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, t, &d, seed);
     if (CHECK(m != NULL)) {
         NetCase c = {.m = m, .s = (WordSeqs *)BILSTM_OPS.encode((Model *)m, &d), .rows = {0, 1, 2, 3}, .n = n};
-        Params *p = m->params;
+        Params *p = m->base.params;
         double margin = 0;
         for (int tries = 0; tries < 5000 && margin < NET_KINK_MARGIN; tries++, seed += 1000) {
             for (int h = 0; h < params_num_tensors(p); h++) {
@@ -342,7 +342,7 @@ TEST(bilstm_resume_is_exact) {
             e = BILSTM_OPS.encode(half, &tr);
             synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 1, 2);
             BILSTM_OPS.encoded_free(e);
-            const Params *a = ((BiLstm *)whole)->params, *b = ((BiLstm *)half)->params;
+            const Params *a = ((BiLstm *)whole)->base.params, *b = ((BiLstm *)half)->base.params;
             CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);
         }
         /* A state file that is not one, or a weights file given as state. */
@@ -408,8 +408,8 @@ TEST(bilstm_vectors_init) {
     BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
     free(stderr_quiet_end());
     if (CHECK(m != NULL)) {
-        int id = word_vocab_id(&m->vocab, "c1k0", 4);
-        const float *row = params_data(m->params, m->p.emb) + (long)id * 3;
+        int id = word_vocab_id(&m->base.vocab, "c1k0", 4);
+        const float *row = params_data(m->base.params, m->p.emb) + (long)id * 3;
         CHECK(id >= WF_NUM_RESERVED);
         CHECK(row[0] == 0.5f && row[1] == -0.25f && row[2] == 2.0f);
         BILSTM_OPS.free((Model *)m);

@@ -144,7 +144,7 @@ static double tc_kink_margin(const TextCnn *m, int n) {
             }
         }
     }
-    for (int i = 0; m->pair && i < n; i++)
+    for (int i = 0; m->base.pair && i < n; i++)
         for (int k = 0; k < NW; k++)
             for (int f = 0; f < F; f++) {
                 long a = ((long)k * B + i) * F + f, b = ((long)k * B + n + i) * F + f;
@@ -172,7 +172,7 @@ static double tc_kink_margin(const TextCnn *m, int n) {
  * is eps: the bias. */
 static double tc_kink_reach(const TextCnn *m, double eps) {
     const TcConfig *c = &m->cfg;
-    long ne = (long)word_vocab_size(&m->vocab) * c->dim;
+    long ne = (long)word_vocab_size(&m->base.vocab) * c->dim;
     double emb = 0, coef = 1.0;
     for (long i = 0; i < ne; i++) emb = fmax(emb, fabs(m->emb[i]));
     coef = fmax(coef, 2 * emb);
@@ -233,15 +233,15 @@ static void gradcheck_model(const SynthTask *st, const char *windows) {
         GradCheck g;
         gradcheck_init(&g, &ctx, gc_forward, gc_backward, m->w.logits, 6L * m->K);
         g.eps = TC_GRAD_EPS;
-        int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
-        gradcheck_add(&g, "emb", m->emb + D, params_grad(m->params, m->h_emb) + D, (long)(V - 1) * D);
+        int V = word_vocab_size(&m->base.vocab), D = m->cfg.dim;
+        gradcheck_add(&g, "emb", m->emb + D, params_grad(m->base.params, m->h_emb) + D, (long)(V - 1) * D);
         for (int k = 0; k < m->cfg.num_windows; k++) {
-            const ParamTensor *w = params_tensor(m->params, m->h_conv_w[k]);
-            gradcheck_add(&g, w->name, m->conv_w[k], params_grad(m->params, m->h_conv_w[k]), w->numel);
-            gradcheck_add(&g, "conv.b", m->conv_b[k], params_grad(m->params, m->h_conv_b[k]), m->cfg.filters);
+            const ParamTensor *w = params_tensor(m->base.params, m->h_conv_w[k]);
+            gradcheck_add(&g, w->name, m->conv_w[k], params_grad(m->base.params, m->h_conv_w[k]), w->numel);
+            gradcheck_add(&g, "conv.b", m->conv_b[k], params_grad(m->base.params, m->h_conv_b[k]), m->cfg.filters);
         }
-        gradcheck_add(&g, "out.w", m->out_w, params_grad(m->params, m->h_out_w), (long)m->K * m->FC);
-        gradcheck_add(&g, "out.b", m->out_b, params_grad(m->params, m->h_out_b), m->K);
+        gradcheck_add(&g, "out.w", m->out_w, params_grad(m->base.params, m->h_out_w), (long)m->K * m->FC);
+        gradcheck_add(&g, "out.b", m->out_b, params_grad(m->base.params, m->h_out_b), m->K);
         gradcheck_expect(&g, st->name);
     }
     TEXTCNN_OPS.encoded_free((Encoded *)s);
@@ -343,7 +343,7 @@ static void resume_exact(const char *optimizer, double lr) {
             synth_train_epochs(&TEXTCNN_OPS, b, eb, tr.n, cfg, 5, 1, 2);
             float *pa = synth_predict(&TEXTCNN_OPS, a, &dv, 0), *pb = synth_predict(&TEXTCNN_OPS, b, &dv, 0);
             CHECK_MSG(memcmp(pa, pb, (size_t)dv.n * 2 * sizeof *pa) == 0, "%s: resumed run differs", optimizer);
-            const Params *p = ((TextCnn *)a)->params, *q = ((TextCnn *)b)->params;
+            const Params *p = ((TextCnn *)a)->base.params, *q = ((TextCnn *)b)->base.params;
             CHECK_MSG(memcmp(p->data, q->data, p->total * sizeof *p->data) == 0, "%s: weights differ", optimizer);
             free(pa); free(pb);
         }
@@ -387,7 +387,7 @@ TEST(textcnn_static_vectors_stay_frozen) {
     CHECK_MSG(strstr(err, "2 of 52 words") != NULL, "coverage report: %s", err);
     free(err);
     if (CHECK(m != NULL)) {
-        int V = word_vocab_size(&m->vocab), x = word_vocab_id(&m->vocab, "x", 1), y = word_vocab_id(&m->vocab, "y", 1);
+        int V = word_vocab_size(&m->base.vocab), x = word_vocab_id(&m->base.vocab, "x", 1), y = word_vocab_id(&m->base.vocab, "y", 1);
         CHECK_NEAR(m->emb[x * 3 + 2], 2.0, 0);
         CHECK_NEAR(m->emb[y * 3 + 0], 1.0, 0);
         float *before = xmalloc((size_t)V * 3 * sizeof *before);
@@ -407,7 +407,7 @@ TEST(textcnn_static_vectors_stay_frozen) {
     m = (TextCnn *)TEXTCNN_OPS.create(cfg, &SYNTH_TASK2, &tr, 3);
     free(stderr_capture_end(&cap));
     if (CHECK(m != NULL)) {
-        int x = word_vocab_id(&m->vocab, "x", 1);
+        int x = word_vocab_id(&m->base.vocab, "x", 1);
         Encoded *e = TEXTCNN_OPS.encode((Model *)m, &tr);
         synth_train_epochs(&TEXTCNN_OPS, (Model *)m, e, tr.n, cfg, 1, 0, 1);
         TEXTCNN_OPS.encoded_free(e);

@@ -68,8 +68,8 @@ int bl_config_parse(const cJSON *j, BlConfig *c) {
  * initialisations: LSTM and linear layers U(-1/sqrt(fan), 1/sqrt(fan)). */
 static void bl_declare(BiLstm *m) {
     const BlConfig *c = &m->cfg;
-    int V = word_vocab_size(&m->vocab), D = c->dim, H = c->hidden, M = c->mlp, F = m->F, K = m->K;
-    Params *p = m->params;
+    int V = word_vocab_size(&m->base.vocab), D = c->dim, H = c->hidden, M = c->mlp, F = m->F, K = m->K;
+    Params *p = m->base.params;
     static const char *const suffix[2] = {"", "_reverse"};
     /* Word vectors of the scale of the LSTM's input weights' reach; N(0, 1) as in
      * PyTorch's nn.Embedding would saturate the gates at the start. */
@@ -96,30 +96,34 @@ static void bl_declare(BiLstm *m) {
 /* Seed streams: parameters and dropout never share one. */
 enum { BL_STREAM_INIT = 0, BL_STREAM_DROPOUT = 1 };
 
+const WordModelKind BL_KIND = {"bilstm", "BiLSTM"};
+
 BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed, int pair) {
     BiLstm *m = xcalloc(1, sizeof *m);
-    m->vocab = *vocab;
+    m->base.kind = &BL_KIND;
+    m->base.vocab = *vocab;
     memset(vocab, 0, sizeof *vocab);
     if (bl_config_parse(config, &m->cfg) != 0) {
         bl_free(m);
         return NULL;
     }
-    m->config = cJSON_Duplicate(config, 1);
-    m->cfg.vectors = run_config_string(m->config, "vectors", "");   /* owned by m->config now */
-    m->task = task;
+    m->base.config = cJSON_Duplicate(config, 1);
+    m->cfg.vectors = run_config_string(m->base.config, "vectors", "");   /* owned by m->base.config now */
+    m->base.task = task;
+    m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
-    m->pair = pair != 0;
-    m->F = (m->pair ? 8 : 2) * m->cfg.hidden;
-    m->seed = seed;
-    m->params = params_create();
+    m->base.pair = pair != 0;
+    m->F = (m->base.pair ? 8 : 2) * m->cfg.hidden;
+    m->base.seed = seed;
+    m->base.params = params_create();
     bl_declare(m);
     Rng init;
     rng_seed_stream(&init, seed, BL_STREAM_INIT);
-    params_allocate(m->params, &init);
+    params_allocate(m->base.params, &init);
     /* The padding row is never looked up for a valid word and stays zero. */
-    memset(params_data(m->params, m->p.emb) + (size_t)WF_PAD * m->cfg.dim, 0, sizeof(float) * (size_t)m->cfg.dim);
-    rng_seed_stream(&m->rng, seed, BL_STREAM_DROPOUT);
-    m->opt = optim_adamw(m->cfg.weight_decay);
+    memset(params_data(m->base.params, m->p.emb) + (size_t)WF_PAD * m->cfg.dim, 0, sizeof(float) * (size_t)m->cfg.dim);
+    rng_seed_stream(&m->base.rng, seed, BL_STREAM_DROPOUT);
+    m->base.opt = optim_adamw(m->cfg.weight_decay);
     bl_buffers_alloc(m);
     return m;
 }
@@ -127,9 +131,9 @@ BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t
 void bl_free(BiLstm *m) {
     if (!m) return;
     bl_buffers_free(&m->buf);
-    params_free(m->params);
-    word_vocab_free(&m->vocab);
-    cJSON_Delete(m->config);
+    params_free(m->base.params);
+    word_vocab_free(&m->base.vocab);
+    cJSON_Delete(m->base.config);
     free(m);
 }
 
@@ -149,27 +153,21 @@ static Model *bl_create(const cJSON *config, const Task *task, const Dataset *tr
     BiLstm *m = bl_new(config, task, &vocab, seed, bl_dataset_has_pairs(train));
     if (!m) return NULL;
     if (m->cfg.vectors[0] &&
-        word_vectors_load(&m->vocab, m->cfg.vectors, params_data(m->params, m->p.emb), m->cfg.dim, NULL) != 0) {
+        word_vectors_load(&m->base.vocab, m->cfg.vectors, params_data(m->base.params, m->p.emb), m->cfg.dim, NULL) != 0) {
         bl_free(m);
         return NULL;
     }
     if (m->K == 1 && train->n > 0) {   /* start the regression at the mean target */
         double sum = 0.0;
         for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
-        params_data(m->params, m->p.b2)[0] = (float)(sum / train->n);
+        params_data(m->base.params, m->p.b2)[0] = (float)(sum / train->n);
     }
     bl_train_prepare(m);
     return (Model *)m;
 }
 
-/* ModelOps adapters: the trainer's opaque Model is a BiLstm. */
-static Encoded *bl_encode(Model *model, const Dataset *d) {
-    const BiLstm *m = (const BiLstm *)model;
-    return (Encoded *)word_seqs_encode(&m->vocab, d, m->cfg.max_len);
-}
-
-static void bl_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
-
+/* ModelOps adapters: the trainer's opaque Model is a BiLstm (whose first
+ * member is the WordModelBase the shared word-model functions read). */
 static float bl_train_step_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
     return bl_train_step((BiLstm *)m, (const WordSeqs *)e, rows, n, st->lr);
 }
@@ -178,11 +176,8 @@ static void bl_predict_ops(Model *m, const Encoded *e, const int *rows, int n, f
     bl_predict((BiLstm *)m, (const WordSeqs *)e, rows, n, out);
 }
 
-static int bl_save_ops(const Model *m, const char *path) { return bl_save((const BiLstm *)m, path); }
 static Model *bl_load_ops(const char *path, const Task *task) { return (Model *)bl_load(path, task); }
-static int bl_save_state_ops(const Model *m, const char *path) { return bl_save_state((const BiLstm *)m, path); }
 static int bl_load_state_ops(Model *m, const char *path) { return bl_load_state((BiLstm *)m, path); }
-static long bl_num_params(const Model *m) { return params_count(((const BiLstm *)m)->params); }
 static void bl_free_ops(Model *m) { bl_free((BiLstm *)m); }
 
 static int bl_length(const Encoded *e, int row) {
@@ -194,16 +189,16 @@ const ModelOps BILSTM_OPS = {
     .name = "bilstm",
     .default_config = bl_default_config,
     .create = bl_create,
-    .encode = bl_encode,
-    .encoded_free = bl_encoded_free,
+    .encode = word_model_encode,
+    .encoded_free = word_model_encoded_free,
     .train_step = bl_train_step_ops,
     .predict = bl_predict_ops,
-    .save = bl_save_ops,
+    .save = word_model_save_ops,
     .load = bl_load_ops,
-    .num_params = bl_num_params,
+    .num_params = word_model_num_params,
     .free = bl_free_ops,
     .length = bl_length,
-    .save_state = bl_save_state_ops,
+    .save_state = word_model_save_state_ops,
     .load_state = bl_load_state_ops,
     .settings = BL_SETTINGS,
     .num_settings = NUM_BL_SETTINGS,

@@ -29,6 +29,7 @@
 #include "core/rng.h"
 #include "models/model.h"
 #include "models/baselines/word_features.h"
+#include "models/baselines/word_model_io.h"
 #include "optim/optim.h"
 
 extern const ModelOps BILSTM_OPS;
@@ -90,18 +91,11 @@ typedef struct BlBuffers {
 } BlBuffers;
 
 typedef struct BiLstm {
+    WordModelBase base;     /* first: task, config, pair, seed, vocab, params, optimizer, dropout rng */
     BlConfig cfg;
-    cJSON *config;          /* the config as given (saved with the model) */
-    const Task *task;
     int K;                  /* classes, 1 = regression */
-    int pair;               /* the task has a text b */
     int F;                  /* features: 2H, or 8H for pairs */
-    uint64_t seed;
-    WordVocab vocab;
-    Params *params;
     BlParams p;
-    Optimizer opt;
-    Rng rng;                /* dropout masks */
     BlBuffers buf;
     int training_ready;     /* grads, optimizer state and backward buffers exist */
 } BiLstm;
@@ -133,9 +127,8 @@ float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float 
 void bl_predict(BiLstm *m, const WordSeqs *s, const int *rows, int n, float *out);
 
 /* bilstm_io.c */
-int bl_save(const BiLstm *m, const char *path);
+extern const WordModelKind BL_KIND;
 BiLstm *bl_load(const char *path, const Task *task);
-int bl_save_state(const BiLstm *m, const char *path);
-int bl_load_state(BiLstm *m, const char *path);
+int bl_load_state(BiLstm *m, const char *path);   /* saving: word_model_io.h */
 
 #endif

@@ -20,7 +20,7 @@
 #include "optim/clip.h"
 
 /* Sequences per example: a, or a and b. */
-static int bl_seqs_per_example(const BiLstm *m) { return m->pair ? 2 : 1; }
+static int bl_seqs_per_example(const BiLstm *m) { return m->base.pair ? 2 : 1; }
 
 static LstmDims bl_lstm_dims(const BiLstm *m, int R, int T) {
     return (LstmDims){.B = R, .T = T, .C = m->cfg.dim, .H = m->cfg.hidden};
@@ -54,10 +54,10 @@ void bl_train_prepare(BiLstm *m) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
     long RT = (long)b->cap_r * c->max_len, H = c->hidden, D = c->dim, n = b->cap_n;
-    params_grad_enable(m->params);
+    params_grad_enable(m->base.params);
     /* Adam's moments now, not in the first step (optim_step would allocate them). */
-    params_state(m->params, 0);
-    params_state(m->params, 1);
+    params_state(m->base.params, 0);
+    params_state(m->base.params, 1);
     b->x_mask = xmalloc((size_t)RT * (size_t)D);
     b->feat_mask = xmalloc((size_t)n * (size_t)m->F);
     b->hid_mask = xmalloc((size_t)n * (size_t)c->mlp);
@@ -73,7 +73,7 @@ void bl_train_prepare(BiLstm *m) {
     b->target = bl_floats(n);
     b->labels = xmalloc(sizeof(int) * (size_t)n);
     b->touched = xmalloc(sizeof(int) * (size_t)RT);
-    b->seen = xcalloc((size_t)word_vocab_size(&m->vocab), 1);
+    b->seen = xcalloc((size_t)word_vocab_size(&m->base.vocab), 1);
     m->training_ready = 1;
 }
 
@@ -95,7 +95,7 @@ static int bl_gather(BiLstm *m, const WordSeqs *s, const int *rows, int n) {
     int R = n * bl_seqs_per_example(m), T = 1;
     for (int i = 0; i < n; i++) {
         b->lengths[i] = s->len_a[rows[i]];
-        if (m->pair) b->lengths[n + i] = s->len_b[rows[i]];
+        if (m->base.pair) b->lengths[n + i] = s->len_b[rows[i]];
     }
     for (int r = 0; r < R; r++) T = b->lengths[r] > T ? b->lengths[r] : T;
     for (int r = 0; r < R; r++) {
@@ -114,7 +114,7 @@ static void bl_features(BiLstm *m, int n) {
     for (int i = 0; i < n; i++) {
         float *f = m->buf.feat + (long)i * m->F;
         const float *u = pooled + (long)i * H2;
-        if (!m->pair) {
+        if (!m->base.pair) {
             memcpy(f, u, sizeof(float) * (size_t)H2);
             continue;
         }
@@ -131,12 +131,12 @@ static void bl_features(BiLstm *m, int n) {
 int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
-    Params *p = m->params;
+    Params *p = m->base.params;
     int R = n * bl_seqs_per_example(m), T = bl_gather(m, s, rows, n);
-    int V = word_vocab_size(&m->vocab), D = c->dim, H = c->hidden, M = c->mlp;
+    int V = word_vocab_size(&m->base.vocab), D = c->dim, H = c->hidden, M = c->mlp;
     long RT = (long)R * T;
     embedding_forward(b->x, b->ids, params_data(p, m->p.emb), (int)RT, V, D);
-    if (train && c->emb_dropout > 0) dropout_forward(b->x, b->x_mask, b->x, RT * D, c->emb_dropout, &m->rng);
+    if (train && c->emb_dropout > 0) dropout_forward(b->x, b->x_mask, b->x, RT * D, c->emb_dropout, &m->base.rng);
     LstmWeights w[2];
     for (int dir = 0; dir < 2; dir++)
         w[dir] = (LstmWeights){params_data(p, m->p.w_ih[dir]), params_data(p, m->p.w_hh[dir]),
@@ -145,13 +145,13 @@ int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train) 
     /* Max over the valid steps only: padding never wins (an empty text pools to 0). */
     maxpool_time_forward(b->pooled, b->argmax, b->h, b->lengths, R, T, 2 * H);
     bl_features(m, n);
-    if (train && c->dropout > 0) dropout_forward(b->feat, b->feat_mask, b->feat, (long)n * m->F, c->dropout, &m->rng);
+    if (train && c->dropout > 0) dropout_forward(b->feat, b->feat_mask, b->feat, (long)n * m->F, c->dropout, &m->base.rng);
     linear_forward(b->act, b->feat, params_data(p, m->p.w1), params_data(p, m->p.b1), n, m->F, M);
     if (c->act == BL_ACT_RELU) relu_forward(b->act, b->act, (long)n * M);
     else tanh_forward(b->act, b->act, (long)n * M);
     const float *hid = b->act;
     if (train && c->dropout > 0) {
-        dropout_forward(b->hid, b->hid_mask, b->act, (long)n * M, c->dropout, &m->rng);
+        dropout_forward(b->hid, b->hid_mask, b->act, (long)n * M, c->dropout, &m->base.rng);
         hid = b->hid;
     }
     linear_forward(b->out, hid, params_data(p, m->p.w2), params_data(p, m->p.b2), n, M, m->K);
@@ -181,7 +181,7 @@ static void bl_features_backward(BiLstm *m, const float *dfeat, int n) {
     for (int i = 0; i < n; i++) {
         const float *df = dfeat + (long)i * m->F;
         float *du = m->buf.dpooled + (long)i * H2;
-        if (!m->pair) {
+        if (!m->base.pair) {
             memcpy(du, df, sizeof(float) * (size_t)H2);
             continue;
         }
@@ -200,7 +200,7 @@ static void bl_features_backward(BiLstm *m, const float *dfeat, int n) {
 static const float *bl_backward_mlp(BiLstm *m, int n) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
-    Params *p = m->params;
+    Params *p = m->base.params;
     int M = c->mlp, drop = c->dropout > 0;
     long nM = (long)n * M, nF = (long)n * m->F;
     /* dhid: w.r.t. the MLP hidden layer's output (after dropout). */
@@ -231,8 +231,8 @@ static const float *bl_backward_mlp(BiLstm *m, int n) {
 void bl_backward(BiLstm *m, int n, int T) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
-    Params *p = m->params;
-    int R = n * bl_seqs_per_example(m), H = c->hidden, D = c->dim, V = word_vocab_size(&m->vocab);
+    Params *p = m->base.params;
+    int R = n * bl_seqs_per_example(m), H = c->hidden, D = c->dim, V = word_vocab_size(&m->base.vocab);
     long RT = (long)R * T;
     bl_features_backward(m, bl_backward_mlp(m, n), n);
     memset(b->dh, 0, sizeof(float) * (size_t)(RT * 2 * H));
@@ -264,7 +264,7 @@ float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float 
     int done = 0;
     /* A batch larger than the buffers (a caller's choice) is one step over
      * several chunks: gradients of the chunks add up, weighted to the mean. */
-    params_zero_grad(m->params);
+    params_zero_grad(m->base.params);
     while (done < n) {
         int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;
         int T = bl_forward(m, s, rows + done, k, 1);
@@ -275,9 +275,9 @@ float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float 
         loss_sum += loss * (float)k;
         done += k;
     }
-    double norm = clip_grad_norm(m->params, m->cfg.clip);
+    double norm = clip_grad_norm(m->base.params, m->cfg.clip);
     if (!isfinite(norm)) return NAN;
-    optim_step(&m->opt, m->params, lr);
+    optim_step(&m->base.opt, m->base.params, lr);
     return loss_sum / (float)n;
 }
 

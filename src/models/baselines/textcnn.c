@@ -95,11 +95,11 @@ int tc_config_parse(const cJSON *j, TcConfig *c) {
 
 void tc_build(TextCnn *m, uint64_t seed) {
     const TcConfig *c = &m->cfg;
-    int V = word_vocab_size(&m->vocab), D = c->dim, F = c->filters;
-    m->seed = seed;
+    int V = word_vocab_size(&m->base.vocab), D = c->dim, F = c->filters;
+    m->base.seed = seed;
     m->H = c->num_windows * F;
-    m->FC = m->pair ? 4 * m->H : m->H;
-    Params *p = m->params = params_create();
+    m->FC = m->base.pair ? 4 * m->H : m->H;
+    Params *p = m->base.params = params_create();
     /* Sparse rows: a step touches a few hundred of the V rows; the optimizer
      * visits only those (lazy), and the padding row is never touched. */
     m->h_emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(TC_EMB_INIT), PARAM_SPARSE_ROWS);
@@ -127,30 +127,33 @@ void tc_build(TextCnn *m, uint64_t seed) {
     }
     m->out_w = params_data(p, m->h_out_w);
     m->out_b = params_data(p, m->h_out_b);
-    m->opt = c->optimizer == OPTIM_ADAMW ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay);
-    m->opt.lazy = 1;
-    rng_seed_stream(&m->rng, seed, 1);   /* dropout: a stream apart from the init's */
+    m->base.opt = c->optimizer == OPTIM_ADAMW ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay);
+    m->base.opt.lazy = 1;
+    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
     tc_work_alloc(m);
 }
 
 void tc_free(TextCnn *m) {
     if (!m) return;
     tc_work_free(&m->w);
-    if (m->params) params_free(m->params);
-    word_vocab_free(&m->vocab);
-    cJSON_Delete(m->config);
+    if (m->base.params) params_free(m->base.params);
+    word_vocab_free(&m->base.vocab);
+    cJSON_Delete(m->base.config);
     free(m);
 }
 
-/* A model with its config parsed and task facts set, nothing else yet. */
-static TextCnn *tc_new(const cJSON *config, const Task *task) {
+const WordModelKind TC_KIND = {"textcnn", "TextCNN"};
+
+TextCnn *tc_new(const cJSON *config, const Task *task) {
     TextCnn *m = xcalloc(1, sizeof *m);
-    m->config = cJSON_Duplicate(config, 1);
-    if (tc_config_parse(m->config, &m->cfg) != 0) {
+    m->base.kind = &TC_KIND;
+    m->base.config = cJSON_Duplicate(config, 1);
+    if (tc_config_parse(m->base.config, &m->cfg) != 0) {
         tc_free(m);
         return NULL;
     }
-    m->task = task;
+    m->base.task = task;
+    m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     return m;
 }
@@ -164,14 +167,14 @@ static int tc_is_pair(const Dataset *train) {
 static Model *tc_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     TextCnn *m = tc_new(config, task);
     if (!m) return NULL;
-    m->pair = tc_is_pair(train);
-    if (word_vocab_build(&m->vocab, train, m->cfg.min_count) != 0) {
+    m->base.pair = tc_is_pair(train);
+    if (word_vocab_build(&m->base.vocab, train, m->cfg.min_count) != 0) {
         tc_free(m);
         return NULL;
     }
     tc_build(m, seed);
     if (m->cfg.embedding != TC_EMB_RAND &&
-        word_vectors_load(&m->vocab, m->cfg.vectors, m->emb, m->cfg.dim, NULL) != 0) {
+        word_vectors_load(&m->base.vocab, m->cfg.vectors, m->emb, m->cfg.dim, NULL) != 0) {
         tc_free(m);
         return NULL;
     }
@@ -183,14 +186,8 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
     return (Model *)m;
 }
 
-/* TextCnn is only ever handed out as Model; WordSeqs is its Encoded. */
-static Encoded *tc_encode(Model *model, const Dataset *d) {
-    const TextCnn *m = (const TextCnn *)model;
-    return (Encoded *)word_seqs_encode(&m->vocab, d, m->cfg.max_len);
-}
-
-static void tc_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
-
+/* TextCnn is only ever handed out as Model (its first member is the
+ * WordModelBase the shared word-model functions read); WordSeqs is its Encoded. */
 static float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
     return tc_train_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, st->lr);
 }
@@ -199,11 +196,7 @@ static void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float
     tc_predict_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, out);
 }
 
-static int tc_save_ops(const Model *m, const char *path) { return tc_save((const TextCnn *)m, path); }
 static Model *tc_load_ops(const char *path, const Task *task) { return (Model *)tc_load(path, task); }
-static int tc_save_state_ops(const Model *m, const char *path) { return tc_save_state((const TextCnn *)m, path); }
-static int tc_load_state_ops(Model *m, const char *path) { return tc_load_state((TextCnn *)m, path); }
-static long tc_num_params(const Model *m) { return params_count(((const TextCnn *)m)->params); }
 static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
 
 static int tc_length(const Encoded *e, int row) {
@@ -215,17 +208,17 @@ const ModelOps TEXTCNN_OPS = {
     .name = "textcnn",
     .default_config = tc_default_config,
     .create = tc_create,
-    .encode = tc_encode,
-    .encoded_free = tc_encoded_free,
+    .encode = word_model_encode,
+    .encoded_free = word_model_encoded_free,
     .train_step = tc_train_step,
     .predict = tc_predict,
-    .save = tc_save_ops,
+    .save = word_model_save_ops,
     .load = tc_load_ops,
-    .num_params = tc_num_params,
+    .num_params = word_model_num_params,
     .free = tc_free_ops,
     .length = tc_length,
-    .save_state = tc_save_state_ops,
-    .load_state = tc_load_state_ops,
+    .save_state = word_model_save_state_ops,
+    .load_state = word_model_load_state_ops,
     .settings = TC_SETTINGS,
     .num_settings = NUM_TC_SETTINGS,
 };

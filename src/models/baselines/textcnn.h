@@ -43,6 +43,7 @@
 #include "core/rng.h"
 #include "models/model.h"
 #include "models/baselines/word_features.h"
+#include "models/baselines/word_model_io.h"
 #include "optim/optim.h"
 
 extern const ModelOps TEXTCNN_OPS;
@@ -96,23 +97,16 @@ typedef struct TcWork {
 } TcWork;
 
 typedef struct TextCnn {
+    WordModelBase base;            /* first: task, config, pair, seed, vocab, params, optimizer, dropout rng */
     TcConfig cfg;
-    cJSON *config;                 /* the config as given (saved with the model) */
-    const Task *task;
     int K;                         /* outputs: classes, or 1 for regression */
-    int pair;                      /* the task has a text b */
     int H, FC;                     /* pooled features per sentence, classifier inputs */
-    WordVocab vocab;
-    Params *params;
     int h_emb, h_conv_w[TC_MAX_WINDOWS], h_conv_b[TC_MAX_WINDOWS], h_out_w, h_out_b;
     float *emb;                    /* (V, D), row WF_PAD kept zero */
     float *conv_w[TC_MAX_WINDOWS]; /* (F, W, D) each */
     float *conv_b[TC_MAX_WINDOWS]; /* (F) */
     float *out_w;                  /* (K, FC) */
     float *out_b;                  /* (K) */
-    Optimizer opt;
-    Rng rng;                       /* dropout stream; saved with the optimizer state */
-    uint64_t seed;
     TcWork w;
 } TextCnn;
 
@@ -137,9 +131,9 @@ float tc_train_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float
 void tc_predict_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float *out);
 
 /* textcnn_io.c */
-int tc_save(const TextCnn *m, const char *path);
-TextCnn *tc_load(const char *path, const Task *task);
-int tc_save_state(const TextCnn *m, const char *path);
-int tc_load_state(TextCnn *m, const char *path);
+extern const WordModelKind TC_KIND;
+/* A model with its config parsed and task facts set, nothing else yet (NULL after a message). */
+TextCnn *tc_new(const cJSON *config, const Task *task);
+TextCnn *tc_load(const char *path, const Task *task);   /* saving: word_model_io.h */
 
 #endif

@@ -34,7 +34,7 @@ static long tc_positions(const TextCnn *m, int B) {
 static void tc_work_size(TextCnn *m, int n) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int B = m->pair ? 2 * n : n, D = c->dim, F = c->filters, NW = c->num_windows;
+    int B = m->base.pair ? 2 * n : n, D = c->dim, F = c->filters, NW = c->num_windows;
     long T = tc_positions(m, B);
     if (T > (1L << 30)) DIE("textcnn: batch %d x max_len %d is too large", n, c->max_len);
     w->cap_seqs = B;
@@ -68,7 +68,7 @@ static void tc_work_size(TextCnn *m, int n) {
     w->target = xmalloc((size_t)n * sizeof *w->target);
     w->labels = xmalloc((size_t)n * sizeof *w->labels);
     w->touched = xmalloc((size_t)BT * sizeof *w->touched);
-    w->seen = xcalloc((size_t)word_vocab_size(&m->vocab), 1);
+    w->seen = xcalloc((size_t)word_vocab_size(&m->base.vocab), 1);
 }
 
 void tc_work_free(TcWork *w) {
@@ -82,7 +82,7 @@ void tc_work_free(TcWork *w) {
 void tc_work_alloc(TextCnn *m) { tc_work_size(m, tc_rows_per_batch(m)); }
 
 /* Rows a step can take without growing the workspace. */
-static int tc_work_rows(const TextCnn *m) { return m->pair ? m->w.cap_seqs / 2 : m->w.cap_seqs; }
+static int tc_work_rows(const TextCnn *m) { return m->base.pair ? m->w.cap_seqs / 2 : m->w.cap_seqs; }
 
 /* ---- layout ---- */
 
@@ -92,7 +92,7 @@ static int tc_work_rows(const TextCnn *m) { return m->pair ? m->w.cap_seqs / 2 :
 static int tc_layout(TextCnn *m, const WordSeqs *s, const int *rows, int n, int *B_out) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int B = m->pair ? 2 * n : n, P = tc_pad(m);
+    int B = m->base.pair ? 2 * n : n, P = tc_pad(m);
     CHECK_OR_DIE(B <= w->cap_seqs);
     long pos = 0;
     for (int t = 0; t < P; t++) w->ids[pos++] = WF_PAD;
@@ -127,11 +127,11 @@ static void tc_features(TextCnn *m, int n, int B) {
     TcWork *w = &m->w;
     int F = m->cfg.filters, NW = m->cfg.num_windows, H = m->H;
     for (int j = 0; j < B; j++) {   /* pooled (NW, B, F) -> the sentence's H features */
-        int row = m->pair ? j % n : j, part = m->pair && j >= n;
+        int row = m->base.pair ? j % n : j, part = m->base.pair && j >= n;
         float *dst = w->feat + (long)row * m->FC + (long)part * H;
         for (int k = 0; k < NW; k++) memcpy(dst + (long)k * F, w->pooled + ((long)k * B + j) * F, (size_t)F * sizeof *dst);
     }
-    if (!m->pair) return;
+    if (!m->base.pair) return;
     for (int i = 0; i < n; i++) {   /* [u; v; |u - v|; u * v] */
         float *f = w->feat + (long)i * m->FC;
         const float *u = f, *v = f + H;
@@ -146,7 +146,7 @@ static void tc_features(TextCnn *m, int n, int B) {
 static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int V = word_vocab_size(&m->vocab), F = c->filters;
+    int V = word_vocab_size(&m->base.vocab), F = c->filters;
     embedding_forward(w->x, w->ids, m->emb, T, V, c->dim);
     for (int k = 0; k < c->num_windows; k++) {
         Conv1dDims d = tc_dims(m, k, T);
@@ -162,7 +162,7 @@ static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
     const float *in = w->feat;
     w->dropped = train && c->dropout > 0;
     if (w->dropped) {
-        dropout_forward(w->drop, w->mask, w->feat, (long)n * m->FC, c->dropout, &m->rng);
+        dropout_forward(w->drop, w->mask, w->feat, (long)n * m->FC, c->dropout, &m->base.rng);
         in = w->drop;
     }
     linear_forward(w->logits, in, m->out_w, m->out_b, n, m->FC, m->K);
@@ -174,7 +174,7 @@ static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
 static void tc_features_backward(TextCnn *m, int n, int B) {
     TcWork *w = &m->w;
     int F = m->cfg.filters, NW = m->cfg.num_windows, H = m->H;
-    if (m->pair) {   /* fold the |u - v| and u * v parts into du (cols 0..H) and dv (H..2H) */
+    if (m->base.pair) {   /* fold the |u - v| and u * v parts into du (cols 0..H) and dv (H..2H) */
         for (int i = 0; i < n; i++) {
             float *g = w->dfeat + (long)i * m->FC;
             const float *f = w->feat + (long)i * m->FC;
@@ -187,7 +187,7 @@ static void tc_features_backward(TextCnn *m, int n, int B) {
         }
     }
     for (int j = 0; j < B; j++) {
-        int row = m->pair ? j % n : j, part = m->pair && j >= n;
+        int row = m->base.pair ? j % n : j, part = m->base.pair && j >= n;
         const float *src = w->dfeat + (long)row * m->FC + (long)part * H;
         for (int k = 0; k < NW; k++) memcpy(w->dpooled + ((long)k * B + j) * F, src + (long)k * F, (size_t)F * sizeof *src);
     }
@@ -197,20 +197,20 @@ static void tc_features_backward(TextCnn *m, int n, int B) {
  * zero vector: Kim pads with zeros). */
 static void tc_embedding_backward(TextCnn *m, int T) {
     TcWork *w = &m->w;
-    int V = word_vocab_size(&m->vocab), D = m->cfg.dim;
-    float *g = params_grad(m->params, m->h_emb);
+    int V = word_vocab_size(&m->base.vocab), D = m->cfg.dim;
+    float *g = params_grad(m->base.params, m->h_emb);
     int nt = embedding_backward(g, w->touched, w->seen, w->dx, w->ids, T, V, D), kept = 0;
     for (int i = 0; i < nt; i++)
         if (w->touched[i] != WF_PAD) w->touched[kept++] = w->touched[i];
     memset(g + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *g);
-    params_touch_rows(m->params, m->h_emb, w->touched, kept);
+    params_touch_rows(m->base.params, m->h_emb, w->touched, kept);
 }
 
 /* Gradients of every parameter from dlogits (n, K). */
 static void tc_backward(TextCnn *m, int n, int B, int T) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    Params *p = m->params;
+    Params *p = m->base.params;
     int F = c->filters, NW = c->num_windows, trainable_emb = c->embedding != TC_EMB_STATIC;
     long nf = (long)n * m->FC, nbf = (long)NW * B * F;
     int dropped = w->dropped;
@@ -280,11 +280,11 @@ float tc_train_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float
         tc_work_free(&m->w);
         tc_work_size(m, n);
     }
-    params_zero_grad(m->params);
+    params_zero_grad(m->base.params);
     tc_batch_forward(m, s, rows, n, 1);
     float loss = tc_loss(m, s, rows, n);
     tc_batch_backward(m);
-    optim_step(&m->opt, m->params, lr);
+    optim_step(&m->base.opt, m->base.params, lr);
     tc_max_norm(m);
     return loss;
 }

@@ -118,3 +118,27 @@ int word_model_load_state(const WordModelKind *kind, Optimizer *opt, Params *par
     checkpoint_free(c);
     return rc;
 }
+
+Encoded *word_model_encode(Model *m, const Dataset *d) {
+    const WordModelBase *b = (const WordModelBase *)m;
+    return (Encoded *)word_seqs_encode(&b->vocab, d, b->max_len);
+}
+
+void word_model_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
+
+int word_model_save_ops(const Model *m, const char *path) {
+    const WordModelBase *b = (const WordModelBase *)m;
+    return word_model_save(b->kind, b->task, b->pair, b->config, b->seed, &b->vocab, b->params, path);
+}
+
+int word_model_save_state_ops(const Model *m, const char *path) {
+    const WordModelBase *b = (const WordModelBase *)m;
+    return word_model_save_state(b->kind, &b->opt, b->params, &b->rng, sizeof b->rng, path);
+}
+
+int word_model_load_state_ops(Model *m, const char *path) {
+    WordModelBase *b = (WordModelBase *)m;
+    return word_model_load_state(b->kind, &b->opt, b->params, &b->rng, sizeof b->rng, path);
+}
+
+long word_model_num_params(const Model *m) { return params_count(((const WordModelBase *)m)->params); }

@@ -19,7 +19,10 @@
 #include <stdint.h>
 
 #include "core/checkpoint.h"
+#include "core/params.h"
+#include "core/rng.h"
 #include "models/baselines/word_features.h"
+#include "models/model.h"
 #include "optim/optim.h"
 #include "tasks/task.h"
 
@@ -28,6 +31,32 @@
 typedef struct WordModelKind {
     const char *name, *display;
 } WordModelKind;
+
+/* What TextCNN and the BiLSTM have in common, the first member of each (so
+ * a Model of either is a WordModelBase): what their files hold and what the
+ * shared ModelOps functions below read. */
+typedef struct WordModelBase {
+    const WordModelKind *kind;
+    const Task *task;
+    cJSON *config;          /* the config as given (saved with the model) */
+    int pair;               /* the task has a text b */
+    int max_len;            /* words per text after truncation */
+    uint64_t seed;
+    WordVocab vocab;
+    Params *params;
+    Optimizer opt;
+    Rng rng;                /* dropout masks; saved with the optimizer state */
+} WordModelBase;
+
+/* ModelOps functions for any word model (m is a WordModelBase): the split as
+ * word ids (WordSeqs), its release, saving the model and its training state,
+ * loading that state, the parameter count. */
+Encoded *word_model_encode(Model *m, const Dataset *d);
+void word_model_encoded_free(Encoded *e);
+int word_model_save_ops(const Model *m, const char *path);
+int word_model_save_state_ops(const Model *m, const char *path);
+int word_model_load_state_ops(Model *m, const char *path);
+long word_model_num_params(const Model *m);
 
 /* What a model file says besides the weights. */
 typedef struct WordModelHead {

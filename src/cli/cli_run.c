@@ -247,3 +247,12 @@ int cli_parse_seeds(const char *list, long *out, int max) {
     if (n == 0) user_error("e.g. --seeds 1,2,3,4,5", "--seeds: no seed given");
     return n ? n : -1;
 }
+
+int cli_split_list(char *buf, const char **out, int max) {
+    int n = 0;
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        if (n == max) return -1;
+        out[n++] = p;
+    }
+    return n;
+}

@@ -204,15 +204,6 @@ static int pretrain_eval(int argc, char **argv) {
     return rc;
 }
 
-/* "a,b,c" into at most max pieces of buf (modified); the count, or -1 when too many. */
-static int split_list(char *buf, const char **out, int max) {
-    int n = 0;
-    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
-        if (n == max) return -1;
-        out[n++] = p;
-    }
-    return n;
-}
 
 /* glue pretrain screen RUN_DIR... : the fine-tuning proxy table (pretrain/screen.h). */
 static int pretrain_screen_cmd(int argc, char **argv) {
@@ -233,7 +224,7 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     if (rc) return rc;
     const char *tasks[SCREEN_MAX_TASKS];
     long seeds[SCREEN_MAX_SEEDS];
-    int nt = split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = cli_parse_seeds(seeds_buf, seeds, SCREEN_MAX_SEEDS);
+    int nt = cli_split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = cli_parse_seeds(seeds_buf, seeds, SCREEN_MAX_SEEDS);
     if (ns < 0) return EXIT_USAGE;
     if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || threads < 0 || nsets > SCREEN_MAX_SETS) {
         user_error("e.g. glue pretrain screen runs/pretrain/a runs/pretrain/b --tasks sst2,cola --seeds 1,2",

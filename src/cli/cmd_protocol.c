@@ -17,15 +17,6 @@
     "       [--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json]\n"   \
     "       [--threads N]"
 
-/* "a,b,c" into at most max pieces of buf (modified); the count, or -1 when too many. */
-static int protocol_list(char *buf, const char **out, int max) {
-    int n = 0;
-    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
-        if (n == max) return -1;
-        out[n++] = p;
-    }
-    return n;
-}
 
 int cmd_protocol(int argc, char **argv) {
     Args a;
@@ -47,7 +38,7 @@ int cmd_protocol(int argc, char **argv) {
     if (rc) return rc;
     const char *tasks[PROTOCOL_MAX_TASKS];
     long seeds[PROTOCOL_MAX_SEEDS];
-    int nt = protocol_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
+    int nt = cli_split_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
     int ns = cli_parse_seeds(seeds_buf, seeds, PROTOCOL_MAX_SEEDS);
     if (ns < 0) return EXIT_USAGE;
     if (npos != 0 || nt < 1 || ns < 1 || threads < 0 || nch < 0 || nch > PROTOCOL_MAX_ROWS - 1 ||

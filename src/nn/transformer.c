@@ -220,6 +220,28 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
     for (long r = 0; r < N; r++) k->add(out + r * C, x + r * C, C);
 }
 
+/* Where a sublayer's output goes: out (N, C), and what its backward needs. */
+typedef struct BlockOutput {
+    float *out, *res, *mean, *rstd;
+    unsigned char *drop_mask;
+} BlockOutput;
+
+/* The end both sublayers share: the output projection of in (N, K) by W (C, K)
+ * (its bf16 copy when there is one), then the residual with dropout, and
+ * LayerNorm after it (post-LN) or not (pre-LN: the stream stays raw). */
+static void block_output_forward(const BlockOutput *o, const float *in, int K, const float *w,
+                                 const struct Bf16Weights *w_bf16, const float *b, const float *x,
+                                 const float *ln_g, const float *ln_b, const BlockDims *d, Rng *rng) {
+    long N = (long)d->B * d->T;
+    int C = d->C;
+    float *proj = d->pre_ln ? o->out : o->res;
+    if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
+    else linear_forward(proj, in, w, b, (int)N, K, C);
+    if (d->pre_ln) block_pre_tail_forward(o->out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else block_tail_forward(o->out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
+                            d->hidden_dropout, rng);
+}
+
 /* dL/d(projection) of the pre-LN tail from dy: dropout's backward into dproj,
  * or dy itself. */
 static const float *block_pre_tail_backward(float *dproj, const float *dy, const unsigned char *mask, long N, int C,
@@ -257,12 +279,8 @@ void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnPa
     if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    float *proj = d->pre_ln ? a->out : a->res;
-    if (w->bf16_o) linear_forward_bf16(proj, a->ctx, w->bf16_o, w->b_o, (int)N);
-    else linear_forward(proj, a->ctx, w->w_o, w->b_o, (int)N, C, C);
-    if (d->pre_ln) block_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
-                         d->hidden_dropout, rng);
+    BlockOutput o = {a->out, a->res, a->mean, a->rstd, a->drop_mask};
+    block_output_forward(&o, a->ctx, C, w->w_o, w->bf16_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, const BlockAttnActs *a,
@@ -364,12 +382,8 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    float *proj = d->pre_ln ? a->out : a->res;
-    if (w->bf16_out) linear_forward_bf16(proj, a->act, w->bf16_out, w->b_out, (int)N);
-    else linear_forward(proj, a->act, w->w_out, w->b_out, (int)N, FF, C);
-    if (d->pre_ln) block_pre_tail_forward(a->out, a->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
-                         d->hidden_dropout, rng);
+    BlockOutput o = {a->out, a->res, a->mean, a->rstd, a->drop_mask};
+    block_output_forward(&o, a->act, FF, w->w_out, w->bf16_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const BlockFfnActs *a,

@@ -302,7 +302,15 @@ static void translate_lines(Seq2Seq *m, SubwordTokenizer *t, const S2sDecodeOpti
         c.src_len[i] = subword_encode(t, texts[i], (size_t)len, c.src[i], cap);
     }
     char **hyp = s2s_translate_corpus(m, &c, dec, TRANSLATE_STDIN_BATCH);
-    for (int i = 0; i < n; i++) { puts(hyp[i]); free(hyp[i]); }
+    for (int i = 0; i < n; i++) {
+        /* A blank line is a translation only of a blank input; else the model
+         * produced nothing (untrained or diverged) and the user must know. */
+        if (!hyp[i][0] && texts[i][strspn(texts[i], " \t\r")])
+            user_warning("the model translated \"%.40s%s\" as nothing (is it trained? see its results.json)",
+                         texts[i], strlen(texts[i]) > 40 ? "..." : "");
+        puts(hyp[i]);
+        free(hyp[i]);
+    }
     fflush(stdout);
     free(hyp);
     s2s_corpus_free(&c);

@@ -753,6 +753,21 @@ TEST(trainer_cli_finetune_seeds) {
     CHECK_NEAR(run_config_number(spread, "min", NAN), fmin(acc[0], fmin(acc[1], acc[2])), 1e-12);
     CHECK_NEAR(run_config_number(spread, "max", NAN), fmax(acc[0], fmax(acc[1], acc[2])), 1e-12);
     cJSON_Delete(j);
+    /* --resume keeps the finished seeds and trains the new one only. */
+    const char *more[] = {"finetune", "sst2", "--model", "testbow", "--epochs", "2", "--seeds", "3,11,4,5",
+                          "--resume", "--out", out};
+    r = run_command(fx.root, NULL, NULL, 11, more);
+    CHECK_MSG(r.status == 0 && strstr(r.err, "seed 3: finished") && strstr(r.err, "seed 4: finished") &&
+                  !strstr(r.err, "seed 5: finished") && strstr(r.out, "over 4 seeds"),
+              "--seeds --resume: %d %s %s", r.status, r.out, r.err);
+    ran_free(&r);
+    j = read_json_file(out, "seeds.json");
+    runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+    CHECK_EQ_INT(cJSON_GetArraySize(runs), 4);
+    for (int i = 0; i < 3 && cJSON_GetArraySize(runs) == 4; i++)
+        CHECK_NEAR(metric_of(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(runs, i), "best"), "dev", "accuracy"),
+                   acc[i], 1e-12);
+    cJSON_Delete(j);
     /* A bad list is a usage error. */
     static const char *const BAD[] = {"1,,2", "a", "-3", "1;2"};
     for (int i = 0; i < 4; i++) {

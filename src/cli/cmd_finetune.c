@@ -217,8 +217,10 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         cJSON *r = cJSON_CreateObject();
         char seed_dir[4200];
         finetune_seed_dir(dir, f->seeds[i], seed_dir, sizeof seed_dir);
+        char where[4200];
+        cli_portable_path(seed_dir, where, sizeof where);   /* no home directory in results */
         cJSON_AddNumberToObject(r, "seed", (double)f->seeds[i]);
-        cJSON_AddStringToObject(r, "dir", seed_dir);
+        cJSON_AddStringToObject(r, "dir", where);
         cJSON_AddItemToObject(r, "best", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res[i], "best"), 1));
         cJSON_AddItemToArray(runs, r);
     }
@@ -256,6 +258,19 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
 }
 
 static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv);
+
+/* results.json of a finished run in dir made with config and seed, or NULL. */
+static cJSON *finetune_finished(const char *dir, const cJSON *config, long seed) {
+    char path[4200];
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    if (!file_exists(path)) return NULL;
+    cJSON *res = json_file_read(path, 0);
+    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
+        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
+        return res;
+    cJSON_Delete(res);
+    return NULL;
+}
 
 int cmd_finetune(int argc, char **argv) {
     FinetuneArgs f = {0};
@@ -325,6 +340,12 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
             .command = command, .resume = f.resume, .strict = f.strict, .show_progress = 1,
             .checkpoint_every = f.checkpoint_every, .overwrite = f.overwrite,
         };
+        /* --seeds --resume: a seed that finished with these settings is kept
+         * (an interrupted one resumes), so a long seed sweep continues. */
+        if (f.nseeds && f.resume && (res[i] = finetune_finished(seed_dir, config, f.seeds[i])) != NULL) {
+            fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
+            continue;
+        }
         rc = cli_record_dataset(t, o.out_dir) ? 1 : 0;
         if (rc == 0) rc = trainer_run(&o, &res[i]);
         if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);

@@ -352,12 +352,15 @@ int main(int argc, char **argv) {
                 return 0;
             }
         /* Under mpirun every rank would run the command alone and write the
-         * same files: only `glue pretrain` (training) is data-parallel. */
-        if (dist_launched() && (strcmp(c->name, "pretrain") != 0 ||
-                                (argc >= 3 && (strcmp(argv[2], "eval") == 0 || strcmp(argv[2], "prepare") == 0 ||
-                                               strcmp(argv[2], "screen") == 0)))) {
+         * same files: only `glue pretrain` (training) and `glue finetune`
+         * are data-parallel (each calls dist_init). */
+        int finetune = strcmp(c->name, "finetune") == 0;
+        if (dist_launched() && !finetune &&
+            (strcmp(c->name, "pretrain") != 0 ||
+             (argc >= 3 && (strcmp(argv[2], "eval") == 0 || strcmp(argv[2], "prepare") == 0 ||
+                            strcmp(argv[2], "screen") == 0)))) {
             user_error("run it without mpirun", "glue %s does not run data-parallel: under mpirun only 'glue pretrain' "
-                       "(training) does", c->name);
+                       "(training) and 'glue finetune' do", c->name);
             return EXIT_USAGE;
         }
         return c->fn(argc - 1, argv + 1);

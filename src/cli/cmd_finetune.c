@@ -6,11 +6,15 @@
  * deviation, min and max (how robust fine-tuning is on a small task).
  * Instead of TASK, --train FILE --dev FILE [--test FILE] fine-tunes on a user's
  * own dataset (tasks/user_data.h); its description goes into the run
- * directory as dataset.json, which eval and predict read back. */
+ * directory as dataset.json, which eval and predict read back.
+ * Under `mpirun -np N` (BERT, trainer.h) every rank runs the command; rank 0
+ * alone writes and prints. --search is refused there (its trials and files
+ * are not made rank-aware). */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/files.h"
 #include "core/stats.h"
 #include "core/threads.h"
@@ -272,7 +276,8 @@ static cJSON *finetune_finished(const char *dir, const cJSON *config, long seed)
     return NULL;
 }
 
-int cmd_finetune(int argc, char **argv) {
+/* Every rank of a data-parallel run comes here (dist.h). */
+static int finetune_ranked(int argc, char **argv) {
     FinetuneArgs f = {0};
     int rc = finetune_parse(argc, argv, &f);
     if (rc) return rc;
@@ -281,6 +286,12 @@ int cmd_finetune(int argc, char **argv) {
     rc = finetune_run(&f, t, argc, argv);
     user_data_free(t);
     return rc;
+}
+
+int cmd_finetune(int argc, char **argv) {
+    int rc = dist_init(&argc, &argv);   /* MPI only when launched by mpirun */
+    if (rc) return rc;
+    return dist_finalize(finetune_ranked(argc, argv));
 }
 
 static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv) {
@@ -293,6 +304,14 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     }
     const ModelOps *ops = cli_find_model(f.model);
     if (!ops) return EXIT_USAGE;
+    if (trainer_check_parallel(ops)) return EXIT_USAGE;   /* before any file is written */
+    int rank = dist_rank();
+    if (f.search && dist_size() > 1) {
+        if (rank == 0)
+            user_error("run the search without mpirun, then the winner's settings with it",
+                       "--search does not run data-parallel");
+        return EXIT_USAGE;
+    }
     cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
     if (!config) return EXIT_USAGE;
     /* The process's thread count (0: the cores available); models size their workers from it. */
@@ -343,15 +362,15 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
         /* --seeds --resume: a seed that finished with these settings is kept
          * (an interrupted one resumes), so a long seed sweep continues. */
         if (f.nseeds && f.resume && (res[i] = finetune_finished(seed_dir, config, f.seeds[i])) != NULL) {
-            fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
+            if (rank == 0) fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
             continue;
         }
-        rc = cli_record_dataset(t, o.out_dir) ? 1 : 0;
+        rc = rank == 0 && cli_record_dataset(t, o.out_dir) ? 1 : 0;
         if (rc == 0) rc = trainer_run(&o, &res[i]);
-        if (rc == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
+        if (rc == 0 && rank == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
     }
-    if (rc == 0 && f.nseeds) rc = cli_record_dataset(t, dir) ? 1 : 0;
-    if (rc == 0 && f.nseeds) rc = finetune_seeds_report(res, &f, t, dir, command);
+    if (rc == 0 && f.nseeds && rank == 0) rc = cli_record_dataset(t, dir) ? 1 : 0;
+    if (rc == 0 && f.nseeds && rank == 0) rc = finetune_seeds_report(res, &f, t, dir, command);
     for (int i = 0; i < nruns; i++) cJSON_Delete(res[i]);
     cJSON_Delete(config);
     free(command);

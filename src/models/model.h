@@ -8,9 +8,10 @@
  *
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `train_step`, `predict`, `save`, `load`, `num_params` and `free` are required;
- * `length`, `save_state`/`load_state`, `use_bf16` and `load_external` are
- * optional (NULL: the feature is absent, and the commands say so). A model is
- * deterministic for a seed and a thread count. Errors inside create/load are
+ * `length`, `save_state`/`load_state`, `use_bf16`, `load_external` and
+ * `data_parallel` are optional (NULL or 0: the feature is absent, and the
+ * commands say so). A model is deterministic for a seed and a thread count
+ * (and, data-parallel, a number of ranks). Errors inside create/load are
  * one user_error message and a NULL return, never a crash.
  *
  * Config keys (default_config) the trainer reads; every other key is the model's:
@@ -39,6 +40,14 @@ typedef struct TrainState {
     double progress;          /* fraction of training done, in [0,1] (fastText's lr decay) */
     float lr;                 /* learning rate for this step (schedule applied) */
     int epoch;                /* 0-based */
+    /* Data parallel (`mpirun -np N glue finetune`, ModelOps.data_parallel):
+     * this rank's rows over the global batch's (1 in one process; the
+     * gradient of the local mean times share sums to the global mean's, see
+     * trainer_sync_grads), this rank, and the run seed (rank > 0 draws its
+     * dropout from it; rank 0 keeps the model's own stream). */
+    double share;
+    int rank;
+    uint64_t seed;
 } TrainState;
 
 typedef struct ModelOps {
@@ -78,6 +87,11 @@ typedef struct ModelOps {
      * defaults and checks come from: `--help-settings` prints its ranges. */
     const struct SettingSpec *settings;
     int num_settings;
+    /* 1: train_step calls trainer_sync_grads between its backward and the
+     * clipping, so `mpirun -np N glue finetune` trains data-parallel (BERT).
+     * 0: refused under more than one rank (fastText's Hogwild updates and the
+     * sparse embedding rows of TextCNN/BiLSTM are not summed over ranks). */
+    int data_parallel;
 } ModelOps;
 
 /* Registry: all model kinds, by name. */

@@ -4,13 +4,23 @@
  * encode the splits once, then per epoch shuffle → train steps → evaluate every
  * dev split → keep the best checkpoint → save the state needed to resume.
  * results.json is written only when the run completes, so its presence means a
- * finished run (`glue compare` relies on that). */
+ * finished run (`glue compare` relies on that).
+ *
+ * Data parallel (trainer.h): every rank runs all of this; the files are
+ * written by rank 0 only (run_save_atomic, run_save_progress,
+ * run_write_outputs return at once elsewhere). The collectives, entered by
+ * every rank at the same point: the agreement after preparation and the hash
+ * check (trainer_run), and per step the interrupt flag, the gradient sum
+ * (inside train_step) and the loss. A failed save on rank 0 ends its process
+ * with a non-zero status, and dist_finalize then aborts the job. */
 #include "models/trainer.h"
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/dist.h"
 #include "core/files.h"
 #include "core/interrupt.h"
+#include "core/params.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
 #include "models/run_config.h"
@@ -32,6 +42,7 @@ typedef struct Run {
     const Task *t;
     const ModelOps *ops;
     Model *m;
+    int rank, size;              /* data parallel (dist.h); 0 of 1 in one process */
     Dataset train;
     Encoded *train_e;
     int num_dev;
@@ -113,6 +124,24 @@ float trainer_lr(float lr, const char *schedule, double warmup, long step, long 
 }
 
 const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
+
+int trainer_check_parallel(const ModelOps *ops) {
+    if (dist_size() == 1 || ops->data_parallel) return 0;
+    if (dist_rank() == 0)   /* every rank refuses; one says why */
+        user_error("run it without mpirun, or fine-tune BERT (--model bert)",
+                   "%s does not train data-parallel: under mpirun -np %d only BERT fine-tunes", ops->name,
+                   dist_size());
+    return EXIT_USAGE;
+}
+
+void trainer_sync_grads(const TrainState *st, Params *p) {
+    if (dist_size() == 1) return;
+    float share = (float)st->share, *g = p->grad;
+    long total = (long)p->total;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < total; i++) g[i] *= share;
+    dist_allreduce_floats(g, total);
+}
 
 static int run_read_settings(Run *r) {
     const cJSON *c = r->o->config;
@@ -206,6 +235,7 @@ static void run_path(const Run *r, const char *file, char *out, size_t cap) {
 /* Save through a temporary name so an interrupted save never replaces a good
  * model.ckpt with half a file. */
 static int run_save_atomic(const Run *r, const char *file) {
+    if (r->rank != 0) return 0;   /* the ranks hold the same weights; one writes them */
     char path[4096];
     run_path(r, file, path, sizeof path);
     AtomicFile out;
@@ -309,6 +339,7 @@ static int run_resume(Run *r) {
  * `next_row` of its shuffled order, loss_sum being the epoch's loss sum so far
  * (next_row 0: the epoch has not started). */
 static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
+    if (r->rank != 0) return 0;
     char dir[4096], tmp[4200], path[4400];
     run_resume_dir(r, dir, sizeof dir);
     if (checkpoint_dir_begin(dir, tmp, sizeof tmp) != 0) return 1;
@@ -362,32 +393,42 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     double loss_sum = epoch == r->start_epoch ? r->start_loss_sum : 0, t0 = now_seconds();
     int rc = 0;
     for (int i = first; i < n; i += r->batch) {
-        int sig = interrupt_pending();
+        int sig = dist_max_int(interrupt_pending());   /* the ranks stop at the same step */
         if (sig) {
             r->train_seconds += now_seconds() - t0, t0 = now_seconds();
             rc = run_save_progress(r, epoch, i, loss_sum);
             if (rc == 0) {
-                run_report_interrupt(r, sig, epoch, i);
+                if (r->rank == 0) run_report_interrupt(r, sig, epoch, i);
                 rc = 128 + sig;
             }
             break;
         }
         int b = n - i < r->batch ? n - i : r->batch;
+        /* This rank's contiguous share of the global batch (all of it in one
+         * process); a rank may get none of a last batch smaller than N, and
+         * still joins the gradient sum. */
+        int lo = (int)((long)b * r->rank / r->size), hi = (int)((long)b * (r->rank + 1) / r->size);
         TrainState st = {
             .step = r->step, .total_steps = r->total_steps, .epoch = epoch,
             .progress = (double)r->step / (double)r->total_steps,
             .lr = trainer_lr(r->lr, r->schedule, r->warmup, r->step, r->total_steps),
+            .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed,
         };
-        float loss = r->ops->train_step(r->m, r->train_e, perm + i, b, &st);
+        double loss = r->ops->train_step(r->m, r->train_e, perm + i + lo, hi - lo, &st);
+        if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
+            loss *= st.share;
+            dist_allreduce_doubles(&loss, 1);
+        }
         r->step++;
-        if (!isfinite(loss)) {
+        if (!isfinite(loss)) {   /* the same sum on every rank: all stop here */
             trainer_progress_draw(&bar, i, loss_sum / (i ? i : 1), 1);
-            user_error("lower the learning rate (--lr) or enable gradient clipping",
-                       "training diverged: loss is %g at step %ld (epoch %d)", (double)loss, r->step, epoch + 1);
+            if (r->rank == 0)
+                user_error("lower the learning rate (--lr) or enable gradient clipping",
+                           "training diverged: loss is %g at step %ld (epoch %d)", loss, r->step, epoch + 1);
             rc = 1;
             break;
         }
-        loss_sum += (double)loss * b;
+        loss_sum += loss * b;
         trainer_progress_draw(&bar, i + b, loss_sum / (i + b), 0);
         long every = r->o->checkpoint_every;
         if (every > 0 && r->step % every == 0 && i + b < n) {   /* the epoch's end saves its own */
@@ -473,6 +514,7 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
+    if (r->size > 1) cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(j, "train_examples_per_sec",
                             r->train_seconds > 0 ? (double)r->train.n * r->epochs / r->train_seconds : 0);
@@ -513,6 +555,7 @@ static void run_free(Run *r) {
 
 /* results.json at the end, then the resume files go. */
 static int run_write_outputs(Run *r, cJSON *results) {
+    if (r->rank != 0) return 0;
     char path[4096];
     run_path(r, RUN_RESULTS, path, sizeof path);
     if (json_file_write(path, results) != 0) return 1;
@@ -522,32 +565,64 @@ static int run_write_outputs(Run *r, cJSON *results) {
     return 0;
 }
 
+/* Data parallel: every rank must train the same run on the same data from
+ * the same point (a resumed one included); a rank that differs ends the job
+ * here with one message, not in a hang or a silently different model. */
+static int run_check_ranks(const Run *r) {
+    char *cfg = cJSON_PrintUnformatted(r->o->config);
+    uint64_t h = dist_hash(DIST_HASH_INIT, cfg, strlen(cfg));
+    free(cfg);
+    long facts[6 + TASK_MAX_SPLITS] = {(long)r->o->seed, r->train.n, r->start_epoch, r->start_row, r->step,
+                                       r->num_dev};
+    for (int s = 0; s < r->num_dev; s++) facts[6 + s] = r->dev[s].n;
+    h = dist_hash(h, r->t->name, strlen(r->t->name));
+    h = dist_hash(h, facts, sizeof facts);
+    return dist_check_same(h, "the run (task, data size, config, seed, or the point resumed from)");
+}
+
 /* What is about to run, once on stderr: a log then says what it is a log of. */
 static void run_banner(const Run *r) {
-    char *settings = cJSON_PrintUnformatted(r->o->config);
+    char *settings = cJSON_PrintUnformatted(r->o->config), ranks[48] = "";
+    if (r->size > 1) snprintf(ranks, sizeof ranks, " x %d data-parallel ranks", r->size);
     fprintf(stderr, "%s %s: %d training examples, %s %d examples; %d epochs x %ld steps of %d = %ld steps, lr %g "
-            "(%s, warm-up %.0f%%), seed %llu, %d threads -> %s\nsettings: %s\n",
+            "(%s, warm-up %.0f%%), seed %llu, %d threads%s -> %s\nsettings: %s\n",
             r->ops->name, r->t->display, r->train.n, r->dev_split[0]->name, r->dev[0].n, r->epochs,
             (long)((r->train.n + r->batch - 1) / r->batch), r->batch, r->total_steps, (double)r->lr, r->schedule,
-            100 * r->warmup, (unsigned long long)r->o->seed, r->o->threads, r->o->out_dir, settings);
+            100 * r->warmup, (unsigned long long)r->o->seed, r->o->threads, ranks, r->o->out_dir, settings);
     free(settings);
 }
 
-int trainer_run(const TrainerOptions *o, cJSON **results) {
-    Run r = {.o = o, .t = o->task, .ops = o->ops, .history = cJSON_CreateArray(), .best_score = -INFINITY};
+int trainer_run(const TrainerOptions *opt, cJSON **results) {
+    TrainerOptions own = *opt;
+    int rank = dist_rank(), size = dist_size();
+    own.show_progress = opt->show_progress && rank == 0;   /* one rank speaks */
+    const TrainerOptions *o = &own;
+    Run r = {.o = o, .t = o->task, .ops = o->ops, .rank = rank, .size = size, .history = cJSON_CreateArray(),
+             .best_score = -INFINITY};
     if (results) *results = NULL;
+    if (trainer_check_parallel(o->ops) != 0) {
+        cJSON_Delete(r.history);
+        return EXIT_USAGE;
+    }
     int rc = run_read_settings(&r);
-    if (rc == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
+    if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
     if (rc == 0) rc = run_prepare(&r);
     char done[4200];
     run_file_path(o->out_dir, RUN_RESULTS, done, sizeof done);
     if (rc == 0 && !o->resume && !o->overwrite && file_exists(done)) {   /* nothing written yet */
-        user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
-                   "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
+        if (rank == 0)
+            user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
+                       "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
         rc = EXIT_USAGE;
     }
-    if (rc == 0) {   /* config.json now, so a running job shows its settings */
+    /* Data parallel: every rank has read what it needs from out_dir before
+     * rank 0 writes there, and they go on together or not at all. */
+    if (size > 1) {
+        rc = dist_max_int(rc);
+        if (rc == 0 && run_check_ranks(&r)) rc = EXIT_USAGE;
+    }
+    if (rc == 0 && rank == 0) {   /* config.json now, so a running job shows its settings */
         char path[4096];
         run_path(&r, RUN_CONFIG, path, sizeof path);
         run_remove(&r, RUN_RESULTS);   /* a stale one would look finished */

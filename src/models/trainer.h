@@ -14,7 +14,15 @@
  * holds the weights, that state, the epoch and row within its shuffled order,
  * the epoch's loss so far, the step (schedule position) and the history and
  * best epoch, and is written at each epoch's end, every checkpoint_every steps
- * and on SIGINT/SIGTERM. */
+ * and on SIGINT/SIGTERM.
+ *
+ * Data parallel: under `mpirun -np N` (dist.h) every rank runs trainer_run
+ * with the same arguments and holds the model; rank r trains on rows
+ * [b*r/N, b*(r+1)/N) of every global batch of b (the configured batch, so
+ * the run equals the one-process run up to the order of sums when dropout
+ * is off), the gradients are summed by trainer_sync_grads, and every rank
+ * evaluates (identical weights). Rank 0 alone writes files and progress.
+ * Models without ModelOps.data_parallel are refused. */
 #ifndef GLUE_TRAINER_H
 #define GLUE_TRAINER_H
 
@@ -64,6 +72,19 @@ typedef struct TrainerOptions {
  * content, caller frees; results may be NULL), or the exit code after one
  * clear message: 1 the work failed (data, divergence, disk), 2 a bad setting. */
 int trainer_run(const TrainerOptions *o, cJSON **results);
+
+/* Data parallel (`mpirun -np N glue finetune`, dist.h): each rank's gradient
+ * of its rows' mean loss, times st->share (its rows over the global batch's),
+ * summed over the ranks: the gradient of the global batch's mean on every
+ * rank, before the identical clip and optimizer step. A data-parallel model
+ * (ModelOps.data_parallel) calls it between backward and clipping; it does
+ * nothing in one process. The arena must be dense (no PARAM_SPARSE_ROWS:
+ * another rank's rows would escape this rank's touched set). */
+struct Params;
+/* 0, or EXIT_USAGE after one message (from rank 0) when running under more
+ * than one rank and ops is not data-parallel; every rank gets the same. */
+int trainer_check_parallel(const ModelOps *ops);
+void trainer_sync_grads(const TrainState *st, struct Params *p);
 
 /* The learning rate of step `step` (0-based) of `total`: linear warm-up over
  * the first `warmup` fraction of the steps, then "linear" decay to 0,

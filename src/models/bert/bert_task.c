@@ -26,6 +26,9 @@
 /* Dropout draws from this stream of the seed (the trainer's shuffle and the
  * weight init use others). */
 #define BERT_DROPOUT_STREAM 0xD40Full
+/* Data parallel: rank r > 0 draws dropout from stream BERT_DROPOUT_STREAM_RANKS
+ * + r of the run seed, re-seeded each step (see bert_train_step). */
+#define BERT_DROPOUT_STREAM_RANKS 0xD40F0000ull
 #define BERT_PAIR_CROSS "cross"
 #define BERT_PAIR_SIAMESE "siamese"
 #define BERT_PAIR_FEATURES "features"             /* [u; v; |u-v|; u*v] (bert_pair_head.c) */
@@ -435,14 +438,27 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     Bert *b = m->bert;
     if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
     bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
-    int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
     params_zero_grad(b->params);
-    bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, &m->rng);
-    float loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, &m->rng, 1, NULL)
-                 : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
-                 : m->K == 1 ? bert_regress_loss(b, m->targets, &m->rng, 1)
-                             : bert_classify_loss(b, m->labels, &m->rng, 1);
-    bert_backward(b);
+    /* Data parallel: rank 0 keeps the model's stream (a one-process run is
+     * unchanged); rank r > 0 draws from the run seed, its rank and the step, so
+     * the resume point needs no per-rank state and continues with any N. */
+    Rng *rng = &m->rng, rank_rng;
+    if (st->rank > 0) {
+        rng_seed_stream(&rank_rng, st->seed + 0x9E3779B97F4A7C15ull * (uint64_t)st->step,
+                        BERT_DROPOUT_STREAM_RANKS + (uint64_t)st->rank);
+        rng = &rank_rng;
+    }
+    float loss = 0;   /* a rank given no rows of a short last batch adds a zero gradient */
+    if (n > 0) {
+        int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
+        bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, rng);
+        loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, rng, 1, NULL)
+               : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
+               : m->K == 1      ? bert_regress_loss(b, m->targets, rng, 1)
+                                : bert_classify_loss(b, m->labels, rng, 1);
+        bert_backward(b);
+    }
+    trainer_sync_grads(st, b->params);   /* the global batch's gradient, on every rank */
     double norm = clip_grad_norm(b->params, m->clip);
     if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
     optim_step(&m->opt, b->params, st->lr);
@@ -507,4 +523,5 @@ const ModelOps BERT_OPS = {
     .load_external = bert_hf_classifier_load,
     .settings = BERT_SETTINGS,
     .num_settings = NUM_BERT_SETTINGS,
+    .data_parallel = 1,
 };

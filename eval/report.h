@@ -36,6 +36,9 @@ const char *report_metric_short(MetricId m);
 /* The GLUE score (glue_score_json) over {"<task>": {"<dev split>": {metrics ×100}}}
  * records; NULL after a message when the records are inconsistent. */
 cJSON *report_glue_score(const cJSON *tasks);
+/* The same, counting a qnli-9k entry as QNLI (labelled QNLI-9k): the
+ * seven-task score next to the six-task one. */
+cJSON *report_glue_score_with_subsets(const cJSON *tasks);
 
 /* `glue compare` output, from its summary (schema in cmd_compare.c): one row per
  * model with each task's metrics, the GLUE score, training seconds (sum over

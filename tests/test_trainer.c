@@ -83,6 +83,35 @@ static void write_sst2(const char *root) {
     fclose(f);
 }
 
+/* QNLI's 9k subset (subsets/QNLI, the glue-subsets JSON) and the official
+ * QNLI dev it is scored on: entailment iff the sentence repeats the
+ * question's first filler word. */
+static void write_qnli_9k(const char *root) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/subsets", root);
+    file_make_dir(dir);
+    Rng r;
+    rng_seed(&r, 13);
+    static const char *const LABELS[] = {"entailment", "not_entailment"};
+    for (int k = 0; k < 3; k++) {   /* train.json, dev.json (held out), QNLI/dev.tsv */
+        FILE *f = k < 2 ? open_split(dir, "QNLI", k ? "dev.json" : "train.json", NULL)
+                        : open_split(root, "QNLI", "dev.tsv", "index\tquestion\tsentence\tlabel");
+        int n = k == 0 ? 400 : 100;
+        if (k < 2) fprintf(f, "{");
+        for (int i = 0; i < n; i++) {
+            int y = (int)rng_below(&r, 2);
+            const char *w = FILLER[rng_below(&r, 8)], *v = y == 0 ? w : FILLER[8 + rng_below(&r, 8)];
+            if (k < 2)
+                fprintf(f, "%s\"%d\": {\"text_a\": \"what %s\", \"text_b\": \"the %s\", \"label\": \"%s\"}",
+                        i ? ", " : "", i, w, v, LABELS[y]);
+            else
+                fprintf(f, "%d\twhat %s\tthe %s\t%s\n", i, w, v, LABELS[y]);
+        }
+        if (k < 2) fprintf(f, "}\n");
+        fclose(f);
+    }
+}
+
 /* MNLI: the hypothesis carries the label's marker word; the mismatched dev set
  * uses other filler words (a genre shift). */
 static void write_mnli(const char *root) {
@@ -875,6 +904,22 @@ TEST(trainer_cli_compare) {
     CHECK_NEAR(cJSON_GetArrayItem(ss, 1)->valuedouble, s7, 1e-9);
     CHECK_NEAR(metric_of(bt, "dev", "accuracy"), (s42 + s7) / 2, 1e-9);
     CHECK_NEAR(run_config_number(m2, "glue_std", -1), fabs(s42 - s7) / sqrt(2.0), 1e-9);
+    cJSON_Delete(j);
+    ran_free(&r);
+    /* --with qnli-9k: the subset task is run too, the GLUE column stays the
+     * official tasks' score and GLUE+QNLI-9k counts the subset as QNLI. */
+    write_qnli_9k(getenv("GLUE_DATA"));
+    const char *with[] = {"compare", "sst2", "--with", "qnli-9k", "--models", "testbow", "--json"};
+    r = run_command(root, NULL, NULL, 7, with);
+    CHECK_MSG(r.status == 0, "compare --with: %d %s", r.status, r.err);
+    j = cJSON_Parse(r.out);
+    m2 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 1);
+    const cJSON *tasks2 = cJSON_GetObjectItemCaseSensitive(m2, "tasks");
+    double sst = metric_of(cJSON_GetObjectItemCaseSensitive(tasks2, "sst2"), "dev", "accuracy");
+    double qn = metric_of(cJSON_GetObjectItemCaseSensitive(tasks2, "qnli-9k"), "dev", "accuracy");
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(m2, "glue"), "glue_score", -1), sst, 1e-9);
+    CHECK_NEAR(run_config_number(cJSON_GetObjectItemCaseSensitive(m2, "glue_with_subsets"), "glue_score", -1),
+               (sst + qn) / 2, 1e-9);
     cJSON_Delete(j);
     ran_free(&r);
     fixture_remove(&fx);

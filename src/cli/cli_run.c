@@ -5,9 +5,11 @@
 #include "core/files.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
+#include "models/run_config.h"
 #include "models/run_dir.h"
 #include "tasks/user_data.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,4 +257,17 @@ int cli_split_list(char *buf, const char **out, int max) {
         out[n++] = p;
     }
     return n;
+}
+
+cJSON *cli_finished_run(const char *dir, const cJSON *config, long seed) {
+    char path[4200], ckpt[4200];
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    if (!file_exists(path) || !file_exists(ckpt)) return NULL;
+    cJSON *res = json_file_read(path, 0);
+    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
+        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
+        return res;
+    cJSON_Delete(res);
+    return NULL;
 }

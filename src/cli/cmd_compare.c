@@ -82,19 +82,6 @@ static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
     return e;
 }
 
-/* A finished run made with these settings, or NULL. */
-static cJSON *compare_reusable(const char *dir, const cJSON *config, long seed) {
-    char path[4096], ckpt[4096];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
-    if (!file_exists(path) || !file_exists(ckpt)) return NULL;
-    cJSON *res = json_file_read(path, 0);
-    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
-        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
-        return res;
-    cJSON_Delete(res);
-    return NULL;
-}
 
 /* One model on one task: reuse or train. NULL after a message on failure. */
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
@@ -106,14 +93,14 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);
     snprintf(own, sizeof own, "%s/compare/%s/%s-seed%ld", run_root(), t->name, ops->name, c->seed);
-    cJSON *res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
+    cJSON *res = c->retrain ? NULL : cli_finished_run(dir, config, c->seed);
     if (!res) {
         char prev[4200];
         run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
         if (!c->retrain && file_exists(prev))
             fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
-        res = c->retrain ? NULL : compare_reusable(dir, config, c->seed);
+        res = c->retrain ? NULL : cli_finished_run(dir, config, c->seed);
     }
     int reused = res != NULL;
     if (!res && cli_record_dataset(t, dir) != 0) {

@@ -263,19 +263,6 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
 
 static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv);
 
-/* results.json of a finished run in dir made with config and seed, or NULL. */
-static cJSON *finetune_finished(const char *dir, const cJSON *config, long seed) {
-    char path[4200];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    if (!file_exists(path)) return NULL;
-    cJSON *res = json_file_read(path, 0);
-    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
-        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
-        return res;
-    cJSON_Delete(res);
-    return NULL;
-}
-
 /* Every rank of a data-parallel run comes here (dist.h). */
 static int finetune_ranked(int argc, char **argv) {
     FinetuneArgs f = {0};
@@ -361,7 +348,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
         };
         /* --seeds --resume: a seed that finished with these settings is kept
          * (an interrupted one resumes), so a long seed sweep continues. */
-        if (f.nseeds && f.resume && (res[i] = finetune_finished(seed_dir, config, f.seeds[i])) != NULL) {
+        if (f.nseeds && f.resume && (res[i] = cli_finished_run(seed_dir, config, f.seeds[i])) != NULL) {
             if (rank == 0) fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
             continue;
         }

@@ -9,8 +9,7 @@
 
 SubwordTokenizer *subword_create(const Vocab *v) {
     const VocabSpecials *sp = vocab_specials(v);
-    const char *missing = sp->pad < 0 ? "[PAD]" : sp->unk < 0 ? "[UNK]" : sp->cls < 0 ? "[CLS]"
-                        : sp->sep < 0 ? "[SEP]" : NULL;
+    const char *missing = vocab_missing_special(sp, 1);   /* translation pads with [PAD] */
     if (missing) {
         user_error("train one with: glue vocab train --cased --mark-joins ...", "vocabulary has no %s token",
                    missing);

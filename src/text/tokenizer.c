@@ -14,7 +14,7 @@
 
 Tokenizer *tokenizer_create(const Vocab *v) {
     const VocabSpecials *sp = vocab_specials(v);
-    const char *missing = sp->unk < 0 ? "[UNK]" : sp->cls < 0 ? "[CLS]" : sp->sep < 0 ? "[SEP]" : NULL;
+    const char *missing = vocab_missing_special(sp, 0);
     if (missing) {
         user_error("a BERT vocabulary lists [PAD] [UNK] [CLS] [SEP] [MASK] (glue vocab train writes them)",
                    "vocabulary has no %s token", missing);

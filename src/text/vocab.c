@@ -138,3 +138,8 @@ const char *vocab_token(const Vocab *v, int id) {
 const VocabSpecials *vocab_specials(const Vocab *v) { return &v->specials; }
 
 size_t vocab_max_piece_bytes(const Vocab *v) { return v->max_piece; }
+
+const char *vocab_missing_special(const VocabSpecials *sp, int need_pad) {
+    return need_pad && sp->pad < 0 ? "[PAD]" : sp->unk < 0 ? "[UNK]" : sp->cls < 0 ? "[CLS]" : sp->sep < 0 ? "[SEP]"
+                                                                                                 : NULL;
+}

@@ -652,23 +652,6 @@ int pretrain_run(const PretrainOptions *o) {
     return rc;
 }
 
-/* The step of the last training line of a log.jsonl, or -1. */
-static double pretrain_log_last_step(const char *path) {
-    LineReader lr;
-    double step = -1;
-    if (lines_open(&lr, path) != LINES_OK) return -1;
-    char *line;
-    size_t len;
-    while (lines_next(&lr, &line, &len) == 1) {
-        cJSON *j = cJSON_ParseWithLength(line, len);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
-        if (cJSON_IsNumber(s) && cJSON_GetObjectItemCaseSensitive(j, "loss")) step = s->valuedouble;
-        cJSON_Delete(j);
-    }
-    lines_close(&lr);
-    return step;
-}
-
 int pretrain_snapshot(const char *run_dir, const char *out_dir) {
     char path[4200], out[4200];
     run_file_path(run_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
@@ -678,9 +661,12 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
     Vocab *v = m ? bert_checkpoint_vocab(c) : NULL;
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(c->config, "step");
     double at = cJSON_IsNumber(step) ? step->valuedouble : -1;
-    if (at < 0) {   /* model.ckpt of an older binary: the log's last training line */
-        run_file_path(run_dir, PRETRAIN_LOG, path, sizeof path);
-        at = pretrain_log_last_step(path);
+    if (at < 0) {   /* model.ckpt of an older binary: last.ckpt is written with it */
+        run_file_path(run_dir, PRETRAIN_LAST_CKPT, path, sizeof path);
+        Checkpoint *last = checkpoint_read(path);
+        const cJSON *ls = last ? cJSON_GetObjectItemCaseSensitive(last->config, "step") : NULL;
+        at = cJSON_IsNumber(ls) ? ls->valuedouble : -1;
+        checkpoint_free(last);
     }
     cJSON *extra = cJSON_CreateObject();
     if (at >= 0) cJSON_AddNumberToObject(extra, "step", at);
@@ -689,9 +675,26 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
         run_file_path(out_dir, PRETRAIN_MODEL_CKPT, out, sizeof out);
         rc = bert_save_as(m, out, extra, v, CKPT_F16) ? 1 : 0;
     }
-    /* The run's config and log beside the weights (the model card reads them). */
-    static const char *const FILES[][2] = {{PRETRAIN_CONFIG, "pretrain_config.json"}, {PRETRAIN_LOG, PRETRAIN_LOG}};
-    for (int i = 0; i < 2 && rc == 0; i++) {
+    /* The run's config (paths under the home directory written ~) and log
+     * beside the weights (the model card reads them). */
+    if (rc == 0) {
+        run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
+        cJSON *cfg = json_file_read(path, 1);
+        for (cJSON *it = cfg ? cfg->child : NULL; it; it = it->next) {
+            cJSON *items = cJSON_IsArray(it) ? it->child : it;
+            for (cJSON *v = items; v; v = cJSON_IsArray(it) ? v->next : NULL) {
+                if (!cJSON_IsString(v)) continue;
+                char portable[4200];
+                file_portable_path(v->valuestring, portable, sizeof portable);
+                cJSON_SetValuestring(v, portable);
+            }
+        }
+        run_file_path(out_dir, "pretrain_config.json", out, sizeof out);
+        rc = !cfg || json_file_write(out, cfg) ? 1 : 0;
+        cJSON_Delete(cfg);
+    }
+    static const char *const FILES[][2] = {{PRETRAIN_LOG, PRETRAIN_LOG}};
+    for (int i = 0; i < 1 && rc == 0; i++) {
         size_t len;
         run_file_path(run_dir, FILES[i][0], path, sizeof path);
         char *text = file_read(path, &len);

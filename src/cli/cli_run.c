@@ -193,12 +193,6 @@ static int needs_quotes(const char *s) {
     return 0;
 }
 
-void cli_portable_path(const char *path, char *out, size_t cap) {
-    const char *home = getenv("HOME");
-    size_t hl = home && home[0] == '/' && home[1] ? strlen(home) : 0;
-    if (hl && strncmp(path, home, hl) == 0 && path[hl] == '/') snprintf(out, cap, "~%s", path + hl);
-    else snprintf(out, cap, "%s", path);
-}
 
 char *cli_command_line(int argc, char **argv) {
     size_t cap = 16;

@@ -39,8 +39,6 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
  * NULL after a message. */
 Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int bf16, char *dir,
                       size_t cap);
-/* path with the home directory written ~ (for results files). */
-void cli_portable_path(const char *path, char *out, size_t cap);
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */
 char *cli_command_line(int argc, char **argv);

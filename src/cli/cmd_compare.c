@@ -77,7 +77,7 @@ static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
     cJSON_AddNumberToObject(e, "best_epoch", run_config_number(best, "epoch", 0));
     cJSON_AddBoolToObject(e, "reused", reused);
     char where[4200];
-    cli_portable_path(dir, where, sizeof where);
+    file_portable_path(dir, where, sizeof where);
     cJSON_AddStringToObject(e, "run", where);
     return e;
 }

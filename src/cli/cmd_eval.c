@@ -76,7 +76,7 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
     cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "dev_predictions");
     if (!all) all = cJSON_AddObjectToObject(out, "dev_predictions");
     cJSON *o = cJSON_AddObjectToObject(all, d->split->name);
-    cli_portable_path(path, where, sizeof where);
+    file_portable_path(path, where, sizeof where);
     cJSON_AddStringToObject(o, "file", where);
     if (k > 1) {
         cJSON *names = cJSON_AddArrayToObject(o, "labels"), *cm = cJSON_AddArrayToObject(o, "confusion");
@@ -172,7 +172,7 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
     char where[4200];
-    cli_portable_path(dir[0] ? dir : e->init, where, sizeof where);
+    file_portable_path(dir[0] ? dir : e->init, where, sizeof where);
     cJSON_AddStringToObject(out, "run", where);
     /* The kernels that ran, and whether --bf16 ran bf16 weights (false: the CPU
      * has no AVX512-BF16 and --bf16 ran the fp32 path, src/cli/cli_run.c). */

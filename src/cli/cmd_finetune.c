@@ -222,7 +222,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         char seed_dir[4200];
         finetune_seed_dir(dir, f->seeds[i], seed_dir, sizeof seed_dir);
         char where[4200];
-        cli_portable_path(seed_dir, where, sizeof where);   /* no home directory in results */
+        file_portable_path(seed_dir, where, sizeof where);   /* no home directory in results */
         cJSON_AddNumberToObject(r, "seed", (double)f->seeds[i]);
         cJSON_AddStringToObject(r, "dir", where);
         cJSON_AddItemToObject(r, "best", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res[i], "best"), 1));

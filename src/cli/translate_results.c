@@ -44,7 +44,7 @@ static void tr_set(cJSON *obj, const char *key, cJSON *value) {
 /* What the run was: settings from its config, training facts from its results.json. */
 static void tr_describe_run(cJSON *entry, const char *run_dir, const cJSON *cfg) {
     char where[4200];
-    cli_portable_path(run_dir, where, sizeof where);   /* no home directory in results */
+    file_portable_path(run_dir, where, sizeof where);   /* no home directory in results */
     tr_set(entry, "dir", cJSON_CreateString(where));
     tr_set(entry, "positions", cJSON_CreateString(run_config_string(cfg, "positions", "sinusoid")));
     tr_set(entry, "lpr_base", cJSON_CreateNumber(run_config_number(cfg, "lpr_base", 0)));

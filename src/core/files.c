@@ -98,6 +98,13 @@ double json_exact(const cJSON *object, const char *key, double fallback) {
     return *end == '\0' && end != j->valuestring ? v : fallback;
 }
 
+void file_portable_path(const char *path, char *out, size_t cap) {
+    const char *home = getenv("HOME");
+    size_t hl = home && home[0] == '/' && home[1] ? strlen(home) : 0;
+    if (hl && strncmp(path, home, hl) == 0 && path[hl] == '/') snprintf(out, cap, "~%s", path + hl);
+    else snprintf(out, cap, "%s", path);
+}
+
 void json_print_line(const cJSON *j) {
     char *text = cJSON_PrintUnformatted(j);
     if (!text) DIE("out of memory printing JSON");

@@ -42,6 +42,9 @@ int json_file_write(const char *path, const cJSON *json);
 void json_add_exact(cJSON *object, const char *key, double value);
 double json_exact(const cJSON *object, const char *key, double fallback);
 
+/* path with the home directory written "~" (no machine's paths in results
+ * and committed files); other paths as they are. */
+void file_portable_path(const char *path, char *out, size_t cap);
 /* j as one line of JSON on stdout (what --json prints). */
 void json_print_line(const cJSON *j);
 

@@ -229,6 +229,12 @@ void dataset_free(Dataset *d) {
     d->n = 0;
 }
 
+double dataset_mean_score(const Dataset *d) {
+    double sum = 0.0;
+    for (int i = 0; i < d->n; i++) sum += d->ex[i].score;
+    return d->n ? sum / d->n : 0.0;
+}
+
 int dataset_add_swapped_pairs(Dataset *d) {
     if (!d->task->symmetric) {
         user_error("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",

@@ -125,6 +125,9 @@ int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err,
  * malformed row prints one clear error and returns non-zero. */
 int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out);
 void dataset_free(Dataset *d);
+/* The mean regression target of d's examples (0 for none): where regression
+ * models start their output bias and the majority baseline's prediction. */
+double dataset_mean_score(const Dataset *d);
 /* Label index of a label string (for predictions in leaderboard format), -1 if none. */
 int task_label_index(const Task *t, const char *s);
 

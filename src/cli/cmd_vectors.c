@@ -59,12 +59,8 @@ int cmd_vectors(int argc, char **argv) {
     int npos = args_positional(&a, pos, VECTORS_MAX_CORPORA + 1);
     int rc = args_finish(&a, VECTORS_USAGE);
     if (rc) return rc;
-    const char *problem = npos < 1 || strcmp(pos[0], "train") != 0 ? "the only subcommand is 'train'"
-                          : !corpus                                 ? "--corpus FILE is required"
-                          : !out                                    ? "--out FILE is required"
-                          : npos > VECTORS_MAX_CORPORA              ? "too many corpus files"
-                          : threads < 0 || seed < 0                 ? "--threads and --seed must not be negative"
-                                                                    : NULL;
+    const char *problem = args_train_corpora_problem(pos, npos, corpus, out, VECTORS_MAX_CORPORA);
+    if (!problem && (threads < 0 || seed < 0)) problem = "--threads and --seed must not be negative";
     if (problem) {
         user_error("usage: " VECTORS_USAGE, "vectors: %s", problem);
         return EXIT_USAGE;

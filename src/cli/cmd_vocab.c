@@ -50,13 +50,11 @@ int cmd_vocab(int argc, char **argv) {
     int npos = args_positional(&a, pos, VOCAB_MAX_CORPORA + 1);
     int rc = args_finish(&a, VOCAB_USAGE);
     if (rc) return rc;
-    const char *problem = npos < 1 || strcmp(pos[0], "train") != 0 ? "the only subcommand is 'train'"
-                          : !corpus                                 ? "--corpus FILE is required"
-                          : !out                                    ? "--out FILE is required"
-                          : size < 1 || size > VOCAB_MAX_SIZE       ? "--size N (a positive vocabulary size) is required"
-                          : npos > VOCAB_MAX_CORPORA                ? "too many corpus files"
-                          : min_count < 1                           ? "--min-count must be at least 1"
-                                                                    : NULL;
+    const char *problem = args_train_corpora_problem(pos, npos, corpus, out, VOCAB_MAX_CORPORA);
+    if (!problem)
+        problem = size < 1 || size > VOCAB_MAX_SIZE ? "--size N (a positive vocabulary size) is required"
+                  : min_count < 1                   ? "--min-count must be at least 1"
+                                                    : NULL;
     if (problem) {
         user_error("usage: " VOCAB_USAGE, "vocab: %s", problem);
         return EXIT_USAGE;

@@ -123,3 +123,11 @@ int args_finish(Args *a, const char *usage) {
     if (usage) fprintf(stderr, "usage: %s\n", usage);
     return EXIT_USAGE;
 }
+
+const char *args_train_corpora_problem(const char *const *pos, int npos, const char *corpus, const char *out,
+                                       int max) {
+    if (npos < 1 || strcmp(pos[0], "train") != 0) return "the only subcommand is 'train'";
+    if (!corpus) return "--corpus FILE is required";
+    if (!out) return "--out FILE is required";
+    return npos > max ? "too many corpus files" : NULL;
+}

@@ -100,9 +100,7 @@ double evaluate_score(const Task *t, const cJSON *metrics) {
 void evaluate_majority_predict(const Task *t, const Dataset *train, int n, float *out) {
     int k = evaluate_num_outputs(t);
     if (k == 1) {
-        double sum = 0;
-        for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
-        float mean = train->n ? (float)(sum / train->n) : 0.0f;
+        float mean = (float)dataset_mean_score(train);
         for (int i = 0; i < n; i++) out[i] = mean;
         return;
     }

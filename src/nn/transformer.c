@@ -69,6 +69,17 @@ static AttnDims block_attn_dims(const BlockDims *d, int cross, int train) {
 static float *block_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 static unsigned char *block_bytes(long n) { return xmalloc((size_t)(n > 0 ? n : 1)); }
 
+static void block_tail_acts_init(BlockTailActs *t, long N, int C) {
+    t->drop_mask = block_bytes(N * C);
+    t->res = block_floats(N * C);
+    t->mean = block_floats(N);
+    t->rstd = block_floats(N);
+}
+
+static void block_tail_acts_free(BlockTailActs *t) {
+    free(t->drop_mask); free(t->res); free(t->mean); free(t->rstd);
+}
+
 void block_attn_acts_init(BlockAttnActs *a, const BlockDims *max, int cross) {
     if (max->C % max->NH != 0) DIE("transformer: C %d is not a multiple of NH %d", max->C, max->NH);
     long Tk = cross ? max->Tk : max->T;
@@ -83,16 +94,13 @@ void block_attn_acts_init_sized(BlockAttnActs *a, long N, long key_rows, long na
     a->att = block_floats(na);
     a->att_mask = block_bytes(na);
     a->ctx = block_floats(N * C);
-    a->drop_mask = block_bytes(N * C);
-    a->res = block_floats(N * C);
-    a->mean = block_floats(N);
-    a->rstd = block_floats(N);
+    block_tail_acts_init(&a->tail, N, C);
     a->out = block_floats(N * C);
 }
 
 void block_attn_acts_free(BlockAttnActs *a) {
-    free(a->qkv); free(a->kv); free(a->att); free(a->att_mask); free(a->ctx);
-    free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd); free(a->out);
+    free(a->qkv); free(a->kv); free(a->att); free(a->att_mask); free(a->ctx); free(a->out);
+    block_tail_acts_free(&a->tail);
     memset(a, 0, sizeof *a);
 }
 
@@ -101,16 +109,13 @@ void block_ffn_acts_init(BlockFfnActs *a, const BlockDims *max) {
     long N = (long)max->B * max->T, C = max->C;
     a->pre = block_floats(N * max->FF);
     a->act = block_floats(N * max->FF);
-    a->drop_mask = block_bytes(N * C);
-    a->res = block_floats(N * C);
-    a->mean = block_floats(N);
-    a->rstd = block_floats(N);
+    block_tail_acts_init(&a->tail, N, C);
     a->out = block_floats(N * C);
 }
 
 void block_ffn_acts_free(BlockFfnActs *a) {
-    free(a->pre); free(a->act); free(a->drop_mask); free(a->res); free(a->mean); free(a->rstd);
-    free(a->out);
+    free(a->pre); free(a->act); free(a->out);
+    block_tail_acts_free(&a->tail);
     memset(a, 0, sizeof *a);
 }
 
@@ -220,25 +225,19 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
     for (long r = 0; r < N; r++) k->add(out + r * C, x + r * C, C);
 }
 
-/* Where a sublayer's output goes: out (N, C), and what its backward needs. */
-typedef struct BlockOutput {
-    float *out, *res, *mean, *rstd;
-    unsigned char *drop_mask;
-} BlockOutput;
-
 /* The end both sublayers share: the output projection of in (N, K) by W (C, K)
  * (its bf16 copy when there is one), then the residual with dropout, and
  * LayerNorm after it (post-LN) or not (pre-LN: the stream stays raw). */
-static void block_output_forward(const BlockOutput *o, const float *in, int K, const float *w,
+static void block_output_forward(const BlockTailActs *o, float *out, const float *in, int K, const float *w,
                                  const struct Bf16Weights *w_bf16, const float *b, const float *x,
                                  const float *ln_g, const float *ln_b, const BlockDims *d, Rng *rng) {
     long N = (long)d->B * d->T;
     int C = d->C;
-    float *proj = d->pre_ln ? o->out : o->res;
+    float *proj = d->pre_ln ? out : o->res;
     if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
     else linear_forward(proj, in, w, b, (int)N, K, C);
-    if (d->pre_ln) block_pre_tail_forward(o->out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else block_tail_forward(o->out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
+    if (d->pre_ln) block_pre_tail_forward(out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
+    else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
                             d->hidden_dropout, rng);
 }
 
@@ -273,14 +272,13 @@ void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnPa
     AttnDims ad = block_attn_dims(d, 0, a->train);
     const float *in = x;
     if (d->pre_ln) {   /* the projections read LN(x), kept in res */
-        layernorm_forward(a->res, a->mean, a->rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
-        in = a->res;
+        layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
+        in = a->tail.res;
     }
     if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    BlockOutput o = {a->out, a->res, a->mean, a->rstd, a->drop_mask};
-    block_output_forward(&o, a->ctx, C, w->w_o, w->bf16_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->ctx, C, w->w_o, w->bf16_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, const BlockAttnActs *a,
@@ -290,17 +288,17 @@ void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, co
     float *dproj = scratch, *dctx = dproj + N * C, *dqkv = dctx + N * C, *stats = dqkv + 3 * N * C;
     float *core = stats + BLOCK_STATS_FLOATS(C);
     AttnDims ad = block_attn_dims(d, 0, a->train);
-    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
-                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                                   a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
+    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->tail.drop_mask, N, C, d->hidden_dropout, a->train)
+                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
+                                                   a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
     block_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
                      a->qkv + 2 * C, ad, core);
     if (d->pre_ln) {
         /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward. */
-        block_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->res, w->w_qkv, N, C, 3 * C);
-        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        block_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->tail.res, w->w_qkv, N, C, 3 * C);
+        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->tail.mean, a->tail.rstd, w->ln_g, N, C, stats);
         return;
     }
     /* dx (already the residual's share) += dqkv W_qkv. */
@@ -319,8 +317,8 @@ void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem
     linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
     linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
-    linear_forward(a->res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
-    block_tail_forward(a->out, a->res, a->mean, a->rstd, a->drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
+    linear_forward(a->tail.res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    block_tail_forward(a->out, a->tail.res, a->tail.mean, a->tail.rstd, a->tail.drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }
 
@@ -332,8 +330,8 @@ void block_cross_attn_backward(float *dx, float *dmem, BlockAttnParams *g, const
     float *dproj = scratch, *dctx = dproj + N * C, *dq = dctx + N * C, *dkv = dq + N * C;
     float *stats = dkv + NK * 2 * C, *core = stats + BLOCK_STATS_FLOATS(C);
     AttnDims ad = block_attn_dims(d, 1, a->train);
-    const float *dp = block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                       a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
+    const float *dp = block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
+                                       a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dq, 0, sizeof(float) * (size_t)(N * C));
     memset(dkv, 0, sizeof(float) * (size_t)(NK * 2 * C));
@@ -373,8 +371,8 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
     a->train = rng != NULL;
     const float *in = x;
     if (d->pre_ln) {   /* W_1 reads LN(x), kept in res */
-        layernorm_forward(a->res, a->mean, a->rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
-        in = a->res;
+        layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
+        in = a->tail.res;
     }
     if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
         matmul_bf16(a->act, in, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
@@ -382,8 +380,7 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    BlockOutput o = {a->out, a->res, a->mean, a->rstd, a->drop_mask};
-    block_output_forward(&o, a->act, FF, w->w_out, w->bf16_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->act, FF, w->w_out, w->bf16_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const BlockFfnActs *a,
@@ -392,14 +389,14 @@ void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const Blo
     int C = d->C, FF = d->FF;
     float *dproj = scratch, *dact = dproj + N * C;   /* dact becomes dpre in place */
     float *stats = dact + N * FF;
-    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->drop_mask, N, C, d->hidden_dropout, a->train)
-                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->res, a->mean, a->rstd,
-                                                   a->drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
+    const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->tail.drop_mask, N, C, d->hidden_dropout, a->train)
+                                : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
+                                                   a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
     block_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
     block_gelu_backward_inplace(dact, a->pre, N * FF);
     if (d->pre_ln) {   /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward */
-        block_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->res, w->w_in, N, C, FF);
-        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->mean, a->rstd, w->ln_g, N, C, stats);
+        block_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->tail.res, w->w_in, N, C, FF);
+        block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->tail.mean, a->tail.rstd, w->ln_g, N, C, stats);
         return;
     }
     block_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);

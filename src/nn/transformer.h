@@ -112,6 +112,14 @@ typedef struct BlockFfnParams {
     const struct Bf16Weights *bf16_in, *bf16_out;   /* as BlockAttnParams' bf16_* */
 } BlockFfnParams;
 
+/* What the residual + LayerNorm end of either sublayer keeps for its backward. */
+typedef struct BlockTailActs {
+    unsigned char *drop_mask; /* (B, T, C) hidden-dropout mask */
+    float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input;
+                               * pre-LN: LN(x), the input of the sublayer's first projection */
+    float *mean, *rstd;       /* (B, T) LayerNorm statistics */
+} BlockTailActs;
+
 /* What an attention sublayer keeps for its backward (and its output). */
 typedef struct BlockAttnActs {
     float *qkv;               /* self: (B, T, 3C); cross: q (B, T, C) */
@@ -119,10 +127,7 @@ typedef struct BlockAttnActs {
     float *att;               /* (B, NH, T, Tk) attention probabilities (Tk = T for self) */
     unsigned char *att_mask;  /* (B, NH, T, Tk) attention-dropout mask */
     float *ctx;               /* (B, T, C) heads merged: input of the output projection */
-    unsigned char *drop_mask; /* (B, T, C) hidden-dropout mask */
-    float *res;               /* (B, T, C) x + dropout(projection): the LayerNorm input;
-                               * pre-LN: LN(x), the input of the projections */
-    float *mean, *rstd;       /* (B, T) LayerNorm statistics */
+    BlockTailActs tail;
     float *out;               /* (B, T, C) the sublayer's output y */
     int train;                /* set by the forward: dropout was on (an Rng given) */
 } BlockAttnActs;
@@ -131,10 +136,8 @@ typedef struct BlockAttnActs {
 typedef struct BlockFfnActs {
     float *pre;               /* (B, T, FF) x W_1 + b_1 (GELU input) */
     float *act;               /* (B, T, FF) gelu(pre) (input of W_2) */
-    unsigned char *drop_mask; /* (B, T, C) */
-    float *res;               /* (B, T, C) the LayerNorm input; pre-LN: LN(x), W_1's input */
-    float *mean, *rstd;       /* (B, T) */
-    float *out;               /* (B, T, C) */
+    BlockTailActs tail;
+    float *out;               /* (B, T, C) the sublayer's output y */
     int train;                /* set by the forward: dropout was on */
 } BlockFfnActs;
 

@@ -8,13 +8,9 @@
 #include "text/wordpiece.h"
 
 SubwordTokenizer *subword_create(const Vocab *v) {
-    const VocabSpecials *sp = vocab_specials(v);
-    const char *missing = vocab_missing_special(sp, 1);   /* translation pads with [PAD] */
-    if (missing) {
-        user_error("train one with: glue vocab train --cased --mark-joins ...", "vocabulary has no %s token",
-                   missing);
-        return NULL;
-    }
+    /* translation pads with [PAD] */
+    const VocabSpecials *sp = vocab_tokenizer_specials(v, 1, "train one with: glue vocab train --cased --mark-joins ...");
+    if (!sp) return NULL;
     SubwordTokenizer *t = xcalloc(1, sizeof *t);
     t->vocab = v;
     t->sp = *sp;

@@ -13,13 +13,9 @@
 #define TOKENIZER_SHARED_VOCAB "../shared/models/vocab/bert-base-uncased-vocab.txt"
 
 Tokenizer *tokenizer_create(const Vocab *v) {
-    const VocabSpecials *sp = vocab_specials(v);
-    const char *missing = vocab_missing_special(sp, 0);
-    if (missing) {
-        user_error("a BERT vocabulary lists [PAD] [UNK] [CLS] [SEP] [MASK] (glue vocab train writes them)",
-                   "vocabulary has no %s token", missing);
-        return NULL;
-    }
+    const VocabSpecials *sp = vocab_tokenizer_specials(
+        v, 0, "a BERT vocabulary lists [PAD] [UNK] [CLS] [SEP] [MASK] (glue vocab train writes them)");
+    if (!sp) return NULL;
     Tokenizer *t = xcalloc(1, sizeof *t);
     t->vocab = v;
     t->sp = *sp;

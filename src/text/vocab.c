@@ -139,7 +139,14 @@ const VocabSpecials *vocab_specials(const Vocab *v) { return &v->specials; }
 
 size_t vocab_max_piece_bytes(const Vocab *v) { return v->max_piece; }
 
-const char *vocab_missing_special(const VocabSpecials *sp, int need_pad) {
-    return need_pad && sp->pad < 0 ? "[PAD]" : sp->unk < 0 ? "[UNK]" : sp->cls < 0 ? "[CLS]" : sp->sep < 0 ? "[SEP]"
-                                                                                                 : NULL;
+const VocabSpecials *vocab_tokenizer_specials(const Vocab *v, int need_pad, const char *hint) {
+    const VocabSpecials *sp = &v->specials;
+    const char *missing = need_pad && sp->pad < 0 ? "[PAD]"
+                          : sp->unk < 0           ? "[UNK]"
+                          : sp->cls < 0           ? "[CLS]"
+                          : sp->sep < 0           ? "[SEP]"
+                                                  : NULL;
+    if (!missing) return sp;
+    user_error(hint, "vocabulary has no %s token", missing);
+    return NULL;
 }

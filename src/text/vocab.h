@@ -34,9 +34,10 @@ int vocab_id_piece(const Vocab *v, const char *s, size_t len, int continuation);
 /* Token of an id in [0, vocab_size); NULL outside. */
 const char *vocab_token(const Vocab *v, int id);
 const VocabSpecials *vocab_specials(const Vocab *v);
-/* The first of [PAD] (when need_pad), [UNK], [CLS], [SEP] a tokenizer needs
- * that the vocabulary lacks, or NULL when it has them all. */
-const char *vocab_missing_special(const VocabSpecials *sp, int need_pad);
+/* The specials of v when it has every one a tokenizer needs ([PAD] when
+ * need_pad, [UNK], [CLS], [SEP]); otherwise NULL after the message "vocabulary
+ * has no X token" with `hint` (how to get a vocabulary that has them). */
+const VocabSpecials *vocab_tokenizer_specials(const Vocab *v, int need_pad, const char *hint);
 /* Longest token in bytes, not counting a "##" prefix: WordPiece never needs to
  * try a longer piece. */
 size_t vocab_max_piece_bytes(const Vocab *v);

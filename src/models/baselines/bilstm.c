@@ -157,27 +157,12 @@ static Model *bl_create(const cJSON *config, const Task *task, const Dataset *tr
         bl_free(m);
         return NULL;
     }
-    if (m->K == 1 && train->n > 0) {   /* start the regression at the mean target */
-        double sum = 0.0;
-        for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
-        params_data(m->base.params, m->p.b2)[0] = (float)(sum / train->n);
-    }
+    if (m->K == 1 && train->n > 0)   /* regression starts at the mean target */
+        params_data(m->base.params, m->p.b2)[0] = (float)dataset_mean_score(train);
     bl_train_prepare(m);
     return (Model *)m;
 }
 
-/* ModelOps adapters: the trainer's opaque Model is a BiLstm (whose first
- * member is the WordModelBase the shared word-model functions read). */
-static float bl_train_step_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    return bl_train_step((BiLstm *)m, (const WordSeqs *)e, rows, n, st->lr);
-}
-
-static void bl_predict_ops(Model *m, const Encoded *e, const int *rows, int n, float *out) {
-    bl_predict((BiLstm *)m, (const WordSeqs *)e, rows, n, out);
-}
-
-static Model *bl_load_ops(const char *path, const Task *task) { return (Model *)bl_load(path, task); }
-static int bl_load_state_ops(Model *m, const char *path) { return bl_load_state((BiLstm *)m, path); }
 static void bl_free_ops(Model *m) { bl_free((BiLstm *)m); }
 
 static int bl_length(const Encoded *e, int row) {
@@ -191,15 +176,15 @@ const ModelOps BILSTM_OPS = {
     .create = bl_create,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
-    .train_step = bl_train_step_ops,
-    .predict = bl_predict_ops,
+    .train_step = bl_train_step,
+    .predict = bl_predict,
     .save = word_model_save_ops,
-    .load = bl_load_ops,
+    .load = bl_load,
     .num_params = word_model_num_params,
     .free = bl_free_ops,
     .length = bl_length,
     .save_state = word_model_save_state_ops,
-    .load_state = bl_load_state_ops,
+    .load_state = bl_load_state,
     .settings = BL_SETTINGS,
     .num_settings = NUM_BL_SETTINGS,
 };

@@ -121,14 +121,17 @@ int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train);
 /* Adds every parameter gradient given buf.dout (n, K) and the saved forward of
  * the same batch (T as bl_forward returned); marks the embedding rows touched. */
 void bl_backward(BiLstm *m, int n, int T);
-/* One Adam step on rows[0..n) (any n): zero grads, forward, loss, backward,
- * clipping, update. Returns the mean loss (NaN: the gradient was not finite). */
-float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float lr);
-void bl_predict(BiLstm *m, const WordSeqs *s, const int *rows, int n, float *out);
+/* ModelOps' train_step and predict: the Model is a BiLstm (its first member
+ * the WordModelBase the shared word-model functions read), the Encoded a
+ * WordSeqs. One Adam step on rows[0..n) (any n): zero grads, forward, loss,
+ * backward, clipping, update; returns the mean loss (NaN: the gradient was not
+ * finite). */
+float bl_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
+void bl_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
 
 /* bilstm_io.c */
 extern const WordModelKind BL_KIND;
-BiLstm *bl_load(const char *path, const Task *task);
-int bl_load_state(BiLstm *m, const char *path);   /* saving: word_model_io.h */
+Model *bl_load(const char *path, const Task *task);   /* ModelOps' load and load_state; saving: word_model_io.h */
+int bl_load_state(Model *m, const char *path);
 
 #endif

@@ -10,7 +10,7 @@
 #include "core/common.h"
 #include "models/baselines/word_model_io.h"
 
-BiLstm *bl_load(const char *path, const Task *task) {
+Model *bl_load(const char *path, const Task *task) {
     WordModelHead head;
     Checkpoint *c = word_model_read(&BL_KIND, task, path, &head);
     if (!c) return NULL;
@@ -20,10 +20,10 @@ BiLstm *bl_load(const char *path, const Task *task) {
         m = NULL;
     }
     checkpoint_free(c);
-    return m;
+    return (Model *)m;
 }
 
-int bl_load_state(BiLstm *m, const char *path) {
-    bl_train_prepare(m);   /* the optimizer's slots exist before they are filled */
-    return word_model_load_state_ops((Model *)m, path);
+int bl_load_state(Model *m, const char *path) {
+    bl_train_prepare((BiLstm *)m);   /* the optimizer's slots exist before they are filled */
+    return word_model_load_state_ops(m, path);
 }

@@ -258,7 +258,9 @@ void bl_backward(BiLstm *m, int n, int T) {
     params_touch_rows(p, m->p.emb, b->touched, touched);
 }
 
-float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float lr) {
+float bl_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
+    BiLstm *m = (BiLstm *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
     bl_train_prepare(m);   /* no-op after create / load_state */
     float loss_sum = 0.0f;
     int done = 0;
@@ -277,11 +279,13 @@ float bl_train_step(BiLstm *m, const WordSeqs *s, const int *rows, int n, float 
     }
     double norm = clip_grad_norm(m->base.params, m->cfg.clip);
     if (!isfinite(norm)) return NAN;
-    optim_step(&m->base.opt, m->base.params, lr);
+    optim_step(&m->base.opt, m->base.params, st->lr);
     return loss_sum / (float)n;
 }
 
-void bl_predict(BiLstm *m, const WordSeqs *s, const int *rows, int n, float *out) {
+void bl_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+    BiLstm *m = (BiLstm *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
     int K = m->K;
     for (int done = 0; done < n;) {
         int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;

@@ -141,11 +141,7 @@ static Model *ft_create(const cJSON *config, const Task *task, const Dataset *tr
     }
     ft_alloc(m);
     for (long r = 0; r < word_dict_size(&m->dict); r++) ft_init_row(m, r);
-    if (m->K == 1) {   /* start the regression at the mean target */
-        double sum = 0.0;
-        for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
-        m->bias = train->n ? (float)(sum / train->n) : 0.0f;
-    }
+    if (m->K == 1) m->bias = (float)dataset_mean_score(train);   /* regression starts at the mean target */
     return (Model *)m;
 }
 

@@ -178,25 +178,10 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
         tc_free(m);
         return NULL;
     }
-    if (m->K == 1 && train->n > 0) {   /* regression starts at the mean target */
-        double sum = 0.0;
-        for (int i = 0; i < train->n; i++) sum += train->ex[i].score;
-        m->out_b[0] = (float)(sum / train->n);
-    }
+    if (m->K == 1 && train->n > 0) m->out_b[0] = (float)dataset_mean_score(train);   /* regression starts at the mean */
     return (Model *)m;
 }
 
-/* TextCnn is only ever handed out as Model (its first member is the
- * WordModelBase the shared word-model functions read); WordSeqs is its Encoded. */
-static float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    return tc_train_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, st->lr);
-}
-
-static void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float *out) {
-    tc_predict_rows((TextCnn *)m, (const WordSeqs *)e, rows, n, out);
-}
-
-static Model *tc_load_ops(const char *path, const Task *task) { return (Model *)tc_load(path, task); }
 static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
 
 static int tc_length(const Encoded *e, int row) {
@@ -213,7 +198,7 @@ const ModelOps TEXTCNN_OPS = {
     .train_step = tc_train_step,
     .predict = tc_predict,
     .save = word_model_save_ops,
-    .load = tc_load_ops,
+    .load = tc_load,
     .num_params = word_model_num_params,
     .free = tc_free_ops,
     .length = tc_length,

@@ -125,15 +125,17 @@ void tc_work_free(TcWork *w);
  * backward that ADDS every parameter's gradient given w.dlogits (n, K). */
 void tc_batch_forward(TextCnn *m, const WordSeqs *s, const int *rows, int n, int train);
 void tc_batch_backward(TextCnn *m);
-/* One optimizer step on rows[0..n); returns the mean loss. */
-float tc_train_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float lr);
-/* out (n, K) class probabilities or (n, 1) scores. */
-void tc_predict_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float *out);
+/* ModelOps' train_step and predict: the Model is a TextCnn (its first member
+ * the WordModelBase the shared word-model functions read), the Encoded a
+ * WordSeqs. One optimizer step on rows[0..n), returning the mean loss; out
+ * (n, K) class probabilities or (n, 1) scores. */
+float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
+void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
 
 /* textcnn_io.c */
 extern const WordModelKind TC_KIND;
 /* A model with its config parsed and task facts set, nothing else yet (NULL after a message). */
 TextCnn *tc_new(const cJSON *config, const Task *task);
-TextCnn *tc_load(const char *path, const Task *task);   /* saving: word_model_io.h */
+Model *tc_load(const char *path, const Task *task);   /* ModelOps' load; saving: word_model_io.h */
 
 #endif

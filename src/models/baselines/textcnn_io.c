@@ -10,7 +10,7 @@
 #include "core/common.h"
 #include "models/baselines/word_model_io.h"
 
-TextCnn *tc_load(const char *path, const Task *task) {
+Model *tc_load(const char *path, const Task *task) {
     WordModelHead head;
     Checkpoint *c = word_model_read(&TC_KIND, task, path, &head);
     if (!c) return NULL;
@@ -27,5 +27,5 @@ TextCnn *tc_load(const char *path, const Task *task) {
         m = NULL;
     }
     checkpoint_free(c);
-    return m;
+    return (Model *)m;
 }

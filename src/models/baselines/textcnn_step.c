@@ -275,7 +275,9 @@ void tc_batch_forward(TextCnn *m, const WordSeqs *s, const int *rows, int n, int
 
 void tc_batch_backward(TextCnn *m) { tc_backward(m, m->w.n, m->w.B, m->w.T); }
 
-float tc_train_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float lr) {
+float tc_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
+    TextCnn *m = (TextCnn *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
     if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
         tc_work_free(&m->w);
         tc_work_size(m, n);
@@ -284,12 +286,14 @@ float tc_train_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float
     tc_batch_forward(m, s, rows, n, 1);
     float loss = tc_loss(m, s, rows, n);
     tc_batch_backward(m);
-    optim_step(&m->base.opt, m->base.params, lr);
+    optim_step(&m->base.opt, m->base.params, st->lr);
     tc_max_norm(m);
     return loss;
 }
 
-void tc_predict_rows(TextCnn *m, const WordSeqs *s, const int *rows, int n, float *out) {
+void tc_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+    TextCnn *m = (TextCnn *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
     int cap = tc_work_rows(m);
     for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
         int k = n - lo < cap ? n - lo : cap;

@@ -679,19 +679,8 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
      * beside the weights (the model card reads them). */
     if (rc == 0) {
         run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
-        cJSON *cfg = json_file_read(path, 1);
-        for (cJSON *it = cfg ? cfg->child : NULL; it; it = it->next) {
-            cJSON *items = cJSON_IsArray(it) ? it->child : it;
-            for (cJSON *v = items; v; v = cJSON_IsArray(it) ? v->next : NULL) {
-                if (!cJSON_IsString(v)) continue;
-                char portable[4200];
-                file_portable_path(v->valuestring, portable, sizeof portable);
-                cJSON_SetValuestring(v, portable);
-            }
-        }
         run_file_path(out_dir, "pretrain_config.json", out, sizeof out);
-        rc = !cfg || json_file_write(out, cfg) ? 1 : 0;
-        cJSON_Delete(cfg);
+        rc = json_file_copy_portable(path, out) ? 1 : 0;
     }
     static const char *const FILES[][2] = {{PRETRAIN_LOG, PRETRAIN_LOG}};
     for (int i = 0; i < 1 && rc == 0; i++) {

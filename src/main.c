@@ -85,7 +85,7 @@ static const Command COMMANDS[] = {
     {"translate", cmd_translate,
      "train [--config F] [--set k=v ...] [--out DIR] [--resume] [--checkpoint-every STEPS]  |  "
      "eval [--split test2016|test2017] "
-     "[--beam 5] [--results F]  |  [--beam N] [TEXT...]",
+     "[--beam 5] [--results F]  |  snapshot RUN_DIR OUT_DIR  |  [--model DIR] [--beam N] [TEXT...]",
      "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
      "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
@@ -98,7 +98,11 @@ static const Command COMMANDS[] = {
      "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
      "  cased, 13a) and lower-cased against data/mt/multi30k/tok; writes hypotheses;\n"
      "  --results FILE.json adds the run's scores to a table of runs (and FILE.md).\n"
-     "  Otherwise translates each TEXT, or stdin line by line. --model DIR|CKPT.\n"},
+     "  snapshot: a run's model.ckpt in half precision with its config.json and\n"
+     "  results.json, in OUT_DIR (how models/translate-en-de-multi30k was made).\n"
+     "  Otherwise translates each TEXT, or stdin line by line, with --model DIR|CKPT,\n"
+     "  else runs/translate when you trained one, else the shipped\n"
+     "  models/translate-en-de-multi30k (run from the repository).\n"},
     {"finetune", cmd_finetune,
      "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "

@@ -214,7 +214,7 @@ TEST(seq2seq_save_load_roundtrip) {
     char path[] = "/tmp/glue_s2s_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    CHECK_EQ_INT(s2s_save(m, path), 0);
+    CHECK_EQ_INT(s2s_save(m, path, CKPT_F32), 0);
     Seq2Seq *l = s2s_load(path);
     if (CHECK(l != NULL)) {
         CHECK_EQ_INT(l->cfg.positions, S2S_POS_LEARNED);

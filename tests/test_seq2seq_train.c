@@ -7,7 +7,7 @@
  *     uninterrupted one (weights and every epoch's numbers);
  *   - average_last: the mean of the last epochs' weights is scored and kept;
  *   - the CLI: train, eval (BLEU JSON, the --results table), translating
- *     arguments and stdin lines,
+ *     arguments and stdin lines, snapshot (half precision) and the shipped model,
  *     and clear errors for a bad setting, missing data and a missing model. */
 #include <math.h>
 #include <stdio.h>
@@ -285,6 +285,55 @@ TEST(seq2seq_translate_cli) {
     snprintf(args, sizeof args, "eval --model %s --split nosuch", dir);
     free(glue(args, &st));
     CHECK_EQ_INT(st, 2);
+}
+
+/* BLEU of `glue translate eval --model where --split test2016`, -1 on failure. */
+static double eval_bleu(const char *where) {
+    char args[512];
+    snprintf(args, sizeof args, "eval --model %s --split test2016 --json", where);
+    int st;
+    char *out = glue(args, &st);
+    cJSON *j = st == 0 ? cJSON_Parse(out) : NULL;
+    double bleu = j ? run_config_number(j, "bleu", -1) : -1;
+    cJSON_Delete(j);
+    free(out);
+    return bleu;
+}
+
+static long file_bytes(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* `glue translate snapshot`: the cli test's run in half precision (about half
+ * the bytes) translates as well as the float one, with the run's config and
+ * results beside it. */
+TEST(seq2seq_translate_snapshot) {
+    if (!CHECK(fixture() != NULL)) return;
+    char run[128], snap[128], args[512], a[256], b[256];
+    snprintf(run, sizeof run, "%s/cli", g_dir);
+    snprintf(snap, sizeof snap, "%s/cli-f16", g_dir);
+    run_file_path(run, RUN_CKPT, a, sizeof a);
+    if (!CHECK_MSG(file_exists(a), "needs the run of seq2seq_translate_cli")) return;
+    int st;
+    snprintf(args, sizeof args, "snapshot %s %s", run, snap);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 0);
+    run_file_path(snap, RUN_CKPT, b, sizeof b);
+    long full = file_bytes(a), half = file_bytes(b);
+    CHECK_MSG(half > 0 && half < full * 0.7, "snapshot %ld bytes, the run's %ld", half, full);
+    run_file_path(snap, RUN_CONFIG, b, sizeof b);
+    CHECK(file_exists(b));
+    run_file_path(snap, RUN_RESULTS, b, sizeof b);
+    CHECK(file_exists(b));
+    double bleu32 = eval_bleu(run), bleu16 = eval_bleu(snap);
+    CHECK_MSG(bleu32 >= 0 && fabs(bleu16 - bleu32) <= 1.0, "BLEU float %.2f, half %.2f", bleu32, bleu16);
+    snprintf(args, sizeof args, "snapshot %s", run);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 2);
+    snprintf(args, sizeof args, "snapshot %s/none %s/none-out", g_dir, g_dir);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 1);
 }
 
 /* Interruption: `glue translate train` killed with SIGKILL at random moments

@@ -5,7 +5,11 @@
  *   glue translate eval [--split test2016|test2017|mscoco|test2018|val] [--beam N] [--alpha A]
  *   glue translate [--beam N] "A man is riding a bike."     (no text: stdin, one per line)
  *
- * The model is runs/translate/model.ckpt (root $GLUE_RUNS) or --model DIR|CKPT.
+ *   glue translate snapshot RUN_DIR OUT_DIR   (a run's model in half precision, to ship)
+ *
+ * The model is --model DIR|CKPT, else runs/translate/model.ckpt (root
+ * $GLUE_RUNS) when the user trained one, else the shipped model
+ * (models/translate-en-de-multi30k, run from the repository).
  * eval prints BLEU as sacreBLEU defines it — detokenised output against the
  * raw references, cased, 13a — and the lower-cased BLEU against the
  * Moses-tokenised lower-cased references of data/mt/multi30k/tok (13a on both
@@ -35,21 +39,35 @@
     "                     [--resume] [--stop-at STEP] [--checkpoint-every STEPS] [--quiet]\n"                                \
     "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
     "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N] [--results FILE.json]\n" \
-    "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)"
+    "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)\n"      \
+    "       glue translate snapshot RUN_DIR OUT_DIR"
 #define TRANSLATE_MAX_SETS 64
 #define TRANSLATE_DEFAULT_SEED 42
 #define TRANSLATE_STDIN_BATCH 64
 
 /* ---- model location ---- */
 
+/* The model `glue translate` uses when the user has trained none (paths are
+ * relative to the repository, as the shipped BERT encoder's). */
+#define TRANSLATE_SHIPPED_MODEL "models/translate-en-de-multi30k"
+
 static void translate_default_dir(char *out, size_t cap) { snprintf(out, cap, "%s/translate", run_root()); }
 
-/* DIR (holding model.ckpt) or a checkpoint file; dir_out gets the folder. */
+/* DIR (holding model.ckpt) or a checkpoint file; dir_out gets the folder.
+ * Without one: the user's trained run, else the shipped model. */
 static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
     char dir[4096], path[4200];
     if (!where) translate_default_dir(dir, sizeof dir);
     else snprintf(dir, sizeof dir, "%s", where);
     run_file_path(dir, RUN_CKPT, path, sizeof path);
+    if (!where && !file_exists(path)) {
+        char shipped[4200];
+        run_file_path(TRANSLATE_SHIPPED_MODEL, RUN_CKPT, shipped, sizeof shipped);
+        if (file_exists(shipped)) {
+            snprintf(dir, sizeof dir, "%s", TRANSLATE_SHIPPED_MODEL);
+            snprintf(path, sizeof path, "%s", shipped);
+        }
+    }
     if (!file_exists(path)) {
         if (where && file_exists(where)) {
             snprintf(path, sizeof path, "%s", where);
@@ -365,5 +383,13 @@ static int translate_text(int argc, char **argv) {
 int cmd_translate(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "train") == 0) return translate_train(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "eval") == 0) return translate_eval(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "snapshot") == 0) {
+        if (argc != 4 || argv[2][0] == '-' || argv[3][0] == '-') {
+            user_error("usage: glue translate snapshot RUN_DIR OUT_DIR",
+                       "translate snapshot takes a run directory and an output directory");
+            return EXIT_USAGE;
+        }
+        return s2s_snapshot(argv[2], argv[3]);
+    }
     return translate_text(argc, argv);
 }

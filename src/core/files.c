@@ -105,6 +105,22 @@ void file_portable_path(const char *path, char *out, size_t cap) {
     else snprintf(out, cap, "%s", path);
 }
 
+int json_file_copy_portable(const char *from, const char *to) {
+    cJSON *j = json_file_read(from, 1);
+    if (!j) return -1;
+    for (cJSON *it = j->child; it; it = it->next) {
+        for (cJSON *v = cJSON_IsArray(it) ? it->child : it; v; v = cJSON_IsArray(it) ? v->next : NULL) {
+            if (!cJSON_IsString(v)) continue;
+            char portable[4200];
+            file_portable_path(v->valuestring, portable, sizeof portable);
+            cJSON_SetValuestring(v, portable);
+        }
+    }
+    int rc = json_file_write(to, j);
+    cJSON_Delete(j);
+    return rc;
+}
+
 void json_print_line(const cJSON *j) {
     char *text = cJSON_PrintUnformatted(j);
     if (!text) DIE("out of memory printing JSON");

@@ -45,6 +45,11 @@ double json_exact(const cJSON *object, const char *key, double fallback);
 /* path with the home directory written "~" (no machine's paths in results
  * and committed files); other paths as they are. */
 void file_portable_path(const char *path, char *out, size_t cap);
+/* The JSON file `from` written to `to` (atomically) with every string value of
+ * its top level, and every string in its top-level arrays, passed through
+ * file_portable_path: a run's config or results made fit to commit. 0 ok; else
+ * -1 after a message. */
+int json_file_copy_portable(const char *from, const char *to);
 /* j as one line of JSON on stdout (what --json prints). */
 void json_print_line(const cJSON *j);
 

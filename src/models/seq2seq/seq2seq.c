@@ -326,7 +326,7 @@ void s2s_free(Seq2Seq *m) {
 
 /* ---- checkpoints ---- */
 
-int s2s_save(const Seq2Seq *m, const char *path) {
+int s2s_save(const Seq2Seq *m, const char *path, CkptDtype dtype) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "model", S2S_MODEL_NAME);
     cJSON_AddItemToObject(j, "config", s2s_config_to_json(&m->cfg));
@@ -345,7 +345,7 @@ int s2s_save(const Seq2Seq *m, const char *path) {
     }
     int rc = checkpoint_write_blob(w, "vocab", blob, len);
     free(blob);
-    if (rc == 0) rc = checkpoint_write_params(w, m->params, CKPT_F32);
+    if (rc == 0) rc = checkpoint_write_params(w, m->params, dtype);
     if (rc != 0) { checkpoint_writer_abort(w); return -1; }
     return checkpoint_writer_commit(w);
 }

@@ -30,6 +30,7 @@
 
 #include <stdint.h>
 
+#include "core/checkpoint.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "nn/relpos.h"
@@ -120,8 +121,9 @@ const char *s2s_pos_name(S2sPos p);
  * size must be cfg->vocab_size. */
 Seq2Seq *s2s_create(const S2sConfig *cfg, Vocab *vocab, uint64_t seed);
 void s2s_free(Seq2Seq *m);
-/* Checkpoint: config + vocabulary + weights. 0, or -1 after a message. */
-int s2s_save(const Seq2Seq *m, const char *path);
+/* Checkpoint: config + vocabulary + weights stored as dtype (CKPT_F32 for
+ * training; CKPT_F16 halves a shipped model). 0, or -1 after a message. */
+int s2s_save(const Seq2Seq *m, const char *path, CkptDtype dtype);
 /* NULL after a message (missing, corrupt, or not a translation model). */
 Seq2Seq *s2s_load(const char *path);
 /* The weights of a checkpoint into an existing model of the same config. */

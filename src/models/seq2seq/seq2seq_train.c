@@ -363,12 +363,12 @@ static int s2s_end_epoch(S2sRun *r, double epoch_seconds) {
         r->best_bleu = bleu.bleu;
         char path[4096];
         s2s_run_path(r, RUN_CKPT, path, sizeof path);
-        if (s2s_save(r->m, path) != 0) return 1;
+        if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
     }
     if (s->average_last > 0 && r->epoch + 1 > s->epochs - s->average_last) {
         char path[4096];
         s2s_epoch_ckpt(r, r->epoch + 1, path, sizeof path);
-        if (s2s_save(r->m, path) != 0) return 1;
+        if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
     }
     return 0;
 }
@@ -406,10 +406,10 @@ static int s2s_average(S2sRun *r) {
                     s2s_json_num(rec, "dev_loss"), bleu.bleu, is_best ? "  (best)" : "");
         char path[4096];
         s2s_run_path(r, "averaged.ckpt", path, sizeof path);
-        rc = s2s_save(r->m, path) != 0;
+        rc = s2s_save(r->m, path, CKPT_F32) != 0;
         if (rc == 0 && is_best) {
             s2s_run_path(r, RUN_CKPT, path, sizeof path);
-            rc = s2s_save(r->m, path) != 0;
+            rc = s2s_save(r->m, path, CKPT_F32) != 0;
             cJSON_Delete(r->best);
             r->best = cJSON_Duplicate(rec, 1);
             r->best_bleu = bleu.bleu;
@@ -560,6 +560,28 @@ static int s2s_write_results(S2sRun *r) {
         checkpoint_rolling_remove(path);
     }
     return rc ? 1 : 0;
+}
+
+int s2s_snapshot(const char *run_dir, const char *out_dir) {
+    char path[4200], out[4200];
+    run_file_path(run_dir, RUN_CKPT, path, sizeof path);
+    Seq2Seq *m = s2s_load(path);
+    int rc = m && file_make_dir(out_dir) == 0 ? 0 : 1;
+    if (rc == 0) {
+        run_file_path(out_dir, RUN_CKPT, out, sizeof out);
+        rc = s2s_save(m, out, CKPT_F16) ? 1 : 0;
+    }
+    /* The run's settings (decoding reads them) and what it measured, with
+     * paths under the home directory written ~. */
+    static const char *const FILES[] = {RUN_CONFIG, RUN_RESULTS};
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        run_file_path(run_dir, FILES[i], path, sizeof path);
+        run_file_path(out_dir, FILES[i], out, sizeof out);
+        rc = json_file_copy_portable(path, out) ? 1 : 0;
+    }
+    if (rc == 0) printf("snapshot of %s in %s: %s (float16), %s, %s\n", run_dir, out_dir, RUN_CKPT, RUN_CONFIG, RUN_RESULTS);
+    s2s_free(m);
+    return rc;
 }
 
 int s2s_train(const S2sTrainOptions *o) {

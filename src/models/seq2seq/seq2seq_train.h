@@ -72,6 +72,11 @@ enum { S2S_TRAIN_STOPPED = -1 };
  * data, divergence, disk) / 2 (bad setting) after one clear message. */
 int s2s_train(const S2sTrainOptions *o);
 
+/* A finished run's model.ckpt in half precision (half the bytes; decoding
+ * reads it back to float) with the run's config.json and results.json, in
+ * out_dir: what a shipped model is made from. 0, or 1 after a message. */
+int s2s_snapshot(const char *run_dir, const char *out_dir);
+
 /* Detokenised translations of corpus c's sources, in corpus order (sentences
  * are decoded batch_sents at a time in length order). Caller frees each and
  * the array. */

@@ -328,6 +328,19 @@ TEST(seq2seq_translate_snapshot) {
     CHECK(file_exists(b));
     double bleu32 = eval_bleu(run), bleu16 = eval_bleu(snap);
     CHECK_MSG(bleu32 >= 0 && fabs(bleu16 - bleu32) <= 1.0, "BLEU float %.2f, half %.2f", bleu32, bleu16);
+    /* A hand-edited decoding setting out of range: one message naming the
+     * file and the key, exit 1, nothing decoded. */
+    run_file_path(snap, RUN_CONFIG, b, sizeof b);
+    cJSON *cfg = json_file_read(b, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "beam", cJSON_CreateNumber(0));
+    CHECK(cfg && json_file_write(b, cfg) == 0);
+    cJSON_Delete(cfg);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s translate --model %s \"one two.\" 2>&1", test_glue_bin(), snap);
+    char *said = test_run(cmd, &st);
+    CHECK_EQ_INT(st, 1);
+    CHECK_MSG(said && strstr(said, "config.json") && strstr(said, "beam"), "said: %s", said ? said : "");
+    free(said);
     snprintf(args, sizeof args, "snapshot %s", run);
     free(glue(args, &st));
     CHECK_EQ_INT(st, 2);

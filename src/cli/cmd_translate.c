@@ -164,9 +164,16 @@ static Seq2Seq *translate_open(const char *where, long beam, double alpha, char 
     Seq2Seq *m = translate_load(where, dir, cap);
     if (!m) return NULL;
     *cfg = translate_run_config(dir);
-    *dec = (S2sDecodeOptions){.beam = beam > 0 ? (int)beam : (int)run_config_number(*cfg, "beam", 5),
-                              .alpha = alpha >= 0 ? (float)alpha : (float)run_config_number(*cfg, "alpha", 0.6),
-                              .extra_len = (int)run_config_number(*cfg, "extra_len", 50)};
+    char who[4200];
+    run_file_path(dir, RUN_CONFIG, who, sizeof who);
+    if (s2s_decode_settings(*cfg, who, dec) != 0) {
+        cJSON_Delete(*cfg);
+        *cfg = NULL;
+        s2s_free(m);
+        return NULL;
+    }
+    if (beam > 0) dec->beam = (int)beam;
+    if (alpha >= 0) dec->alpha = (float)alpha;
     return m;
 }
 

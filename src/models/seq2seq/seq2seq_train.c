@@ -75,6 +75,14 @@ cJSON *s2s_run_config_build(const char *file, const char *const *sets, const cha
     return run_config_build(s2s_run_config_default(), file, sets, origin, nsets);
 }
 
+int s2s_decode_settings(const cJSON *run_config, const char *who, S2sDecodeOptions *dec) {
+    SettingsReader r = settings_reader(run_config, who, "glue translate --help-settings lists the settings");
+    *dec = (S2sDecodeOptions){.beam = (int)settings_int(&r, "beam", 5, 1, 64),
+                              .alpha = (float)settings_real(&r, "alpha", 0.6, 0, 100),
+                              .extra_len = (int)settings_int(&r, "extra_len", 50, 1, 1e6)};
+    return r.failed ? EXIT_USAGE : 0;
+}
+
 /* Settings the loop reads. */
 typedef struct {
     int epochs, max_tokens, warmup, dev_beam, extra_len, eval_batch;

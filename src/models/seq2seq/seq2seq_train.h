@@ -48,6 +48,11 @@ cJSON *s2s_run_config_default(void);
  * sets[i] = "key=value" (origin[i] names the option, may be NULL), with
  * models/run_config.h's rules: unknown keys or other kinds of values are
  * usage errors. NULL after a message. */
+/* The decoding settings of a run's config (beam, alpha, extra_len; defaults
+ * where absent), range-checked like every setting: 0, or EXIT_USAGE after one
+ * message that starts with `who` (say, the config's path) and names the key: a
+ * hand-edited config.json never reaches the decoder with a beam of 0. */
+int s2s_decode_settings(const cJSON *run_config, const char *who, S2sDecodeOptions *dec);
 cJSON *s2s_run_config_build(const char *file, const char *const *sets, const char *const *origin, int nsets);
 
 typedef struct S2sTrainOptions {

@@ -8,6 +8,7 @@
 
 #include "core/common.h"
 #include "core/fastmath.h"
+#include "core/kernels.h"
 
 void electra_init(Electra *e, const BertConfig *gcfg, Bert *disc, float disc_weight, int B_max, int T_max,
                   int max_masked, uint64_t seed, uint64_t stream) {
@@ -41,13 +42,11 @@ enum { ELECTRA_SCAN_BLOCK = 256 };
 
 /* The token of row r (V logits, max mx, sum of exps `sum`) where the
  * cumulative probability passes u in [0, 1). */
-static int electra_sample_row(const float *r, int V, float mx, float sum, float u) {
+static int electra_sample_row(const ElemKernels *k, const float *r, int V, float mx, float sum, float u) {
     float target = u * sum, acc = 0.0f;
     for (int v0 = 0; v0 < V; v0 += ELECTRA_SCAN_BLOCK) {
         int v1 = v0 + ELECTRA_SCAN_BLOCK < V ? v0 + ELECTRA_SCAN_BLOCK : V;
-        float block = 0.0f;
-        #pragma omp simd reduction(+ : block)
-        for (int v = v0; v < v1; v++) block += fast_expf(r[v] - mx);
+        float block = k->exp_sum(r + v0, v1 - v0, mx);
         if (acc + block <= target && v1 < V) {
             acc += block;
             continue;
@@ -66,15 +65,14 @@ static int electra_sample_row(const float *r, int V, float mx, float sum, float 
 void electra_sample(int *out, const float *logits, int n, int V, Rng *rng, float *uniforms) {
     /* The draws in row order first, so the samples do not depend on threads. */
     for (int i = 0; i < n; i++) uniforms[i] = rng_uniform(rng);
+    /* The exp sums run in core/kernels (vectorised for the CPU; this file is
+     * built for the portable baseline, where they stayed scalar: 9% of a step). */
+    const ElemKernels *k = kernels();
     #pragma omp parallel for schedule(static) if ((long)n * V > 65536)
     for (int i = 0; i < n; i++) {
         const float *r = logits + (long)i * V;
-        float mx = r[0], sum = 0.0f;
-        #pragma omp simd reduction(max : mx)
-        for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
-        #pragma omp simd reduction(+ : sum)
-        for (int v = 0; v < V; v++) sum += fast_expf(r[v] - mx);
-        out[i] = electra_sample_row(r, V, mx, sum, uniforms[i]);
+        float mx, sum = k->xent_row(NULL, r, V, 1, &mx);   /* max and sum of exp(r - max) */
+        out[i] = electra_sample_row(k, r, V, mx, sum, uniforms[i]);
     }
 }
 

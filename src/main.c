@@ -5,6 +5,7 @@
 #include "core/dist.h"
 #include "core/editdist.h"
 #include "core/kernels.h"
+#include "core/sgemm.h"
 #include "core/provenance.h"
 #include "models/model.h"
 #include "models/run_config.h"
@@ -326,14 +327,17 @@ static void print_command_help(const Command *c) {
 }
 
 /* `glue --version`: what this binary runs here — the kernel level chosen from
- * the CPU (core/kernels.h; GLUE_KERNELS may lower it) and the CPU. */
+ * the CPU (core/kernels.h; GLUE_KERNELS may lower it), the GEMM (core/sgemm.h)
+ * and the CPU. */
 static int print_version(void) {
     printf("glue %s (commit %s), C11, built for x86-64-v2 with hot loops chosen at run time\n", GLUE_VERSION,
            provenance_commit());
     printf(
            "kernels: %s (this CPU supports up to %s; GLUE_KERNELS=portable|avx2|avx512|avx512bf16 lowers it)\n"
+           "gemm: %s (GLUE_GEMM=openblas|own forces one)\n"
            "cpu: %s\n",
-           kernels_level_name(kernels_level()), kernels_level_name(kernels_cpu_level()), kernels_cpu_model());
+           kernels_level_name(kernels_level()), kernels_level_name(kernels_cpu_level()), gemm_backend_describe(),
+           kernels_cpu_model());
     return 0;
 }
 

@@ -17,6 +17,7 @@
  *     their magnitudes; the tolerances below are that bound (times 2 for the
  *     two sides) scaled to what each output depends on, and so they do not
  *     hide a wrong element, which is off by O(1) of the scale;
+ *   - our fp32 GEMM's levels: tests/test_sgemm.c, each against the exact product;
  *   - the bf16 GEMM: per output a K-term fp32 sum (FMAs, or the bf16 dot
  *     product's pairs): |diff| <= 2 (K + 2) 2^-24 sum_k |x_k w_k|. */
 #include <math.h>
@@ -140,6 +141,9 @@ static void compare_reductions(const ElemKernels *k, const ElemKernels *p) {
         CHECK_MSG(mxa == mxb && fabs((double)sa - sb) <= tol * sb && max_diff(a, b, n) <= tol * max_abs(b, n),
                   "xent_row at %s, n %d: sums %.9g %.9g, gradient %g", k->name, n, sa, sb, max_diff(a, b, n));
         CHECK_MSG(fabsf(k->xent_row(NULL, x, n, 7, &mxa) - sb) <= tol * sb, "xent_row (no gradient) at %s", k->name);
+        /* ELECTRA's sampler's block sums: the same sum of exps from a given max. */
+        CHECK_MSG(fabsf(k->exp_sum(x, n, mxb) - sb) <= tol * sb && fabsf(p->exp_sum(x, n, mxb) - sb) <= tol * sb,
+                  "exp_sum at %s, n %d: %.9g vs %.9g", k->name, n, k->exp_sum(x, n, mxb), sb);
 
         /* LayerNorm: mean and variance summed in double; y = (x - m) rs gamma + beta
          * within a few float roundings of |x - m| rs |gamma| + |beta|. */

@@ -40,6 +40,7 @@
 #include "core/common.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
+#include "core/sgemm.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "models/bert/bert.h"
@@ -488,6 +489,7 @@ static cJSON *bb_machine_json(const BertBench *b, double load0) {
     cJSON_AddStringToObject(j, "cpu", kernels_cpu_model());
     cJSON_AddStringToObject(j, "kernels", kernels_level_name(kernels_level()));
     cJSON_AddStringToObject(j, "kernels_cpu_max", kernels_level_name(kernels_cpu_level()));
+    cJSON_AddStringToObject(j, "gemm", gemm_backend_describe());
     cJSON_AddStringToObject(j, "bf16_gemm", gemm_bf16_native() ? "avx512bf16 dot product"
                                                                : "none: --bf16 runs the fp32 path on this CPU");
     const char *forced_k = getenv("GLUE_KERNELS");

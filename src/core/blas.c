@@ -1,4 +1,5 @@
-/* blas.c — matmul over cblas_sgemm, and the naive reference (see blas.h).
+/* blas.c — matmul over cblas_sgemm or our own GEMM (core/sgemm.h chooses),
+ * and the naive reference (see blas.h).
  *
  * Threads: OpenBLAS keeps ONE thread (threads_init sets it), and matmul splits
  * a product over the OpenMP pool itself, each thread running a single-threaded
@@ -15,6 +16,8 @@
 #include "core/blas.h"
 
 #include <cblas.h>
+
+#include "core/sgemm.h"
 #include <omp.h>
 
 extern int openblas_get_num_threads(void);
@@ -28,6 +31,10 @@ extern int openblas_get_num_threads(void);
 
 static void blas_sgemm(float *C, const float *A, const float *B, int M, int N, int K, MatTrans ta, MatTrans tb,
                        float alpha, float beta, int lda, int ldb, int ldc) {
+    if (gemm_backend() == GEMM_OWN) {
+        sgemm_own(ta == MAT_T, tb == MAT_T, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, ta == MAT_N ? CblasNoTrans : CblasTrans, tb == MAT_N ? CblasNoTrans : CblasTrans, M, N,
                 K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -77,6 +77,8 @@ typedef struct ElemKernels {
      * sum exp(r - max) (the log-sum-exp's argument); d (n), if not NULL, gets
      * exp(r - max) / (sum * rows) WRITTEN (the label's -1/rows is the caller's). */
     float (*xent_row)(float *d, const float *r, int n, int rows, float *mx);
+    /* sum of exp(r - mx) over n (ELECTRA's sampler). */
+    float (*exp_sum)(const float *r, int n, float mx);
     /* AdamW on x, g, m, v (n) in PyTorch's operation order. */
     void (*adamw)(float *x, const float *g, float *m, float *v, long n, AdamwCoef c);
     /* sum of g[i]^2 in double (gradient clipping's norm); and g (n) *= s. */
@@ -91,6 +93,18 @@ typedef struct ElemKernels {
     void (*bf16_pack_x)(float *xp, const float *x, long ldx, int rows, int nk);
     void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
                       int first, int last, float beta, const float *bias, int gelu);
+    /* fp32 GEMM pieces (core/sgemm.c): tiles of sgemm_mr rows x sgemm_nr
+     * columns. pack_a: rows [0, rows <= sgemm_mr) x kc of op(A) (trans: A is
+     * stored k-major, a[k * lda + r]; else a[r * lda + k]) -> dst [kc][sgemm_mr],
+     * zero-padded. pack_b: columns [0, cols <= sgemm_nr) x kc of op(B) (trans:
+     * b[j * ldb + k]; else b[k * ldb + j]) -> dst [kc][sgemm_nr], zero-padded.
+     * dst 64-byte aligned. tile: C (mr x nc, row stride ldc) = alpha * ap.bp +
+     * beta * C, C not read when beta is 0. */
+    int sgemm_mr, sgemm_nr;
+    void (*sgemm_pack_a)(float *dst, const float *a, long lda, int trans, int rows, int kc);
+    void (*sgemm_pack_b)(float *dst, const float *b, long ldb, int trans, int cols, int kc);
+    void (*sgemm_tile)(float *c, long ldc, int mr, int nc, const float *ap, const float *bp, long kc, float alpha,
+                       float beta);
 } ElemKernels;
 
 /* The kernels of the current level (chosen on the first call). */

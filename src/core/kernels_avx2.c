@@ -10,6 +10,7 @@
 
 #define KERN_OPS kernels_avx2_ops
 #define KERN_NAME "avx2"
+#define KERN_SG_MR 6
 #define KW 8
 #define KERN_MR 4
 #define KV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)

@@ -11,6 +11,7 @@
 
 #define KERN_OPS kernels_avx512_ops
 #define KERN_NAME "avx512"
+#define KERN_SG_MR 12
 #define KW 16
 #define KERN_MR 12
 #define KV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)

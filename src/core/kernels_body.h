@@ -5,6 +5,7 @@
  *   KERN_OPS      the table's name (kernels_<level>_ops), KERN_NAME its level;
  *   KW            floats per vector register (4, 8, 16);
  *   KERN_MR       rows of the bf16 tile (as many as the registers hold);
+ *   KERN_SG_MR    rows of the fp32 GEMM tile (core/sgemm.c), likewise;
  *   KV_FMA(a, b, c), KV_SET1(s)   a * b + c and a broadcast at that width.
  * Everything is static: the three copies do not clash. The element-wise loops
  * are plain C with `#pragma omp simd`, the same source the nn/ files had
@@ -276,6 +277,150 @@ static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, 
     }
 }
 
+/* sum of exp(r[v] - mx) over n (ELECTRA's sampler scans the generator's
+ * distribution block by block). */
+static float k_exp_sum(const float *r, int n, float mx) {
+    float sum = 0.0f;
+    #pragma omp simd reduction(+ : sum)
+    for (int v = 0; v < n; v++) sum += fast_expf(r[v] - mx);
+    return sum;
+}
+
+/* ---- fp32 GEMM (core/sgemm.c): packers and the register tile ---- */
+
+/* The tile is KERN_SG_MR rows x K_NC columns (two vectors per row), summed
+ * over k from a packed A panel ([k][KERN_SG_MR]) and a packed B panel
+ * ([k][K_NC]): per k, two loads of B, one broadcast per row, two FMAs per
+ * row; the accumulators never leave the registers (KERN_SG_MR * 2 of them:
+ * 24 of 32 at AVX-512, 12 of 16 at AVX2 and below). */
+typedef float kvf_unaligned __attribute__((vector_size(KW * 4), aligned(4)));
+
+/* dst[k * w + r] = src[r * lds + k] for r < n, k < kc; rows n..w-1 of dst
+ * zero (w a multiple of 4). Four rows by four k at a time through SSE's 4x4
+ * transpose (every level has SSE): the packers' transposes were a seventh of
+ * a pretraining step as scalar strided stores. */
+static void k_sgemm_transpose(float *dst, int w, const float *src, long lds, int n, int kc) {
+    int r = 0;
+    for (; r + 4 <= n; r += 4) {
+        const float *s0 = src + (long)r * lds, *s1 = s0 + lds, *s2 = s1 + lds, *s3 = s2 + lds;
+        int k = 0;
+        for (; k + 4 <= kc; k += 4) {
+            __m128 x0 = _mm_loadu_ps(s0 + k), x1 = _mm_loadu_ps(s1 + k);
+            __m128 x2 = _mm_loadu_ps(s2 + k), x3 = _mm_loadu_ps(s3 + k);
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            float *d = dst + (long)k * w + r;
+            _mm_storeu_ps(d, x0);
+            _mm_storeu_ps(d + w, x1);
+            _mm_storeu_ps(d + 2 * w, x2);
+            _mm_storeu_ps(d + 3 * w, x3);
+        }
+        for (; k < kc; k++) {
+            float *d = dst + (long)k * w + r;
+            d[0] = s0[k]; d[1] = s1[k]; d[2] = s2[k]; d[3] = s3[k];
+        }
+    }
+    for (; r < n; r++) {
+        const float *s0 = src + (long)r * lds;
+        for (int k = 0; k < kc; k++) dst[(long)k * w + r] = s0[k];
+    }
+    if (n < w)
+        for (int k = 0; k < kc; k++) memset(dst + (long)k * w + n, 0, sizeof(float) * (size_t)(w - n));
+}
+
+/* A rows [0, rows) x k [0, kc) of op(A) into dst [kc][KERN_SG_MR], rows past
+ * `rows` zero. trans: op(A) = A^T, so a[k * lda + r] (contiguous per k);
+ * else a[r * lda + k] (a transpose, row by row). */
+static void k_sgemm_pack_a(float *dst, const float *a, long lda, int trans, int rows, int kc) {
+    if (trans) {
+        for (int k = 0; k < kc; k++) {
+            const float *src = a + (long)k * lda;
+            float *d = dst + (long)k * KERN_SG_MR;
+            int r = 0;
+            for (; r < rows; r++) d[r] = src[r];
+            for (; r < KERN_SG_MR; r++) d[r] = 0.0f;
+        }
+        return;
+    }
+    k_sgemm_transpose(dst, KERN_SG_MR, a, lda, rows, kc);
+}
+
+/* Columns [0, cols) x k [0, kc) of op(B) into dst [kc][K_NC], columns past
+ * `cols` zero. trans: op(B) = B^T, so b[j * ldb + k] (a transpose, column by
+ * column); else b[k * ldb + j] (contiguous per k). */
+static void k_sgemm_pack_b(float *dst, const float *b, long ldb, int trans, int cols, int kc) {
+    if (!trans) {
+        for (int k = 0; k < kc; k++) {
+            const float *src = b + (long)k * ldb;
+            float *d = dst + (long)k * K_NC;
+            if (cols == K_NC) {
+                *(kvf *)d = *(const kvf_unaligned *)src;
+                *(kvf *)(d + KW) = *(const kvf_unaligned *)(src + KW);
+                continue;
+            }
+            int j = 0;
+            for (; j < cols; j++) d[j] = src[j];
+            for (; j < K_NC; j++) d[j] = 0.0f;
+        }
+        return;
+    }
+    k_sgemm_transpose(dst, K_NC, b, ldb, cols, kc);
+}
+
+/* C rows [0, mr) x columns [0, nc) = alpha * (ap . bp) + beta * C; beta == 0
+ * never reads C (it may hold anything). mr is a compile-time constant
+ * (k_sgemm_tile's switch), so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void k_sgemm_tile_rows(const int mr, float *c, long ldc, int nc,
+                                                                    const float *ap, const float *bp, long kc,
+                                                                    float alpha, float beta) {
+    kvf acc[KERN_SG_MR][2];
+#pragma GCC unroll 16
+    for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = (kvf){0};
+    for (long k = 0; k < kc; k++) {
+        kvf b0 = *(const kvf *)(bp + k * K_NC), b1 = *(const kvf *)(bp + k * K_NC + KW);
+        const float *a = ap + k * KERN_SG_MR;
+#pragma GCC unroll 16
+        for (int r = 0; r < mr; r++) {
+            kvf av = KV_SET1(a[r]);
+            acc[r][0] = KV_FMA(av, b0, acc[r][0]);
+            acc[r][1] = KV_FMA(av, b1, acc[r][1]);
+        }
+    }
+    kvf va = KV_SET1(alpha), vb = KV_SET1(beta);
+    for (int r = 0; r < mr; r++) {
+        float *out = c + (long)r * ldc;
+        kvf t0 = acc[r][0] * va, t1 = acc[r][1] * va;
+        if (nc == K_NC) {
+            if (beta != 0.0f) {
+                t0 = KV_FMA(vb, *(kvf_unaligned *)out, t0);
+                t1 = KV_FMA(vb, *(kvf_unaligned *)(out + KW), t1);
+            }
+            *(kvf_unaligned *)out = t0;
+            *(kvf_unaligned *)(out + KW) = t1;
+            continue;
+        }
+        float t[K_NC];
+        memcpy(t, &t0, sizeof t0);
+        memcpy(t + KW, &t1, sizeof t1);
+        if (beta != 0.0f)
+            for (int j = 0; j < nc; j++) t[j] += beta * out[j];
+        memcpy(out, t, sizeof(float) * (size_t)nc);
+    }
+}
+
+static void k_sgemm_tile(float *c, long ldc, int mr, int nc, const float *ap, const float *bp, long kc, float alpha,
+                         float beta) {
+    switch (mr) {
+#define K_CASE(R)                                                                              \
+    case R:                                                                                    \
+        if (R <= KERN_SG_MR) k_sgemm_tile_rows(R <= KERN_SG_MR ? R : 1, c, ldc, nc, ap, bp, kc, alpha, beta); \
+        break;
+        K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
+        K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)
+#undef K_CASE
+    default: break;
+    }
+}
+
 const ElemKernels KERN_OPS = {
     .name = KERN_NAME,
     .softmax_row = k_softmax_row,
@@ -289,10 +434,16 @@ const ElemKernels KERN_OPS = {
     .gelu_backward_inplace = k_gelu_backward_inplace,
     .softmax_backward_row = k_softmax_backward_row,
     .xent_row = k_xent_row,
+    .exp_sum = k_exp_sum,
     .adamw = k_adamw,
     .sumsq = k_sumsq,
     .scale = k_scale,
     .bf16_mr = KERN_MR,
     .bf16_pack_x = k_bf16_pack_x,
     .bf16_tile = k_bf16_tile,
+    .sgemm_mr = KERN_SG_MR,
+    .sgemm_nr = K_NC,
+    .sgemm_pack_a = k_sgemm_pack_a,
+    .sgemm_pack_b = k_sgemm_pack_b,
+    .sgemm_tile = k_sgemm_tile,
 };

@@ -4,6 +4,7 @@
 
 #define KERN_OPS kernels_portable_ops
 #define KERN_NAME "portable"
+#define KERN_SG_MR 6
 #define KW 4
 #define KERN_MR 4
 #define KV_FMA(a, b, c) ((a) * (b) + (c))

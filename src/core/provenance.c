@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/kernels.h"
+#include "core/sgemm.h"
 
 #ifndef GLUE_COMMIT
 #define GLUE_COMMIT "unknown"
@@ -15,7 +16,8 @@
 const char *provenance_commit(void) { return GLUE_COMMIT; }
 
 void provenance_cpu(char *out, size_t cap) {
-    snprintf(out, cap, "%s, kernels %s", kernels_cpu_model(), kernels_level_name(kernels_level()));
+    snprintf(out, cap, "%s, kernels %s, gemm %s", kernels_cpu_model(), kernels_level_name(kernels_level()),
+             gemm_backend_describe());
 }
 
 cJSON *provenance_json(int threads, long long seed) {
@@ -31,6 +33,7 @@ cJSON *provenance_json(int threads, long long seed) {
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
     cJSON_AddStringToObject(j, "kernels", kernels_level_name(kernels_level()));
+    cJSON_AddStringToObject(j, "gemm", gemm_backend_describe());
     if (threads >= 0) cJSON_AddNumberToObject(j, "threads", threads);
     if (seed >= 0) cJSON_AddNumberToObject(j, "seed", (double)seed);
     return j;

@@ -1,0 +1,136 @@
+/* sgemm.c — the project's fp32 GEMM and the choice of backend (see sgemm.h).
+ *
+ * Loop order (BLIS): for each NC-wide block of columns, for each KC-deep
+ * slice of k, B's KC x NC block is packed into NR-wide panels (kept in L2/L3);
+ * for each MC-tall block of rows, A's MC x KC block is packed into MR-tall
+ * panels (kept in L2); then every MR x NR tile of C is updated from one A panel
+ * and one B panel (the B panel stays in L1 across the MC/MR tiles). The first k
+ * slice applies beta, later ones add. Packing buffers are per thread and grow
+ * to the largest block seen, so small products (attention heads) allocate
+ * nothing after the first call. Results are deterministic: the summation order
+ * depends only on the shape and the kernel level. */
+#include "core/sgemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/common.h"
+#include "core/kernels.h"
+
+extern char *openblas_get_corename(void);
+
+/* KC x (MR or NR) panels: KC = 256 keeps a 32-wide B panel (32 KB) in L1; MC
+ * rows of A (MC x KC, <= 192 KB) in L2; NC columns of B (<= 4 MB) in L3. */
+enum { SG_KC = 256, SG_MC_PANELS = 16, SG_NC = 4096 };
+
+typedef struct {
+    float *buf;
+    size_t cap;   /* floats */
+} SgBuf;
+
+static _Thread_local SgBuf g_apack, g_bpack;
+
+static float *sg_reserve(SgBuf *b, size_t floats) {
+    if (floats <= b->cap) return b->buf;
+    free(b->buf);
+    size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+    b->buf = aligned_alloc(64, bytes);
+    if (!b->buf) DIE("out of memory (%zu bytes for a GEMM packing buffer)", bytes);
+    b->cap = bytes / sizeof(float);
+    return b->buf;
+}
+
+/* C = beta * C, for K == 0 (no product to add). */
+static void sg_scale_only(float *C, int ldc, int M, int N, float beta) {
+    for (int i = 0; i < M; i++) {
+        float *row = C + (long)i * ldc;
+        if (beta == 0.0f) memset(row, 0, sizeof(float) * (size_t)N);
+        else for (int j = 0; j < N; j++) row[j] *= beta;
+    }
+}
+
+void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+               float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) { sg_scale_only(C, ldc, M, N, beta); return; }
+    const ElemKernels *k = kernels();
+    const int MR = k->sgemm_mr, NR = k->sgemm_nr, MC = MR * SG_MC_PANELS;
+    const int NC = SG_NC / NR * NR;
+    int ncb = N < NC ? N : NC, mcb = M < MC ? M : MC, kcb = K < SG_KC ? K : SG_KC;
+    float *bpack = sg_reserve(&g_bpack, (size_t)kcb * (size_t)((ncb + NR - 1) / NR * NR));
+    float *apack = sg_reserve(&g_apack, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
+    for (int jc = 0; jc < N; jc += NC) {
+        int nc = N - jc < NC ? N - jc : NC;
+        for (int pc = 0; pc < K; pc += SG_KC) {
+            int kc = K - pc < SG_KC ? K - pc : SG_KC;
+            float beta_here = pc == 0 ? beta : 1.0f;
+            /* op(B) rows pc.., columns jc..: B[k][j] or, transposed, B[j][k]. */
+            for (int jr = 0; jr < nc; jr += NR) {
+                int cols = nc - jr < NR ? nc - jr : NR;
+                const float *src = tb ? B + (long)(jc + jr) * ldb + pc : B + (long)pc * ldb + jc + jr;
+                k->sgemm_pack_b(bpack + (long)jr * kc, src, ldb, tb, cols, kc);
+            }
+            for (int ic = 0; ic < M; ic += MC) {
+                int mc = M - ic < MC ? M - ic : MC;
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int rows = mc - ir < MR ? mc - ir : MR;
+                    const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
+                    k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
+                }
+                for (int jr = 0; jr < nc; jr += NR) {
+                    int cols = nc - jr < NR ? nc - jr : NR;
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        int rows = mc - ir < MR ? mc - ir : MR;
+                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, apack + (long)ir * kc,
+                                      bpack + (long)jr * kc, kc, alpha, beta_here);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- which backend ---- */
+
+static int g_backend = -1;
+
+/* OpenBLAS 0.3's x86-64 cores with AVX2 or AVX-512 kernels. */
+static int openblas_core_is_vector(const char *core) {
+    static const char *const FAST[] = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
+    for (size_t i = 0; i < sizeof FAST / sizeof FAST[0]; i++)
+        if (core && strcasecmp(core, FAST[i]) == 0) return 1;
+    return 0;
+}
+
+static GemmBackend gemm_choose(void) {
+    const char *env = getenv("GLUE_GEMM");
+    if (env && *env) {
+        if (strcmp(env, "openblas") == 0) return GEMM_OPENBLAS;
+        if (strcmp(env, "own") == 0) return GEMM_OWN;
+        fprintf(stderr, "glue: error: GLUE_GEMM=%s is not a GEMM backend\n"
+                        "  hint: GLUE_GEMM=openblas or GLUE_GEMM=own (unset: chosen from the CPU)\n", env);
+        exit(2);
+    }
+    if (kernels_cpu_level() >= KERN_AVX2 && !openblas_core_is_vector(openblas_get_corename())) return GEMM_OWN;
+    return GEMM_OPENBLAS;
+}
+
+GemmBackend gemm_backend(void) {
+    if (g_backend < 0) g_backend = gemm_choose();
+    return (GemmBackend)g_backend;
+}
+
+GemmBackend gemm_backend_force(GemmBackend b) {
+    GemmBackend prev = gemm_backend();
+    g_backend = (int)b;
+    return prev;
+}
+
+const char *gemm_backend_describe(void) {
+    static _Thread_local char buf[64];
+    if (gemm_backend() == GEMM_OWN) snprintf(buf, sizeof buf, "own (%s)", kernels()->name);
+    else snprintf(buf, sizeof buf, "openblas (%s)", openblas_get_corename());
+    return buf;
+}

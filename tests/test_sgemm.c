@@ -1,0 +1,134 @@
+/* test_sgemm.c — core/sgemm: our own fp32 GEMM equals the naive product at
+ * every kernel level this CPU runs (portable, AVX2, AVX-512), for every
+ * transpose, alpha/beta (beta 0 never reads C), ragged tiles, operands that
+ * are slices of wider matrices, and shapes that cross each blocking boundary
+ * (KC, MC, NC); matmul through it splits over threads the same way; and the
+ * backend choice (GLUE_GEMM, named by --version).
+ *
+ * Tolerance per output: a K-term fp32 sum in another order (FMAs),
+ * |diff| <= 2 (K + 2) 2^-24 sum_k |a_k b_k| (+ the beta term's rounding), so a
+ * wrong element (off by O(1) of the scale) cannot pass. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/blas.h"
+#include "core/kernels.h"
+#include "core/rng.h"
+#include "core/sgemm.h"
+#include "tests/test.h"
+
+typedef struct {
+    int M, N, K, ta, tb, pad;   /* pad: extra columns of every operand's row (ld > width) */
+    float alpha, beta;
+} SgCase;
+
+/* One case at the current kernel level: returns the worst |diff| / bound. */
+static double sg_check(SgCase c, Rng *r) {
+    int arow = c.ta ? c.M : c.K, acol = c.ta ? c.K : c.M;   /* stored A: acol rows of arow */
+    int brow = c.tb ? c.K : c.N, bcol = c.tb ? c.N : c.K;
+    int lda = arow + c.pad, ldb = brow + c.pad, ldc = c.N + c.pad;
+    float *A = malloc(sizeof(float) * (size_t)acol * lda), *B = malloc(sizeof(float) * (size_t)bcol * ldb);
+    float *C = malloc(sizeof(float) * (size_t)c.M * ldc), *C0 = malloc(sizeof(float) * (size_t)c.M * ldc);
+    for (long i = 0; i < (long)acol * lda; i++) A[i] = rng_normal(r);
+    for (long i = 0; i < (long)bcol * ldb; i++) B[i] = rng_normal(r);
+    for (long i = 0; i < (long)c.M * ldc; i++) C0[i] = c.beta == 0.0f ? NAN : rng_normal(r);
+    memcpy(C, C0, sizeof(float) * (size_t)c.M * ldc);
+    sgemm_own(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A, lda, B, ldb, c.beta, C, ldc);
+    double worst = 0.0;
+    for (int i = 0; i < c.M; i++)
+        for (int j = 0; j < c.N; j++) {
+            double acc = 0.0, mag = 0.0;
+            for (int k = 0; k < c.K; k++) {
+                double a = c.ta ? A[(long)k * lda + i] : A[(long)i * lda + k];
+                double b = c.tb ? B[(long)j * ldb + k] : B[(long)k * ldb + j];
+                acc += a * b;
+                mag += fabs(a * b);
+            }
+            double want = c.alpha * acc, prev = c.beta == 0.0f ? 0.0 : C0[(long)i * ldc + j];
+            want += c.beta * prev;
+            double bound = 2.0 * (c.K + 2) * 0x1p-24 * (fabs(c.alpha) * mag + fabs(c.beta * prev)) + 1e-30;
+            double d = fabs(C[(long)i * ldc + j] - want) / bound;
+            if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+        }
+    /* The padding between rows of C is never written. */
+    for (int i = 0; i < c.M; i++)
+        for (int j = c.N; j < ldc; j++)
+            if (memcmp(&C[(long)i * ldc + j], &C0[(long)i * ldc + j], sizeof(float)) != 0) worst = INFINITY;
+    free(A); free(B); free(C); free(C0);
+    return worst;
+}
+
+TEST(sgemm_own_every_level_matches_naive) {
+    const SgCase cases[] = {
+        {1, 1, 1, 0, 0, 0, 1.0f, 0.0f},
+        {7, 5, 3, 0, 1, 0, 0.5f, 2.0f},         /* smaller than one tile */
+        {13, 33, 17, 1, 0, 3, 1.0f, 1.0f},      /* ragged rows and columns, strided */
+        {25, 40, 300, 1, 1, 0, -1.5f, 0.0f},    /* two K slices, beta 0 over NaN */
+        {200, 70, 64, 0, 1, 5, 1.0f, 0.25f},    /* two row blocks (MC = 16 panels) */
+        {3, 4100, 9, 0, 0, 0, 1.0f, 0.0f},      /* two column blocks (NC = 4096) */
+        {129, 129, 520, 0, 0, 1, 0.75f, 1.0f},  /* three K slices, everything ragged */
+        {6, 0, 5, 0, 0, 0, 1.0f, 1.0f},         /* empty */
+        {4, 9, 0, 0, 0, 0, 1.0f, 0.5f},         /* K = 0: C = beta C */
+        {4, 9, 0, 1, 1, 0, 1.0f, 0.0f},         /* K = 0, beta 0: zeros */
+    };
+    KernLevel prev = kernels_level();
+    for (int level = KERN_PORTABLE; level <= (int)kernels_cpu_level() && level <= KERN_AVX512; level++) {
+        kernels_force((KernLevel)level);
+        Rng r;
+        rng_seed(&r, 11);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            SgCase c = cases[i];
+            for (int t = 0; t < 4; t++) {
+                c.ta = t & 1; c.tb = t >> 1;
+                double w = sg_check(c, &r);
+                CHECK_MSG(w <= 1.0, "%s: M%d N%d K%d ta%d tb%d pad%d alpha %g beta %g: worst diff %.3g of the bound",
+                          kernels_level_name((KernLevel)level), c.M, c.N, c.K, c.ta, c.tb, c.pad, c.alpha, c.beta, w);
+            }
+        }
+    }
+    kernels_force(prev);
+}
+
+/* matmul with our GEMM (split over the thread pool) against the naive loop,
+ * and the same product from OpenBLAS within the bound. */
+TEST(sgemm_matmul_backends_agree) {
+    enum { M = 300, N = 200, K = 150 };
+    Rng r;
+    rng_seed(&r, 5);
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+    float *C1 = malloc(sizeof(float) * M * N), *C2 = malloc(sizeof(float) * M * N), *C3 = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) A[i] = rng_normal(&r);
+    for (int i = 0; i < K * N; i++) B[i] = rng_normal(&r);
+    GemmBackend prev = gemm_backend_force(GEMM_OWN);
+    matmul(C1, A, B, M, N, K, MAT_N, MAT_T, 1.0f, 0.0f);
+    gemm_backend_force(GEMM_OPENBLAS);
+    matmul(C2, A, B, M, N, K, MAT_N, MAT_T, 1.0f, 0.0f);
+    gemm_backend_force(prev);
+    matmul_naive(C3, A, B, M, N, K, MAT_N, MAT_T, 1.0f, 0.0f);
+    double worst = 0.0;
+    for (int i = 0; i < M * N; i++) {
+        worst = fmax(worst, fabs(C1[i] - C3[i]));
+        worst = fmax(worst, fabs(C1[i] - C2[i]));
+    }
+    /* |a_k b_k| ~ 1, so the bound is about 2 (K + 2) 2^-24 K. */
+    CHECK_MSG(worst < 2.0 * (K + 2) * 0x1p-24 * K * 4, "worst diff %g", worst);
+    free(A); free(B); free(C1); free(C2); free(C3);
+}
+
+TEST(sgemm_backend_choice) {
+    int st;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "GLUE_GEMM=own %s --version 2>&1", test_glue_bin());
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "gemm: own ("), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "GLUE_GEMM=openblas %s --version 2>&1", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "gemm: openblas ("), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "GLUE_GEMM=mkl %s --version 2>&1", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 2 && strstr(out, "GLUE_GEMM=mkl") && strstr(out, "hint:"), "%s", out);
+    free(out);
+}

@@ -335,6 +335,10 @@ static void k_sgemm_pack_a(float *dst, const float *a, long lda, int trans, int 
         for (int k = 0; k < kc; k++) {
             const float *src = a + (long)k * lda;
             float *d = dst + (long)k * KERN_SG_MR;
+            if (rows == KERN_SG_MR) {   /* a fixed-size copy: vector moves, not a byte loop */
+                memcpy(d, src, sizeof(float) * KERN_SG_MR);
+                continue;
+            }
             int r = 0;
             for (; r < rows; r++) d[r] = src[r];
             for (; r < KERN_SG_MR; r++) d[r] = 0.0f;

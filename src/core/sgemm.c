@@ -11,6 +11,7 @@
  * depends only on the shape and the kernel level. */
 #include "core/sgemm.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,36 @@ typedef struct {
     size_t cap;   /* floats */
 } SgBuf;
 
-static _Thread_local SgBuf g_apack, g_bpack;
+/* A thread's two packing buffers. Kept through a pthread key, not
+ * _Thread_local, so that the destructor frees them when an OpenMP worker
+ * exits (a team of another size replaces its threads; their buffers leaked). */
+typedef struct {
+    SgBuf a, b;
+} SgThreadBufs;
+
+static pthread_key_t g_bufs_key;
+static pthread_once_t g_bufs_once = PTHREAD_ONCE_INIT;
+
+static void sg_bufs_free(void *p) {
+    SgThreadBufs *t = p;
+    free(t->a.buf);
+    free(t->b.buf);
+    free(t);
+}
+
+static void sg_bufs_key_create(void) {
+    if (pthread_key_create(&g_bufs_key, sg_bufs_free) != 0) DIE("pthread_key_create failed");
+}
+
+static SgThreadBufs *sg_bufs(void) {
+    pthread_once(&g_bufs_once, sg_bufs_key_create);
+    SgThreadBufs *t = pthread_getspecific(g_bufs_key);
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(g_bufs_key, t) != 0) DIE("out of memory (GEMM packing buffers)");
+    }
+    return t;
+}
 
 static float *sg_reserve(SgBuf *b, size_t floats) {
     if (floats <= b->cap) return b->buf;
@@ -59,8 +89,9 @@ void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A,
     const int MR = k->sgemm_mr, NR = k->sgemm_nr, MC = MR * SG_MC_PANELS;
     const int NC = SG_NC / NR * NR;
     int ncb = N < NC ? N : NC, mcb = M < MC ? M : MC, kcb = K < SG_KC ? K : SG_KC;
-    float *bpack = sg_reserve(&g_bpack, (size_t)kcb * (size_t)((ncb + NR - 1) / NR * NR));
-    float *apack = sg_reserve(&g_apack, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
+    SgThreadBufs *bufs = sg_bufs();
+    float *bpack = sg_reserve(&bufs->b, (size_t)kcb * (size_t)((ncb + NR - 1) / NR * NR));
+    float *apack = sg_reserve(&bufs->a, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
     for (int jc = 0; jc < N; jc += NC) {
         int nc = N - jc < NC ? N - jc : NC;
         for (int pc = 0; pc < K; pc += SG_KC) {

@@ -2,6 +2,7 @@
  * step (see electra.h). */
 #include "pretrain/electra.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,10 +117,19 @@ float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *d
     return gen_loss + e->disc_weight * disc_loss;
 }
 
+int electra_save_weights(const Bert *gen, CkptWriter *w, CkptDtype dtype) {
+    const Params *p = gen->params;
+    return checkpoint_write_params_mirror(w, p, ELECTRA_GEN_PREFIX, p->data, dtype);
+}
+
+int electra_load_weights(Bert *gen, const Checkpoint *c) {
+    Params *p = gen->params;
+    return checkpoint_load_params_mirror(c, p, ELECTRA_GEN_PREFIX, p->data);
+}
+
 int electra_save(const Electra *e, CkptWriter *w) {
     const Params *p = e->gen->params;
-    return checkpoint_write_params_mirror(w, p, ELECTRA_GEN_PREFIX, p->data, CKPT_F32) ||
-                   optim_save_scoped(&e->opt, p, w, ELECTRA_GEN_PREFIX) ||
+    return electra_save_weights(e->gen, w, CKPT_F32) || optim_save_scoped(&e->opt, p, w, ELECTRA_GEN_PREFIX) ||
                    checkpoint_write_blob(w, "electra.state", &e->sample_rng, sizeof e->sample_rng)
                ? -1
                : 0;
@@ -132,9 +142,30 @@ int electra_load(Electra *e, const Checkpoint *c) {
         user_error("resume an ELECTRA run from its own last.ckpt", "%s: has no ELECTRA generator state", c->path);
         return -1;
     }
-    if (checkpoint_load_params_mirror(c, p, ELECTRA_GEN_PREFIX, p->data) ||
-        optim_load_scoped(&e->opt, p, c, ELECTRA_GEN_PREFIX))
-        return -1;
+    if (electra_load_weights(e->gen, c) || optim_load_scoped(&e->opt, p, c, ELECTRA_GEN_PREFIX)) return -1;
     memcpy(&e->sample_rng, b->data, sizeof e->sample_rng);
     return 0;
+}
+
+int electra_init_from(Bert *gen, const Checkpoint *c) {
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(c->config, ELECTRA_GEN_CONFIG);
+    if (!rec) return 0;
+    BertConfig s;
+    if (bert_config_from_json(rec, c->path, &s)) return -1;
+    /* The record, not the tensors, tells the shapes apart: a stored generator
+     * of more layers than this run's would load its first layers silently
+     * (extra tensors are ignored). The embeddings are the discriminator's,
+     * checked with it. */
+    const BertConfig *g = &gen->cfg;
+    if (s.hidden_size != g->hidden_size || s.num_layers != g->num_layers || s.num_heads != g->num_heads ||
+        s.intermediate_size != g->intermediate_size) {
+        user_error("set generator_size and generator_layers as the run it comes from had them (its "
+                   "pretrain_config.json)",
+                   "%s: its ELECTRA generator (hidden %d, layers %d, heads %d, FFN %d) is not this run's (hidden %d, "
+                   "layers %d, heads %d, FFN %d)",
+                   c->path, s.hidden_size, s.num_layers, s.num_heads, s.intermediate_size, g->hidden_size,
+                   g->num_layers, g->num_heads, g->intermediate_size);
+        return -1;
+    }
+    return electra_load_weights(gen, c) ? -1 : 1;
 }

@@ -20,7 +20,10 @@
  *
  * In checkpoints the generator's tensors are stored as "generator." + name
  * and its AdamW state under the scope "generator." (optim_save_scoped); the
- * sample RNG in blob "electra.state". */
+ * sample RNG in blob "electra.state". A snapshot (glue pretrain snapshot)
+ * keeps the generator's tensors alone, named the same, with its BertConfig
+ * in the config record "generator": a run started from the snapshot (--set
+ * init) takes the generator when its shape is the run's. */
 #ifndef GLUE_PRETRAIN_ELECTRA_H
 #define GLUE_PRETRAIN_ELECTRA_H
 
@@ -30,6 +33,7 @@
 #include "pretrain/mlm_batch.h"
 
 #define ELECTRA_GEN_PREFIX "generator."
+#define ELECTRA_GEN_CONFIG "generator"
 
 typedef struct Electra {
     Bert *gen;               /* the generator (owned); its embeddings are the discriminator's */
@@ -74,5 +78,17 @@ void electra_sample(int *out, const float *logits, int n, int V, Rng *rng, float
  * checkpoint (see above). 0 ok, -1 after a message. */
 int electra_save(const Electra *e, CkptWriter *w);
 int electra_load(Electra *e, const Checkpoint *c);
+
+/* The generator's weights alone (named as above), stored as dtype: what a
+ * snapshot keeps (its writer's config carries ELECTRA_GEN_CONFIG). 0 ok. */
+int electra_save_weights(const Bert *gen, CkptWriter *w, CkptDtype dtype);
+/* The generator's weights from c into gen (the names above). 0, or -1 after
+ * a message naming a missing tensor or one of another shape. */
+int electra_load_weights(Bert *gen, const Checkpoint *c);
+/* A run started from checkpoint c (--set init): gen takes the generator c
+ * holds (record ELECTRA_GEN_CONFIG and its weights), which must be of gen's
+ * shape. 1 taken, 0 c holds none (gen stays as it is), -1 after one message
+ * naming c and what differs. */
+int electra_init_from(Bert *gen, const Checkpoint *c);
 
 #endif

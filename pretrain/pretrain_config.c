@@ -49,9 +49,17 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"seed", SETTING_U64, PC(seed), 42, 0, 9007199254740992.0, NULL, NULL},
     /* Start from a checkpoint's weights (model.ckpt of glue pretrain, or its
      * run directory): continued pretraining, or a long run carried on from a
-     * committed snapshot. Fresh optimizer and schedule; ELECTRA's generator
+     * committed snapshot. Fresh optimizer; ELECTRA's generator comes from the
+     * checkpoint when it holds one (a snapshot of an ELECTRA run), else it
      * starts fresh (it shares the embeddings). */
     {"init", SETTING_STRING, PC(init), 0, 0, 0, "", NULL},
+    /* A snapshot's run carried on where it was: the schedule (and the step
+     * counter, and the end at `steps`) from this step, not from 0. */
+    {"init_step", SETTING_LONG, PC(init_step), 0, 0, 1e12, NULL, NULL},
+    /* Steps over which the learning rate ramps up again after init_step: the
+     * fresh AdamW has no moments yet, and a first step at the schedule's full
+     * rate is as unstable as one without warm-up. */
+    {"rewarm", SETTING_LONG, PC(rewarm), 0, 0, 1e12, NULL, NULL},
 };
 #undef PC
 #define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))
@@ -122,11 +130,20 @@ int pretrain_corpus_entry(const cJSON *e, CorpusFile *f, const char *key) {
     return 0;
 }
 
+#define PRETRAIN_SETTINGS_HINT "glue pretrain --help-settings lists the settings and their defaults"
+
+int pretrain_config_read_settings(const cJSON *j, const char *origin, PretrainConfig *pc) {
+    memset(pc, 0, sizeof *pc);
+    SettingsReader sr = settings_reader(j, origin, PRETRAIN_SETTINGS_HINT);
+    settings_table_read(&sr, PRETRAIN_SETTINGS, NUM_PRETRAIN_SETTINGS, pc);
+    return sr.failed ? -1 : 0;
+}
+
 int pretrain_config_parse(PretrainConfig *pc) {
     const cJSON *j = pc->json;
     /* Every key is there (the defaults are merged in): required catches a
      * config edited into a wrong shape. */
-    SettingsReader sr = settings_reader(j, "pretrain", "glue pretrain --help-settings lists the settings and their defaults");
+    SettingsReader sr = settings_reader(j, "pretrain", PRETRAIN_SETTINGS_HINT);
     sr.required = 1;
     settings_table_read(&sr, PRETRAIN_SETTINGS, NUM_PRETRAIN_SETTINGS, pc);
     if (sr.failed) return EXIT_USAGE;
@@ -143,6 +160,17 @@ int pretrain_config_parse(PretrainConfig *pc) {
     }
     ScheduleKind sk;
     if (schedule_parse(pc->schedule, &sk)) return EXIT_USAGE;
+    if (pc->init_step > 0 && !pc->init[0]) {
+        user_error("init_step carries a run on from its snapshot: add --set init=DIR (glue pretrain snapshot prints "
+                   "the whole command)",
+                   "init_step %ld without init", pc->init_step);
+        return EXIT_USAGE;
+    }
+    if (pc->init_step >= pc->steps) {
+        user_error("steps is the length of the whole schedule (the original run's), not the steps that remain",
+                   "init_step %ld is not below steps %ld", pc->init_step, pc->steps);
+        return EXIT_USAGE;
+    }
 
     pc->model = run_config_string(j, "model", "tiny");
     if (bert_config_resolve(pc->model, &pc->bert)) return EXIT_USAGE;

@@ -34,6 +34,17 @@
  *   eval_batches     batches of the held-out text per evaluation during
  *                    training (0: all of it)
  *   seed             weights, data order, masking and dropout
+ *   init             "" (random weights) or a checkpoint or run directory
+ *                    to start from: its encoder, and with ELECTRA its
+ *                    generator when it holds one (glue pretrain snapshot of
+ *                    an ELECTRA run); a fresh optimizer either way
+ *   init_step        with init: the step of the schedule this run starts at
+ *                    (a long run carried on from its snapshot: the step
+ *                    counter, warm-up + decay and the end at `steps` are the
+ *                    original run's); 0 = from the start
+ *   rewarm           the learning rate times min(1, (step - init_step + 1) /
+ *                    rewarm) for the first rewarm steps (0: off): a fresh
+ *                    AdamW at the schedule's peak rate is unstable
  * Relative paths are relative to the current directory. */
 #ifndef GLUE_PRETRAIN_CONFIG_H
 #define GLUE_PRETRAIN_CONFIG_H
@@ -57,6 +68,7 @@ typedef struct PretrainConfig {
     cJSON *json;                       /* the whole config (owned); strings below point into it */
     const char *model;
     const char *init;                  /* "": random init; else a checkpoint or run directory to start from */
+    long init_step, rewarm;            /* with init: the schedule's step to start at; re-warm-up steps */
     BertConfig bert;                   /* resolved from model, dropout applied */
     const char *vocab;                 /* resolved path */
     CorpusFile corpus[PRETRAIN_MAX_CORPUS];
@@ -95,6 +107,12 @@ int pretrain_config_build(PretrainConfig *pc, const char *config_file, const cha
                           const char *const *origin, int nsets, const char *const *corpus, int n_corpus);
 /* Reads the fields from pc->json (after editing it). 0 ok, EXIT_USAGE after a message. */
 int pretrain_config_parse(PretrainConfig *pc);
+/* Only the numbers, flags and names of the settings table from a stored
+ * config j (the "pretrain" record of a run's checkpoint; absent keys take
+ * their defaults), nothing resolved (model, vocab and corpus may not exist
+ * here): what a run's checkpoint says of its recipe. pc owns nothing (its
+ * strings point into j). 0 ok, -1 after a message naming origin. */
+int pretrain_config_read_settings(const cJSON *j, const char *origin, PretrainConfig *pc);
 void pretrain_config_free(PretrainConfig *pc);
 
 /* One corpus entry: "FILE", "FORMAT:FILE" or {"path": FILE, "format": FORMAT}

@@ -81,6 +81,17 @@ static TokenCache *run_cache(Run *r, const CorpusFile *files, int n) {
     return token_cache_find(&b, r->o->cache_dir ? r->o->cache_dir : token_cache_default_dir());
 }
 
+/* The seed of the data order. A run carried on from a snapshot at init_step
+ * starts its stream at the beginning (a snapshot keeps weights, not the
+ * original run's place in its stream); with the run's own seed it would read
+ * again, in the same order, the sequences the original run trained on in its
+ * first steps, and the weights have just learnt those. Another seed per
+ * init_step gives another order of the same corpus (the held-out stream does
+ * not depend on it: corpus order). */
+static uint64_t run_data_seed(const PretrainConfig *pc) {
+    return pc->init_step > 0 ? pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)pc->init_step : pc->seed;
+}
+
 static int run_setup_data(Run *r) {
     const PretrainConfig *pc = r->pc;
     r->vocab = vocab_load(pc->vocab);
@@ -104,7 +115,8 @@ static int run_setup_data(Run *r) {
     if (!r->cache) return 1;
     const VocabSpecials *sp = vocab_specials(r->vocab);
     r->sc = (PretrainStreamConfig){.seq_len = pc->seq_len, .short_prob = (float)pc->short_seq_prob, .shuffle = 1,
-                                   .seed = pc->seed, .cls_id = sp->cls, .sep_id = sp->sep, .is_cont = r->mc.is_cont};
+                                   .seed = run_data_seed(pc), .cls_id = sp->cls, .sep_id = sp->sep,
+                                   .is_cont = r->mc.is_cont};
     stream_init(&r->stream, r->cache, &r->sc);
     mlm_batch_init(&r->batch, pc->batch, pc->seq_len,
                    pc->max_predictions > eval_pred ? pc->max_predictions : eval_pred, sp->pad);
@@ -145,8 +157,9 @@ static void run_electra_init(Run *r) {
     r->electra.opt = r->opt;
 }
 
-/* pc->init's weights into the fresh model (a file, or a run directory's
- * model.ckpt). 0, or -1 after a message. */
+/* pc->init's weights into the fresh models (a file, or a run directory's
+ * model.ckpt): the encoder, and ELECTRA's generator when the file holds one.
+ * 0, or 1 after a message. */
 static int run_init_weights(Run *r) {
     const char *init = r->pc->init;
     char path[4200];
@@ -154,24 +167,33 @@ static int run_init_weights(Run *r) {
     if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
     else snprintf(path, sizeof path, "%s", init);
     Checkpoint *c = checkpoint_read(path);
-    int rc = c ? bert_init_from(r->m, c) : -1;
+    int rc = c ? bert_init_from(r->m, c) : -1, gen = 0;
+    if (rc == 0 && r->electra.gen) rc = gen = electra_init_from(r->electra.gen, c);
     checkpoint_free(c);
-    if (rc == 0 && r->o->show_progress) fprintf(stderr, "starting from the weights of %s\n", path);
-    return rc;
+    if (rc < 0) return 1;
+    if (r->o->show_progress) {
+        fprintf(stderr, "starting from the weights of %s%s at step %ld of the schedule\n", path,
+                gen ? " (encoder and generator)" : "", r->pc->init_step);
+        if (r->electra.gen && !gen)
+            fprintf(stderr, "note: %s holds no ELECTRA generator (not a snapshot of an ELECTRA run, or one of an "
+                            "older glue): the generator starts fresh\n", path);
+    }
+    return 0;
 }
 
-static void run_fresh(Run *r) {
+/* A new run: the models (reserved for training), the RNGs, and the weights of
+ * pc->init when given. 0, or 1 after a message. */
+static int run_fresh(Run *r) {
     const PretrainConfig *pc = r->pc;
     r->m = bert_create(&pc->bert, &(BertHeads[]){run_heads(r)}[0], pc->seed);
-    if (pc->init[0] && run_init_weights(r) != 0) {
-        bert_free(r->m);
-        r->m = NULL;   /* the caller reports the failure */
-        return;
-    }
+    bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
+    if (pretrain_config_is_electra(pc)) run_electra_init(r);
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
-    r->step = r->tokens = 0;
+    r->step = pc->init_step;   /* 0 unless carried on from a snapshot */
+    r->tokens = 0;
     r->elapsed0 = 0;
+    return pc->init[0] ? run_init_weights(r) : 0;
 }
 
 static cJSON *run_ckpt_config(const Run *r) {
@@ -189,13 +211,10 @@ static int run_save(Run *r) {
     CkptWriter *w = checkpoint_rolling_open(r->path_last, cfg, -1);   /* keeps prev.ckpt */
     cJSON_Delete(cfg);
     if (!w) return -1;
-    size_t vlen;
-    char *vocab = bert_vocab_text(r->vocab, &vlen);   /* the model is only usable with it */
-    int bad = checkpoint_write_params(w, r->m->params, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
+    /* with the vocabulary: the model is only usable with it */
+    int bad = bert_write(r->m, w, r->vocab, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
               checkpoint_write_blob(w, "pretrain.state", &st, sizeof st) ||
-              checkpoint_write_blob(w, BERT_VOCAB_BLOB, vocab, vlen) ||
               (r->electra.gen && electra_save(&r->electra, w));
-    free(vocab);
     if (bad) {
         checkpoint_writer_abort(w);
         return -1;
@@ -235,10 +254,7 @@ static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, siz
 
 /* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
 static int run_resume(Run *r) {
-    if (!run_resume_available(r->path_last, r->o->out_dir)) {
-        run_fresh(r);
-        return 0;
-    }
+    if (!run_resume_available(r->path_last, r->o->out_dir)) return run_fresh(r);
     Checkpoint *c = checkpoint_rolling_read(r->path_last);   /* or prev.ckpt */
     if (!c) return 1;
     int rc = 1;
@@ -360,6 +376,19 @@ static void run_scale_grads(Params *p, float scale) {
     for (long i = 0; i < total; i++) g[i] *= scale;
 }
 
+/* The learning rate of the step about to be taken (0-based r->step): the
+ * schedule's, times min(1, (step - init_step + 1) / rewarm) for the first
+ * rewarm steps from init_step (a fresh AdamW's moments are empty; see
+ * pretrain_config.c). A function of the step and the settings alone, so
+ * --resume gives the same rates. */
+static float run_lr(const Run *r) {
+    const PretrainConfig *pc = r->pc;
+    double lr = schedule_lr(&r->sched, r->step);
+    long k = r->step - pc->init_step + 1;
+    if (pc->rewarm > 0 && k < pc->rewarm) lr *= (double)k / (double)pc->rewarm;
+    return (float)lr;
+}
+
 /* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
  * or divergence (after a message). */
 static int run_step(Run *r, StepStats *s) {
@@ -389,7 +418,7 @@ static int run_step(Run *r, StepStats *s) {
                    s->grad_norm);
         return 1;
     }
-    s->lr = schedule_lr(&r->sched, r->step);
+    s->lr = run_lr(r);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
     r->step++;
@@ -542,15 +571,8 @@ static int run_prepare(Run *r) {
     ScheduleKind kind;
     schedule_parse(pc->schedule, &kind);
     r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps};
-    if (o->resume) {
-        rc = run_resume(r);
-        if (rc) return rc;
-    } else {
-        run_fresh(r);
-    }
-    if (!r->m) return 1;
-    bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
-    if (pretrain_config_is_electra(pc) && !r->electra.gen) run_electra_init(r);
+    rc = o->resume ? run_resume(r) : run_fresh(r);
+    if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
     r->step0 = r->step;
     if (r->rank != 0) {   /* writes nothing */
@@ -652,55 +674,93 @@ int pretrain_run(const PretrainOptions *o) {
     return rc;
 }
 
-int pretrain_snapshot(const char *run_dir, const char *out_dir) {
+/* The generator of an ELECTRA run's checkpoint c (discriminator m): its
+ * shape by the one rule (pretrain_generator_config) from the recipe c
+ * records, its weights from c. 0 with *gen NULL for an MLM run; 1 after a
+ * message. */
+static int snapshot_generator(const Checkpoint *c, const cJSON *recipe, const Bert *m, Bert **gen) {
+    PretrainConfig pc;
+    *gen = NULL;
+    if (pretrain_config_read_settings(recipe, c->path, &pc)) return 1;
+    if (!pretrain_config_is_electra(&pc)) return 0;
+    pc.bert = m->cfg;
+    BertConfig g;
+    if (pretrain_generator_config(&pc, &g)) return 1;
+    *gen = bert_create_sharing(&g, &(BertHeads){.mlm = 1}, 0, m);
+    return electra_load_weights(*gen, c) ? 1 : 0;
+}
+
+/* OUT_DIR/model.ckpt: the encoder (with its vocabulary) and the generator
+ * (gen may be NULL) in half precision, the step in the config record. 0, or 1
+ * after a message. */
+static int snapshot_write(const char *out_dir, const Bert *m, const Bert *gen, const Vocab *v, long step) {
+    char path[4200];
+    if (file_make_dir(out_dir)) return 1;
+    run_file_path(out_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    cJSON *cfg = bert_checkpoint_config(m);
+    cJSON_AddNumberToObject(cfg, "step", (double)step);   /* the init_step of a continuation */
+    if (gen) cJSON_AddItemToObject(cfg, ELECTRA_GEN_CONFIG, bert_config_to_json(&gen->cfg));
+    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    cJSON_Delete(cfg);
+    if (!w) return 1;
+    if (bert_write(m, w, v, CKPT_F16) || (gen && electra_save_weights(gen, w, CKPT_F16))) {
+        checkpoint_writer_abort(w);
+        return 1;
+    }
+    return checkpoint_writer_commit(w) ? 1 : 0;
+}
+
+/* The run's config (paths under the home directory written ~) and log beside
+ * the weights (the model card reads them). 0, or 1 after a message. */
+static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     char path[4200], out[4200];
-    run_file_path(run_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
-    Checkpoint *c = checkpoint_read(path);
+    run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
+    run_file_path(out_dir, "pretrain_config.json", out, sizeof out);
+    if (json_file_copy_portable(path, out)) return 1;
+    size_t len;
+    run_file_path(run_dir, PRETRAIN_LOG, path, sizeof path);
+    char *text = file_read(path, &len);
+    if (!text) {
+        user_error(NULL, "cannot read %s", path);
+        return 1;
+    }
+    run_file_path(out_dir, PRETRAIN_LOG, out, sizeof out);
+    int rc = atomic_write(out, text, len) ? 1 : 0;
+    free(text);
+    return rc;
+}
+
+int pretrain_snapshot(const char *run_dir, const char *out_dir) {
+    /* Everything from last.ckpt (or prev.ckpt when it is damaged): its
+     * encoder, generator and step are of one moment. model.ckpt is written
+     * after it, so reading both of a running run could pair two saves. */
+    char path[4200];
+    run_file_path(run_dir, PRETRAIN_LAST_CKPT, path, sizeof path);
+    Checkpoint *c = checkpoint_rolling_read(path);
     if (!c) return 1;
-    Bert *m = bert_from_checkpoint(c, NULL, 1, 0);
-    Vocab *v = m ? bert_checkpoint_vocab(c) : NULL;
+    const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(c->config, "step");
-    double at = cJSON_IsNumber(step) ? step->valuedouble : -1;
-    if (at < 0) {   /* model.ckpt of an older binary: last.ckpt is written with it */
-        run_file_path(run_dir, PRETRAIN_LAST_CKPT, path, sizeof path);
-        Checkpoint *last = checkpoint_read(path);
-        const cJSON *ls = last ? cJSON_GetObjectItemCaseSensitive(last->config, "step") : NULL;
-        at = cJSON_IsNumber(ls) ? ls->valuedouble : -1;
-        checkpoint_free(last);
+    Bert *m = NULL, *gen = NULL;
+    Vocab *v = NULL;
+    int rc = 1;
+    if (!cJSON_IsObject(recipe) || !cJSON_IsNumber(step)) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", c->path);
+    } else if ((m = bert_from_checkpoint(c, NULL, 1, 0)) && snapshot_generator(c, recipe, m, &gen) == 0) {
+        v = bert_checkpoint_vocab(c);
+        if (!v) user_error("pass the --out of a glue pretrain run", "%s: holds no vocabulary", c->path);
+        else rc = snapshot_write(out_dir, m, gen, v, (long)step->valuedouble) || snapshot_copy_files(run_dir, out_dir);
     }
-    cJSON *extra = cJSON_CreateObject();
-    if (at >= 0) cJSON_AddNumberToObject(extra, "step", at);
-    int rc = m && v && file_make_dir(out_dir) == 0 ? 0 : 1;
     if (rc == 0) {
-        run_file_path(out_dir, PRETRAIN_MODEL_CKPT, out, sizeof out);
-        rc = bert_save_as(m, out, extra, v, CKPT_F16) ? 1 : 0;
+        long at = (long)step->valuedouble;
+        printf("snapshot of %s (step %ld) in %s: model.ckpt (float16: the encoder%s), pretrain_config.json, "
+               "log.jsonl\n"
+               "continue the run from it (a fresh optimizer; the step, schedule and end are the run's):\n"
+               "  glue pretrain --config CONFIG --set init=%s --set init_step=%ld --set rewarm=200 --out RUN --resume\n"
+               "  (CONFIG: the run's config file; pretrain_config.json has its settings)\n",
+               run_dir, at, out_dir, gen ? " and ELECTRA's generator" : "", out_dir, at);
     }
-    /* The run's config (paths under the home directory written ~) and log
-     * beside the weights (the model card reads them). */
-    if (rc == 0) {
-        run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
-        run_file_path(out_dir, "pretrain_config.json", out, sizeof out);
-        rc = json_file_copy_portable(path, out) ? 1 : 0;
-    }
-    static const char *const FILES[][2] = {{PRETRAIN_LOG, PRETRAIN_LOG}};
-    for (int i = 0; i < 1 && rc == 0; i++) {
-        size_t len;
-        run_file_path(run_dir, FILES[i][0], path, sizeof path);
-        char *text = file_read(path, &len);
-        if (!text) {
-            user_error(NULL, "cannot read %s", path);
-            rc = 1;
-            break;
-        }
-        run_file_path(out_dir, FILES[i][1], out, sizeof out);
-        rc = atomic_write(out, text, len) ? 1 : 0;
-        free(text);
-    }
-    if (rc == 0)
-        printf("snapshot of %s (step %.0f) in %s: model.ckpt (float16), pretrain_config.json, log.jsonl\n", run_dir,
-               at, out_dir);
-    cJSON_Delete(extra);
     vocab_free(v);
+    bert_free(gen);   /* before m: it reads m's embeddings */
     bert_free(m);
     checkpoint_free(c);
     return rc;

@@ -27,6 +27,12 @@
  * never interrupted (same thread count). Log lines written after that
  * checkpoint are dropped, since those steps are computed again.
  *
+ * A new run from a snapshot's weights (settings init, init_step, rewarm;
+ * pretrain_config.h) starts at step init_step of its schedule with both
+ * models as the snapshot holds them, a fresh AdamW and a data order of its
+ * own; only what a snapshot does not keep (optimizer moments, data position,
+ * RNG states) differs from --resume.
+ *
  * Data parallel (`mpirun -np N glue pretrain ...`, core/dist.h): every rank
  * holds the model and reads the same stream, fills and masks every
  * micro-batch of `batch` sequences with the same RNG (so masking and ELECTRA's
@@ -55,12 +61,16 @@
 #define PRETRAIN_SUMMARY "summary.json"
 #define PRETRAIN_CONFIG "config.json"
 
-/* `glue pretrain snapshot RUN_DIR OUT_DIR`: the run's current encoder
- * (RUN_DIR/model.ckpt, written with every checkpoint) as OUT_DIR/model.ckpt
- * in half precision, with its vocabulary, the run's config
- * (pretrain_config.json) and its log so far (log.jsonl): what a session
- * commits so that a long run lost with its machine continues from these
- * weights (--set init=OUT_DIR) rather than from zero. 0, or 1 after a message. */
+/* `glue pretrain snapshot RUN_DIR OUT_DIR`: the run's last checkpoint
+ * (RUN_DIR/last.ckpt) as OUT_DIR/model.ckpt in half precision: the encoder
+ * with its vocabulary, and of an ELECTRA run the generator's own tensors
+ * (electra.h: what it does not share with the encoder), with the step they
+ * are from in the config record ("step"); beside it the run's config
+ * (pretrain_config.json) and its log so far (log.jsonl). What a session
+ * commits so that a long run lost with its machine carries on from these
+ * weights (--set init=OUT_DIR --set init_step=STEP, printed) rather than from
+ * zero. Still an ordinary BERT checkpoint: `glue finetune --init` reads the
+ * encoder and ignores the rest. 0, or 1 after a message. */
 int pretrain_snapshot(const char *run_dir, const char *out_dir);
 
 typedef struct PretrainOptions {

@@ -87,7 +87,9 @@ int pretrain_launched(const Fixture *fx, const char *launcher, const char *args,
 
 int pretrain(const Fixture *fx, const char *args, char **out) { return pretrain_launched(fx, NULL, args, out); }
 
-int read_log(const char *dir, Log *lg) {
+int read_log(const char *dir, Log *lg) { return read_log_from(dir, 1, lg); }
+
+int read_log_from(const char *dir, int first, Log *lg) {
     char path[256];
     snprintf(path, sizeof path, "%s/log.jsonl", dir);
     FILE *f = fopen(path, "r");
@@ -102,7 +104,7 @@ int read_log(const char *dir, Log *lg) {
         if (cJSON_IsNumber(ev)) lg->eval_loss = ev->valuedouble;
         if (cJSON_IsNumber(loss) && lg->n < 512) {
             int step = cJSON_GetObjectItemCaseSensitive(j, "step")->valueint;
-            CHECK_EQ_INT(step, lg->n + 1);
+            CHECK_EQ_INT(step, first + lg->n);
             lg->loss[lg->n] = loss->valuedouble;
             lg->acc[lg->n] = cJSON_GetObjectItemCaseSensitive(j, "mlm_acc")->valuedouble;
             lg->norm[lg->n] = cJSON_GetObjectItemCaseSensitive(j, "grad_norm")->valuedouble;

@@ -31,5 +31,8 @@ typedef struct {
 
 /* Reads dir/log.jsonl (checking the steps are 1, 2, ...); the number of steps. */
 int read_log(const char *dir, Log *lg);
+/* The same for a run whose first step is `first` (one carried on from a
+ * snapshot at init_step = first - 1). */
+int read_log_from(const char *dir, int first, Log *lg);
 
 #endif

@@ -9,7 +9,10 @@
  * it); user errors (unknown or bad setting, missing corpus, changed settings
  * on resume, an existing run without --resume, eval of a fine-tuned model
  * without MLM head or of a file that is no checkpoint) give one message and
- * exit code 2 or 1. */
+ * exit code 2 or 1. A long run carried on from its snapshot (`glue pretrain
+ * snapshot`, --set init, init_step, rewarm): the snapshot keeps ELECTRA's
+ * generator and the step, the continuation starts with both models as kept,
+ * on the original schedule, and resumes exactly. */
 #include "tests/kill_loop.h"
 #include "tests/test.h"
 #include "tests/pretrain_fixture.h"
@@ -17,8 +20,10 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
+#include "core/half.h"
 #include "core/rng.h"
 #include "models/run_dir.h"
+#include "optim/schedule.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -440,7 +445,8 @@ TEST(pretrain_driver_init_from_weights) {
     snprintf(args, sizeof args, "--set steps=2 --set objective=electra --set init=%s/a/model.ckpt --out %s/d", fx.dir,
              fx.dir);
     rc = pretrain(&fx, args, &out);
-    CHECK_MSG(rc == 0, "ELECTRA from an MLM run: exit %d: %s", rc, out);
+    CHECK_MSG(rc == 0 && strstr(out, "holds no ELECTRA generator") && strstr(out, "the generator starts fresh"),
+              "ELECTRA from an MLM run: exit %d: %s", rc, out);
     free(out);
     char wide[256];   /* the micro model, two layers */
     snprintf(wide, sizeof wide, "%s/micro2.json", fx.dir);
@@ -458,5 +464,220 @@ TEST(pretrain_driver_init_from_weights) {
     rc = pretrain(&fx, args, &out);
     CHECK_MSG(rc == 1 && strstr(out, "nothing"), "exit %d: %s", rc, out);
     free(out);
+    fixture_free(&fx);
+}
+
+/* ---- a long run carried on from its snapshot (issue #17) ---- */
+
+/* The ELECTRA recipe of the fixture runs below: a schedule of 40 steps
+ * (warm-up 20, lr 5e-3: the fixture's), 8 sequences a step. */
+#define SNAP_RUN "--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0 --set steps=40 --set batch=8"
+
+/* Every tensor of `a` whose name starts with prefix is in b with a's shape
+ * and a's values: b's rounded to half precision (round = 1; a weight rounded
+ * to -0 may come back +0, equal as a value) or b's exactly. 1 when so; the
+ * count compared in *n. */
+static int same_tensors(const Checkpoint *a, const Checkpoint *b, const char *prefix, int round, int *n) {
+    int same = a && b;
+    *n = 0;
+    for (int i = 0; same && i < a->n_tensors; i++) {
+        const CkptTensor *t = &a->tensors[i];
+        if (strncmp(t->name, prefix, strlen(prefix)) != 0) continue;
+        const CkptTensor *u = checkpoint_find_tensor(b, t->name);
+        same = u && u->ndim == t->ndim && u->numel == t->numel;
+        for (int d = 0; same && d < t->ndim; d++) same = u->shape[d] == t->shape[d];
+        for (long k = 0; same && k < t->numel; k++)
+            same = t->data[k] == (round ? half_to_float(half_from_float(u->data[k])) : u->data[k]);
+        if (!same) fprintf(stderr, "  tensor %s differs\n", t->name);
+        (*n)++;
+    }
+    return same;
+}
+
+/* Tensors of c named prefix... but not skip... (NULL: none skipped). */
+static int count_tensors(const Checkpoint *c, const char *prefix, const char *skip) {
+    int n = 0;
+    for (int i = 0; c && i < c->n_tensors; i++)
+        n += strncmp(c->tensors[i].name, prefix, strlen(prefix)) == 0 &&
+             !(skip && strncmp(c->tensors[i].name, skip, strlen(skip)) == 0);
+    return n;
+}
+
+static Checkpoint *read_ckpt(const char *dir, const char *file) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return checkpoint_read(path);
+}
+
+/* `glue pretrain snapshot` of an ELECTRA run keeps, in half precision, the
+ * discriminator and the generator's own tensors (not its optimizer state)
+ * with the step; a run started from it (--set init) has both models exactly
+ * as the snapshot holds them; `glue finetune --init` still reads it as an
+ * encoder; a run whose generator has another shape is refused with one
+ * message naming the file and what differs. */
+TEST(pretrain_driver_electra_snapshot_keeps_generator) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    write_sst2(&fx);
+    char args[1024], cmd[2048], dir[256], snap[256], want[512], *out;
+    snprintf(args, sizeof args, SNAP_RUN " --stop-at 12 --out %s/a", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(snap, sizeof snap, "%s/snap", fx.dir);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/a %s 2>&1", test_glue_bin(), fx.dir, snap);
+    int st;
+    out = test_run(cmd, &st);
+    snprintf(want, sizeof want, "--set init=%s --set init_step=12 --set rewarm=200", snap);
+    CHECK_MSG(st == 0 && strstr(out, "(step 12)") && strstr(out, "generator") && strstr(out, want),
+              "snapshot: exit %d: %s", st, out);
+    free(out);
+
+    snprintf(dir, sizeof dir, "%s/a", fx.dir);
+    Checkpoint *s = read_ckpt(snap, "model.ckpt"), *last = read_ckpt(dir, "last.ckpt");
+    if (!CHECK(s && last)) goto done;
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(s->config, "step");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(s->config, "generator");
+    CHECK_MSG(cJSON_IsNumber(step) && step->valuedouble == 12, "the snapshot's step");
+    CHECK_MSG(cJSON_IsObject(gen) &&
+              cJSON_GetObjectItemCaseSensitive(gen, "hidden_size")->valueint == 16,   /* 0.25 x 32, at least 16 */
+              "the snapshot's generator record");
+    /* Every tensor is the run's rounded to half precision; every weight of
+     * the generator is there, no optimizer state. */
+    int n_gen = 0, n_all = 0;
+    CHECK_MSG(same_tensors(s, last, "generator.", 1, &n_gen) && n_gen > 4,
+              "the snapshot's generator is not the run's in half precision (%d tensors)", n_gen);
+    CHECK_EQ_INT(n_gen, count_tensors(last, "generator.", "generator.optim."));
+    CHECK_MSG(same_tensors(s, last, "", 1, &n_all), "the snapshot's tensors are not the run's in half precision");
+    /* the discriminator's: all of last.ckpt but its AdamW state and the generator's tensors */
+    CHECK_EQ_INT(n_all - n_gen, count_tensors(last, "", "optim.") - count_tensors(last, "generator.", NULL));
+    CHECK_EQ_INT(count_tensors(s, "optim.", NULL) + count_tensors(s, "generator.optim.", NULL), 0);
+    checkpoint_free(last);
+
+    /* Carried on from it with lr 0 for one step: both models are the snapshot's. */
+    snprintf(args, sizeof args, SNAP_RUN " --set lr=0 --set init=%s --set init_step=12 --stop-at 13 --out %s/b",
+             snap, fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "(encoder and generator) at step 12"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(dir, sizeof dir, "%s/b", fx.dir);
+    Checkpoint *b = read_ckpt(dir, "last.ckpt");
+    int n = 0;
+    CHECK_MSG(same_tensors(s, b, "", 0, &n) && n == n_all, "the continued run's models are not the snapshot's");
+    checkpoint_free(b);
+
+    /* Fine-tuning reads the snapshot as an encoder (the generator ignored). */
+    snprintf(cmd, sizeof cmd,
+             "GLUE_DATA=%s/glue %s finetune sst2 --init %s --epochs 1 --max-len 24 --threads 1 --out %s/ft --json 2>&1",
+             fx.dir, test_glue_bin(), snap, fx.dir);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "\"num_params\""), "finetune --init snapshot: exit %d: %s", st, out);
+    free(out);
+
+    /* Another generator than the snapshot's: shallower (the snapshot of a
+     * run with a two-layer generator: its first layer's tensors alone would
+     * load silently), then wider. */
+    snprintf(args, sizeof args, SNAP_RUN " --set generator_layers=2 --stop-at 2 --out %s/deep", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/deep %s/snap2 >/dev/null 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    CHECK(system(cmd) == 0);
+    static const char *const FROM[] = {"snap2", "snap"}, *const SET[] = {"", "--set generator_size=1"};
+    static const char *const DIFF[] = {"(hidden 16, layers 2, heads 2, FFN 64) is not this run's (hidden 16, layers 1",
+                                       "is not this run's (hidden 32"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, SNAP_RUN " %s --set init=%s/%s --set init_step=12 --out %s/m%d", SET[k], fx.dir,
+                 FROM[k], fx.dir, k);
+        rc = pretrain(&fx, args, &out);
+        char name[64];
+        snprintf(name, sizeof name, "%s/model.ckpt: its ELECTRA generator", FROM[k]);
+        CHECK_MSG(rc == 1 && strstr(out, name) && strstr(out, DIFF[k]) && strstr(out, "generator_size"),
+                  "case %d: exit %d: %s", k, rc, out);
+        free(out);
+    }
+done:
+    checkpoint_free(s);
+    fixture_free(&fx);
+}
+
+/* init_step: the run carried on from a snapshot at step 12 logs steps 13 ..
+ * 40 (the original schedule's end), at the original schedule's rates times
+ * the re-warm-up ramp, then at exactly the original run's rates; it stops
+ * and resumes exactly; and it reads other batches than a run from the same
+ * weights at step 0 would (another data order). */
+TEST(pretrain_driver_init_step_continues_schedule) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[1024], cmd[1024], dir[256], *out;
+    snprintf(args, sizeof args, SNAP_RUN " --stop-at 12 --out %s/a", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/a %s/snap >/dev/null 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    CHECK(system(cmd) == 0);
+    snprintf(args, sizeof args, SNAP_RUN " --out %s/a --resume", fx.dir);   /* the original, to its end */
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    enum { K = 12, REWARM = 5, STEPS = 40 };
+    const char *cont = SNAP_RUN " --set init=%s/snap --set init_step=12 --set rewarm=5 --out %s/%s %s";
+    snprintf(args, sizeof args, cont, fx.dir, fx.dir, "b", "");
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+    free(out);
+    Log orig, lg, part;
+    snprintf(dir, sizeof dir, "%s/a", fx.dir);
+    CHECK_EQ_INT(read_log(dir, &orig), STEPS);
+    snprintf(dir, sizeof dir, "%s/b", fx.dir);
+    CHECK_EQ_INT(read_log_from(dir, K + 1, &lg), STEPS - K);   /* steps 13 .. 40 */
+    Schedule sched = {.kind = SCHEDULE_LINEAR, .lr = 5e-3f, .warmup = 20, .total = STEPS};
+    for (int i = 0; i < lg.n; i++) {
+        long step = K + i;   /* 0-based, as the schedule counts */
+        double ramp = i + 1 < REWARM ? (double)(i + 1) / REWARM : 1.0;
+        CHECK_NEAR(lg.lr[i], schedule_lr(&sched, step) * ramp, 1e-9);
+        if (i + 1 >= REWARM) CHECK_MSG(lg.lr[i] == orig.lr[step], "step %ld: lr %g, the original's %g", step + 1,
+                                       lg.lr[i], orig.lr[step]);
+    }
+    CHECK_NEAR(lg.lr[0], 5e-3 * 13 / 20 / 5, 1e-9);   /* the first: warm-up 13/20, ramp 1/5 */
+    /* Stopped at 20 and resumed: the same steps, bit for bit. */
+    snprintf(args, sizeof args, cont, fx.dir, fx.dir, "c", "--stop-at 20");
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, cont, fx.dir, fx.dir, "c", "--resume");
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(dir, sizeof dir, "%s/c", fx.dir);
+    int same = read_log_from(dir, K + 1, &part) == lg.n;
+    for (int i = 0; i < lg.n && same; i++)
+        same = part.loss[i] == lg.loss[i] && part.lr[i] == lg.lr[i] && part.norm[i] == lg.norm[i];
+    CHECK_MSG(same, "the resumed continuation differs from the uninterrupted one");
+    /* The data order: with lr 0 a step's loss depends on its batch alone
+     * (weights, masking and dropout draws are the same), so the first step
+     * from the snapshot at init_step 0 and at init_step 12 read other
+     * batches, and at init_step 12 twice the same. */
+    double first[3];
+    static const char *const AT[] = {"0", "12", "12"};
+    for (int k = 0; k < 3; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "z%d", k);
+        snprintf(args, sizeof args, SNAP_RUN " --set lr=0 --set init=%s/snap --set init_step=%s --out %s/%s --stop-at %d",
+                 fx.dir, AT[k], fx.dir, name, atoi(AT[k]) + 1);
+        CHECK(pretrain(&fx, args, NULL) == 0);
+        snprintf(dir, sizeof dir, "%s/%s", fx.dir, name);
+        first[k] = read_log_from(dir, atoi(AT[k]) + 1, &part) == 1 ? part.loss[0] : -k;
+    }
+    CHECK_MSG(first[1] == first[2] && first[0] != first[1], "first losses %.9g (init_step 0), %.9g, %.9g (12)",
+              first[0], first[1], first[2]);
+    fixture_free(&fx);
+}
+
+/* init_step without init, and at or past the schedule's end: one message, exit 2. */
+TEST(pretrain_driver_init_step_errors) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], *out;
+    snprintf(args, sizeof args, "--set steps=40 --set init_step=12 --out %s/a", fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "init_step 12 without init") && strstr(out, "--set init=DIR"), "exit %d: %s", rc,
+              out);
+    free(out);
+    for (int at = 40; at <= 41; at++) {
+        snprintf(args, sizeof args, "--set steps=40 --set init=%s/nothing --set init_step=%d --out %s/a", fx.dir, at,
+                 fx.dir);
+        rc = pretrain(&fx, args, &out);
+        CHECK_MSG(rc == 2 && strstr(out, "is not below steps 40"), "exit %d: %s", rc, out);
+        free(out);
+    }
     fixture_free(&fx);
 }

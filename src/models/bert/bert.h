@@ -315,7 +315,7 @@ void bert_head_logits(Bert *m, float *out);
  *   {"model": "bert", "bert": {HF config}, "heads": {"mlm":0|1, "pooler":0|1, "num_labels":K}}
  * Callers that write their own checkpoints (pretraining with optimizer state)
  * open a CkptWriter with it (adding keys of their own is fine) and write
- * m->params with checkpoint_write_params. Caller frees. */
+ * the model with bert_write. Caller frees. */
 cJSON *bert_checkpoint_config(const Bert *m);
 /* Config + every parameter (f32). 0 ok, -1 after a message. */
 int bert_save(const Bert *m, const char *path);
@@ -326,6 +326,11 @@ int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vo
 /* bert_save_with, the weights stored as dtype (CKPT_F16 halves the file; they
  * load back as float32 rounded to half precision). */
 int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab, CkptDtype dtype);
+/* What bert_save_as writes after the config (every parameter as dtype, the
+ * vocabulary blob when vocab != NULL) into an open writer, for checkpoints
+ * that hold more (pretraining's last.ckpt, a snapshot with ELECTRA's
+ * generator). 0, or -1 after a message. */
+int bert_write(const Bert *m, CkptWriter *w, const Vocab *vocab, CkptDtype dtype);
 /* The config and heads stored in a checkpoint; -1 after a message when it is
  * not a glue BERT checkpoint or its config is unusable. */
 int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads *heads);

@@ -36,16 +36,20 @@ int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Voca
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return -1;
+    if (bert_write(m, w, vocab, dtype)) {
+        checkpoint_writer_abort(w);
+        return -1;
+    }
+    return checkpoint_writer_commit(w);
+}
+
+int bert_write(const Bert *m, CkptWriter *w, const Vocab *vocab, CkptDtype dtype) {
     size_t len = 0;
     char *text = vocab ? bert_vocab_text(vocab, &len) : NULL;
     int bad = checkpoint_write_params(w, m->params, dtype) ||
               (text && checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len));
     free(text);
-    if (bad) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return bad ? -1 : 0;
 }
 
 int bert_save(const Bert *m, const char *path) { return bert_save_with(m, path, NULL, NULL); }

@@ -60,6 +60,13 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
      * fresh AdamW has no moments yet, and a first step at the schedule's full
      * rate is as unstable as one without warm-up. */
     {"rewarm", SETTING_LONG, PC(rewarm), 0, 0, 1e12, NULL, NULL},
+    /* Data parallel (dist.h): how the ranks sum gradients and keep AdamW's
+     * state. A couple of MiB per bucket is what PyTorch's DDP found keeps
+     * a sum's latency small against its bytes while leaving most of the
+     * backward to overlap with (it uses 25 MiB on GPUs; our layers are
+     * smaller: BERT-mini's is 3 MiB). */
+    {"bucket_mb", SETTING_REAL, PC(bucket_mb), 2, 0, 1024, NULL, NULL},
+    {"zero", SETTING_INT, PC(zero), 0, 0, 1, NULL, NULL},
 };
 #undef PC
 #define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))
@@ -79,7 +86,7 @@ static cJSON *pretrain_default_config(void) {
 
 int pretrain_config_key_is_free(const char *key) {
     static const char *const FREE[] = {"checkpoint_every", "log_every", "eval_every", "eval_batches",
-                                       "eval_corpus"};
+                                       "eval_corpus", "bucket_mb", "zero"};
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++)
         if (strcmp(key, FREE[i]) == 0) return 1;
     return 0;

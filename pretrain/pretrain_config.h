@@ -45,6 +45,16 @@
  *   rewarm           the learning rate times min(1, (step - init_step + 1) /
  *                    rewarm) for the first rewarm steps (0: off): a fresh
  *                    AdamW at the schedule's peak rate is unstable
+ *   bucket_mb        under mpirun: gradients are summed over the ranks in
+ *                    buckets of this many MiB (2), each started while the
+ *                    backward computes the layers below it; 0 = one sum of
+ *                    the whole gradient after the backward
+ *   zero             under mpirun: 1 = ZeRO-1, each rank keeps AdamW's
+ *                    moments for 1/N of the parameters only (gradients
+ *                    reduce-scattered, parameters all-gathered; no overlap
+ *                    with the backward); 0 = every rank keeps all of them
+ *                    (bucket_mb and zero change the sums' order at most:
+ *                    a run may resume with other values)
  * Relative paths are relative to the current directory. */
 #ifndef GLUE_PRETRAIN_CONFIG_H
 #define GLUE_PRETRAIN_CONFIG_H
@@ -88,6 +98,8 @@ typedef struct PretrainConfig {
     int generator_layers;              /* ELECTRA: 0 = the discriminator's */
     double disc_weight;                /* ELECTRA: lambda, the discriminator loss weight (50) */
     BertConfig generator;              /* ELECTRA: resolved generator config */
+    double bucket_mb;                  /* data parallel: gradient sum bucket size (MiB; 0 = one sum) */
+    int zero;                          /* data parallel: 1 = ZeRO-1 sharded optimizer state */
 } PretrainConfig;
 
 /* The default config (caller frees). */

@@ -69,6 +69,12 @@ typedef struct Run {
      * writes. One process: rank 0 of 1, rows = batch. */
     int rank, size, rows;
     int *shard_pos;              /* (batch.max_masked) the shard's target positions */
+    /* How the ranks sum each arena's gradient (0 the encoder, 1 ELECTRA's
+     * generator): in buckets during the backward, or with ZeRO-1 (zero:
+     * pc->zero on more than one rank) reduce-scattered after it, each rank
+     * then updating its slice of the arena (params_set_shard). */
+    DistBuckets *buckets[2];
+    int zero;
 } Run;
 
 static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r->t0; }
@@ -149,12 +155,39 @@ static BertHeads run_heads(const Run *r) {
     return pretrain_config_is_electra(r->pc) ? (BertHeads){.rtd = 1} : (BertHeads){.mlm = 1};
 }
 
+/* ZeRO-1: this rank's slice of the arena is the one it updates and keeps
+ * AdamW's state for (params.h). */
+static void run_shard(Params *p) {
+    long lo, hi;
+    dist_slice((long)p->total, dist_rank(), &lo, &hi);
+    params_set_shard(p, (size_t)lo, (size_t)hi);
+}
+
+static void run_grad_ready(void *buckets, long lo) { dist_buckets_ready(buckets, lo); }
+
+/* Data parallel: arena i of model m (reserved for training, its optimizer
+ * state not loaded yet) is sharded (ZeRO-1), or summed in buckets that the
+ * backward starts as it finishes them (bert.h grad_ready). */
+static void run_dist_arena(Run *r, Bert *m, int i) {
+    if (r->size == 1) return;
+    Params *p = m->params;
+    if (r->zero) {
+        run_shard(p);
+        return;
+    }
+    long floats = (long)(r->pc->bucket_mb * (double)(1 << 20) / sizeof(float));   /* 0: one bucket */
+    r->buckets[i] = dist_buckets_create(p->grad, (long)p->total, floats);
+    m->grad_ready = run_grad_ready;
+    m->grad_ready_ctx = r->buckets[i];
+}
+
 /* The generator of an ELECTRA run, on the reserved discriminator. */
 static void run_electra_init(Run *r) {
     const PretrainConfig *pc = r->pc;
     electra_init(&r->electra, &pc->generator, r->m, (float)pc->disc_weight, pc->batch, pc->seq_len,
                  r->batch.max_masked, pc->seed, STREAM_SAMPLE);
     r->electra.opt = r->opt;
+    run_dist_arena(r, r->electra.gen, 1);
 }
 
 /* pc->init's weights into the fresh models (a file, or a run directory's
@@ -187,6 +220,7 @@ static int run_fresh(Run *r) {
     const PretrainConfig *pc = r->pc;
     r->m = bert_create(&pc->bert, &(BertHeads[]){run_heads(r)}[0], pc->seed);
     bert_reserve(r->m, pc->batch, pc->seq_len, r->batch.max_masked, 1);
+    run_dist_arena(r, r->m, 0);
     if (pretrain_config_is_electra(pc)) run_electra_init(r);
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
@@ -203,7 +237,8 @@ static cJSON *run_ckpt_config(const Run *r) {
     return c;
 }
 
-static int run_save(Run *r) {
+/* The checkpoints (rank 0). 0 ok. */
+static int run_write(Run *r) {
     if (r->rank != 0) return 0;   /* the ranks hold the same state; one writes it */
     PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
                         .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
@@ -224,6 +259,34 @@ static int run_save(Run *r) {
     cJSON_AddNumberToObject(extra, "step", (double)r->step);
     int rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
     cJSON_Delete(extra);
+    return rc;
+}
+
+/* ZeRO-1: rank 0's arenas get the whole optimizer state (every rank's
+ * slice), for a checkpoint that any number of ranks can resume; the
+ * others send theirs. Every rank calls it. */
+static void run_gather_state(Run *r) {
+    Params *arenas[2] = {r->m->params, r->electra.gen ? r->electra.gen->params : NULL};
+    for (int i = 0; i < 2 && arenas[i]; i++) {
+        Params *p = arenas[i];
+        long lo, hi;
+        dist_slice((long)p->total, r->rank, &lo, &hi);
+        if (r->rank == 0) params_set_shard(p, 0, p->total);   /* its slice stays where it was */
+        for (int k = 0; k < PARAM_MAX_STATES; k++)
+            if (p->state[k])   /* allocated on every rank alike (by the first step) */
+                dist_gather_floats(r->rank == 0 ? p->state[k] + lo : p->state[k], r->rank == 0 ? p->state[k] : NULL,
+                                   (long)p->total, 0);
+    }
+}
+
+/* The checkpoints: every rank calls it, rank 0 writes. 0 ok. */
+static int run_save(Run *r) {
+    if (r->zero) run_gather_state(r);
+    int rc = run_write(r);
+    if (r->zero && r->rank == 0) {   /* back to its slice */
+        run_shard(r->m->params);
+        if (r->electra.gen) run_shard(r->electra.gen->params);
+    }
     return rc;
 }
 
@@ -274,7 +337,8 @@ static int run_resume(Run *r) {
     r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed);
     if (!r->m) goto done;
     bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
-    if (optim_load(&r->opt, r->m->params, c)) goto done;
+    run_dist_arena(r, r->m, 0);
+    if (optim_load(&r->opt, r->m->params, c)) goto done;   /* a sharded arena keeps its slice */
     if (pretrain_config_is_electra(r->pc)) {
         run_electra_init(r);
         if (electra_load(&r->electra, c)) goto done;
@@ -355,14 +419,19 @@ static void run_micro_batch(Run *r, MlmBatch *all, StepStats *s) {
 }
 
 /* Data parallel: the ranks' gradients (each its rows' share of the mean) sum
- * to the whole batch's, and so do their loss and accuracy shares. One sum per
- * arena, after the backward (no overlap with it). Then every rank clips and
- * steps identically. The barrier first costs one latency and tells waiting
- * for the slowest rank apart from the sum itself (summary.json). */
+ * to the whole batch's, and so do their loss and accuracy shares. Most
+ * buckets of each arena were started during the last backward; here the
+ * rest start and all are waited for (ZeRO-1: one reduce-scatter per arena,
+ * after which each rank has the sum of its slice only). Then every rank
+ * clips and steps identically. The barrier first costs one latency and
+ * tells waiting for the slowest rank apart from the sum itself
+ * (summary.json); the buckets in flight progress during it. */
 static void run_sum_over_ranks(Run *r, Params *const *arenas, int n_arenas, StepStats *s) {
     if (r->size == 1) return;
     dist_barrier();
-    for (int i = 0; i < n_arenas; i++) dist_allreduce_floats(arenas[i]->grad, (long)arenas[i]->total);
+    for (int i = 0; i < n_arenas; i++)
+        if (r->zero) dist_reduce_scatter_floats(arenas[i]->grad, (long)arenas[i]->total);
+        else dist_buckets_finish(r->buckets[i]);
     double v[6] = {s->loss, s->acc, s->gen_loss, s->disc_loss, s->disc_acc, s->replaced};
     dist_allreduce_doubles(v, 6);
     s->loss = v[0], s->acc = v[1], s->gen_loss = v[2], s->disc_loss = v[3], s->disc_acc = v[4], s->replaced = v[5];
@@ -406,12 +475,19 @@ static int run_step(Run *r, StepStats *s) {
     for (int a = 0; a < pc->accumulate; a++) {
         MlmBatch *b = &r->batch;
         if (mlm_batch_fill(b, &r->stream, &r->mc, &r->mask_rng, pc->batch) != pc->batch) return 1;
+        if (a == pc->accumulate - 1)   /* the backward that completes the gradients starts their sums */
+            for (int i = 0; i < n_arenas; i++)
+                if (r->buckets[i]) dist_buckets_begin(r->buckets[i]);
         run_micro_batch(r, b, s);
     }
     run_sum_over_ranks(r, arenas, n_arenas, s);
     if (pc->accumulate > 1)   /* the gradient of the mean over micro-batches */
         for (int i = 0; i < n_arenas; i++) run_scale_grads(arenas[i], 1.0f / (float)pc->accumulate);
-    s->grad_norm = clip_grad_norm_many(arenas, n_arenas, (float)pc->clip);
+    /* The global norm: with ZeRO-1, of every rank's slice. */
+    double sumsq = clip_sumsq_many(arenas, n_arenas);
+    if (r->zero) dist_allreduce_doubles(&sumsq, 1);
+    s->grad_norm = sqrt(sumsq);
+    clip_scale_many(arenas, n_arenas, (float)pc->clip, s->grad_norm);
     if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
         user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
                    "training diverged at step %ld (loss %g, gradient norm %g)", r->step + 1, s->loss,
@@ -421,6 +497,8 @@ static int run_step(Run *r, StepStats *s) {
     s->lr = run_lr(r);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
+    if (r->zero)   /* each rank updated its slice: every rank gets all of them */
+        for (int i = 0; i < n_arenas; i++) dist_allgather_floats(arenas[i]->data, (long)arenas[i]->total);
     r->step++;
     r->tokens += s->tokens;
     return 0;
@@ -487,10 +565,22 @@ static void run_log_eval(Run *r, const MlmEvalResult *e) {
                 100 * e->accuracy, e->masked);
 }
 
+/* Bytes of AdamW state (m and v) this rank keeps: over its shard of each
+ * arena, or with whole = 1 over the whole arenas (every rank without ZeRO-1). */
+static double run_state_bytes(const Run *r, int whole) {
+    const Params *arenas[2] = {r->m->params, r->electra.gen ? r->electra.gen->params : NULL};
+    double floats = 0;
+    for (int i = 0; i < 2 && arenas[i]; i++)
+        floats += whole ? (double)arenas[i]->total : (double)(arenas[i]->shard_hi - arenas[i]->shard_lo);
+    return 2.0 * sizeof(float) * floats;
+}
+
 /* summary.json at the end. 0 ok. */
 static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON *j = run_results_head(r->o->command, r->pc->seed, r->o->threads, NULL);
     cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
+    cJSON_AddNumberToObject(j, "zero", r->zero);
+    cJSON_AddNumberToObject(j, "optimizer_state_bytes_per_rank", run_state_bytes(r, 0));
     if (r->size > 1 && r->step > r->step0) {
         /* The gradient sums of this process (`glue bench scaling` reads them):
          * the sums' time, and before them the wait for the slowest rank. */
@@ -575,6 +665,19 @@ static int run_prepare(Run *r) {
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
     r->step0 = r->step;
+    if (r->rank == 0 && r->size > 1 && o->show_progress) {
+        double mib = 1.0 / (1 << 20);
+        if (r->zero)
+            fprintf(stderr, "data parallel: %d ranks, ZeRO-1: AdamW state %.2f MiB per rank (%.2f MiB without)\n",
+                    r->size, mib * run_state_bytes(r, 0), mib * run_state_bytes(r, 1));
+        else if (pc->bucket_mb > 0)
+            fprintf(stderr, "data parallel: %d ranks, gradients summed in buckets of %g MiB during the backward; "
+                    "AdamW state %.2f MiB per rank (zero=1 shards it)\n",
+                    r->size, pc->bucket_mb, mib * run_state_bytes(r, 0));
+        else
+            fprintf(stderr, "data parallel: %d ranks, gradients summed after the backward; AdamW state %.2f MiB per "
+                    "rank (zero=1 shards it)\n", r->size, mib * run_state_bytes(r, 0));
+    }
     if (r->rank != 0) {   /* writes nothing */
         r->t0 = now_seconds();
         return 0;
@@ -592,6 +695,7 @@ static int run_prepare(Run *r) {
 
 static void run_free(Run *r) {
     if (r->log) fclose(r->log);
+    for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]);
     if (r->electra.gen) electra_free(&r->electra);
     bert_free(r->m);
     mlm_batch_free(&r->batch);
@@ -658,6 +762,7 @@ static int run_loop(Run *r) {
 
 int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
+    r.zero = o->cfg->zero && r.size > 1;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = pretrain_on_signal;

@@ -241,8 +241,9 @@ static const Command COMMANDS[] = {
      "  the CPU and the kernels named. Writes runs/results/bench/<cpu>/\n"
      "  bench_bert_<config>.json (make bench: the repository's results/).\n"
      "  scaling [--config tiny|mini|FILE ...] [--steps 20] [--reps 3] [--batch 64]\n"
-     "  [--corpus FILE]: pretraining as 1 process x 2 threads against mpirun -np 2 x\n"
-     "  1 thread, A/B for --reps rounds: tokens/s, all-reduce time and bytes per step.\n"
+     "  [--zero 0|1] [--corpus FILE]: pretraining as 1 process x 2 threads against\n"
+     "  mpirun -np 2 x 1 thread, A/B for --reps rounds: tokens/s, all-reduce time and\n"
+     "  bytes per step, AdamW state per rank (--zero 1: sharded, ZeRO-1).\n"
      "  Writes runs/results/bench_scaling.json. Needs a build with MPI.\n"},
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",

@@ -4,7 +4,8 @@
  * (weight decay on one tensor, none on a no-decay one, changing lr) and
  * Adadelta against torch.optim over 10 steps; sparse-rows behaviour; every
  * schedule at its key steps; clipping to an exact norm; and a save/resume of
- * optimizer state that continues bit-identically. */
+ * optimizer state that continues bit-identically; AdamW on a sharded state
+ * (ZeRO-1) against the whole. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,4 +345,50 @@ TEST(optim_adamw_lr_scale_is_the_tensors_rate) {
     params_free(p[0]);
     params_free(p[1]);
     params_free(q);
+}
+
+/* ZeRO-1's sharded state (params_set_shard): two arenas that each update one
+ * slice (cut inside tensor w) together take the steps of one whole arena bit
+ * for bit, their clipping sums of squares add up to the whole one's, and a
+ * sharded arena loading a whole state keeps its slice of it. */
+TEST(optim_adamw_sharded_equals_whole) {
+    char path[] = "/tmp/glue_optim_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    int hw, hb;
+    Params *whole = wb_params(&hw, &hb), *s[2] = {wb_params(&hw, &hb), wb_params(&hw, &hb)};
+    const size_t cut = 20;
+    params_set_shard(s[0], 0, cut);
+    params_set_shard(s[1], cut, s[1]->total);
+    Optimizer ow = optim_adamw(0.01), os[2] = {optim_adamw(0.01), optim_adamw(0.01)};
+    adamw_run(whole, &ow, 0, 3);
+    for (int i = 0; i < 2; i++) adamw_run(s[i], &os[i], 0, 3);
+    CHECK(memcmp(whole->data, s[0]->data, cut * sizeof(float)) == 0);
+    CHECK(memcmp(whole->data + cut, s[1]->data + cut, (whole->total - cut) * sizeof(float)) == 0);
+    CHECK(memcmp(whole->state[0] + cut, s[1]->state[0], (whole->total - cut) * sizeof(float)) == 0);
+    CHECK_NEAR(clip_sumsq_many(&s[0], 1) + clip_sumsq_many(&s[1], 1), clip_sumsq_many(&whole, 1), 1e-9);
+    CkptWriter *w = checkpoint_writer_open(path, NULL, -1);
+    CHECK(w != NULL);
+    optim_save(&ow, whole, w);
+    CHECK(checkpoint_writer_commit(w) == 0);
+    Checkpoint *c = checkpoint_read(path);
+    Params *fresh = wb_params(&hw, &hb);
+    Optimizer of = optim_adamw(0.01);
+    params_set_shard(fresh, cut, fresh->total);
+    if (CHECK(c != NULL)) {
+        CHECK(optim_load(&of, fresh, c) == 0);
+        CHECK(fresh->shard_lo == cut && fresh->shard_hi == fresh->total);
+        CHECK(memcmp(whole->state[1] + cut, fresh->state[1], (whole->total - cut) * sizeof(float)) == 0);
+        checkpoint_free(c);
+    }
+    /* Widening keeps the slice where it was and zeroes the rest. */
+    params_set_shard(fresh, 0, fresh->total);
+    CHECK(fresh->state[1][0] == 0.0f && memcmp(whole->state[1] + cut, fresh->state[1] + cut,
+                                                (whole->total - cut) * sizeof(float)) == 0);
+    params_free(whole);
+    params_free(s[0]);
+    params_free(s[1]);
+    params_free(fresh);
+    unlink(path);
 }

@@ -3,9 +3,14 @@
  *   - 2 ranks give the losses, accuracies and gradient norms of 1 rank with
  *     the same global batch to 1e-5 relative (MLM and ELECTRA): the split of
  *     every batch over the ranks changes only the order of sums;
+ *   - the same with the gradients summed in small buckets (bucket_mb), most
+ *     of them started during the backward: a bucket started before its
+ *     gradients are final would change the losses;
+ *   - ZeRO-1 (zero=1: AdamW's moments sharded over the ranks) gives the
+ *     losses of zero=0 to 1e-5, with about half the optimizer state per rank;
  *   - a 2-rank run stopped (--stop-at) and resumed on 2 ranks continues
  *     bit for bit, and resumed on 1 rank to 1e-5 (the checkpoint holds no
- *     per-rank state);
+ *     per-rank state), with and without ZeRO-1;
  *   - ranks started with different settings end at once with one message;
  *   - a number of ranks that does not divide the batch is refused;
  *   - a rank that hangs ends the job after GLUE_DIST_TIMEOUT seconds;
@@ -76,6 +81,11 @@ static int run_into(const Fixture *fx, const char *launcher, const char *args, c
 
 static const char *const RUN = "--set steps=20 --set batch=8 --set dropout=0";
 
+static const char *const ELECTRA = "--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0";
+/* The micro model's 12,768-float arena in buckets of 2,621 floats (0.01 MiB):
+ * five, of which three start when the backward has done the layer. */
+static const char *const SMALL_BUCKETS = "--set bucket_mb=0.01";
+
 static void same_as_one_rank(const char *objective) {
     if (!mpi_ready()) return;
     Fixture fx;
@@ -89,8 +99,8 @@ static void same_as_one_rank(const char *objective) {
         int bitwise;
         double d = log_diff(&one, &two, 20, &bitwise);
         CHECK_MSG(d <= 1e-5, "%s: 2 ranks differ from 1 by %.3g relative", objective, d);
-        printf("     2 ranks vs 1 (%s): largest relative difference %.2g (%s)\n",
-               strstr(objective, "electra") ? "electra" : "mlm", d,
+        printf("     2 ranks vs 1 (%s%s): largest relative difference %.2g (%s)\n",
+               strstr(objective, "electra") ? "electra" : "mlm", strstr(objective, "bucket") ? ", buckets" : "", d,
                bitwise ? "bit-identical" : "not bit-identical: the sums run in another order");
         /* Rank 0 alone wrote the summary, and it names the ranks. */
         char cmd[512];
@@ -102,20 +112,73 @@ static void same_as_one_rank(const char *objective) {
 
 TEST(pretrain_mpi_two_ranks_equal_one_mlm) { same_as_one_rank(""); }
 
-TEST(pretrain_mpi_two_ranks_equal_one_electra) {
-    same_as_one_rank("--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0");
+TEST(pretrain_mpi_two_ranks_equal_one_electra) { same_as_one_rank(ELECTRA); }
+
+TEST(pretrain_mpi_buckets_overlap_equal_one_rank) {
+    char args[512];
+    same_as_one_rank(SMALL_BUCKETS);
+    snprintf(args, sizeof args, "%s %s", SMALL_BUCKETS, ELECTRA);
+    same_as_one_rank(args);
+}
+
+/* The optimizer state bytes per rank of a run's summary.json (-1 if absent). */
+static double state_bytes(const Fixture *fx, const char *name) {
+    char path[512], buf[8192] = "";
+    snprintf(path, sizeof path, "%s/%s/summary.json", fx->dir, name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+        fclose(f);
+    }
+    cJSON *j = cJSON_Parse(buf);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "optimizer_state_bytes_per_rank");
+    double v = cJSON_IsNumber(b) ? b->valuedouble : -1;
+    cJSON_Delete(j);
+    return v;
+}
+
+/* ZeRO-1 on 2 ranks against zero=0 on 2 ranks (MLM and ELECTRA, whose two
+ * arenas are sharded each): the same losses, accuracies, gradient norms and
+ * rates to 1e-5 over 20 steps, and half the AdamW state per rank (each
+ * slice rounded up to 16 floats). */
+TEST(pretrain_mpi_zero1_equals_zero0) {
+    if (!mpi_ready()) return;
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    const char *objectives[2] = {"", ELECTRA};
+    for (int o = 0; o < 2; o++) {
+        char args[512], name0[32], name1[32];
+        Log z0, z1;
+        snprintf(name0, sizeof name0, "zero0_%d", o);
+        snprintf(name1, sizeof name1, "zero1_%d", o);
+        snprintf(args, sizeof args, "%s %s", RUN, objectives[o]);
+        if (!run_into(&fx, MPIRUN " 2", args, name0, &z0)) continue;
+        snprintf(args, sizeof args, "%s %s --set zero=1", RUN, objectives[o]);
+        if (!run_into(&fx, MPIRUN " 2", args, name1, &z1)) continue;
+        CHECK_EQ_INT(z1.n, 20);
+        int bitwise;
+        double d = log_diff(&z0, &z1, 20, &bitwise);
+        CHECK_MSG(d <= 1e-5, "%s: zero=1 differs from zero=0 by %.3g relative", o ? "electra" : "mlm", d);
+        double b0 = state_bytes(&fx, name0), b1 = state_bytes(&fx, name1);
+        CHECK_MSG(b1 >= b0 / 2 && b1 <= b0 / 2 + 2 * 2 * 16 * sizeof(float), "state per rank %.0f vs %.0f bytes", b1, b0);
+        printf("     zero=1 vs zero=0 (%s): largest relative difference %.2g (%s); AdamW state per rank %.0f -> %.0f "
+               "bytes\n", o ? "electra" : "mlm", d, bitwise ? "bit-identical" : "not bit-identical", b0, b1);
+    }
+    fixture_free(&fx);
 }
 
 /* Stopped at step 7 (between checkpoints, after a held-out evaluation that
  * only rank 0 runs), resumed to 20: on 2 ranks exactly the uninterrupted
- * 2-rank run, on 1 rank the same to summation order. */
-TEST(pretrain_mpi_resume_exact_and_with_other_n) {
+ * 2-rank run, on 1 rank the same to summation order. With ZeRO-1, the
+ * checkpoints gather every rank's slice of the moments, and a resume cuts
+ * them again for its own number of ranks. */
+static void resume_exact_and_with_other_n(const char *more) {
     if (!mpi_ready()) return;
     Fixture fx;
     if (!CHECK(fixture_init(&fx))) return;
-    char args[512];
-    const char *extra = "--set checkpoint_every=5 --set eval_every=3 --set eval_batches=1 "
-                        "--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0";
+    char args[1024], extra[512];
+    snprintf(extra, sizeof extra, "--set checkpoint_every=5 --set eval_every=3 --set eval_batches=1 %s %s", ELECTRA,
+             more);
     Log ref, lg;
     snprintf(args, sizeof args, "%s %s", RUN, extra);
     run_into(&fx, MPIRUN " 2", args, "ref", &ref);
@@ -134,6 +197,10 @@ TEST(pretrain_mpi_resume_exact_and_with_other_n) {
     CHECK_MSG(d <= 1e-5, "2 ranks resumed on 1 rank: differs by %.3g", d);
     fixture_free(&fx);
 }
+
+TEST(pretrain_mpi_resume_exact_and_with_other_n) { resume_exact_and_with_other_n(""); }
+
+TEST(pretrain_mpi_zero1_resume_exact_and_with_other_n) { resume_exact_and_with_other_n("--set zero=1"); }
 
 /* Ranks started with different settings (MPMD: one command line per rank)
  * stop before training with one message, not in a hang; a number of ranks

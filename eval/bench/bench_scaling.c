@@ -6,8 +6,9 @@
  * machine hits both alike. Per arrangement: tokens/s of the steady state (the
  * second half of the steps, from log.jsonl), and for the ranks the time per
  * step inside the gradient all-reduce, the time before it waiting for the
- * slower rank (a barrier), and the bytes summed per step (summary.json
- * "allreduce"). Writes
+ * slower rank (a barrier), the bytes summed per step (summary.json
+ * "allreduce"), and the AdamW state each rank keeps (--zero 1: the ranks
+ * shard it, ZeRO-1). Writes
  * runs/results/bench_scaling.json naming the CPU. */
 #include "eval/bench/bench.h"
 
@@ -25,7 +26,7 @@
 
 #define SCALING_USAGE                                                                                           \
     "usage: glue bench scaling [--config tiny|mini|FILE.json ...] [--steps 20] [--reps 3] [--ranks 2]\n"       \
-    "       [--threads 2] [--batch 64] [--corpus FILE] [--out NAME.json (under runs/results/)]"
+    "       [--threads 2] [--batch 64] [--zero 0|1] [--corpus FILE] [--out NAME.json (under runs/results/)]"
 
 enum { SCALING_MAX_CONFIGS = 4, SCALING_MAX_REPS = 20 };
 
@@ -34,13 +35,13 @@ typedef struct {
     char config_path[4096];
     const char *corpus;
     long steps, batch;
-    int threads, ranks;
+    int threads, ranks, zero;
     char tmp[4096], self[4096], heldout[4200];
 } Scaling;
 
 /* One measurement of one arrangement. */
 typedef struct {
-    double tokens_per_sec, allreduce_s, wait_s, allreduce_bytes;
+    double tokens_per_sec, allreduce_s, wait_s, allreduce_bytes, state_bytes;
 } Sample;
 
 static cJSON *read_json(const char *path) {
@@ -74,7 +75,7 @@ static double last_window_rate(const char *dir) {
 
 /* Runs the pretraining once with `ranks` processes of `threads` threads. 0 ok. */
 static int scaling_run(const Scaling *sc, int ranks, int threads, int k, Sample *out) {
-    char dir[4200], log[4300], steps[64], every[64], batch[64], nthreads[16], nranks[16], eval[4300];
+    char dir[4200], log[4300], steps[64], every[64], batch[64], nthreads[16], nranks[16], eval[4300], zero[16];
     snprintf(dir, sizeof dir, "%s/run%d", sc->tmp, k);
     snprintf(log, sizeof log, "%s/stderr%d.txt", sc->tmp, k);
     snprintf(steps, sizeof steps, "steps=%ld", 2 * sc->steps);
@@ -83,6 +84,7 @@ static int scaling_run(const Scaling *sc, int ranks, int threads, int k, Sample 
     snprintf(nthreads, sizeof nthreads, "%d", threads);
     snprintf(nranks, sizeof nranks, "%d", ranks);
     snprintf(eval, sizeof eval, "eval_corpus=text:%s", sc->heldout);
+    snprintf(zero, sizeof zero, "zero=%d", sc->zero);
     const char *argv[48];
     int n = 0;
     if (ranks > 1) {
@@ -95,7 +97,7 @@ static int scaling_run(const Scaling *sc, int ranks, int threads, int k, Sample 
     }
     const char *rest[] = {sc->self, "pretrain", "--config", sc->config_path, "--corpus", sc->corpus, "--set", steps,
                           "--set", every, "--set", batch, "--set", "eval_every=0", "--set", "checkpoint_every=0",
-                          "--set", eval, "--set", "warmup=1", "--threads", nthreads, "--out", dir, NULL};
+                          "--set", eval, "--set", "warmup=1", "--set", zero, "--threads", nthreads, "--out", dir, NULL};
     for (int i = 0; rest[i]; i++) argv[n++] = rest[i];
     argv[n] = NULL;
     int rc = bench_spawn(argv, NULL, log, NULL);
@@ -115,6 +117,8 @@ static int scaling_run(const Scaling *sc, int ranks, int threads, int k, Sample 
     char path[4300];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *s = read_json(path);
+    const cJSON *state = cJSON_GetObjectItemCaseSensitive(s, "optimizer_state_bytes_per_rank");
+    if (cJSON_IsNumber(state)) out->state_bytes = state->valuedouble;
     const cJSON *ar = cJSON_GetObjectItemCaseSensitive(s, "allreduce");
     if (ar) {
         out->allreduce_s = cJSON_GetObjectItemCaseSensitive(ar, "seconds_per_step")->valuedouble;
@@ -134,7 +138,8 @@ static cJSON *samples_json(const Sample *s, int n, int field) {
         v[i] = field == 0   ? s[i].tokens_per_sec
                : field == 1 ? s[i].allreduce_s
                : field == 2 ? s[i].allreduce_bytes
-                            : s[i].wait_s;
+               : field == 3 ? s[i].wait_s
+                            : s[i].state_bytes;
     return bench_stats_json(summarize(v, n));
 }
 
@@ -146,9 +151,11 @@ static cJSON *scaling_config(Scaling *sc, int reps) {
             scaling_run(sc, sc->ranks, sc->threads / sc->ranks, 2 * r + 1, &many[r]))
             return NULL;
         fprintf(stderr,
-                "bench scaling %s rep %d: 1x%d %.0f tok/s, %dx%d %.0f tok/s (all-reduce %.1f ms/step, wait %.1f)\n",
+                "bench scaling %s rep %d: 1x%d %.0f tok/s, %dx%d %.0f tok/s (all-reduce %.1f ms/step, wait %.1f; "
+                "AdamW state %.1f MB per rank, %.1f MB on 1)\n",
                 sc->config, r + 1, sc->threads, one[r].tokens_per_sec, sc->ranks, sc->threads / sc->ranks,
-                many[r].tokens_per_sec, 1e3 * many[r].allreduce_s, 1e3 * many[r].wait_s);
+                many[r].tokens_per_sec, 1e3 * many[r].allreduce_s, 1e3 * many[r].wait_s, 1e-6 * many[r].state_bytes,
+                1e-6 * one[r].state_bytes);
     }
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "config", sc->config);
@@ -162,6 +169,9 @@ static cJSON *scaling_config(Scaling *sc, int reps) {
     cJSON_AddItemToObject(j, "allreduce_seconds_per_step", samples_json(many, reps, 1));
     cJSON_AddItemToObject(j, "allreduce_bytes_per_step", samples_json(many, reps, 2));
     cJSON_AddItemToObject(j, "wait_for_slowest_rank_seconds_per_step", samples_json(many, reps, 3));
+    cJSON_AddNumberToObject(j, "zero", sc->zero);
+    cJSON_AddNumberToObject(j, "ranks1_optimizer_state_bytes", one[0].state_bytes);
+    cJSON_AddNumberToObject(j, "ranks_optimizer_state_bytes_per_rank", many[0].state_bytes);
     double ratio[SCALING_MAX_REPS];
     for (int r = 0; r < reps; r++) ratio[r] = many[r].tokens_per_sec / one[r].tokens_per_sec;
     cJSON_AddItemToObject(j, "ranks_over_threads", bench_stats_json(summarize(ratio, reps)));
@@ -175,7 +185,8 @@ int bench_scaling(int argc, char **argv) {
     int nc = args_strs(&a, "--config", configs, SCALING_MAX_CONFIGS);
     Scaling sc = {.corpus = args_str(&a, "--corpus", "data/pretrain/brown/brown_tagged.txt.gz"),
                   .steps = args_int(&a, "--steps", 20), .batch = args_int(&a, "--batch", 64),
-                  .threads = (int)args_int(&a, "--threads", 2), .ranks = (int)args_int(&a, "--ranks", 2)};
+                  .threads = (int)args_int(&a, "--threads", 2), .ranks = (int)args_int(&a, "--ranks", 2),
+                  .zero = (int)args_int(&a, "--zero", 0)};
     long reps = args_int(&a, "--reps", 3);
     const char *out = args_str(&a, "--out", "bench_scaling.json");
     int rc = args_finish(&a, SCALING_USAGE);
@@ -187,9 +198,9 @@ int bench_scaling(int argc, char **argv) {
         return 1;
     }
     if (sc.steps < 1 || sc.batch < 1 || reps < 1 || reps > SCALING_MAX_REPS || sc.ranks < 2 || sc.threads < sc.ranks ||
-        sc.threads % sc.ranks || sc.batch % sc.ranks) {
+        sc.threads % sc.ranks || sc.batch % sc.ranks || sc.zero < 0 || sc.zero > 1) {
         user_error(SCALING_USAGE, "bench scaling: need --steps, --batch >= 1, --reps 1..%d, --ranks >= 2 dividing "
-                   "--threads and --batch", SCALING_MAX_REPS);
+                   "--threads and --batch, --zero 0 or 1", SCALING_MAX_REPS);
         return EXIT_USAGE;
     }
     ssize_t len = readlink("/proc/self/exe", sc.self, sizeof sc.self - 1);

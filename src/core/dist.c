@@ -43,6 +43,51 @@ uint64_t dist_hash(uint64_t h, const void *data, size_t n) {
 DistStats dist_stats(void) { return dist_stats_; }
 void dist_stats_reset(void) { memset(&dist_stats_, 0, sizeof dist_stats_); }
 
+/* MPI counts are ints: a bucket, and an array cut into slices, stay below this. */
+#define DIST_MAX_COUNT (1L << 28)
+
+struct DistBuckets {
+    float *buf;
+    long n, size;    /* floats in buf, in a bucket */
+    int count;       /* buckets; bucket k is [max(0, n - (k + 1) size), n - k size) */
+    int started;     /* buckets started this step (from the end of buf) */
+    int armed;       /* between begin and finish */
+    void *req;       /* (count) MPI_Request, in MPI builds */
+};
+
+DistBuckets *dist_buckets_create(float *buf, long n, long bucket_floats) {
+    DistBuckets *b = xcalloc(1, sizeof *b);
+    b->buf = buf;
+    b->n = n;
+    b->size = bucket_floats < 1 || bucket_floats > n ? n : bucket_floats;
+    if (b->size > DIST_MAX_COUNT) b->size = DIST_MAX_COUNT;
+    if (b->size < 1) b->size = 1;
+    b->count = (int)((n + b->size - 1) / b->size);
+#ifdef GLUE_MPI
+    b->req = xcalloc((size_t)(b->count ? b->count : 1), sizeof(MPI_Request));
+#endif
+    return b;
+}
+
+void dist_buckets_free(DistBuckets *b) {
+    if (!b) return;
+    free(b->req);
+    free(b);
+}
+
+void dist_buckets_begin(DistBuckets *b) {
+    b->started = 0;
+    b->armed = dist_size_ > 1;
+}
+
+void dist_slice(long n, int rank, long *lo, long *hi) {
+    long per = (n + dist_size_ - 1) / dist_size_;
+    per = (per + 15) / 16 * 16;
+    long a = (long)rank * per;
+    *lo = a < n ? a : n;
+    *hi = a + per < n ? a + per : n;
+}
+
 #ifdef GLUE_MPI
 
 static int dist_started_;   /* MPI_Init was called */
@@ -154,6 +199,101 @@ void dist_allreduce_floats(float *buf, long n) {
     dist_stats_.bytes += (double)n * sizeof(float);
 }
 
+/* Where bucket k starts (bucket 0 ends the array). */
+static long dist_bucket_lo(const DistBuckets *b, int k) {
+    long lo = b->n - (long)(k + 1) * b->size;
+    return lo > 0 ? lo : 0;
+}
+
+void dist_buckets_ready(DistBuckets *b, long lo) {
+    if (!b->armed) return;
+    double t0 = now_seconds();
+    MPI_Request *req = b->req;
+    for (; b->started < b->count && dist_bucket_lo(b, b->started) >= lo; b->started++) {
+        int k = b->started;
+        long a = dist_bucket_lo(b, k), z = b->n - (long)k * b->size;
+        dist_check(MPI_Iallreduce(MPI_IN_PLACE, b->buf + a, (int)(z - a), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[k]),
+                   "MPI_Iallreduce");
+        dist_stats_.bytes += (double)(z - a) * sizeof(float);
+    }
+    int done;   /* lets the sums in flight progress (see dist.h) */
+    if (b->started) dist_check(MPI_Testall(b->started, req, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    dist_stats_.seconds += now_seconds() - t0;
+}
+
+void dist_buckets_finish(DistBuckets *b) {
+    if (!b->armed) return;
+    dist_buckets_ready(b, 0);
+    double t0 = now_seconds();
+    dist_watch_begin("MPI_Waitall (a step's gradient sum, in buckets)");
+    dist_check(MPI_Waitall(b->count, b->req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    dist_watch_end();
+    b->armed = 0;
+    dist_stats_.calls++;
+    dist_stats_.seconds += now_seconds() - t0;
+}
+
+/* Every rank's slice of an n-float array: counts and displacements (caller frees both). */
+static void dist_slices(long n, int **counts, int **displs) {
+    if (n > DIST_MAX_COUNT * 4L) DIE("dist: %ld floats is too many to cut into slices", n);
+    *counts = xmalloc(sizeof(int) * (size_t)dist_size_);
+    *displs = xmalloc(sizeof(int) * (size_t)dist_size_);
+    for (int r = 0; r < dist_size_; r++) {
+        long lo, hi;
+        dist_slice(n, r, &lo, &hi);
+        (*counts)[r] = (int)(hi - lo);
+        (*displs)[r] = (int)lo;
+    }
+}
+
+void dist_reduce_scatter_floats(float *buf, long n) {
+    if (dist_size_ == 1) return;
+    double t0 = now_seconds();
+    int *counts, *displs;
+    dist_slices(n, &counts, &displs);
+    dist_watch_begin("MPI_Reduce_scatter (a step's gradient sum, ZeRO-1)");
+    /* In place, the sum of this rank's slice lands at the start of buf. */
+    dist_check(MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+               "MPI_Reduce_scatter");
+    dist_watch_end();
+    memmove(buf + displs[dist_rank_], buf, sizeof(float) * (size_t)counts[dist_rank_]);
+    free(counts);
+    free(displs);
+    dist_stats_.calls++;
+    dist_stats_.seconds += now_seconds() - t0;
+    dist_stats_.bytes += (double)n * sizeof(float);
+}
+
+void dist_allgather_floats(float *buf, long n) {
+    if (dist_size_ == 1) return;
+    double t0 = now_seconds();
+    int *counts, *displs;
+    dist_slices(n, &counts, &displs);
+    dist_watch_begin("MPI_Allgatherv (the parameters after a step, ZeRO-1)");
+    dist_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, MPI_FLOAT, MPI_COMM_WORLD),
+               "MPI_Allgatherv");
+    dist_watch_end();
+    free(counts);
+    free(displs);
+    dist_stats_.seconds += now_seconds() - t0;
+    dist_stats_.bytes += (double)n * sizeof(float);
+}
+
+void dist_gather_floats(const float *mine, float *all, long n, int root) {
+    int *counts, *displs;
+    dist_slices(n, &counts, &displs);
+    int me = dist_rank_;
+    if (me == root && all + displs[me] != mine) memcpy(all + displs[me], mine, sizeof(float) * (size_t)counts[me]);
+    if (dist_size_ > 1)
+        dist_check(me == root ? MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_FLOAT, root,
+                                            MPI_COMM_WORLD)
+                              : MPI_Gatherv(mine, counts[me], MPI_FLOAT, NULL, NULL, NULL, MPI_FLOAT, root,
+                                            MPI_COMM_WORLD),
+                   "MPI_Gatherv");
+    free(counts);
+    free(displs);
+}
+
 void dist_allreduce_doubles(double *buf, int n) {
     if (dist_size_ == 1) return;
     dist_watch_begin("MPI_Allreduce (a step's statistics)");
@@ -214,6 +354,14 @@ int dist_finalize(int rc) { return rc; }
 void dist_barrier(void) {}
 void dist_allreduce_floats(float *buf, long n) { (void)buf, (void)n; }
 void dist_allreduce_doubles(double *buf, int n) { (void)buf, (void)n; }
+void dist_buckets_ready(DistBuckets *b, long lo) { (void)b, (void)lo; }
+void dist_buckets_finish(DistBuckets *b) { (void)b; }
+void dist_reduce_scatter_floats(float *buf, long n) { (void)buf, (void)n; }
+void dist_allgather_floats(float *buf, long n) { (void)buf, (void)n; }
+void dist_gather_floats(const float *mine, float *all, long n, int root) {
+    (void)root;
+    if (mine != all) memcpy(all, mine, sizeof(float) * (size_t)n);
+}
 int dist_max_int(int v) { return v; }
 int dist_bcast_int(int v, int root) { (void)root; return v; }
 int dist_check_same(uint64_t hash, const char *what) { (void)hash, (void)what; return 0; }

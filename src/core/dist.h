@@ -21,8 +21,24 @@
  * happen while the others wait at the next step: the limit must exceed them.
  * (dist_bcast_int, used while rank 0 builds a token cache, is not watched.)
  *
+ * Gradient sums overlapping the backward (DistBuckets): a backward finishes
+ * a parameter arena from its end (the top layers and heads, declared last)
+ * to its start (the embeddings), so the sum goes in buckets of about a
+ * setting's size cut from the end of the array, each started
+ * (MPI_Iallreduce) as soon as the backward says the floats it covers are
+ * final, and all waited for before the optimizer step. OpenMPI moves a
+ * non-blocking sum on only inside MPI calls: each notification also tests
+ * the buckets in flight, which lets them progress between layers.
+ *
+ * ZeRO-1 (Rajbhandari et al. 2020): an array is cut into one slice per rank
+ * (dist_slice); gradients are summed into their owner's slice
+ * (dist_reduce_scatter_floats), each rank updates its slice, and the slices
+ * are shared again (dist_allgather_floats); dist_gather_floats collects them
+ * on one rank (a complete checkpoint).
+ *
  * Counters (dist_stats) add up the time spent in, and the bytes passed to,
- * dist_allreduce_floats, and the time in dist_barrier, for `glue bench
+ * the gradient sums (dist_allreduce_floats, the buckets, the reduce-scatter
+ * and all-gather of ZeRO-1), and the time in dist_barrier, for `glue bench
  * scaling`. */
 #ifndef GLUE_DIST_H
 #define GLUE_DIST_H
@@ -69,10 +85,40 @@ int dist_check_same(uint64_t hash, const char *what);
 #define DIST_HASH_INIT 0xcbf29ce484222325ULL
 uint64_t dist_hash(uint64_t h, const void *data, size_t n);
 
-/* What dist_allreduce_floats has done since the last reset. */
+/* Sums buf (n floats) over the ranks in buckets of bucket_floats (cut from
+ * the end of buf; >= n: one sum of all of it), overlapping the caller's work.
+ * Use per step:
+ *   dist_buckets_begin(b);           before the backward that ends the step
+ *   dist_buckets_ready(b, lo) ...;   floats [lo, n) are final (lo decreasing):
+ *                                    the buckets wholly inside start
+ *   dist_buckets_finish(b);          starts the rest, waits for all
+ * ready outside begin..finish does nothing (the earlier micro-batches of an
+ * accumulated step). One process: every call does nothing. */
+typedef struct DistBuckets DistBuckets;
+DistBuckets *dist_buckets_create(float *buf, long n, long bucket_floats);
+void dist_buckets_free(DistBuckets *b);
+void dist_buckets_begin(DistBuckets *b);
+void dist_buckets_ready(DistBuckets *b, long lo);
+void dist_buckets_finish(DistBuckets *b);
+
+/* ZeRO-1's cut of an n-float array: rank r owns [*lo, *hi), ceil(n / N)
+ * floats rounded up to 16 (64-byte aligned starts), the last slices shorter
+ * or empty. One process: all of it. */
+void dist_slice(long n, int rank, long *lo, long *hi);
+/* Sums buf (n floats) over the ranks into this rank's slice of buf; the rest
+ * of buf is left undefined. */
+void dist_reduce_scatter_floats(float *buf, long n);
+/* Every rank's slice of buf (n floats) to every rank, in place. */
+void dist_allgather_floats(float *buf, long n);
+/* This rank's slice (`mine`, hi - lo floats) into root's `all` (n floats; NULL
+ * on the other ranks). */
+void dist_gather_floats(const float *mine, float *all, long n, int root);
+
+/* What the gradient sums have done since the last reset. */
 typedef struct DistStats {
-    long calls;
-    double seconds;   /* wall time inside the sums */
+    long calls;       /* steps' sums (a bucketed sum counts once) */
+    double seconds;   /* wall time inside the sums (with buckets: in the MPI calls that start, test and wait
+                       * for them, the time the overlap did not hide) */
     double wait_seconds;  /* wall time inside dist_barrier */
     double bytes;     /* bytes of the buffers summed (each rank's payload) */
 } DistStats;

@@ -67,13 +67,16 @@ int params_declare(Params *p, const char *name, const int *shape, int ndim, Para
     return p->n++;
 }
 
-/* A zeroed mirror of the arena (padding included, so it stays zero forever). */
-static float *params_mirror_alloc(const Params *p) {
-    size_t bytes = (p->total ? p->total : PARAM_ALIGN_FLOATS) * sizeof(float);
+/* A zeroed slice [lo, hi) of the arena's layout (a mirror: [0, total),
+ * padding included, so it stays zero forever; optimizer state: the shard). */
+static float *params_shard_alloc(size_t lo, size_t hi) {
+    size_t bytes = (hi > lo ? hi - lo : PARAM_ALIGN_FLOATS) * sizeof(float);
     float *m = xaligned_alloc(bytes);
     memset(m, 0, bytes);
     return m;
 }
+
+static float *params_mirror_alloc(const Params *p) { return params_shard_alloc(0, p->total); }
 
 static void param_init_tensor(float *x, long n, ParamInit init, Rng *rng) {
     switch (init.kind) {
@@ -94,6 +97,8 @@ static void param_init_tensor(float *x, long n, ParamInit init, Rng *rng) {
 void params_allocate(Params *p, Rng *rng) {
     if (p->data) DIE("params: allocated twice");
     p->data = params_mirror_alloc(p);
+    p->shard_lo = 0;
+    p->shard_hi = p->total;
     for (int i = 0; i < p->n; i++)
         param_init_tensor(p->data + p->t[i].offset, p->t[i].numel, p->t[i].init, rng);
 }
@@ -106,8 +111,33 @@ void params_grad_enable(Params *p) {
 float *params_state(Params *p, int k) {
     if (k < 0 || k >= PARAM_MAX_STATES) DIE("params: no state slot %d", k);
     if (!p->data) DIE("params: params_state before params_allocate");
-    if (!p->state[k]) p->state[k] = params_mirror_alloc(p);
+    if (!p->state[k]) p->state[k] = params_shard_alloc(p->shard_lo, p->shard_hi);
     return p->state[k];
+}
+
+void params_set_shard(Params *p, size_t lo, size_t hi) {
+    if (!p->data) DIE("params: params_set_shard before params_allocate");
+    if (lo > hi || hi > p->total) DIE("params: shard [%zu, %zu) outside the arena (%zu floats)", lo, hi, p->total);
+    size_t keep_lo = lo > p->shard_lo ? lo : p->shard_lo, keep_hi = hi < p->shard_hi ? hi : p->shard_hi;
+    for (int k = 0; k < PARAM_MAX_STATES; k++) {
+        if (!p->state[k]) continue;
+        float *s = params_shard_alloc(lo, hi);
+        if (keep_lo < keep_hi)
+            memcpy(s + (keep_lo - lo), p->state[k] + (keep_lo - p->shard_lo), (keep_hi - keep_lo) * sizeof(float));
+        free(p->state[k]);
+        p->state[k] = s;
+    }
+    p->shard_lo = lo;
+    p->shard_hi = hi;
+}
+
+int params_span_in_shard(const Params *p, ParamSpan *sp) {
+    size_t lo = sp->offset > p->shard_lo ? sp->offset : p->shard_lo;
+    size_t end = sp->offset + (size_t)sp->len, hi = end < p->shard_hi ? end : p->shard_hi;
+    if (lo >= hi) return 0;
+    sp->offset = lo;
+    sp->len = (long)(hi - lo);
+    return 1;
 }
 
 static const ParamTensor *params_check_handle(const Params *p, int h) {

@@ -27,6 +27,12 @@
  * Contract: rows of a sparse tensor that were written but not touched are
  * neither updated nor zeroed.
  *
+ * Sharded state (ZeRO-1, Rajbhandari et al. 2020): a data-parallel process
+ * may update only a slice [shard_lo, shard_hi) of the arena (params_set_shard);
+ * its state slots then hold that slice alone (slot[i] mirrors arena float
+ * shard_lo + i), and the optimizer and clipping visit only it. Default: the
+ * whole arena.
+ *
  * Threads: declare/allocate/touch from one thread (the training loop's). */
 #ifndef GLUE_PARAMS_H
 #define GLUE_PARAMS_H
@@ -90,7 +96,8 @@ typedef struct Params {
     size_t total;  /* floats in the arena, including alignment padding */
     float *data;   /* (total) */
     float *grad;   /* (total) or NULL before params_grad_enable */
-    float *state[PARAM_MAX_STATES]; /* (total) each, or NULL until asked for */
+    float *state[PARAM_MAX_STATES]; /* (shard_hi - shard_lo) each, or NULL until asked for */
+    size_t shard_lo, shard_hi;      /* the slice the state covers: [0, total) unless sharded */
 } Params;
 
 /* A contiguous run of one tensor that an update must visit: the whole tensor, or
@@ -111,8 +118,16 @@ int params_declare(Params *p, const char *name, const int *shape, int ndim, Para
 void params_allocate(Params *p, Rng *rng);
 /* Allocates the (zeroed) gradient mirror; idempotent. */
 void params_grad_enable(Params *p);
-/* Optimizer state slot k (0 <= k < PARAM_MAX_STATES), zeroed when first asked for. */
+/* Optimizer state slot k (0 <= k < PARAM_MAX_STATES), zeroed when first asked
+ * for: shard_hi - shard_lo floats, slot[i] for arena float shard_lo + i. */
 float *params_state(Params *p, int k);
+/* Makes [lo, hi) (floats, lo <= hi <= total) the slice the state covers. The
+ * state already there keeps its values where the old and new slices overlap
+ * (zero elsewhere): sharding a fresh arena, widening one to the whole arena
+ * to gather or load a complete state, narrowing it back, are all this call. */
+void params_set_shard(Params *p, size_t lo, size_t hi);
+/* Narrows sp to the shard; 0 when nothing of it is left. */
+int params_span_in_shard(const Params *p, ParamSpan *sp);
 
 float *params_data(const Params *p, int h);
 float *params_grad(const Params *p, int h); /* NULL before params_grad_enable */

@@ -26,8 +26,9 @@ void adadelta_step(const Optimizer *o, Params *p, float lr) {
         float wd = (float)OPTIM_DECAY(o, params_tensor(p, h)->flags);
         for (long k = 0, ns = params_span_count(p, h, o->lazy); k < ns; k++) {
             ParamSpan sp = params_span(p, h, k, o->lazy);
-            size_t at = sp.offset;
-            adadelta_update(p->data + at, p->grad + at, s + at, a + at, sp.len, lr, wd, rho, one_rho, eps);
+            if (!params_span_in_shard(p, &sp)) continue;
+            size_t at = sp.offset, st = at - p->shard_lo;
+            adadelta_update(p->data + at, p->grad + at, s + st, a + st, sp.len, lr, wd, rho, one_rho, eps);
         }
     }
 }

@@ -35,8 +35,9 @@ void adamw_step(const Optimizer *o, Params *p, float lr, long t) {
         c.decay_mul = (float)(1.0 - lr_t * OPTIM_DECAY(o, params_tensor(p, h)->flags));
         for (long s = 0, ns = params_span_count(p, h, o->lazy); s < ns; s++) {
             ParamSpan sp = params_span(p, h, s, o->lazy);
-            size_t at = sp.offset;
-            adamw_update(p->data + at, p->grad + at, m + at, v + at, sp.len, c);
+            if (!params_span_in_shard(p, &sp)) continue;
+            size_t at = sp.offset, st = at - p->shard_lo;   /* the state holds the shard only */
+            adamw_update(p->data + at, p->grad + at, m + st, v + st, sp.len, c);
         }
     }
 }

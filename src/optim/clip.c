@@ -32,34 +32,42 @@ static void clip_span_scale(float *g, long n, float scale) {
     }
 }
 
-/* Sum of squares of one arena's gradient. */
+/* Sum of squares of one arena's gradient (its shard). */
 static double clip_sumsq(const Params *p) {
     if (!p->grad) DIE("clip: no gradient (params_grad_enable)");
     double sumsq = 0.0;
     for (int h = 0; h < params_num_tensors(p); h++)
         for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
             ParamSpan sp = params_span(p, h, s, 1);
-            sumsq += clip_span_sumsq(p->grad + sp.offset, sp.len);
+            if (params_span_in_shard(p, &sp)) sumsq += clip_span_sumsq(p->grad + sp.offset, sp.len);
         }
     return sumsq;
 }
 
 double clip_compute_norm(const Params *p) { return sqrt(clip_sumsq(p)); }
 
-double clip_grad_norm_many(Params *const *ps, int n, float max_norm) {
+double clip_sumsq_many(Params *const *ps, int n) {
     double sumsq = 0.0;
     for (int i = 0; i < n; i++) sumsq += clip_sumsq(ps[i]);
-    double norm = sqrt(sumsq);
-    if (max_norm <= 0.0f || !isfinite(norm) || norm <= max_norm) return norm;
+    return sumsq;
+}
+
+void clip_scale_many(Params *const *ps, int n, float max_norm, double norm) {
+    if (max_norm <= 0.0f || !isfinite(norm) || norm <= max_norm) return;
     float scale = (float)(max_norm / norm);
     for (int i = 0; i < n; i++) {
         const Params *p = ps[i];
         for (int h = 0; h < params_num_tensors(p); h++)
             for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
                 ParamSpan sp = params_span(p, h, s, 1);
-                clip_span_scale(p->grad + sp.offset, sp.len, scale);
+                if (params_span_in_shard(p, &sp)) clip_span_scale(p->grad + sp.offset, sp.len, scale);
             }
     }
+}
+
+double clip_grad_norm_many(Params *const *ps, int n, float max_norm) {
+    double norm = sqrt(clip_sumsq_many(ps, n));
+    clip_scale_many(ps, n, max_norm, norm);
     return norm;
 }
 

@@ -58,6 +58,7 @@ static void optim_state_prefix(char *buf, size_t cap, const char *scope, int k) 
 }
 
 int optim_save_scoped(const Optimizer *o, const Params *p, CkptWriter *w, const char *scope) {
+    if (p->shard_lo != 0 || p->shard_hi != p->total) DIE("optim: saving a sharded state (gather it first)");
     OptimBlob b = {.kind = (uint32_t)o->kind, .t = o->t};
     char blob_name[PARAM_NAME_MAX];
     snprintf(blob_name, sizeof blob_name, "%soptim", scope);
@@ -88,12 +89,18 @@ int optim_load_scoped(Optimizer *o, Params *p, const Checkpoint *c, const char *
                    optim_name((OptimKind)b.kind), optim_name(o->kind));
         return -1;
     }
-    for (int k = 0; k < optim_num_states(o); k++) {
+    /* A sharded arena reads the whole state, then keeps its shard. */
+    size_t lo = p->shard_lo, hi = p->shard_hi;
+    params_set_shard(p, 0, p->total);
+    int rc = 0;
+    for (int k = 0; k < optim_num_states(o) && rc == 0; k++) {
         char prefix[PARAM_NAME_MAX];
         optim_state_prefix(prefix, sizeof prefix, scope, k);
         if (b.t == 0) continue; /* nothing was saved: the slots stay zero */
-        if (checkpoint_load_params_mirror(c, p, prefix, params_state(p, k))) return -1;
+        rc = checkpoint_load_params_mirror(c, p, prefix, params_state(p, k));
     }
+    params_set_shard(p, lo, hi);
+    if (rc) return -1;
     o->t = b.t;
     return 0;
 }

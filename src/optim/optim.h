@@ -19,6 +19,11 @@
  * AdamW m, v; Adadelta s, a), so optim_save writes it as ordinary checkpoint
  * tensors and a resumed run continues bit-identically.
  *
+ * Sharded state (params_set_shard, ZeRO-1): every rule updates only the
+ * arena's shard, from its gradient there; optim_save needs the whole state
+ * (widen the shard and gather it first), optim_load fills the shard from a
+ * whole state, so a checkpoint never depends on the number of processes.
+ *
  * Sparse rows: SGD visits only the touched rows of PARAM_SPARSE_ROWS tensors
  * (fastText-style). AdamW and Adadelta update them densely, which is what BERT
  * does, unless `lazy` is set (then untouched rows keep stale moments).

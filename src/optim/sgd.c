@@ -25,7 +25,8 @@ void sgd_step(const Optimizer *o, Params *p, float lr) {
         float wd = (float)OPTIM_DECAY(o, params_tensor(p, h)->flags);
         for (long s = 0, ns = params_span_count(p, h, 1); s < ns; s++) {
             ParamSpan sp = params_span(p, h, s, 1);
-            sgd_update(p->data + sp.offset, p->grad + sp.offset, buf ? buf + sp.offset : NULL, sp.len, lr, wd,
+            if (!params_span_in_shard(p, &sp)) continue;
+            sgd_update(p->data + sp.offset, p->grad + sp.offset, buf ? buf + (sp.offset - p->shard_lo) : NULL, sp.len, lr, wd,
                        (float)o->momentum);
         }
     }

@@ -185,6 +185,17 @@ typedef struct Bert {
      * training gives each rank some rows of a batch and sets the WHOLE batch's
      * count, so the ranks' losses and gradients sum to the whole batch's mean. */
     long loss_count;
+    /* Told by bert_backward as it goes down the layers: grad_ready(ctx, lo)
+     * means every gradient of the arena from float lo to its end is final for
+     * this backward. The arena is declared embeddings first, then layers 0 ..
+     * L-1, then the final LayerNorm, pooler and heads, and the backward
+     * finishes it in the opposite order (the heads' gradients are written by
+     * the losses before it), so after layer l everything from l's first
+     * tensor on is done; lo 0 comes last. Data-parallel pretraining starts
+     * summing those gradients meanwhile (core/dist.h DistBuckets). NULL:
+     * nobody listens. */
+    void (*grad_ready)(void *ctx, long lo);
+    void *grad_ready_ctx;
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,

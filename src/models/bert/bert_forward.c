@@ -224,6 +224,8 @@ void bert_backward(Bert *m) {
                         k->scratch);
         block_self_attn_backward(dy, &m->g.layers[l].attn, dx, &k->attn[l], x, &m->w.layers[l].attn, &k->dims,
                               k->scratch);
+        if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (long)(m->g.layers[l].attn.w_qkv - m->params->grad));
     }
     bert_embed_backward(m, dy);
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, 0);
 }

@@ -6,6 +6,10 @@
  *     so rank 1 gets none of it and must still join the gradient sum;
  *   - rank 0 alone reports (one result line, one set of epoch lines) and the
  *     run directory holds one finished run and nothing else;
+ *   - the same with the gradient summed in tiny buckets (bucket_mb) on a
+ *     2-layer micro BERT: most buckets start during the backward (counted
+ *     from results.json), and a bucket started before its gradients are
+ *     final would change the losses;
  *   - a model that is not data-parallel (fastText) is refused under mpirun
  *     with one message, a non-zero exit and no run directory.
  * Skipped (with the reason) where glue was built without MPI or mpirun is
@@ -86,6 +90,11 @@ static int fx_make(Fx *fx) {
     fclose(f);
     if (!(f = fx_open(fx, "micro.json"))) return 0;
     fprintf(f, "{\"vocab_size\": 27, \"hidden_size\": 16, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
+               " \"intermediate_size\": 32, \"max_position_embeddings\": 32, \"hidden_dropout_prob\": 0,"
+               " \"attention_probs_dropout_prob\": 0}\n");
+    fclose(f);
+    if (!(f = fx_open(fx, "micro2.json"))) return 0;   /* two layers: a bucket can start between them */
+    fprintf(f, "{\"vocab_size\": 27, \"hidden_size\": 16, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
                " \"intermediate_size\": 32, \"max_position_embeddings\": 32, \"hidden_dropout_prob\": 0,"
                " \"attention_probs_dropout_prob\": 0}\n");
     fclose(f);
@@ -197,5 +206,73 @@ TEST(finetune_mpi_refuses_fasttext) {
     snprintf(path, sizeof path, "%s/ft", fx.root);
     CHECK_MSG(access(path, F_OK) != 0, "%s was created", path);
     free(out), free(err);
+    fx_remove(&fx);
+}
+
+static double num(const cJSON *j, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The epoch losses and dev accuracies of two runs: the largest relative
+ * difference, and whether they are the same numbers. */
+static double epochs_diff(const cJSON *a, const cJSON *b, int *same) {
+    const cJSON *ea = cJSON_GetObjectItemCaseSensitive(a, "epochs"), *eb = cJSON_GetObjectItemCaseSensitive(b, "epochs");
+    double worst = cJSON_GetArraySize(ea) == 2 && cJSON_GetArraySize(eb) == 2 ? 0 : INFINITY;
+    *same = worst == 0;
+    for (int e = 0; e < 2 && worst < INFINITY; e++) {
+        const cJSON *x = cJSON_GetArrayItem(ea, e), *y = cJSON_GetArrayItem(eb, e);
+        double v[4] = {num(x, "loss"), num(y, "loss"), num(cJSON_GetObjectItemCaseSensitive(x, "dev"), "accuracy"),
+                       num(cJSON_GetObjectItemCaseSensitive(y, "dev"), "accuracy")};
+        worst = fmax(worst, fmax(rel(v[0], v[1]), rel(v[2], v[3])));
+        *same = *same && v[0] == v[1] && v[2] == v[3];
+    }
+    return worst;
+}
+
+/* The 2-layer micro model's arena: embeddings 27x16 + 32x16 + 2x16 + 32 =
+ * 1,008 floats, each layer 2,224, pooler 272, classifier 34: 5,762 floats,
+ * in buckets of 256 (1/1024 MiB) cut from its end: 23. After layer 1 (from
+ * float 3,232 on) 9 of them are final, after layer 0 (from 1,008) 18; the
+ * other 5 start at the end. 97 rows in batches of 8: 13 steps per epoch,
+ * whose last (1 row) gives rank 0 no rows and so no backward: rank 0 starts
+ * 18 buckets during the backward in 24 of the 26 steps. */
+#define TINY_BUCKETS "--set bucket_mb=0.0009765625"
+TEST(finetune_mpi_buckets_overlap_equal_one_rank) {
+    if (!mpi_ready()) return;
+    Fx fx;
+    if (!CHECK(fx_make(&fx))) return;
+    char args[2048], base[1200];
+    snprintf(base, sizeof base, "%s --set bert=%s/micro2.json", fx.args, fx.root);   /* the later --set wins */
+    int st[3];
+    char *err[3], *out[3];
+    snprintf(args, sizeof args, "%s %s", base, TINY_BUCKETS);
+    out[0] = fx_run(&fx, NULL, args, "one", &st[0], &err[0]);
+    out[1] = fx_run(&fx, MPIRUN " 2", args, "tiny", &st[1], &err[1]);
+    snprintf(args, sizeof args, "%s --set bucket_mb=0", base);
+    out[2] = fx_run(&fx, MPIRUN " 2", args, "whole", &st[2], &err[2]);
+    for (int i = 0; i < 3; i++) CHECK_MSG(st[i] == 0, "run %d: exit %d: %s", i, st[i], err[i]);
+    cJSON *one = read_results(&fx, "one"), *tiny = read_results(&fx, "tiny"), *whole = read_results(&fx, "whole");
+    if (CHECK(one && tiny && whole)) {
+        CHECK_MSG(num(one, "num_params") == 5762, "the micro model has %.0f parameters, not 5762", num(one, "num_params"));
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(tiny, "gradient_sums");
+        double sums = num(g, "sums"), buckets = num(g, "buckets"), early = num(g, "buckets_started_during_backward");
+        CHECK_MSG(sums == 26 && buckets == 26 * 23 && early == 24 * 18,
+                  "rank 0: %.0f sums, %.0f buckets, %.0f started during the backward (26, 598, 432 expected)", sums,
+                  buckets, early);
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(whole, "gradient_sums");
+        CHECK_MSG(num(w, "buckets") == 26 && num(w, "buckets_started_during_backward") == 0,
+                  "bucket_mb=0: %.0f buckets, %.0f started during the backward", num(w, "buckets"),
+                  num(w, "buckets_started_during_backward"));
+        int same, same_whole;
+        double d = epochs_diff(one, tiny, &same), dw = epochs_diff(whole, tiny, &same_whole);
+        CHECK_MSG(d <= 1e-4, "2 ranks in buckets differ from 1 rank by %.3g relative", d);
+        CHECK_MSG(dw <= 1e-4, "2 ranks in buckets differ from 2 ranks in one sum by %.3g relative", dw);
+        printf("     2 ranks in 23 buckets (18 started during the backward) vs 1 rank: %.2g relative (%s); vs 2 ranks "
+               "in one sum: %.2g (%s)\n", d, same ? "the same numbers" : "the sums run in another order", dw,
+               same_whole ? "the same numbers" : "not the same numbers");
+    }
+    cJSON_Delete(one), cJSON_Delete(tiny), cJSON_Delete(whole);
+    for (int i = 0; i < 3; i++) free(out[i]), free(err[i]);
     fx_remove(&fx);
 }

@@ -338,6 +338,21 @@ static int file_in(const char *dir, const char *file) {
 
 /* ---- tests ---- */
 
+/* bucket_mb changes no result: a resume point, a finished run or a search
+ * trial of other settings only there (or from before the key) still counts. */
+TEST(trainer_config_same_ignores_bucket_mb) {
+    cJSON *a = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"bucket_mb\": 2}");
+    cJSON *b = cJSON_Parse("{\"batch\": 8, \"lr\": 0.001}");
+    cJSON *c = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"bucket_mb\": 0.5}");
+    cJSON *d = cJSON_Parse("{\"lr\": 0.002, \"batch\": 8, \"bucket_mb\": 2}");
+    cJSON *e = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"bucket_mb\": 2, \"epochs\": 3}");
+    CHECK(trainer_config_same(a, b) && trainer_config_same(b, a));
+    CHECK(trainer_config_same(a, c));
+    CHECK(!trainer_config_same(a, d) && !trainer_config_same(d, a));
+    CHECK(!trainer_config_same(a, e) && !trainer_config_same(e, a));
+    cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(d), cJSON_Delete(e);
+}
+
 TEST(trainer_lr_schedule) {
     /* 100 steps, 10 of warm-up: 0.1, 0.2, ... 1.0, then linear to 1/90 at the last step. */
     CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 0, 100), 0.1, 1e-6);

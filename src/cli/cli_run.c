@@ -7,6 +7,7 @@
 #include "core/kernels.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
+#include "models/trainer.h"
 #include "tasks/user_data.h"
 
 #include <cjson/cJSON.h>
@@ -259,7 +260,7 @@ cJSON *cli_finished_run(const char *dir, const cJSON *config, long seed) {
     run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(path) || !file_exists(ckpt)) return NULL;
     cJSON *res = json_file_read(path, 0);
-    if (res && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(res, "config"), config, 1) &&
+    if (res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
         run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
         return res;
     cJSON_Delete(res);

@@ -215,6 +215,7 @@ void dist_buckets_ready(DistBuckets *b, long lo) {
         dist_check(MPI_Iallreduce(MPI_IN_PLACE, b->buf + a, (int)(z - a), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[k]),
                    "MPI_Iallreduce");
         dist_stats_.bytes += (double)(z - a) * sizeof(float);
+        if (lo > 0) dist_stats_.buckets_early++;   /* before the whole array was final */
     }
     int done;   /* lets the sums in flight progress (see dist.h) */
     if (b->started) dist_check(MPI_Testall(b->started, req, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
@@ -223,6 +224,7 @@ void dist_buckets_ready(DistBuckets *b, long lo) {
 
 void dist_buckets_finish(DistBuckets *b) {
     if (!b->armed) return;
+    dist_stats_.buckets += b->count;
     dist_buckets_ready(b, 0);
     double t0 = now_seconds();
     dist_watch_begin("MPI_Waitall (a step's gradient sum, in buckets)");

@@ -121,6 +121,9 @@ typedef struct DistStats {
                        * for them, the time the overlap did not hide) */
     double wait_seconds;  /* wall time inside dist_barrier */
     double bytes;     /* bytes of the buffers summed (each rank's payload) */
+    long buckets;         /* DistBuckets: buckets summed (every one, at the latest by finish) */
+    long buckets_early;   /* of them, started before the whole array was final (a ready with lo > 0:
+                           * while the backward still had layers to do) */
 } DistStats;
 DistStats dist_stats(void);
 void dist_stats_reset(void);

@@ -48,6 +48,7 @@ typedef struct TrainState {
     double share;
     int rank;
     uint64_t seed;
+    double bucket_mb;   /* the gradient sum's buckets (MiB; 0 = one sum), TRAINER_SETTING_BUCKET_MB */
 } TrainState;
 
 typedef struct ModelOps {
@@ -88,7 +89,7 @@ typedef struct ModelOps {
     const struct SettingSpec *settings;
     int num_settings;
     /* 1: train_step calls trainer_sync_grads between its backward and the
-     * clipping, so `mpirun -np N glue finetune` trains data-parallel (BERT).
+     * clipping (BERT: in buckets started during the backward), so `mpirun -np N glue finetune` trains data-parallel (BERT).
      * 0: refused under more than one rank (fastText's Hogwild updates and the
      * sparse embedding rows of TextCNN/BiLSTM are not summed over ranks). */
     int data_parallel;

@@ -48,7 +48,7 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     if (file_exists(path)) {
         cJSON *done = json_file_read(path, 1);
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(done, "config");
-        if (cfg && cJSON_Compare(cfg, config, 1) && run_config_number(done, "seed", -1) == (double)o->base.seed)
+        if (cfg && trainer_config_same(cfg, config) && run_config_number(done, "seed", -1) == (double)o->base.seed)
             return done;
         cJSON_Delete(done);   /* other settings: train again */
     }

@@ -54,6 +54,7 @@ typedef struct Run {
     float lr;
     double warmup;
     const char *schedule;
+    double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     /* Progress, saved in resume/trainer.json at the end of each epoch and every
      * checkpoint_every steps. */
     int start_epoch;             /* first epoch still to run (resume) */
@@ -134,13 +135,88 @@ int trainer_check_parallel(const ModelOps *ops) {
     return EXIT_USAGE;
 }
 
-void trainer_sync_grads(const TrainState *st, Params *p) {
-    if (dist_size() == 1) return;
-    float share = (float)st->share, *g = p->grad;
-    long total = (long)p->total;
+/* g[lo, hi) *= share: this rank's rows' share of the global batch's mean. */
+static void trainer_scale(float *g, long lo, long hi, float share) {
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < total; i++) g[i] *= share;
-    dist_allreduce_floats(g, total);
+    for (long i = lo; i < hi; i++) g[i] *= share;
+}
+
+struct TrainerGradSum {
+    DistBuckets *buckets;
+    float *g;
+    long n;
+    long scaled;    /* [scaled, n) is scaled this step */
+    float share;
+};
+
+TrainerGradSum *trainer_grad_sum_create(Params *p, double bucket_mb) {
+    if (dist_size() == 1) return NULL;
+    TrainerGradSum *s = xcalloc(1, sizeof *s);
+    s->g = p->grad;
+    s->n = (long)p->total;
+    long floats = (long)(bucket_mb * (double)(1 << 20) / sizeof(float));   /* 0: one bucket */
+    s->buckets = dist_buckets_create(p->grad, s->n, floats);
+    s->scaled = s->n;
+    return s;
+}
+
+void trainer_grad_sum_free(TrainerGradSum *s) {
+    if (!s) return;
+    dist_buckets_free(s->buckets);
+    free(s);
+}
+
+void trainer_grad_sum_begin(TrainerGradSum *s, const TrainState *st) {
+    if (!s) return;
+    s->share = (float)st->share;
+    s->scaled = s->n;
+    dist_buckets_begin(s->buckets);
+}
+
+/* Scales what became final, then starts the buckets wholly inside it. */
+void trainer_grad_ready(void *ctx, long lo) {
+    TrainerGradSum *s = ctx;
+    if (!s || lo >= s->scaled) return;
+    trainer_scale(s->g, lo, s->scaled, s->share);
+    s->scaled = lo;
+    dist_buckets_ready(s->buckets, lo);
+}
+
+void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
+    if (dist_size() == 1) return;
+    if (s) {   /* a rank without rows ran no backward: all of it is still to scale and start */
+        trainer_grad_ready(s, 0);
+        dist_buckets_finish(s->buckets);
+        return;
+    }
+    long total = (long)p->total;
+    trainer_scale(p->grad, 0, total, (float)st->share);
+    dist_allreduce_floats(p->grad, total);
+}
+
+/* Settings that change no result beyond the order of sums. */
+static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb"};
+
+static int trainer_key_is_free(const char *key) {
+    for (size_t i = 0; i < sizeof TRAINER_FREE_KEYS / sizeof TRAINER_FREE_KEYS[0]; i++)
+        if (key && strcmp(key, TRAINER_FREE_KEYS[i]) == 0) return 1;
+    return 0;
+}
+
+/* Every key of a that is not free is in b, equal. */
+static int trainer_config_within(const cJSON *a, const cJSON *b) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+        if (trainer_key_is_free(it->string)) continue;
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
+        if (!o || !cJSON_Compare(it, o, 1)) return 0;
+    }
+    return 1;
+}
+
+int trainer_config_same(const cJSON *a, const cJSON *b) {
+    if (!cJSON_IsObject(a) || !cJSON_IsObject(b)) return a && b && cJSON_Compare(a, b, 1);
+    return trainer_config_within(a, b) && trainer_config_within(b, a);
 }
 
 static int run_read_settings(Run *r) {
@@ -154,6 +230,7 @@ static int run_read_settings(Run *r) {
     r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
     r->schedule = TRAINER_SCHEDULES[settings_choice(&s, "schedule", TRAINER_SCHEDULES, 3)];
     r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
+    r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     return s.failed ? EXIT_USAGE : 0;
 }
 
@@ -270,7 +347,7 @@ static int run_resume_from(Run *r, const char *dir, int *other) {
     int rc = 1;
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(st, "config");
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(st, "seed");
-    if (!cJSON_Compare(config, r->o->config, 1) || !cJSON_IsNumber(seed) ||
+    if (!trainer_config_same(config, r->o->config) || !cJSON_IsNumber(seed) ||
         (uint64_t)seed->valuedouble != r->o->seed) {
         user_error("resume with the same settings and --seed, or drop --resume to start over",
                    "%s: the interrupted run used other settings", path);
@@ -413,6 +490,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
             .progress = (double)r->step / (double)r->total_steps,
             .lr = trainer_lr(r->lr, r->schedule, r->warmup, r->step, r->total_steps),
             .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed,
+            .bucket_mb = r->bucket_mb,
         };
         double loss = r->ops->train_step(r->m, r->train_e, perm + i + lo, hi - lo, &st);
         if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
@@ -514,7 +592,16 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
-    if (r->size > 1) cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
+    if (r->size > 1) {
+        cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
+        /* Rank 0's gradient sums in this process (a resumed run: since the
+         * resume): buckets summed, and those started during the backward. */
+        DistStats d = dist_stats();
+        cJSON *g = cJSON_AddObjectToObject(j, "gradient_sums");
+        cJSON_AddNumberToObject(g, "sums", (double)d.calls);
+        cJSON_AddNumberToObject(g, "buckets", (double)d.buckets);
+        cJSON_AddNumberToObject(g, "buckets_started_during_backward", (double)d.buckets_early);
+    }
     cJSON_AddNumberToObject(j, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(j, "train_examples_per_sec",
                             r->train_seconds > 0 ? (double)r->train.n * r->epochs / r->train_seconds : 0);
@@ -631,6 +718,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
         if (o->show_progress) run_banner(&r);
+        dist_stats_reset();   /* results.json's gradient_sums count the training's */
         interrupt_begin();
         for (int epoch = r.start_epoch; epoch < r.epochs && rc == 0; epoch++) {
             double loss, t0 = now_seconds();

@@ -41,6 +41,10 @@ extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine
 #define TRAINER_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, 1e-12, 10, NULL, NULL}
 #define TRAINER_SETTING_WARMUP(def) {"warmup", SETTING_REAL_BELOW, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
 #define TRAINER_SETTING_SCHEDULE(def) {"schedule", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, def, TRAINER_SCHEDULES}
+/* Data parallel (data-parallel models only): the gradient sum's bucket size
+ * in MiB, as pretraining's bucket_mb (0 = one sum after the backward). It
+ * changes no result beyond the order of sums (trainer_config_same ignores it). */
+#define TRAINER_SETTING_BUCKET_MB(def) {"bucket_mb", SETTING_REAL, SETTING_NO_FIELD, def, 0, 1024, NULL, NULL}
 
 typedef struct TrainerOptions {
     const Task *task;
@@ -84,7 +88,25 @@ struct Params;
 /* 0, or EXIT_USAGE after one message (from rank 0) when running under more
  * than one rank and ops is not data-parallel; every rank gets the same. */
 int trainer_check_parallel(const ModelOps *ops);
-void trainer_sync_grads(const TrainState *st, struct Params *p);
+/* The sum overlapping the backward (a model whose backward says which
+ * gradients are final, as bert.h grad_ready): the arena's gradient in
+ * buckets of st->bucket_mb MiB (core/dist.h DistBuckets), each scaled by
+ * share and started as soon as the backward has finished it. Per step:
+ *   trainer_grad_sum_begin(s, st);   before the backward
+ *   trainer_grad_ready(s, lo);       floats [lo, end) of the arena are final
+ *   trainer_sync_grads(st, p, s);    scales and starts the rest, waits for all
+ * create returns NULL in one process (every call then does nothing); the
+ * arena's gradient must not move while it lives. */
+typedef struct TrainerGradSum TrainerGradSum;
+TrainerGradSum *trainer_grad_sum_create(struct Params *p, double bucket_mb);
+void trainer_grad_sum_free(TrainerGradSum *s);
+void trainer_grad_sum_begin(TrainerGradSum *s, const TrainState *st);
+void trainer_grad_ready(void *s, long lo);   /* a Bert.grad_ready listener */
+/* s NULL: one blocking sum of the whole arena after the backward. */
+void trainer_sync_grads(const TrainState *st, struct Params *p, TrainerGradSum *s);
+/* The same config, but for keys that change no result (bucket_mb), present
+ * or not: a run resumes, and a finished run counts as done, whatever they are. */
+int trainer_config_same(const cJSON *a, const cJSON *b);
 
 /* The learning rate of step `step` (0-based) of `total`: linear warm-up over
  * the first `warmup` fraction of the steps, then "linear" decay to 0,

@@ -71,6 +71,9 @@ static const SettingSpec BERT_SETTINGS[] = {
     {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
     TRAINER_SETTING_WARMUP(0.1),
     TRAINER_SETTING_SCHEDULE("linear"),
+    /* mpirun: the gradient sum in buckets of this many MiB, each started as
+     * soon as the backward has finished it (0: one sum after the backward) */
+    TRAINER_SETTING_BUCKET_MB(2),
     {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
     {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},
@@ -127,6 +130,7 @@ static int bert_rows_per_example(const BertTaskModel *m) {
 
 void bert_task_model_free(BertTaskModel *m) {
     if (!m) return;
+    trainer_grad_sum_free(m->grad_sum);
     bert_free(m->bert);
     tokenizer_free(m->tok);
     vocab_free(m->vocab);
@@ -439,6 +443,14 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
     bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
     params_zero_grad(b->params);
+    /* Data parallel: the backward starts summing the gradients it has
+     * finished (bert.h grad_ready: the heads' are final before it, written by
+     * the losses, then the pooler's and each layer's as it goes down). */
+    if (!m->grad_sum && (m->grad_sum = trainer_grad_sum_create(b->params, st->bucket_mb)) != NULL) {
+        b->grad_ready = trainer_grad_ready;
+        b->grad_ready_ctx = m->grad_sum;
+    }
+    trainer_grad_sum_begin(m->grad_sum, st);
     /* Data parallel: rank 0 keeps the model's stream (a one-process run is
      * unchanged); rank r > 0 draws from the run seed, its rank and the step, so
      * the resume point needs no per-rank state and continues with any N. */
@@ -458,7 +470,7 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
                                 : bert_classify_loss(b, m->labels, rng, 1);
         bert_backward(b);
     }
-    trainer_sync_grads(st, b->params);   /* the global batch's gradient, on every rank */
+    trainer_sync_grads(st, b->params, m->grad_sum);   /* the global batch's gradient, on every rank */
     double norm = clip_grad_norm(b->params, m->clip);
     if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
     optim_step(&m->opt, b->params, st->lr);

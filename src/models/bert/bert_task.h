@@ -36,6 +36,9 @@ typedef struct BertTaskModel {
     int *lengths, *labels;  /* (maxB) */
     float *targets;         /* (maxB) */
     float *logits;          /* (maxB, K) */
+    /* Data parallel: the gradient sum in buckets the backward starts
+     * (trainer.h; created by the first training step, NULL in one process). */
+    struct TrainerGradSum *grad_sum;
 } BertTaskModel;
 
 /* A split as WordPiece ids: row r is ids[off[r] .. off[r+1]), "[CLS] a [SEP]

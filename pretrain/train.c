@@ -364,14 +364,18 @@ static int run_open_log(Run *r, long step) {
     FILE *out = atomic_open(&kept, r->path_log);
     if (!out) return -1;
     LineReader lr;
-    if (step > 0 && lines_open(&lr, r->path_log) == LINES_OK) {
-        char *line;
-        size_t len;
-        while (lines_next(&lr, &line, &len) == 1) {
-            cJSON *j = cJSON_ParseWithLength(line, len);
-            const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
-            if (cJSON_IsNumber(s) && s->valuedouble <= (double)step) fprintf(out, "%s\n", line);
-            cJSON_Delete(j);
+    /* A run continued from a snapshot (init_step) starts past step 0 with no
+     * log yet: lines_open fails, and lines_close still frees its buffers. */
+    if (step > 0) {
+        if (lines_open(&lr, r->path_log) == LINES_OK) {
+            char *line;
+            size_t len;
+            while (lines_next(&lr, &line, &len) == 1) {
+                cJSON *j = cJSON_ParseWithLength(line, len);
+                const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "step");
+                if (cJSON_IsNumber(s) && s->valuedouble <= (double)step) fprintf(out, "%s\n", line);
+                cJSON_Delete(j);
+            }
         }
         lines_close(&lr);
     }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/gemm_bf16.h"
+#include "core/half.h"
 #include "core/kernels.h"
 #include "core/rng.h"
 #include "tests/test.h"
@@ -102,12 +103,18 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
         k->scale(a, n, 0.3f); p->scale(b, n, 0.3f);
         CHECK_SAME(a, b, n, "scale", k->name, n);
 
-        /* bf16 rounding of x: an integer computation, and NaN stays NaN. */
+        /* bf16 rounding of x: an integer computation, and NaN stays NaN. One
+         * row, packed [k][bf16_mr] (the row count of the level's tile). */
         x[n / 2] = NAN;
-        int nk = n < KERN_BF16_XLD ? n : KERN_BF16_XLD;
-        k->bf16_pack_x(a, x, 0, 1, nk); p->bf16_pack_x(b, x, 0, 1, nk);
-        CHECK_MSG(memcmp(a, b, sizeof(float) * (size_t)(nk + (nk & 1))) == 0 && (nk <= n / 2 || isnan(a[n / 2])),
-                  "bf16_pack_x at %s, n %d", k->name, n);
+        int nk = n < KERN_BF16_XLD ? n : KERN_BF16_XLD, kmr = k->bf16_mr, pmr = p->bf16_mr, same = 1;
+        static float pa[12 * (KERN_BF16_XLD + 1)], pb[12 * (KERN_BF16_XLD + 1)];
+        k->bf16_pack_x(pa, x, 0, 1, nk); p->bf16_pack_x(pb, x, 0, 1, nk);
+        for (int i = 0; i < nk + (nk & 1); i++) {
+            same &= memcmp(&pa[i * kmr], &pb[i * pmr], sizeof(float)) == 0;
+            float want = i < nk ? bf16_to_float(bf16_from_float(x[i])) : 0.0f;   /* core/half.h's rounding */
+            same &= isnan(want) ? isnan(pa[i * kmr]) : memcmp(&pa[i * kmr], &want, sizeof(float)) == 0;
+        }
+        CHECK_MSG(same && (nk <= n / 2 || isnan(pa[n / 2 * kmr])), "bf16_pack_x at %s, n %d", k->name, n);
     }
 }
 
@@ -250,6 +257,53 @@ TEST(kernels_gemm_bf16_levels_match_portable) {
     compare_gemm_bf16(20, 400, 64, 0.5f, 1);    /* few rows: threads split the panels */
 }
 
+/* The widening path's two tiles (core/gemm_bf16 takes bf16_tile_wide on a panel
+ * widened once for long x, bf16_tile in registers for short x): the same
+ * products in the same order, so EQUAL bit for bit, at every level, every row
+ * count, full and ragged panels, one pair to a whole K block, each epilogue. */
+TEST(kernels_bf16_wide_tile_matches_tile) {
+    Rng r;
+    rng_seed(&r, 23);
+    enum { KC = KERN_BF16_KC, NR = KERN_BF16_NR, MAXR = 12 };
+    float *x = malloc(sizeof(float) * MAXR * 2 * KC), *xp = malloc(sizeof(float) * MAXR * KERN_BF16_XLD);
+    uint32_t *panel = malloc(sizeof(uint32_t) * KC * NR);
+    float *wide = aligned_alloc(64, sizeof(float) * 2 * KC * NR), *bias = malloc(sizeof(float) * NR);
+    float *y0 = malloc(sizeof(float) * MAXR * NR), *ya = malloc(sizeof(float) * MAXR * NR),
+          *yb = malloc(sizeof(float) * MAXR * NR);
+    fill(x, MAXR * 2 * KC, 1.0f, &r);
+    fill(bias, NR, 1.0f, &r);
+    fill(y0, MAXR * NR, 1.0f, &r);
+    for (int i = 0; i < KC * NR; i++)
+        panel[i] = (uint32_t)bf16_from_float(rng_normal(&r)) | (uint32_t)bf16_from_float(rng_normal(&r)) << 16;
+    int checked = 0;
+    for (int l = KERN_PORTABLE; l <= (int)kernels_cpu_level() && l <= KERN_AVX512; l++) {
+        const ElemKernels *k = kernels_at((KernLevel)l);
+        static const int KCS[] = {1, 5, KC}, NCOLS[] = {NR, 17, 5};
+        for (int ki = 0; ki < 3; ki++) {
+            int kc = KCS[ki];
+            k->bf16_pack_x(xp, x, 2 * KC, k->bf16_mr, 2 * kc);
+            k->bf16_widen(wide, panel, kc);
+            for (int mr = 1; mr <= k->bf16_mr; mr++)
+                for (int ni = 0; ni < 3; ni++)
+                    for (int epi = 0; epi < 4; epi++) {   /* first+bias, first+beta, later, last+GELU */
+                        int first = epi <= 1, last = epi == 3;
+                        float beta = epi == 1 ? 0.5f : 0.0f;
+                        const float *b = epi == 0 ? bias : NULL;
+                        memcpy(ya, y0, sizeof(float) * MAXR * NR);
+                        memcpy(yb, y0, sizeof(float) * MAXR * NR);
+                        k->bf16_tile(ya, NR, mr, NCOLS[ni], xp, panel, kc, first, last, beta, b, last);
+                        k->bf16_tile_wide(yb, NR, mr, NCOLS[ni], xp, wide, kc, first, last, beta, b, last);
+                        CHECK_MSG(memcmp(ya, yb, sizeof(float) * MAXR * NR) == 0,
+                                  "bf16_tile_wide at %s, mr %d, ncols %d, kc %d, epilogue %d: differs by %g", k->name,
+                                  mr, NCOLS[ni], kc, epi, max_diff(ya, yb, MAXR * NR));
+                        checked++;
+                    }
+        }
+    }
+    CHECK(checked > 0);
+    free(x); free(xp); free(panel); free(wide); free(bias); free(y0); free(ya); free(yb);
+}
+
 TEST(kernels_level_choice) {
     int st;
     char cmd[512];
@@ -264,7 +318,10 @@ TEST(kernels_level_choice) {
     snprintf(cmd, sizeof cmd, "env -u GLUE_KERNELS %s --version 2>&1", test_glue_bin());
     out = test_run(cmd, &st);
     char want[64];
-    snprintf(want, sizeof want, "kernels: %s ", kernels_level_name(kernels_cpu_level()));
+    /* the CPU's level, but avx512 where its bf16 dot product is slower than FMAs */
+    KernLevel deflt = kernels_cpu_level() == KERN_AVX512BF16 && !kernels_bf16_dot_fast() ? KERN_AVX512
+                                                                                         : kernels_cpu_level();
+    snprintf(want, sizeof want, "kernels: %s ", kernels_level_name(deflt));
     CHECK_MSG(st == 0 && strstr(out, want), "want '%s' in: %s", want, out);
     free(out);
     /* Forcing in-process: a level the CPU has is taken, and restored. */

@@ -16,7 +16,18 @@
  * bf16 -> fp32 is a 16-bit shift, so each pair of packed weights becomes two fp32
  * vectors in registers and the products are fp32 FMAs (AVX-512F, AVX2 + FMA,
  * or SSE multiply-adds), of x rounded to bf16 as here: the same numbers up to
- * fp32 summation order, at fp32 FMA speed with half the weight traffic. */
+ * fp32 summation order, at fp32 FMA speed with half the weight traffic. With
+ * enough rows (GB_WIDE_MIN_TILES row tiles) each panel's K block is widened
+ * once into a 32 KB fp32 block that all the row tiles read (bf16_widen +
+ * bf16_tile_wide: core/sgemm's inner loop, x packed as sgemm packs A), not
+ * per tile in registers, whose shifts and masks took FMA-port slots.
+ *
+ * Not every CPU with AVX512-BF16 runs vdpbf16ps fast: on an Intel Xeon of
+ * family 6, model 207 (Emerald Rapids) it does half the multiply-adds per
+ * second of vfmadd231ps and blocks the FMA ports meanwhile, so the native
+ * kernel ran at 0.6-0.85x our fp32 GEMM. There core/kernels.h's default level
+ * is avx512 (kernels_bf16_dot_fast times both once) and this file takes the
+ * widening path: 0.95-1.1x the fp32 GEMM, the same products. */
 #include "core/gemm_bf16.h"
 
 #include <immintrin.h>
@@ -181,7 +192,7 @@ static GB_TARGET void gb_native_pack(void *buf, const float *x, int K, int m0, i
     gb_pack_x(buf, x, K, m0, rows, kp0, kc, 0, rows);
 }
 
-static GB_TARGET void gb_native_tile(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel,
+static GB_TARGET void gb_native_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel,
                                      int kc, const GbEpilogue *e, const ElemKernels *k) {
     (void)k;
     gb_tile_any(mr, xp, panel, kc, y, ldy, ncols, e);
@@ -194,19 +205,30 @@ static void gb_widen_pack(void *buf, const float *x, int K, int m0, int rows, in
     k->bf16_pack_x(buf, x + (long)m0 * K + k0, K, rows, nk);
 }
 
-static void gb_widen_tile(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel, int kc,
+static void gb_widen_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel, int kc,
                           const GbEpilogue *e, const ElemKernels *k) {
     k->bf16_tile(y, ldy, mr, ncols, xp, panel, kc, e->first, e->last, e->beta, e->bias, e->gelu);
 }
 
+static void gb_wide_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *wide, int kc,
+                         const GbEpilogue *e, const ElemKernels *k) {
+    k->bf16_tile_wide(y, ldy, mr, ncols, xp, wide, kc, e->first, e->last, e->beta, e->bias, e->gelu);
+}
+
 /* A path: its tile rows, K block (pairs), packed x row stride (4-byte words),
- * and its packing and tile. */
+ * and its packing and tile; and, for the widening path, the tile that takes a
+ * panel widened once (wide_tile, NULL for the native one). */
+typedef void GbTile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel, int kc,
+                    const GbEpilogue *e, const ElemKernels *k);
 typedef struct {
     int mr, kc, ld;
     void (*pack)(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc, const ElemKernels *k);
-    void (*tile)(float *y, long ldy, int mr, int ncols, const void *xp, const uint32_t *panel, int kc,
-                 const GbEpilogue *e, const ElemKernels *k);
+    GbTile *tile, *wide_tile;
 } GbPath;
+
+/* Row blocks of at least this many tiles widen each panel once (k->bf16_widen)
+ * for all their tiles; shorter ones widen in registers, per tile. */
+enum { GB_WIDE_MIN_TILES = 3 };
 
 enum { GB_MAX_TEAM = 256 };
 
@@ -216,6 +238,14 @@ static uint32_t *gb_x_block(int t) {
     static uint32_t *block[GB_MAX_TEAM];
     const long words = (long)GB_MC * ((int)GB_KC > (int)KERN_BF16_XLD ? (int)GB_KC : (int)KERN_BF16_XLD);
     if (!block[t]) block[t] = xaligned_alloc(sizeof(uint32_t) * (size_t)words);
+    return block[t];
+}
+
+/* Each thread's widened panel block (KERN_BF16_KC pairs x 32 columns in fp32,
+ * 32 KB: it stays in L1 across the row tiles), likewise. */
+static float *gb_wide_block(int t) {
+    static float *block[GB_MAX_TEAM];
+    if (!block[t]) block[t] = xaligned_alloc(sizeof(float) * 2 * KERN_BF16_KC * KERN_BF16_NR);
     return block[t];
 }
 
@@ -230,12 +260,16 @@ static void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, floa
     int N = w->N, K = w->K;
     int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
     team = team < GB_MAX_TEAM ? team : GB_MAX_TEAM;
-    for (int t = 0; t < team; t++) gb_x_block(t);
+    for (int t = 0; t < team; t++) {
+        gb_x_block(t);
+        if (p->wide_tile) gb_wide_block(t);
+    }
     int blocks = (M + p->mr - 1) / p->mr, by_rows = blocks >= 2 * team;
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         uint32_t *buf = gb_x_block(t);
+        float *wide = p->wide_tile ? gb_wide_block(t) : NULL;
         int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
         if (by_rows) {
             r_lo = blocks * t / nt * p->mr;
@@ -250,14 +284,20 @@ static void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, floa
             for (int m0 = r_lo; m0 < r_hi; m0 += GB_MC) {
                 int mc = r_hi - m0 < GB_MC ? r_hi - m0 : GB_MC;
                 p->pack(buf, x, K, m0, mc, kp0, kc, k);
+                int widen = p->wide_tile && mc >= GB_WIDE_MIN_TILES * p->mr;
+                GbTile *tile = widen ? p->wide_tile : p->tile;
                 for (int pn = p_lo; pn < p_hi; pn++) {
-                    const uint32_t *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
+                    const void *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
+                    if (widen) {
+                        k->bf16_widen(wide, bp, kc);
+                        bp = wide;
+                    }
                     int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
                     GbEpilogue e = {.first = kp0 == 0, .last = kp0 + kc == w->pairs, .beta = beta,
                                     .bias = bias ? bias + pn * GB_NR : NULL, .gelu = gelu};
                     for (int rb = 0; rb < mc; rb += p->mr)
-                        p->tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < p->mr ? mc - rb : p->mr, ncols,
-                                buf + (long)rb * p->ld, bp, kc, &e, k);
+                        tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < p->mr ? mc - rb : p->mr, ncols,
+                             buf + (long)rb * p->ld, bp, kc, &e, k);
                 }
             }
         }
@@ -268,11 +308,11 @@ void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float be
     if (M <= 0 || w->N <= 0) return;
     if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
     else if (gemm_bf16_native()) {
-        static const GbPath native = {GB_MR, GB_KC, GB_KC, gb_native_pack, gb_native_tile};
+        static const GbPath native = {GB_MR, GB_KC, GB_KC, gb_native_pack, gb_native_tile, NULL};
         gb_drive(y, x, w, M, beta, bias, gelu, &native, NULL);
     } else {
         const ElemKernels *k = kernels();
-        GbPath widen = {k->bf16_mr, GB_WKC, KERN_BF16_XLD, gb_widen_pack, gb_widen_tile};
+        GbPath widen = {k->bf16_mr, GB_WKC, KERN_BF16_XLD, gb_widen_pack, gb_widen_tile, gb_wide_tile};
         gb_drive(y, x, w, M, beta, bias, gelu, &widen, k);
     }
 }

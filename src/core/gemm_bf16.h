@@ -4,7 +4,8 @@
  * Why: on CPUs with AVX512-BF16, vdpbf16ps does 32 multiply-adds per
  * instruction where vfmadd231ps does 16 (measured on this machine's Zen 5:
  * 530 vs 286 GFLOP/s per core), and bf16 weights halve the memory a forward
- * streams. Both operands are rounded to bf16 (round to nearest even; 8
+ * streams. (Not on Intel's Emerald Rapids, family 6 model 207: there
+ * vdpbf16ps has half the FMA's rate, and the FMA path below is taken.) Both operands are rounded to bf16 (round to nearest even; 8
  * significant bits, core/half.h), products are accumulated in fp32. That is an inference
  * approximation (relative error ~1e-2 on a product's result): training and
  * the reference comparisons stay fp32.

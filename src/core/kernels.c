@@ -4,9 +4,11 @@
 #include "core/kernels.h"
 
 #include <cpuid.h>
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/common.h"
 
@@ -30,10 +32,80 @@ KernLevel kernels_cpu_level(void) {
     return __builtin_cpu_supports("avx512bf16") ? KERN_AVX512BF16 : KERN_AVX512;
 }
 
+/* ---- is vdpbf16ps worth it here? ---- */
+
+static double kern_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* `it` rounds of 12 independent vdpbf16ps (32 multiply-adds each) or
+ * vfmadd231ps (16 each): as many chains as the GEMM tiles keep, so that the
+ * time is the instruction's throughput, not its latency. The operands come
+ * through a volatile, so nothing is folded. */
+#define KERN_12(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
+#define KERN_DECL(i) __m512 a##i = _mm512_set1_ps((float)(i));
+#define KERN_SUM(i) s = _mm512_add_ps(s, a##i);
+
+__attribute__((target("avx512f,avx512bf16"), noinline)) static float kern_run_dpbf16(long it) {
+    volatile int one = 0x3f803f80;
+    __m512bh x = (__m512bh)_mm512_set1_epi32(one);
+    KERN_12(KERN_DECL)
+#define KERN_DP(i) a##i = _mm512_dpbf16_ps(a##i, x, x);
+    for (long i = 0; i < it; i++) { KERN_12(KERN_DP) }
+#undef KERN_DP
+    __m512 s = _mm512_setzero_ps();
+    KERN_12(KERN_SUM)
+    return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx512f,fma"), noinline)) static float kern_run_fma(long it) {
+    volatile float one = 1.0f, tiny = 1e-9f;
+    __m512 x = _mm512_set1_ps(one), y = _mm512_set1_ps(tiny);
+    KERN_12(KERN_DECL)
+#define KERN_FMA(i) a##i = _mm512_fmadd_ps(x, y, a##i);
+    for (long i = 0; i < it; i++) { KERN_12(KERN_FMA) }
+#undef KERN_FMA
+    __m512 s = _mm512_setzero_ps();
+    KERN_12(KERN_SUM)
+    return _mm512_reduce_add_ps(s);
+}
+
+static int g_bf16_fast = -1;
+
+int kernels_bf16_dot_fast(void) {
+    if (g_bf16_fast >= 0) return g_bf16_fast;
+    if (kernels_cpu_level() < KERN_AVX512BF16) return g_bf16_fast = 0;
+    /* The fastest of 7 alternating runs of each (~0.1 ms each): a preempted
+     * run only loses. Measured: Zen 5, vdpbf16ps about as fast as an FMA
+     * (twice the multiply-adds); Intel Xeon family 6 model 207 (Emerald
+     * Rapids), 4.2x slower (half the multiply-adds, and it holds both FMA
+     * ports: an FMA beside it gains nothing). Either is far from the line. */
+    double best_dp = 1e30, best_fma = 1e30;
+    volatile float sink = 0.0f;
+    for (int rep = 0; rep < 7; rep++) {
+        double t0 = kern_now();
+        sink += kern_run_fma(2000);
+        double t1 = kern_now();
+        sink += kern_run_dpbf16(2000);
+        double t2 = kern_now();
+        best_fma = t1 - t0 < best_fma ? t1 - t0 : best_fma;
+        best_dp = t2 - t1 < best_dp ? t2 - t1 : best_dp;
+    }
+    (void)sink;
+    /* at least as many multiply-adds per second as the FMA */
+    return g_bf16_fast = best_dp <= 2.0 * best_fma;
+}
+
 static KernLevel kernels_choose(void) {
     KernLevel cpu = kernels_cpu_level();
     const char *want = getenv("GLUE_KERNELS");
-    if (!want || !*want) return cpu;
+    /* The default skips the AVX512-BF16 level (only core/gemm_bf16 uses it)
+     * where the bf16 dot product is slower than fp32 FMAs: its widening path
+     * multiplies the same bf16 numbers with FMAs. GLUE_KERNELS=avx512bf16
+     * still forces it. */
+    if (!want || !*want) return cpu == KERN_AVX512BF16 && !kernels_bf16_dot_fast() ? KERN_AVX512 : cpu;
     for (int l = 0; l < KERN_LEVELS; l++)
         if (strcmp(want, KERN_NAMES[l]) == 0) {
             if (l <= (int)cpu) return (KernLevel)l;

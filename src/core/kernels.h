@@ -14,6 +14,8 @@
  * variable GLUE_KERNELS=portable|avx2|avx512|avx512bf16 forces a lower one
  * (tests, benchmarks, comparisons). AVX512-BF16 is a level of its own only for
  * core/gemm_bf16 (the vdpbf16ps kernel); its element-wise loops are AVX-512's.
+ * The default stops at AVX-512 on CPUs whose vdpbf16ps is slower than fp32
+ * FMAs (kernels_bf16_dot_fast); GLUE_KERNELS=avx512bf16 still selects it.
  *
  * The kernels are serial: the callers (nn/, optim/) keep their OpenMP loops
  * and call a kernel per row or per chunk, so the thread split, and with it the
@@ -85,14 +87,23 @@ typedef struct ElemKernels {
     double (*sumsq)(const float *g, long n);
     void (*scale)(float *g, long n, float s);
     /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x (rows,
-     * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp [row][KERN_BF16_XLD]
-     * floats (an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,
+     * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp in blocks of
+     * bf16_mr rows, KERN_BF16_XLD floats a row, each block [k][bf16_mr] (rows
+     * past `rows` zero, an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,
      * ncols <= 32) (+)= xp . panel over kc <= KERN_BF16_KC pairs, weights
      * widened in registers. */
     int bf16_mr;
     void (*bf16_pack_x)(float *xp, const float *x, long ldx, int rows, int nk);
     void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
                       int first, int last, float beta, const float *bias, int gelu);
+    /* The same product with the panel widened first: bf16_widen turns a panel's
+     * K block (kc <= KERN_BF16_KC pairs of 32 columns) into wide [2 kc][32]
+     * floats (64-byte aligned), which bf16_tile_wide multiplies with plain fp32
+     * FMAs (same products, same order, same result as bf16_tile): for the many
+     * row tiles of a long x, which share each widened panel. */
+    void (*bf16_widen)(float *wide, const uint32_t *panel, int kc);
+    void (*bf16_tile_wide)(float *y, long ldy, int mr, int ncols, const float *xp, const float *wide, int kc,
+                           int first, int last, float beta, const float *bias, int gelu);
     /* fp32 GEMM pieces (core/sgemm.c): tiles of sgemm_mr rows x sgemm_nr
      * columns. pack_a: rows [0, rows <= sgemm_mr) x kc of op(A) (trans: A is
      * stored k-major, a[k * lda + r]; else a[r * lda + k]) -> dst [kc][sgemm_mr],
@@ -114,6 +125,11 @@ KernLevel kernels_level(void);
 const ElemKernels *kernels_at(KernLevel level);
 /* The highest level this CPU supports, ignoring GLUE_KERNELS. */
 KernLevel kernels_cpu_level(void);
+/* 1 when this CPU has AVX512-BF16 and its vdpbf16ps does at least as many
+ * multiply-adds per second as an fp32 FMA (timed once, ~1 ms). When it does
+ * not (Intel Xeon family 6 model 207: half as many), the default level is
+ * avx512, not avx512bf16, so core/gemm_bf16 takes its widening path. */
+int kernels_bf16_dot_fast(void);
 /* Use `level` from now on (tests, benchmarks); returns the previous level. Dies
  * if the CPU cannot run it. Call outside parallel regions. */
 KernLevel kernels_force(KernLevel level);

@@ -275,11 +275,16 @@ static void adamw_run(Params *p, Optimizer *o, int t0, int n) {
     }
 }
 
-TEST(optim_state_save_and_resume_is_exact) {
-    char path[] = "/tmp/glue_optim_XXXXXX";
+/* An empty temporary file at `path` (a mkstemp template, rewritten). */
+static void make_temp_file(char *path) {
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     close(fd);
+}
+
+TEST(optim_state_save_and_resume_is_exact) {
+    char path[] = "/tmp/glue_optim_XXXXXX";
+    make_temp_file(path);
     int hw, hb;
     Params *a = wb_params(&hw, &hb);
     Optimizer oa = optim_adamw(0.01);
@@ -353,9 +358,7 @@ TEST(optim_adamw_lr_scale_is_the_tensors_rate) {
  * sharded arena loading a whole state keeps its slice of it. */
 TEST(optim_adamw_sharded_equals_whole) {
     char path[] = "/tmp/glue_optim_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    make_temp_file(path);
     int hw, hb;
     Params *whole = wb_params(&hw, &hb), *s[2] = {wb_params(&hw, &hb), wb_params(&hw, &hb)};
     const size_t cut = 20;

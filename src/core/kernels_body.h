@@ -312,6 +312,24 @@ static inline __attribute__((always_inline)) void k_bf16_epilogue(const int mr, 
     }
 }
 
+/* The register tiles take their row count as a compile-time constant (so the
+ * accumulators stay in registers): K_SWITCH_ROWS(mr, MAX, FN, args...) calls
+ * FN(R, args...) for R = mr in 1..MAX (MAX <= 12), nothing otherwise. */
+#define K_ROWS_CASE(R, MAX, FN, ...) \
+    case R:                          \
+        if (R <= MAX) FN(R <= MAX ? R : 1, __VA_ARGS__); \
+        break;
+#define K_SWITCH_ROWS(mr, MAX, FN, ...)                                                                   \
+    switch (mr) {                                                                                        \
+        K_ROWS_CASE(1, MAX, FN, __VA_ARGS__) K_ROWS_CASE(2, MAX, FN, __VA_ARGS__)                         \
+        K_ROWS_CASE(3, MAX, FN, __VA_ARGS__) K_ROWS_CASE(4, MAX, FN, __VA_ARGS__)                         \
+        K_ROWS_CASE(5, MAX, FN, __VA_ARGS__) K_ROWS_CASE(6, MAX, FN, __VA_ARGS__)                         \
+        K_ROWS_CASE(7, MAX, FN, __VA_ARGS__) K_ROWS_CASE(8, MAX, FN, __VA_ARGS__)                         \
+        K_ROWS_CASE(9, MAX, FN, __VA_ARGS__) K_ROWS_CASE(10, MAX, FN, __VA_ARGS__)                        \
+        K_ROWS_CASE(11, MAX, FN, __VA_ARGS__) K_ROWS_CASE(12, MAX, FN, __VA_ARGS__)                       \
+    default: break;                                                                                      \
+    }
+
 /* y rows [0, mr) x columns [0, ncols) of one 32-column panel, K_NC columns at a
  * time: per pair of k, two vectors of packed pairs become four fp32 vectors
  * (bf16 -> fp32 is a 16-bit shift: the low half shifted up, the high half
@@ -387,32 +405,12 @@ static inline __attribute__((always_inline)) void k_bf16_tile_wide_rows(const in
 
 static void k_bf16_tile_wide(float *y, long ldy, int mr, int ncols, const float *xp, const float *wide, int kc,
                              int first, int last, float beta, const float *bias, int gelu) {
-    switch (mr) {
-#define K_CASE(R)                                                                                                  \
-    case R:                                                                                                        \
-        if (R <= KERN_MR)                                                                                          \
-            k_bf16_tile_wide_rows(R <= KERN_MR ? R : 1, y, ldy, ncols, xp, wide, kc, first, last, beta, bias, gelu); \
-        break;
-        K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
-        K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)
-#undef K_CASE
-    default: break;
-    }
+    K_SWITCH_ROWS(mr, KERN_MR, k_bf16_tile_wide_rows, y, ldy, ncols, xp, wide, kc, first, last, beta, bias, gelu)
 }
 
 static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
                         int first, int last, float beta, const float *bias, int gelu) {
-    switch (mr) {
-#define K_CASE(R)                                                                                              \
-    case R:                                                                                                    \
-        if (R <= KERN_MR)                                                                                      \
-            k_bf16_tile_rows(R <= KERN_MR ? R : 1, y, ldy, ncols, xp, panel, kc, first, last, beta, bias, gelu); \
-        break;
-        K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
-        K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)
-#undef K_CASE
-    default: break;
-    }
+    K_SWITCH_ROWS(mr, KERN_MR, k_bf16_tile_rows, y, ldy, ncols, xp, panel, kc, first, last, beta, bias, gelu)
 }
 
 /* sum of exp(r[v] - mx) over n (ELECTRA's sampler scans the generator's
@@ -518,16 +516,7 @@ static inline __attribute__((always_inline)) void k_sgemm_tile_rows(const int mr
 
 static void k_sgemm_tile(float *c, long ldc, int mr, int nc, const float *ap, const float *bp, long kc, float alpha,
                          float beta) {
-    switch (mr) {
-#define K_CASE(R)                                                                              \
-    case R:                                                                                    \
-        if (R <= KERN_SG_MR) k_sgemm_tile_rows(R <= KERN_SG_MR ? R : 1, c, ldc, nc, ap, bp, kc, alpha, beta); \
-        break;
-        K_CASE(1) K_CASE(2) K_CASE(3) K_CASE(4) K_CASE(5) K_CASE(6)
-        K_CASE(7) K_CASE(8) K_CASE(9) K_CASE(10) K_CASE(11) K_CASE(12)
-#undef K_CASE
-    default: break;
-    }
+    K_SWITCH_ROWS(mr, KERN_SG_MR, k_sgemm_tile_rows, c, ldc, nc, ap, bp, kc, alpha, beta)
 }
 
 const ElemKernels KERN_OPS = {

@@ -109,13 +109,14 @@ typedef struct ElemKernels {
      * stored k-major, a[k * lda + r]; else a[r * lda + k]) -> dst [kc][sgemm_mr],
      * zero-padded. pack_b: columns [0, cols <= sgemm_nr) x kc of op(B) (trans:
      * b[j * ldb + k]; else b[k * ldb + j]) -> dst [kc][sgemm_nr], zero-padded.
-     * dst 64-byte aligned. tile: C (mr x nc, row stride ldc) = alpha * ap.bp +
-     * beta * C, C not read when beta is 0. */
+     * dst 64-byte aligned. tile: C (mr x nc, row stride ldc) = alpha *
+     * op(A).bp + beta * C, C not read when beta is 0, op(A)'s (r, k) at
+     * a[r * a_rs + k * a_cs] with a_rs or a_cs 1 (a packed A: 1, sgemm_mr). */
     int sgemm_mr, sgemm_nr;
     void (*sgemm_pack_a)(float *dst, const float *a, long lda, int trans, int rows, int kc);
     void (*sgemm_pack_b)(float *dst, const float *b, long ldb, int trans, int cols, int kc);
-    void (*sgemm_tile)(float *c, long ldc, int mr, int nc, const float *ap, const float *bp, long kc, float alpha,
-                       float beta);
+    void (*sgemm_tile)(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs, const float *bp,
+                       long kc, float alpha, float beta);
 } ElemKernels;
 
 /* The kernels of the current level (chosen on the first call). */

@@ -473,21 +473,25 @@ static void k_sgemm_pack_b(float *dst, const float *b, long ldb, int trans, int 
     k_sgemm_transpose(dst, K_NC, b, ldb, cols, kc);
 }
 
-/* C rows [0, mr) x columns [0, nc) = alpha * (ap . bp) + beta * C; beta == 0
- * never reads C (it may hold anything). mr is a compile-time constant
- * (k_sgemm_tile's switch), so the accumulators stay in registers. */
+/* C rows [0, mr) x columns [0, nc) = alpha * (op(A) . bp) + beta * C; beta
+ * == 0 never reads C (it may hold anything). op(A)'s (r, k) is a[r * a_rs +
+ * k * a_cs], read where it lies (unpacked): a_rs == 1 (A^T stored k-major)
+ * or a_cs == 1 (A row-major); the caller's inline constant for the one that
+ * is 1 lets each row's broadcast be a fixed offset. mr is a compile-time
+ * constant (k_sgemm_tile's switch), so the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void k_sgemm_tile_rows(const int mr, float *c, long ldc, int nc,
-                                                                    const float *ap, const float *bp, long kc,
-                                                                    float alpha, float beta) {
+                                                                    const float *a, long a_rs, long a_cs,
+                                                                    const float *bp, long kc, float alpha,
+                                                                    float beta) {
     kvf acc[KERN_SG_MR][2];
 #pragma GCC unroll 16
     for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = (kvf){0};
     for (long k = 0; k < kc; k++) {
         kvf b0 = *(const kvf *)(bp + k * K_NC), b1 = *(const kvf *)(bp + k * K_NC + KW);
-        const float *a = ap + k * KERN_SG_MR;
+        const float *ak = a + k * a_cs;
 #pragma GCC unroll 16
         for (int r = 0; r < mr; r++) {
-            kvf av = KV_SET1(a[r]);
+            kvf av = KV_SET1(ak[r * a_rs]);
             acc[r][0] = KV_FMA(av, b0, acc[r][0]);
             acc[r][1] = KV_FMA(av, b1, acc[r][1]);
         }
@@ -514,9 +518,10 @@ static inline __attribute__((always_inline)) void k_sgemm_tile_rows(const int mr
     }
 }
 
-static void k_sgemm_tile(float *c, long ldc, int mr, int nc, const float *ap, const float *bp, long kc, float alpha,
-                         float beta) {
-    K_SWITCH_ROWS(mr, KERN_SG_MR, k_sgemm_tile_rows, c, ldc, nc, ap, bp, kc, alpha, beta)
+static void k_sgemm_tile(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs,
+                         const float *bp, long kc, float alpha, float beta) {
+    if (a_rs == 1) K_SWITCH_ROWS(mr, KERN_SG_MR, k_sgemm_tile_rows, c, ldc, nc, a, 1, a_cs, bp, kc, alpha, beta)
+    else K_SWITCH_ROWS(mr, KERN_SG_MR, k_sgemm_tile_rows, c, ldc, nc, a, a_rs, 1, bp, kc, alpha, beta)
 }
 
 const ElemKernels KERN_OPS = {

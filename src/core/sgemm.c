@@ -3,8 +3,9 @@
  * Loop order (BLIS): for each NC-wide block of columns, for each KC-deep
  * slice of k, B's KC x NC block is packed into NR-wide panels (kept in L2/L3);
  * for each MC-tall block of rows, A's MC x KC block is packed into MR-tall
- * panels (kept in L2); then every MR x NR tile of C is updated from one A panel
- * and one B panel (the B panel stays in L1 across the MC/MR tiles). The first k
+ * panels (kept in L2; narrow products skip this: SG_UNPACKED_MAX_N); then
+ * every MR x NR tile of C is updated from one A panel and one B panel (the B
+ * panel stays in L1 across the MC/MR tiles). The first k
  * slice applies beta, later ones add. Packing buffers are per thread and grow
  * to the largest block seen, so small products (attention heads) allocate
  * nothing after the first call. Results are deterministic: the summation order
@@ -25,6 +26,13 @@ extern char *openblas_get_corename(void);
 /* KC x (MR or NR) panels: KC = 256 keeps a 32-wide B panel (32 KB) in L1; MC
  * rows of A (MC x KC, <= 192 KB) in L2; NC columns of B (<= 4 MB) in L3. */
 enum { SG_KC = 256, SG_MC_PANELS = 16, SG_NC = 4096 };
+
+/* A packed A block is reused by every NR-wide column tile; for a product at
+ * most this wide (attention's per-head products: N = 64 or 128) that is two
+ * to four tiles, too few to repay the copy, and the tile reads A where it
+ * lies (one Xeon core, 128 x 64 x 128: 1.18x; at N >= 256 packing wins, to
+ * 1.5x where A's rows are 4 KB apart). The sums are the same either way. */
+enum { SG_UNPACKED_MAX_N = 128 };
 
 typedef struct {
     float *buf;
@@ -105,6 +113,19 @@ void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A,
             }
             for (int ic = 0; ic < M; ic += MC) {
                 int mc = M - ic < MC ? M - ic : MC;
+                if (N <= SG_UNPACKED_MAX_N) {
+                    const float *a0 = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
+                    long a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1;
+                    for (int jr = 0; jr < nc; jr += NR) {
+                        int cols = nc - jr < NR ? nc - jr : NR;
+                        for (int ir = 0; ir < mc; ir += MR) {
+                            int rows = mc - ir < MR ? mc - ir : MR;
+                            k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a0 + ir * a_rs, a_rs,
+                                          a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
+                        }
+                    }
+                    continue;
+                }
                 for (int ir = 0; ir < mc; ir += MR) {
                     int rows = mc - ir < MR ? mc - ir : MR;
                     const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
@@ -114,8 +135,8 @@ void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A,
                     int cols = nc - jr < NR ? nc - jr : NR;
                     for (int ir = 0; ir < mc; ir += MR) {
                         int rows = mc - ir < MR ? mc - ir : MR;
-                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, apack + (long)ir * kc,
-                                      bpack + (long)jr * kc, kc, alpha, beta_here);
+                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, apack + (long)ir * kc, 1,
+                                      MR, bpack + (long)jr * kc, kc, alpha, beta_here);
                     }
                 }
             }

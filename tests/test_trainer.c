@@ -350,6 +350,13 @@ TEST(trainer_config_same_ignores_bucket_mb) {
     CHECK(trainer_config_same(a, c));
     CHECK(!trainer_config_same(a, d) && !trainer_config_same(d, a));
     CHECK(!trainer_config_same(a, e) && !trainer_config_same(e, a));
+    /* A switch added later: absent = false (older runs still match), not = true. */
+    cJSON *f = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"group_by_length\": false}");
+    cJSON *g = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"group_by_length\": true}");
+    CHECK(trainer_config_same(b, f) && trainer_config_same(f, b));
+    CHECK(!trainer_config_same(b, g) && !trainer_config_same(g, b) && !trainer_config_same(f, g));
+    cJSON_Delete(f);
+    cJSON_Delete(g);
     cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(d), cJSON_Delete(e);
 }
 
@@ -363,6 +370,70 @@ TEST(trainer_lr_schedule) {
     CHECK_NEAR(trainer_lr(2.0f, "constant", 0.0, 77, 100), 2.0, 1e-6);
     CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 50, 100), 1.0, 1e-6);
     CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 0, 100), 2.0, 1e-6);
+}
+
+/* Token slots of batches of `batch` rows in perm's order, each padded to its longest row. */
+static long padded_slots(const int *perm, int n, int batch, const int *len) {
+    long slots = 0;
+    for (int i = 0; i < n; i += batch) {
+        int b = n - i < batch ? n - i : batch, mx = 0;
+        for (int j = 0; j < b; j++) mx = len[perm[i + j]] > mx ? len[perm[i + j]] : mx;
+        slots += (long)mx * b;
+    }
+    return slots;
+}
+
+/* group_by_length: each epoch is a permutation, the same for the same
+ * arguments, pads far less than a plain shuffle, and is still random:
+ * epochs differ, a group's batches are not longest-first, and rows of one
+ * length mix across the epoch. Without lengths it is the plain shuffle. */
+TEST(trainer_epoch_order_groups_by_length) {
+    enum { N = 5003, BATCH = 16 };
+    int *len = malloc(sizeof(int) * N), *p = malloc(sizeof(int) * N), *q = malloc(sizeof(int) * N);
+    int *seen = calloc(N, sizeof(int));
+    Rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < N; i++) len[i] = 3 + (int)rng_below(&r, 60);
+    trainer_epoch_order(p, N, 7, 0, BATCH, len);
+    for (int i = 0; i < N; i++) seen[p[i]]++;
+    int perm_ok = 1;
+    for (int i = 0; i < N; i++) perm_ok &= seen[i] == 1;
+    CHECK_MSG(perm_ok, "an epoch's order is not a permutation of the rows");
+    trainer_epoch_order(q, N, 7, 0, BATCH, len);
+    CHECK(memcmp(p, q, sizeof(int) * N) == 0);
+    long grouped = padded_slots(p, N, BATCH, len), real = 0;
+    for (int i = 0; i < N; i++) real += len[i];
+    trainer_epoch_order(q, N, 7, 0, BATCH, NULL);
+    long plain = padded_slots(q, N, BATCH, len);
+    CHECK_MSG(grouped < real * 1.05 && plain > real * 1.5, "slots: grouped %ld, plain %ld, real %ld", grouped, plain,
+              real);
+    /* Without lengths: the trainer's plain shuffle (rows 0..N-1, Fisher-Yates). */
+    Rng s;
+    rng_seed_stream(&s, 7 ^ 0x5348554646ull, 0);
+    for (int i = 0; i < N; i++) p[i] = i;
+    rng_shuffle_int(&s, p, N);
+    CHECK(memcmp(p, q, sizeof(int) * N) == 0);
+    /* Another epoch, another order; the first group's first batch is not
+     * always its longest (batch order shuffled within the group). */
+    trainer_epoch_order(p, N, 7, 0, BATCH, len);
+    trainer_epoch_order(q, N, 7, 1, BATCH, len);
+    CHECK(memcmp(p, q, sizeof(int) * N) != 0);
+    int longest_first = 0;
+    for (int e = 0; e < 8; e++) {
+        trainer_epoch_order(p, N, 7, e, BATCH, len);
+        longest_first += len[p[0]] == 62;
+    }
+    CHECK_MSG(longest_first < 8, "the longest batch came first in every epoch");
+    /* Rows of one length are spread over the epoch, not in one place. */
+    trainer_epoch_order(p, N, 7, 0, BATCH, len);
+    int first = -1, last = -1;
+    for (int i = 0; i < N; i++)
+        if (len[p[i]] == 30) {
+            if (first < 0) first = i;
+            last = i;
+        }
+    CHECK_MSG(last - first > N / 2, "rows of length 30 only between %d and %d", first, last);
+    free(len); free(p); free(q); free(seen);
 }
 
 TEST(trainer_learns_synthetic_sst2) {

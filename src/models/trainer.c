@@ -55,6 +55,8 @@ typedef struct Run {
     double warmup;
     const char *schedule;
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
+    int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
+    int *lengths;                /* then each training row's length, else NULL */
     /* Progress, saved in resume/trainer.json at the end of each epoch and every
      * checkpoint_every steps. */
     int start_epoch;             /* first epoch still to run (resume) */
@@ -203,12 +205,24 @@ static int trainer_key_is_free(const char *key) {
     return 0;
 }
 
-/* Every key of a that is not free is in b, equal. */
+/* Switches added after runs were written (their configs lack them): absent
+ * is the same as false, the behaviour before them. */
+static const char *const TRAINER_LATER_SWITCHES[] = {"group_by_length"};
+
+static int trainer_key_is_later(const char *key) {
+    for (size_t i = 0; i < sizeof TRAINER_LATER_SWITCHES / sizeof TRAINER_LATER_SWITCHES[0]; i++)
+        if (key && strcmp(key, TRAINER_LATER_SWITCHES[i]) == 0) return 1;
+    return 0;
+}
+
+/* Every key of a that is not free is in b, equal (or a later switch, false
+ * in a and absent from b). */
 static int trainer_config_within(const cJSON *a, const cJSON *b) {
     const cJSON *it;
     cJSON_ArrayForEach(it, a) {
         if (trainer_key_is_free(it->string)) continue;
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
+        if (!o && cJSON_IsFalse(it) && trainer_key_is_later(it->string)) continue;
         if (!o || !cJSON_Compare(it, o, 1)) return 0;
     }
     return 1;
@@ -231,6 +245,7 @@ static int run_read_settings(Run *r) {
     r->schedule = TRAINER_SCHEDULES[settings_choice(&s, "schedule", TRAINER_SCHEDULES, 3)];
     r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
+    r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
     return s.failed ? EXIT_USAGE : 0;
 }
 
@@ -450,6 +465,46 @@ static void run_report_interrupt(const Run *r, int sig, int epoch, int row) {
             interrupt_name(sig), r->step, epoch + 1, row, r->o->out_dir, RUN_RESUME_DIR);
 }
 
+typedef struct {
+    int length, pos, row;
+} LengthKey;
+
+/* Longest first; ties in shuffled order (pos), so the order is total. */
+static int length_key_cmp(const void *a, const void *b) {
+    const LengthKey *x = a, *y = b;
+    if (x->length != y->length) return x->length > y->length ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, const int *lengths) {
+    for (int i = 0; i < n; i++) perm[i] = i;
+    Rng rng;
+    rng_seed_stream(&rng, seed ^ TRAINER_SHUFFLE_SALT, (uint64_t)epoch);
+    rng_shuffle_int(&rng, perm, n);
+    if (!lengths || batch < 1 || n <= batch) return;
+    long group = (long)batch * TRAINER_LENGTH_GROUP_BATCHES;
+    LengthKey *key = xmalloc(sizeof(LengthKey) * (size_t)(group < n ? group : n));
+    int *order = xmalloc(sizeof(int) * (size_t)TRAINER_LENGTH_GROUP_BATCHES);
+    int *sorted = xmalloc(sizeof(int) * (size_t)(group < n ? group : n));
+    for (int g0 = 0; g0 < n; g0 += (int)group) {
+        int m = n - g0 < group ? n - g0 : (int)group;
+        for (int i = 0; i < m; i++) key[i] = (LengthKey){lengths[perm[g0 + i]], i, perm[g0 + i]};
+        qsort(key, (size_t)m, sizeof *key, length_key_cmp);
+        /* The group's full batches in a random order; a last partial batch
+         * (the epoch's shortest rows) stays at the end. */
+        int full = m / batch;
+        for (int b = 0; b < full; b++) order[b] = b;
+        rng_shuffle_int(&rng, order, full);
+        for (int b = 0; b < full; b++)
+            for (int j = 0; j < batch; j++) sorted[b * batch + j] = key[order[b] * batch + j].row;
+        for (int i = full * batch; i < m; i++) sorted[i] = key[i].row;
+        memcpy(perm + g0, sorted, sizeof(int) * (size_t)m);
+    }
+    free(key);
+    free(order);
+    free(sorted);
+}
+
 /* One pass over the shuffled training rows (from start_row when resuming into
  * this epoch), saving the resume point every checkpoint_every steps. Returns
  * 0, 1 when the loss is not finite (diverged) or a save failed, or 128 + the
@@ -458,10 +513,7 @@ static void run_report_interrupt(const Run *r, int sig, int epoch, int row) {
 static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     int n = r->train.n;
     int *perm = xmalloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++) perm[i] = i;
-    Rng rng;
-    rng_seed_stream(&rng, r->o->seed ^ TRAINER_SHUFFLE_SALT, (uint64_t)epoch);
-    rng_shuffle_int(&rng, perm, n);
+    trainer_epoch_order(perm, n, r->o->seed, epoch, r->batch, r->lengths);
     char label[64];
     snprintf(label, sizeof label, "epoch %d/%d", epoch + 1, r->epochs);
     Progress bar;
@@ -623,6 +675,10 @@ static int run_prepare(Run *r) {
     r->train_e = r->ops->encode(r->m, &r->train);
     for (int s = 0; s < r->num_dev; s++) r->dev_e[s] = r->ops->encode(r->m, &r->dev[s]);
     if (!r->train_e) return 1;
+    if (r->group_by_length) {
+        r->lengths = xmalloc(sizeof(int) * (size_t)(r->train.n ? r->train.n : 1));
+        for (int i = 0; i < r->train.n; i++) r->lengths[i] = r->ops->length(r->train_e, i);
+    }
     for (int s = 0; s < r->num_dev; s++)
         if (!r->dev_e[s]) return 1;
     return 0;
@@ -634,6 +690,7 @@ static void run_free(Run *r) {
         dataset_free(&r->dev[s]);
     }
     if (r->train_e) r->ops->encoded_free(r->train_e);
+    free(r->lengths);
     if (r->m) r->ops->free(r->m);
     dataset_free(&r->train);
     cJSON_Delete(r->history);

@@ -45,6 +45,9 @@ extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine
  * in MiB, as pretraining's bucket_mb (0 = one sum after the backward). It
  * changes no result beyond the order of sums (trainer_config_same ignores it). */
 #define TRAINER_SETTING_BUCKET_MB(def) {"bucket_mb", SETTING_REAL, SETTING_NO_FIELD, def, 0, 1024, NULL, NULL}
+/* Batches of rows of about one length (trainer_epoch_order), for models that
+ * pad a batch to its longest row and report row lengths (ModelOps.length). */
+#define TRAINER_SETTING_GROUP_BY_LENGTH(def) {"group_by_length", SETTING_BOOL, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
 
 typedef struct TrainerOptions {
     const Task *task;
@@ -105,8 +108,22 @@ void trainer_grad_ready(void *s, long lo);   /* a Bert.grad_ready listener */
 /* s NULL: one blocking sum of the whole arena after the backward. */
 void trainer_sync_grads(const TrainState *st, struct Params *p, TrainerGradSum *s);
 /* The same config, but for keys that change no result (bucket_mb), present
- * or not: a run resumes, and a finished run counts as done, whatever they are. */
+ * or not: a run resumes, and a finished run counts as done, whatever they are;
+ * and a switch added later (group_by_length) absent from one and false in the
+ * other: runs written before it still resume and count as done. */
 int trainer_config_same(const cJSON *a, const cJSON *b);
+
+/* The order of the n training rows in epoch `epoch` (0-based) of a run with
+ * this seed, into perm: a shuffle. With lengths (row lengths; NULL: none),
+ * grouped by length as Hugging Face's group_by_length: the shuffled rows in
+ * groups of TRAINER_LENGTH_GROUP_BATCHES batches, each group sorted by
+ * length (longest first, ties in shuffled order) and its full batches then
+ * taken in a random order, so that a batch padded to its longest row pads
+ * little (SST-2 at batch 32: 3.1x fewer token slots than random batches)
+ * while every batch is still drawn from a random tenth of the data or less.
+ * The same perm for the same arguments (resume relies on it). */
+enum { TRAINER_LENGTH_GROUP_BATCHES = 50 };
+void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, const int *lengths);
 
 /* The learning rate of step `step` (0-based) of `total`: linear warm-up over
  * the first `warmup` fraction of the steps, then "linear" decay to 0,

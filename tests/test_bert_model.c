@@ -568,7 +568,9 @@ TEST(bert_finetune_killed_resumes_bit_identical) {
     BertFixture fx;
     fixture_make(&fx);
     char cmd[2048], ref[256], cut[256];
-    snprintf(cmd, sizeof cmd, "env %s %s finetune sst2 " SMALL " --epochs 2", fx.env, test_glue_bin(), fx.root, fx.root);
+    /* Length-grouped batches: the epoch's order is rebuilt on resume (trainer_epoch_order). */
+    snprintf(cmd, sizeof cmd, "env %s %s finetune sst2 " SMALL " --epochs 2 --set group_by_length=true", fx.env,
+             test_glue_bin(), fx.root, fx.root);
     KillTest t = {.name = "finetune", .command = cmd, .killed = "--checkpoint-every 1", .dir = fx.root,
                   .watch = RUN_RESUME_DIR "/" RUN_TRAINER_STATE, .sigterm = 1, .seed = 11};
     kill_test(&t);

@@ -7,6 +7,7 @@
 #include "core/args.h"
 #include "core/common.h"
 #include "eval/report_html.h"
+#include "models/bert/bert_task.h"
 #include "models/run_dir.h"
 
 #include <stdio.h>
@@ -14,8 +15,6 @@
 
 #define REPORT_USAGE "glue report [--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]"
 #define REPORT_MAX_PRETRAIN 16
-/* The encoder this repository ships: its pretraining curve is in every report. */
-#define REPORT_SHIPPED_ENCODER "models/bert-tiny-wiki"
 
 int cmd_report(int argc, char **argv) {
     Args a;
@@ -39,7 +38,7 @@ int cmd_report(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (o.npretrain == 0) {
-        pretrain[0] = REPORT_SHIPPED_ENCODER;
+        pretrain[0] = BERT_SHIPPED_ENCODER_DIR;   /* its pretraining curve is in every report */
         o.npretrain = 1;
     }
     char *command = cli_command_line(argc, argv);

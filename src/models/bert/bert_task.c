@@ -38,10 +38,8 @@
 #define BERT_SIAMESE_SCALE 5.0f
 
 #define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
-/* The encoder fine-tuning starts from unless told otherwise: the one this
- * repository ships (models/bert-tiny-wiki/README.md), found relative to the
- * working directory like the default vocabulary. --init none: random init. */
-#define BERT_SHIPPED_ENCODER "models/bert-tiny-wiki/model.ckpt"
+/* bert_task.h's shipped encoder; --init none: random init. */
+#define BERT_SHIPPED_ENCODER BERT_SHIPPED_ENCODER_DIR "/model.ckpt"
 #define BERT_INIT_NONE "none"
 #define BERT_DEFAULT_CONFIG_NAME "tiny"
 

@@ -17,6 +17,12 @@
 
 extern const ModelOps BERT_OPS;
 
+/* The encoder fine-tuning starts from unless told otherwise: the one this
+ * repository ships (its README is the model card), found relative to the
+ * working directory like the default vocabulary; `glue report` draws its
+ * pretraining curve. */
+#define BERT_SHIPPED_ENCODER_DIR "models/bert-tiny-wiki"
+
 typedef struct BertTaskModel {
     Bert *bert;
     cJSON *config;          /* the run config (saved with the model) */

@@ -22,7 +22,9 @@
 #include "core/files.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
+#include "models/seq2seq/seq2seq.h"
 #include "models/seq2seq/seq2seq_train.h"
+#include "text/vocab.h"
 #include "tests/kill_loop.h"
 #include "tests/test.h"
 
@@ -347,6 +349,52 @@ TEST(seq2seq_translate_snapshot) {
     snprintf(args, sizeof args, "snapshot %s/none %s/none-out", g_dir, g_dir);
     free(glue(args, &st));
     CHECK_EQ_INT(st, 1);
+}
+
+/* A model that translates everything as nothing (its last decoder layer's
+ * output made constant and aligned with [SEP], so the first token is the end)
+ * prints an empty line and says so on stderr; a blank input line is a blank
+ * translation, no warning. */
+TEST(seq2seq_translate_warns_on_empty_output) {
+    if (!CHECK(fixture() != NULL)) return;
+    char run[128], dir[128], ckpt[256], args[512], cmd[1024];
+    snprintf(run, sizeof run, "%s/cli", g_dir);
+    snprintf(dir, sizeof dir, "%s/mute", g_dir);
+    run_file_path(run, RUN_CKPT, ckpt, sizeof ckpt);
+    if (!CHECK_MSG(file_exists(ckpt), "needs the run of seq2seq_translate_cli")) return;
+    int st;
+    snprintf(args, sizeof args, "snapshot %s %s", run, dir);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 0);
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    Seq2Seq *m = s2s_load(ckpt);
+    if (!CHECK(m != NULL)) return;
+    int C = m->cfg.d_model, sep = vocab_id(m->vocab, "[SEP]");
+    CHECK(sep >= 0);
+    float *e = m->w.embed + (long)sep * C, norm = 0, top = 0;
+    for (int c = 0; c < C; c++) norm += e[c] * e[c];
+    for (int v = 0; v < m->cfg.vocab_size; v++) {
+        float n2 = 0;
+        for (int c = 0; c < C; c++) n2 += m->w.embed[(long)v * C + c] * m->w.embed[(long)v * C + c];
+        top = n2 > top ? n2 : top;
+    }
+    /* logits = y E^T with y = 10 sqrt(top / norm) e: [SEP]'s is 10 sqrt(top norm), every other at most sqrt(top norm). */
+    BlockFfnParams *last = &m->w.dec[m->cfg.decoder_layers - 1].ffn;
+    for (int c = 0; c < C; c++) {
+        last->ln_g[c] = 0.0f;
+        last->ln_b[c] = 10.0f * sqrtf(top / norm) * e[c];
+    }
+    CHECK(s2s_save(m, ckpt, CKPT_F32) == 0);
+    s2s_free(m);
+    snprintf(cmd, sizeof cmd, "printf 'one two.\\n\\nthree.\\n' | %s translate --model %s --beam 1 2>&1", test_glue_bin(),
+             dir);
+    char *said = test_run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    int warnings = 0;
+    for (const char *p = said ? said : ""; (p = strstr(p, "as nothing")) != NULL; p++) warnings++;
+    CHECK_MSG(warnings == 2 && strstr(said, "\"one two.\" as nothing") && strstr(said, "\"three.\" as nothing"),
+              "said: %s", said ? said : "");
+    free(said);
 }
 
 /* Interruption: `glue translate train` killed with SIGKILL at random moments

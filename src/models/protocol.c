@@ -264,8 +264,14 @@ int protocol_run(const ProtocolOptions *o) {
                 return EXIT_USAGE;
             }
     }
+    /* Without --init, the encoder the model starts from by default (BERT: the
+     * shipped one), named as its defaults name it. */
+    const ModelOps *ops = model_find(o->model);
+    cJSON *defaults = !o->init && ops && o->n_tasks > 0 ? ops->default_config(task_find(o->tasks[0])) : NULL;
+    const char *init = o->init ? o->init : run_config_string(defaults, "init", "");
     char encoder[4200];
-    int used = snprintf(encoder, sizeof encoder, "%s (model %s", o->init ? o->init : "the model's default init", o->model);
+    int used = snprintf(encoder, sizeof encoder, "%s (model %s", *init ? init : "the model's default init", o->model);
+    cJSON_Delete(defaults);
     for (int i = 0; i < o->n_sets && used > 0 && (size_t)used < sizeof encoder; i++)
         used += snprintf(encoder + used, sizeof encoder - (size_t)used, "%s%s", i ? ", " : "; for every row: ", o->sets[i]);
     if (used > 0 && (size_t)used < sizeof encoder - 1) snprintf(encoder + used, sizeof encoder - (size_t)used, ")");

@@ -307,6 +307,21 @@ static long file_bytes(const char *path) {
     return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
 }
 
+/* `glue translate snapshot` of the cli test's run into g_dir/<name> (path in
+ * out); the run's checkpoint path in run_ckpt. 0 ok. */
+static int snapshot_cli_run(const char *name, char *out, size_t cap, char *run_ckpt, size_t ckpt_cap) {
+    char run[128], args[512];
+    snprintf(run, sizeof run, "%s/cli", g_dir);
+    snprintf(out, cap, "%s/%s", g_dir, name);
+    run_file_path(run, RUN_CKPT, run_ckpt, ckpt_cap);
+    if (!CHECK_MSG(file_exists(run_ckpt), "needs the run of seq2seq_translate_cli")) return -1;
+    int st;
+    snprintf(args, sizeof args, "snapshot %s %s", run, out);
+    free(glue(args, &st));
+    CHECK_EQ_INT(st, 0);
+    return st == 0 ? 0 : -1;
+}
+
 /* `glue translate snapshot`: the cli test's run in half precision (about half
  * the bytes) translates as well as the float one, with the run's config and
  * results beside it. */
@@ -314,13 +329,8 @@ TEST(seq2seq_translate_snapshot) {
     if (!CHECK(fixture() != NULL)) return;
     char run[128], snap[128], args[512], a[256], b[256];
     snprintf(run, sizeof run, "%s/cli", g_dir);
-    snprintf(snap, sizeof snap, "%s/cli-f16", g_dir);
-    run_file_path(run, RUN_CKPT, a, sizeof a);
-    if (!CHECK_MSG(file_exists(a), "needs the run of seq2seq_translate_cli")) return;
+    if (snapshot_cli_run("cli-f16", snap, sizeof snap, a, sizeof a) != 0) return;
     int st;
-    snprintf(args, sizeof args, "snapshot %s %s", run, snap);
-    free(glue(args, &st));
-    CHECK_EQ_INT(st, 0);
     run_file_path(snap, RUN_CKPT, b, sizeof b);
     long full = file_bytes(a), half = file_bytes(b);
     CHECK_MSG(half > 0 && half < full * 0.7, "snapshot %ld bytes, the run's %ld", half, full);
@@ -357,15 +367,9 @@ TEST(seq2seq_translate_snapshot) {
  * translation, no warning. */
 TEST(seq2seq_translate_warns_on_empty_output) {
     if (!CHECK(fixture() != NULL)) return;
-    char run[128], dir[128], ckpt[256], args[512], cmd[1024];
-    snprintf(run, sizeof run, "%s/cli", g_dir);
-    snprintf(dir, sizeof dir, "%s/mute", g_dir);
-    run_file_path(run, RUN_CKPT, ckpt, sizeof ckpt);
-    if (!CHECK_MSG(file_exists(ckpt), "needs the run of seq2seq_translate_cli")) return;
+    char dir[128], ckpt[256], cmd[1024];
+    if (snapshot_cli_run("mute", dir, sizeof dir, ckpt, sizeof ckpt) != 0) return;
     int st;
-    snprintf(args, sizeof args, "snapshot %s %s", run, dir);
-    free(glue(args, &st));
-    CHECK_EQ_INT(st, 0);
     run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
     Seq2Seq *m = s2s_load(ckpt);
     if (!CHECK(m != NULL)) return;

@@ -113,30 +113,25 @@ void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A,
             }
             for (int ic = 0; ic < M; ic += MC) {
                 int mc = M - ic < MC ? M - ic : MC;
-                if (N <= SG_UNPACKED_MAX_N) {
-                    const float *a0 = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
-                    long a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1;
-                    for (int jr = 0; jr < nc; jr += NR) {
-                        int cols = nc - jr < NR ? nc - jr : NR;
-                        for (int ir = 0; ir < mc; ir += MR) {
-                            int rows = mc - ir < MR ? mc - ir : MR;
-                            k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a0 + ir * a_rs, a_rs,
-                                          a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
-                        }
+                /* A's tile at row ir: (r, k) at a[ir * a_step + r * a_rs + k * a_cs]. */
+                const float *a = apack;
+                long a_rs = 1, a_cs = MR, a_step = kc;
+                if (N <= SG_UNPACKED_MAX_N) {   /* read where it lies */
+                    a = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
+                    a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1, a_step = a_rs;
+                } else {
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        int rows = mc - ir < MR ? mc - ir : MR;
+                        const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
+                        k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
                     }
-                    continue;
-                }
-                for (int ir = 0; ir < mc; ir += MR) {
-                    int rows = mc - ir < MR ? mc - ir : MR;
-                    const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
-                    k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
                 }
                 for (int jr = 0; jr < nc; jr += NR) {
                     int cols = nc - jr < NR ? nc - jr : NR;
                     for (int ir = 0; ir < mc; ir += MR) {
                         int rows = mc - ir < MR ? mc - ir : MR;
-                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, apack + (long)ir * kc, 1,
-                                      MR, bpack + (long)jr * kc, kc, alpha, beta_here);
+                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a + ir * a_step, a_rs,
+                                      a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
                     }
                 }
             }

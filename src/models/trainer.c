@@ -197,21 +197,14 @@ void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
 }
 
 /* Settings that change no result beyond the order of sums. */
-static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb"};
-
-static int trainer_key_is_free(const char *key) {
-    for (size_t i = 0; i < sizeof TRAINER_FREE_KEYS / sizeof TRAINER_FREE_KEYS[0]; i++)
-        if (key && strcmp(key, TRAINER_FREE_KEYS[i]) == 0) return 1;
-    return 0;
-}
-
+static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
 /* Switches added after runs were written (their configs lack them): absent
  * is the same as false, the behaviour before them. */
-static const char *const TRAINER_LATER_SWITCHES[] = {"group_by_length"};
+static const char *const TRAINER_LATER_SWITCHES[] = {"group_by_length", NULL};
 
-static int trainer_key_is_later(const char *key) {
-    for (size_t i = 0; i < sizeof TRAINER_LATER_SWITCHES / sizeof TRAINER_LATER_SWITCHES[0]; i++)
-        if (key && strcmp(key, TRAINER_LATER_SWITCHES[i]) == 0) return 1;
+static int trainer_key_in(const char *const *keys, const char *key) {
+    for (; key && *keys; keys++)
+        if (strcmp(key, *keys) == 0) return 1;
     return 0;
 }
 
@@ -220,9 +213,9 @@ static int trainer_key_is_later(const char *key) {
 static int trainer_config_within(const cJSON *a, const cJSON *b) {
     const cJSON *it;
     cJSON_ArrayForEach(it, a) {
-        if (trainer_key_is_free(it->string)) continue;
+        if (trainer_key_in(TRAINER_FREE_KEYS, it->string)) continue;
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
-        if (!o && cJSON_IsFalse(it) && trainer_key_is_later(it->string)) continue;
+        if (!o && cJSON_IsFalse(it) && trainer_key_in(TRAINER_LATER_SWITCHES, it->string)) continue;
         if (!o || !cJSON_Compare(it, o, 1)) return 0;
     }
     return 1;

@@ -149,12 +149,22 @@ int dist_init(int *argc, char ***argv) {
     return 0;
 }
 
+/* How long a failed rank other than 0 waits for rank 0's abort (dist_finalize). */
+enum { DIST_ABORT_GRACE_SECONDS = 2 };
+
 int dist_finalize(int rc) {
     if (!dist_started_) return rc;
     dist_started_ = 0;
     if (rc != 0 && dist_size_ > 1) {
         fflush(stdout);
         fflush(stderr);
+        /* A failure every rank meets (a setting checked by all) is reported
+         * by rank 0 alone; when all ranks abort at once, Open MPI's abort
+         * messages can race and lose rank 0's stderr (seen: the message of
+         * a batch that N ranks cannot split went missing). So the others
+         * wait for rank 0's abort to end them, and abort themselves only if
+         * it does not come (a failure of theirs alone). */
+        if (dist_rank_ != 0) sleep(DIST_ABORT_GRACE_SECONDS);
         MPI_Abort(MPI_COMM_WORLD, rc);
     }
     MPI_Finalize();

@@ -1,13 +1,11 @@
-/* test_bert_bf16.c — bert_use_bf16: with bf16 encoder weights the forwards
- * (full and [CLS]-only, with and without ALiBi) give the fp32 logits up to
- * bf16's rounding; the GEMM at the CPU's kernel level and the portable one
- * (core/kernels.h) agree with each other to fp32 summation error; switching it off gives the fp32 numbers
- * back bit for bit (the packed copies never touch the weights). */
+/* test_bert_bf16.c — bert_use_bf16 (AVX512-BF16 only; skipped elsewhere): with
+ * bf16 encoder weights the forwards (full and [CLS]-only, with and without
+ * ALiBi) give the fp32 logits up to bf16's rounding; switching it off gives the
+ * fp32 numbers back bit for bit (the packed copies never touch the weights). */
 #include <math.h>
 #include <string.h>
 
 #include "core/gemm_bf16.h"
-#include "core/kernels.h"
 #include "core/rng.h"
 #include "models/bert/bert.h"
 #include "tests/test.h"
@@ -48,20 +46,15 @@ static void check_bf16(int alibi, int pooled_path) {
     int ids[BB_B * BB_T], seg[BB_B * BB_T] = {0}, len[BB_B] = {10, 6, 3};
     for (int i = 0; i < BB_B * BB_T; i++) ids[i] = (int)rng_below(&r, 101);
     BertBatch b = {BB_B, BB_T, ids, seg, len};
-    float fp32[BB_B * BB_C], native[BB_B * BB_C], portable[BB_B * BB_C], again[BB_B * BB_C];
+    float fp32[BB_B * BB_C], native[BB_B * BB_C], again[BB_B * BB_C];
     pooled(m, &b, pooled_path, fp32);
     bert_use_bf16(m, 1);
     pooled(m, &b, pooled_path, native);
-    KernLevel level = kernels_force(KERN_PORTABLE);
-    pooled(m, &b, pooled_path, portable);
-    kernels_force(level);
     bert_use_bf16(m, 0);
     pooled(m, &b, pooled_path, again);
     double scale = max_abs(fp32, BB_B * BB_C), d = max_diff(fp32, native, BB_B * BB_C);
     CHECK_MSG(d > 0 && d < 0.05 * scale, "alibi %d pooled %d: bf16 moved the pooled vectors by %g (scale %g)", alibi,
               pooled_path, d, scale);
-    CHECK_MSG(max_diff(native, portable, BB_B * BB_C) < 1e-4 * scale, "alibi %d pooled %d: the two bf16 paths differ by %g",
-              alibi, pooled_path, max_diff(native, portable, BB_B * BB_C));
     CHECK_MSG(memcmp(fp32, again, sizeof fp32) == 0, "alibi %d pooled %d: fp32 not restored", alibi, pooled_path);
     CHECK(m->bf16 == NULL && m->w.layers[0].attn.bf16_qkv == NULL && m->w.layers[1].ffn.bf16_out == NULL);
     bert_use_bf16(m, 1);   /* left on: bert_free releases the packed copies */
@@ -69,6 +62,10 @@ static void check_bf16(int alibi, int pooled_path) {
 }
 
 TEST(bert_bf16_inference_close_to_fp32) {
+    if (!gemm_bf16_available()) {
+        test_skip("no AVX512-BF16 on this CPU (--bf16 runs the fp32 path here)");
+        return;
+    }
     check_bf16(0, 0);
     check_bf16(0, 1);
     check_bf16(1, 1);

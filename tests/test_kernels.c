@@ -1,12 +1,11 @@
 /* test_kernels.c — core/kernels: every CPU-specific build of the hot loops
- * (AVX2, AVX-512, and core/gemm_bf16's AVX512-BF16 and widening paths) gives
- * the portable build's numbers on the same inputs, at every level this CPU
+ * (AVX2, AVX-512) gives the portable build's numbers on the same inputs, at every level this CPU
  * runs, so a CPU-specific path cannot drift unseen. And the level choice:
  * GLUE_KERNELS lowers it, an unknown name is refused, `glue --version` names it.
  *
  * Tolerances, from how the builds differ:
  *   - element-wise kernels (add, add_rows, masked scale, scale, GELU and its backward,
- *     AdamW, the bf16 rounding of x): EQUAL bit for bit. Each element goes through the
+ *     AdamW): EQUAL bit for bit. Each element goes through the
  *     same IEEE operations in the same order at every width (-std=c11 means
  *     -ffp-contract=off: no FMA contraction; sqrt and division are correctly
  *     rounded in vector form too);
@@ -18,14 +17,12 @@
  *     two sides) scaled to what each output depends on, and so they do not
  *     hide a wrong element, which is off by O(1) of the scale;
  *   - our fp32 GEMM's levels: tests/test_sgemm.c, each against the exact product;
- *   - the bf16 GEMM: per output a K-term fp32 sum (FMAs, or the bf16 dot
- *     product's pairs): |diff| <= 2 (K + 2) 2^-24 sum_k |x_k w_k|. */
+ *   - the bf16 GEMM (AVX512-BF16 only): tests/test_gemm_bf16.c, against the exact
+ *     product of the rounded operands. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gemm_bf16.h"
-#include "core/half.h"
 #include "core/kernels.h"
 #include "core/rng.h"
 #include "tests/test.h"
@@ -102,19 +99,6 @@ static void compare_elementwise(const ElemKernels *k, const ElemKernels *p) {
         memcpy(a, x, sizeof a); memcpy(b, x, sizeof b);
         k->scale(a, n, 0.3f); p->scale(b, n, 0.3f);
         CHECK_SAME(a, b, n, "scale", k->name, n);
-
-        /* bf16 rounding of x: an integer computation, and NaN stays NaN. One
-         * row, packed [k][bf16_mr] (the row count of the level's tile). */
-        x[n / 2] = NAN;
-        int nk = n < KERN_BF16_XLD ? n : KERN_BF16_XLD, kmr = k->bf16_mr, pmr = p->bf16_mr, same = 1;
-        static float pa[12 * (KERN_BF16_XLD + 1)], pb[12 * (KERN_BF16_XLD + 1)];
-        k->bf16_pack_x(pa, x, 0, 1, nk); p->bf16_pack_x(pb, x, 0, 1, nk);
-        for (int i = 0; i < nk + (nk & 1); i++) {
-            same &= memcmp(&pa[i * kmr], &pb[i * pmr], sizeof(float)) == 0;
-            float want = i < nk ? bf16_to_float(bf16_from_float(x[i])) : 0.0f;   /* core/half.h's rounding */
-            same &= isnan(want) ? isnan(pa[i * kmr]) : memcmp(&pa[i * kmr], &want, sizeof(float)) == 0;
-        }
-        CHECK_MSG(same && (nk <= n / 2 || isnan(pa[n / 2 * kmr])), "bf16_pack_x at %s, n %d", k->name, n);
     }
 }
 
@@ -213,95 +197,6 @@ TEST(kernels_cpu_builds_match_portable) {
     compare_elementwise(p, p);
     printf("  compared %d CPU-specific level(s) with the portable one (CPU up to %s)\n", compared,
            kernels_level_name(kernels_cpu_level()));
-}
-
-/* matmul_bf16 at every level against the portable level's result. */
-static void compare_gemm_bf16(int M, int N, int K, float beta, int gelu) {
-    Rng r;
-    rng_seed(&r, (uint64_t)(M * 7 + N * 3 + K));
-    float *x = malloc(sizeof(float) * (size_t)M * K), *W = malloc(sizeof(float) * (size_t)N * K);
-    float *y0 = malloc(sizeof(float) * (size_t)M * N), *bias = malloc(sizeof(float) * (size_t)N);
-    float *ref = malloc(sizeof(float) * (size_t)M * N), *y = malloc(sizeof(float) * (size_t)M * N);
-    fill(x, (long)M * K, 1.0f, &r);
-    fill(W, (long)N * K, 1.0f, &r);
-    fill(y0, (long)M * N, 1.0f, &r);
-    fill(bias, N, 1.0f, &r);
-    Bf16Weights w;
-    bf16_weights_pack(&w, W, N, K);
-    KernLevel saved = kernels_level();
-    for (int l = KERN_PORTABLE; l <= (int)kernels_cpu_level(); l++) {
-        kernels_force((KernLevel)l);
-        float *out = l == KERN_PORTABLE ? ref : y;
-        memcpy(out, y0, sizeof(float) * (size_t)M * N);
-        matmul_bf16(out, x, &w, M, beta, bias, gelu);
-        if (l == KERN_PORTABLE) continue;
-        double worst = 0;
-        for (int m = 0; m < M; m++)
-            for (int n = 0; n < N; n++) {
-                double mag = fabs(beta * y0[(long)m * N + n]) + fabs(bias[n]) + 1e-30;
-                for (int k = 0; k < K; k++) mag += fabs((double)x[(long)m * K + k] * W[(long)n * K + k]);
-                worst = fmax(worst, fabs((double)y[(long)m * N + n] - ref[(long)m * N + n]) / mag);
-            }
-        CHECK_MSG(worst <= 2.0 * (K + 2) * ULP, "matmul_bf16 M%d N%d K%d beta %g gelu %d at %s: %g of sum |x w|", M,
-                  N, K, beta, gelu, kernels_level_name((KernLevel)l), worst);
-    }
-    kernels_force(saved);
-    bf16_weights_free(&w);
-    free(x); free(W); free(y0); free(bias); free(ref); free(y);
-}
-
-TEST(kernels_gemm_bf16_levels_match_portable) {
-    compare_gemm_bf16(13, 33, 7, 0.0f, 0);      /* ragged rows and columns, odd K */
-    compare_gemm_bf16(50, 70, 300, 0.5f, 1);    /* two K blocks of the widening path, GELU */
-    compare_gemm_bf16(250, 64, 129, 1.0f, 0);   /* two row blocks */
-    compare_gemm_bf16(20, 400, 64, 0.5f, 1);    /* few rows: threads split the panels */
-}
-
-/* The widening path's two tiles (core/gemm_bf16 takes bf16_tile_wide on a panel
- * widened once for long x, bf16_tile in registers for short x): the same
- * products in the same order, so EQUAL bit for bit, at every level, every row
- * count, full and ragged panels, one pair to a whole K block, each epilogue. */
-TEST(kernels_bf16_wide_tile_matches_tile) {
-    Rng r;
-    rng_seed(&r, 23);
-    enum { KC = KERN_BF16_KC, NR = KERN_BF16_NR, MAXR = 12 };
-    float *x = malloc(sizeof(float) * MAXR * 2 * KC), *xp = malloc(sizeof(float) * MAXR * KERN_BF16_XLD);
-    uint32_t *panel = malloc(sizeof(uint32_t) * KC * NR);
-    float *wide = aligned_alloc(64, sizeof(float) * 2 * KC * NR), *bias = malloc(sizeof(float) * NR);
-    float *y0 = malloc(sizeof(float) * MAXR * NR), *ya = malloc(sizeof(float) * MAXR * NR),
-          *yb = malloc(sizeof(float) * MAXR * NR);
-    fill(x, MAXR * 2 * KC, 1.0f, &r);
-    fill(bias, NR, 1.0f, &r);
-    fill(y0, MAXR * NR, 1.0f, &r);
-    for (int i = 0; i < KC * NR; i++)
-        panel[i] = (uint32_t)bf16_from_float(rng_normal(&r)) | (uint32_t)bf16_from_float(rng_normal(&r)) << 16;
-    int checked = 0;
-    for (int l = KERN_PORTABLE; l <= (int)kernels_cpu_level() && l <= KERN_AVX512; l++) {
-        const ElemKernels *k = kernels_at((KernLevel)l);
-        static const int KCS[] = {1, 5, KC}, NCOLS[] = {NR, 17, 5};
-        for (int ki = 0; ki < 3; ki++) {
-            int kc = KCS[ki];
-            k->bf16_pack_x(xp, x, 2 * KC, k->bf16_mr, 2 * kc);
-            k->bf16_widen(wide, panel, kc);
-            for (int mr = 1; mr <= k->bf16_mr; mr++)
-                for (int ni = 0; ni < 3; ni++)
-                    for (int epi = 0; epi < 4; epi++) {   /* first+bias, first+beta, later, last+GELU */
-                        int first = epi <= 1, last = epi == 3;
-                        float beta = epi == 1 ? 0.5f : 0.0f;
-                        const float *b = epi == 0 ? bias : NULL;
-                        memcpy(ya, y0, sizeof(float) * MAXR * NR);
-                        memcpy(yb, y0, sizeof(float) * MAXR * NR);
-                        k->bf16_tile(ya, NR, mr, NCOLS[ni], xp, panel, kc, first, last, beta, b, last);
-                        k->bf16_tile_wide(yb, NR, mr, NCOLS[ni], xp, wide, kc, first, last, beta, b, last);
-                        CHECK_MSG(memcmp(ya, yb, sizeof(float) * MAXR * NR) == 0,
-                                  "bf16_tile_wide at %s, mr %d, ncols %d, kc %d, epilogue %d: differs by %g", k->name,
-                                  mr, NCOLS[ni], kc, epi, max_diff(ya, yb, MAXR * NR));
-                        checked++;
-                    }
-        }
-    }
-    CHECK(checked > 0);
-    free(x); free(xp); free(panel); free(wide); free(bias); free(y0); free(ya); free(yb);
 }
 
 TEST(kernels_level_choice) {

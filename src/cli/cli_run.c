@@ -115,12 +115,12 @@ const Task *cli_run_task(const Task *t) {
 
 /* --bf16 on a loaded model (ops has a bf16 path). */
 static void cli_use_bf16(const ModelOps *ops, Model *m) {
-    /* Without the bf16 dot product, bf16 weights widened to fp32 in registers
-     * run at 50-70% of sgemm (core/gemm_bf16.c): --bf16 would be slower
-     * than fp32, so it is fp32 (issue 19: never slower). */
+    /* Without a fast bf16 dot product (no AVX512-BF16, or a vdpbf16ps slower
+     * than fp32 FMAs: core/kernels.h), bf16 would only be slower: --bf16 is
+     * fp32 there, and says so (issue 19: never slower). */
     if (gemm_bf16_native()) ops->use_bf16(m);
-    else user_warning("no AVX512-BF16 here (kernels: %s): --bf16 runs the fp32 path, which is faster on this CPU",
-                      kernels_level_name(kernels_level()));
+    else user_warning("no fast bf16 dot product here (kernels: %s): --bf16 runs the fp32 path, which is faster on "
+                      "this CPU", kernels_level_name(kernels_level()));
 }
 
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {

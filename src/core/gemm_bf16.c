@@ -11,23 +11,13 @@
  * shapes with 4,096 rows (OpenBLAS sgemm: 495-515), 760-850 with 32 rows
  * (sgemm 240-280).
  *
- * Without AVX512-BF16 (core/kernels.h's level below avx512bf16, or forced with
- * GLUE_KERNELS), the same packed weights go through core/kernels' widening tile:
- * bf16 -> fp32 is a 16-bit shift, so each pair of packed weights becomes two fp32
- * vectors in registers and the products are fp32 FMAs (AVX-512F, AVX2 + FMA,
- * or SSE multiply-adds), of x rounded to bf16 as here: the same numbers up to
- * fp32 summation order, at fp32 FMA speed with half the weight traffic. With
- * enough rows (GB_WIDE_MIN_TILES row tiles) each panel's K block is widened
- * once into a 32 KB fp32 block that all the row tiles read (bf16_widen +
- * bf16_tile_wide: core/sgemm's inner loop, x packed as sgemm packs A), not
- * per tile in registers, whose shifts and masks took FMA-port slots.
- *
- * Not every CPU with AVX512-BF16 runs vdpbf16ps fast: on an Intel Xeon of
- * family 6, model 207 (Emerald Rapids) it does half the multiply-adds per
- * second of vfmadd231ps and blocks the FMA ports meanwhile, so the native
- * kernel ran at 0.6-0.85x our fp32 GEMM. There core/kernels.h's default level
- * is avx512 (kernels_bf16_dot_fast times both once) and this file takes the
- * widening path: 0.95-1.1x the fp32 GEMM, the same products. */
+ * Only where vdpbf16ps is fast: on an Intel Xeon of family 6, model 207
+ * (Emerald Rapids) it does half the multiply-adds per second of vfmadd231ps,
+ * and the kernel ran at 0.6-0.85x our fp32 GEMM. There, as on CPUs without
+ * AVX512-BF16, core/kernels.h's default level is below avx512bf16 and --bf16
+ * runs the fp32 path (cli/cli_run.c says so). A widening path (bf16 weights
+ * turned into fp32 in registers for FMAs) existed until 2026-11: at best equal
+ * to the fp32 GEMM on the CPUs measured, it was never chosen, and was removed. */
 #include "core/gemm_bf16.h"
 
 #include <immintrin.h>
@@ -39,7 +29,7 @@
 #include "core/half.h"
 #include "core/kernels.h"
 
-enum { GB_NR = KERN_BF16_NR, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
+enum { GB_NR = 32, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
 
 /* Two consecutive k of one row as one 32-bit lane of vdpbf16ps: low half first. */
 static uint32_t bf16_pair(float lo, float hi) {
@@ -47,6 +37,8 @@ static uint32_t bf16_pair(float lo, float hi) {
 }
 
 int gemm_bf16_native(void) { return kernels_level() == KERN_AVX512BF16; }
+
+int gemm_bf16_available(void) { return kernels_cpu_level() == KERN_AVX512BF16; }
 
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K) {
     p->N = N;
@@ -81,14 +73,6 @@ static void matmul_bf16_empty(float *y, int M, int N, float beta, const float *b
         }
 }
 
-/* ---- without a bf16 dot product: weights widened to fp32 in registers ---- */
-
-/* K blocks of the widening path (KERN_BF16_KC = 128 pairs): half the native
- * ones, so that one panel's block (128 pairs x 32 columns x 4 bytes = 16 KB)
- * stays in L1 across the row tiles and the x block (GB_MC rows x 256 floats,
- * 240 KB) in a Zen 3's 512 KB L2. */
-enum { GB_WKC = KERN_BF16_KC };
-
 /* ---- AVX512-BF16 path ---- */
 
 #define GB_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
@@ -107,10 +91,9 @@ typedef struct {
  * floats (to nearest even, as bf16_from_float does for normal numbers) into 16
  * pairs in memory order; masked loads read nothing past K and pad an odd K with
  * zero. (A call per element, as bf16_pair does, cost a fifth of a forward.) */
-static GB_TARGET void gb_pack_x(uint32_t *ap, const float *x, int K, int m0, int mc, int kp0, int kc, int r_lo,
-                                int r_hi) {
+static GB_TARGET void gb_pack_x(uint32_t *ap, const float *x, int K, int m0, int mc, int kp0, int kc) {
     int k0 = 2 * kp0, nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
-    for (int row = r_lo; row < r_hi && row < mc; row++) {
+    for (int row = 0; row < mc; row++) {
         uint32_t *dst = ap + (long)row * GB_KC;   /* = [row / MR][row % MR][0] */
         const float *src = x + (long)(m0 + row) * K + k0;
         for (int i = 0; i < nk; i += 32) {
@@ -186,66 +169,13 @@ static GB_TARGET void gb_tile_any(int mr, const uint32_t *ap, const uint32_t *bp
     }
 }
 
-static GB_TARGET void gb_native_pack(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc,
-                                     const ElemKernels *k) {
-    (void)k;
-    gb_pack_x(buf, x, K, m0, rows, kp0, kc, 0, rows);
-}
-
-static GB_TARGET void gb_native_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel,
-                                     int kc, const GbEpilogue *e, const ElemKernels *k) {
-    (void)k;
-    gb_tile_any(mr, xp, panel, kc, y, ldy, ncols, e);
-}
-
-/* ---- the driver both paths share ---- */
-
-static void gb_widen_pack(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc, const ElemKernels *k) {
-    int k0 = 2 * kp0, nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
-    k->bf16_pack_x(buf, x + (long)m0 * K + k0, K, rows, nk);
-}
-
-static void gb_widen_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel, int kc,
-                          const GbEpilogue *e, const ElemKernels *k) {
-    k->bf16_tile(y, ldy, mr, ncols, xp, panel, kc, e->first, e->last, e->beta, e->bias, e->gelu);
-}
-
-static void gb_wide_tile(float *y, long ldy, int mr, int ncols, const void *xp, const void *wide, int kc,
-                         const GbEpilogue *e, const ElemKernels *k) {
-    k->bf16_tile_wide(y, ldy, mr, ncols, xp, wide, kc, e->first, e->last, e->beta, e->bias, e->gelu);
-}
-
-/* A path: its tile rows, K block (pairs), packed x row stride (4-byte words),
- * and its packing and tile; and, for the widening path, the tile that takes a
- * panel widened once (wide_tile, NULL for the native one). */
-typedef void GbTile(float *y, long ldy, int mr, int ncols, const void *xp, const void *panel, int kc,
-                    const GbEpilogue *e, const ElemKernels *k);
-typedef struct {
-    int mr, kc, ld;
-    void (*pack)(void *buf, const float *x, int K, int m0, int rows, int kp0, int kc, const ElemKernels *k);
-    GbTile *tile, *wide_tile;
-} GbPath;
-
-/* Row blocks of at least this many tiles widen each panel once (k->bf16_widen)
- * for all their tiles; shorter ones widen in registers, per tile. */
-enum { GB_WIDE_MIN_TILES = 3 };
-
 enum { GB_MAX_TEAM = 256 };
 
-/* Each thread's packed x block (GB_MC rows at the larger of the two strides),
- * allocated on first use by the calling thread, never per call. */
+/* Each thread's packed x block (GB_MC rows x GB_KC pairs), allocated on first
+ * use by the calling thread, never per call. */
 static uint32_t *gb_x_block(int t) {
     static uint32_t *block[GB_MAX_TEAM];
-    const long words = (long)GB_MC * ((int)GB_KC > (int)KERN_BF16_XLD ? (int)GB_KC : (int)KERN_BF16_XLD);
-    if (!block[t]) block[t] = xaligned_alloc(sizeof(uint32_t) * (size_t)words);
-    return block[t];
-}
-
-/* Each thread's widened panel block (KERN_BF16_KC pairs x 32 columns in fp32,
- * 32 KB: it stays in L1 across the row tiles), likewise. */
-static float *gb_wide_block(int t) {
-    static float *block[GB_MAX_TEAM];
-    if (!block[t]) block[t] = xaligned_alloc(sizeof(float) * 2 * KERN_BF16_KC * KERN_BF16_NR);
+    if (!block[t]) block[t] = xaligned_alloc(sizeof(uint32_t) * (size_t)GB_MC * GB_KC);
     return block[t];
 }
 
@@ -255,49 +185,39 @@ static float *gb_wide_block(int t) {
  * all of them and computes its share of the panels. (A region per K and row
  * block with a barrier between packing and tiles, as before, cost the tiny
  * model's bf16 forward its lead over fp32 on a loaded machine: ~150 regions.) */
-static void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias,
-                     int gelu, const GbPath *p, const ElemKernels *k) {
+static GB_TARGET void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, float beta,
+                               const float *bias, int gelu) {
     int N = w->N, K = w->K;
     int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
     team = team < GB_MAX_TEAM ? team : GB_MAX_TEAM;
-    for (int t = 0; t < team; t++) {
-        gb_x_block(t);
-        if (p->wide_tile) gb_wide_block(t);
-    }
-    int blocks = (M + p->mr - 1) / p->mr, by_rows = blocks >= 2 * team;
+    for (int t = 0; t < team; t++) gb_x_block(t);
+    int blocks = (M + GB_MR - 1) / GB_MR, by_rows = blocks >= 2 * team;
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         uint32_t *buf = gb_x_block(t);
-        float *wide = p->wide_tile ? gb_wide_block(t) : NULL;
         int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
         if (by_rows) {
-            r_lo = blocks * t / nt * p->mr;
-            r_hi = blocks * (t + 1) / nt * p->mr;
+            r_lo = blocks * t / nt * GB_MR;
+            r_hi = blocks * (t + 1) / nt * GB_MR;
             r_hi = r_hi < M ? r_hi : M;
         } else {
             p_lo = w->panels * t / nt;
             p_hi = w->panels * (t + 1) / nt;
         }
-        for (int kp0 = 0; kp0 < w->pairs && p_lo < p_hi; kp0 += p->kc) {
-            int kc = w->pairs - kp0 < p->kc ? w->pairs - kp0 : p->kc;
+        for (int kp0 = 0; kp0 < w->pairs && p_lo < p_hi; kp0 += GB_KC) {
+            int kc = w->pairs - kp0 < GB_KC ? w->pairs - kp0 : GB_KC;
             for (int m0 = r_lo; m0 < r_hi; m0 += GB_MC) {
                 int mc = r_hi - m0 < GB_MC ? r_hi - m0 : GB_MC;
-                p->pack(buf, x, K, m0, mc, kp0, kc, k);
-                int widen = p->wide_tile && mc >= GB_WIDE_MIN_TILES * p->mr;
-                GbTile *tile = widen ? p->wide_tile : p->tile;
+                gb_pack_x(buf, x, K, m0, mc, kp0, kc);
                 for (int pn = p_lo; pn < p_hi; pn++) {
-                    const void *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
-                    if (widen) {
-                        k->bf16_widen(wide, bp, kc);
-                        bp = wide;
-                    }
+                    const uint32_t *bp = w->data + ((long)pn * w->pairs + kp0) * GB_NR;
                     int ncols = N - pn * GB_NR < GB_NR ? N - pn * GB_NR : GB_NR;
                     GbEpilogue e = {.first = kp0 == 0, .last = kp0 + kc == w->pairs, .beta = beta,
                                     .bias = bias ? bias + pn * GB_NR : NULL, .gelu = gelu};
-                    for (int rb = 0; rb < mc; rb += p->mr)
-                        tile(y + (long)(m0 + rb) * N + pn * GB_NR, N, mc - rb < p->mr ? mc - rb : p->mr, ncols,
-                             buf + (long)rb * p->ld, bp, kc, &e, k);
+                    for (int rb = 0; rb < mc; rb += GB_MR)
+                        gb_tile_any(mc - rb < GB_MR ? mc - rb : GB_MR, buf + (long)rb * GB_KC, bp, kc,
+                                    y + (long)(m0 + rb) * N + pn * GB_NR, N, ncols, &e);
                 }
             }
         }
@@ -306,13 +226,7 @@ static void gb_drive(float *y, const float *x, const Bf16Weights *w, int M, floa
 
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
+    if (!gemm_bf16_available()) DIE("matmul_bf16 needs AVX512-BF16 (callers check gemm_bf16_native)");
     if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
-    else if (gemm_bf16_native()) {
-        static const GbPath native = {GB_MR, GB_KC, GB_KC, gb_native_pack, gb_native_tile, NULL};
-        gb_drive(y, x, w, M, beta, bias, gelu, &native, NULL);
-    } else {
-        const ElemKernels *k = kernels();
-        GbPath widen = {k->bf16_mr, GB_WKC, KERN_BF16_XLD, gb_widen_pack, gb_widen_tile, gb_wide_tile};
-        gb_drive(y, x, w, M, beta, bias, gelu, &widen, k);
-    }
+    else gb_drive(y, x, w, M, beta, bias, gelu);
 }

@@ -5,15 +5,14 @@
  * instruction where vfmadd231ps does 16 (measured on this machine's Zen 5:
  * 530 vs 286 GFLOP/s per core), and bf16 weights halve the memory a forward
  * streams. (Not on Intel's Emerald Rapids, family 6 model 207: there
- * vdpbf16ps has half the FMA's rate, and the FMA path below is taken.) Both operands are rounded to bf16 (round to nearest even; 8
+ * vdpbf16ps has half the FMA's rate, and --bf16 runs fp32.) Both operands are rounded to bf16 (round to nearest even; 8
  * significant bits, core/half.h), products are accumulated in fp32. That is an inference
  * approximation (relative error ~1e-2 on a product's result): training and
  * the reference comparisons stay fp32.
  *
- * Every machine computes the same numbers up to fp32 summation order: without
- * AVX512-BF16 (or with a lower level forced, core/kernels.h) a vectorised tile
- * multiplies the packed weights, widened to fp32 in registers, by x rounded to
- * bf16, with fp32 FMAs.
+ * The product needs AVX512-BF16: callers take this path only when
+ * gemm_bf16_native() says the kernel level is avx512bf16 (the default where
+ * vdpbf16ps is fast, core/kernels.h), and run fp32 otherwise.
  * Call from the main thread, outside parallel regions (core/threads.h's rule);
  * the products split the weight's columns over the OpenMP pool. */
 #ifndef GLUE_GEMM_BF16_H
@@ -41,5 +40,7 @@ void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float be
 
 /* 1 when the AVX512-BF16 kernel runs (core/kernels.h's level is avx512bf16). */
 int gemm_bf16_native(void);
+/* 1 when this CPU has AVX512-BF16 at all (whatever the level): matmul_bf16 can run. */
+int gemm_bf16_available(void);
 
 #endif

@@ -102,9 +102,8 @@ static KernLevel kernels_choose(void) {
     KernLevel cpu = kernels_cpu_level();
     const char *want = getenv("GLUE_KERNELS");
     /* The default skips the AVX512-BF16 level (only core/gemm_bf16 uses it)
-     * where the bf16 dot product is slower than fp32 FMAs: its widening path
-     * multiplies the same bf16 numbers with FMAs. GLUE_KERNELS=avx512bf16
-     * still forces it. */
+     * where the bf16 dot product is slower than fp32 FMAs: --bf16 then runs
+     * fp32 (cli/cli_run.c). GLUE_KERNELS=avx512bf16 still forces it. */
     if (!want || !*want) return cpu == KERN_AVX512BF16 && !kernels_bf16_dot_fast() ? KERN_AVX512 : cpu;
     for (int l = 0; l < KERN_LEVELS; l++)
         if (strcmp(want, KERN_NAMES[l]) == 0) {

@@ -6,8 +6,7 @@
  * that take a visible share of a BERT step (softmax, LayerNorm and its
  * backward, GELU, residual adds, dropout's backward, attention's softmax
  * backward, the MLM cross-entropy, the AdamW update, gradient clipping's sum
- * of squares, and the bf16-weight GEMM
- * tiles of core/gemm_bf16) are written once, in core/kernels_body.h, and
+ * of squares, and core/sgemm's tiles and packing) are written once, in core/kernels_body.h, and
  * compiled three times (core/kernels_portable.c, kernels_avx2.c,
  * kernels_avx512.c) with different target instruction sets. The first call of
  * kernels() picks the highest level the CPU supports; the environment
@@ -39,13 +38,6 @@ typedef struct {
     float bc2_sqrt;            /* sqrt(1 - b2^t) */
     float eps;
 } AdamwCoef;
-
-/* core/gemm_bf16's packed weights come in panels of KERN_BF16_NR columns; the
- * widening tile takes K in blocks of KERN_BF16_KC pairs, x packed at a fixed
- * row stride of 2 * KERN_BF16_KC floats, so that the tile reaches row r at a
- * constant offset from one pointer (a stride in a register costs a pointer
- * per row, more than the 16 general registers hold with 12 rows). */
-enum { KERN_BF16_NR = 32, KERN_BF16_KC = 128, KERN_BF16_XLD = 2 * KERN_BF16_KC };
 
 typedef struct ElemKernels {
     const char *name;   /* "portable", "avx2", "avx512" */
@@ -86,24 +78,6 @@ typedef struct ElemKernels {
     /* sum of g[i]^2 in double (gradient clipping's norm); and g (n) *= s. */
     double (*sumsq)(const float *g, long n);
     void (*scale)(float *g, long n, float s);
-    /* bf16-weight GEMM without a bf16 dot product (core/gemm_bf16.c): x (rows,
-     * nk <= KERN_BF16_XLD; row stride ldx) rounded to bf16 -> xp in blocks of
-     * bf16_mr rows, KERN_BF16_XLD floats a row, each block [k][bf16_mr] (rows
-     * past `rows` zero, an odd tail padded with 0); and the tile y (mr <= bf16_mr rows,
-     * ncols <= 32) (+)= xp . panel over kc <= KERN_BF16_KC pairs, weights
-     * widened in registers. */
-    int bf16_mr;
-    void (*bf16_pack_x)(float *xp, const float *x, long ldx, int rows, int nk);
-    void (*bf16_tile)(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
-                      int first, int last, float beta, const float *bias, int gelu);
-    /* The same product with the panel widened first: bf16_widen turns a panel's
-     * K block (kc <= KERN_BF16_KC pairs of 32 columns) into wide [2 kc][32]
-     * floats (64-byte aligned), which bf16_tile_wide multiplies with plain fp32
-     * FMAs (same products, same order, same result as bf16_tile): for the many
-     * row tiles of a long x, which share each widened panel. */
-    void (*bf16_widen)(float *wide, const uint32_t *panel, int kc);
-    void (*bf16_tile_wide)(float *y, long ldy, int mr, int ncols, const float *xp, const float *wide, int kc,
-                           int first, int last, float beta, const float *bias, int gelu);
     /* fp32 GEMM pieces (core/sgemm.c): tiles of sgemm_mr rows x sgemm_nr
      * columns. pack_a: rows [0, rows <= sgemm_mr) x kc of op(A) (trans: A is
      * stored k-major, a[k * lda + r]; else a[r * lda + k]) -> dst [kc][sgemm_mr],
@@ -129,7 +103,7 @@ KernLevel kernels_cpu_level(void);
 /* 1 when this CPU has AVX512-BF16 and its vdpbf16ps does at least as many
  * multiply-adds per second as an fp32 FMA (timed once, ~1 ms). When it does
  * not (Intel Xeon family 6 model 207: half as many), the default level is
- * avx512, not avx512bf16, so core/gemm_bf16 takes its widening path. */
+ * avx512, not avx512bf16, and --bf16 runs the fp32 path. */
 int kernels_bf16_dot_fast(void);
 /* Use `level` from now on (tests, benchmarks); returns the previous level. Dies
  * if the CPU cannot run it. Call outside parallel regions. */

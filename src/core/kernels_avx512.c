@@ -1,6 +1,6 @@
 /* kernels_avx512.c — core/kernels_body.h for AVX-512 (F, BW, DQ, VL: Skylake-X,
- * Ice Lake, Zen 4 and later): 16-float vectors, 32 registers (the bf16 tile:
- * 12 rows x 32 columns). */
+ * Ice Lake, Zen 4 and later): 16-float vectors, 32 registers (the fp32 GEMM
+ * tile: 12 rows x 32 columns). */
 #include <immintrin.h>
 
 /* The Makefile compiles this file with -mavx512f -mavx512bw -mavx512dq
@@ -13,7 +13,6 @@
 #define KERN_NAME "avx512"
 #define KERN_SG_MR 12
 #define KW 16
-#define KERN_MR 12
 #define KV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define KV_SET1(s) _mm512_set1_ps(s)
 

@@ -4,7 +4,6 @@
  * defines:
  *   KERN_OPS      the table's name (kernels_<level>_ops), KERN_NAME its level;
  *   KW            floats per vector register (4, 8, 16);
- *   KERN_MR       rows of the bf16 tile (as many as the registers hold);
  *   KERN_SG_MR    rows of the fp32 GEMM tile (core/sgemm.c), likewise;
  *   KV_FMA(a, b, c), KV_SET1(s)   a * b + c and a broadcast at that width.
  * Everything is static: the three copies do not clash. The element-wise loops
@@ -183,13 +182,12 @@ static void k_scale(float *g, long n, float s) {
     for (long i = 0; i < n; i++) g[i] *= s;
 }
 
-/* ---- the bf16-weight GEMM without a bf16 dot product ---- */
+/* ---- packing for core/sgemm ---- */
 
 /* dst[k * w + r] = src[r * lds + k] for r < n, k < kc; rows n..w-1 of dst
  * zero (w a multiple of 4). Four rows by four k at a time through SSE's 4x4
  * transpose (every level has SSE): the packers' transposes were a seventh of
- * a pretraining step as scalar strided stores. (core/sgemm's A and B, and
- * core/gemm_bf16's x.) */
+ * a pretraining step as scalar strided stores. (core/sgemm's A and B.) */
 static void k_sgemm_transpose(float *dst, int w, const float *src, long lds, int n, int kc) {
     int r = 0;
     for (; r + 4 <= n; r += 4) {
@@ -218,99 +216,9 @@ static void k_sgemm_transpose(float *dst, int w, const float *src, long lds, int
         for (int k = 0; k < kc; k++) memset(dst + (long)k * w + n, 0, sizeof(float) * (size_t)(w - n));
 }
 
-/* x rows [0, rows) x k [0, nk) rounded to bf16 (to nearest even, quiet NaNs
- * kept: core/half.c's bf16_from_float), kept as floats (the tile multiplies
- * fp32 registers), in blocks of KERN_MR rows laid out as core/sgemm packs A:
- * block b at xp + b * KERN_MR * KERN_BF16_XLD, its k-th column of KERN_MR
- * values contiguous ([k][KERN_MR]; rows past `rows` zero), so that a tile's
- * broadcasts walk one stream, not KERN_MR rows 1 KB apart. An odd nk gets a
- * zero column nk (the partner in the last pair). Rounded in place after the
- * transpose, at the level's vector width (in the transpose's 4-wide
- * registers it cost a quarter more). */
-static void k_bf16_pack_x(float *xp, const float *x, long ldx, int rows, int nk) {
-    int cols = nk + (nk & 1);
-    for (int r0 = 0; r0 < rows; r0 += KERN_MR) {
-        float *dst = xp + (long)r0 * KERN_BF16_XLD;
-        k_sgemm_transpose(dst, KERN_MR, x + (long)r0 * ldx, ldx, rows - r0 < KERN_MR ? rows - r0 : KERN_MR, nk);
-        if (nk & 1) memset(dst + (long)nk * KERN_MR, 0, sizeof(float) * KERN_MR);
-        #pragma omp simd
-        for (long i = 0; i < (long)cols * KERN_MR; i++) {
-            uint32_t u;
-            memcpy(&u, &dst[i], 4);
-            u = (u & 0x7fffffffu) > 0x7f800000u ? (u | 0x00400000u) & 0xffff0000u
-                                                 : (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-            memcpy(&dst[i], &u, 4);
-        }
-    }
-}
-
 typedef float kvf __attribute__((vector_size(KW * 4)));
-typedef uint32_t kvu __attribute__((vector_size(KW * 4)));
-typedef uint32_t kvu_unaligned __attribute__((vector_size(KW * 4), aligned(4)));
 typedef float kvf_unaligned __attribute__((vector_size(KW * 4), aligned(4)));
 enum { K_NC = 2 * KW };   /* columns of one sub-tile: two vectors */
-
-/* The epilogue of a bf16 sub-tile (rows [0, mr) x columns [j0, j0 + nc) of y,
- * accumulators acc): first K block: beta * y + bias; later ones: + y; the
- * last: GELU. It runs on the tile while it is in L1. */
-static inline __attribute__((always_inline)) void k_bf16_epilogue(const int mr, kvf (*acc)[2], float *y, long ldy,
-                                                                  int j0, int nc, int first, int last, float beta,
-                                                                  const float *bias, int gelu) {
-    if (nc == K_NC) {   /* whole vectors: no copy through memory of a variable length */
-        const float *bj = first && bias ? bias + j0 : NULL;
-        kvf vb = KV_SET1(beta);
-        for (int r = 0; r < mr; r++) {
-            float *out = y + (long)r * ldy + j0;
-            kvf t0 = acc[r][0], t1 = acc[r][1];
-            if (bj) {
-                t0 = t0 + *(const kvf_unaligned *)bj;
-                t1 = t1 + *(const kvf_unaligned *)(bj + KW);
-            }
-            if (!first) {
-                t0 = t0 + *(kvf_unaligned *)out;
-                t1 = t1 + *(kvf_unaligned *)(out + KW);
-            } else if (beta != 0.0f) {
-                t0 = t0 + *(kvf_unaligned *)out * vb;
-                t1 = t1 + *(kvf_unaligned *)(out + KW) * vb;
-            }
-            if (last && gelu) {
-                float t[K_NC];
-                memcpy(t, &t0, sizeof t0);
-                memcpy(t + KW, &t1, sizeof t1);
-                #pragma omp simd
-                for (int j = 0; j < K_NC; j++) t[j] *= normal_cdf(t[j]);
-                memcpy(out, t, sizeof t);
-                continue;
-            }
-            *(kvf_unaligned *)out = t0;
-            *(kvf_unaligned *)(out + KW) = t1;
-        }
-        return;
-    }
-    for (int r = 0; r < mr; r++) {
-        float t[K_NC], *out = y + (long)r * ldy + j0;
-        memcpy(t, &acc[r][0], sizeof acc[r][0]);
-        memcpy(t + KW, &acc[r][1], sizeof acc[r][1]);
-        if (first) {
-            const float *bj = bias ? bias + j0 : NULL;
-            if (beta != 0.0f) {
-                #pragma omp simd
-                for (int j = 0; j < nc; j++) t[j] = (t[j] + (bj ? bj[j] : 0.0f)) + out[j] * beta;
-            } else {
-                #pragma omp simd
-                for (int j = 0; j < nc; j++) t[j] = t[j] + (bj ? bj[j] : 0.0f);
-            }
-        } else {
-            #pragma omp simd
-            for (int j = 0; j < nc; j++) t[j] += out[j];
-        }
-        if (last && gelu) {
-            #pragma omp simd
-            for (int j = 0; j < nc; j++) t[j] *= normal_cdf(t[j]);
-        }
-        memcpy(out, t, sizeof(float) * (size_t)nc);
-    }
-}
 
 /* The register tiles take their row count as a compile-time constant (so the
  * accumulators stay in registers): K_SWITCH_ROWS(mr, MAX, FN, args...) calls
@@ -329,89 +237,6 @@ static inline __attribute__((always_inline)) void k_bf16_epilogue(const int mr, 
         K_ROWS_CASE(11, MAX, FN, __VA_ARGS__) K_ROWS_CASE(12, MAX, FN, __VA_ARGS__)                       \
     default: break;                                                                                      \
     }
-
-/* y rows [0, mr) x columns [0, ncols) of one 32-column panel, K_NC columns at a
- * time: per pair of k, two vectors of packed pairs become four fp32 vectors
- * (bf16 -> fp32 is a 16-bit shift: the low half shifted up, the high half
- * masked), each row's two x values are broadcast, four FMAs per row. mr is a
- * compile-time constant (k_bf16_tile's switch), so the accumulators stay in
- * registers. For few rows (k_bf16_tile_wide widens a panel once for many). */
-static inline __attribute__((always_inline)) void k_bf16_tile_rows(const int mr, float *y, long ldy, int ncols,
-                                                                   const float *xp, const uint32_t *panel, int kc,
-                                                                   int first, int last, float beta,
-                                                                   const float *bias, int gelu) {
-    for (int j0 = 0; j0 < ncols; j0 += K_NC) {
-        kvf acc[KERN_MR][2];
-#pragma GCC unroll 16
-        for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = (kvf){0};
-        for (int kp = 0; kp < kc; kp++) {
-            const uint32_t *b = panel + (long)kp * KERN_BF16_NR + j0;
-            kvu w0 = *(const kvu_unaligned *)b, w1 = *(const kvu_unaligned *)(b + KW);
-            kvf lo0 = (kvf)(w0 << 16), lo1 = (kvf)(w1 << 16);
-            kvf hi0 = (kvf)(w0 & 0xffff0000u), hi1 = (kvf)(w1 & 0xffff0000u);
-#pragma GCC unroll 16
-            for (int r = 0; r < mr; r++) {
-                kvf xe = KV_SET1(xp[2 * kp * KERN_MR + r]), xo = KV_SET1(xp[(2 * kp + 1) * KERN_MR + r]);
-                acc[r][0] = KV_FMA(xo, hi0, KV_FMA(xe, lo0, acc[r][0]));
-                acc[r][1] = KV_FMA(xo, hi1, KV_FMA(xe, lo1, acc[r][1]));
-            }
-        }
-        k_bf16_epilogue(mr, acc, y, ldy, j0, ncols - j0 < K_NC ? ncols - j0 : K_NC, first, last, beta, bias, gelu);
-    }
-}
-
-/* One panel's K block of packed pairs ([kc][32] words) widened to fp32, once
- * for all the row tiles that use it: wide [2 kc][32] floats, k in order. */
-static void k_bf16_widen(float *wide, const uint32_t *panel, int kc) {
-    for (int kp = 0; kp < kc; kp++) {
-        const uint32_t *b = panel + (long)kp * KERN_BF16_NR;
-        float *lo = wide + (long)(2 * kp) * KERN_BF16_NR, *hi = lo + KERN_BF16_NR;
-        #pragma omp simd
-        for (int j = 0; j < KERN_BF16_NR; j++) {
-            uint32_t l = b[j] << 16, h = b[j] & 0xffff0000u;
-            memcpy(&lo[j], &l, 4);
-            memcpy(&hi[j], &h, 4);
-        }
-    }
-}
-
-/* k_bf16_tile_rows on a widened panel (k_bf16_widen): per k, two fp32 vector
- * loads, one broadcast and two FMAs per row, as core/sgemm's tile. The
- * shifts and masks of the in-register widening share the FMA ports (on
- * AVX-512, 4 of every 52 vector operations); done once per panel for every
- * row tile, they cost next to nothing. The products and their order (k
- * ascending, one FMA each) are those of k_bf16_tile_rows: the same result. */
-static inline __attribute__((always_inline)) void k_bf16_tile_wide_rows(const int mr, float *y, long ldy, int ncols,
-                                                                        const float *xp, const float *wide, int kc,
-                                                                        int first, int last, float beta,
-                                                                        const float *bias, int gelu) {
-    for (int j0 = 0; j0 < ncols; j0 += K_NC) {
-        kvf acc[KERN_MR][2];
-#pragma GCC unroll 16
-        for (int r = 0; r < mr; r++) acc[r][0] = acc[r][1] = (kvf){0};
-        for (int k = 0; k < 2 * kc; k++) {
-            const float *b = wide + (long)k * KERN_BF16_NR + j0;
-            kvf b0 = *(const kvf *)b, b1 = *(const kvf *)(b + KW);
-#pragma GCC unroll 16
-            for (int r = 0; r < mr; r++) {
-                kvf xv = KV_SET1(xp[k * KERN_MR + r]);
-                acc[r][0] = KV_FMA(xv, b0, acc[r][0]);
-                acc[r][1] = KV_FMA(xv, b1, acc[r][1]);
-            }
-        }
-        k_bf16_epilogue(mr, acc, y, ldy, j0, ncols - j0 < K_NC ? ncols - j0 : K_NC, first, last, beta, bias, gelu);
-    }
-}
-
-static void k_bf16_tile_wide(float *y, long ldy, int mr, int ncols, const float *xp, const float *wide, int kc,
-                             int first, int last, float beta, const float *bias, int gelu) {
-    K_SWITCH_ROWS(mr, KERN_MR, k_bf16_tile_wide_rows, y, ldy, ncols, xp, wide, kc, first, last, beta, bias, gelu)
-}
-
-static void k_bf16_tile(float *y, long ldy, int mr, int ncols, const float *xp, const uint32_t *panel, int kc,
-                        int first, int last, float beta, const float *bias, int gelu) {
-    K_SWITCH_ROWS(mr, KERN_MR, k_bf16_tile_rows, y, ldy, ncols, xp, panel, kc, first, last, beta, bias, gelu)
-}
 
 /* sum of exp(r[v] - mx) over n (ELECTRA's sampler scans the generator's
  * distribution block by block). */
@@ -541,11 +366,6 @@ const ElemKernels KERN_OPS = {
     .adamw = k_adamw,
     .sumsq = k_sumsq,
     .scale = k_scale,
-    .bf16_mr = KERN_MR,
-    .bf16_pack_x = k_bf16_pack_x,
-    .bf16_tile = k_bf16_tile,
-    .bf16_widen = k_bf16_widen,
-    .bf16_tile_wide = k_bf16_tile_wide,
     .sgemm_mr = KERN_SG_MR,
     .sgemm_nr = K_NC,
     .sgemm_pack_a = k_sgemm_pack_a,

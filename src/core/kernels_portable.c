@@ -6,7 +6,6 @@
 #define KERN_NAME "portable"
 #define KERN_SG_MR 6
 #define KW 4
-#define KERN_MR 4
 #define KV_FMA(a, b, c) ((a) * (b) + (c))
 #define KV_SET1(s) _mm_set1_ps(s)
 

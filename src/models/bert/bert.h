@@ -254,7 +254,8 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch);
  * each layer's four dense weights (QKV, attention output, FFN in and out) and
  * the forwards use them; 0 frees them. Embeddings, LayerNorms, pooler and
  * heads stay fp32. bert_backward is refused while on (the packed copies would
- * not follow an optimizer step); call it again after changing the weights. */
+ * not follow an optimizer step); call it again after changing the weights.
+ * Needs AVX512-BF16; the commands use it only where gemm_bf16_native(). */
 void bert_use_bf16(Bert *m, int on);
 /* The last layer's output (B, T, C) of the last bert_forward. */
 const float *bert_hidden(const Bert *m);

@@ -7,7 +7,8 @@
  *     uninterrupted one (weights and every epoch's numbers);
  *   - average_last: the mean of the last epochs' weights is scored and kept;
  *   - the CLI: train, eval (BLEU JSON, the --results table), translating
- *     arguments and stdin lines, snapshot (half precision) and the shipped model,
+ *     arguments and stdin lines, snapshot (half precision), the shipped model
+ *     (models/translate-en-de-multi30k) translating real sentences,
  *     and clear errors for a bad setting, missing data and a missing model. */
 #include <math.h>
 #include <stdio.h>
@@ -399,6 +400,27 @@ TEST(seq2seq_translate_warns_on_empty_output) {
     CHECK_MSG(warnings == 2 && strstr(said, "\"one two.\" as nothing") && strstr(said, "\"three.\" as nothing"),
               "said: %s", said ? said : "");
     free(said);
+}
+
+/* The shipped model (models/translate-en-de-multi30k, committed): `glue
+ * translate "text"` with no run of the user's ($GLUE_RUNS empty) loads it and
+ * translates Multi30k-like sentences into the German a reader expects. */
+TEST(seq2seq_shipped_model_translates) {
+    char runs[] = "/tmp/glue_no_runs_XXXXXX", cmd[1024];
+    if (!CHECK(mkdtemp(runs) != NULL)) return;
+    snprintf(cmd, sizeof cmd,
+             "GLUE_RUNS=%s %s translate \"A man is riding a bicycle down the street.\" "
+             "\"Two dogs are playing in the snow.\" 2>&1",
+             runs, test_glue_bin());
+    int st;
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && out, "translate exited %d: %s", st, out ? out : "");
+    char *second = out ? strchr(out, '\n') : NULL;
+    CHECK_MSG(second && strstr(out, "Mann") && strstr(out, "Fahrrad") && strstr(out, "Mann") < second,
+              "first sentence: %s", out ? out : "");
+    CHECK_MSG(second && strstr(second, "Hunde") && strstr(second, "Schnee"), "second sentence: %s", out ? out : "");
+    free(out);
+    rmdir(runs);
 }
 
 /* Interruption: `glue translate train` killed with SIGKILL at random moments

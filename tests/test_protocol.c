@@ -111,3 +111,21 @@ TEST(protocol_table_means_reuse_and_errors) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) CHECK_MSG(0, "cleanup");
 }
+
+/* The table names its rows' settings without the machine's home directory:
+ * "task.init=$HOME/x" is written "task.init=~/x" (core/files.h). */
+TEST(protocol_settings_portable) {
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/' || !home[1]) { test_skip("no HOME"); return; }
+    char in[1024], out[1024];
+    snprintf(in, sizeof in, "rte.init=%s/glue-runs/mnli", home);
+    file_portable_setting(in, out, sizeof out);
+    CHECK_MSG(strcmp(out, "rte.init=~/glue-runs/mnli") == 0, "%s -> %s", in, out);
+    file_portable_setting("epochs=10", out, sizeof out);
+    CHECK(strcmp(out, "epochs=10") == 0);
+    file_portable_setting("init=/elsewhere/run", out, sizeof out);
+    CHECK(strcmp(out, "init=/elsewhere/run") == 0);
+    snprintf(in, sizeof in, "%s/plain", home);
+    file_portable_setting(in, out, sizeof out);
+    CHECK(strcmp(out, "~/plain") == 0);
+}

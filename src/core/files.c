@@ -105,6 +105,14 @@ void file_portable_path(const char *path, char *out, size_t cap) {
     else snprintf(out, cap, "%s", path);
 }
 
+void file_portable_setting(const char *setting, char *out, size_t cap) {
+    const char *eq = strchr(setting, '=');
+    int key = eq ? (int)(eq + 1 - setting) : 0;
+    char value[4096];
+    file_portable_path(setting + key, value, sizeof value);
+    snprintf(out, cap, "%.*s%s", key, setting, value);
+}
+
 int json_file_copy_portable(const char *from, const char *to) {
     cJSON *j = json_file_read(from, 1);
     if (!j) return -1;

@@ -45,6 +45,9 @@ double json_exact(const cJSON *object, const char *key, double fallback);
 /* path with the home directory written "~" (no machine's paths in results
  * and committed files); other paths as they are. */
 void file_portable_path(const char *path, char *out, size_t cap);
+/* A setting "key=value" with its value passed through file_portable_path
+ * ("init=/home/u/run" -> "init=~/run"); without "=", the whole of it. */
+void file_portable_setting(const char *setting, char *out, size_t cap);
 /* The JSON file `from` written to `to` (atomically) with every string value of
  * its top level, and every string in its top-level arrays, passed through
  * file_portable_path: a run's config or results made fit to commit. 0 ok; else

@@ -134,7 +134,11 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", row->name);
     cJSON *sets = cJSON_AddArrayToObject(j, "settings");
-    for (int i = 0; i < row->n_sets; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(row->sets[i]));
+    for (int i = 0; i < row->n_sets; i++) {   /* paths under the home directory written ~ */
+        char setting[4200];
+        file_portable_setting(row->sets[i], setting, sizeof setting);
+        cJSON_AddItemToArray(sets, cJSON_CreateString(setting));
+    }
     cJSON *tasks = cJSON_AddObjectToObject(j, "tasks");
     double per_seed[PROTOCOL_MAX_SEEDS] = {0}, total = 0;
     for (int i = 0; i < o->n_tasks; i++) {

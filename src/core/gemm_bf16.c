@@ -41,6 +41,8 @@ int gemm_bf16_native(void) { return kernels_level() == KERN_AVX512BF16; }
 int gemm_bf16_available(void) { return kernels_cpu_level() == KERN_AVX512BF16; }
 
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K) {
+    /* Once here, not per product: without packed weights matmul_bf16 has nothing to run. */
+    if (!gemm_bf16_available()) DIE("bf16 weights need AVX512-BF16 (callers check gemm_bf16_native)");
     p->N = N;
     p->K = K;
     p->pairs = (K + 1) / 2;
@@ -226,7 +228,6 @@ static GB_TARGET void gb_drive(float *y, const float *x, const Bf16Weights *w, i
 
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
-    if (!gemm_bf16_available()) DIE("matmul_bf16 needs AVX512-BF16 (callers check gemm_bf16_native)");
     if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
     else gb_drive(y, x, w, M, beta, bias, gelu);
 }

@@ -27,7 +27,9 @@ typedef struct Bf16Weights {
     uint32_t *data;    /* [panel][pair][32 columns]: (W[n][2p] | W[n][2p+1] << 16) in bf16 */
 } Bf16Weights;
 
-/* Packs W (N, K) row-major. Allocates; free with bf16_weights_free. */
+/* Packs W (N, K) row-major. Allocates; free with bf16_weights_free. Dies
+ * without AVX512-BF16 (gemm_bf16_available), so matmul_bf16 never meets a CPU
+ * that cannot run it. */
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K);
 void bf16_weights_free(Bf16Weights *p);
 

@@ -24,7 +24,6 @@ void bert_use_bf16(Bert *m, int on) {
         }
     }
     if (!on) return;
-    if (!gemm_bf16_available()) DIE("bert_use_bf16 needs AVX512-BF16 (callers check gemm_bf16_native)");
     m->bf16 = xcalloc((size_t)(BF16_PER_LAYER * L), sizeof *m->bf16);
     for (int l = 0; l < L; l++) {
         BertLayer *ly = &m->w.layers[l];

@@ -27,7 +27,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
 GLUE_BIN ?= glue
 
-.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins
+.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign
 all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
@@ -112,9 +112,30 @@ fuzz-build:
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_OUT) $(FUZZ_NAMES)
 
+# The long campaign (tests/fuzz/campaign.py): each harness until 10M executions
+# or one CPU hour, in segments on corpora kept in FUZZ_STATE, FUZZ_BUDGET wall
+# seconds per invocation over FUZZ_JOBS harnesses at once; run again to continue.
+# Each finished segment is a line of $(FUZZ_CAMPAIGN).ledger.jsonl (committed
+# with the figures $(FUZZ_CAMPAIGN).json and .md, so they outlive the machine).
+FUZZ_STATE    ?= $(FUZZ_BUILD)/campaign
+FUZZ_BUDGET   ?= 3600
+FUZZ_JOBS     ?= 1
+FUZZ_CAMPAIGN ?= results/fuzz_campaign
+fuzz-campaign: fuzz-build
+	python3 tests/fuzz/campaign.py --build $(FUZZ_BUILD) --state $(FUZZ_STATE) --budget $(FUZZ_BUDGET) \
+	  --jobs $(FUZZ_JOBS) --ledger $(FUZZ_CAMPAIGN).ledger.jsonl --out $(FUZZ_CAMPAIGN) $(FUZZ_NAMES)
+
 # The quick pass of `make test`: every harness builds and runs its seeds once.
+# Then the campaign's bookkeeping on one harness: two invocations must add up
+# to two segments and exactly the target's executions.
 fuzz-seeds: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) 0 $(FUZZ_BUILD)/fuzz-seeds $(FUZZ_NAMES)
+	rm -rf $(FUZZ_BUILD)/campaign-check
+	for n in 1500 3000; do python3 tests/fuzz/campaign.py --build $(FUZZ_BUILD) --state $(FUZZ_BUILD)/campaign-check \
+	  --budget 60 --target-execs $$n --out $(FUZZ_BUILD)/campaign-check/out fuzz_tokenizer > /dev/null || exit 1; done
+	python3 -c "import json, sys; h = json.load(open('$(FUZZ_BUILD)/campaign-check/out.json'))['harnesses'][0]; \
+	  sys.exit(0 if (h['segments'], h['executions'], h['target_met']) == (2, 3000, True) else 'fuzz-campaign check: %s' % h)"
+	@echo "fuzz: campaign bookkeeping ok"
 
 fuzz-bins: $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
 

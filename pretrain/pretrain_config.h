@@ -13,7 +13,8 @@
  *   seq_len          T, tokens per sequence with [CLS] and [SEP] (128)
  *   batch            sequences per micro-batch
  *   accumulate       micro-batches per optimizer step (gradients averaged)
- *   steps            optimizer steps in all (the schedule's length)
+ *   steps            optimizer steps in all (the schedule's length; a resumed run
+ *                    may change it: the rate from its step on follows the new end)
  *   lr, warmup, schedule   peak lr, warm-up steps, "linear" decay (schedule.h)
  *   weight_decay, beta1, beta2, adam_eps, clip   AdamW and gradient clipping
  *   dropout          hidden and attention dropout (replaces the model config's)

@@ -291,14 +291,15 @@ static int run_save(Run *r) {
 }
 
 /* Names the keys (other than the free ones) whose values differ. 0 when none.
- * A key the run's config lacks (it predates the key) counts as its default. */
+ * A key the run's config lacks (it predates the key) counts as its default.
+ * `steps` is left to run_resume_steps: a resumed run may change its length. */
 static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, size_t cap) {
     size_t n = 0;
     out[0] = '\0';
     cJSON *defaults = pretrain_config_defaults();
     for (int pass = 0; pass < 2; pass++)
         for (const cJSON *it = (pass ? stored : now)->child; it; it = it->next) {
-            if (pretrain_config_key_is_free(it->string)) continue;
+            if (pretrain_config_key_is_free(it->string) || strcmp(it->string, "steps") == 0) continue;
             if (pass && cJSON_GetObjectItemCaseSensitive(now, it->string)) continue;   /* seen in pass 0 */
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(stored, it->string);
             const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, it->string);
@@ -313,6 +314,28 @@ static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, siz
         }
     cJSON_Delete(defaults);
     return n > 0;
+}
+
+/* A resumed run may be given another `steps`: the schedule's end moves, so the
+ * learning rate from the checkpoint's step on follows the new length (a long
+ * run shortened to fit its budget, or a finished one carried further). It must
+ * end after the step the run is at. 0 ok, else an exit code. */
+static int run_resume_steps(const Run *r, const cJSON *stored, long at) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(stored, "steps");
+    long was = cJSON_IsNumber(s) ? (long)s->valuedouble : r->pc->steps;
+    if (was == r->pc->steps) return 0;
+    if (r->pc->steps <= at) {
+        user_error("give steps larger than the step the run is at, or leave it as it was",
+                   "%s: the run is at step %ld; steps=%ld would end it before that", r->o->out_dir, at, r->pc->steps);
+        return EXIT_USAGE;
+    }
+    if (r->rank == 0)
+        fprintf(stderr, "%s: steps %ld -> %ld: the schedule now ends at step %ld; the learning rate from step %ld on "
+                "is %.3g (it would have been %.3g)\n", r->o->out_dir, was, r->pc->steps, r->pc->steps, at,
+                schedule_lr(&r->sched, at),
+                schedule_lr(&(Schedule){.kind = r->sched.kind, .lr = r->sched.lr, .warmup = r->sched.warmup,
+                                        .total = was}, at));
+    return 0;
 }
 
 /* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
@@ -345,6 +368,8 @@ static int run_resume(Run *r) {
     }
     PretrainState st;
     memcpy(&st, b->data, sizeof st);
+    if ((rc = run_resume_steps(r, stored, (long)st.step)) != 0) goto done;
+    rc = 1;
     if (stream_seek(&r->stream, st.pos)) goto done;
     r->step = (long)st.step;
     r->tokens = (long)st.tokens;

@@ -271,6 +271,32 @@ TEST(pretrain_driver_user_errors) {
     rc = pretrain(&fx, args, &out);
     CHECK_MSG(rc == 2 && strstr(out, "mask_prob"), "exit %d: %s", rc, out);
     free(out);
+    /* steps may change on --resume: the schedule's end moves. Cut at step 4 of
+     * 8 and resumed with steps=6, steps 1-4 are the 8-step run's and the rates
+     * of 5-6 a 6-step run's; an end at or before the run's step is refused. */
+    snprintf(args, sizeof args, "--set steps=8 --set warmup=2 --stop-at 4 --out %s/c", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, "--set steps=4 --set warmup=2 --resume --out %s/c", fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "at step 4") && strstr(out, "steps=4"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "--set steps=6 --set warmup=2 --resume --out %s/c", fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "steps 8 -> 6"), "exit %d: %s", rc, out);
+    free(out);
+    static const char *const LENGTHS[] = {"8", "6"};
+    Log cut, full[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "--set steps=%s --set warmup=2 --stop-at 6 --out %s/full%s", LENGTHS[k], fx.dir, LENGTHS[k]);
+        CHECK(pretrain(&fx, args, NULL) == 0);
+        snprintf(args, sizeof args, "%s/full%s", fx.dir, LENGTHS[k]);
+        read_log(args, &full[k]);
+    }
+    snprintf(args, sizeof args, "%s/c", fx.dir);
+    int same = read_log(args, &cut) == 6 && full[0].n == 6 && full[1].n == 6;
+    for (int i = 0; i < 6 && same; i++)
+        same = cut.lr[i] == full[i < 4 ? 0 : 1].lr[i] && (i < 4 ? cut.loss[i] == full[0].loss[i] : 1);
+    CHECK_MSG(same && full[0].lr[5] != full[1].lr[5], "the run resumed with steps=6 does not follow the new schedule");
     /* eval on a checkpoint that is not a pretraining model, and on a missing one. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s pretrain eval --init %s/vocab.txt --vocab %s/vocab.txt 2>&1", test_glue_bin(),

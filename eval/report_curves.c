@@ -213,7 +213,7 @@ static int pretrain_read(const char *path, PretrainLog *lg, char *why, size_t ca
     static const char *const KEYS[4] = {"loss", "mlm_acc", "eval_loss", "eval_acc"};
     char *line;
     size_t len;
-    int rc;
+    int rc, electra = 0;
     while ((rc = lines_next(&r, &line, &len)) == 1) {
         lg->lines++;
         cJSON *j = cJSON_Parse(line);
@@ -231,6 +231,13 @@ static int pretrain_read(const char *path, PretrainLog *lg, char *why, size_t ca
         step[n] = report_num(j, "step");
         tok[n] = report_num(j, "tokens");
         for (int k = 0; k < 4; k++) v[k][n] = report_num(j, KEYS[k]);
+        /* ELECTRA: "loss" is generator + 50 x discriminator; the masked LM the
+         * held-out numbers measure is the generator's. */
+        double gen = report_num(j, "gen_loss");
+        if (isfinite(gen)) {
+            v[0][n] = gen;
+            electra = 1;
+        }
         n++;
         cJSON_Delete(j);
     }
@@ -239,11 +246,12 @@ static int pretrain_read(const char *path, PretrainLog *lg, char *why, size_t ca
     curves_init(&lg->loss, n);
     curves_init(&lg->acc, n);
     double *tl = NULL, *hl = NULL, *ta = NULL, *ha = NULL;
+    const char *train = electra ? "training: the ELECTRA generator (per logged step)" : "training (per logged step)";
     for (int i = 0; i < n; i++) {
         lg->loss.x[i] = lg->acc.x[i] = isfinite(tok[i]) ? tok[i] : tokens_at(step, tok, n, step[i]);
-        if (isfinite(v[0][i]) && (tl || (tl = curves_series(&lg->loss, "training (per logged step)")))) tl[i] = v[0][i];
+        if (isfinite(v[0][i]) && (tl || (tl = curves_series(&lg->loss, train)))) tl[i] = v[0][i];
         if (isfinite(v[2][i]) && (hl || (hl = curves_series(&lg->loss, "held-out")))) hl[i] = v[2][i];
-        if (isfinite(v[1][i]) && (ta || (ta = curves_series(&lg->acc, "training (per logged step)")))) ta[i] = 100 * v[1][i];
+        if (isfinite(v[1][i]) && (ta || (ta = curves_series(&lg->acc, train)))) ta[i] = 100 * v[1][i];
         if (isfinite(v[3][i]) && (ha || (ha = curves_series(&lg->acc, "held-out")))) ha[i] = 100 * v[3][i];
     }
     free(step);

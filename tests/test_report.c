@@ -17,7 +17,7 @@
 #include "tests/report_fixture.h"
 #include "tests/report_page_check.h"
 
-#define FX_ARGS "--runs runs --results results --pretrain pt"
+#define FX_ARGS "--runs runs --results results --pretrain pt --pretrain pt-electra"
 
 static cJSON *fx_json(const ReportFixture *fx, const char *rel) {
     char path[512];
@@ -116,6 +116,9 @@ TEST(report_numbers_equal_the_json) {
     CHECK(strstr(html, REPORT_FX_CPU) != NULL);
     CHECK(strstr(html, "CPU not recorded") != NULL);
     CHECK(page_shows(html, 8.125, 3, 0) && page_shows(html, 6.25, 2, 0));
+    /* The ELECTRA log's loss axis spans its generator's 6.625-6.875, not the total's 23.5-24.5. */
+    CHECK_MSG(strstr(html, "the ELECTRA generator (per logged step)") && strstr(html, "class=\"tick\">6.90<") &&
+              !strstr(html, "class=\"tick\">24.0<"), "an ELECTRA log's curve is not its generator's masked-LM loss");
     /* Provenance, and what is missing. */
     CHECK(strstr(html, "commit: " REPORT_FX_COMMIT) != NULL);
     CHECK(strstr(html, "results/broken.json is not valid JSON (line 2)") != NULL);

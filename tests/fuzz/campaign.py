@@ -32,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from report import parse_log  # noqa: E402  (one reading of libFuzzer's logs)
 
-COMMON = ["-close_fd_mask=3", "-print_final_stats=1", "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536"]
+with open(os.path.join(HERE, "libfuzzer.flags")) as flags:   # shared with run.sh
+    COMMON = flags.read().split()
 
 
 def cpu_model():

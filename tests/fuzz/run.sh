@@ -21,9 +21,9 @@ for name in $names; do
     log=$logs/$name.log
     mkdir -p "$work"
     rm -f "$build/crashes/$name-"*
-    # -close_fd_mask=3: the parsers' own messages would drown the log and slow
-    # the fuzzer; libFuzzer keeps its own output.
-    common="-close_fd_mask=3 -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 -max_len=65536"
+    # libFuzzer's flags, shared with campaign.py. -close_fd_mask=3: the parsers'
+    # own messages would drown the log and slow the fuzzer; libFuzzer keeps its own output.
+    common=$(cat tests/fuzz/libfuzzer.flags)
     if [ "$seconds" -gt 0 ]; then
         nice -n 10 "$build/fuzz/$name" $common -artifact_prefix="$build/crashes/$name-" \
             -max_total_time="$seconds" "$work" "$seeds" $regressions >"$log" 2>&1

@@ -21,7 +21,7 @@ extern const ModelOps BERT_OPS;
  * repository ships (its README is the model card), found relative to the
  * working directory like the default vocabulary; `glue report` draws its
  * pretraining curve. */
-#define BERT_SHIPPED_ENCODER_DIR "models/bert-tiny-wiki"
+#define BERT_SHIPPED_ENCODER_DIR "models/electra-mini-wiki"
 
 typedef struct BertTaskModel {
     Bert *bert;

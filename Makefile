@@ -145,7 +145,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue
 	  -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
 
 # The main job: the data, then SST-2 fine-tuned from the shipped pretrained
-# encoder (models/bert-tiny-wiki), printing dev accuracy each epoch; last, the
+# encoder (models/electra-mini-wiki), printing dev accuracy each epoch; last, the
 # HTML report of what it ran (runs/report.html, with the committed results).
 run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))

@@ -100,17 +100,11 @@ static const SettingSpec BERT_SETTINGS[] = {
  * 5e-5}; from random init (tiny, 4 epochs, dev) 3e-4 gave STS-B Pearson 16.5
  * and CoLA MCC 12.9 where 1e-4 gave 5.6 and 3.5.
  * Larger encoders (base) want 2e-5..5e-5: --lr. SST-2 is ~30x larger than
- * the other small tasks: 2 epochs there, in batches grouped by length
- * (3.1x fewer padded token slots: with the mini encoder a run fits make run's
- * 10 minutes; on the tiny encoder it cost 0.88 accuracy, standard error 0.59,
- * over 3 seeds: results/finetune_protocol_sst2.md). */
+ * the other small tasks: 2 epochs there. */
 static cJSON *bert_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
     settings_table_defaults(c, BERT_SETTINGS, NUM_BERT_SETTINGS);
-    if (task && strcmp(task->name, "sst2") == 0) {
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(2));
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "group_by_length", cJSON_CreateBool(1));
-    }
+    if (task && strcmp(task->name, "sst2") == 0) cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(2));
     if (task && task->num_labels == 1)
         cJSON_ReplaceItemInObjectCaseSensitive(c, "pair_encoding", cJSON_CreateString(BERT_PAIR_SIAMESE));
     if (access(BERT_SHIPPED_ENCODER, R_OK) == 0)

@@ -329,12 +329,12 @@ static int run_resume_steps(const Run *r, const cJSON *stored, long at) {
                    "%s: the run is at step %ld; steps=%ld would end it before that", r->o->out_dir, at, r->pc->steps);
         return EXIT_USAGE;
     }
+    Schedule before = r->sched;
+    before.total = was;
     if (r->rank == 0)
         fprintf(stderr, "%s: steps %ld -> %ld: the schedule now ends at step %ld; the learning rate from step %ld on "
                 "is %.3g (it would have been %.3g)\n", r->o->out_dir, was, r->pc->steps, r->pc->steps, at,
-                schedule_lr(&r->sched, at),
-                schedule_lr(&(Schedule){.kind = r->sched.kind, .lr = r->sched.lr, .warmup = r->sched.warmup,
-                                        .total = was}, at));
+                schedule_lr(&r->sched, at), schedule_lr(&before, at));
     return 0;
 }
 

@@ -12,6 +12,9 @@ names="$*"
 logs=$build/logs
 mkdir -p "$logs" "$build/crashes"
 status=0
+# libFuzzer's flags, shared with campaign.py. -close_fd_mask=3: the parsers'
+# own messages would drown the log and slow the fuzzer; libFuzzer keeps its own output.
+common=$(cat tests/fuzz/libfuzzer.flags)
 for name in $names; do
     seeds=tests/fuzz/corpus/$name
     # Inputs that once crashed it (each with its fix and a unit test).
@@ -21,9 +24,6 @@ for name in $names; do
     log=$logs/$name.log
     mkdir -p "$work"
     rm -f "$build/crashes/$name-"*
-    # libFuzzer's flags, shared with campaign.py. -close_fd_mask=3: the parsers'
-    # own messages would drown the log and slow the fuzzer; libFuzzer keeps its own output.
-    common=$(cat tests/fuzz/libfuzzer.flags)
     if [ "$seconds" -gt 0 ]; then
         nice -n 10 "$build/fuzz/$name" $common -artifact_prefix="$build/crashes/$name-" \
             -max_total_time="$seconds" "$work" "$seeds" $regressions >"$log" 2>&1

@@ -21,8 +21,9 @@ extern const ModelOps BERT_OPS;
  * repository ships (its README is the model card), found relative to the
  * working directory like the default vocabulary; `glue report` draws its
  * pretraining curve. The ELECTRA-mini (models/electra-mini-wiki) is not the
- * default: over five seeds it scores below this one on the six GLUE tasks
- * (its model card) and takes several times longer to fine-tune. */
+ * default: over five seeds it scores below this one on the five GLUE tasks
+ * both were measured on (its model card) and takes several times longer to
+ * fine-tune. */
 #define BERT_SHIPPED_ENCODER_DIR "models/bert-tiny-wiki"
 
 typedef struct BertTaskModel {

@@ -245,6 +245,28 @@ static void format_count(double n, char *out, int cap) {
     else snprintf(out, cap, "%.0f", n);
 }
 
+/* A model's row name: "bert", or "bert *" when --init/--set changed its
+ * settings (said under the table: report_compare_settings). */
+static const char *compare_model_label(const cJSON *m, char *out, int cap) {
+    snprintf(out, cap, "%s%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring,
+             cJSON_GetObjectItemCaseSensitive(m, "settings") ? " *" : "");
+    return out;
+}
+
+void report_compare_settings(const cJSON *compare, FILE *f, const char *before) {
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
+    for (const cJSON *m = models ? models->child : NULL; m; m = m->next) {
+        const cJSON *sets = cJSON_GetObjectItemCaseSensitive(m, "settings");
+        if (!cJSON_IsArray(sets)) continue;
+        char label[256];
+        fprintf(f, "%s", before);
+        before = "";
+        fprintf(f, "%s: its defaults with", compare_model_label(m, label, sizeof label));
+        for (const cJSON *s = sets->child; s; s = s->next) fprintf(f, " `%s`", cJSON_IsString(s) ? s->valuestring : "?");
+        fprintf(f, " (a setting TASK.key=value applies to that task only).\n");
+    }
+}
+
 ReportTable *report_compare_table(const cJSON *compare) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(compare, "tasks");
     const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
@@ -269,7 +291,8 @@ ReportTable *report_compare_table(const cJSON *compare) {
     report_table_add(tab, "Params");
     for (const cJSON *m = models->child; m; m = m->next) {
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
-        report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring);
+        char label[256];
+        report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
         for (const cJSON *it = tasks->child; it; it = it->next)
             report_task_cell(tab, task_find(it->valuestring), cJSON_GetObjectItemCaseSensitive(per, it->valuestring));
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "glue_score");
@@ -297,7 +320,8 @@ ReportTable *report_compare_costs(const cJSON *compare) {
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
         for (const cJSON *t = per->child; t; t = t->next) {
             const cJSON *reused = cJSON_GetObjectItemCaseSensitive(t, "reused");
-            report_table_add(tab, "%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring);
+            char label[256];
+            report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
             report_table_add(tab, "%s", task_find(t->string)->display);
             add_number(tab, t, "best_epoch", format_plain);
             add_number(tab, t, "train_seconds", format_seconds);
@@ -343,6 +367,7 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
     ReportTable *tab = report_compare_table(compare);
     report_table_print_markdown(tab, f);
     report_table_free(tab);
+    report_compare_settings(compare, f, "\n");
     const cJSON *wnli = cJSON_GetObjectItemCaseSensitive(compare, "wnli_majority");
     if (wnli)
         fprintf(f, "\nWNLI: the majority class gets %.2f accuracy on dev (the GLUE baselines predict it, since "

@@ -48,5 +48,8 @@ ReportTable *report_compare_table(const cJSON *compare);
 ReportTable *report_compare_costs(const cJSON *compare);
 /* results/compare.md: both tables and the notes. */
 void report_compare_markdown(const cJSON *compare, FILE *f);
+/* One line per model whose settings --init/--set changed (its row is marked
+ * "name *"): which settings; `before` is printed ahead of the first line. */
+void report_compare_settings(const cJSON *compare, FILE *f, const char *before);
 
 #endif

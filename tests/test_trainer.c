@@ -1011,6 +1011,58 @@ TEST(trainer_cli_compare) {
     fixture_remove(&fx);
 }
 
+/* --set (and --init, the same as --set init=X): applied to the models that
+ * have the key, a TASK.key to that task only; the runs go to their own
+ * directory (the default runs stay), the row is marked and its settings said;
+ * a setting no model has, an unknown task or a bare word is a usage error. */
+TEST(trainer_cli_compare_settings) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    Fixture fx;
+    fixture_make(&fx);
+    const char *argv[] = {"compare", "sst2", "--models", "testbow", "--set", "dim=64", "--set", "sst2.epochs=2",
+                          "--set", "mnli.epochs=1", "--json"};
+    Ran r = run_command(fx.root, NULL, NULL, 11, argv);
+    CHECK_MSG(r.status == 0, "compare --set: %d %s", r.status, r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *bw = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 1);
+    const cJSON *sets = cJSON_GetObjectItemCaseSensitive(bw, "settings");
+    CHECK_EQ_INT(cJSON_GetArraySize(sets), 3);
+    CHECK(!strcmp(cJSON_GetArrayItem(sets, 1)->valuestring, "sst2.epochs=2"));
+    char run[4096];
+    snprintf(run, sizeof run, "%s", run_config_string(cJSON_GetObjectItemCaseSensitive(
+                                        cJSON_GetObjectItemCaseSensitive(bw, "tasks"), "sst2"), "run", ""));
+    CHECK_MSG(strstr(run, "compare/sst2/testbow-") && strstr(run, "-seed42") && !strstr(run, "testbow-seed42"), "%s", run);
+    cJSON_Delete(j);
+    /* the run was trained with dim 64 and 2 epochs (mnli.epochs left SST-2 alone) */
+    char dir[4200], path[4300];
+    snprintf(dir, sizeof dir, "%s", run);   /* absolute here: the runs are outside the project */
+    run_file_path(dir, "config.json", path, sizeof path);
+    cJSON *cfg = json_file_read(path, 1);
+    CHECK_MSG(cfg && run_config_number(cfg, "dim", 0) == 64 && run_config_number(cfg, "epochs", 0) == 2, "%s", path);
+    cJSON_Delete(cfg);
+    char res[4096], md[4200];
+    snprintf(res, sizeof res, "%s/results", fx.root);
+    run_file_path(res, "compare.md", md, sizeof md);
+    char *text = file_read(md, NULL);
+    CHECK_MSG(text && strstr(text, "| testbow * |") && strstr(text, "testbow *: its defaults with `dim=64` `sst2.epochs=2`"),
+              "%s", text ? text : "(none)");
+    free(text);
+    ran_free(&r);
+    /* the same settings again: reused */
+    r = run_command(fx.root, NULL, NULL, 11, argv);
+    CHECK_MSG(r.status == 0 && strstr(r.err, "reusing"), "%d %s", r.status, r.err);
+    ran_free(&r);
+    static const char *const BAD[][2] = {{"--set", "dropuot=0.1"}, {"--set", "sst3.epochs=2"}, {"--set", "epochs"},
+                                         {"--init", "none"}};
+    for (int i = 0; i < 4; i++) {
+        const char *bad[] = {"compare", "sst2", "--models", "testbow", BAD[i][0], BAD[i][1]};
+        r = run_command(fx.root, NULL, NULL, 6, bad);
+        CHECK_MSG(r.status == 2 && strstr(r.err, BAD[i][1]), "%s %s: %d %s", BAD[i][0], BAD[i][1], r.status, r.err);
+        ran_free(&r);
+    }
+    fixture_remove(&fx);
+}
+
 TEST(trainer_report_tables) {
     ReportTable *t = report_table_create(3);
     report_table_add(t, "Model");

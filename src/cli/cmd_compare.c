@@ -5,7 +5,10 @@
  *
  * A finished run in runs/<task>/<model>/ is reused when it was made with the
  * model's current default settings and the same seed (otherwise, or with
- * --retrain, the model is trained again through the trainer). A "majority" row
+ * --retrain, the model is trained again through the trainer). --init and
+ * --set [TASK.]key=value change a model's settings where it has the key (BERT's
+ * init: another encoder); such runs live in runs/compare/<task>/<model>-<crc>-
+ * seed<S>, <crc> naming the settings, and the row is marked with them. A "majority" row
  * is computed directly: the most frequent training class (STS-B: the mean
  * training score), which is what the GLUE baselines report for WNLI.
  *
@@ -21,6 +24,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
+#include "core/crc32.h"
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/stats.h"
@@ -39,11 +43,12 @@
 
 #define COMPARE_USAGE                                                                                        \
     "glue compare TASK|all [--with qnli-9k] [--models fasttext,textcnn,bilstm] [--retrain] [--seed S | --seeds S1,S2,..]\n" \
-    "       [--threads N] [--json]"
+    "       [--init CKPT|DIR] [--set [TASK.]key=value]... [--threads N] [--json]"
 #define COMPARE_DEFAULT_MODELS "fasttext,textcnn,bilstm"
 #define COMPARE_DEFAULT_SEED 42
 #define COMPARE_MAX_MODELS 8
 #define COMPARE_MAX_SEEDS 10
+#define COMPARE_MAX_SETS 16
 
 typedef struct CompareArgs {
     const char *target, *models;
@@ -52,6 +57,10 @@ typedef struct CompareArgs {
     long seeds[COMPARE_MAX_SEEDS];
     int num_seeds;
     int retrain, json;
+    /* --init (as "init=X") and --set: applied to each model that has the key */
+    const char *sets[COMPARE_MAX_SETS + 1], *origin[COMPARE_MAX_SETS + 1];
+    int num_sets;
+    char init_set[4200];
     const ModelOps *ops[COMPARE_MAX_MODELS];
     int num_models;
     char *command;
@@ -83,16 +92,49 @@ static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
 }
 
 
+/* 1 when model ops has the key of c->sets[i] ("[TASK.]key=value"); a
+ * model's keys are the same on every task. */
+static int compare_set_applies(const CompareArgs *c, int i, const ModelOps *ops) {
+    const char *s = c->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+    const char *key = dot && dot < eq ? dot + 1 : s;
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - key), key);
+    cJSON *d = ops->default_config(&TASKS[0]);
+    int has = cJSON_GetObjectItemCaseSensitive(d, name) != NULL;
+    cJSON_Delete(d);
+    return has;
+}
+
+/* The settings model ops takes on task t ("key=value"), into out and their
+ * origins; how many. */
+static int compare_model_sets(const CompareArgs *c, const ModelOps *ops, const Task *t, const char **out,
+                              const char **origin) {
+    int k = 0;
+    for (int i = 0; i < c->num_sets; i++)
+        if (compare_set_applies(c, i, ops) && run_config_sets_for_task(&c->sets[i], 1, t->name, &out[k]) == 1)
+            origin[k++] = c->origin[i];
+    return k;
+}
+
 /* One model on one task: reuse or train. NULL after a message on failure. */
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
-    cJSON *config = run_config_build(ops->default_config(t), NULL, NULL, NULL, 0);
+    const char *sets[COMPARE_MAX_SETS + 1], *origin[COMPARE_MAX_SETS + 1];
+    int nsets = compare_model_sets(c, ops, t, sets, origin);
+    cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
     if (!config) return NULL;
-    /* runs/<task>/<model> when it was trained with the defaults and this seed;
-     * otherwise compare's own run, runs/compare/<task>/<model>-seed<S>: a
-     * user's run with other settings is never trained over. */
+    /* runs/<task>/<model> when it was trained with these settings and this
+     * seed; otherwise compare's own run, runs/compare/<task>/<model>-seed<S>
+     * (<model>-<crc of the settings>-seed<S> with --init/--set): a user's run
+     * with other settings is never trained over. */
+    char tag[32] = "";
+    if (nsets) {
+        uint32_t crc = 0;
+        for (int i = 0; i < nsets; i++) crc = crc32_update(crc, sets[i], strlen(sets[i]) + 1);
+        snprintf(tag, sizeof tag, "-%08x", (unsigned)crc);
+    }
     char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);
-    snprintf(own, sizeof own, "%s/compare/%s/%s-seed%ld", run_root(), t->name, ops->name, c->seed);
+    snprintf(own, sizeof own, "%s/compare/%s/%s%s-seed%ld", run_root(), t->name, ops->name, tag, c->seed);
     cJSON *res = c->retrain ? NULL : cli_finished_run(dir, config, c->seed);
     if (!res) {
         char prev[4200];
@@ -224,6 +266,14 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     c->threads = args_int(&a, "--threads", 0);
     c->retrain = args_flag(&a, "--retrain");
     c->json = args_flag(&a, "--json");
+    const char *init = args_str(&a, "--init", NULL);
+    c->num_sets = args_strs(&a, "--set", c->sets, COMPARE_MAX_SETS);
+    for (int i = 0; i < c->num_sets; i++) c->origin[i] = "--set";
+    if (init) {
+        snprintf(c->init_set, sizeof c->init_set, "init=%s", init);
+        c->origin[c->num_sets] = "--init";
+        c->sets[c->num_sets++] = c->init_set;
+    }
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, COMPARE_USAGE);
@@ -249,6 +299,27 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     }
     free(list);
     if (rc == 0 && c->num_models == 0) { user_error(NULL, "--models names no model"); rc = EXIT_USAGE; }
+    /* Every --init/--set must reach some model and name a task that exists
+     * (a typo would change nothing). */
+    for (int i = 0; i < c->num_sets && rc == 0; i++) {
+        const char *set = c->sets[i], *dot = strchr(set, '.'), *eq = strchr(set, '=');
+        int used = 0;
+        for (int m = 0; m < c->num_models; m++) used |= eq && compare_set_applies(c, i, c->ops[m]);
+        char task[64] = "";
+        if (eq && dot && dot < eq) snprintf(task, sizeof task, "%.*s", (int)(dot - set), set);
+        if (!eq) {
+            user_error("write key=value, or TASK.key=value for one task", "compare: %s '%s'", c->origin[i], set);
+            rc = EXIT_USAGE;
+        } else if (*task && !task_find(task)) {
+            user_error("qualify a setting with a task's name, e.g. stsb.pair_encoding=cross",
+                       "compare: %s %s: no task '%s'", c->origin[i], set, task);
+            rc = EXIT_USAGE;
+        } else if (!used) {
+            user_error("see a model's settings in runs/<task>/<model>/config.json", "compare: %s %s: no model of "
+                       "--models has that setting", c->origin[i], set);
+            rc = EXIT_USAGE;
+        }
+    }
     return rc;
 }
 
@@ -329,6 +400,12 @@ static int compare_fill(CompareArgs *c, cJSON *summary) {
     for (int mi = -1; mi < c->num_models; mi++) {
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "model", mi < 0 ? "majority" : c->ops[mi]->name);
+        cJSON *mine = cJSON_CreateArray();   /* the --init/--set this model takes, as given */
+        for (int i = 0; mi >= 0 && i < c->num_sets; i++)
+            if (compare_set_applies(c, i, c->ops[mi]))
+                cJSON_AddItemToArray(mine, cJSON_CreateString(c->sets[i]));
+        if (cJSON_GetArraySize(mine)) cJSON_AddItemToObject(m, "settings", mine);
+        else cJSON_Delete(mine);
         cJSON *per = cJSON_AddObjectToObject(m, "tasks");
         cJSON *per_seed[COMPARE_MAX_SEEDS];
         for (int k = 0; k < c->num_seeds; k++) per_seed[k] = cJSON_CreateObject();
@@ -405,6 +482,7 @@ int cmd_compare(int argc, char **argv) {
             ReportTable *tab = report_compare_table(summary);
             report_table_print(tab, stdout);
             report_table_free(tab);
+            report_compare_settings(summary, stdout, "");
             const cJSON *w = cJSON_GetObjectItemCaseSensitive(summary, "wnli_majority");
             if (w) printf("WNLI: the majority class gets %.2f accuracy on dev (what the GLUE baselines report)\n",
                           run_config_number(w, "accuracy", 0));

@@ -49,19 +49,6 @@ int protocol_parse_change(char *text, ProtocolRow *row) {
     return 0;
 }
 
-/* The settings of row that apply to task t: unqualified ones, and
- * "TASK.key=value" with TASK = t's name (without the prefix). */
-static int protocol_task_sets(const ProtocolRow *row, const Task *t, const char **out) {
-    int n = 0;
-    size_t tl = strlen(t->name);
-    for (int i = 0; i < row->n_sets; i++) {
-        const char *s = row->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
-        if (!dot || dot > eq) out[n++] = s;
-        else if ((size_t)(dot - s) == tl && strncmp(s, t->name, tl) == 0) out[n++] = dot + 1;
-    }
-    return n;
-}
-
 /* A qualified setting names a task of the protocol (a typo would silently
  * change nothing). 0 ok, -1 after a message. */
 static int protocol_check_row(const ProtocolOptions *o, const ProtocolRow *row) {
@@ -85,7 +72,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     char dir[4096], path[4200], state[4200], init[4200];
     const char *task_sets[PROTOCOL_MAX_SETS];
     /* A change that leaves this task alone shares the baseline's fine-tunes. */
-    const ProtocolRow *owner = protocol_task_sets(row, t, task_sets) > 0 ? row : &o->rows[0];
+    const ProtocolRow *owner = run_config_sets_for_task(row->sets, row->n_sets, t->name, task_sets) > 0 ? row : &o->rows[0];
     snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
     run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
@@ -98,7 +85,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
         snprintf(init, sizeof init, "init=%s", o->init);
         sets[nsets] = init, origin[nsets++] = "--init";
     }
-    int n = protocol_task_sets(owner, t, sets + nsets);
+    int n = run_config_sets_for_task(owner->sets, owner->n_sets, t->name, sets + nsets);
     for (int i = 0; i < n; i++) origin[nsets + i] = "--change";
     nsets += n;
     cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);

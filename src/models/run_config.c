@@ -121,6 +121,17 @@ static int config_apply_file(cJSON *config, const char *path) {
     return rc;
 }
 
+int run_config_sets_for_task(const char *const *sets, int n, const char *task, const char **out) {
+    int k = 0;
+    size_t tl = strlen(task);
+    for (int i = 0; i < n; i++) {
+        const char *s = sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
+        if (!dot || dot > eq) out[k++] = s;
+        else if ((size_t)(dot - s) == tl && strncmp(s, task, tl) == 0) out[k++] = dot + 1;
+    }
+    return k;
+}
+
 cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
                         const char *const *origin, int nsets) {
     cJSON *config = defaults;

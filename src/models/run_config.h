@@ -16,6 +16,10 @@
  * A model's defaults for a task: ops->default_config(task). */
 cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
                         const char *const *origin, int nsets);
+/* The settings of sets[0..n) that apply to the task named task: unqualified
+ * "key=value" ones, and "TASK.key=value" with TASK = task (stored without the
+ * prefix), in order, into out (room for n). Returns how many. */
+int run_config_sets_for_task(const char *const *sets, int n, const char *task, const char **out);
 /* Override one existing key from text; 0 ok, -1 after a message. */
 int run_config_set(cJSON *config, const char *key, const char *value, const char *origin);
 /* Typed reads with a fallback when the key is absent or of another kind. */

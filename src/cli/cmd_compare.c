@@ -8,7 +8,7 @@
  * --retrain, the model is trained again through the trainer). --init and
  * --set [TASK.]key=value change a model's settings where it has the key (BERT's
  * init: another encoder); such runs live in runs/compare/<task>/<model>-<crc>-
- * seed<S>, <crc> naming the settings, and the row is marked with them. A "majority" row
+ * seed<S>, <crc> naming the resulting config, and the row is marked with them. A "majority" row
  * is computed directly: the most frequent training class (STS-B: the mean
  * training score), which is what the GLUE baselines report for WNLI.
  *
@@ -124,13 +124,13 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     if (!config) return NULL;
     /* runs/<task>/<model> when it was trained with these settings and this
      * seed; otherwise compare's own run, runs/compare/<task>/<model>-seed<S>
-     * (<model>-<crc of the settings>-seed<S> with --init/--set): a user's run
+     * (<model>-<crc of the config>-seed<S> with --init/--set): a user's run
      * with other settings is never trained over. */
     char tag[32] = "";
-    if (nsets) {
-        uint32_t crc = 0;
-        for (int i = 0; i < nsets; i++) crc = crc32_update(crc, sets[i], strlen(sets[i]) + 1);
-        snprintf(tag, sizeof tag, "-%08x", (unsigned)crc);
+    if (nsets) {   /* the CRC of the whole config: the same settings in any order, one directory */
+        char *text = cJSON_PrintUnformatted(config);
+        snprintf(tag, sizeof tag, "-%08x", (unsigned)crc32_update(0, text, strlen(text)));
+        free(text);
     }
     char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);

@@ -93,6 +93,14 @@ TEST(protocol_table_means_reuse_and_errors) {
     CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "rows")), 3);
     cJSON_Delete(j);
 
+    /* Settings that differ from the finished runs' (here epochs; between
+     * builds, the defaults): not reused as if they were this row's. */
+    snprintf(cmd, sizeof cmd, base, glue_dir, dir, test_glue_bin(), dir, "--set epochs=4");
+    out = test_run(cmd, &st);
+    CHECK_MSG(st != 0 && strstr(out, "trained with other settings") && !strstr(out, " seed1\n"), "exit %d: %s", st,
+              out);
+    free(out);
+
     /* Bad changes: usage errors naming what is wrong. */
     static const struct { const char *change, *says; } BAD[] = {
         {"--change nocolon", "expected NAME:key=value"},

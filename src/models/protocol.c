@@ -76,7 +76,6 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
     run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
-    if (file_exists(path)) return json_file_read(path, 1);
     const ModelOps *ops = model_find(o->model);
     const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
     int nsets = 0;
@@ -90,6 +89,20 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     nsets += n;
     cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
     if (!config) return NULL;
+    if (file_exists(path)) {
+        /* Reused only when made with this row's settings: the defaults move
+         * between builds, and a baseline row must be today's defaults. */
+        cJSON *res = json_file_read(path, 1);
+        int same = res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
+                   run_config_number(res, "seed", -1) == (double)seed;
+        cJSON_Delete(config);
+        if (same) return res;
+        if (res)
+            user_error("remove that directory or give another --out", "protocol: %s was trained with other settings "
+                       "than row %s has now (the defaults changed?)", dir, owner->name);
+        cJSON_Delete(res);
+        return NULL;
+    }
     fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command,

@@ -338,6 +338,25 @@ static int file_in(const char *dir, const char *file) {
 
 /* ---- tests ---- */
 
+/* "[TASK.]key=value": a dot after '=' is the value's; bad forms are -1, and
+ * only unqualified or this task's settings reach a task (without the prefix). */
+TEST(run_setting_split_and_per_task) {
+    RunSetting rs;
+    CHECK(run_setting_split("stsb.pair_encoding=cross", &rs) == 0);
+    CHECK(strcmp(rs.task, "stsb") == 0 && strcmp(rs.key, "pair_encoding") == 0 && strcmp(rs.value, "cross") == 0);
+    CHECK(run_setting_split("init=models/m.ckpt", &rs) == 0);
+    CHECK(rs.task[0] == 0 && strcmp(rs.key, "init") == 0 && strcmp(rs.value, "models/m.ckpt") == 0);
+    CHECK(run_setting_split("lr=", &rs) == 0 && rs.value[0] == 0);
+    CHECK(run_setting_split("epochs", &rs) == -1);
+    CHECK(run_setting_split("=3", &rs) == -1);
+    CHECK(run_setting_split("cola.=3", &rs) == -1);
+    CHECK(run_setting_split(".epochs=3", &rs) == -1);
+    const char *sets[] = {"epochs=10", "stsb.pair_encoding=cross", "cola.lr=1e-4", "init=a.b"}, *out[4];
+    CHECK(run_config_sets_for_task(sets, 4, "stsb", out) == 3);
+    CHECK(strcmp(out[0], "epochs=10") == 0 && strcmp(out[1], "pair_encoding=cross") == 0 && strcmp(out[2], "init=a.b") == 0);
+    CHECK(run_config_sets_for_task(sets, 4, "rte", out) == 2);
+}
+
 /* bucket_mb changes no result: a resume point, a finished run or a search
  * trial of other settings only there (or from before the key) still counts. */
 TEST(trainer_config_same_ignores_bucket_mb) {

@@ -95,12 +95,10 @@ static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
 /* 1 when model ops has the key of c->sets[i] ("[TASK.]key=value"); a
  * model's keys are the same on every task. */
 static int compare_set_applies(const CompareArgs *c, int i, const ModelOps *ops) {
-    const char *s = c->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
-    const char *key = dot && dot < eq ? dot + 1 : s;
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - key), key);
+    RunSetting rs;
+    if (run_setting_split(c->sets[i], &rs) != 0) return 0;
     cJSON *d = ops->default_config(&TASKS[0]);
-    int has = cJSON_GetObjectItemCaseSensitive(d, name) != NULL;
+    int has = cJSON_GetObjectItemCaseSensitive(d, rs.key) != NULL;
     cJSON_Delete(d);
     return has;
 }
@@ -302,17 +300,16 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     /* Every --init/--set must reach some model and name a task that exists
      * (a typo would change nothing). */
     for (int i = 0; i < c->num_sets && rc == 0; i++) {
-        const char *set = c->sets[i], *dot = strchr(set, '.'), *eq = strchr(set, '=');
-        int used = 0;
-        for (int m = 0; m < c->num_models; m++) used |= eq && compare_set_applies(c, i, c->ops[m]);
-        char task[64] = "";
-        if (eq && dot && dot < eq) snprintf(task, sizeof task, "%.*s", (int)(dot - set), set);
-        if (!eq) {
+        const char *set = c->sets[i];
+        RunSetting rs;
+        int bad = run_setting_split(set, &rs) != 0, used = 0;
+        for (int m = 0; m < c->num_models; m++) used |= !bad && compare_set_applies(c, i, c->ops[m]);
+        if (bad) {
             user_error("write key=value, or TASK.key=value for one task", "compare: %s '%s'", c->origin[i], set);
             rc = EXIT_USAGE;
-        } else if (*task && !task_find(task)) {
+        } else if (rs.task[0] && !task_find(rs.task)) {
             user_error("qualify a setting with a task's name, e.g. stsb.pair_encoding=cross",
-                       "compare: %s %s: no task '%s'", c->origin[i], set, task);
+                       "compare: %s %s: no task '%s'", c->origin[i], set, rs.task);
             rc = EXIT_USAGE;
         } else if (!used) {
             user_error("see a model's settings in runs/<task>/<model>/config.json", "compare: %s %s: no model of "

@@ -53,14 +53,13 @@ int protocol_parse_change(char *text, ProtocolRow *row) {
  * change nothing). 0 ok, -1 after a message. */
 static int protocol_check_row(const ProtocolOptions *o, const ProtocolRow *row) {
     for (int i = 0; i < row->n_sets; i++) {
-        const char *s = row->sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
-        if (!dot || dot > eq) continue;
+        RunSetting rs;
+        if (run_setting_split(row->sets[i], &rs) != 0 || !rs.task[0]) continue;
         int known = 0;
-        for (int k = 0; k < o->n_tasks; k++)
-            known |= strlen(o->tasks[k]) == (size_t)(dot - s) && strncmp(o->tasks[k], s, (size_t)(dot - s)) == 0;
+        for (int k = 0; k < o->n_tasks; k++) known |= strcmp(o->tasks[k], rs.task) == 0;
         if (!known) {
-            user_error("qualify a setting with one of the --tasks", "--change %s: '%.*s' is not a task of this protocol",
-                       row->name, (int)(dot - s), s);
+            user_error("qualify a setting with one of the --tasks", "--change %s: '%s' is not a task of this protocol",
+                       row->name, rs.task);
             return -1;
         }
     }

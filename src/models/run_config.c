@@ -121,13 +121,27 @@ static int config_apply_file(cJSON *config, const char *path) {
     return rc;
 }
 
+int run_setting_split(const char *setting, RunSetting *out) {
+    const char *eq = strchr(setting, '='), *dot = strchr(setting, '.');
+    if (!eq) return -1;
+    if (!dot || dot > eq) dot = NULL;
+    const char *key = dot ? dot + 1 : setting;
+    size_t tl = dot ? (size_t)(dot - setting) : 0, kl = (size_t)(eq - key);
+    if (kl == 0 || kl >= sizeof out->key || tl >= sizeof out->task || (dot && tl == 0)) return -1;
+    memcpy(out->task, setting, tl);
+    out->task[tl] = 0;
+    memcpy(out->key, key, kl);
+    out->key[kl] = 0;
+    out->value = eq + 1;
+    return 0;
+}
+
 int run_config_sets_for_task(const char *const *sets, int n, const char *task, const char **out) {
     int k = 0;
-    size_t tl = strlen(task);
     for (int i = 0; i < n; i++) {
-        const char *s = sets[i], *dot = strchr(s, '.'), *eq = strchr(s, '=');
-        if (!dot || dot > eq) out[k++] = s;
-        else if ((size_t)(dot - s) == tl && strncmp(s, task, tl) == 0) out[k++] = dot + 1;
+        RunSetting rs;
+        if (run_setting_split(sets[i], &rs) != 0 || !rs.task[0]) out[k++] = sets[i]; /* bad ones: run_config_build says so */
+        else if (strcmp(rs.task, task) == 0) out[k++] = strchr(sets[i], '.') + 1;
     }
     return k;
 }

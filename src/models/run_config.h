@@ -16,6 +16,15 @@
  * A model's defaults for a task: ops->default_config(task). */
 cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
                         const char *const *origin, int nsets);
+/* One setting "[TASK.]key=value" split into its parts: task is "" when the
+ * setting is unqualified (a '.' after the '=' belongs to the value). Returns 0,
+ * or -1 when there is no '=', the key is empty, or a part does not fit. */
+typedef struct {
+    char task[64];
+    char key[128];
+    const char *value; /* inside the setting's text */
+} RunSetting;
+int run_setting_split(const char *setting, RunSetting *out);
 /* The settings of sets[0..n) that apply to the task named task: unqualified
  * "key=value" ones, and "TASK.key=value" with TASK = task (stored without the
  * prefix), in order, into out (room for n). Returns how many. */

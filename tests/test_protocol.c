@@ -101,10 +101,19 @@ TEST(protocol_table_means_reuse_and_errors) {
               out);
     free(out);
 
+    /* A --set for one task reaches that task only: RTE's runs still match,
+     * MRPC's were made with other settings. */
+    snprintf(cmd, sizeof cmd, base, glue_dir, dir, test_glue_bin(), dir, "--set mrpc.epochs=4");
+    out = test_run(cmd, &st);
+    CHECK_MSG(st != 0 && strstr(out, "baseline/mrpc-seed1 was trained with other settings") && !strstr(out, "rte-seed"),
+              "exit %d: %s", st, out);
+    free(out);
+
     /* Bad changes: usage errors naming what is wrong. */
     static const struct { const char *change, *says; } BAD[] = {
         {"--change nocolon", "expected NAME:key=value"},
         {"--change x:cola.epochs=2", "'cola' is not a task of this protocol"},
+        {"--set cola.epochs=2", "--set cola.epochs=2: 'cola' is not a task of this protocol"},
         {"--change x:epochs", "bad setting"},
         {"--change x:epochs=2 --change x:epochs=3", "two rows are called 'x'"},
         {"--change a/b:epochs=2", "bad name"},

@@ -14,7 +14,7 @@
 
 #define PROTOCOL_USAGE                                                                                           \
     "glue protocol [--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR]\n"         \
-    "       [--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json]\n"   \
+    "       [--set [TASK.]key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json]\n"   \
     "       [--threads N]"
 
 

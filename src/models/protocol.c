@@ -49,17 +49,17 @@ int protocol_parse_change(char *text, ProtocolRow *row) {
     return 0;
 }
 
-/* A qualified setting names a task of the protocol (a typo would silently
- * change nothing). 0 ok, -1 after a message. */
-static int protocol_check_row(const ProtocolOptions *o, const ProtocolRow *row) {
-    for (int i = 0; i < row->n_sets; i++) {
+/* A qualified setting (of --set or of a --change, named by what) names a task
+ * of the protocol (a typo would silently change nothing). 0 ok, -1 after a message. */
+static int protocol_check_sets(const ProtocolOptions *o, const char *const *sets, int n, const char *what) {
+    for (int i = 0; i < n; i++) {
         RunSetting rs;
-        if (run_setting_split(row->sets[i], &rs) != 0 || !rs.task[0]) continue;
+        if (run_setting_split(sets[i], &rs) != 0 || !rs.task[0]) continue;
         int known = 0;
         for (int k = 0; k < o->n_tasks; k++) known |= strcmp(o->tasks[k], rs.task) == 0;
         if (!known) {
-            user_error("qualify a setting with one of the --tasks", "--change %s: '%s' is not a task of this protocol",
-                       row->name, rs.task);
+            user_error("qualify a setting with one of the --tasks", "%s %s: '%s' is not a task of this protocol",
+                       what, sets[i], rs.task);
             return -1;
         }
     }
@@ -77,8 +77,9 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
     const ModelOps *ops = model_find(o->model);
     const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
-    int nsets = 0;
-    for (int i = 0; i < o->n_sets && i < PROTOCOL_MAX_SETS; i++) sets[nsets] = o->sets[i], origin[nsets++] = "--set";
+    int nsets = run_config_sets_for_task(o->sets, o->n_sets < PROTOCOL_MAX_SETS ? o->n_sets : PROTOCOL_MAX_SETS,
+                                         t->name, sets);
+    for (int i = 0; i < nsets; i++) origin[i] = "--set";
     if (o->init) {
         snprintf(init, sizeof init, "init=%s", o->init);
         sets[nsets] = init, origin[nsets++] = "--init";
@@ -259,8 +260,9 @@ int protocol_run(const ProtocolOptions *o) {
     }
     for (int i = 0; i < o->n_tasks; i++)
         if (!task_find_or_report(o->tasks[i])) return EXIT_USAGE;
+    if (protocol_check_sets(o, o->sets, o->n_sets, "--set")) return EXIT_USAGE;
     for (int r = 0; r < o->n_rows; r++) {
-        if (protocol_check_row(o, &o->rows[r])) return EXIT_USAGE;
+        if (protocol_check_sets(o, o->rows[r].sets, o->rows[r].n_sets, "--change")) return EXIT_USAGE;
         for (int q = 0; q < r; q++)
             if (strcmp(o->rows[q].name, o->rows[r].name) == 0) {
                 user_error("give each --change its own name", "two rows are called '%s'", o->rows[r].name);

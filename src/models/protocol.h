@@ -32,7 +32,7 @@ typedef struct ProtocolRow {
 typedef struct ProtocolOptions {
     const char *model;             /* "bert" by default */
     const char *init;              /* the encoder (NULL: the model's default) */
-    const char *const *sets;       /* "key=value" for every row (before the row's own) */
+    const char *const *sets;       /* "[task.]key=value" for every row (before the row's own) */
     int n_sets;
     const ProtocolRow *rows;       /* rows[0] is the baseline (no sets) */
     int n_rows;

@@ -186,6 +186,8 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
     FILE *f = atomic_open(&out, path);
     if (!f) return -1;
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(table, "tasks");
+    /* --set settings (named in the encoder line) are every row's, the baseline's too */
+    int shared = strstr(cJSON_GetObjectItemCaseSensitive(table, "encoder")->valuestring, "; for every row: ") != NULL;
     fprintf(f, "# %s\n\nWritten by `glue protocol` (`%s`). Encoder: %s. Each cell: the mean over seeds", PROTOCOL_TITLE,
             cJSON_GetObjectItemCaseSensitive(table, "command")->valuestring,
             cJSON_GetObjectItemCaseSensitive(table, "encoder")->valuestring);
@@ -194,8 +196,8 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
     fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100) on its dev split at "
                "the best epoch. **The epoch is selected on dev**, as `glue finetune` does: the numbers are "
                "optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
-               "seed's mean); Δ: against the baseline row (the default recipe). A setting `task.key=value` applies "
-               "to that task only.\n\n| change | settings |");
+               "seed's mean); Δ: against the baseline row (the default recipe%s). A setting `task.key=value` applies "
+               "to that task only.\n\n| change | settings |", shared ? " with the settings for every row" : "");
     for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, " %s |", task_find(t->valuestring)->display);
     fprintf(f, " score | Δ |\n|---|---|");
     for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, "---|");
@@ -206,7 +208,7 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
         if (r == cJSON_GetObjectItemCaseSensitive(table, "rows")->child) base = score;
         fprintf(f, "| %s | ", cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring);
         const cJSON *sets = cJSON_GetObjectItemCaseSensitive(r, "settings");
-        if (!sets->child) fprintf(f, "defaults");
+        if (!sets->child) fprintf(f, shared ? "the settings for every row" : "defaults");
         for (const cJSON *s = sets->child; s; s = s->next) fprintf(f, "%s`%s`", s == sets->child ? "" : " ", s->valuestring);
         fprintf(f, " |");
         for (const cJSON *t = tasks->child; t; t = t->next) {

@@ -7,12 +7,15 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/files.h"
+#include "models/run_dir.h"
+#include "tests/kill_loop.h"
 
 /* The mean of a fine-tune's best dev metrics. */
 static double best_dev_score(const char *dir) {
@@ -125,6 +128,45 @@ TEST(protocol_table_means_reuse_and_errors) {
         CHECK_MSG(st != 0 && strstr(out, BAD[i].says), "%s: exit %d: %s", BAD[i].change, st, out);
         free(out);
     }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) CHECK_MSG(0, "cleanup");
+}
+
+/* A fine-tune of the protocol stopped midway (here SIGTERM once its first
+ * resume point is written) continues from there when the protocol runs again,
+ * and ends exactly as the uninterrupted one; it used to start over. */
+TEST(protocol_resumes_interrupted_finetune) {
+    char glue_dir[1024];
+    snprintf(glue_dir, sizeof glue_dir, "%s/data/glue", test_shared_dir());
+    if (access(glue_dir, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
+    char dir[] = "/tmp/glue_protocol_resume_XXXXXX";
+    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    const char *base = "env GLUE_DATA=%s %s protocol --model fasttext --tasks rte --seeds 1 --set epochs=12 --set bucket=50000 "
+                       "--out %s/%s --results %s/%s.json --threads 1";
+    char cmd[8192], watch[4300], ref[4200], cut[4200], done[4300];
+    snprintf(cmd, sizeof cmd, base, glue_dir, test_glue_bin(), dir, "ref", dir, "ref");
+    strcat(cmd, " >/dev/null 2>&1");
+    int st;
+    free(test_run(cmd, &st));
+    CHECK_MSG(st == 0, "the uninterrupted protocol failed (exit %d)", st);
+    snprintf(cmd, sizeof cmd, base, glue_dir, test_glue_bin(), dir, "cut", dir, "cut");
+    snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " >/dev/null 2>%s/cut.log", dir);
+    snprintf(cut, sizeof cut, "%s/cut/baseline/rte-seed1", dir);
+    snprintf(watch, sizeof watch, "%s/%s/%s", cut, RUN_RESUME_DIR, RUN_TRAINER_STATE);
+    CHECK_MSG(kill_loop_signal(cmd, watch, SIGTERM) != 0, "the protocol was not stopped");
+    run_file_path(cut, RUN_RESULTS, done, sizeof done);
+    CHECK_MSG(!file_exists(done), "the run finished before SIGTERM reached it");
+    snprintf(cmd, sizeof cmd, base, glue_dir, test_glue_bin(), dir, "cut", dir, "cut");
+    strcat(cmd, " 2>&1");
+    char *out = test_run(cmd, &st);
+    snprintf(done, sizeof done, "%s/cut.log", dir);
+    char *said = file_read(done, NULL);
+    CHECK_MSG(st == 0 && out && strstr(out, "resuming "), "exit %d: %s\n(the interrupted start said: %s)", st,
+              out ? out : "", said ? said : "");
+    free(said);
+    free(out);
+    snprintf(ref, sizeof ref, "%s/ref/baseline/rte-seed1", dir);
+    CHECK_MSG(kill_loop_same_results(ref, cut), "the resumed run's losses or dev metrics differ");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) CHECK_MSG(0, "cleanup");
 }

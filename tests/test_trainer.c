@@ -357,6 +357,29 @@ TEST(run_setting_split_and_per_task) {
     CHECK(run_config_sets_for_task(sets, 4, "rte", out) == 2);
 }
 
+/* compare and protocol continue an interrupted run only when its resume point
+ * (or the one before it) was made with the same settings and seed. */
+TEST(trainer_can_resume_same_settings_only) {
+    char dir[] = "/tmp/glue_can_resume_XXXXXX", path[256];
+    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    cJSON *config = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8}"), *other = cJSON_Parse("{\"lr\": 0.002, \"batch\": 8}");
+    CHECK(!trainer_can_resume(dir, config, 1));
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "seed", 1);
+    cJSON_AddItemToObject(st, "config", cJSON_Duplicate(config, 1));
+    snprintf(path, sizeof path, "%s/%s.prev", dir, RUN_RESUME_DIR);   /* only the previous one left */
+    CHECK(file_make_dir(path) == 0);
+    snprintf(path, sizeof path, "%s/%s.prev/%s", dir, RUN_RESUME_DIR, RUN_TRAINER_STATE);
+    CHECK(json_file_write(path, st) == 0);
+    CHECK(trainer_can_resume(dir, config, 1));
+    CHECK(!trainer_can_resume(dir, config, 2));
+    CHECK(!trainer_can_resume(dir, other, 1));
+    cJSON_Delete(st), cJSON_Delete(config), cJSON_Delete(other);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) CHECK_MSG(0, "cleanup");
+}
+
 /* bucket_mb changes no result: a resume point, a finished run or a search
  * trial of other settings only there (or from before the key) still counts. */
 TEST(trainer_config_same_ignores_bucket_mb) {

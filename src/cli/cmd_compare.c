@@ -153,6 +153,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)c->seed, .threads = threads_count(),
             .out_dir = dir, .data_root = task_data_root(), .command = c->command, .show_progress = 1,
             .overwrite = 1,   /* compare's own directory */
+            .resume = !c->retrain && trainer_can_resume(dir, config, (uint64_t)c->seed),   /* an interrupted compare continues */
         };
         if (trainer_run(&o, &res) != 0) res = NULL;
     } else {

@@ -68,13 +68,12 @@ static int protocol_check_sets(const ProtocolOptions *o, const char *const *sets
 
 /* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
 static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row, const Task *t, long seed) {
-    char dir[4096], path[4200], state[4200], init[4200];
+    char dir[4096], path[4200], init[4200];
     const char *task_sets[PROTOCOL_MAX_SETS];
     /* A change that leaves this task alone shares the baseline's fine-tunes. */
     const ProtocolRow *owner = run_config_sets_for_task(row->sets, row->n_sets, t->name, task_sets) > 0 ? row : &o->rows[0];
     snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
     const ModelOps *ops = model_find(o->model);
     const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
     int nsets = run_config_sets_for_task(o->sets, o->n_sets < PROTOCOL_MAX_SETS ? o->n_sets : PROTOCOL_MAX_SETS,
@@ -106,7 +105,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command,
-                         .resume = file_exists(state), .show_progress = 1};
+                         .resume = trainer_can_resume(dir, config, (uint64_t)seed), .show_progress = 1};
     cJSON *res = NULL;
     int rc = trainer_run(&to, &res);
     cJSON_Delete(config);

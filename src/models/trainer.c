@@ -345,6 +345,21 @@ static void run_remove(const Run *r, const char *file) {
     unlink(path);
 }
 
+int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) {
+    char dirs[2][4300], path[4400];
+    run_file_path(out_dir, RUN_RESUME_DIR, dirs[0], sizeof dirs[0]);
+    checkpoint_dir_previous(dirs[0], dirs[1], sizeof dirs[1]);
+    int can = 0;
+    for (int i = 0; i < 2 && !can; i++) {
+        run_file_path(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
+        cJSON *st = file_exists(path) ? json_file_read(path, 0) : NULL;
+        can = st && trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) &&
+              run_config_number(st, "seed", -1) == (double)seed;
+        cJSON_Delete(st);
+    }
+    return can;
+}
+
 /* Reads the resume point in dir: weights, optimizer state, progress. 0 ok; 1
  * after a message (missing or damaged file, other settings: *other = 1). */
 static int run_resume_from(Run *r, const char *dir, int *other) {

@@ -79,6 +79,11 @@ typedef struct TrainerOptions {
  * content, caller frees; results may be NULL), or the exit code after one
  * clear message: 1 the work failed (data, divergence, disk), 2 a bad setting. */
 int trainer_run(const TrainerOptions *o, cJSON **results);
+/* 1 when out_dir holds the resume point of an interrupted run (or the one
+ * saved before it) made with this config and seed: commands that rerun their
+ * own directories (compare, protocol) continue it with .resume = 1 instead of
+ * starting over; a resume point of other settings is started over. */
+int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed);
 
 /* Data parallel (`mpirun -np N glue finetune`, dist.h): each rank's gradient
  * of its rows' mean loss, times st->share (its rows over the global batch's),

@@ -345,6 +345,13 @@ static void run_remove(const Run *r, const char *file) {
     unlink(path);
 }
 
+/* A resume point's trainer.json was written with this config and seed. */
+static int resume_state_matches(const cJSON *st, const cJSON *config, uint64_t seed) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(st, "seed");
+    return trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) && cJSON_IsNumber(s) &&
+           (uint64_t)s->valuedouble == seed;
+}
+
 int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) {
     char dirs[2][4300], path[4400];
     run_file_path(out_dir, RUN_RESUME_DIR, dirs[0], sizeof dirs[0]);
@@ -353,8 +360,7 @@ int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) 
     for (int i = 0; i < 2 && !can; i++) {
         run_file_path(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
         cJSON *st = file_exists(path) ? json_file_read(path, 0) : NULL;
-        can = st && trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) &&
-              run_config_number(st, "seed", -1) == (double)seed;
+        can = st && resume_state_matches(st, config, seed);
         cJSON_Delete(st);
     }
     return can;
@@ -368,10 +374,7 @@ static int run_resume_from(Run *r, const char *dir, int *other) {
     cJSON *st = json_file_read(path, 1);
     if (!st) return 1;
     int rc = 1;
-    const cJSON *config = cJSON_GetObjectItemCaseSensitive(st, "config");
-    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(st, "seed");
-    if (!trainer_config_same(config, r->o->config) || !cJSON_IsNumber(seed) ||
-        (uint64_t)seed->valuedouble != r->o->seed) {
+    if (!resume_state_matches(st, r->o->config, r->o->seed)) {
         user_error("resume with the same settings and --seed, or drop --resume to start over",
                    "%s: the interrupted run used other settings", path);
         *other = 1;

@@ -253,16 +253,3 @@ int cli_split_list(char *buf, const char **out, int max) {
     }
     return n;
 }
-
-cJSON *cli_finished_run(const char *dir, const cJSON *config, long seed) {
-    char path[4200], ckpt[4200];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
-    if (!file_exists(path) || !file_exists(ckpt)) return NULL;
-    cJSON *res = json_file_read(path, 0);
-    if (res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
-        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
-        return res;
-    cJSON_Delete(res);
-    return NULL;
-}

@@ -42,10 +42,6 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */
 char *cli_command_line(int argc, char **argv);
-/* results.json of a finished run in dir (its model.ckpt there too) trained
- * with exactly config and seed, or NULL: what compare and finetune --seeds
- * --resume reuse instead of training again. */
-cJSON *cli_finished_run(const char *dir, const cJSON *config, long seed);
 /* "a,b,c" into at most max pieces of buf (modified): the count, or -1 when too many. */
 int cli_split_list(char *buf, const char **out, int max);
 /* --seeds "1,2,3" into out (at most max): the count, or -1 after a message. */

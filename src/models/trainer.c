@@ -23,6 +23,7 @@
 #include "core/params.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
+#include "models/intermediate.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 
@@ -68,6 +69,7 @@ typedef struct Run {
     double best_score;
     double train_seconds, eval_seconds;
     long eval_examples;
+    cJSON *intermediate;         /* the intermediate stage's record (intermediate.h), or NULL */
 } Run;
 
 /* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. On a
@@ -198,9 +200,22 @@ void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
 
 /* Settings that change no result beyond the order of sums. */
 static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
-/* Switches added after runs were written (their configs lack them): absent
- * is the same as false, the behaviour before them. */
-static const char *const TRAINER_LATER_SWITCHES[] = {"group_by_length", NULL};
+/* Settings added after runs were written (their configs lack them): absent
+ * is the same as the value given here, the behaviour before them. */
+static const struct {
+    const char *key, *absent;   /* absent: the value as JSON */
+} TRAINER_LATER_SETTINGS[] = {{"group_by_length", "false"}, {INTERMEDIATE_KEY, "\"" INTERMEDIATE_NONE "\""}};
+
+static int trainer_is_absent_value(const cJSON *it) {
+    for (size_t i = 0; i < sizeof TRAINER_LATER_SETTINGS / sizeof TRAINER_LATER_SETTINGS[0]; i++) {
+        if (strcmp(it->string, TRAINER_LATER_SETTINGS[i].key) != 0) continue;
+        cJSON *v = cJSON_Parse(TRAINER_LATER_SETTINGS[i].absent);
+        int same = cJSON_Compare(it, v, 1);
+        cJSON_Delete(v);
+        return same;
+    }
+    return 0;
+}
 
 static int trainer_key_in(const char *const *keys, const char *key) {
     for (; key && *keys; keys++)
@@ -208,14 +223,14 @@ static int trainer_key_in(const char *const *keys, const char *key) {
     return 0;
 }
 
-/* Every key of a that is not free is in b, equal (or a later switch, false
- * in a and absent from b). */
+/* Every key of a that is not free is in b, equal (or a later setting, at
+ * its value from before it in a and absent from b). */
 static int trainer_config_within(const cJSON *a, const cJSON *b) {
     const cJSON *it;
     cJSON_ArrayForEach(it, a) {
         if (trainer_key_in(TRAINER_FREE_KEYS, it->string)) continue;
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
-        if (!o && cJSON_IsFalse(it) && trainer_key_in(TRAINER_LATER_SWITCHES, it->string)) continue;
+        if (!o && trainer_is_absent_value(it)) continue;
         if (!o || !cJSON_Compare(it, o, 1)) return 0;
     }
     return 1;
@@ -364,6 +379,19 @@ int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) 
         cJSON_Delete(st);
     }
     return can;
+}
+
+cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed) {
+    char path[4200], ckpt[4200];
+    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    if (!file_exists(path) || !file_exists(ckpt)) return NULL;
+    cJSON *res = json_file_read(path, 0);
+    if (res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
+        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
+        return res;
+    cJSON_Delete(res);
+    return NULL;
 }
 
 /* Reads the resume point in dir: weights, optimizer state, progress. 0 ok; 1
@@ -673,15 +701,26 @@ static cJSON *run_results(const Run *r) {
     char *sel = selection_text(r);
     cJSON_AddStringToObject(j, "selection", sel);
     free(sel);
+    if (r->intermediate) cJSON_AddItemToObject(j, INTERMEDIATE_KEY, cJSON_Duplicate(r->intermediate, 1));
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->history, 1));
     cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->best, 1));
     return j;
 }
 
-/* Model and features: resumed or fresh, then every split encoded once. */
+/* Model and features: resumed, or fresh (after the intermediate stage when
+ * the config has one: it starts from that run), then every split encoded
+ * once. 0, or the exit code after a message. */
 static int run_prepare(Run *r) {
     if (r->o->resume && run_resume(r) != 0) return 1;
-    if (!r->m) r->m = r->ops->create(r->o->config, r->t, &r->train, r->o->seed);
+    if (!r->m) {
+        cJSON *from = NULL;
+        int rc = intermediate_stage(r->o, &from, &r->intermediate);
+        if (rc != 0) return rc;
+        r->m = r->ops->create(from ? from : r->o->config, r->t, &r->train, r->o->seed);
+        cJSON_Delete(from);
+    } else {
+        r->intermediate = intermediate_record(r->o);   /* resumed: the stage ran before */
+    }
     if (!r->m) return 1;
     r->train_e = r->ops->encode(r->m, &r->train);
     for (int s = 0; s < r->num_dev; s++) r->dev_e[s] = r->ops->encode(r->m, &r->dev[s]);
@@ -706,6 +745,7 @@ static void run_free(Run *r) {
     dataset_free(&r->train);
     cJSON_Delete(r->history);
     cJSON_Delete(r->best);
+    cJSON_Delete(r->intermediate);
 }
 
 /* results.json at the end, then the resume files go. */
@@ -762,7 +802,6 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     int rc = run_read_settings(&r);
     if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
-    if (rc == 0) rc = run_prepare(&r);
     char done[4200];
     run_file_path(o->out_dir, RUN_RESULTS, done, sizeof done);
     if (rc == 0 && !o->resume && !o->overwrite && file_exists(done)) {   /* nothing written yet */
@@ -771,6 +810,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
                        "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
         rc = EXIT_USAGE;
     }
+    if (rc == 0) rc = run_prepare(&r);
     /* Data parallel: every rank has read what it needs from out_dir before
      * rank 0 writes there, and they go on together or not at all. */
     if (size > 1) {

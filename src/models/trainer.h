@@ -84,6 +84,11 @@ int trainer_run(const TrainerOptions *o, cJSON **results);
  * own directories (compare, protocol) continue it with .resume = 1 instead of
  * starting over; a resume point of other settings is started over. */
 int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed);
+/* results.json of a finished run in dir (its model.ckpt there too) trained
+ * with this config (trainer_config_same) and seed, or NULL: what compare,
+ * finetune --seeds --resume and an intermediate stage reuse instead of
+ * training again. */
+cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed);
 
 /* Data parallel (`mpirun -np N glue finetune`, dist.h): each rank's gradient
  * of its rows' mean loss, times st->share (its rows over the global batch's),

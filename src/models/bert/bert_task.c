@@ -17,6 +17,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
+#include "models/intermediate.h"
 #include "models/run_config.h"
 #include "models/trainer.h"
 #include "models/run_dir.h"
@@ -92,6 +93,9 @@ static const SettingSpec BERT_SETTINGS[] = {
     /* pretrained checkpoint, its directory, a HF model dir, or "none" (set below) */
     {"init", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, BERT_INIT_NONE, NULL},
     {"vocab", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "", NULL},   /* "": the default vocabulary (tokenizer.h) */
+    /* a task to fine-tune on first, then on this one from it (STILTs:
+     * models/intermediate.h), e.g. mnli-9k before rte; "none": straight */
+    {INTERMEDIATE_KEY, SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, INTERMEDIATE_NONE, NULL},
 };
 #undef BS
 #define NUM_BERT_SETTINGS ((int)(sizeof BERT_SETTINGS / sizeof BERT_SETTINGS[0]))

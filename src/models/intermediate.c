@@ -1,0 +1,122 @@
+/* intermediate.c — the intermediate stage of a fine-tuning run (see
+ * intermediate.h): train or reuse <out>/intermediate/, then hand the target
+ * the config that starts from it. */
+#include "models/intermediate.h"
+
+#include "core/common.h"
+#include "core/dist.h"
+#include "core/files.h"
+#include "models/run_config.h"
+#include "models/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The settings that say which encoder a run starts from: the intermediate
+ * run takes the target's, so both stages start from the same weights
+ * ("init" first). */
+static const char *const ENCODER_KEYS[] = {"init", "bert", "vocab"};
+
+/* The intermediate task's default recipe for the model, from the target's
+ * encoder, with no stage of its own (no chains). */
+static cJSON *intermediate_config(const TrainerOptions *o, const Task *t) {
+    cJSON *c = o->ops->default_config(t);
+    for (size_t i = 0; i < sizeof ENCODER_KEYS / sizeof ENCODER_KEYS[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->config, ENCODER_KEYS[i]);
+        if (v) cJSON_ReplaceItemInObjectCaseSensitive(c, ENCODER_KEYS[i], cJSON_Duplicate(v, 1));
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(c, INTERMEDIATE_KEY, cJSON_CreateString(INTERMEDIATE_NONE));
+    return c;
+}
+
+/* The target's config with the intermediate run as its start: "init" names
+ * it, and the other encoder settings go back to the model's defaults (the
+ * checkpoint brings its own architecture and vocabulary). */
+static cJSON *intermediate_target_config(const TrainerOptions *o, const char *dir) {
+    cJSON *c = cJSON_Duplicate(o->config, 1), *def = o->ops->default_config(o->task);
+    for (size_t i = 0; i < sizeof ENCODER_KEYS / sizeof ENCODER_KEYS[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(def, ENCODER_KEYS[i]);
+        if (strcmp(ENCODER_KEYS[i], "init") == 0) v = NULL;
+        cJSON_DeleteItemFromObjectCaseSensitive(c, ENCODER_KEYS[i]);
+        if (v) cJSON_AddItemToObject(c, ENCODER_KEYS[i], cJSON_Duplicate(v, 1));
+    }
+    cJSON_AddStringToObject(c, "init", dir);
+    cJSON_Delete(def);
+    return c;
+}
+
+static cJSON *intermediate_summary(const Task *t, const char *dir, const cJSON *res) {
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "task", t->name);
+    char portable[4200];
+    file_portable_path(dir, portable, sizeof portable);
+    cJSON_AddStringToObject(s, "run", portable);
+    cJSON_AddStringToObject(s, "selection", run_config_string(res, "selection", ""));
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    if (best) cJSON_AddItemToObject(s, "best", cJSON_Duplicate(best, 1));
+    return s;
+}
+
+/* The task o's config names (*t NULL: none). 0, or EXIT_USAGE after a message. */
+static int intermediate_task(const TrainerOptions *o, const Task **t) {
+    const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
+    *t = NULL;
+    if (strcmp(name, INTERMEDIATE_NONE) == 0) return 0;
+    if (!(*t = task_find_or_report(name))) return EXIT_USAGE;
+    if (*t != o->task) return 0;
+    user_error("name another task (mnli-9k before rte), or none", "%s: intermediate=%s is the task itself",
+               o->task->name, name);
+    return EXIT_USAGE;
+}
+
+cJSON *intermediate_record(const TrainerOptions *o) {
+    const Task *t;
+    if (intermediate_task(o, &t) != 0 || !t) return NULL;
+    char dir[4096];
+    run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, sizeof dir);
+    cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed);
+    cJSON *s = res ? intermediate_summary(t, dir, res) : NULL;
+    cJSON_Delete(res);
+    cJSON_Delete(config);
+    return s;
+}
+
+int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **summary) {
+    *model_config = NULL;
+    *summary = NULL;
+    const Task *t;
+    int bad = intermediate_task(o, &t);
+    if (bad || !t) return bad;
+    char dir[4096];
+    run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, sizeof dir);
+    cJSON *config = intermediate_config(o, t);
+    cJSON *res = trainer_finished_run(dir, config, (long)o->seed);
+    int rc = 0;
+    if (res) {
+        if (o->show_progress)
+            fprintf(stderr, "intermediate task %s: the finished run in %s (seed %llu, best %s %.2f at epoch %d)\n",
+                    t->name, dir, (unsigned long long)o->seed, run_config_string(res, "selection", "score"),
+                    run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "score", 0),
+                    (int)run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "epoch", 0));
+    } else {
+        if (o->show_progress) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
+        TrainerOptions io = *o;
+        io.task = t;
+        io.config = config;
+        io.out_dir = dir;
+        io.resume = trainer_can_resume(dir, config, o->seed);   /* the target's own state: continued */
+        io.overwrite = 1;      /* a finished run of other settings is replaced */
+        io.holdout = 0;        /* it selects on its own task's split, never on the target's */
+        rc = trainer_run(&io, &res);
+    }
+    /* Data parallel: rank 0 wrote the weights every rank reads next. */
+    if (dist_size() > 1) rc = dist_max_int(rc);
+    if (rc == 0 && res) {
+        *summary = intermediate_summary(t, dir, res);
+        *model_config = intermediate_target_config(o, dir);
+    }
+    cJSON_Delete(res);
+    cJSON_Delete(config);
+    return rc ? rc : *model_config ? 0 : 1;
+}

@@ -373,8 +373,8 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
         fprintf(f, "\nWNLI: the majority class gets %.2f accuracy on dev (the GLUE baselines predict it, since "
                    "models trained on WNLI's adversarial train set score below it).\n",
                 json_number(wnli, "accuracy"));
-    fprintf(f, "\n## Cost per task\n\nTrain: wall-clock training time (without evaluation). Eval ex/s: "
-               "dev examples predicted per second.\n\n");
+    fprintf(f, "\n## Cost per task\n\nTrain: wall-clock training time (without evaluation; a run through an "
+               "intermediate task adds that stage's). Eval ex/s: dev examples predicted per second.\n\n");
     tab = report_compare_costs(compare);
     report_table_print_markdown(tab, f);
     report_table_free(tab);

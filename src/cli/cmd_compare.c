@@ -33,6 +33,7 @@
 #include "models/evaluate.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
+#include "models/intermediate.h"
 #include "models/trainer.h"
 
 #include <cjson/cJSON.h>
@@ -74,13 +75,27 @@ static int compare_has_data(const Task *t) {
            task_split_path(t, dev, task_data_root(), path, sizeof path) == 0;
 }
 
+/* A run through an intermediate task (models/intermediate.h) cost that
+ * stage's training too: its own results.json, in the run's directory. */
+static double compare_intermediate_seconds(const cJSON *results, const char *dir) {
+    if (!cJSON_GetObjectItemCaseSensitive(results, INTERMEDIATE_KEY)) return 0;
+    char stage[4200], path[4300];
+    run_file_path(dir, INTERMEDIATE_DIR, stage, sizeof stage);
+    run_file_path(stage, RUN_RESULTS, path, sizeof path);
+    cJSON *r = json_file_read(path, 0);
+    double s = run_config_number(r, "train_seconds", 0);
+    cJSON_Delete(r);
+    return s;
+}
+
 /* The per-task entry from a finished run's results.json. */
 static cJSON *compare_entry(const cJSON *results, const char *dir, int reused) {
     cJSON *e = cJSON_CreateObject();
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(results, "best");
     for (const cJSON *it = best ? best->child : NULL; it; it = it->next)
         if (cJSON_IsObject(it)) cJSON_AddItemToObject(e, it->string, cJSON_Duplicate(it, 1));
-    cJSON_AddNumberToObject(e, "train_seconds", run_config_number(results, "train_seconds", 0));
+    cJSON_AddNumberToObject(e, "train_seconds", run_config_number(results, "train_seconds", 0) +
+                                                    compare_intermediate_seconds(results, dir));
     cJSON_AddNumberToObject(e, "eval_examples_per_sec", run_config_number(results, "eval_examples_per_sec", 0));
     cJSON_AddNumberToObject(e, "num_params", run_config_number(results, "num_params", 0));
     cJSON_AddNumberToObject(e, "best_epoch", run_config_number(best, "epoch", 0));

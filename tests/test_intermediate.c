@@ -7,7 +7,8 @@
  *   - the target run is the same, loss for loss and score for score, as
  *     `glue finetune cola` followed by `glue finetune sst2 --set init=<it>`;
  *   - run again (--overwrite), the finished intermediate run is reused, not
- *     trained again, and the target's numbers repeat;
+ *     trained again, and the target's numbers repeat; without --overwrite a
+ *     finished target is refused before the stage;
  *   - naming the task itself or an unknown task is a usage error (exit 2)
  *     with one message, and nothing is trained;
  *   - a config without the setting (runs made before it) is the same config
@@ -184,6 +185,12 @@ TEST(intermediate_task_transfer) {
     CHECK(stat(path, &after) == 0 && after.st_mtime == before.st_mtime && after.st_ino == before.st_ino);
     cJSON *t2 = fx_json(&fx, "t/results.json");
     CHECK(same_epochs(t, t2));
+    /* A finished target is refused before its stage runs, unless --overwrite. */
+    snprintf(args, sizeof args, "sst2 %s %s --set intermediate=cola --out %s/t", fx.micro, target, fx.root);
+    st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 2 && strstr(err, "already holds a finished run") && !strstr(err, "intermediate task"),
+              "exit %d: %s", st, err);
+    free(err);
     /* Bad names: one message, exit 2, nothing trained. */
     snprintf(args, sizeof args, "sst2 %s %s --set intermediate=sst2 --out %s/bad1", fx.micro, target, fx.root);
     st = fx_finetune(&fx, args, &err);

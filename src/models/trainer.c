@@ -707,6 +707,18 @@ static cJSON *run_results(const Run *r) {
     return j;
 }
 
+/* A finished run in out_dir is not trained over unless asked (nothing is
+ * written yet when this is checked). 0, or EXIT_USAGE after a message. */
+static int run_refuse_finished(const Run *r) {
+    char done[4200];
+    run_file_path(r->o->out_dir, RUN_RESULTS, done, sizeof done);
+    if (r->o->resume || r->o->overwrite || !file_exists(done)) return 0;
+    if (r->rank == 0)
+        user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
+                   "%s already holds a finished run (%s)", r->o->out_dir, RUN_RESULTS);
+    return EXIT_USAGE;
+}
+
 /* Model and features: resumed, or fresh (after the intermediate stage when
  * the config has one: it starts from that run), then every split encoded
  * once. 0, or the exit code after a message. */
@@ -714,7 +726,10 @@ static int run_prepare(Run *r) {
     if (r->o->resume && run_resume(r) != 0) return 1;
     if (!r->m) {
         cJSON *from = NULL;
-        int rc = intermediate_stage(r->o, &from, &r->intermediate);
+        /* before an intermediate stage's hours, not only after it */
+        int rc = strcmp(run_config_string(r->o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE), INTERMEDIATE_NONE)
+                     ? run_refuse_finished(r) : 0;
+        if (rc == 0) rc = intermediate_stage(r->o, &from, &r->intermediate);
         if (rc != 0) return rc;
         r->m = r->ops->create(from ? from : r->o->config, r->t, &r->train, r->o->seed);
         cJSON_Delete(from);
@@ -802,15 +817,8 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     int rc = run_read_settings(&r);
     if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
-    char done[4200];
-    run_file_path(o->out_dir, RUN_RESULTS, done, sizeof done);
-    if (rc == 0 && !o->resume && !o->overwrite && file_exists(done)) {   /* nothing written yet */
-        if (rank == 0)
-            user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
-                       "%s already holds a finished run (%s)", o->out_dir, RUN_RESULTS);
-        rc = EXIT_USAGE;
-    }
     if (rc == 0) rc = run_prepare(&r);
+    if (rc == 0) rc = run_refuse_finished(&r);
     /* Data parallel: every rank has read what it needs from out_dir before
      * rank 0 writes there, and they go on together or not at all. */
     if (size > 1) {

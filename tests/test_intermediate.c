@@ -15,6 +15,7 @@
  *     as one with "none" (the other way round too). */
 #include "tests/test.h"
 
+#include "core/files.h"
 #include "core/rng.h"
 #include "models/trainer.h"
 
@@ -111,13 +112,7 @@ static int fx_finetune(const Fx *fx, const char *args, char **err) {
 static cJSON *fx_json(const Fx *fx, const char *rel) {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", fx->root, rel);
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    static char buf[1 << 17];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return cJSON_Parse(buf);
+    return json_file_read(path, 0);
 }
 
 /* The per-epoch losses and scores of two runs, equal to the last bit. */

@@ -137,7 +137,10 @@ fuzz-seeds: fuzz-build
 	  sys.exit(0 if (h['segments'], h['executions'], h['target_met']) == (2, 3000, True) else 'fuzz-campaign check: %s' % h)"
 	@echo "fuzz: campaign bookkeeping ok"
 
+# COMMIT names the commit the harnesses were built from; the campaign's ledger
+# records it with every segment.
 fuzz-bins: $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+	echo $(GLUE_COMMIT) > $(BUILD)/fuzz/COMMIT
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue.a
 	@mkdir -p $(dir $@)

@@ -50,6 +50,15 @@ def cpu_model():
         return "unknown"
 
 
+def build_commit(build):
+    """The commit the harnesses in BUILD/fuzz were built from (make fuzz-bins writes it)."""
+    try:
+        with open(os.path.join(build, "fuzz", "COMMIT")) as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
 def read_ledger(path):
     rows = []
     if os.path.exists(path):
@@ -76,6 +85,8 @@ def totals(rows, name):
         "crashes": sum(len(r["crash_files"]) for r in mine),
         "last": mine[-1] if mine else None,
         "cpus": sorted({r["cpu"] for r in mine}),
+        # Segments from before the ledger recorded the build have none.
+        "builds": sorted({r.get("build", "not recorded") for r in mine}),
     }
 
 
@@ -88,6 +99,7 @@ class Campaign:
         self.children = set()
         self.deadline = time.monotonic() + a.budget
         self.cpu = cpu_model()
+        self.build = build_commit(a.build)
         for sub in ("corpus", "crashes", "logs"):
             os.makedirs(os.path.join(a.state, sub), exist_ok=True)
 
@@ -143,6 +155,7 @@ class Campaign:
             "harness": name,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": self.cpu,
+            "build": self.build,
             "wall_seconds": round(time.monotonic() - start, 1),
             "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
             "executions": stats["number_of_executed_units"],
@@ -208,6 +221,7 @@ def report(a, names):
             "crashes_found": t["crashes"],
             "open_crashes": [c for c in crash_files if c.startswith(name + "-")],
             "cpus": t["cpus"],
+            "builds": t["builds"],
         })
     doc = {
         "what": "libFuzzer campaign (clang -fsanitize=fuzzer,address,undefined), make fuzz-campaign: each harness "
@@ -237,15 +251,15 @@ def report(a, names):
         "`ft` = libFuzzer features, of the last segment. Written by tests/fuzz/campaign.py on %s." % (
             doc["what"], os.path.basename(a.ledger), doc["date"]),
         "",
-        "| harness | executions | CPU s | exec/s | cov | ft | corpus | segments | target met | crashes found / open | CPU |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
+        "| harness | executions | CPU s | exec/s | cov | ft | corpus | segments | target met | crashes found / open | CPU | build |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|",
     ]
     for r in out:
-        lines.append("| %s | %d | %.0f | %s | %s | %s | %s | %d | %s | %d / %d | %s |" % (
+        lines.append("| %s | %d | %.0f | %s | %s | %s | %s | %d | %s | %d / %d | %s | %s |" % (
             r["harness"], r["executions"], r["cpu_seconds"], fmt(r["exec_per_sec"]), fmt(r["cov"]), fmt(r["ft"]),
             fmt(r["corpus"]), r["segments"], "yes" if r["target_met"] else "no", r["crashes_found"],
             len(r["open_crashes"]),
-            "; ".join(r["cpus"]) or "-"))
+            "; ".join(r["cpus"]) or "-", ", ".join(r["builds"]) or "-"))
     lines += ["", "Total: %d executions in %.1f CPU hours; %d crashes found, %d open; campaign %s." % (
         doc["total_executions"], doc["total_cpu_seconds"] / 3600, doc["total_crashes_found"], doc["open_crashes"],
         "complete" if doc["complete"] else "not complete (run make fuzz-campaign again to continue)"), ""]

@@ -6,6 +6,8 @@
 #include "pretrain/corpus.h"
 #include "tests/fuzz/fuzz_util.h"
 
+#include <stdio.h>
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     static const char *const NAMES[] = {"corpus.txt", "brown_tagged.txt", "wiki.train.tokens", "wiki.txt"};

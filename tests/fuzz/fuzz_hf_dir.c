@@ -5,6 +5,7 @@
 #include "models/bert/bert_hf.h"
 #include "tests/fuzz/fuzz_util.h"
 
+#include <stdio.h>
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

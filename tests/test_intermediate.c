@@ -11,6 +11,7 @@
  *     finished target is refused before the stage;
  *   - naming the task itself or an unknown task is a usage error (exit 2)
  *     with one message, and nothing is trained;
+ *   - `--search` trains the stage once for all its trials and final run;
  *   - a config without the setting (runs made before it) is the same config
  *     as one with "none" (the other way round too). */
 #include "tests/test.h"
@@ -110,7 +111,7 @@ static int fx_finetune(const Fx *fx, const char *args, char **err) {
 }
 
 static cJSON *fx_json(const Fx *fx, const char *rel) {
-    char path[256];
+    char path[512];
     snprintf(path, sizeof path, "%s/%s", fx->root, rel);
     return json_file_read(path, 0);
 }
@@ -198,6 +199,36 @@ TEST(intermediate_task_transfer) {
     snprintf(path, sizeof path, "%s/bad2/intermediate", fx.root);
     CHECK(access(path, F_OK) != 0);
     cJSON_Delete(t), cJSON_Delete(ti), cJSON_Delete(c), cJSON_Delete(s), cJSON_Delete(t2);
+    fx_remove(&fx);
+}
+
+/* A search's trials and its final run go through one intermediate stage, in
+ * <search dir>/intermediate: trained once, then reused (lr and batch are the
+ * target's settings, not the stage's). */
+TEST(intermediate_shared_by_search_trials) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char args[2048], *err, path[192];
+    snprintf(args, sizeof args, "sst2 %s --max-len 16 --epochs 2 --set intermediate=cola --search --lrs 1e-2,3e-3 "
+             "--batches 8 --holdout 0.25 --out %s/search", fx.micro, fx.root);
+    int st = fx_finetune(&fx, args, &err);
+    const char *first = strstr(err, "intermediate task cola first");
+    int reused = 0;
+    for (const char *at = err; (at = strstr(at, "intermediate task cola: the finished run")) != NULL; at++) reused++;
+    CHECK_MSG(st == 0 && first && !strstr(first + 1, "intermediate task cola first") && reused == 2,
+              "exit %d, want the stage trained once and reused twice: %s", st, err);
+    free(err);
+    static const char *const RUNS[] = {"trial-lr0.01-b8", "trial-lr0.003-b8", "final"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "search/%s/results.json", RUNS[i]);
+        cJSON *r = fx_json(&fx, path);
+        snprintf(path, sizeof path, "%s/search/intermediate", fx.root);
+        CHECK_MSG(r && !strcmp(str_at(r, "intermediate", "run"), path), "%s: the stage's record: %s", RUNS[i],
+                  r ? str_at(r, "intermediate", "run") : "no results.json");
+        cJSON_Delete(r);
+        snprintf(path, sizeof path, "%s/search/%s/intermediate", fx.root, RUNS[i]);
+        CHECK_MSG(access(path, F_OK) != 0, "%s has a stage of its own", path);
+    }
     fx_remove(&fx);
 }
 

@@ -58,6 +58,12 @@ static cJSON *intermediate_summary(const Task *t, const char *dir, const cJSON *
     return s;
 }
 
+/* Where o's stage runs: o->intermediate_dir, else <out_dir>/intermediate. */
+static void intermediate_dir(const TrainerOptions *o, char *dir, size_t size) {
+    if (o->intermediate_dir) snprintf(dir, size, "%s", o->intermediate_dir);
+    else run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, size);
+}
+
 /* The task o's config names (*t NULL: none). 0, or EXIT_USAGE after a message. */
 static int intermediate_task(const TrainerOptions *o, const Task **t) {
     const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
@@ -74,7 +80,7 @@ cJSON *intermediate_record(const TrainerOptions *o) {
     const Task *t;
     if (intermediate_task(o, &t) != 0 || !t) return NULL;
     char dir[4096];
-    run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, sizeof dir);
+    intermediate_dir(o, dir, sizeof dir);
     cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed);
     cJSON *s = res ? intermediate_summary(t, dir, res) : NULL;
     cJSON_Delete(res);
@@ -89,7 +95,7 @@ int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **su
     int bad = intermediate_task(o, &t);
     if (bad || !t) return bad;
     char dir[4096];
-    run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, sizeof dir);
+    intermediate_dir(o, dir, sizeof dir);
     cJSON *config = intermediate_config(o, t);
     cJSON *res = trainer_finished_run(dir, config, (long)o->seed);
     int rc = 0;

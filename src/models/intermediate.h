@@ -5,7 +5,7 @@
  * A model whose settings have "intermediate" (BERT: `--set
  * rte.intermediate=mnli-9k`) names the task to go through. Before the target
  * run creates its model, the trainer fine-tunes the same model on that task
- * into <out>/intermediate/ — the intermediate task's default recipe for the
+ * into <out>/intermediate/ (a search's trials share <search dir>/intermediate/) — the intermediate task's default recipe for the
  * model, starting from the target's encoder (its "init", "bert" and "vocab"
  * settings) with the target's seed and threads — and the target then starts
  * from that run's weights (a new task head, as with any --init). So every

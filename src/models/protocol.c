@@ -88,25 +88,20 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     nsets += n;
     cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
     if (!config) return NULL;
-    if (file_exists(path)) {
-        /* Reused only when made with this row's settings: the defaults move
-         * between builds, and a baseline row must be today's defaults. */
-        cJSON *res = json_file_read(path, 1);
-        int same = res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
-                   run_config_number(res, "seed", -1) == (double)seed;
+    /* Reused only when made with this row's settings: the defaults move
+     * between builds, and a baseline row must be today's defaults. */
+    cJSON *res = trainer_finished_run(dir, config, seed);
+    if (res || file_exists(path)) {
         cJSON_Delete(config);
-        if (same) return res;
-        if (res)
+        if (!res)
             user_error("remove that directory or give another --out", "protocol: %s was trained with other settings "
-                       "than row %s has now (the defaults changed?)", dir, owner->name);
-        cJSON_Delete(res);
-        return NULL;
+                       "than row %s has now (the defaults changed?), or is damaged", dir, owner->name);
+        return res;
     }
     fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command,
                          .resume = trainer_can_resume(dir, config, (uint64_t)seed), .show_progress = 1};
-    cJSON *res = NULL;
     int rc = trainer_run(&to, &res);
     cJSON_Delete(config);
     return rc == 0 ? res : NULL;

@@ -10,6 +10,7 @@
 
 #include "core/common.h"
 #include "core/files.h"
+#include "models/intermediate.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
 
@@ -40,22 +41,21 @@ static cJSON *search_config(const cJSON *base, double lr, int batch) {
     return c;
 }
 
-/* One trainer run of config into dir; its results (existing results.json is
- * reused: a finished trial is not trained again). NULL on failure. */
+/* One trainer run of config into dir; its results. A finished trial is not
+ * trained again and an interrupted one is continued; every trial and the
+ * final run go through one intermediate stage (<search dir>/intermediate:
+ * lr and batch are the target's, not the stage's). NULL on failure. */
 static cJSON *search_train(const SearchOptions *o, const cJSON *config, const char *dir, double holdout) {
-    char path[4200];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    if (file_exists(path)) {
-        cJSON *done = json_file_read(path, 1);
-        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(done, "config");
-        if (cfg && trainer_config_same(cfg, config) && run_config_number(done, "seed", -1) == (double)o->base.seed)
-            return done;
-        cJSON_Delete(done);   /* other settings: train again */
-    }
+    cJSON *done = trainer_finished_run(dir, config, (long)o->base.seed);
+    if (done) return done;
+    char stage[4200];
+    run_file_path(o->base.out_dir, INTERMEDIATE_DIR, stage, sizeof stage);
     TrainerOptions t = o->base;
     t.config = config;
     t.out_dir = dir;
     t.holdout = holdout;
+    t.intermediate_dir = stage;
+    t.resume = trainer_can_resume(dir, config, o->base.seed);
     t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
     return trainer_run(&t, &res) == 0 ? res : NULL;

@@ -7,7 +7,7 @@
  * CPUs are emulated with qemu-user (`qemu-x86_64 -cpu NAME`, Debian's
  * qemu-user; its TCG runs AVX2 and FMA but no AVX-512, so a stray AVX-512
  * instruction is SIGILL there). Under each: `glue --version` names the level
- * chosen; then, in the emulated process, the element-wise kernels against the
+ * chosen (and lowers a higher GLUE_KERNELS to it); then, in the emulated process, the element-wise kernels against the
  * portable ones, the whole BERT forward and backward against PyTorch, the
  * transformer blocks' finite-difference gradients and AdamW against PyTorch
  * (OpenBLAS chooses its own kernels for the emulated CPU as well).
@@ -58,12 +58,14 @@ static int have_qemu(void) {
 }
 
 /* ARGS (a program and its arguments) under qemu-x86_64 -cpu NAME, with the
- * level and GEMM left to the CPU; stderr dropped (TCG lists the features of the
- * CPU it does not emulate). */
-static char *run_on(const OlderCpu *c, const char *args, int *status) {
+ * level and GEMM left to the CPU unless ENV ("NAME=value ...", or "") sets
+ * them; glue's own stderr lines kept, TCG's list of the features of the CPU
+ * it does not emulate dropped. */
+static char *run_on(const OlderCpu *c, const char *env, const char *args, int *status) {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "env -u GLUE_KERNELS -u GLUE_GEMM GOMP_SPINCOUNT=3000 qemu-x86_64 -cpu %s %s 2>/dev/null",
-             c->qemu_cpu, args);
+    snprintf(cmd, sizeof cmd, "e=${TMPDIR:-/tmp}/glue_qemu_stderr.$$; env -u GLUE_KERNELS -u GLUE_GEMM "
+             "GOMP_SPINCOUNT=3000 %s qemu-x86_64 -cpu %s %s 2>$e; st=$?; grep -v '^qemu-x86_64: warning: TCG' $e; "
+             "rm -f $e; exit $st", env, c->qemu_cpu, args);
     return test_run(cmd, status);
 }
 
@@ -74,12 +76,19 @@ TEST(older_cpus_choose_their_kernels) {
         char args[1024], want[64];
         int st;
         snprintf(args, sizeof args, "%s --version", test_glue_bin());
-        char *out = run_on(c, args, &st);
+        char *out = run_on(c, "", args, &st);
         snprintf(want, sizeof want, "kernels: %s ", c->level);
         CHECK_MSG(st == 0 && strstr(out, want), "%s: exit %d%s, want '%s' in:\n%s", c->what, st,
                   st == 128 + 4 ? " (SIGILL)" : "", want, out);
         /* Our own GEMM is chosen only where it beats OpenBLAS (AVX-512). */
         CHECK_MSG(strstr(out, "gemm: openblas"), "%s: want 'gemm: openblas' in:\n%s", c->what, out);
+        free(out);
+        /* A level above the CPU's, asked for: lowered to the CPU's with one line, never run. */
+        out = run_on(c, "GLUE_KERNELS=avx512bf16", args, &st);
+        char lowered[96];
+        snprintf(lowered, sizeof lowered, "runs at most %s; using %s", c->level, c->level);
+        CHECK_MSG(st == 0 && strstr(out, lowered) && strstr(out, want), "%s, GLUE_KERNELS=avx512bf16: exit %d:\n%s",
+                  c->what, st, out);
         free(out);
     }
 }
@@ -96,7 +105,7 @@ TEST(older_cpus_compute_the_same) {
             char args[4200];
             int st;
             snprintf(args, sizeof args, "%s %s", self, SUITES[s]);
-            char *out = run_on(c, args, &st);
+            char *out = run_on(c, "", args, &st);
             /* At least one test ran and none failed; a skip (no PyTorch) is not a pass. */
             CHECK_MSG(st == 0 && strstr(out, " passed, 0 failed") && !strstr(out, "\n0 passed") &&
                           !strstr(out, "skipped"),

@@ -9,6 +9,7 @@
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,41 @@ TEST(bert_finetune_cli_pair_features) {
     CHECK_MSG(st == 1 && strstr(err, "not a pair classification task"), "status %d: %s", st, err);
     free(out);
     free(err);
+    fixture_remove(&fx);
+}
+
+/* A search stopped in its second trial (SIGTERM: saved at the next step, exit
+ * 143, a line naming --resume) and run again with --resume reuses the finished
+ * trial, continues the stopped one and ends with the uninterrupted search's
+ * numbers: every trial's and the final run's losses and scores. */
+TEST(bert_finetune_cli_search_stopped_continues) {
+    BertFixture fx;
+    fixture_make(&fx);
+    char cmd[4096], base[2048], watch[512], log[512];
+    snprintf(base, sizeof base, "env %s %s finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-3 --batches 16",
+             fx.env, test_glue_bin(), fx.root, fx.root);
+    snprintf(cmd, sizeof cmd, "%s --out %s/sref >/dev/null 2>&1", base, fx.root);
+    int st;
+    free(test_run(cmd, &st));
+    CHECK_MSG(st == 0, "the uninterrupted search failed (exit %d)", st);
+    snprintf(log, sizeof log, "%s/scut.log", fx.root);
+    snprintf(watch, sizeof watch, "%s/scut/trial-lr0.001-b16/%s/%s", fx.root, RUN_RESUME_DIR, RUN_TRAINER_STATE);
+    snprintf(cmd, sizeof cmd, "%s --checkpoint-every 1 --out %s/scut >/dev/null 2>%s", base, fx.root, log);
+    CHECK_EQ_INT(kill_loop_signal(cmd, watch, SIGTERM), 143);
+    char *said = file_read(log, NULL);
+    CHECK_MSG(said && strstr(said, "terminated (SIGTERM)") && strstr(said, "--resume"), "%s", said ? said : "");
+    free(said);
+    snprintf(cmd, sizeof cmd, "%s --checkpoint-every 1 --out %s/scut --resume 2>&1 >/dev/null", base, fx.root);
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "resuming ") && strstr(out, "trial-lr0.001-b16"), "exit %d: %s", st, out);
+    free(out);
+    static const char *const RUNS[] = {"trial-lr0.002-b16", "trial-lr0.001-b16", "final"};
+    for (int i = 0; i < 3; i++) {
+        char a[600], b[600];
+        snprintf(a, sizeof a, "%s/sref/%s", fx.root, RUNS[i]);
+        snprintf(b, sizeof b, "%s/scut/%s", fx.root, RUNS[i]);
+        CHECK_MSG(kill_loop_same_results(a, b), "%s: the continued search differs from the uninterrupted one", RUNS[i]);
+    }
     fixture_remove(&fx);
 }
 

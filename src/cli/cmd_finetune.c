@@ -103,9 +103,11 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         user_error("add --search", "--lrs, --batches and --holdout set the grid of --search");
         return EXIT_USAGE;
     }
-    if (f->search && (seeds || f->resume)) {
+    /* --resume is what a search always does (finished trials reused, a stopped
+     * one continued), so the trainer's "continue with --resume" holds for it. */
+    if (f->search && seeds) {
         user_error("search with one --seed; then run --seeds with the winner's settings",
-                   "--search does not combine with %s", seeds ? "--seeds" : "--resume (a search reuses finished trials)");
+                   "--search does not combine with --seeds");
         return EXIT_USAGE;
     }
     if (lrs && finetune_parse_numbers(lrs, "--lrs", f->so.lrs, &f->so.n_lrs, 0)) return EXIT_USAGE;

@@ -44,10 +44,17 @@ static cJSON *search_config(const cJSON *base, double lr, int batch) {
 /* One trainer run of config into dir; its results. A finished trial is not
  * trained again and an interrupted one is continued; every trial and the
  * final run go through one intermediate stage (<search dir>/intermediate:
- * lr and batch are the target's, not the stage's). NULL on failure. */
-static cJSON *search_train(const SearchOptions *o, const cJSON *config, const char *dir, double holdout) {
+ * lr and batch are the target's, not the stage's). NULL on failure, with *rc
+ * the trainer's exit code (128 + signal when stopped by one: the search stops
+ * too, and running it again continues). */
+static cJSON *search_train(const SearchOptions *o, const cJSON *config, const char *dir, double holdout, int *rc) {
+    *rc = 1;
+    if (!config) return NULL;
     cJSON *done = trainer_finished_run(dir, config, (long)o->base.seed);
-    if (done) return done;
+    if (done) {
+        *rc = 0;
+        return done;
+    }
     char stage[4200];
     run_file_path(o->base.out_dir, INTERMEDIATE_DIR, stage, sizeof stage);
     TrainerOptions t = o->base;
@@ -58,7 +65,8 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     t.resume = trainer_can_resume(dir, config, o->base.seed);
     t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
-    return trainer_run(&t, &res) == 0 ? res : NULL;
+    *rc = trainer_run(&t, &res);
+    return *rc == 0 ? res : NULL;
 }
 
 static double search_best_score(const cJSON *res, int *epoch) {
@@ -87,12 +95,9 @@ int search_run(const SearchOptions *o, cJSON **result) {
             char dir[4200];
             snprintf(dir, sizeof dir, "%s/trial-lr%g-b%d", out, o->lrs[i], o->batches[j]);
             cJSON *config = search_config(o->base.config, o->lrs[i], o->batches[j]);
-            cJSON *res = config ? search_train(o, config, dir, o->holdout) : NULL;
+            cJSON *res = search_train(o, config, dir, o->holdout, &rc);
             cJSON_Delete(config);
-            if (!res) {
-                rc = 1;
-                break;
-            }
+            if (!res) break;
             int epoch;
             double score = search_best_score(res, &epoch);
             cJSON *t = cJSON_CreateObject();
@@ -118,7 +123,7 @@ int search_run(const SearchOptions *o, cJSON **result) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/final", out);
         cJSON *config = search_config(o->base.config, best_lr, best_batch);
-        cJSON *res = config ? search_train(o, config, dir, 0.0) : NULL;
+        cJSON *res = search_train(o, config, dir, 0.0, &rc);
         cJSON_Delete(config);
         if (res) {
             cJSON *f = cJSON_AddObjectToObject(s, "final");
@@ -128,8 +133,6 @@ int search_run(const SearchOptions *o, cJSON **result) {
             char path[4200];
             run_file_path(out, SEARCH_FILE, path, sizeof path);
             rc = json_file_write(path, s) ? 1 : 0;
-        } else {
-            rc = 1;
         }
     }
     if (rc == 0 && result) *result = s;

@@ -124,7 +124,9 @@ class Campaign:
         if left is None:
             return False
         execs, cpu = left
-        seconds = int(min(self.a.segment, cpu + 1, self.deadline - time.monotonic()))
+        # At least 10 s: a harness a few CPU seconds short of its hour (a
+        # segment cut by wall time) would otherwise never finish.
+        seconds = int(min(self.a.segment, max(cpu + 1, 10), self.deadline - time.monotonic()))
         if seconds < 5:
             return False
         work = os.path.join(self.a.state, "corpus", name)

@@ -66,6 +66,7 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
     *rc = trainer_run(&t, &res);
+    if (*rc == 0 && !res) *rc = 1;   /* no results to choose from */
     return *rc == 0 ? res : NULL;
 }
 

@@ -726,13 +726,16 @@ static int run_prepare(Run *r) {
     if (r->o->resume && run_resume(r) != 0) return 1;
     if (!r->m) {
         cJSON *from = NULL;
-        /* before an intermediate stage's hours, not only after it */
-        int rc = strcmp(run_config_string(r->o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE), INTERMEDIATE_NONE)
-                     ? run_refuse_finished(r) : 0;
+        /* A finished run is refused before an intermediate stage's hours;
+         * without one, after create (its settings errors come first) and
+         * before every split is encoded. */
+        int staged = strcmp(run_config_string(r->o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE), INTERMEDIATE_NONE);
+        int rc = staged ? run_refuse_finished(r) : 0;
         if (rc == 0) rc = intermediate_stage(r->o, &from, &r->intermediate);
         if (rc != 0) return rc;
         r->m = r->ops->create(from ? from : r->o->config, r->t, &r->train, r->o->seed);
         cJSON_Delete(from);
+        if (r->m && !staged && (rc = run_refuse_finished(r)) != 0) return rc;
     } else {
         r->intermediate = intermediate_record(r->o);   /* resumed: the stage ran before */
     }
@@ -818,7 +821,6 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
     if (rc == 0) rc = run_prepare(&r);
-    if (rc == 0) rc = run_refuse_finished(&r);
     /* Data parallel: every rank has read what it needs from out_dir before
      * rank 0 writes there, and they go on together or not at all. */
     if (size > 1) {

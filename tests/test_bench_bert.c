@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/kernels.h"
+#include "core/provenance.h"
 #include "eval/bench/bench.h"
 #include "tests/test.h"
 
@@ -70,6 +71,10 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
             CHECK(cJSON_IsString(cpu) && strcmp(cpu->valuestring, kernels_cpu_model()) == 0);
             CHECK_MSG(cJSON_IsString(kern) && strcmp(kern->valuestring, "portable") == 0, "kernels: %s",
                       cJSON_IsString(kern) ? kern->valuestring : "(none)");
+            /* The build measured: the commit it was made from. */
+            const cJSON *prov = cJSON_GetObjectItem(j, "provenance");
+            const cJSON *commit = cJSON_GetObjectItem(prov, "commit");
+            CHECK(cJSON_IsString(commit) && strcmp(commit->valuestring, provenance_commit()) == 0);
             /* The timed steps allocate nothing (test_bert_no_alloc.c shows the count counts). */
             const cJSON *allocs = cJSON_GetObjectItem(j, "ours_allocations_in_timed_calls");
             CHECK_MSG(cJSON_IsNumber(allocs) && allocs->valuedouble == 0, "allocations in timed calls: %g",

@@ -40,6 +40,7 @@
 #include "core/common.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
+#include "core/provenance.h"
 #include "core/sgemm.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -557,6 +558,7 @@ int bench_bert(int argc, char **argv) {
         cJSON_AddStringToObject(j, "config", b.config_name);
         cJSON_AddItemToObject(j, "model", bert_config_to_json(&b.cfg));
         cJSON_AddItemToObject(j, "machine", bb_machine_json(&b, load0));
+        cJSON_AddItemToObject(j, "provenance", provenance_json(b.threads, -1));   /* the build measured */
         cJSON_AddNumberToObject(j, "reps", b.reps);
         cJSON_AddNumberToObject(j, "masked_positions", b.n_masked);
         for (int w = 0; w < BB_NUM; w++) cJSON_AddItemToObject(j, BB_NAMES[w], bb_series_json(&b, w, &s[w], &gm[w]));

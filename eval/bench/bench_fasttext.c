@@ -21,6 +21,7 @@
 #include "core/args.h"
 #include "core/common.h"
 #include "core/files.h"
+#include "core/provenance.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
 #include "models/baselines/fasttext.h"
@@ -229,6 +230,7 @@ static cJSON *bench_ft_json(const FtBench *b, const FtSide *off, const FtSide *o
     cJSON_AddNumberToObject(j, "time_ratio", ratio);
     cJSON_AddBoolToObject(j, "accuracy_within_0_5", fabs(acc_diff) <= BENCH_FT_MAX_ACC_GAP);
     cJSON_AddBoolToObject(j, "time_at_most_official", ratio <= 1.0);
+    cJSON_AddItemToObject(j, "provenance", provenance_json(b->threads, -1));
     return j;
 }
 

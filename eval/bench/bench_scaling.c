@@ -223,6 +223,7 @@ int bench_scaling(int argc, char **argv) {
     char cpu[256];
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
+    cJSON_AddItemToObject(j, "provenance", provenance_json(sc.threads, -1));
     cJSON_AddNumberToObject(j, "cores_used", sc.threads);
     cJSON_AddNumberToObject(j, "reps", (double)reps);
     cJSON_AddStringToObject(j, "corpus", sc.corpus);

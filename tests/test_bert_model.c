@@ -589,6 +589,27 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     cJSON_Delete(j);
     free(out);
     free(err);
+    /* The hold-out fraction is part of what a trial is: another --holdout into
+     * the same directory trains the trials again (128 held out, 512 trained
+     * on) instead of reusing the tenth-held-out ones. */
+    snprintf(args, sizeof args, "finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
+             "--holdout 0.2 --out %s/search --json", fx.root, fx.root, fx.root);
+    out = glue(&fx, args, &st, &err);
+    CHECK_MSG(st == 0, "search --holdout 0.2 failed (%d): %s", st, err);
+    j = cJSON_Parse(out);
+    trials = cJSON_GetObjectItemCaseSensitive(j, "trials");
+    CHECK_EQ_INT(cJSON_GetArraySize(trials), 4);
+    for (const cJSON *t = trials ? trials->child : NULL; t; t = t->next) {
+        snprintf(path, sizeof path, "%s/results.json", cJSON_GetObjectItemCaseSensitive(t, "dir")->valuestring);
+        r = json_file_read(path, 1);
+        CHECK_MSG(run_config_number(r, "train_examples", 0) == 512 && run_config_number(r, "holdout", 0) == 0.2,
+                  "trial %s: reused from the --holdout 0.1 search (%g examples)", path,
+                  run_config_number(r, "train_examples", 0));
+        cJSON_Delete(r);
+    }
+    cJSON_Delete(j);
+    free(out);
+    free(err);
     out = glue(&fx, "finetune sst2 --threads 1 --lrs 1e-4", &st, &err);
     CHECK_MSG(st == 2 && strstr(err, "add --search"), "--lrs alone: %d %s", st, err);
     free(out);

@@ -357,13 +357,14 @@ TEST(run_setting_split_and_per_task) {
     CHECK(run_config_sets_for_task(sets, 4, "rte", out) == 2);
 }
 
-/* compare and protocol continue an interrupted run only when its resume point
- * (or the one before it) was made with the same settings and seed. */
+/* compare, protocol and search continue an interrupted run only when its
+ * resume point (or the one before it) was made with the same settings, seed
+ * and hold-out fraction. */
 TEST(trainer_can_resume_same_settings_only) {
     char dir[] = "/tmp/glue_can_resume_XXXXXX", path[256];
     if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     cJSON *config = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8}"), *other = cJSON_Parse("{\"lr\": 0.002, \"batch\": 8}");
-    CHECK(!trainer_can_resume(dir, config, 1));
+    CHECK(!trainer_can_resume(dir, config, 1, 0));
     cJSON *st = cJSON_CreateObject();
     cJSON_AddNumberToObject(st, "seed", 1);
     cJSON_AddItemToObject(st, "config", cJSON_Duplicate(config, 1));
@@ -371,9 +372,14 @@ TEST(trainer_can_resume_same_settings_only) {
     CHECK(file_make_dir(path) == 0);
     snprintf(path, sizeof path, "%s/%s.prev/%s", dir, RUN_RESUME_DIR, RUN_TRAINER_STATE);
     CHECK(json_file_write(path, st) == 0);
-    CHECK(trainer_can_resume(dir, config, 1));
-    CHECK(!trainer_can_resume(dir, config, 2));
-    CHECK(!trainer_can_resume(dir, other, 1));
+    CHECK(trainer_can_resume(dir, config, 1, 0));
+    CHECK(!trainer_can_resume(dir, config, 2, 0));
+    CHECK(!trainer_can_resume(dir, other, 1, 0));
+    CHECK(!trainer_can_resume(dir, config, 1, 0.1));   /* a search trial's: another hold-out */
+    cJSON_AddNumberToObject(st, "holdout", 0.1);
+    CHECK(json_file_write(path, st) == 0);
+    CHECK(trainer_can_resume(dir, config, 1, 0.1));
+    CHECK(!trainer_can_resume(dir, config, 1, 0.2) && !trainer_can_resume(dir, config, 1, 0));
     cJSON_Delete(st), cJSON_Delete(config), cJSON_Delete(other);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

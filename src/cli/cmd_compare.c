@@ -148,14 +148,14 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);
     snprintf(own, sizeof own, "%s/compare/%s/%s%s-seed%ld", run_root(), t->name, ops->name, tag, c->seed);
-    cJSON *res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed);
+    cJSON *res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     if (!res) {
         char prev[4200];
         run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
         if (!c->retrain && file_exists(prev))
             fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
-        res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed);
+        res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     }
     int reused = res != NULL;
     if (!res && cli_record_dataset(t, dir) != 0) {
@@ -168,7 +168,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
             .task = t, .ops = ops, .config = config, .seed = (uint64_t)c->seed, .threads = threads_count(),
             .out_dir = dir, .data_root = task_data_root(), .command = c->command, .show_progress = 1,
             .overwrite = 1,   /* compare's own directory */
-            .resume = !c->retrain && trainer_can_resume(dir, config, (uint64_t)c->seed),   /* an interrupted compare continues */
+            .resume = !c->retrain && trainer_can_resume(dir, config, (uint64_t)c->seed, 0),   /* an interrupted compare continues */
         };
         if (trainer_run(&o, &res) != 0) res = NULL;
     } else {

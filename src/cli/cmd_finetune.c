@@ -350,7 +350,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
         };
         /* --seeds --resume: a seed that finished with these settings is kept
          * (an interrupted one resumes), so a long seed sweep continues. */
-        if (f.nseeds && f.resume && (res[i] = trainer_finished_run(seed_dir, config, f.seeds[i])) != NULL) {
+        if (f.nseeds && f.resume && (res[i] = trainer_finished_run(seed_dir, config, f.seeds[i], 0)) != NULL) {
             if (rank == 0) fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
             continue;
         }

@@ -81,7 +81,7 @@ cJSON *intermediate_record(const TrainerOptions *o) {
     if (intermediate_task(o, &t) != 0 || !t) return NULL;
     char dir[4096];
     intermediate_dir(o, dir, sizeof dir);
-    cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed);
+    cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed, 0);
     cJSON *s = res ? intermediate_summary(t, dir, res) : NULL;
     cJSON_Delete(res);
     cJSON_Delete(config);
@@ -97,7 +97,7 @@ int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **su
     char dir[4096];
     intermediate_dir(o, dir, sizeof dir);
     cJSON *config = intermediate_config(o, t);
-    cJSON *res = trainer_finished_run(dir, config, (long)o->seed);
+    cJSON *res = trainer_finished_run(dir, config, (long)o->seed, 0);
     int rc = 0;
     if (res) {
         if (o->show_progress)
@@ -111,7 +111,7 @@ int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **su
         io.task = t;
         io.config = config;
         io.out_dir = dir;
-        io.resume = trainer_can_resume(dir, config, o->seed);   /* the target's own state: continued */
+        io.resume = trainer_can_resume(dir, config, o->seed, 0);   /* the target's own state: continued */
         io.overwrite = 1;      /* a finished run of other settings is replaced */
         io.holdout = 0;        /* it selects on its own task's split, never on the target's */
         rc = trainer_run(&io, &res);

@@ -90,7 +90,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     if (!config) return NULL;
     /* Reused only when made with this row's settings: the defaults move
      * between builds, and a baseline row must be today's defaults. */
-    cJSON *res = trainer_finished_run(dir, config, seed);
+    cJSON *res = trainer_finished_run(dir, config, seed, 0);
     if (res || file_exists(path)) {
         cJSON_Delete(config);
         if (!res)
@@ -101,7 +101,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command,
-                         .resume = trainer_can_resume(dir, config, (uint64_t)seed), .show_progress = 1};
+                         .resume = trainer_can_resume(dir, config, (uint64_t)seed, 0), .show_progress = 1};
     int rc = trainer_run(&to, &res);
     cJSON_Delete(config);
     return rc == 0 ? res : NULL;

@@ -50,7 +50,7 @@ static cJSON *search_config(const cJSON *base, double lr, int batch) {
 static cJSON *search_train(const SearchOptions *o, const cJSON *config, const char *dir, double holdout, int *rc) {
     *rc = 1;
     if (!config) return NULL;
-    cJSON *done = trainer_finished_run(dir, config, (long)o->base.seed);
+    cJSON *done = trainer_finished_run(dir, config, (long)o->base.seed, holdout);
     if (done) {
         *rc = 0;
         return done;
@@ -62,7 +62,7 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     t.out_dir = dir;
     t.holdout = holdout;
     t.intermediate_dir = stage;
-    t.resume = trainer_can_resume(dir, config, o->base.seed);
+    t.resume = trainer_can_resume(dir, config, o->base.seed, holdout);
     t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
     *rc = trainer_run(&t, &res);

@@ -360,14 +360,20 @@ static void run_remove(const Run *r, const char *file) {
     unlink(path);
 }
 
-/* A resume point's trainer.json was written with this config and seed. */
-static int resume_state_matches(const cJSON *st, const cJSON *config, uint64_t seed) {
+/* A resume point's trainer.json or a results.json was written with this
+ * config, seed and hold-out fraction (recorded when > 0: it changes what the
+ * run trains and selects on). */
+static int run_identity_matches(const cJSON *st, const cJSON *config, uint64_t seed, double holdout) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(st, "seed");
     return trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) && cJSON_IsNumber(s) &&
-           (uint64_t)s->valuedouble == seed;
+           (uint64_t)s->valuedouble == seed && run_config_number(st, "holdout", 0) == holdout;
 }
 
-int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) {
+static void run_add_identity(cJSON *j, const TrainerOptions *o) {
+    if (o->holdout > 0) cJSON_AddNumberToObject(j, "holdout", o->holdout);
+}
+
+int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, double holdout) {
     char dirs[2][4300], path[4400];
     run_file_path(out_dir, RUN_RESUME_DIR, dirs[0], sizeof dirs[0]);
     checkpoint_dir_previous(dirs[0], dirs[1], sizeof dirs[1]);
@@ -375,20 +381,20 @@ int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed) 
     for (int i = 0; i < 2 && !can; i++) {
         run_file_path(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
         cJSON *st = file_exists(path) ? json_file_read(path, 0) : NULL;
-        can = st && resume_state_matches(st, config, seed);
+        can = st && run_identity_matches(st, config, seed, holdout);
         cJSON_Delete(st);
     }
     return can;
 }
 
-cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed) {
+cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, double holdout) {
     char path[4200], ckpt[4200];
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
     run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(path) || !file_exists(ckpt)) return NULL;
     cJSON *res = json_file_read(path, 0);
-    if (res && trainer_config_same(cJSON_GetObjectItemCaseSensitive(res, "config"), config) &&
-        run_config_number(res, "seed", -1) == (double)seed && cJSON_GetObjectItemCaseSensitive(res, "best"))
+    if (res && seed >= 0 && run_identity_matches(res, config, (uint64_t)seed, holdout) &&
+        cJSON_GetObjectItemCaseSensitive(res, "best"))
         return res;
     cJSON_Delete(res);
     return NULL;
@@ -402,8 +408,8 @@ static int run_resume_from(Run *r, const char *dir, int *other) {
     cJSON *st = json_file_read(path, 1);
     if (!st) return 1;
     int rc = 1;
-    if (!resume_state_matches(st, r->o->config, r->o->seed)) {
-        user_error("resume with the same settings and --seed, or drop --resume to start over",
+    if (!run_identity_matches(st, r->o->config, r->o->seed, r->o->holdout)) {
+        user_error("resume with the same settings, --seed and --holdout, or drop --resume to start over",
                    "%s: the interrupted run used other settings", path);
         *other = 1;
         goto out;
@@ -485,6 +491,7 @@ static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
     json_add_exact(st, "best_score", r->best_score);
     cJSON_AddNumberToObject(st, "step", (double)r->step);
     cJSON_AddNumberToObject(st, "seed", (double)r->o->seed);
+    run_add_identity(st, r->o);
     cJSON_AddNumberToObject(st, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
     cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
@@ -679,6 +686,7 @@ static char *selection_text(const Run *r) {
 static cJSON *run_results(const Run *r) {
     const TrainerOptions *o = r->o;
     cJSON *j = run_results_head(o->command, o->seed, o->threads, o->config);
+    run_add_identity(j, o);
     cJSON_AddStringToObject(j, "task", r->t->name);
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));

@@ -229,7 +229,9 @@ static const Command COMMANDS[] = {
      "  task, the mean and spread over seeds of the dev score at the best epoch\n"
      "  (selected on dev, as finetune does: optimistic, alike for every row), the\n"
      "  row's mean and its difference from the baseline. Writes\n"
-     "  runs/results/finetune_protocol.json and .md (rows updated by name).\n"},
+     "  runs/results/finetune_protocol.json and .md (rows updated by name).\n"
+     "  Intermediate stages (intermediate=TASK) go to runs/protocol/intermediate/\n"
+     "  <task>-seed<S>-<hash>/, one per seed and stage config, shared by the rows.\n"},
     {"bench", cmd_bench,
      "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]  |  "
      "bert [--config tiny|mini|small] [--reps 7] [--steps N] [--threads 2] [--no-torch] [--json]",

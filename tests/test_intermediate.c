@@ -11,7 +11,8 @@
  *     finished target is refused before the stage;
  *   - naming the task itself or an unknown task is a usage error (exit 2)
  *     with one message, and nothing is trained;
- *   - `--search` trains the stage once for all its trials and final run;
+ *   - `--search` trains the stage once for all its trials and final run, and
+ *     `glue protocol` once per seed for rows that change only the target;
  *   - a config without the setting (runs made before it) is the same config
  *     as one with "none" (the other way round too). */
 #include "tests/test.h"
@@ -229,6 +230,38 @@ TEST(intermediate_shared_by_search_trials) {
         snprintf(path, sizeof path, "%s/search/%s/intermediate", fx.root, RUNS[i]);
         CHECK_MSG(access(path, F_OK) != 0, "%s has a stage of its own", path);
     }
+    fx_remove(&fx);
+}
+
+/* A protocol's rows that change only the target's recipe share one stage per
+ * seed (<protocol root>/intermediate/cola-seed<S>-<hash>): trained once for the
+ * baseline, reused by the other row; both record that run. */
+TEST(intermediate_shared_by_protocol_rows) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char cmd[4096], errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/protocol.err", fx.root);
+    snprintf(cmd, sizeof cmd, "%s %s protocol --model bert --tasks sst2 --seeds 3 %s --set max_len=16 --set epochs=2 "
+             "--set intermediate=cola --change ep1:epochs=1 --threads 1 >/dev/null 2>%s", fx.env, test_glue_bin(),
+             fx.micro, errpath);
+    int st;
+    free(test_run(cmd, &st));
+    char *err = file_read(errpath, NULL);
+    const char *first = err ? strstr(err, "intermediate task cola first") : NULL;
+    int reused = 0;
+    for (const char *at = err; at && (at = strstr(at, "intermediate task cola: the finished run")) != NULL; at++) reused++;
+    CHECK_MSG(st == 0 && first && !strstr(first + 1, "intermediate task cola first") && reused == 1,
+              "exit %d, want the stage trained once and reused once: %s", st, err ? err : "");
+    free(err);
+    static const char *const ROWS[] = {"runs/protocol/baseline/sst2-seed3/results.json",
+                                       "runs/protocol/ep1/sst2-seed3/results.json"};
+    cJSON *a = fx_json(&fx, ROWS[0]), *b = fx_json(&fx, ROWS[1]);
+    const char *run = str_at(a, "intermediate", "run");
+    char want[192];
+    snprintf(want, sizeof want, "%s/runs/protocol/intermediate/cola-seed3-", fx.root);
+    CHECK_MSG(!strncmp(run, want, strlen(want)) && !strcmp(run, str_at(b, "intermediate", "run")),
+              "the rows' stages: %s and %s", run, str_at(b, "intermediate", "run"));
+    cJSON_Delete(a), cJSON_Delete(b);
     fx_remove(&fx);
 }
 

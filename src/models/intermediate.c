@@ -10,7 +10,9 @@
 #include "models/run_dir.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The settings that say which encoder a run starts from: the intermediate
@@ -74,6 +76,20 @@ static int intermediate_task(const TrainerOptions *o, const Task **t) {
     user_error("name another task (mnli-9k before rte), or none", "%s: intermediate=%s is the task itself",
                o->task->name, name);
     return EXIT_USAGE;
+}
+
+void intermediate_shared_dir(const TrainerOptions *o, const char *root, char *dir, size_t size) {
+    const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
+    const Task *t = strcmp(name, INTERMEDIATE_NONE) ? task_find(name) : NULL;
+    dir[0] = '\0';
+    if (!t || t == o->task) return;   /* none, or an error intermediate_stage reports */
+    cJSON *config = intermediate_config(o, t);
+    char *text = cJSON_PrintUnformatted(config);
+    uint64_t h = dist_hash(DIST_HASH_INIT, text, strlen(text));
+    snprintf(dir, size, "%s/%s/%s-seed%llu-%08llx", root, INTERMEDIATE_DIR, t->name, (unsigned long long)o->seed,
+             (unsigned long long)(h & 0xffffffffULL));
+    free(text);
+    cJSON_Delete(config);
 }
 
 cJSON *intermediate_record(const TrainerOptions *o) {

@@ -13,6 +13,7 @@
 #include "core/provenance.h"
 #include "core/stats.h"
 #include "models/evaluate.h"
+#include "models/intermediate.h"
 #include "models/model.h"
 #include "models/run_config.h"
 #include "models/run_dir.h"
@@ -102,6 +103,9 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command,
                          .resume = trainer_can_resume(dir, config, (uint64_t)seed, 0), .show_progress = 1};
+    char stage[4200];
+    intermediate_shared_dir(&to, o->root, stage, sizeof stage);   /* one per stage config and seed, for every row */
+    if (stage[0]) to.intermediate_dir = stage;
     int rc = trainer_run(&to, &res);
     cJSON_Delete(config);
     return rc == 0 ? res : NULL;

@@ -369,7 +369,8 @@ static int run_identity_matches(const cJSON *st, const cJSON *config, uint64_t s
            (uint64_t)s->valuedouble == seed && run_config_number(st, "holdout", 0) == holdout;
 }
 
-static void run_add_identity(cJSON *j, const TrainerOptions *o) {
+/* The hold-out fraction beside the seed, where run_identity_matches reads it. */
+static void run_add_holdout(cJSON *j, const TrainerOptions *o) {
     if (o->holdout > 0) cJSON_AddNumberToObject(j, "holdout", o->holdout);
 }
 
@@ -491,7 +492,7 @@ static int run_save_progress(Run *r, int epoch, int next_row, double loss_sum) {
     json_add_exact(st, "best_score", r->best_score);
     cJSON_AddNumberToObject(st, "step", (double)r->step);
     cJSON_AddNumberToObject(st, "seed", (double)r->o->seed);
-    run_add_identity(st, r->o);
+    run_add_holdout(st, r->o);
     cJSON_AddNumberToObject(st, "train_seconds", r->train_seconds);
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
     cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
@@ -686,7 +687,7 @@ static char *selection_text(const Run *r) {
 static cJSON *run_results(const Run *r) {
     const TrainerOptions *o = r->o;
     cJSON *j = run_results_head(o->command, o->seed, o->threads, o->config);
-    run_add_identity(j, o);
+    run_add_holdout(j, o);
     cJSON_AddStringToObject(j, "task", r->t->name);
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));

@@ -83,14 +83,14 @@ typedef struct TrainerOptions {
 int trainer_run(const TrainerOptions *o, cJSON **results);
 /* 1 when out_dir holds the resume point of an interrupted run (or the one
  * saved before it) made with this config, seed and holdout (0: none):
- * commands that rerun their
- * own directories (compare, protocol) continue it with .resume = 1 instead of
- * starting over; a resume point of other settings is started over. */
+ * commands that rerun their own directories (compare, protocol, search)
+ * continue it with .resume = 1 instead of starting over; a resume point of
+ * other settings is started over. */
 int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, double holdout);
 /* results.json of a finished run in dir (its model.ckpt there too) trained
- * with this config (trainer_config_same), seed and holdout (0: none), or NULL: what compare,
- * finetune --seeds --resume and an intermediate stage reuse instead of
- * training again. */
+ * with this config (trainer_config_same), seed and holdout (0: none), or
+ * NULL: what compare, finetune --seeds --resume, search, protocol and an
+ * intermediate stage reuse instead of training again. */
 cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, double holdout);
 
 /* Data parallel (`mpirun -np N glue finetune`, dist.h): each rank's gradient

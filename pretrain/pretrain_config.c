@@ -17,6 +17,8 @@
 /* The numbers, flags and names of a pretraining run: BERT's recipe where it
  * applies (Devlin et al. 2019, appendix A.2). One table gives the defaults
  * and the checked read, in the order config.json lists them. */
+static const char *const PRETRAIN_PRECISIONS[] = {"fp32", "bf16", NULL};
+
 #define PC(field) offsetof(PretrainConfig, field)
 static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"seq_len", SETTING_INT, PC(seq_len), 128, 3, MASKING_MAX_LEN, NULL, NULL},
@@ -67,6 +69,7 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
      * smaller: BERT-mini's is 3 MiB). */
     {"bucket_mb", SETTING_REAL, PC(bucket_mb), 2, 0, 1024, NULL, NULL},
     {"zero", SETTING_INT, PC(zero), 0, 0, 1, NULL, NULL},
+    {"precision", SETTING_CHOICE, PC(precision), 0, 0, 0, "fp32", PRETRAIN_PRECISIONS},
 };
 #undef PC
 #define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))
@@ -86,7 +89,7 @@ static cJSON *pretrain_default_config(void) {
 
 int pretrain_config_key_is_free(const char *key) {
     static const char *const FREE[] = {"checkpoint_every", "log_every", "eval_every", "eval_batches",
-                                       "eval_corpus", "bucket_mb", "zero"};
+                                       "eval_corpus", "bucket_mb", "zero", "precision"};
     for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++)
         if (strcmp(key, FREE[i]) == 0) return 1;
     return 0;

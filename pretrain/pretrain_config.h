@@ -56,6 +56,14 @@
  *                    with the backward); 0 = every rank keeps all of them
  *                    (bucket_mb and zero change the sums' order at most:
  *                    a run may resume with other values)
+ *   precision        "fp32", or "bf16": mixed precision, the dense layers'
+ *                    products from bf16-rounded operands with fp32 sums
+ *                    (core/blas.h's MATMUL_BF16; weights, gradients, AdamW
+ *                    and everything else fp32), where the CPU has a fast bf16
+ *                    dot product (AVX512-BF16; elsewhere fp32, said once at
+ *                    the start). The held-out evaluations stay fp32. A run
+ *                    may resume with the other value; summary.json names
+ *                    the precision that ran.
  * Relative paths are relative to the current directory. */
 #ifndef GLUE_PRETRAIN_CONFIG_H
 #define GLUE_PRETRAIN_CONFIG_H
@@ -101,6 +109,7 @@ typedef struct PretrainConfig {
     BertConfig generator;              /* ELECTRA: resolved generator config */
     double bucket_mb;                  /* data parallel: gradient sum bucket size (MiB; 0 = one sum) */
     int zero;                          /* data parallel: 1 = ZeRO-1 sharded optimizer state */
+    int precision;                     /* 0 = fp32, 1 = bf16 products (PRETRAIN_PRECISIONS) */
 } PretrainConfig;
 
 /* The default config (caller frees). */
@@ -132,9 +141,10 @@ void pretrain_config_free(PretrainConfig *pc);
  * (f->path points into e). 0 ok; -1 after a message naming key. */
 int pretrain_corpus_entry(const cJSON *e, CorpusFile *f, const char *key);
 
-/* Keys that may differ between a run and its resumption (they change
- * nothing that is computed): checkpoint_every, log_every, eval_every,
- * eval_batches, eval_corpus. */
+/* Keys that may differ between a run and its resumption: checkpoint_every,
+ * log_every, eval_every, eval_batches, eval_corpus (they change nothing that
+ * is computed); bucket_mb, zero (the sums' order) and precision (the
+ * products' rounding: a bf16 run resumed on a CPU without bf16 runs fp32). */
 int pretrain_config_key_is_free(const char *key);
 
 #endif

@@ -1,10 +1,12 @@
 /* train.c — the masked-LM pretraining loop with exact resume (see train.h). */
 #include "pretrain/train.h"
 
+#include "core/blas.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "core/dist.h"
+#include "core/kernels.h"
 #include "core/provenance.h"
 #include "core/lines.h"
 #include "core/progress.h"
@@ -144,9 +146,14 @@ static int run_eval(Run *r, long max_batches, MlmEvalResult *res) {
         r->eval_cache = run_cache(r, &r->pc->eval_corpus, 1);
         if (!r->eval_cache) { r->eval_missing = 1; return 0; }
     }
-    /* ELECTRA: the generator is the run's masked LM. */
-    return mlm_eval_run(r->electra.gen ? r->electra.gen : r->m, r->eval_cache, &r->sc, &r->eval_mc, MLM_EVAL_SEED, max_batches, &r->batch,
-                        r->pc->batch, res) == 0;
+    /* ELECTRA: the generator is the run's masked LM. fp32 products whatever
+     * the run's precision, so held-out losses compare across runs. */
+    MatmulPrecision prec = matmul_precision();
+    matmul_set_precision(MATMUL_FP32);
+    int ok = mlm_eval_run(r->electra.gen ? r->electra.gen : r->m, r->eval_cache, &r->sc, &r->eval_mc, MLM_EVAL_SEED,
+                          max_batches, &r->batch, r->pc->batch, res) == 0;
+    matmul_set_precision(prec);
+    return ok;
 }
 
 /* ---- model, optimizer, checkpoints ---- */
@@ -629,6 +636,8 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));
     cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
     cJSON_AddStringToObject(j, "objective", r->pc->objective);
+    /* What ran (the last segment of a resumed run): precision=bf16 runs fp32 without a fast bf16 dot product. */
+    cJSON_AddStringToObject(j, "precision", matmul_precision() == MATMUL_BF16 ? "bf16" : "fp32");
     cJSON_AddNumberToObject(j, "num_params", (double)bert_num_params(r->m));
     if (r->electra.gen) cJSON_AddNumberToObject(j, "generator_params", (double)bert_num_params(r->electra.gen));
     cJSON_AddNumberToObject(j, "cache_tokens", (double)r->cache->n_tokens);
@@ -693,6 +702,9 @@ static int run_prepare(Run *r) {
     rc = o->resume ? run_resume(r) : run_fresh(r);
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
+    if (pc->precision == 1 && matmul_set_precision(MATMUL_BF16) < 0 && r->rank == 0)
+        user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
+                     kernels_level_name(kernels_level()));
     r->step0 = r->step;
     if (r->rank == 0 && r->size > 1 && o->show_progress) {
         double mib = 1.0 / (1 << 20);
@@ -805,6 +817,7 @@ int pretrain_run(const PretrainOptions *o) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     run_free(&r);
+    matmul_set_precision(MATMUL_FP32);
     return rc;
 }
 

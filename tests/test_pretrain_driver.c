@@ -20,6 +20,7 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
+#include "core/gemm_bf16.h"
 #include "core/half.h"
 #include "core/rng.h"
 #include "models/run_dir.h"
@@ -705,5 +706,66 @@ TEST(pretrain_driver_init_step_errors) {
         CHECK_MSG(rc == 2 && strstr(out, "is not below steps 40"), "exit %d: %s", rc, out);
         free(out);
     }
+    fixture_free(&fx);
+}
+
+/* summary.json's "precision" of a finished run ("" when unreadable). */
+static void summary_precision(const char *dir, char *out, size_t cap) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = json_file_read(path, 1);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "precision");
+    snprintf(out, cap, "%s", cJSON_IsString(p) ? p->valuestring : "");
+    cJSON_Delete(j);
+}
+
+/* precision=bf16: with the bf16 dot product, the run trains with bf16
+ * products (its losses are not fp32's, stay within bf16 rounding of them at
+ * the start and fall as far), and summary.json says bf16; a run resumed with
+ * the other precision is accepted; without it (a level below avx512bf16)
+ * the run says so once and gives exactly the fp32 run's losses. */
+TEST(pretrain_driver_bf16_precision) {
+    if (!gemm_bf16_available()) {
+        test_skip("this CPU has no AVX512-BF16");
+        return;
+    }
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], dir[128], prec[16], *out;
+    Log f32, b16, low;
+    const char *runs[3] = {"fp32", "bf16", "low"};
+    const char *launch[3] = {"GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "--set steps=150 --set checkpoint_every=50 %s --out %s/%s",
+                 i ? "--set precision=bf16" : "", fx.dir, runs[i]);
+        int rc = pretrain_launched(&fx, launch[i], args, &out);
+        CHECK_MSG(rc == 0, "%s: exit %d: %s", runs[i], rc, out);
+        int said = strstr(out, "precision=bf16 trains with fp32 products") != NULL;
+        CHECK_MSG(said == (i == 2), "%s: %s", runs[i], out);
+        free(out);
+        snprintf(dir, sizeof dir, "%s/%s", fx.dir, runs[i]);
+        CHECK_EQ_INT(read_log(dir, i == 0 ? &f32 : i == 1 ? &b16 : &low), 150);
+        summary_precision(dir, prec, sizeof prec);
+        CHECK_MSG(strcmp(prec, i == 1 ? "bf16" : "fp32") == 0, "%s: summary precision \"%s\"", runs[i], prec);
+    }
+    int differ = 0, same_low = 1;
+    for (int i = 0; i < 150; i++) {
+        differ |= b16.loss[i] != f32.loss[i];
+        same_low &= low.loss[i] == f32.loss[i] && low.norm[i] == f32.norm[i];
+    }
+    CHECK_MSG(differ, "the bf16 run's losses equal the fp32 run's: the bf16 products did not run");
+    CHECK_MSG(same_low, "without the bf16 dot product the run is not the fp32 run");
+    /* First step: the same weights and batch, the loss within bf16 rounding. */
+    CHECK_MSG(fabs(b16.loss[0] - f32.loss[0]) < 1e-2 * f32.loss[0], "step 1: %.5f vs %.5f", b16.loss[0], f32.loss[0]);
+    double a = mean(f32.loss, 140, 150), b = mean(b16.loss, 140, 150);
+    CHECK_MSG(fabs(a - b) < 0.05 * a && b < mean(b16.loss, 0, 10) - 0.3, "last 10 steps: fp32 %.4f, bf16 %.4f", a, b);
+    /* Resumed with the other precision: accepted (a free setting). */
+    snprintf(args, sizeof args, "--set steps=160 --out %s/bf16 --resume", fx.dir);
+    int rc = pretrain_launched(&fx, launch[1], args, &out);
+    CHECK_MSG(rc == 0, "resume in fp32: exit %d: %s", rc, out);
+    free(out);
+    snprintf(dir, sizeof dir, "%s/bf16", fx.dir);
+    summary_precision(dir, prec, sizeof prec);
+    CHECK_MSG(strcmp(prec, "fp32") == 0, "resumed in fp32: summary precision \"%s\"", prec);
     fixture_free(&fx);
 }

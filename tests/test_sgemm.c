@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "core/blas.h"
+#include "core/gemm_bf16.h"
+#include "core/half.h"
 #include "core/kernels.h"
 #include "core/rng.h"
 #include "core/sgemm.h"
@@ -132,4 +134,80 @@ TEST(sgemm_backend_choice) {
     out = test_run(cmd, &st);
     CHECK_MSG(st == 2 && strstr(out, "GLUE_GEMM=mkl") && strstr(out, "hint:"), "%s", out);
     free(out);
+}
+
+/* MATMUL_BF16 (core/gemm_bf16's pairs through core/sgemm's blocked loop):
+ * matmul equals the naive product of the operands rounded to bf16 within the
+ * fp32 sum's bound, for every transpose, odd K (a pair padded with zero),
+ * ragged tiles, both A paths (unpacked at N <= 128), K slices and row blocks,
+ * and the thread split; the unrounded product is NOT within it (the bf16 path
+ * ran); attention's matmul_strided and calls inside a parallel region stay
+ * fp32; and the precision is refused below the avx512bf16 level. */
+TEST(sgemm_matmul_bf16_products) {
+    if (!gemm_bf16_available()) {
+        test_skip("this CPU has no AVX512-BF16");
+        return;
+    }
+    KernLevel prev_level = kernels_force(KERN_AVX512);
+    CHECK(matmul_set_precision(MATMUL_BF16) == -1 && matmul_precision() == MATMUL_FP32);
+    kernels_force(KERN_AVX512BF16);
+    CHECK(matmul_set_precision(MATMUL_BF16) == MATMUL_FP32);
+    const int shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 33, 17}, {25, 40, 600}, {200, 70, 64},
+                             {200, 140, 515}, {3, 4100, 9}, {129, 129, 1031}, {608, 300, 256}};
+    Rng r;
+    rng_seed(&r, 17);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++) {
+            int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], ta = t & 1, tb = t >> 1;
+            float alpha = t == 1 ? 0.5f : 1.0f, beta = t == 2 ? 0.0f : 0.75f;
+            float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)K * N);
+            float *C = malloc(sizeof(float) * (size_t)M * N), *C0 = malloc(sizeof(float) * (size_t)M * N);
+            for (long i = 0; i < (long)M * K; i++) A[i] = rng_normal(&r);
+            for (long i = 0; i < (long)K * N; i++) B[i] = rng_normal(&r);
+            for (long i = 0; i < (long)M * N; i++) C0[i] = beta == 0.0f ? NAN : rng_normal(&r);
+            memcpy(C, C0, sizeof(float) * (size_t)M * N);
+            matmul(C, A, B, M, N, K, ta ? MAT_T : MAT_N, tb ? MAT_T : MAT_N, alpha, beta);
+            double worst = 0.0, off_fp32 = 0.0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double acc = 0.0, exact = 0.0, mag = 0.0;
+                    for (int k = 0; k < K; k++) {
+                        float a = ta ? A[(long)k * M + i] : A[(long)i * K + k];
+                        float b = tb ? B[(long)j * K + k] : B[(long)k * N + j];
+                        double ab = (double)bf16_to_float(bf16_from_float(a)) * bf16_to_float(bf16_from_float(b));
+                        acc += ab;
+                        exact += (double)a * b;
+                        mag += fabs(ab);
+                    }
+                    double prev = beta == 0.0f ? 0.0 : C0[(long)i * N + j], got = C[(long)i * N + j];
+                    double bound = 2.0 * (K + 2) * 0x1p-24 * (fabs(alpha) * mag + fabs(beta * prev)) + 1e-30;
+                    double d = fabs(got - (alpha * acc + beta * prev)) / bound;
+                    if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+                    off_fp32 = fmax(off_fp32, fabs(got - (alpha * exact + beta * prev)) / bound);
+                }
+            CHECK_MSG(worst <= 1.0, "M%d N%d K%d ta%d tb%d: worst diff %.3g of the bound", M, N, K, ta, tb, worst);
+            /* One-element products may round exactly; every longer one does not. */
+            if (K >= 3) CHECK_MSG(off_fp32 > 1.0, "M%d N%d K%d ta%d tb%d: equals fp32", M, N, K, ta, tb);
+            free(A); free(B); free(C); free(C0);
+        }
+    /* Attention's products and calls from inside a parallel region: fp32 (the
+     * naive product within the fp32 bound). */
+    enum { M = 64, N = 48, K = 96 };
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+    float *C1 = malloc(sizeof(float) * M * N), *C2 = malloc(sizeof(float) * M * N), *C3 = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) A[i] = rng_normal(&r);
+    for (int i = 0; i < K * N; i++) B[i] = rng_normal(&r);
+    matmul_strided(C1, A, B, M, N, K, MAT_N, MAT_N, 1.0f, 0.0f, 1, 0, 0, 0);
+    #pragma omp parallel num_threads(2)
+    {
+        #pragma omp single
+        matmul(C2, A, B, M, N, K, MAT_N, MAT_N, 1.0f, 0.0f);
+    }
+    matmul_naive(C3, A, B, M, N, K, MAT_N, MAT_N, 1.0f, 0.0f);
+    double worst = 0.0;
+    for (int i = 0; i < M * N; i++) worst = fmax(worst, fmax(fabs(C1[i] - C3[i]), fabs(C2[i] - C3[i])));
+    CHECK_MSG(worst < 2.0 * (K + 2) * 0x1p-24 * K * 4, "fp32 paths: worst diff %g", worst);
+    free(A); free(B); free(C1); free(C2); free(C3);
+    matmul_set_precision(MATMUL_FP32);
+    kernels_force(prev_level);
 }

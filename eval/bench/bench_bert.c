@@ -15,6 +15,10 @@
  *            sums) where the CPU has the bf16 dot product (kernel level
  *            avx512bf16), the fp32 path elsewhere; against PyTorch under
  *            torch.autocast("cpu", bfloat16).
+ *   train_bf16  the training step with matmul's bf16 precision (core/blas.h:
+ *            the dense layers' products from bf16-rounded operands, fp32 sums,
+ *            everything else fp32) where the CPU has the bf16 dot product, the
+ *            fp32 step elsewhere; against PyTorch's step under bf16 autocast.
  * Rows are full length on both sides (no padding). Each repetition also times
  * OpenBLAS sgemm alone on the step's own dense GEMMs (same shapes and
  * transposes, no attention, no element-wise work): the GFLOP/s a step made only
@@ -62,8 +66,10 @@ extern char *openblas_get_corename(void);
 /* The three measurements. */
 /* The *_bf16 measurements: ours with bf16 encoder weights (bert_use_bf16)
  * against PyTorch under bf16 autocast. */
-enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_INFER_BF16, BB_LATENCY_BF16, BB_NUM };
-static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency", "infer_bf16", "latency_bf16"};
+enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_INFER_BF16, BB_LATENCY_BF16, BB_TRAIN_BF16, BB_NUM };
+static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency", "infer_bf16", "latency_bf16", "train_bf16"};
+
+static int bb_is_train(int what) { return what == BB_TRAIN || what == BB_TRAIN_BF16; }
 
 static int bb_is_latency(int what) { return what == BB_LATENCY || what == BB_LATENCY_BF16; }
 
@@ -257,9 +263,13 @@ static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cp
     unsigned long a0 = xalloc_calls();
     double t0 = now_seconds(), c0 = bb_cpu_seconds();
     for (int i = 0; i < k; i++) {
-        if (what == BB_TRAIN) ours_train_step(o, b->n_masked);
-        else
-            ours_classify(o, what >= BB_INFER_BF16 ? o->classifier_bf16 : o->classifier, bb_is_latency(what) ? 1 : BB_B,
+        if (bb_is_train(what)) {
+            /* train_bf16: what `--set precision=bf16` runs (fp32 where the CPU cannot). */
+            if (what == BB_TRAIN_BF16) matmul_set_precision(MATMUL_BF16);
+            ours_train_step(o, b->n_masked);
+            matmul_set_precision(MATMUL_FP32);
+        } else
+            ours_classify(o, what == BB_INFER_BF16 || what == BB_LATENCY_BF16 ? o->classifier_bf16 : o->classifier, bb_is_latency(what) ? 1 : BB_B,
                           bb_is_latency(what) ? BB_LAT_T : BB_T);
     }
     if (cpu) *cpu = bb_cpu_seconds() - c0;
@@ -296,7 +306,7 @@ static void bb_linear(BbGemms *s, int rows, int out, int in, int train) {
  * keys and values for all N rows), so only those FLOPs are counted. */
 static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_masked) {
     memset(s, 0, sizeof *s);
-    int train = what == BB_TRAIN, B = BB_B, T = bb_is_latency(what) ? BB_LAT_T : BB_T;
+    int train = bb_is_train(what), B = BB_B, T = bb_is_latency(what) ? BB_LAT_T : BB_T;
     if (bb_is_latency(what)) B = 1;
     int N = B * T, C = c->hidden_size;
     for (int l = 0; l < c->num_layers; l++) {
@@ -389,6 +399,7 @@ static int bench_bert_parse(int argc, char **argv, BertBench *b) {
     b->iters[BB_LATENCY] = steps ? 10 * steps : step_gflop < 30 ? 100 : 20;
     b->iters[BB_INFER_BF16] = b->iters[BB_INFER];
     b->iters[BB_LATENCY_BF16] = b->iters[BB_LATENCY];
+    b->iters[BB_TRAIN_BF16] = b->iters[BB_TRAIN];
     if (b->torch && access(b->script, R_OK) != 0) {
         user_error("run from the source tree, or give --script PATH", "bench bert: cannot read %s", b->script);
         return EXIT_USAGE;
@@ -493,6 +504,8 @@ static cJSON *bb_machine_json(const BertBench *b, double load0) {
     cJSON_AddStringToObject(j, "gemm", gemm_backend_describe());
     cJSON_AddStringToObject(j, "bf16_gemm", gemm_bf16_native() ? "avx512bf16 dot product"
                                                                : "none: --bf16 runs the fp32 path on this CPU");
+    cJSON_AddStringToObject(j, "train_bf16", gemm_bf16_native() ? "bf16 products (matmul precision bf16)"
+                                                                : "none: the fp32 step on this CPU");
     const char *forced_k = getenv("GLUE_KERNELS");
     if (forced_k && *forced_k) cJSON_AddStringToObject(j, "GLUE_KERNELS", forced_k);
     cJSON_AddNumberToObject(j, "cores", threads_default());

@@ -13,6 +13,7 @@ It is a server so that the C side can alternate A/B with it in one run: after
   infer K      K classification forwards of (B, T) under torch.inference_mode
   latency K    K classification forwards of (1, LAT_T)
   infer_bf16 K, latency_bf16 K   the same under torch.autocast("cpu", bfloat16)
+  train_bf16 K K training steps with the forward and loss under torch.autocast("cpu", bfloat16)
      -> "WALL CPU": elapsed wall seconds, and CPU seconds of all its threads
   mem          -> peak resident memory of this process in MiB (getrusage)
   quit
@@ -85,7 +86,10 @@ class Bert(torch.nn.Module):
 
     def mlm_loss(self, ids, seg, positions, labels):
         h = self.encode(ids, seg).reshape(-1, C)[positions]          # (NM, C) gathered first
-        h = self.mlm_ln(F.gelu(self.mlm_dense(h)))
+        # .float(): a no-op in fp32; under bf16 autocast PyTorch 1.13's CPU
+        # layer_norm refuses a bf16 input with fp32 weights (the encoder's
+        # LayerNorms get fp32 from their residual sums).
+        h = self.mlm_ln(F.gelu(self.mlm_dense(h)).float())
         logits = h @ self.word.t() + self.mlm_bias                    # (NM, V)
         return F.cross_entropy(logits, labels)
 
@@ -122,6 +126,14 @@ def train_step():
     opt.step()
 
 
+def train_step_bf16():
+    opt.zero_grad(set_to_none=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = trainer.mlm_loss(ids, seg, positions, labels)
+    loss.backward()
+    opt.step()
+
+
 def infer(x, s):
     with torch.inference_mode():
         classifier.classify(x, s)
@@ -147,6 +159,8 @@ for line in sys.stdin:
         continue
     if cmd[0] == "train":
         print(timed(train_step, int(cmd[1])), flush=True)
+    elif cmd[0] == "train_bf16":
+        print(timed(train_step_bf16, int(cmd[1])), flush=True)
     elif cmd[0] == "infer":
         print(timed(lambda: infer(ids, seg), int(cmd[1])), flush=True)
     elif cmd[0] == "latency":

@@ -17,6 +17,8 @@
 
 #include <cblas.h>
 
+#include "core/gemm_bf16.h"
+#include "core/kernels.h"
 #include "core/sgemm.h"
 #include <omp.h>
 
@@ -46,14 +48,32 @@ static int blas_team(void) {
     return omp_get_max_threads();
 }
 
-void matmul(float *C, const float *A, const float *B, int M, int N, int K,
-            MatTrans ta, MatTrans tb, float alpha, float beta) {
-    if (M == 0 || N == 0) return;
-    int lda = ta == MAT_N ? K : M;
-    int ldb = tb == MAT_N ? N : K;
-    int team = (long)M * N * K < BLAS_PARALLEL_MIN_MACS ? 1 : blas_team();
+static MatmulPrecision g_precision = MATMUL_FP32;
+
+int matmul_set_precision(MatmulPrecision p) {
+    if (p == MATMUL_BF16 && !gemm_bf16_native()) return -1;
+    MatmulPrecision prev = g_precision;
+    g_precision = p;
+    return (int)prev;
+}
+
+MatmulPrecision matmul_precision(void) { return g_precision; }
+
+/* One product (or a block of one) on the calling thread: fp32 (tile NULL:
+ * blas_sgemm) or over bf16 pairs (core/gemm_bf16's tile, K counting pairs). */
+static void blas_block(SgemmTile tile, float *C, const float *A, const float *B, int M, int N, int K, MatTrans ta,
+                       MatTrans tb, float alpha, float beta, int lda, int ldb, int ldc) {
+    if (tile) sgemm_own_tile(tile, ta == MAT_T, tb == MAT_T, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else blas_sgemm(C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, ldc);
+}
+
+/* C (M, N, row stride N) over the team: each thread one block of C's longer
+ * side. macs decides whether a second thread pays. */
+static void blas_split(SgemmTile tile, float *C, const float *A, const float *B, int M, int N, int K, MatTrans ta,
+                       MatTrans tb, float alpha, float beta, int lda, int ldb, long macs) {
+    int team = macs < BLAS_PARALLEL_MIN_MACS ? 1 : blas_team();
     if (team <= 1) {
-        blas_sgemm(C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, N);
+        blas_block(tile, C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, N);
         return;
     }
     /* Split the longer side of C: each thread packs the whole of the other
@@ -64,12 +84,25 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
     {
         long lo = omp_get_thread_num() * per, hi = lo + per < D ? lo + per : D;
         if (lo < hi && split_rows)
-            blas_sgemm(C + lo * N, ta == MAT_N ? A + lo * lda : A + lo, B, (int)(hi - lo), N, K, ta, tb, alpha, beta,
-                       lda, ldb, N);
+            blas_block(tile, C + lo * N, ta == MAT_N ? A + lo * lda : A + lo, B, (int)(hi - lo), N, K, ta, tb, alpha,
+                       beta, lda, ldb, N);
         else if (lo < hi)
-            blas_sgemm(C + lo, A, tb == MAT_N ? B + lo : B + lo * ldb, M, (int)(hi - lo), K, ta, tb, alpha, beta,
-                       lda, ldb, N);
+            blas_block(tile, C + lo, A, tb == MAT_N ? B + lo : B + lo * ldb, M, (int)(hi - lo), K, ta, tb, alpha,
+                       beta, lda, ldb, N);
     }
+}
+
+void matmul(float *C, const float *A, const float *B, int M, int N, int K,
+            MatTrans ta, MatTrans tb, float alpha, float beta) {
+    if (M == 0 || N == 0) return;
+    long macs = (long)M * N * K;
+    if (g_precision == MATMUL_BF16 && K > 0 && !omp_in_parallel()) {
+        Bf16Operands p = gemm_bf16_pair_operands(A, ta == MAT_N ? K : M, B, tb == MAT_N ? N : K, M, N, K,
+                                                 ta == MAT_T, tb == MAT_T);
+        blas_split(p.tile, C, p.a, p.b, M, N, p.pairs, ta, tb, alpha, beta, p.lda, p.ldb, macs);
+        return;
+    }
+    blas_split(NULL, C, A, B, M, N, K, ta, tb, alpha, beta, ta == MAT_N ? K : M, tb == MAT_N ? N : K, macs);
 }
 
 void matmul_ld(float *C, int ldc, const float *A, int lda, const float *B, int ldb, int M, int N, int K,
@@ -100,8 +133,8 @@ void matmul_strided(float *C, const float *A, const float *B, int M, int N, int 
     int lda = ta == MAT_N ? K : M;
     int ldb = tb == MAT_N ? N : K;
     int team = (long)M * N * K * batch < BLAS_PARALLEL_MIN_MACS || batch < 2 ? 1 : blas_team();
-    if (team <= 1 && batch == 1) {
-        matmul(C, A, B, M, N, K, ta, tb, alpha, beta);
+    if (team <= 1 && batch == 1) {   /* fp32 whatever matmul's precision */
+        blas_split(NULL, C, A, B, M, N, K, ta, tb, alpha, beta, lda, ldb, (long)M * N * K);
         return;
     }
     #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)

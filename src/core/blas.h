@@ -25,4 +25,17 @@ void matmul_strided(float *C, const float *A, const float *B, int M, int N, int 
                     MatTrans ta, MatTrans tb, float alpha, float beta, int batch,
                     long stride_c, long stride_a, long stride_b);
 
+/* The precision of matmul()'s products (not matmul_ld's or matmul_strided's:
+ * attention's per-head products stay fp32). MATMUL_FP32 is the default.
+ * MATMUL_BF16 rounds both operands to bf16 and sums the products in fp32
+ * (PyTorch's bf16 autocast does the same for a linear layer; C, the weights
+ * and everything outside the products stay fp32): mixed-precision training,
+ * about twice the multiply-adds per second where vdpbf16ps is fast. Only
+ * at the avx512bf16 kernel level (gemm_bf16_native()): matmul_set_precision
+ * refuses it elsewhere and returns -1. Inside a parallel region matmul runs
+ * fp32 either way. Returns the previous precision. */
+typedef enum { MATMUL_FP32 = 0, MATMUL_BF16 = 1 } MatmulPrecision;
+int matmul_set_precision(MatmulPrecision p);
+MatmulPrecision matmul_precision(void);
+
 #endif

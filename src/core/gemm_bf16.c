@@ -28,6 +28,7 @@
 #include "core/fastmath.h"
 #include "core/half.h"
 #include "core/kernels.h"
+#include "core/sgemm.h"
 
 enum { GB_NR = 32, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
 
@@ -230,4 +231,126 @@ void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float be
     if (M <= 0 || w->N <= 0) return;
     if (w->K == 0) matmul_bf16_empty(y, M, w->N, beta, bias, gelu);
     else gb_drive(y, x, w, M, beta, bias, gelu);
+}
+
+/* ---- training products: both operands rounded to bf16 (matmul's bf16 precision) ---- */
+
+/* rows x K of src (row stride ld) -> dst rows x ceil(K/2) pairs, each pair two
+ * neighbours of a row (k = 2p, 2p + 1; an odd K's last pair has a zero high half). */
+static GB_TARGET void gb_pair_adjacent(uint32_t *dst, const float *src, int rows, int K, long ld) {
+    long pairs = (K + 1) / 2;
+    #pragma omp parallel for if ((long)rows * K > 65536)
+    for (int r = 0; r < rows; r++) {
+        const float *s = src + (long)r * ld;
+        uint32_t *d = dst + (long)r * pairs;
+        for (int i = 0; i < K; i += 32) {
+            int left = K - i, n = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16;
+            __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u);
+            __mmask16 hi = left >= 32 ? 0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1u);
+            __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, s + i + 16), _mm512_maskz_loadu_ps(lo, s + i));
+            _mm512_mask_storeu_epi32(d + i / 2, (__mmask16)((1u << n) - 1u), (__m512i)v);
+        }
+    }
+}
+
+/* K x cols of src (row stride ld) -> dst ceil(K/2) x cols, row p pairing src's
+ * rows 2p (low half) and 2p + 1 (high half; zero past K). */
+static GB_TARGET void gb_pair_rows(uint32_t *dst, const float *src, int K, int cols, long ld) {
+    int pairs = (K + 1) / 2;
+    #pragma omp parallel for if ((long)K * cols > 65536)
+    for (int p = 0; p < pairs; p++) {
+        const float *s0 = src + (long)(2 * p) * ld, *s1 = 2 * p + 1 < K ? s0 + ld : NULL;
+        uint32_t *d = dst + (long)p * cols;
+        for (int j = 0; j < cols; j += 16) {
+            __mmask16 m = cols - j >= 16 ? 0xffff : (__mmask16)((1u << (cols - j)) - 1u);
+            __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s0 + j)));
+            __m512i hi = s1 ? _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s1 + j)))
+                            : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+        }
+    }
+}
+
+/* core/sgemm's tile over bf16 pairs: C (mr x nc) = alpha * op(A).bp + beta * C,
+ * op(A)'s pair (r, p) at a[r * a_rs + p * a_cs], bp [kc pairs][32 columns]
+ * (the AVX-512 packers' layout: 12 x 32 tiles). */
+static inline __attribute__((always_inline)) GB_TARGET void gb_train_tile_rows(const int mr, float *c, long ldc,
+                                                                              int nc, const uint32_t *a, long a_rs,
+                                                                              long a_cs, const uint32_t *bp,
+                                                                              long kc, float alpha, float beta) {
+    __m512 acc[GB_MR][2];
+#pragma GCC unroll 12
+    for (int r = 0; r < GB_MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (long kp = 0; kp < kc; kp++) {
+        __m512bh b0 = (__m512bh)_mm512_load_si512(bp + kp * GB_NR);
+        __m512bh b1 = (__m512bh)_mm512_load_si512(bp + kp * GB_NR + 16);
+        const uint32_t *ak = a + kp * a_cs;
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            __m512bh av = (__m512bh)_mm512_set1_epi32((int)ak[r * a_rs]);
+            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
+            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+        }
+    }
+    __mmask16 k0 = nc >= 16 ? 0xffff : (__mmask16)((1u << nc) - 1u);
+    __mmask16 k1 = nc >= 32 ? 0xffff : nc <= 16 ? 0 : (__mmask16)((1u << (nc - 16)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+        float *out = c + r * ldc;
+        __m512 c0 = _mm512_mul_ps(acc[r][0], va), c1 = _mm512_mul_ps(acc[r][1], va);
+        if (beta != 0.0f) {
+            c0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k0, out), vb, c0);
+            c1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k1, out + 16), vb, c1);
+        }
+        _mm512_mask_storeu_ps(out, k0, c0);
+        _mm512_mask_storeu_ps(out + 16, k1, c1);
+    }
+}
+
+static GB_TARGET void gb_train_tile(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs,
+                                    const float *bp, long kc, float alpha, float beta) {
+    const uint32_t *ap = (const uint32_t *)a, *bpp = (const uint32_t *)bp;
+    switch (mr) {
+#define GB_TRAIN_CASE(R)                                                                                   \
+    case R:                                                                                                \
+        if (a_rs == 1) gb_train_tile_rows(R, c, ldc, nc, ap, 1, a_cs, bpp, kc, alpha, beta);               \
+        else gb_train_tile_rows(R, c, ldc, nc, ap, a_rs, 1, bpp, kc, alpha, beta);                         \
+        break;
+        GB_TRAIN_CASE(1) GB_TRAIN_CASE(2) GB_TRAIN_CASE(3) GB_TRAIN_CASE(4) GB_TRAIN_CASE(5) GB_TRAIN_CASE(6)
+        GB_TRAIN_CASE(7) GB_TRAIN_CASE(8) GB_TRAIN_CASE(9) GB_TRAIN_CASE(10) GB_TRAIN_CASE(11) GB_TRAIN_CASE(12)
+#undef GB_TRAIN_CASE
+    default: DIE("bf16 tile of %d rows", mr);
+    }
+}
+
+/* The pairs of the last product's operands: grown to the largest seen, used
+ * only from outside parallel regions (one caller at a time). */
+static uint32_t *g_pairs[2];
+static size_t g_pairs_cap[2];
+
+static uint32_t *gb_pairs_reserve(int which, size_t words) {
+    if (words > g_pairs_cap[which]) {
+        free(g_pairs[which]);
+        g_pairs[which] = xaligned_alloc(sizeof(uint32_t) * words);
+        g_pairs_cap[which] = words;
+    }
+    return g_pairs[which];
+}
+
+Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,
+                                      int tb) {
+    if (kernels_level() != KERN_AVX512BF16) DIE("bf16 products need the avx512bf16 kernel level");
+    Bf16Operands o = {.pairs = (K + 1) / 2, .tile = gb_train_tile};
+    uint32_t *ap = gb_pairs_reserve(0, (size_t)M * (size_t)o.pairs + 16);
+    uint32_t *bp = gb_pairs_reserve(1, (size_t)N * (size_t)o.pairs + 16);
+    /* op(A) (M, K): a row's k neighbours are adjacent unless A is stored k-major. */
+    if (ta) gb_pair_rows(ap, A, K, M, lda), o.lda = M;
+    else gb_pair_adjacent(ap, A, M, K, lda), o.lda = o.pairs;
+    /* op(B) (K, N): stored k-major unless transposed. */
+    if (tb) gb_pair_adjacent(bp, B, N, K, ldb), o.ldb = o.pairs;
+    else gb_pair_rows(bp, B, K, N, ldb), o.ldb = N;
+    o.a = (const float *)ap;
+    o.b = (const float *)bp;
+    return o;
 }

@@ -1,14 +1,16 @@
-/* gemm_bf16.h — inference GEMMs with bfloat16 weights: y (M, N) = x (M, K) W^T
- * + beta y, for a weight W (N, K) stored as nn/linear stores it, packed once.
+/* gemm_bf16.h — GEMMs with bfloat16 operands: for inference, y (M, N) = x (M, K) W^T
+ * + beta y, for a weight W (N, K) stored as nn/linear stores it, packed once;
+ * for training, the pairing behind core/blas.h's MATMUL_BF16 precision.
  *
  * Why: on CPUs with AVX512-BF16, vdpbf16ps does 32 multiply-adds per
  * instruction where vfmadd231ps does 16 (measured on this machine's Zen 5:
  * 530 vs 286 GFLOP/s per core), and bf16 weights halve the memory a forward
  * streams. (Not on Intel's Emerald Rapids, family 6 model 207: there
  * vdpbf16ps has half the FMA's rate, and --bf16 runs fp32.) Both operands are rounded to bf16 (round to nearest even; 8
- * significant bits, core/half.h), products are accumulated in fp32. That is an inference
- * approximation (relative error ~1e-2 on a product's result): training and
- * the reference comparisons stay fp32.
+ * significant bits, core/half.h), products are accumulated in fp32. That is an
+ * approximation (relative error ~1e-2 on a product's result): inference under
+ * --bf16, training only when asked (MATMUL_BF16, mixed precision: weights,
+ * gradients and optimizer state stay fp32); the reference comparisons are fp32.
  *
  * The product needs AVX512-BF16: callers take this path only when
  * gemm_bf16_native() says the kernel level is avx512bf16 (the default where
@@ -39,6 +41,22 @@ void bf16_weights_free(Bf16Weights *p);
  * instead of in passes of their own over y (which, memory-bound, cost an
  * inference forward more than a tenth of its time). */
 void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float beta, const float *bias, int gelu);
+
+/* Training products in bf16 (core/blas.h's MATMUL_BF16): op(A) and op(B) of
+ * C = alpha op(A) op(B) + beta C rounded to bf16 and paired along k (an odd K
+ * padded with a zero), so that core/sgemm's blocked loop (sgemm_own_tile), its
+ * packers copying 32-bit elements, and `tile` (vdpbf16ps, fp32 sums) compute
+ * the product with K = pairs. The pairs live in two buffers reused by the
+ * next call: call outside parallel regions, at the avx512bf16 level only. */
+typedef struct {
+    const float *a, *b;   /* the paired operands (32-bit elements), with their row strides */
+    int lda, ldb;
+    int pairs;            /* ceil(K / 2) */
+    void (*tile)(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs, const float *bp, long kc,
+                 float alpha, float beta);
+} Bf16Operands;
+Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,
+                                     int tb);
 
 /* 1 when the AVX512-BF16 kernel runs (core/kernels.h's level is avx512bf16). */
 int gemm_bf16_native(void);

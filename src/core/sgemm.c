@@ -91,6 +91,11 @@ static void sg_scale_only(float *C, int ldc, int M, int N, float beta) {
 
 void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                float beta, float *C, int ldc) {
+    sgemm_own_tile(kernels()->sgemm_tile, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) { sg_scale_only(C, ldc, M, N, beta); return; }
     const ElemKernels *k = kernels();
@@ -130,8 +135,8 @@ void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A,
                     int cols = nc - jr < NR ? nc - jr : NR;
                     for (int ir = 0; ir < mc; ir += MR) {
                         int rows = mc - ir < MR ? mc - ir : MR;
-                        k->sgemm_tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a + ir * a_step, a_rs,
-                                      a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
+                        tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a + ir * a_step, a_rs,
+                               a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
                     }
                 }
             }

@@ -21,6 +21,17 @@
 void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                float beta, float *C, int ldc);
 
+/* A register tile (core/kernels.h's sgemm_tile has this signature). */
+typedef void (*SgemmTile)(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs,
+                          const float *bp, long kc, float alpha, float beta);
+
+/* sgemm_own's blocking and packers with another tile over the same 32-bit
+ * elements: core/gemm_bf16's training products, whose elements are pairs of
+ * bf16 (K counts pairs) and whose tile multiplies them with vdpbf16ps. The
+ * tile must fit the current kernel level's packers (sgemm_mr x sgemm_nr). */
+void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc);
+
 typedef enum { GEMM_OPENBLAS, GEMM_OWN } GemmBackend;
 
 /* The backend matmul uses: GLUE_GEMM=openblas|own forces one; otherwise our

@@ -636,3 +636,54 @@ TEST(bert_finetune_killed_resumes_bit_identical) {
     CHECK_MSG(kill_loop_same_results(ref, cut), "losses or dev metrics differ from the uninterrupted run");
     fixture_remove(&fx);
 }
+
+/* The "precision" and epoch losses of a finetune --json output. */
+static void finetune_precision(const char *json, char *prec, size_t cap, double loss[3]) {
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "precision");
+    snprintf(prec, cap, "%s", cJSON_IsString(p) ? p->valuestring : "");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "epochs");
+    for (int i = 0; i < 3; i++) loss[i] = run_config_number(cJSON_GetArrayItem(e, i), "loss", -1);
+    cJSON_Delete(j);
+}
+
+/* --set precision=bf16 (mixed precision, core/blas.h's MATMUL_BF16): with
+ * the bf16 dot product the steps' losses are not fp32's, the model learns
+ * as well and results.json says bf16; a level below avx512bf16 says so once
+ * and trains exactly the fp32 run. */
+TEST(bert_finetune_bf16_precision) {
+    if (!gemm_bf16_available()) {
+        test_skip("this CPU has no AVX512-BF16");
+        return;
+    }
+    BertFixture fx;
+    fixture_make(&fx);
+    const char *levels[3] = {"avx512bf16", "avx512bf16", "avx512"}, *precs[3] = {"fp32", "bf16", "bf16"};
+    double loss[3][3], acc[3];
+    char prec[3][8];
+    for (int i = 0; i < 3; i++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "env %s GLUE_KERNELS=%s %s finetune sst2 " SMALL " --epochs 3 --json --set precision=%s 2>%s/err.txt",
+                 fx.env, levels[i], test_glue_bin(), fx.root, fx.root, precs[i], fx.root);
+        int st;
+        char *out = test_run(cmd, &st), path[300];
+        snprintf(path, sizeof path, "%s/err.txt", fx.root);
+        char *err = file_read(path, NULL);
+        CHECK_MSG(st == 0, "%s: exit %d: %s", levels[i], st, err ? err : "");
+        int said = err && strstr(err, "precision=bf16 trains with fp32 products");
+        CHECK_MSG(said == (i == 2), "%s %s: %s", levels[i], precs[i], err ? err : "");
+        finetune_precision(out, prec[i], sizeof prec[i], loss[i]);
+        acc[i] = best_metric(out, "accuracy");
+        free(out);
+        free(err);
+    }
+    CHECK_MSG(strcmp(prec[0], "fp32") == 0 && strcmp(prec[1], "bf16") == 0 && strcmp(prec[2], "fp32") == 0,
+              "precision in results: %s %s %s", prec[0], prec[1], prec[2]);
+    CHECK_MSG(loss[1][0] != loss[0][0] && fabs(loss[1][0] - loss[0][0]) < 0.05 * loss[0][0],
+              "epoch 1 loss: bf16 %.6f, fp32 %.6f", loss[1][0], loss[0][0]);
+    CHECK_MSG(acc[1] >= 90.0, "bf16 dev accuracy %.2f", acc[1]);
+    for (int e = 0; e < 3; e++) CHECK_MSG(loss[2][e] == loss[0][e], "fallback epoch %d: %.9g vs %.9g", e + 1,
+                                          loss[2][e], loss[0][e]);
+    fixture_remove(&fx);
+}

@@ -405,6 +405,13 @@ TEST(trainer_config_same_ignores_bucket_mb) {
     CHECK(!trainer_config_same(b, g) && !trainer_config_same(g, b) && !trainer_config_same(f, g));
     cJSON_Delete(f);
     cJSON_Delete(g);
+    /* precision: absent = "fp32" (runs before the setting), not "bf16". */
+    f = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"precision\": \"fp32\"}");
+    g = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8, \"precision\": \"bf16\"}");
+    CHECK(trainer_config_same(b, f) && trainer_config_same(f, b));
+    CHECK(!trainer_config_same(b, g) && !trainer_config_same(g, b) && !trainer_config_same(f, g));
+    cJSON_Delete(f);
+    cJSON_Delete(g);
     cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(d), cJSON_Delete(e);
 }
 

@@ -15,11 +15,13 @@
  * with a non-zero status, and dist_finalize then aborts the job. */
 #include "models/trainer.h"
 
+#include "core/blas.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/dist.h"
 #include "core/files.h"
 #include "core/interrupt.h"
+#include "core/kernels.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
@@ -57,6 +59,7 @@ typedef struct Run {
     const char *schedule;
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
+    MatmulPrecision precision;   /* of the training steps' products (TRAINER_SETTING_PRECISION), as it runs here */
     int *lengths;                /* then each training row's length, else NULL */
     /* Progress, saved in resume/trainer.json at the end of each epoch and every
      * checkpoint_every steps. */
@@ -129,6 +132,7 @@ float trainer_lr(float lr, const char *schedule, double warmup, long step, long 
 }
 
 const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
+const char *const TRAINER_PRECISIONS[] = {"fp32", "bf16", NULL};
 
 int trainer_check_parallel(const ModelOps *ops) {
     if (dist_size() == 1 || ops->data_parallel) return 0;
@@ -204,7 +208,8 @@ static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
  * is the same as the value given here, the behaviour before them. */
 static const struct {
     const char *key, *absent;   /* absent: the value as JSON */
-} TRAINER_LATER_SETTINGS[] = {{"group_by_length", "false"}, {INTERMEDIATE_KEY, "\"" INTERMEDIATE_NONE "\""}};
+} TRAINER_LATER_SETTINGS[] = {{"group_by_length", "false"}, {INTERMEDIATE_KEY, "\"" INTERMEDIATE_NONE "\""},
+                              {"precision", "\"fp32\""}};
 
 static int trainer_is_absent_value(const cJSON *it) {
     for (size_t i = 0; i < sizeof TRAINER_LATER_SETTINGS / sizeof TRAINER_LATER_SETTINGS[0]; i++) {
@@ -254,7 +259,18 @@ static int run_read_settings(Run *r) {
     r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
-    return s.failed ? EXIT_USAGE : 0;
+    int bf16 = settings_choice(&s, "precision", TRAINER_PRECISIONS, 2) == 1;
+    if (s.failed) return EXIT_USAGE;
+    r->precision = MATMUL_FP32;
+    if (bf16 && matmul_set_precision(MATMUL_BF16) < 0) {
+        if (r->rank == 0)
+            user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
+                         kernels_level_name(kernels_level()));
+    } else if (bf16) {
+        r->precision = MATMUL_BF16;
+    }
+    matmul_set_precision(MATMUL_FP32);   /* run_train_epoch sets it for the steps only */
+    return 0;
 }
 
 /* The split a held-out run selects on (o->holdout): part of the training file. */
@@ -568,6 +584,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     int first = epoch == r->start_epoch ? r->start_row : 0;
     double loss_sum = epoch == r->start_epoch ? r->start_loss_sum : 0, t0 = now_seconds();
     int rc = 0;
+    matmul_set_precision(r->precision);
     for (int i = first; i < n; i += r->batch) {
         int sig = dist_max_int(interrupt_pending());   /* the ranks stop at the same step */
         if (sig) {
@@ -613,6 +630,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
             if ((rc = run_save_progress(r, epoch, i + b, loss_sum)) != 0) break;
         }
     }
+    matmul_set_precision(MATMUL_FP32);   /* evaluation and checkpoints: fp32 */
     if (rc == 0) trainer_progress_draw(&bar, n, loss_sum / n, 1);
     r->train_seconds += now_seconds() - t0;
     *mean_loss = loss_sum / n;
@@ -692,6 +710,7 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
+    cJSON_AddStringToObject(j, "precision", r->precision == MATMUL_BF16 ? "bf16" : "fp32");   /* what ran */
     if (r->size > 1) {
         cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
         /* Rank 0's gradient sums in this process (a resumed run: since the

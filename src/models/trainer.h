@@ -48,6 +48,12 @@ extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine
 /* Batches of rows of about one length (trainer_epoch_order), for models that
  * pad a batch to its longest row and report row lengths (ModelOps.length). */
 #define TRAINER_SETTING_GROUP_BY_LENGTH(def) {"group_by_length", SETTING_BOOL, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
+/* "bf16": the training steps' matmul products from bf16-rounded operands
+ * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
+ * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
+ * stays fp32. results.json names what ran. */
+extern const char *const TRAINER_PRECISIONS[];   /* "fp32", "bf16" */
+#define TRAINER_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", TRAINER_PRECISIONS}
 
 typedef struct TrainerOptions {
     const Task *task;

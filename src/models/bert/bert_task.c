@@ -74,6 +74,7 @@ static const SettingSpec BERT_SETTINGS[] = {
      * soon as the backward has finished it (0: one sum after the backward) */
     TRAINER_SETTING_BUCKET_MB(2),
     TRAINER_SETTING_GROUP_BY_LENGTH(0),
+    TRAINER_SETTING_PRECISION,
     {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
     {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},

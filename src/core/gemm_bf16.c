@@ -235,40 +235,46 @@ void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float be
 
 /* ---- training products: both operands rounded to bf16 (matmul's bf16 precision) ---- */
 
-/* rows x K of src (row stride ld) -> dst rows x ceil(K/2) pairs, each pair two
- * neighbours of a row (k = 2p, 2p + 1; an odd K's last pair has a zero high half). */
-static GB_TARGET void gb_pair_adjacent(uint32_t *dst, const float *src, int rows, int K, long ld) {
+/* One row of K floats -> ceil(K/2) pairs, each two neighbours (k = 2p low,
+ * 2p + 1 high; an odd K's last pair has a zero high half). */
+static GB_TARGET void gb_pair_row(uint32_t *d, const float *s, int K) {
+    for (int i = 0; i < K; i += 32) {
+        int left = K - i, n = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16;
+        __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u);
+        __mmask16 hi = left >= 32 ? 0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1u);
+        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, s + i + 16), _mm512_maskz_loadu_ps(lo, s + i));
+        _mm512_mask_storeu_epi32(d + i / 2, (__mmask16)((1u << n) - 1u), (__m512i)v);
+    }
+}
+
+/* Two rows of cols floats (s1 NULL: zeros) -> cols pairs (s0 low, s1 high). */
+static GB_TARGET void gb_pair_two_rows(uint32_t *d, const float *s0, const float *s1, int cols) {
+    for (int j = 0; j < cols; j += 16) {
+        __mmask16 m = cols - j >= 16 ? 0xffff : (__mmask16)((1u << (cols - j)) - 1u);
+        __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s0 + j)));
+        __m512i hi = s1 ? _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s1 + j)))
+                        : _mm512_setzero_si512();
+        _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+}
+
+/* rows x K of src (row stride ld) -> dst rows x ceil(K/2) pairs. (The
+ * parallel loops are outside the GB_TARGET functions: clang does not give
+ * OpenMP's outlined bodies their function's target.) */
+static void gb_pair_adjacent(uint32_t *dst, const float *src, int rows, int K, long ld) {
     long pairs = (K + 1) / 2;
     #pragma omp parallel for if ((long)rows * K > 65536)
-    for (int r = 0; r < rows; r++) {
-        const float *s = src + (long)r * ld;
-        uint32_t *d = dst + (long)r * pairs;
-        for (int i = 0; i < K; i += 32) {
-            int left = K - i, n = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16;
-            __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u);
-            __mmask16 hi = left >= 32 ? 0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1u);
-            __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, s + i + 16), _mm512_maskz_loadu_ps(lo, s + i));
-            _mm512_mask_storeu_epi32(d + i / 2, (__mmask16)((1u << n) - 1u), (__m512i)v);
-        }
-    }
+    for (int r = 0; r < rows; r++) gb_pair_row(dst + (long)r * pairs, src + (long)r * ld, K);
 }
 
 /* K x cols of src (row stride ld) -> dst ceil(K/2) x cols, row p pairing src's
  * rows 2p (low half) and 2p + 1 (high half; zero past K). */
-static GB_TARGET void gb_pair_rows(uint32_t *dst, const float *src, int K, int cols, long ld) {
+static void gb_pair_rows(uint32_t *dst, const float *src, int K, int cols, long ld) {
     int pairs = (K + 1) / 2;
     #pragma omp parallel for if ((long)K * cols > 65536)
-    for (int p = 0; p < pairs; p++) {
-        const float *s0 = src + (long)(2 * p) * ld, *s1 = 2 * p + 1 < K ? s0 + ld : NULL;
-        uint32_t *d = dst + (long)p * cols;
-        for (int j = 0; j < cols; j += 16) {
-            __mmask16 m = cols - j >= 16 ? 0xffff : (__mmask16)((1u << (cols - j)) - 1u);
-            __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s0 + j)));
-            __m512i hi = s1 ? _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s1 + j)))
-                            : _mm512_setzero_si512();
-            _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-        }
-    }
+    for (int p = 0; p < pairs; p++)
+        gb_pair_two_rows(dst + (long)p * cols, src + (long)(2 * p) * ld, 2 * p + 1 < K ? src + (long)(2 * p + 1) * ld : NULL,
+                         cols);
 }
 
 /* core/sgemm's tile over bf16 pairs: C (mr x nc) = alpha * op(A).bp + beta * C,

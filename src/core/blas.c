@@ -1,5 +1,7 @@
 /* blas.c — matmul over cblas_sgemm or our own GEMM (core/sgemm.h chooses),
- * and the naive reference (see blas.h).
+ * or, at MATMUL_BF16 precision, over bf16 pairs of both operands through our
+ * GEMM's blocking with core/gemm_bf16's tile; and the naive reference (see
+ * blas.h).
  *
  * Threads: OpenBLAS keeps ONE thread (threads_init sets it), and matmul splits
  * a product over the OpenMP pool itself, each thread running a single-threaded

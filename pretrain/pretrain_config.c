@@ -2,6 +2,7 @@
  * run, and their checks (see pretrain_config.h). */
 #include "pretrain/pretrain_config.h"
 
+#include "core/blas.h"
 #include "core/common.h"
 #include "models/run_config.h"
 #include "optim/schedule.h"
@@ -17,8 +18,6 @@
 /* The numbers, flags and names of a pretraining run: BERT's recipe where it
  * applies (Devlin et al. 2019, appendix A.2). One table gives the defaults
  * and the checked read, in the order config.json lists them. */
-static const char *const PRETRAIN_PRECISIONS[] = {"fp32", "bf16", NULL};
-
 #define PC(field) offsetof(PretrainConfig, field)
 static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"seq_len", SETTING_INT, PC(seq_len), 128, 3, MASKING_MAX_LEN, NULL, NULL},
@@ -69,7 +68,7 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
      * smaller: BERT-mini's is 3 MiB). */
     {"bucket_mb", SETTING_REAL, PC(bucket_mb), 2, 0, 1024, NULL, NULL},
     {"zero", SETTING_INT, PC(zero), 0, 0, 1, NULL, NULL},
-    {"precision", SETTING_CHOICE, PC(precision), 0, 0, 0, "fp32", PRETRAIN_PRECISIONS},
+    {"precision", SETTING_CHOICE, PC(precision), 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES},
 };
 #undef PC
 #define NUM_PRETRAIN_SETTINGS ((int)(sizeof PRETRAIN_SETTINGS / sizeof PRETRAIN_SETTINGS[0]))

@@ -109,7 +109,7 @@ typedef struct PretrainConfig {
     BertConfig generator;              /* ELECTRA: resolved generator config */
     double bucket_mb;                  /* data parallel: gradient sum bucket size (MiB; 0 = one sum) */
     int zero;                          /* data parallel: 1 = ZeRO-1 sharded optimizer state */
-    int precision;                     /* 0 = fp32, 1 = bf16 products (PRETRAIN_PRECISIONS) */
+    int precision;                     /* a MatmulPrecision (core/blas.h): fp32, or bf16 products */
 } PretrainConfig;
 
 /* The default config (caller frees). */

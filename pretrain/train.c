@@ -6,7 +6,6 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/dist.h"
-#include "core/kernels.h"
 #include "core/provenance.h"
 #include "core/lines.h"
 #include "core/progress.h"
@@ -637,7 +636,7 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
     cJSON_AddStringToObject(j, "objective", r->pc->objective);
     /* What ran (the last segment of a resumed run): precision=bf16 runs fp32 without a fast bf16 dot product. */
-    cJSON_AddStringToObject(j, "precision", matmul_precision() == MATMUL_BF16 ? "bf16" : "fp32");
+    cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[matmul_precision()]);
     cJSON_AddNumberToObject(j, "num_params", (double)bert_num_params(r->m));
     if (r->electra.gen) cJSON_AddNumberToObject(j, "generator_params", (double)bert_num_params(r->electra.gen));
     cJSON_AddNumberToObject(j, "cache_tokens", (double)r->cache->n_tokens);
@@ -702,9 +701,7 @@ static int run_prepare(Run *r) {
     rc = o->resume ? run_resume(r) : run_fresh(r);
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
-    if (pc->precision == 1 && matmul_set_precision(MATMUL_BF16) < 0 && r->rank == 0)
-        user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
-                     kernels_level_name(kernels_level()));
+    matmul_set_precision(matmul_training_precision((MatmulPrecision)pc->precision, r->rank == 0));
     r->step0 = r->step;
     if (r->rank == 0 && r->size > 1 && o->show_progress) {
         double mib = 1.0 / (1 << 20);

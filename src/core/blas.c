@@ -19,6 +19,7 @@
 
 #include <cblas.h>
 
+#include "core/common.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "core/sgemm.h"
@@ -60,6 +61,16 @@ int matmul_set_precision(MatmulPrecision p) {
 }
 
 MatmulPrecision matmul_precision(void) { return g_precision; }
+
+const char *const MATMUL_PRECISION_NAMES[] = {"fp32", "bf16", NULL};
+
+MatmulPrecision matmul_training_precision(MatmulPrecision wanted, int speak) {
+    if (wanted != MATMUL_BF16 || gemm_bf16_native()) return wanted;
+    if (speak)
+        user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
+                     kernels_level_name(kernels_level()));
+    return MATMUL_FP32;
+}
 
 /* One product (or a block of one) on the calling thread: fp32 (tile NULL:
  * blas_sgemm) or over bf16 pairs (core/gemm_bf16's tile, K counting pairs). */

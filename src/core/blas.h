@@ -37,5 +37,12 @@ void matmul_strided(float *C, const float *A, const float *B, int M, int N, int 
 typedef enum { MATMUL_FP32 = 0, MATMUL_BF16 = 1 } MatmulPrecision;
 int matmul_set_precision(MatmulPrecision p);
 MatmulPrecision matmul_precision(void);
+/* "fp32", "bf16" (NULL-terminated, by MatmulPrecision): the training
+ * settings' `precision` choices and the name results record. */
+extern const char *const MATMUL_PRECISION_NAMES[];
+/* A training run's precision setting as it can run here: MATMUL_BF16 where
+ * the CPU has the fast bf16 dot product, else MATMUL_FP32 after one warning
+ * line (when `speak`). Does not change the current precision. */
+MatmulPrecision matmul_training_precision(MatmulPrecision wanted, int speak);
 
 #endif

@@ -21,7 +21,6 @@
 #include "core/dist.h"
 #include "core/files.h"
 #include "core/interrupt.h"
-#include "core/kernels.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "models/evaluate.h"
@@ -132,7 +131,6 @@ float trainer_lr(float lr, const char *schedule, double warmup, long step, long 
 }
 
 const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
-const char *const TRAINER_PRECISIONS[] = {"fp32", "bf16", NULL};
 
 int trainer_check_parallel(const ModelOps *ops) {
     if (dist_size() == 1 || ops->data_parallel) return 0;
@@ -259,17 +257,9 @@ static int run_read_settings(Run *r) {
     r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
-    int bf16 = settings_choice(&s, "precision", TRAINER_PRECISIONS, 2) == 1;
+    int wanted = settings_choice(&s, "precision", MATMUL_PRECISION_NAMES, 2);
     if (s.failed) return EXIT_USAGE;
-    r->precision = MATMUL_FP32;
-    if (bf16 && matmul_set_precision(MATMUL_BF16) < 0) {
-        if (r->rank == 0)
-            user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
-                         kernels_level_name(kernels_level()));
-    } else if (bf16) {
-        r->precision = MATMUL_BF16;
-    }
-    matmul_set_precision(MATMUL_FP32);   /* run_train_epoch sets it for the steps only */
+    r->precision = matmul_training_precision((MatmulPrecision)wanted, r->rank == 0);   /* run_train_epoch sets it */
     return 0;
 }
 
@@ -710,7 +700,7 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
-    cJSON_AddStringToObject(j, "precision", r->precision == MATMUL_BF16 ? "bf16" : "fp32");   /* what ran */
+    cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[r->precision]);   /* what ran */
     if (r->size > 1) {
         cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
         /* Rank 0's gradient sums in this process (a resumed run: since the

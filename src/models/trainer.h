@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 
+#include "core/blas.h"
 #include "models/model.h"
 #include "models/run_config.h"
 
@@ -52,8 +53,7 @@ extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine
  * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
  * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
  * stays fp32. results.json names what ran. */
-extern const char *const TRAINER_PRECISIONS[];   /* "fp32", "bf16" */
-#define TRAINER_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", TRAINER_PRECISIONS}
+#define TRAINER_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES}
 
 typedef struct TrainerOptions {
     const Task *task;

@@ -89,7 +89,7 @@ float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *d
     e->gen->loss_count = mlm_batch_all_masked(b);
     disc->loss_count = real_all;
     /* 1. The generator on the masked input. */
-    bert_forward(e->gen, &in, drop_rng);
+    bert_forward_rows(e->gen, &in, b->positions, n, drop_rng);   /* the MLM reads the targets' rows only */
     float gen_acc = 0, gen_loss = bert_mlm_loss(e->gen, b->positions, b->labels, n, 1, &gen_acc);
     /* 2. Samples at the targets (the logits are those of this forward, with dropout). */
     /* The draws of the other shards' targets are skipped in order, so every

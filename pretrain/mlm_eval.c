@@ -36,7 +36,8 @@ int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, con
         int n = mlm_batch_fill(batch, &s, mc, &rng, B);
         if (n < 0) { rc = -1; break; }
         if (n == 0) break;
-        bert_forward(m, &(BertBatch){batch->B, batch->T, batch->ids, NULL, batch->lengths}, NULL);
+        bert_forward_rows(m, &(BertBatch){batch->B, batch->T, batch->ids, NULL, batch->lengths}, batch->positions,
+                          batch->n_masked, NULL);
         float acc = 0;
         float loss = bert_mlm_loss(m, batch->positions, batch->labels, batch->n_masked, 0, &acc);
         loss_sum += (double)loss * batch->n_masked;

@@ -442,7 +442,9 @@ static void run_micro_batch(Run *r, MlmBatch *all, StepStats *s) {
         s->disc_acc += w * es.disc_acc;
         s->replaced += w * es.replaced_frac;
     } else {
-        bert_forward(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, &r->drop_rng);
+        /* The MLM reads the masked rows only: the last layer runs there. */
+        bert_forward_rows(r->m, &(BertBatch){b->B, b->T, b->ids, NULL, b->lengths}, b->positions, b->n_masked,
+                          &r->drop_rng);
         r->m->loss_count = mlm_batch_all_masked(b);   /* the whole batch's (its own when whole) */
         float acc = 0, loss = bert_mlm_loss(r->m, b->positions, b->labels, b->n_masked, 1, &acc);
         r->m->loss_count = 0;

@@ -6,6 +6,9 @@
  *   train    one pretraining step: zero grad, forward with dropout, MLM loss on
  *            the masked positions (gathered before the vocabulary projection),
  *            backward, AdamW — B = 32, T = 128, 15% of the positions masked;
+ *            ours as `glue pretrain` runs it (bert_forward_rows: the last
+ *            layer only at the masked rows), PyTorch computing every position
+ *            as HF does;
  *   infer    classification forward (encoder + pooler + classifier), B = 32, T = 128,
  *            ours as `glue predict` runs it (bert_forward_pooled: the last
  *            layer only at [CLS]), PyTorch computing every position as HF does;
@@ -238,7 +241,7 @@ static void ours_free(Ours *o) {
 static void ours_train_step(Ours *o, int n_masked) {
     Bert *m = o->trainer;
     params_zero_grad(m->params);
-    bert_forward(m, &(BertBatch){BB_B, BB_T, o->ids, o->segments, NULL}, &o->drop);
+    bert_forward_rows(m, &(BertBatch){BB_B, BB_T, o->ids, o->segments, NULL}, o->positions, n_masked, &o->drop);
     bert_mlm_loss(m, o->positions, o->labels, n_masked, 1, NULL);
     bert_backward(m);
     optim_step(&o->opt, m->params, 1e-4f);
@@ -302,8 +305,9 @@ static void bb_linear(BbGemms *s, int rows, int out, int in, int train) {
 }
 
 /* The GEMMs of one step of measurement `what`, as ours computes it: the
- * classification forwards compute the last layer only at [CLS] (B query rows;
- * keys and values for all N rows), so only those FLOPs are counted. */
+ * last layer only where the head reads it (B query rows at [CLS] for the
+ * classification forwards, the n_masked rows for the training step; keys and
+ * values for all N rows), so only those FLOPs are counted. */
 static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_masked) {
     memset(s, 0, sizeof *s);
     int train = bb_is_train(what), B = BB_B, T = bb_is_latency(what) ? BB_LAT_T : BB_T;
@@ -311,7 +315,7 @@ static void bench_bert_flops(BbGemms *s, const BertConfig *c, int what, int n_ma
     int N = B * T, C = c->hidden_size;
     for (int l = 0; l < c->num_layers; l++) {
         /* Query rows of this layer. */
-        int Q = train || l < c->num_layers - 1 ? N : B;
+        int Q = l < c->num_layers - 1 ? N : train ? n_masked : B;
         if (Q == N) {
             bb_linear(s, N, 3 * C, C, train);
         } else {

@@ -83,7 +83,7 @@ static void attn_softmax_row_masked(float *row, int b, int h, int i, AttnDims d)
     }
     if (d.alibi) {
         float slope = d.alibi[h];
-        int qpos = i + d.Tk - d.Tq;
+        int qpos = d.q_pos ? d.q_pos[(long)b * d.Tq + i] : i + d.Tk - d.Tq;
         for (int j = 0; j < lim; j++) row[j] -= slope * (float)abs(qpos - j);
     }
     if (d.key_mask) {

@@ -13,6 +13,7 @@
  * Optional relative-position terms (Shaw et al. / LPR): AttnDims.rel, see nn/relpos.h.
  * Optional ALiBi (Press et al. 2022): AttnDims.alibi, a fixed distance penalty
  *     S_ij -= slope_h * |i' - j|,   i' = i + Tk - Tq (the position of query i),
+ * or i' = q_pos[b, i] when the queries are chosen rows of the keys' sequence,
  * added before the softmax. Symmetric, as MosaicBERT uses it in an encoder: it
  * makes attention local from the first step, where learned positions have to
  * discover locality through q·k (pretrain/README.md). The penalty is a constant,
@@ -34,6 +35,8 @@ typedef struct {
     const struct RelPos *rel; /* NULL, or relative-position key/value terms (nn/relpos.h);
                               * the backward adds their table gradients too */
     const float *alibi;      /* NULL, or (NH) ALiBi slopes, one per head (above) */
+    const int *q_pos;        /* NULL, or (B, Tq): the key position of each query, for ALiBi
+                              * (BERT's last layer computed at chosen rows only) */
 } AttnDims;
 
 /* ALiBi slopes for NH heads: slope_h = 2^(-8h / (NH - 1)), h = 0..NH-1, the

@@ -53,6 +53,8 @@ static AttnDims block_attn_dims(const BlockDims *d, int cross, int train) {
         ad.ldq = d->C;
         ad.ldk = ad.ldv = 2 * d->C;
         ad.key_lengths = d->mem_lengths;
+        ad.q_pos = d->q_pos;
+        ad.alibi = d->q_pos ? d->alibi : NULL;
     } else {
         ad.Tk = d->T;
         ad.ldq = ad.ldk = ad.ldv = 3 * d->C;

@@ -84,6 +84,9 @@ typedef struct BlockDims {
     const int *mem_lengths;   /* (B) or NULL: cross-attention memory keys past it are padding */
     const BlockAttnCore *core;   /* NULL: nn/attention */
     const float *alibi;       /* (NH) or NULL: self-attention ALiBi slopes (nn/attention.h) */
+    const int *q_pos;         /* cross-attention: (B, T) or NULL; set when the queries are rows of
+                               * the memory's own sequence (x[b, i] is mem[b, q_pos[b, i]] before
+                               * the sublayer): ALiBi then applies, at those positions */
     int pre_ln;               /* self-attention and FFN only: y = x + dropout(f(LN(x))) (pre-LN,
                                * Xiong et al. 2020) instead of y = LN(x + dropout(f(x))); the
                                * sublayer's ln_g/ln_b are then its input LayerNorm */

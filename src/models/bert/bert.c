@@ -245,11 +245,11 @@ static void bert_work_free(BertWork *k, int L) {
         block_ffn_acts_free(&k->ffn[l]);
     }
     free(k->attn); free(k->ffn); free(k->scratch);
-    if (k->cls_in) {
-        block_attn_acts_free(&k->cls_attn);
-        block_ffn_acts_free(&k->cls_ffn);
+    if (k->rows_max) {
+        block_attn_acts_free(&k->rows_attn);
+        block_ffn_acts_free(&k->rows_ffn);
     }
-    free(k->cls_in);
+    free(k->rows_asked); free(k->rows_slot); free(k->rows_pos); free(k->rows_in); free(k->drows); free(k->drows2);
     free(k->pair_f); free(k->pair_df);
     free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
@@ -326,14 +326,32 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         block_ffn_acts_init(&k->ffn[l], &md);
     }
     long s = block_scratch_floats(&md);
-    if (m->heads.pooler) {
-        /* bert_forward_pooled's last layer: (B, 1) queries over (B, T) keys. */
+    /* The last layer at chosen rows (bert_forward_rows / _pooled): one slot
+     * per sequence for [CLS]; for the MLM's masked rows up to half the
+     * length (past that the full layer costs little more, and runs). The
+     * cross-attention sublayer it uses is post-LN only. */
+    int rows = m->heads.pooler ? 1 : 0;
+    if (m->heads.mlm && max_masked > 0) {
+        int half = (T + 1) / 2 < max_masked ? (T + 1) / 2 : max_masked;
+        rows = half > rows ? half : rows;
+    }
+    if (m->cfg.pre_ln) rows = 0;
+    k->rows_max = rows;
+    if (rows) {
         BlockDims cd = md;
-        cd.T = 1;
+        cd.T = rows;
         cd.Tk = T;
-        block_attn_acts_init(&k->cls_attn, &cd, 1);
-        block_ffn_acts_init(&k->cls_ffn, &cd);
-        k->cls_in = bert_floats((long)B * C);
+        block_attn_acts_init(&k->rows_attn, &cd, 1);
+        block_ffn_acts_init(&k->rows_ffn, &cd);
+        long asked = B > max_masked ? B : max_masked;
+        k->rows_asked = xmalloc(sizeof(int) * (size_t)asked);
+        k->rows_slot = xmalloc(sizeof(int) * (size_t)asked);
+        k->rows_pos = xmalloc(sizeof(int) * (size_t)B * (size_t)rows);
+        k->rows_in = bert_floats((long)B * rows * C);
+        if (train) {
+            k->drows = bert_floats((long)B * rows * C);
+            k->drows2 = bert_floats((long)B * rows * C);
+        }
         long cs = block_scratch_floats(&cd);
         s = cs > s ? cs : s;
     }

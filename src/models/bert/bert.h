@@ -247,9 +247,20 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
  * the last layer is computed only where the pooler reads it, at [CLS]: its
  * keys and values for every position, its queries, attention output, FFN and
  * LayerNorms for one row per sequence (cross-attention from the [CLS] rows to
- * the previous layer: the same math, about 5/6 of the last layer's FLOPs
- * saved). bert_hidden, the MLM loss and bert_backward are unavailable after it. */
+ * the previous layer, ALiBi at the rows' own positions: the same math, about
+ * 5/6 of the last layer's FLOPs saved; pre-LN models run the full forward).
+ * bert_hidden, the MLM loss and bert_backward are unavailable after it. */
 void bert_forward_pooled(Bert *m, const BertBatch *batch);
+/* bert_forward for a loss that reads the last hidden state at n flat
+ * positions only (positions[i] = b * T + t; the MLM head's): the last layer
+ * is computed at those rows, as bert_forward_pooled does at [CLS] — with a
+ * backward, so pretraining's MLM steps skip about 85% of the last layer's
+ * work at 15% masking. bert_mlm_loss must then be given the same positions
+ * (in the same order); bert_hidden, the pooler and the other heads are
+ * unavailable after it. Falls back to the full forward (and every head works)
+ * for pre-LN models and when a sequence has more positions than half its
+ * length or than reserved (bert_reserve's max_masked). */
+void bert_forward_rows(Bert *m, const BertBatch *batch, const int *positions, int n, Rng *rng);
 /* Inference with bf16 weights (core/gemm_bf16.h, bert_bf16.c): on = 1 packs
  * each layer's four dense weights (QKV, attention output, FFN in and out) and
  * the forwards use them; 0 frees them. Embeddings, LayerNorms, pooler and

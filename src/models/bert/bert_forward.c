@@ -87,12 +87,14 @@ static void bert_embed_backward(Bert *m, const float *dh0) {
 }
 
 const float *bert_hidden(const Bert *m) {
-    if (m->work->cls_only) DIE("bert_hidden after bert_forward_pooled (only [CLS] was computed)");
+    if (m->work->rows_only)
+        DIE("bert_hidden after bert_forward_rows / bert_forward_pooled (the last layer ran at chosen rows only)");
     return m->cfg.pre_ln ? m->work->final_out : m->work->ffn[m->cfg.num_layers - 1].out;
 }
 
 const float *bert_pooled(const Bert *m) {
     if (!m->heads.pooler) DIE("bert_pooled: the model has no pooler");
+    if (!m->work->pooled_ok) DIE("bert_pooled: the last forward did not run the pooler (bert_forward_rows)");
     return m->work->pooled;
 }
 
@@ -102,15 +104,19 @@ static void bert_pooler_forward(Bert *m) {
     int B = k->B, C = m->cfg.hidden_size;
     linear_forward(k->pooled, k->cls_x, m->w.pool_w, m->w.pool_b, B, C, C);
     tanh_forward(k->pooled, k->pooled, (long)B * C);
+    k->pooled_ok = 1;
 }
 
-/* The batch, the dims and the embeddings: what both forwards begin with. */
+/* The batch, the dims and the embeddings: what every forward begins with. */
 static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     bert_take_batch(m, batch);
     BertWork *k = m->work;
     const BertConfig *c = &m->cfg;
     k->dropout_on = rng != NULL;
-    k->cls_only = 0;
+    k->rows_only = 0;
+    k->pooled_ok = 0;
+    k->mlm_n = 0;
+    k->rtd_done = 0;
     k->dims = (BlockDims){.B = k->B, .T = k->T, .C = c->hidden_size, .NH = c->num_heads, .FF = c->intermediate_size,
                        .eps = c->layer_norm_eps, .hidden_dropout = c->hidden_dropout,
                        .attn_dropout = c->attention_dropout, .lengths = k->lengths,
@@ -118,50 +124,34 @@ static void bert_forward_begin(Bert *m, const BertBatch *batch, Rng *rng) {
     bert_embed_forward(m, rng);
 }
 
-void bert_forward_pooled(Bert *m, const BertBatch *batch) {
-    if (!m->heads.pooler) DIE("bert_forward_pooled: the model has no pooler");
-    /* The shortcut's last layer is cross-attention from the [CLS] rows, which
-     * would put the one query at position T - 1 for ALiBi's distances: with
-     * ALiBi, the full forward (the same pooled vectors). */
-    if (m->alibi_slopes || m->cfg.pre_ln) {   /* pre-LN: the cross-attention sublayer is post-LN only */
-        bert_forward(m, batch, NULL);
-        return;
-    }
-    bert_forward_begin(m, batch, NULL);
+/* Encoder layers [0, layers) from h0; returns the last one's output. */
+static const float *bert_layers_forward(Bert *m, int layers, Rng *rng) {
     BertWork *k = m->work;
-    int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
     const float *x = k->h0;
-    for (int l = 0; l < L - 1; l++) {
-        block_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, NULL, k->scratch);
-        block_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, NULL, k->scratch);
-        x = k->ffn[l].out;
-    }
-    /* The fused (3C, C) QKV block is also cross-attention's layout: rows
-     * [0, C) project the queries, [C, 3C) the memory's keys and values. */
-    BlockDims cd = k->dims;
-    cd.T = 1;
-    cd.Tk = T;
-    cd.mem_lengths = k->lengths;
-    cd.lengths = NULL;
-    for (int b = 0; b < B; b++) memcpy(k->cls_in + (long)b * C, x + (long)b * T * C, sizeof(float) * (size_t)C);
-    block_cross_attn_forward(&k->cls_attn, k->cls_in, x, &m->w.layers[L - 1].attn, &cd, NULL, k->scratch);
-    block_ffn_forward(&k->cls_ffn, k->cls_attn.out, &m->w.layers[L - 1].ffn, &cd, NULL, k->scratch);
-    memcpy(k->cls_x, k->cls_ffn.out, sizeof(float) * (size_t)B * C);
-    bert_pooler_forward(m);
-    k->cls_only = 1;
-    k->mlm_n = 0;
-}
-
-void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
-    bert_forward_begin(m, batch, rng);
-    BertWork *k = m->work;
-    int L = m->cfg.num_layers, C = m->cfg.hidden_size, B = k->B, T = k->T;
-    const float *x = k->h0;
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < layers; l++) {
         block_self_attn_forward(&k->attn[l], x, &m->w.layers[l].attn, &k->dims, rng, k->scratch);
         block_ffn_forward(&k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims, rng, k->scratch);
         x = k->ffn[l].out;
     }
+    return x;
+}
+
+/* Zeroes the gradients the heads add into (training models). */
+static void bert_forward_end(Bert *m) {
+    BertWork *k = m->work;
+    int C = m->cfg.hidden_size;
+    if (!k->train) return;
+    memset(k->dhidden, 0, sizeof(float) * (size_t)k->B * k->T * C);
+    if (m->heads.pooler) memset(k->dpooled, 0, sizeof(float) * (size_t)k->B * C);
+    if (k->rows_only) memset(k->drows, 0, sizeof(float) * (size_t)k->B * k->rows_T * C);
+    k->pooled_grad = 0;
+}
+
+/* Every layer at every position, then the final LayerNorm (pre-LN) and the pooler. */
+static void bert_forward_all(Bert *m, Rng *rng) {
+    BertWork *k = m->work;
+    int C = m->cfg.hidden_size, B = k->B, T = k->T;
+    const float *x = bert_layers_forward(m, m->cfg.num_layers, rng);
     if (m->cfg.pre_ln) {   /* the residual stream is normalised once, at the end */
         layernorm_forward(k->final_out, k->final_mean, k->final_rstd, x, m->w.final_ln_g, m->w.final_ln_b,
                           B * T, C, m->cfg.layer_norm_eps);
@@ -172,13 +162,108 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
         for (int b = 0; b < B; b++) memcpy(k->cls_x + (long)b * C, x + (long)b * T * C, sizeof(float) * (size_t)C);
         bert_pooler_forward(m);
     }
-    if (k->train) {
-        memset(k->dhidden, 0, sizeof(float) * (size_t)B * T * C);
-        if (m->heads.pooler) memset(k->dpooled, 0, sizeof(float) * (size_t)B * C);
-        k->pooled_grad = 0;
+    bert_forward_end(m);
+}
+
+/* Lays the n flat positions out in slots, sequence by sequence (bert_work.h):
+ * rows_T = the most any sequence has. 0 when there is no rows path or they do
+ * not fit its reserved slots (the caller then runs the full last layer). */
+static int bert_rows_layout(BertWork *k, const int *positions, int n) {
+    int B = k->B, T = k->T, most = 0;
+    long N = (long)B * T, cap = B > k->max_masked ? B : k->max_masked;
+    for (int i = 0; i < n; i++)
+        if (positions[i] < 0 || positions[i] >= N)
+            DIE("bert_forward_rows: position %d outside [0, %ld)", positions[i], N);
+    if (!k->rows_max || n < 1 || n > cap) return 0;
+    int *count = k->rows_pos;   /* per-sequence counts first, then the slots' positions */
+    memset(count, 0, sizeof(int) * (size_t)B);
+    for (int i = 0; i < n; i++) {
+        int c = ++count[positions[i] / T];
+        most = c > most ? c : most;
     }
-    k->mlm_n = 0;
-    k->rtd_done = 0;
+    if (most > k->rows_max) return 0;
+    memset(count, 0, sizeof(int) * (size_t)B);
+    for (int i = 0; i < n; i++) k->rows_slot[i] = count[positions[i] / T]++;   /* rank within its sequence */
+    memset(k->rows_pos, 0, sizeof(int) * (size_t)B * (size_t)most);   /* unused slots: position 0 */
+    for (int i = 0; i < n; i++) {
+        int b = positions[i] / T;
+        k->rows_slot[i] += b * most;
+        k->rows_pos[k->rows_slot[i]] = positions[i] % T;
+        k->rows_asked[i] = positions[i];
+    }
+    k->rows_T = most;
+    k->rows_n = n;
+    return 1;
+}
+
+/* The sublayer dims of the rows path: rows_T queries per sequence over the
+ * T positions of the previous layer, ALiBi at the queries' own positions. */
+static BlockDims bert_rows_dims(const BertWork *k) {
+    BlockDims cd = k->dims;
+    cd.T = k->rows_T;
+    cd.Tk = k->T;
+    cd.mem_lengths = k->lengths;
+    cd.lengths = NULL;
+    cd.q_pos = k->rows_pos;
+    return cd;
+}
+
+/* The layers below the last, then the last one at the laid-out slots only:
+ * keys and values of every position, queries, attention output, FFN and
+ * LayerNorms of the slots (the same math, as cross-attention from the slots'
+ * rows of x to all of x; the fused (3C, C) QKV block is also cross-attention's
+ * layout). */
+static void bert_forward_rows_last(Bert *m, Rng *rng) {
+    BertWork *k = m->work;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size, T = k->T, R = k->rows_T;
+    const float *x = bert_layers_forward(m, L - 1, rng);
+    for (int b = 0; b < k->B; b++)
+        for (int j = 0; j < R; j++) {
+            long s = (long)b * R + j;
+            memcpy(k->rows_in + s * C, x + ((long)b * T + k->rows_pos[s]) * C, sizeof(float) * (size_t)C);
+        }
+    BlockDims cd = bert_rows_dims(k);
+    block_cross_attn_forward(&k->rows_attn, k->rows_in, x, &m->w.layers[L - 1].attn, &cd, rng, k->scratch);
+    block_ffn_forward(&k->rows_ffn, k->rows_attn.out, &m->w.layers[L - 1].ffn, &cd, rng, k->scratch);
+    k->rows_only = 1;
+}
+
+void bert_forward_rows(Bert *m, const BertBatch *batch, const int *positions, int n, Rng *rng) {
+    bert_forward_begin(m, batch, rng);
+    if (!bert_rows_layout(m->work, positions, n)) {
+        bert_forward_all(m, rng);
+        return;
+    }
+    bert_forward_rows_last(m, rng);
+    bert_forward_end(m);
+}
+
+void bert_forward_pooled(Bert *m, const BertBatch *batch) {
+    if (!m->heads.pooler) DIE("bert_forward_pooled: the model has no pooler");
+    bert_forward_begin(m, batch, NULL);
+    BertWork *k = m->work;
+    int B = k->B, C = m->cfg.hidden_size;
+    if (!k->rows_max) {   /* pre-LN: the cross-attention sublayer is post-LN only */
+        bert_forward_all(m, NULL);
+        return;
+    }
+    /* One slot per sequence, at [CLS] (t = 0). */
+    for (int b = 0; b < B; b++) {
+        k->rows_asked[b] = b * k->T;
+        k->rows_slot[b] = b;
+        k->rows_pos[b] = 0;
+    }
+    k->rows_T = 1;
+    k->rows_n = B;
+    bert_forward_rows_last(m, NULL);
+    memcpy(k->cls_x, k->rows_ffn.out, sizeof(float) * (size_t)B * C);
+    bert_pooler_forward(m);
+    bert_forward_end(m);
+}
+
+void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
+    bert_forward_begin(m, batch, rng);
+    bert_forward_all(m, rng);
 }
 
 /* dpooled -> pooler weights, and the [CLS] rows of dhidden. */
@@ -199,17 +284,44 @@ static void bert_pooler_backward(Bert *m) {
     }
 }
 
+/* The last layer of the rows path: drows (the heads' gradient at the slots)
+ * -> its weights, and dhidden = dL/d(the previous layer's output), through
+ * the keys and values (every position) and the slots' own residual rows. */
+static void bert_rows_backward(Bert *m) {
+    BertWork *k = m->work;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size, T = k->T, R = k->rows_T;
+    const float *x = L > 1 ? k->ffn[L - 2].out : k->h0;
+    BlockDims cd = bert_rows_dims(k);
+    block_ffn_backward(k->drows2, &m->g.layers[L - 1].ffn, k->drows, &k->rows_ffn, k->rows_attn.out,
+                       &m->w.layers[L - 1].ffn, &cd, k->scratch);
+    /* dhidden is zero here (bert_forward_end; no head adds into it on this path). */
+    block_cross_attn_backward(k->drows, k->dhidden, &m->g.layers[L - 1].attn, k->drows2, &k->rows_attn, k->rows_in,
+                              x, &m->w.layers[L - 1].attn, &cd, k->scratch);
+    for (int b = 0; b < k->B; b++)
+        for (int j = 0; j < R; j++) {
+            long s = (long)b * R + j;
+            float *d = k->dhidden + ((long)b * T + k->rows_pos[s]) * C;
+            const float *g = k->drows + s * C;
+            for (int e = 0; e < C; e++) d[e] += g[e];
+        }
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (long)(m->g.layers[L - 1].attn.w_qkv - m->params->grad));
+}
+
 void bert_backward(Bert *m) {
     BertWork *k = m->work;
     if (!k || !k->train) DIE("bert_backward without bert_reserve(..., train = 1)");
-    if (k->cls_only) DIE("bert_backward after bert_forward_pooled");
+    if (k->rows_only && k->pooled_ok) DIE("bert_backward after bert_forward_pooled");
     if (m->bf16) DIE("bert_backward with bf16 inference weights on (bert_use_bf16(m, 0) first)");
     int L = m->cfg.num_layers;
     if (k->pooled_grad) bert_pooler_backward(m);
     /* Ping-pong between dhidden and dbuf: each sublayer reads dy from one and
      * writes dx into the other. */
     float *dy = k->dhidden, *dx = k->dbuf;
-    if (m->cfg.pre_ln) {   /* through the final LayerNorm into the last layer's output */
+    int top = L;   /* the layers below it run over every position */
+    if (k->rows_only) {
+        bert_rows_backward(m);
+        top = L - 1;
+    } else if (m->cfg.pre_ln) {   /* through the final LayerNorm into the last layer's output */
         int N = k->B * k->T, C = m->cfg.hidden_size;
         memset(dx, 0, sizeof(float) * (size_t)N * C);
         layernorm_backward(dx, m->g.final_ln_g, m->g.final_ln_b, dy, k->ffn[L - 1].out, k->final_mean,
@@ -218,7 +330,7 @@ void bert_backward(Bert *m) {
         dy = dx;
         dx = t;
     }
-    for (int l = L - 1; l >= 0; l--) {
+    for (int l = top - 1; l >= 0; l--) {
         const float *x = l > 0 ? k->ffn[l - 1].out : k->h0;
         block_ffn_backward(dx, &m->g.layers[l].ffn, dy, &k->ffn[l], k->attn[l].out, &m->w.layers[l].ffn, &k->dims,
                         k->scratch);

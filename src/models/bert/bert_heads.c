@@ -53,8 +53,9 @@ static float bert_mlm_xent(float *dlogits, const float *logits, const int *label
     return (float)(total / (double)count);
 }
 
-/* The MLM head's backward from dlogits (n, V) down to dhidden. */
-static void bert_mlm_backward(Bert *m, const int *positions, int n) {
+/* The MLM head's backward from dlogits (n, V) down to the hidden rows'
+ * gradient: dhidden at positions, or drows at the slots (bert_forward_rows). */
+static void bert_mlm_backward(Bert *m, const int *rows, int n) {
     BertWork *k = m->work;
     int C = m->cfg.hidden_size, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
     float *dout = k->mlm_d1, *dact = k->mlm_d2, *dpre = k->mlm_d1, *dx = k->mlm_d2;
@@ -73,8 +74,9 @@ static void bert_mlm_backward(Bert *m, const int *positions, int n) {
     matmul(m->g.mlm_w, dpre, k->mlm_x, E, C, n, MAT_T, MAT_N, 1.0f, 1.0f);
     linear_bias_backward(m->g.mlm_b, dpre, n, E);
     /* Scatter-add: serial, as two masked positions never repeat but nothing forbids it. */
+    float *dh = k->rows_only ? k->drows : k->dhidden;
     for (int i = 0; i < n; i++) {
-        float *d = k->dhidden + (long)positions[i] * C;
+        float *d = dh + (long)rows[i] * C;
         const float *s = dx + (long)i * C;
         for (int e = 0; e < C; e++) d[e] += s[e];
     }
@@ -93,8 +95,16 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
         if (positions[i] < 0 || positions[i] >= N) DIE("bert_mlm_loss: position %d outside [0, %ld)", positions[i], N);
         if (labels[i] < 0 || labels[i] >= V) DIE("bert_mlm_loss: label %d outside [0, %d)", labels[i], V);
     }
-    /* Gather FIRST: the transform and the (n, V) projection see n rows, not B*T. */
-    bert_gather_rows(k->mlm_x, bert_hidden(m), positions, n, C);
+    /* Gather FIRST: the transform and the (n, V) projection see n rows, not
+     * B*T. After bert_forward_rows the rows are its slots. */
+    const float *hidden = k->rows_only ? k->rows_ffn.out : bert_hidden(m);
+    const int *rows = positions;
+    if (k->rows_only) {
+        if (n != k->rows_n || memcmp(positions, k->rows_asked, sizeof(int) * (size_t)n) != 0)
+            DIE("bert_mlm_loss: positions other than the %d bert_forward_rows computed", k->rows_n);
+        rows = k->rows_slot;
+    }
+    bert_gather_rows(k->mlm_x, hidden, rows, n, C);
     linear_forward(k->mlm_pre, k->mlm_x, m->w.mlm_w, m->w.mlm_b, n, C, E);
     gelu_forward(k->mlm_act, k->mlm_pre, (long)n * E);
     layernorm_forward(k->mlm_out, k->mlm_mean, k->mlm_rstd, k->mlm_act, m->w.mlm_ln_g, m->w.mlm_ln_b, n, E,
@@ -105,7 +115,7 @@ float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int
     float loss = bert_mlm_xent(backward ? k->mlm_dlogits : NULL, k->mlm_logits, labels, n, V, count, k->mlm_row_loss,
                                &hits);
     if (accuracy) *accuracy = (float)hits / (float)count;
-    if (backward) bert_mlm_backward(m, positions, n);
+    if (backward) bert_mlm_backward(m, rows, n);
     return loss;
 }
 
@@ -118,12 +128,12 @@ const float *bert_mlm_logits(const Bert *m) {
 static void bert_cls_forward(Bert *m, Rng *rng) {
     BertWork *k = m->work;
     int B = k->B, C = m->cfg.hidden_size, K = m->heads.num_labels;
-    const float *x = k->pooled;
+    const float *x = bert_pooled(m);
     if (rng && m->cfg.hidden_dropout > 0.0f) {
-        dropout_forward(k->head_in, k->head_mask, k->pooled, (long)B * C, m->cfg.hidden_dropout, rng);
+        dropout_forward(k->head_in, k->head_mask, x, (long)B * C, m->cfg.hidden_dropout, rng);
         x = k->head_in;
     } else {
-        memcpy(k->head_in, k->pooled, sizeof(float) * (size_t)B * C);
+        memcpy(k->head_in, x, sizeof(float) * (size_t)B * C);
     }
     linear_forward(k->logits, x, m->w.cls_w, m->w.cls_b, B, C, K);
 }
@@ -169,5 +179,5 @@ float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward) {
 void bert_head_logits(Bert *m, float *out) {
     BertWork *k = bert_head_work(m, 0, "bert_head_logits");
     if (m->heads.num_labels < 1) DIE("bert_head_logits: the model has no classification/regression head");
-    linear_forward(out, k->pooled, m->w.cls_w, m->w.cls_b, k->B, m->cfg.hidden_size, m->heads.num_labels);
+    linear_forward(out, bert_pooled(m), m->w.cls_w, m->w.cls_b, k->B, m->cfg.hidden_size, m->heads.num_labels);
 }

@@ -34,7 +34,7 @@ static void pair_mean_pool(float *out, const float *h, int len, int C) {
 float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits) {
     BertWork *k = m->work;
     int F = m->heads.pair_features, C = m->cfg.hidden_size, K = m->heads.num_labels, T = k ? k->T : 0;
-    if (!k || k->B == 0 || k->cls_only) DIE("bert_pair_features_loss needs a full bert_forward first");
+    if (!k || k->B == 0 || k->rows_only) DIE("bert_pair_features_loss needs a full bert_forward first");
     if (F != 4 && F != 5) DIE("bert_pair_features_loss: the model has no pair-features head");
     int first = F == 5 ? n : 0;   /* the block of first texts */
     if (k->B != first + 2 * n) DIE("bert_pair_features_loss: %d rows for %d pairs", k->B, n);

@@ -51,7 +51,7 @@ static double siamese_cosine(const double *u, const double *v, int C, double *du
 
 float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward) {
     BertWork *k = m->work;
-    if (!k || k->B == 0 || k->cls_only) DIE("bert_siamese_loss needs a full bert_forward first");
+    if (!k || k->B == 0 || k->rows_only) DIE("bert_siamese_loss needs a full bert_forward first");
     if (k->B % 2) DIE("bert_siamese_loss: %d rows; a siamese batch has two per pair", k->B);
     if (backward && !k->train) DIE("bert_siamese_loss: backward without bert_reserve(..., train = 1)");
     int n = k->B / 2, T = k->T, C = m->cfg.hidden_size;

@@ -35,12 +35,23 @@ struct BertWork {
 
     BlockAttnActs *attn;      /* (L) */
     BlockFfnActs *ffn;        /* (L); ffn[L-1].out is the encoder output */
-    /* bert_forward_pooled: the last layer at the [CLS] rows only, as
-     * cross-attention from those rows to the whole previous layer. */
-    int cls_only;          /* the last forward was bert_forward_pooled */
-    float *cls_in;         /* (B, C) the last layer's input at t = 0 */
-    BlockAttnActs cls_attn;   /* queries (B, 1), keys/values (B, T) */
-    BlockFfnActs cls_ffn;     /* (B, 1); .out is the last hidden state at [CLS] */
+    /* The last layer at chosen rows only (bert_forward_rows, and
+     * bert_forward_pooled at [CLS]): cross-attention from those rows to the
+     * whole previous layer, then the FFN on those rows. Sequence b's rows are
+     * slots [b*rows_T, (b+1)*rows_T) (padded with position 0). */
+    int rows_only;         /* the last forward computed the last layer at rows only */
+    int rows_max;          /* slots per sequence reserved (0: no rows path) */
+    int rows_T;            /* slots per sequence of the last forward */
+    int rows_n;            /* the rows asked for */
+    int *rows_asked;       /* (rows_max_n) the flat positions asked for, in order */
+    int *rows_slot;        /* (rows_max_n) their slots */
+    int *rows_pos;         /* (B, rows_T) the position t of each slot (ALiBi, gathering) */
+    float *rows_in;        /* (B, rows_T, C) the last layer's input at the slots */
+    BlockAttnActs rows_attn;  /* queries (B, rows_T), keys/values (B, T) */
+    BlockFfnActs rows_ffn;    /* .out: the last hidden state at the slots */
+    float *drows, *drows2;    /* (B, rows_T, C) train: heads add into drows; the backward's
+                               * second buffer */
+    int pooled_ok;         /* the pooler ran in the last forward */
     float *scratch;        /* (block_scratch_floats, and the embedding backward's) */
 
     /* Pooler: pooled = tanh(cls_x W_p^T + b_p). */

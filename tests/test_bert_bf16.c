@@ -26,7 +26,7 @@ static double max_diff(const float *a, const float *b, long n) {
 
 /* The pooled vectors (B, C) of the full forward (pooled_path 0) or the [CLS]-only one. */
 static void pooled(Bert *m, const BertBatch *b, int pooled_path, float *out) {
-    if (pooled_path) bert_forward_pooled(m, b);
+    if (pooled_path) bert_forward_pooled(m, b, NULL);
     else bert_forward(m, b, NULL);
     memcpy(out, bert_pooled(m), sizeof(float) * BB_B * BB_C);
 }

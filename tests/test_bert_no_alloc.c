@@ -47,9 +47,9 @@ TEST(bert_steps_allocate_nothing) {
     for (int step = 0; step < 3; step++) na_train_step(trainer, &o, &full, pos, lab, &drop);
     bert_forward(classifier, &padded, NULL);
     bert_head_logits(classifier, logits);
-    bert_forward_pooled(classifier, &padded);
+    bert_forward_pooled(classifier, &padded, NULL);
     bert_head_logits(classifier, logits);
-    bert_forward_pooled(classifier, &small);
+    bert_forward_pooled(classifier, &small, NULL);
     bert_head_logits(classifier, logits);
     CHECK_MSG(xalloc_calls() == before, "%lu allocations in the timed steps", xalloc_calls() - before);
     /* The counter does count: creating a model allocates. */

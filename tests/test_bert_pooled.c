@@ -36,7 +36,7 @@ static void tp_check(int L, int alibi) {
         bert_head_logits(m, full);
         const float *p = bert_pooled(m);
         for (int i = 0; i < B * 32; i++) pooled[i] = p[i];
-        bert_forward_pooled(m, &batch);
+        bert_forward_pooled(m, &batch, NULL);
         bert_head_logits(m, cls);
         CHECK_MSG(tp_max_diff(pooled, bert_pooled(m), (long)B * 32) < 2e-6, "L%d B%d pooled differ by %g", L, B,
                   tp_max_diff(pooled, bert_pooled(m), (long)B * 32));

@@ -1,11 +1,12 @@
-/* test_bert_rows.c — bert_forward_rows (the last layer computed only at the
- * MLM's masked rows, pretraining's step) gives the MLM loss, logits, accuracy
- * and every parameter's gradient of the full forward (which test_bert.c
- * checks against PyTorch): one and several layers, learned positions and
- * ALiBi, a narrower embedding (E != C), padded rows, positions out of order,
- * a sequence with none; falls back to the full forward when a sequence has
- * more masked rows than half its length; and with dropout on, its gradient
- * passes finite differences. */
+/* test_bert_rows.c — the last layer computed only where the loss reads it.
+ * bert_forward_rows (the MLM's masked rows, pretraining's step) gives the MLM
+ * loss, logits, accuracy and every parameter's gradient of the full forward
+ * (which test_bert.c checks against PyTorch): one and several layers, learned
+ * positions and ALiBi, a narrower embedding (E != C), padded rows, positions
+ * out of order, a sequence with none; falls back to the full forward when a
+ * sequence has more masked rows than half its length; and with dropout on,
+ * its gradient passes finite differences. bert_forward_pooled in training
+ * (fine-tuning's classification and regression step, [CLS] only) likewise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,5 +170,120 @@ TEST(bert_forward_rows_gradcheck_with_dropout) {
     gradcheck_add(&g, "layer.1.intermediate.dense", m->w.layers[1].ffn.w_in, m->g.layers[1].ffn.w_in, (long)FF * C);
     gradcheck_add(&g, "layer.1.output.LayerNorm.bias", m->w.layers[1].ffn.ln_b, m->g.layers[1].ffn.ln_b, C);
     gradcheck_expect(&g, "MLM loss through the rows path with dropout");
+    bert_free(m);
+}
+
+/* ---- bert_forward_pooled in training: classification and regression ---- */
+
+typedef struct {
+    Bert *m;
+    int ids[TR_B * TR_T], lengths[TR_B], labels[TR_B];
+    float targets[TR_B];
+    uint64_t drop_seed;
+    float loss;
+} PooledCase;
+
+static Bert *tp_model(int L, int alibi, int K, float dropout) {
+    BertConfig c = {.vocab_size = 61, .hidden_size = 32, .num_layers = L, .num_heads = 4, .intermediate_size = 64,
+                    .max_position = 16, .type_vocab_size = 2, .hidden_dropout = dropout,
+                    .attention_dropout = dropout, .layer_norm_eps = 1e-12f, .alibi = alibi};
+    Bert *m = bert_create(&c, &(BertHeads){.pooler = 1, .num_labels = K}, 8);
+    for (int h = 0; h < params_num_tensors(m->params); h++) {
+        const ParamTensor *t = params_tensor(m->params, h);
+        float a = t->ndim == 1 ? 0.1f : 0.3f;
+        if (strstr(t->name, "LayerNorm.weight")) gradcheck_fill(params_data(m->params, h), t->numel, 0.8f, 1.2f, 60 + (uint64_t)h);
+        else gradcheck_fill(params_data(m->params, h), t->numel, -a, a, 60 + (uint64_t)h);
+    }
+    bert_reserve(m, TR_B, TR_T, 0, 1);
+    return m;
+}
+
+static void tp_batch(PooledCase *c) {
+    const int lengths[TR_B] = {12, 7, 3, 10};
+    Rng r;
+    rng_seed(&r, 17);
+    for (int i = 0; i < TR_B * TR_T; i++) c->ids[i] = 1 + (int)rng_below(&r, 60);
+    memcpy(c->lengths, lengths, sizeof lengths);
+    for (int i = 0; i < TR_B; i++) {
+        c->labels[i] = i % 3;
+        c->targets[i] = 0.3f * (float)i - 0.4f;
+    }
+}
+
+static float tp_step(PooledCase *c, int pooled, int backward) {
+    Rng drop;
+    rng_seed(&drop, c->drop_seed);
+    Rng *rng = c->drop_seed ? &drop : NULL;
+    BertBatch b = {TR_B, TR_T, c->ids, NULL, c->lengths};
+    if (backward) params_zero_grad(c->m->params);
+    if (pooled) bert_forward_pooled(c->m, &b, rng);
+    else bert_forward(c->m, &b, rng);
+    float loss = c->m->heads.num_labels == 1 ? bert_regress_loss(c->m, c->targets, rng, backward)
+                                              : bert_classify_loss(c->m, c->labels, rng, backward);
+    if (backward) bert_backward(c->m);
+    return loss;
+}
+
+static void tp_compare(int L, int alibi, int K) {
+    PooledCase c = {.m = tp_model(L, alibi, K, 0.0f)};
+    tp_batch(&c);
+    Bert *m = c.m;
+    int np = params_num_tensors(m->params);
+    float loss_full = tp_step(&c, 0, 1);
+    float **grads = malloc(sizeof(float *) * (size_t)np);
+    for (int h = 0; h < np; h++) {
+        long k = params_tensor(m->params, h)->numel;
+        grads[h] = malloc(sizeof(float) * (size_t)k);
+        memcpy(grads[h], params_grad(m->params, h), sizeof(float) * (size_t)k);
+    }
+    float loss_pooled = tp_step(&c, 1, 1);
+    CHECK_MSG(fabs(loss_pooled - loss_full) <= 1e-5 * fabs(loss_full) + 1e-7, "L%d alibi %d K %d: loss %.7f vs %.7f",
+              L, alibi, K, loss_pooled, loss_full);
+    double worst = 0;
+    for (int h = 0; h < np; h++) {
+        const ParamTensor *t = params_tensor(m->params, h);
+        if (strstr(t->name, "key.bias")) continue;
+        double e = tr_rel(params_grad(m->params, h), grads[h], t->numel);
+        CHECK_MSG(e < 1e-4, "L%d alibi %d K %d: gradient of %s rel err %g", L, alibi, K, t->name, e);
+        worst = fmax(worst, e);
+    }
+    printf("  L%d alibi %d K %d: loss %.5f, worst gradient rel err %.2g\n", L, alibi, K, loss_pooled, worst);
+    for (int h = 0; h < np; h++) free(grads[h]);
+    free(grads);
+    bert_free(m);
+}
+
+TEST(bert_forward_pooled_trains_as_full_forward) {
+    tp_compare(1, 0, 3);
+    tp_compare(2, 1, 3);
+    tp_compare(3, 1, 1);
+}
+
+static GradCheck *tp_check;
+static void tp_forward(void *ctx) {
+    PooledCase *c = ctx;
+    c->loss = tp_step(c, 1, 0);
+}
+static void tp_backward(void *ctx, const float *dout) {
+    PooledCase *c = ctx;
+    tp_step(c, 1, 1);
+    for (int k = 0; k < tp_check->n_tensors; k++)
+        for (long i = 0; i < tp_check->tensors[k].n; i++) tp_check->tensors[k].grad[i] *= dout[0];
+}
+
+TEST(bert_forward_pooled_gradcheck_with_dropout) {
+    PooledCase c = {.m = tp_model(2, 1, 3, 0.1f), .drop_seed = 91};
+    tp_batch(&c);
+    Bert *m = c.m;
+    int C = m->cfg.hidden_size, FF = m->cfg.intermediate_size;
+    GradCheck g;
+    gradcheck_init(&g, &c, tp_forward, tp_backward, &c.loss, 1);
+    tp_check = &g;
+    gradcheck_add(&g, "word_embeddings", m->w.word_emb, m->g.word_emb, (long)m->cfg.vocab_size * C);
+    gradcheck_add(&g, "layer.0.output.dense", m->w.layers[0].ffn.w_out, m->g.layers[0].ffn.w_out, (long)C * FF);
+    gradcheck_add(&g, "layer.1.qkv", m->w.layers[1].attn.w_qkv, m->g.layers[1].attn.w_qkv, 3L * C * C);
+    gradcheck_add(&g, "layer.1.intermediate.dense", m->w.layers[1].ffn.w_in, m->g.layers[1].ffn.w_in, (long)FF * C);
+    gradcheck_add(&g, "pooler.dense", m->w.pool_w, m->g.pool_w, (long)C * C);
+    gradcheck_expect(&g, "classification loss through the [CLS]-only path with dropout");
     bert_free(m);
 }

@@ -250,7 +250,7 @@ static void ours_train_step(Ours *o, int n_masked) {
 /* As glue predict / eval run it: the last layer only at [CLS], the one row
  * the classifier reads (bert_forward_pooled). */
 static void ours_classify(Ours *o, Bert *m, int B, int T) {
-    bert_forward_pooled(m, &(BertBatch){B, T, o->ids, o->segments, NULL});
+    bert_forward_pooled(m, &(BertBatch){B, T, o->ids, o->segments, NULL}, NULL);
     bert_head_logits(m, o->logits);
 }
 

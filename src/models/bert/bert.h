@@ -242,15 +242,17 @@ void bert_set_layer_decay(Bert *m, double decay);
  * outside their ranges are a programmer error (DIE). Also zeroes the hidden-
  * state gradient that the heads then add into. */
 void bert_forward(Bert *m, const BertBatch *batch, Rng *rng);
-/* Evaluation of a model with a pooler (classification, regression): the same
- * pooled vectors (and bert_head_logits) as bert_forward(m, batch, NULL), but
- * the last layer is computed only where the pooler reads it, at [CLS]: its
- * keys and values for every position, its queries, attention output, FFN and
- * LayerNorms for one row per sequence (cross-attention from the [CLS] rows to
- * the previous layer, ALiBi at the rows' own positions: the same math, about
- * 5/6 of the last layer's FLOPs saved; pre-LN models run the full forward).
- * bert_hidden, the MLM loss and bert_backward are unavailable after it. */
-void bert_forward_pooled(Bert *m, const BertBatch *batch);
+/* For a model with a pooler whose loss reads only the pooled [CLS] vector
+ * (classification, regression): the same pooled vectors, losses, logits and
+ * gradients as bert_forward(m, batch, rng), but the last layer is computed
+ * only where the pooler reads it, at [CLS]: its keys and values for every
+ * position, its queries, attention output, FFN and LayerNorms for one row per
+ * sequence (cross-attention from the [CLS] rows to the previous layer, ALiBi
+ * at the rows' own positions: the same math, about 5/6 of the last layer's
+ * FLOPs saved; pre-LN models run the full forward). rng as bert_forward's
+ * (NULL: evaluation); bert_backward works after it. bert_hidden, the MLM,
+ * pair-features and siamese heads are unavailable after it. */
+void bert_forward_pooled(Bert *m, const BertBatch *batch, Rng *rng);
 /* bert_forward for a loss that reads the last hidden state at n flat
  * positions only (positions[i] = b * T + t; the MLM head's): the last layer
  * is computed at those rows, as bert_forward_pooled does at [CLS] — with a

@@ -238,13 +238,13 @@ void bert_forward_rows(Bert *m, const BertBatch *batch, const int *positions, in
     bert_forward_end(m);
 }
 
-void bert_forward_pooled(Bert *m, const BertBatch *batch) {
+void bert_forward_pooled(Bert *m, const BertBatch *batch, Rng *rng) {
     if (!m->heads.pooler) DIE("bert_forward_pooled: the model has no pooler");
-    bert_forward_begin(m, batch, NULL);
+    bert_forward_begin(m, batch, rng);
     BertWork *k = m->work;
     int B = k->B, C = m->cfg.hidden_size;
     if (!k->rows_max) {   /* pre-LN: the cross-attention sublayer is post-LN only */
-        bert_forward_all(m, NULL);
+        bert_forward_all(m, rng);
         return;
     }
     /* One slot per sequence, at [CLS] (t = 0). */
@@ -255,7 +255,7 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch) {
     }
     k->rows_T = 1;
     k->rows_n = B;
-    bert_forward_rows_last(m, NULL);
+    bert_forward_rows_last(m, rng);
     memcpy(k->cls_x, k->rows_ffn.out, sizeof(float) * (size_t)B * C);
     bert_pooler_forward(m);
     bert_forward_end(m);
@@ -266,7 +266,8 @@ void bert_forward(Bert *m, const BertBatch *batch, Rng *rng) {
     bert_forward_all(m, rng);
 }
 
-/* dpooled -> pooler weights, and the [CLS] rows of dhidden. */
+/* dpooled -> pooler weights, and the [CLS] rows of dhidden (of drows, one
+ * slot per sequence, after bert_forward_pooled). */
 static void bert_pooler_backward(Bert *m) {
     BertWork *k = m->work;
     int B = k->B, T = k->T, C = m->cfg.hidden_size;
@@ -278,7 +279,7 @@ static void bert_pooler_backward(Bert *m) {
     matmul(m->g.pool_w, dpre, k->cls_x, C, C, B, MAT_T, MAT_N, 1.0f, 1.0f);
     linear_bias_backward(m->g.pool_b, dpre, B, C);
     for (int b = 0; b < B; b++) {
-        float *d = k->dhidden + (long)b * T * C;
+        float *d = k->rows_only ? k->drows + (long)b * C : k->dhidden + (long)b * T * C;
         const float *s = dx + (long)b * C;
         for (int e = 0; e < C; e++) d[e] += s[e];
     }
@@ -310,7 +311,6 @@ static void bert_rows_backward(Bert *m) {
 void bert_backward(Bert *m) {
     BertWork *k = m->work;
     if (!k || !k->train) DIE("bert_backward without bert_reserve(..., train = 1)");
-    if (k->rows_only && k->pooled_ok) DIE("bert_backward after bert_forward_pooled");
     if (m->bf16) DIE("bert_backward with bf16 inference weights on (bert_use_bf16(m, 0) first)");
     int L = m->cfg.num_layers;
     if (k->pooled_grad) bert_pooler_backward(m);

@@ -493,7 +493,10 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     float loss = 0;   /* a rank given no rows of a short last batch adds a zero gradient */
     if (n > 0) {
         int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
-        bert_forward(b, &(BertBatch){B, T, m->ids, m->segments, m->lengths}, rng);
+        BertBatch batch = {B, T, m->ids, m->segments, m->lengths};
+        /* Heads on the pooled [CLS] vector: the last layer at [CLS] only. */
+        if (m->pair_features || m->siamese) bert_forward(b, &batch, rng);
+        else bert_forward_pooled(b, &batch, rng);
         loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, rng, 1, NULL)
                : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
                : m->K == 1      ? bert_regress_loss(b, m->targets, rng, 1)
@@ -527,7 +530,7 @@ static void bert_predict(Model *model, const Encoded *e, const int *rows, int n,
             softmax_forward(o, o, b, m->K);
             continue;
         }
-        bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths});   /* [CLS] only */
+        bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths}, NULL);   /* [CLS] only */
         float *o = out + (long)i * m->K;
         bert_head_logits(m->bert, o);
         if (m->K > 1) softmax_forward(o, o, b, m->K);

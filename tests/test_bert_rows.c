@@ -18,55 +18,68 @@
 
 enum { TR_B = 4, TR_T = 12, TR_MAX = 12 };
 
+/* One case: a model, a batch, its MLM rows or its labels, and which forward. */
 typedef struct {
     Bert *m;
     int ids[TR_B * TR_T], lengths[TR_B];
-    int positions[TR_MAX], labels[TR_MAX], n;
+    int positions[TR_MAX], mlm_labels[TR_MAX], n;   /* MLM models */
+    int labels[TR_B];                               /* classifiers */
+    float targets[TR_B];                            /* regressors */
     uint64_t drop_seed;   /* dropout on (its masks redrawn alike every call) when nonzero */
-    float loss;
+    float loss, acc;
 } RowsCase;
 
-static Bert *tr_model(int L, int alibi, int E, float dropout) {
-    BertConfig c = {.vocab_size = 61, .hidden_size = 32, .embedding_size = E, .num_layers = L, .num_heads = 4,
-                    .intermediate_size = 64, .max_position = 16, .type_vocab_size = 2,
-                    .hidden_dropout = dropout, .attention_dropout = dropout, .layer_norm_eps = 1e-12f,
-                    .alibi = alibi};
-    Bert *m = bert_create(&c, &(BertHeads){.mlm = 1}, 7);
-    /* Weights well away from the init, so every path carries signal. */
+/* heads: an MLM model (K = 0) or a pooler + K-way classifier (K = 1: regression).
+ * Weights well away from the init, so every path carries signal. */
+static void tr_init(RowsCase *c, int L, int alibi, int E, int K, float dropout) {
+    BertConfig cfg = {.vocab_size = 61, .hidden_size = 32, .embedding_size = E, .num_layers = L, .num_heads = 4,
+                      .intermediate_size = 64, .max_position = 16, .type_vocab_size = 2,
+                      .hidden_dropout = dropout, .attention_dropout = dropout, .layer_norm_eps = 1e-12f,
+                      .alibi = alibi};
+    BertHeads heads = K ? (BertHeads){.pooler = 1, .num_labels = K} : (BertHeads){.mlm = 1};
+    Bert *m = c->m = bert_create(&cfg, &heads, 7);
     for (int h = 0; h < params_num_tensors(m->params); h++) {
         const ParamTensor *t = params_tensor(m->params, h);
-        float a = strstr(t->name, "LayerNorm.weight") ? 0.0f : t->ndim == 1 ? 0.1f : 0.3f;
-        if (a == 0.0f) gradcheck_fill(params_data(m->params, h), t->numel, 0.8f, 1.2f, 40 + (uint64_t)h);
+        float a = t->ndim == 1 ? 0.1f : 0.3f;
+        if (strstr(t->name, "LayerNorm.weight")) gradcheck_fill(params_data(m->params, h), t->numel, 0.8f, 1.2f, 40 + (uint64_t)h);
         else gradcheck_fill(params_data(m->params, h), t->numel, -a, a, 40 + (uint64_t)h);
     }
-    bert_reserve(m, TR_B, TR_T, TR_MAX, 1);
-    return m;
-}
-
-/* Positions out of order within and across rows; row 2 has none. */
-static void tr_batch(RowsCase *c, const int *pos, int n) {
+    bert_reserve(m, TR_B, TR_T, K ? 0 : TR_MAX, 1);
     const int lengths[TR_B] = {12, 7, 3, 10};
     Rng r;
     rng_seed(&r, 13);
     for (int i = 0; i < TR_B * TR_T; i++) c->ids[i] = 1 + (int)rng_below(&r, 60);
     memcpy(c->lengths, lengths, sizeof lengths);
-    c->n = n;
-    for (int i = 0; i < n; i++) {
-        c->positions[i] = pos[i];
-        c->labels[i] = (int)rng_below(&r, 61);
+    for (int i = 0; i < TR_MAX; i++) c->mlm_labels[i] = (int)rng_below(&r, 61);
+    for (int i = 0; i < TR_B; i++) {
+        c->labels[i] = i % 3;
+        c->targets[i] = 0.3f * (float)i - 0.4f;
     }
 }
 
-static float tr_step(RowsCase *c, int rows, int backward, float *acc) {
+static void tr_positions(RowsCase *c, const int *pos, int n) {
+    c->n = n;
+    memcpy(c->positions, pos, sizeof(int) * (size_t)n);
+}
+
+/* One step; shortcut = 1 takes the rows path (bert_forward_rows for an MLM
+ * model, bert_forward_pooled for a classifier), 0 the full forward. */
+static float tr_step(RowsCase *c, int shortcut, int backward) {
     Rng drop;
     rng_seed(&drop, c->drop_seed);
+    Rng *rng = c->drop_seed ? &drop : NULL;
+    Bert *m = c->m;
     BertBatch b = {TR_B, TR_T, c->ids, NULL, c->lengths};
-    if (backward) params_zero_grad(c->m->params);
-    if (rows) bert_forward_rows(c->m, &b, c->positions, c->n, c->drop_seed ? &drop : NULL);
-    else bert_forward(c->m, &b, c->drop_seed ? &drop : NULL);
-    float loss = bert_mlm_loss(c->m, c->positions, c->labels, c->n, backward, acc);
-    if (backward) bert_backward(c->m);
-    return loss;
+    if (backward) params_zero_grad(m->params);
+    if (!shortcut) bert_forward(m, &b, rng);
+    else if (m->heads.mlm) bert_forward_rows(m, &b, c->positions, c->n, rng);
+    else bert_forward_pooled(m, &b, rng);
+    c->acc = 0;
+    c->loss = m->heads.mlm               ? bert_mlm_loss(m, c->positions, c->mlm_labels, c->n, backward, &c->acc)
+              : m->heads.num_labels == 1 ? bert_regress_loss(m, c->targets, rng, backward)
+                                         : bert_classify_loss(m, c->labels, rng, backward);
+    if (backward) bert_backward(m);
+    return c->loss;
 }
 
 static double tr_rel(const float *a, const float *b, long n) {
@@ -78,212 +91,119 @@ static double tr_rel(const float *a, const float *b, long n) {
     return d / (s > 0 ? s : 1e-30);
 }
 
-/* The rows path against the full forward: loss, accuracy, logits, gradients. */
-static void tr_compare(int L, int alibi, int E, const int *pos, int n) {
-    RowsCase c = {.m = tr_model(L, alibi, E, 0.0f)};
-    tr_batch(&c, pos, n);
-    Bert *m = c.m;
+/* The shortcut against the full forward: loss, MLM accuracy and logits, every
+ * gradient. Frees the model. */
+static void tr_compare(RowsCase *c, const char *what) {
+    Bert *m = c->m;
     int np = params_num_tensors(m->params), V = m->cfg.vocab_size;
-    float acc_full, acc_rows;
-    float loss_full = tr_step(&c, 0, 1, &acc_full);
-    float *logits = malloc(sizeof(float) * (size_t)n * V);
-    memcpy(logits, bert_mlm_logits(m), sizeof(float) * (size_t)n * V);
+    float loss_full = tr_step(c, 0, 1), acc_full = c->acc;
+    float *logits = NULL;
+    if (m->heads.mlm) {
+        logits = malloc(sizeof(float) * (size_t)c->n * V);
+        memcpy(logits, bert_mlm_logits(m), sizeof(float) * (size_t)c->n * V);
+    }
     float **grads = malloc(sizeof(float *) * (size_t)np);
     for (int h = 0; h < np; h++) {
         long k = params_tensor(m->params, h)->numel;
         grads[h] = malloc(sizeof(float) * (size_t)k);
         memcpy(grads[h], params_grad(m->params, h), sizeof(float) * (size_t)k);
     }
-    float loss_rows = tr_step(&c, 1, 1, &acc_rows);
-    CHECK_MSG(fabs(loss_rows - loss_full) <= 1e-5 * fabs(loss_full), "L%d alibi %d E %d: loss %.7f vs full %.7f", L,
-              alibi, E, loss_rows, loss_full);
-    CHECK_MSG(acc_rows == acc_full, "accuracy %g vs %g", acc_rows, acc_full);
-    double e = tr_rel(bert_mlm_logits(m), logits, (long)n * V);
-    CHECK_MSG(e < 1e-5, "L%d alibi %d: logits rel err %g", L, alibi, e);
+    float loss = tr_step(c, 1, 1);
+    CHECK_MSG(fabs(loss - loss_full) <= 1e-5 * fabs(loss_full), "%s: loss %.7f vs full %.7f", what, loss, loss_full);
+    CHECK_MSG(c->acc == acc_full, "%s: accuracy %g vs %g", what, c->acc, acc_full);
+    if (logits) {
+        double e = tr_rel(bert_mlm_logits(m), logits, (long)c->n * V);
+        CHECK_MSG(e < 1e-5, "%s: logits rel err %g", what, e);
+    }
     double worst = 0;
     for (int h = 0; h < np; h++) {
         const ParamTensor *t = params_tensor(m->params, h);
         if (strstr(t->name, "key.bias")) continue;   /* 0 in exact arithmetic: rounding on both sides */
-        e = tr_rel(params_grad(m->params, h), grads[h], t->numel);
-        CHECK_MSG(e < 1e-4, "L%d alibi %d E %d: gradient of %s rel err %g", L, alibi, E, t->name, e);
+        double e = tr_rel(params_grad(m->params, h), grads[h], t->numel);
+        CHECK_MSG(e < 1e-4, "%s: gradient of %s rel err %g", what, t->name, e);
         worst = fmax(worst, e);
     }
-    printf("  L%d alibi %d E %d, %d rows: loss %.5f, worst gradient rel err %.2g\n", L, alibi, E, n, loss_rows,
-           worst);
+    printf("  %s: loss %.5f, worst gradient rel err %.2g\n", what, loss, worst);
     for (int h = 0; h < np; h++) free(grads[h]);
     free(grads);
     free(logits);
     bert_free(m);
 }
 
-/* Row 0: 5, 1, 11 ;
- * row 1: 2, 6; row 2: none; row 3: 8, 0, 4 (in that order). */
+/* Row 0: 5, 1, 11; row 1: 2, 6; row 2: none; row 3: 8, 0, 4 (in that order). */
 static const int tr_pos[] = {5, 1, 11, TR_T + 2, 3 * TR_T + 8, TR_T + 6, 3 * TR_T + 0, 3 * TR_T + 4};
+enum { TR_NPOS = sizeof tr_pos / sizeof tr_pos[0] };
+
+static void tr_mlm_case(int L, int alibi, int E, const int *pos, int n, const char *what) {
+    RowsCase c = {0};
+    tr_init(&c, L, alibi, E, 0, 0.0f);
+    tr_positions(&c, pos, n);
+    tr_compare(&c, what);
+}
 
 TEST(bert_forward_rows_matches_full_forward) {
-    int n = (int)(sizeof tr_pos / sizeof tr_pos[0]);
-    tr_compare(1, 0, 0, tr_pos, n);    /* the last layer reads the embeddings */
-    tr_compare(2, 1, 0, tr_pos, n);    /* ALiBi at the rows' own positions */
-    tr_compare(3, 1, 16, tr_pos, n);   /* a narrower embedding, three layers */
-    tr_compare(2, 0, 16, tr_pos, 1);   /* one row in the whole batch */
+    tr_mlm_case(1, 0, 0, tr_pos, TR_NPOS, "L1, the last layer reads the embeddings");
+    tr_mlm_case(2, 1, 0, tr_pos, TR_NPOS, "L2 ALiBi at the rows' own positions");
+    tr_mlm_case(3, 1, 16, tr_pos, TR_NPOS, "L3 ALiBi, embeddings 16 wide");
+    tr_mlm_case(2, 0, 16, tr_pos, 1, "L2, one row in the batch");
 }
 
 /* Seven rows in one sequence of 12 (more than half): the full forward runs,
  * so bert_hidden is available, and the results are the same. */
 TEST(bert_forward_rows_falls_back_past_half) {
     int pos[9] = {0, 1, 2, 3, 4, 5, 6, TR_T + 1, 2 * TR_T + 2};
-    tr_compare(2, 1, 0, pos, 9);
-    RowsCase c = {.m = tr_model(2, 1, 0, 0.0f)};
-    tr_batch(&c, pos, 9);
-    tr_step(&c, 1, 0, NULL);
+    tr_mlm_case(2, 1, 0, pos, 9, "L2 ALiBi, 7 rows in one sequence");
+    RowsCase c = {0};
+    tr_init(&c, 2, 1, 0, 0, 0.0f);
+    tr_positions(&c, pos, 9);
+    tr_step(&c, 1, 0);
     CHECK(bert_hidden(c.m) != NULL);
     bert_free(c.m);
 }
 
-static GradCheck *tr_check;
-static void tr_forward(void *ctx) {
-    RowsCase *c = ctx;
-    c->loss = tr_step(c, 1, 0, NULL);
+TEST(bert_forward_pooled_trains_as_full_forward) {
+    const char *what[] = {"L1 K3", "L2 ALiBi K3", "L3 ALiBi regression"};
+    for (int i = 0; i < 3; i++) {
+        RowsCase c = {0};
+        tr_init(&c, i + 1, i > 0, 0, i < 2 ? 3 : 1, 0.0f);
+        tr_compare(&c, what[i]);
+    }
 }
+
+/* Finite differences through the shortcut with dropout (hidden and attention;
+ * the classifier's too) on: the masks are drawn from the same seed in every
+ * evaluation. */
+static GradCheck *tr_check;
+static void tr_forward(void *ctx) { tr_step(ctx, 1, 0); }
 static void tr_backward(void *ctx, const float *dout) {
-    RowsCase *c = ctx;
-    tr_step(c, 1, 1, NULL);
+    tr_step(ctx, 1, 1);
     for (int k = 0; k < tr_check->n_tensors; k++)
         for (long i = 0; i < tr_check->tensors[k].n; i++) tr_check->tensors[k].grad[i] *= dout[0];
 }
 
-/* Finite differences through the rows path with dropout (hidden and attention)
- * on: the masks are drawn from the same seed in every evaluation. */
-TEST(bert_forward_rows_gradcheck_with_dropout) {
-    RowsCase c = {.m = tr_model(2, 1, 0, 0.1f), .drop_seed = 77};
-    tr_batch(&c, tr_pos, (int)(sizeof tr_pos / sizeof tr_pos[0]));
+static void tr_gradcheck(int K, const char *what) {
+    RowsCase c = {.drop_seed = 77};
+    tr_init(&c, 2, 1, 0, K, 0.1f);
+    tr_positions(&c, tr_pos, TR_NPOS);
     Bert *m = c.m;
     int C = m->cfg.hidden_size, FF = m->cfg.intermediate_size;
     GradCheck g;
     gradcheck_init(&g, &c, tr_forward, tr_backward, &c.loss, 1);
     tr_check = &g;
     gradcheck_add(&g, "word_embeddings", m->w.word_emb, m->g.word_emb, (long)m->cfg.vocab_size * C);
-    gradcheck_add(&g, "layer.0.qkv", m->w.layers[0].attn.w_qkv, m->g.layers[0].attn.w_qkv, 3L * C * C);
+    gradcheck_add(&g, "layer.0.output.dense", m->w.layers[0].ffn.w_out, m->g.layers[0].ffn.w_out, (long)C * FF);
     gradcheck_add(&g, "layer.1.qkv", m->w.layers[1].attn.w_qkv, m->g.layers[1].attn.w_qkv, 3L * C * C);
     gradcheck_add(&g, "layer.1.attention.output.LayerNorm.weight", m->w.layers[1].attn.ln_g,
                   m->g.layers[1].attn.ln_g, C);
     gradcheck_add(&g, "layer.1.intermediate.dense", m->w.layers[1].ffn.w_in, m->g.layers[1].ffn.w_in, (long)FF * C);
     gradcheck_add(&g, "layer.1.output.LayerNorm.bias", m->w.layers[1].ffn.ln_b, m->g.layers[1].ffn.ln_b, C);
-    gradcheck_expect(&g, "MLM loss through the rows path with dropout");
+    if (K) gradcheck_add(&g, "pooler.dense", m->w.pool_w, m->g.pool_w, (long)C * C);
+    gradcheck_expect(&g, what);
     bert_free(m);
 }
 
-/* ---- bert_forward_pooled in training: classification and regression ---- */
-
-typedef struct {
-    Bert *m;
-    int ids[TR_B * TR_T], lengths[TR_B], labels[TR_B];
-    float targets[TR_B];
-    uint64_t drop_seed;
-    float loss;
-} PooledCase;
-
-static Bert *tp_model(int L, int alibi, int K, float dropout) {
-    BertConfig c = {.vocab_size = 61, .hidden_size = 32, .num_layers = L, .num_heads = 4, .intermediate_size = 64,
-                    .max_position = 16, .type_vocab_size = 2, .hidden_dropout = dropout,
-                    .attention_dropout = dropout, .layer_norm_eps = 1e-12f, .alibi = alibi};
-    Bert *m = bert_create(&c, &(BertHeads){.pooler = 1, .num_labels = K}, 8);
-    for (int h = 0; h < params_num_tensors(m->params); h++) {
-        const ParamTensor *t = params_tensor(m->params, h);
-        float a = t->ndim == 1 ? 0.1f : 0.3f;
-        if (strstr(t->name, "LayerNorm.weight")) gradcheck_fill(params_data(m->params, h), t->numel, 0.8f, 1.2f, 60 + (uint64_t)h);
-        else gradcheck_fill(params_data(m->params, h), t->numel, -a, a, 60 + (uint64_t)h);
-    }
-    bert_reserve(m, TR_B, TR_T, 0, 1);
-    return m;
-}
-
-static void tp_batch(PooledCase *c) {
-    const int lengths[TR_B] = {12, 7, 3, 10};
-    Rng r;
-    rng_seed(&r, 17);
-    for (int i = 0; i < TR_B * TR_T; i++) c->ids[i] = 1 + (int)rng_below(&r, 60);
-    memcpy(c->lengths, lengths, sizeof lengths);
-    for (int i = 0; i < TR_B; i++) {
-        c->labels[i] = i % 3;
-        c->targets[i] = 0.3f * (float)i - 0.4f;
-    }
-}
-
-static float tp_step(PooledCase *c, int pooled, int backward) {
-    Rng drop;
-    rng_seed(&drop, c->drop_seed);
-    Rng *rng = c->drop_seed ? &drop : NULL;
-    BertBatch b = {TR_B, TR_T, c->ids, NULL, c->lengths};
-    if (backward) params_zero_grad(c->m->params);
-    if (pooled) bert_forward_pooled(c->m, &b, rng);
-    else bert_forward(c->m, &b, rng);
-    float loss = c->m->heads.num_labels == 1 ? bert_regress_loss(c->m, c->targets, rng, backward)
-                                              : bert_classify_loss(c->m, c->labels, rng, backward);
-    if (backward) bert_backward(c->m);
-    return loss;
-}
-
-static void tp_compare(int L, int alibi, int K) {
-    PooledCase c = {.m = tp_model(L, alibi, K, 0.0f)};
-    tp_batch(&c);
-    Bert *m = c.m;
-    int np = params_num_tensors(m->params);
-    float loss_full = tp_step(&c, 0, 1);
-    float **grads = malloc(sizeof(float *) * (size_t)np);
-    for (int h = 0; h < np; h++) {
-        long k = params_tensor(m->params, h)->numel;
-        grads[h] = malloc(sizeof(float) * (size_t)k);
-        memcpy(grads[h], params_grad(m->params, h), sizeof(float) * (size_t)k);
-    }
-    float loss_pooled = tp_step(&c, 1, 1);
-    CHECK_MSG(fabs(loss_pooled - loss_full) <= 1e-5 * fabs(loss_full) + 1e-7, "L%d alibi %d K %d: loss %.7f vs %.7f",
-              L, alibi, K, loss_pooled, loss_full);
-    double worst = 0;
-    for (int h = 0; h < np; h++) {
-        const ParamTensor *t = params_tensor(m->params, h);
-        if (strstr(t->name, "key.bias")) continue;
-        double e = tr_rel(params_grad(m->params, h), grads[h], t->numel);
-        CHECK_MSG(e < 1e-4, "L%d alibi %d K %d: gradient of %s rel err %g", L, alibi, K, t->name, e);
-        worst = fmax(worst, e);
-    }
-    printf("  L%d alibi %d K %d: loss %.5f, worst gradient rel err %.2g\n", L, alibi, K, loss_pooled, worst);
-    for (int h = 0; h < np; h++) free(grads[h]);
-    free(grads);
-    bert_free(m);
-}
-
-TEST(bert_forward_pooled_trains_as_full_forward) {
-    tp_compare(1, 0, 3);
-    tp_compare(2, 1, 3);
-    tp_compare(3, 1, 1);
-}
-
-static GradCheck *tp_check;
-static void tp_forward(void *ctx) {
-    PooledCase *c = ctx;
-    c->loss = tp_step(c, 1, 0);
-}
-static void tp_backward(void *ctx, const float *dout) {
-    PooledCase *c = ctx;
-    tp_step(c, 1, 1);
-    for (int k = 0; k < tp_check->n_tensors; k++)
-        for (long i = 0; i < tp_check->tensors[k].n; i++) tp_check->tensors[k].grad[i] *= dout[0];
-}
+TEST(bert_forward_rows_gradcheck_with_dropout) { tr_gradcheck(0, "MLM loss through the rows path with dropout"); }
 
 TEST(bert_forward_pooled_gradcheck_with_dropout) {
-    PooledCase c = {.m = tp_model(2, 1, 3, 0.1f), .drop_seed = 91};
-    tp_batch(&c);
-    Bert *m = c.m;
-    int C = m->cfg.hidden_size, FF = m->cfg.intermediate_size;
-    GradCheck g;
-    gradcheck_init(&g, &c, tp_forward, tp_backward, &c.loss, 1);
-    tp_check = &g;
-    gradcheck_add(&g, "word_embeddings", m->w.word_emb, m->g.word_emb, (long)m->cfg.vocab_size * C);
-    gradcheck_add(&g, "layer.0.output.dense", m->w.layers[0].ffn.w_out, m->g.layers[0].ffn.w_out, (long)C * FF);
-    gradcheck_add(&g, "layer.1.qkv", m->w.layers[1].attn.w_qkv, m->g.layers[1].attn.w_qkv, 3L * C * C);
-    gradcheck_add(&g, "layer.1.intermediate.dense", m->w.layers[1].ffn.w_in, m->g.layers[1].ffn.w_in, (long)FF * C);
-    gradcheck_add(&g, "pooler.dense", m->w.pool_w, m->g.pool_w, (long)C * C);
-    gradcheck_expect(&g, "classification loss through the [CLS]-only path with dropout");
-    bert_free(m);
+    tr_gradcheck(3, "classification loss through the [CLS]-only path with dropout");
 }

@@ -2,7 +2,11 @@
  * (word + position + token type -> LayerNorm -> dropout), L post-LN layers
  * (nn/transformer: self-attention + FFN), and the tanh pooler on [CLS].
  * The heads (bert_heads.c) sit on top and add their gradients into
- * work->dhidden / work->dpooled; bert_backward carries them down. */
+ * work->dhidden / work->dpooled; bert_backward carries them down.
+ * When the loss reads the last hidden state at a few rows only (the MLM's
+ * masked rows, the pooler's [CLS]), bert_forward_rows / bert_forward_pooled
+ * compute the last layer at those rows alone (the "rows path", bert_work.h):
+ * the heads then add into work->drows, and the backward starts from there. */
 #include <string.h>
 
 #include "core/blas.h"

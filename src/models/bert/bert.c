@@ -249,7 +249,7 @@ static void bert_work_free(BertWork *k, int L) {
         block_attn_acts_free(&k->rows_attn);
         block_ffn_acts_free(&k->rows_ffn);
     }
-    free(k->rows_asked); free(k->rows_slot); free(k->rows_pos); free(k->rows_in); free(k->drows); free(k->drows2);
+    free(k->rows_asked); free(k->rows_slot); free(k->rows_pos); free(k->rows_flat); free(k->rows_in); free(k->drows); free(k->drows2);
     free(k->pair_f); free(k->pair_df);
     free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
@@ -347,6 +347,7 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         k->rows_asked = xmalloc(sizeof(int) * (size_t)asked);
         k->rows_slot = xmalloc(sizeof(int) * (size_t)asked);
         k->rows_pos = xmalloc(sizeof(int) * (size_t)B * (size_t)rows);
+        k->rows_flat = xmalloc(sizeof(int) * (size_t)B * (size_t)rows);
         k->rows_in = bert_floats((long)B * rows * C);
         if (train) {
             k->drows = bert_floats((long)B * rows * C);

@@ -11,6 +11,7 @@
 
 #include "core/blas.h"
 #include "core/common.h"
+#include "core/kernels.h"
 #include "models/bert/bert.h"
 #include "models/bert/bert_work.h"
 #include "nn/activation.h"
@@ -21,6 +22,11 @@
 
 void bert_gather_rows(float *dst, const float *src, const int *rows, int n, int C) {
     for (int i = 0; i < n; i++) memcpy(dst + (long)i * C, src + (long)rows[i] * C, sizeof(float) * (size_t)C);
+}
+
+void bert_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int C) {
+    const ElemKernels *k = kernels();
+    for (int i = 0; i < n; i++) k->add(dst + (long)rows[i] * C, src + (long)i * C, C);
 }
 
 /* Copies the batch into the workspace (the backward needs ids after the
@@ -169,6 +175,15 @@ static void bert_forward_all(Bert *m, Rng *rng) {
     bert_forward_end(m);
 }
 
+/* rows_flat from rows_pos: slot s of sequence b is row b * T + rows_pos[s]. */
+static void bert_rows_flatten(BertWork *k) {
+    for (int b = 0; b < k->B; b++)
+        for (int j = 0; j < k->rows_T; j++) {
+            long s = (long)b * k->rows_T + j;
+            k->rows_flat[s] = b * k->T + k->rows_pos[s];
+        }
+}
+
 /* Lays the n flat positions out in slots, sequence by sequence (bert_work.h):
  * rows_T = the most any sequence has. 0 when there is no rows path or they do
  * not fit its reserved slots (the caller then runs the full last layer). */
@@ -196,6 +211,7 @@ static int bert_rows_layout(BertWork *k, const int *positions, int n) {
         k->rows_asked[i] = positions[i];
     }
     k->rows_T = most;
+    bert_rows_flatten(k);
     k->rows_n = n;
     return 1;
 }
@@ -219,13 +235,9 @@ static BlockDims bert_rows_dims(const BertWork *k) {
  * layout). */
 static void bert_forward_rows_last(Bert *m, Rng *rng) {
     BertWork *k = m->work;
-    int L = m->cfg.num_layers, C = m->cfg.hidden_size, T = k->T, R = k->rows_T;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size;
     const float *x = bert_layers_forward(m, L - 1, rng);
-    for (int b = 0; b < k->B; b++)
-        for (int j = 0; j < R; j++) {
-            long s = (long)b * R + j;
-            memcpy(k->rows_in + s * C, x + ((long)b * T + k->rows_pos[s]) * C, sizeof(float) * (size_t)C);
-        }
+    bert_gather_rows(k->rows_in, x, k->rows_flat, k->B * k->rows_T, C);
     BlockDims cd = bert_rows_dims(k);
     block_cross_attn_forward(&k->rows_attn, k->rows_in, x, &m->w.layers[L - 1].attn, &cd, rng, k->scratch);
     block_ffn_forward(&k->rows_ffn, k->rows_attn.out, &m->w.layers[L - 1].ffn, &cd, rng, k->scratch);
@@ -259,6 +271,7 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch, Rng *rng) {
     }
     k->rows_T = 1;
     k->rows_n = B;
+    bert_rows_flatten(k);
     bert_forward_rows_last(m, rng);
     memcpy(k->cls_x, k->rows_ffn.out, sizeof(float) * (size_t)B * C);
     bert_pooler_forward(m);
@@ -282,11 +295,9 @@ static void bert_pooler_backward(Bert *m) {
     matmul(dx, dpre, m->w.pool_w, B, C, C, MAT_N, MAT_N, 1.0f, 0.0f);
     matmul(m->g.pool_w, dpre, k->cls_x, C, C, B, MAT_T, MAT_N, 1.0f, 1.0f);
     linear_bias_backward(m->g.pool_b, dpre, B, C);
-    for (int b = 0; b < B; b++) {
-        float *d = k->rows_only ? k->drows + (long)b * C : k->dhidden + (long)b * T * C;
-        const float *s = dx + (long)b * C;
-        for (int e = 0; e < C; e++) d[e] += s[e];
-    }
+    const ElemKernels *ek = kernels();
+    for (int b = 0; b < B; b++)   /* after bert_forward_pooled, slot b is sequence b's [CLS] */
+        ek->add(k->rows_only ? k->drows + (long)b * C : k->dhidden + (long)b * T * C, dx + (long)b * C, C);
 }
 
 /* The last layer of the rows path: drows (the heads' gradient at the slots)
@@ -294,7 +305,7 @@ static void bert_pooler_backward(Bert *m) {
  * the keys and values (every position) and the slots' own residual rows. */
 static void bert_rows_backward(Bert *m) {
     BertWork *k = m->work;
-    int L = m->cfg.num_layers, C = m->cfg.hidden_size, T = k->T, R = k->rows_T;
+    int L = m->cfg.num_layers, C = m->cfg.hidden_size;
     const float *x = L > 1 ? k->ffn[L - 2].out : k->h0;
     BlockDims cd = bert_rows_dims(k);
     block_ffn_backward(k->drows2, &m->g.layers[L - 1].ffn, k->drows, &k->rows_ffn, k->rows_attn.out,
@@ -302,13 +313,7 @@ static void bert_rows_backward(Bert *m) {
     /* dhidden is zero here (bert_forward_end; no head adds into it on this path). */
     block_cross_attn_backward(k->drows, k->dhidden, &m->g.layers[L - 1].attn, k->drows2, &k->rows_attn, k->rows_in,
                               x, &m->w.layers[L - 1].attn, &cd, k->scratch);
-    for (int b = 0; b < k->B; b++)
-        for (int j = 0; j < R; j++) {
-            long s = (long)b * R + j;
-            float *d = k->dhidden + ((long)b * T + k->rows_pos[s]) * C;
-            const float *g = k->drows + s * C;
-            for (int e = 0; e < C; e++) d[e] += g[e];
-        }
+    bert_scatter_add_rows(k->dhidden, k->drows, k->rows_flat, k->B * k->rows_T, C);
     if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (long)(m->g.layers[L - 1].attn.w_qkv - m->params->grad));
 }
 

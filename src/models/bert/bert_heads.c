@@ -74,12 +74,7 @@ static void bert_mlm_backward(Bert *m, const int *rows, int n) {
     matmul(m->g.mlm_w, dpre, k->mlm_x, E, C, n, MAT_T, MAT_N, 1.0f, 1.0f);
     linear_bias_backward(m->g.mlm_b, dpre, n, E);
     /* Scatter-add: serial, as two masked positions never repeat but nothing forbids it. */
-    float *dh = k->rows_only ? k->drows : k->dhidden;
-    for (int i = 0; i < n; i++) {
-        float *d = dh + (long)rows[i] * C;
-        const float *s = dx + (long)i * C;
-        for (int e = 0; e < C; e++) d[e] += s[e];
-    }
+    bert_scatter_add_rows(k->rows_only ? k->drows : k->dhidden, dx, rows, n, C);
 }
 
 float bert_mlm_loss(Bert *m, const int *positions, const int *labels, int n, int backward, float *accuracy) {

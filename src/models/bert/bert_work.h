@@ -45,7 +45,8 @@ struct BertWork {
     int rows_n;            /* the rows asked for */
     int *rows_asked;       /* (rows_max_n) the flat positions asked for, in order */
     int *rows_slot;        /* (rows_max_n) their slots */
-    int *rows_pos;         /* (B, rows_T) the position t of each slot (ALiBi, gathering) */
+    int *rows_pos;         /* (B, rows_T) the position t of each slot (ALiBi) */
+    int *rows_flat;        /* (B, rows_T) the same as flat rows b * T + t (gathering) */
     float *rows_in;        /* (B, rows_T, C) the last layer's input at the slots */
     BlockAttnActs rows_attn;  /* queries (B, rows_T), keys/values (B, T) */
     BlockFfnActs rows_ffn;    /* .out: the last hidden state at the slots */
@@ -95,7 +96,9 @@ struct BertWork {
     float *dhead;          /* (B, C) head scratch */
 };
 
-/* bert_forward.c: the hidden rows of [CLS] (t = 0) gathered into cls_x (B, C). */
+/* bert_forward.c: dst row i = src row rows[i] (n rows of C), and its
+ * backward, src row i added into dst row rows[i] (serially: rows may repeat). */
 void bert_gather_rows(float *dst, const float *src, const int *rows, int n, int C);
+void bert_scatter_add_rows(float *dst, const float *src, const int *rows, int n, int C);
 
 #endif

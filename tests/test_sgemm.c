@@ -69,6 +69,7 @@ TEST(sgemm_own_every_level_matches_naive) {
         {25, 40, 300, 1, 1, 0, -1.5f, 0.0f},    /* two K slices, beta 0 over NaN */
         {200, 70, 64, 0, 1, 5, 1.0f, 0.25f},    /* two row blocks (MC = 16 panels), A unpacked (N <= 128) */
         {200, 140, 300, 0, 0, 2, 1.0f, 0.5f},   /* two row blocks and K slices, A packed (N > 128) */
+        {1100, 40, 30, 0, 0, 1, 1.0f, 0.5f},    /* transposed, A's k steps > 1024 floats apart: packed */
         {3, 4100, 9, 0, 0, 0, 1.0f, 0.0f},      /* two column blocks (NC = 4096) */
         {129, 129, 520, 0, 0, 1, 0.75f, 1.0f},  /* three K slices, everything ragged */
         {6, 0, 5, 0, 0, 0, 1.0f, 1.0f},         /* empty */

@@ -31,8 +31,13 @@ enum { SG_KC = 256, SG_MC_PANELS = 16, SG_NC = 4096 };
  * most this wide (attention's per-head products: N = 64 or 128) that is two
  * to four tiles, too few to repay the copy, and the tile reads A where it
  * lies (one Xeon core, 128 x 64 x 128: 1.18x; at N >= 256 packing wins, to
- * 1.5x where A's rows are 4 KB apart). The sums are the same either way. */
-enum { SG_UNPACKED_MAX_N = 128 };
+ * 1.5x where A's rows are 4 KB apart). Except a transposed A whose k steps
+ * are more than SG_UNPACKED_MAX_LDA floats apart: there the tile would read
+ * MR floats from a new page at every k (the tied vocabulary's gradient,
+ * 30522 x 128 x 608: 1.10-1.17x packed with the AVX2 tile, 2 threads of an
+ * AMD EPYC family 25 model 17; the AVX-512 tile reads 12 floats and does not
+ * notice). The sums are the same either way. */
+enum { SG_UNPACKED_MAX_N = 128, SG_UNPACKED_MAX_LDA = 1024 };
 
 typedef struct {
     float *buf;
@@ -121,7 +126,7 @@ void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float a
                 /* A's tile at row ir: (r, k) at a[ir * a_step + r * a_rs + k * a_cs]. */
                 const float *a = apack;
                 long a_rs = 1, a_cs = MR, a_step = kc;
-                if (N <= SG_UNPACKED_MAX_N) {   /* read where it lies */
+                if (N <= SG_UNPACKED_MAX_N && !(ta && lda > SG_UNPACKED_MAX_LDA)) {   /* read where it lies */
                     a = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
                     a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1, a_step = a_rs;
                 } else {

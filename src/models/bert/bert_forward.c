@@ -175,15 +175,6 @@ static void bert_forward_all(Bert *m, Rng *rng) {
     bert_forward_end(m);
 }
 
-/* rows_flat from rows_pos: slot s of sequence b is row b * T + rows_pos[s]. */
-static void bert_rows_flatten(BertWork *k) {
-    for (int b = 0; b < k->B; b++)
-        for (int j = 0; j < k->rows_T; j++) {
-            long s = (long)b * k->rows_T + j;
-            k->rows_flat[s] = b * k->T + k->rows_pos[s];
-        }
-}
-
 /* Lays the n flat positions out in slots, sequence by sequence (bert_work.h):
  * rows_T = the most any sequence has. 0 when there is no rows path or they do
  * not fit its reserved slots (the caller then runs the full last layer). */
@@ -211,7 +202,7 @@ static int bert_rows_layout(BertWork *k, const int *positions, int n) {
         k->rows_asked[i] = positions[i];
     }
     k->rows_T = most;
-    bert_rows_flatten(k);
+    for (int s = 0; s < B * most; s++) k->rows_flat[s] = s / most * T + k->rows_pos[s];   /* b * T + t */
     k->rows_n = n;
     return 1;
 }
@@ -259,19 +250,14 @@ void bert_forward_pooled(Bert *m, const BertBatch *batch, Rng *rng) {
     bert_forward_begin(m, batch, rng);
     BertWork *k = m->work;
     int B = k->B, C = m->cfg.hidden_size;
-    if (!k->rows_max) {   /* pre-LN: the cross-attention sublayer is post-LN only */
+    /* One slot per sequence, at [CLS] (t = 0); no rows path (pre-LN: the
+     * cross-attention sublayer is post-LN only): the full forward. */
+    if (k->rows_max)
+        for (int b = 0; b < B; b++) k->rows_asked[b] = b * k->T;
+    if (!k->rows_max || !bert_rows_layout(k, k->rows_asked, B)) {
         bert_forward_all(m, rng);
         return;
     }
-    /* One slot per sequence, at [CLS] (t = 0). */
-    for (int b = 0; b < B; b++) {
-        k->rows_asked[b] = b * k->T;
-        k->rows_slot[b] = b;
-        k->rows_pos[b] = 0;
-    }
-    k->rows_T = 1;
-    k->rows_n = B;
-    bert_rows_flatten(k);
     bert_forward_rows_last(m, rng);
     memcpy(k->cls_x, k->rows_ffn.out, sizeof(float) * (size_t)B * C);
     bert_pooler_forward(m);

@@ -2,8 +2,8 @@
 #include "eval/report.h"
 
 #include "core/common.h"
-#include "eval/glue_score.h"
-#include "models/evaluate.h"
+#include "metrics/glue_score.h"
+#include "train/evaluate.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * Runs do not store their dev predictions, so they are made here, at report
  * time, the way `glue eval` makes them: the run's model.ckpt is loaded and the
  * task's dev split (from $GLUE_DATA or data/glue) predicted through the
- * shared evaluation code (models/evaluate.h). The metrics of those
+ * shared evaluation code (train/evaluate.h). The metrics of those
  * predictions are shown beside the ones results.json recorded, so a
  * checkpoint or data set that changed since training shows up as a
  * difference instead of passing silently. */
@@ -13,9 +13,9 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "eval/svg_plot.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 #include "models/model.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

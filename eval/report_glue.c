@@ -15,7 +15,7 @@
 #include "core/common.h"
 #include "eval/report.h"
 #include "eval/svg_plot.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

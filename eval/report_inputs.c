@@ -3,7 +3,7 @@
 
 #include "core/common.h"
 #include "core/files.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

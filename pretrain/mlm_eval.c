@@ -3,7 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "pretrain/pretrain_config.h"
 #include "pretrain/token_cache.h"
 #include "pretrain/train.h"

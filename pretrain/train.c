@@ -9,7 +9,7 @@
 #include "core/provenance.h"
 #include "core/lines.h"
 #include "core/progress.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "optim/schedule.h"

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 
 #define TASK_MAX_SPLITS 5   /* MNLI: train, dev_matched, dev_mismatched, test_matched, test_mismatched */
 #define TASK_MAX_LABELS 100 /* GLUE: 3; a user's dataset (tasks/user_data.c) may have more */
@@ -52,7 +52,7 @@ typedef struct Task {
     int symmetric;         /* a pair task whose label does not depend on the order of
                             * the texts (MRPC, STS-B, QQP): both orders may be trained on */
     const char *subset_of; /* a subset task (mnli-9k): the official task whose training
-                            * split it samples; never scored as that task (eval/glue_score.h) */
+                            * split it samples; never scored as that task (metrics/glue_score.h) */
     const UserData *user;  /* a user's own dataset (glue finetune --train FILE): its files,
                             * format and columns; NULL for the registry's tasks */
     int num_splits;

@@ -4,7 +4,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/rng.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>

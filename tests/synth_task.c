@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "core/common.h"
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 #include "tests/test.h"
 
 const Task SYNTH_TASK2 = {.name = "synth2", .display = "SYNTH-2", .num_labels = 2,

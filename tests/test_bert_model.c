@@ -23,7 +23,7 @@
 #include "models/bert/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "text/vocab.h"
 #include "tests/capture.h"
 

@@ -11,8 +11,8 @@
 #include "core/lines.h"
 #include "core/provenance.h"
 #include "core/rng.h"
-#include "eval/bleu.h"
-#include "eval/chrf.h"
+#include "metrics/bleu.h"
+#include "metrics/chrf.h"
 #include "tests/bleu_multi_ref.h"
 #include "tests/test.h"
 

@@ -1,10 +1,10 @@
-/* test_chrf.c — corpus chrF (eval/chrf.c, sacreBLEU 2.x's CHRF defaults) on tiny
+/* test_chrf.c — corpus chrF (metrics/chrf.c, sacreBLEU 2.x's CHRF defaults) on tiny
  * cases worked out by hand, and against the independent Python reference
  * tests/ref/bleu_multi_ref.py on cases aimed at its details: the choice among
  * references, references shorter than an order, whitespace, code points rather
  * than bytes, lowercasing; and its signature. */
 #include "core/provenance.h"
-#include "eval/chrf.h"
+#include "metrics/chrf.h"
 #include "tests/bleu_multi_ref.h"
 #include "tests/test.h"
 

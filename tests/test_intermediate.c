@@ -1,4 +1,4 @@
-/* test_intermediate.c — intermediate-task transfer (models/intermediate.h)
+/* test_intermediate.c — intermediate-task transfer (experiments/intermediate.h)
  * through `glue finetune`, on a micro BERT (dropout 0) and synthetic CoLA
  * (the intermediate task) and SST-2 (the target), one thread:
  *   - `--set intermediate=cola` trains CoLA first into <out>/intermediate/
@@ -19,7 +19,7 @@
 
 #include "core/files.h"
 #include "core/rng.h"
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * tests/ref/metrics_ref.py run by /usr/bin/python3. Plus exact hand-computed
  * values, so a broken reference cannot hide a broken metric. */
 #include "core/rng.h"
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 #include "tests/test.h"
 
 #include <stdlib.h>

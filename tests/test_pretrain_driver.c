@@ -23,7 +23,7 @@
 #include "core/gemm_bf16.h"
 #include "core/half.h"
 #include "core/rng.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "optim/schedule.h"
 
 #include <cjson/cJSON.h>

@@ -1,4 +1,4 @@
-/* test_protocol.c — `glue protocol` (models/protocol.c): the table's numbers
+/* test_protocol.c — `glue protocol` (experiments/protocol.c): the table's numbers
  * are the seed means of the fine-tunes' best dev scores, a change that leaves
  * a task alone reuses the baseline's fine-tunes, a second run reuses every
  * fine-tune and replaces rows by name, bad changes are usage errors. fastText
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/files.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "tests/kill_loop.h"
 
 /* The mean of a fine-tune's best dev metrics. */

@@ -5,7 +5,7 @@
  * Pearson + Spearman); every malformed prediction file gets its file:line error;
  * the leaderboard writer's output reads back. */
 #include "core/common.h"
-#include "eval/glue_score.h"
+#include "metrics/glue_score.h"
 #include "eval/predictions.h"
 #include "tasks/task.h"
 #include "tests/capture.h"

@@ -22,7 +22,7 @@
 #include "cli/translate_results.h"
 #include "core/files.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "models/seq2seq/seq2seq.h"
 #include "models/seq2seq/seq2seq_train.h"
 #include "text/vocab.h"

@@ -6,7 +6,7 @@
  * with a count, fatal with strict), a cut or corrupt file one clear error, a
  * fetch that refuses a subset with the wrong entry count, and the GLUE score
  * counting qnli-9k as QNLI only when asked. */
-#include "eval/glue_score.h"
+#include "metrics/glue_score.h"
 #include "eval/report.h"
 #include "tasks/task.h"
 #include "tests/capture.h"

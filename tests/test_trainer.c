@@ -14,10 +14,10 @@
 #include "core/files.h"
 #include "core/rng.h"
 #include "eval/report.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "tests/capture.h"
 
 #include <cjson/cJSON.h>

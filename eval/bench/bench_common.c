@@ -16,7 +16,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/kernels.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 extern char **environ;
 

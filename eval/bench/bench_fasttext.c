@@ -23,7 +23,7 @@
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/rng.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 #include "models/baselines/fasttext.h"
 #include "tasks/task.h"
 

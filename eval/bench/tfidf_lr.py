@@ -7,7 +7,7 @@ on the GLUE dev sets, the floor every glue baseline is compared against.
 Model: a TfidfVectorizer (sklearn defaults: lowercased word unigrams) fitted on
 the training text, a pair's two sentences joined by a space; LogisticRegression
 (C=1, lbfgs) for the classification tasks, Ridge (alpha=1) on the 0..5 score for
-STS-B. Metrics are GLUE's (the same definitions as eval/metrics.c), x100.
+STS-B. Metrics are GLUE's (the same definitions as metrics/metrics.c), x100.
 Needs Debian's python3-sklearn and python3-scipy; reads .tsv or .tsv.gz.
 """
 import argparse

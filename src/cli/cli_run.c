@@ -6,8 +6,8 @@
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "tasks/user_data.h"
 
 #include <cjson/cJSON.h>

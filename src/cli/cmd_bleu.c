@@ -13,8 +13,8 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/lines.h"
-#include "eval/bleu.h"
-#include "eval/chrf.h"
+#include "metrics/bleu.h"
+#include "metrics/chrf.h"
 #include "text/utf8.h"
 
 #include <cjson/cJSON.h>

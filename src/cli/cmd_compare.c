@@ -30,11 +30,11 @@
 #include "core/stats.h"
 #include "core/threads.h"
 #include "eval/report.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/intermediate.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "experiments/intermediate.h"
+#include "train/trainer.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -75,7 +75,7 @@ static int compare_has_data(const Task *t) {
            task_split_path(t, dev, task_data_root(), path, sizeof path) == 0;
 }
 
-/* A run through an intermediate task (models/intermediate.h) cost that
+/* A run through an intermediate task (experiments/intermediate.h) cost that
  * stage's training too: its own results.json, in the run's directory. */
 static double compare_intermediate_seconds(const cJSON *results, const char *dir) {
     if (!cJSON_GetObjectItemCaseSensitive(results, INTERMEDIATE_KEY)) return 0;

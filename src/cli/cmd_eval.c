@@ -17,9 +17,9 @@
 #include "core/threads.h"
 #include "eval/predictions.h"
 #include "eval/report.h"
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

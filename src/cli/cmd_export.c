@@ -12,7 +12,7 @@
 #include "core/files.h"
 #include "models/bert/bert.h"
 #include "models/bert/bert_hf.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "tasks/task.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"

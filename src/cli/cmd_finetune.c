@@ -19,9 +19,9 @@
 #include "core/stats.h"
 #include "core/threads.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/search.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "experiments/search.h"
+#include "train/trainer.h"
 #include "tasks/user_data.h"
 
 #include <cjson/cJSON.h>

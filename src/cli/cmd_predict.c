@@ -9,8 +9,8 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/threads.h"
-#include "models/evaluate.h"
-#include "models/run_dir.h"
+#include "train/evaluate.h"
+#include "train/run_dir.h"
 #include "text/utf8.h"
 
 #include <cjson/cJSON.h>

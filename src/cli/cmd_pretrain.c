@@ -2,7 +2,7 @@
  * (pretrain/train.h), plus two sub-commands:
  *   glue pretrain prepare ...   tokenize the corpus into the token cache only
  *   glue pretrain eval --init CKPT ...   held-out MLM loss and accuracy
- *   glue pretrain screen RUN_DIR ...     runs judged by a fine-tuning proxy (pretrain/screen.h) */
+ *   glue pretrain screen RUN_DIR ...     runs judged by a fine-tuning proxy (experiments/screen.h) */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -11,10 +11,10 @@
 #include "core/files.h"
 #include "core/dist.h"
 #include "core/threads.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "pretrain/mlm_eval.h"
 #include "pretrain/pretrain_config.h"
-#include "pretrain/screen.h"
+#include "experiments/screen.h"
 #include "pretrain/token_cache.h"
 #include "pretrain/train.h"
 #include "text/tokenizer.h"
@@ -205,7 +205,7 @@ static int pretrain_eval(int argc, char **argv) {
 }
 
 
-/* glue pretrain screen RUN_DIR... : the fine-tuning proxy table (pretrain/screen.h). */
+/* glue pretrain screen RUN_DIR... : the fine-tuning proxy table (experiments/screen.h). */
 static int pretrain_screen_cmd(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);

@@ -1,12 +1,12 @@
 /* cmd_protocol.c — `glue protocol`: fine-tuning recipe changes measured over
- * seeds, one table (models/protocol.h). */
+ * seeds, one table (experiments/protocol.h). */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/threads.h"
-#include "models/protocol.h"
-#include "models/run_dir.h"
+#include "experiments/protocol.h"
+#include "train/run_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

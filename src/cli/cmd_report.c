@@ -8,7 +8,7 @@
 #include "core/common.h"
 #include "eval/report_html.h"
 #include "models/bert/bert_task.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

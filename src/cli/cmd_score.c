@@ -6,7 +6,7 @@
 #include "core/args.h"
 #include "core/common.h"
 #include "core/files.h"
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 #include "eval/predictions.h"
 #include "tasks/task.h"
 

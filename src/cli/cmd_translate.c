@@ -23,9 +23,9 @@
 #include "core/files.h"
 #include "core/lines.h"
 #include "core/threads.h"
-#include "eval/bleu.h"
+#include "metrics/bleu.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 #include "models/seq2seq/seq2seq_train.h"
 
 #include <cjson/cJSON.h>

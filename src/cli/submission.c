@@ -6,8 +6,8 @@
 #include "core/files.h"
 #include "eval/predictions.h"
 #include "eval/zip.h"
-#include "models/evaluate.h"
-#include "models/run_dir.h"
+#include "train/evaluate.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

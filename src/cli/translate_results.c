@@ -11,7 +11,7 @@
 #include "core/files.h"
 #include "eval/report.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #define TR_BLEU_DEFINITION                                                                              \
     "bleu: sacreBLEU (cased, 13a) of the detokenised output against the raw references; bleu_tok_lc: " \

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "eval/bleu.h"
+#include "metrics/bleu.h"
 #include "models/seq2seq/seq2seq.h"
 
 typedef struct cJSON cJSON;

@@ -1,5 +1,5 @@
 /* model.h — the one interface every classifier implements (DESIGN §3): BERT,
- * fastText, TextCNN, BiLSTM. The trainer (src/models/trainer.c) and the commands
+ * fastText, TextCNN, BiLSTM. The trainer (src/train/trainer.c) and the commands
  * `glue finetune|eval|predict|compare` only ever talk to a ModelOps.
  *
  * Each model turns a Dataset into its own features once (`encode`: WordPiece ids

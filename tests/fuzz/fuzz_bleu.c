@@ -1,11 +1,11 @@
-/* fuzz_bleu.c — `glue bleu HYP REF [REF2]` (src/cli/cmd_bleu.c, eval/bleu.c,
- * eval/chrf.c): the files (hypotheses FUZZ_SEP references [FUZZ_SEP second
+/* fuzz_bleu.c — `glue bleu HYP REF [REF2]` (src/cli/cmd_bleu.c, metrics/bleu.c,
+ * metrics/chrf.c): the files (hypotheses FUZZ_SEP references [FUZZ_SEP second
  * references], any bytes), with --lowercase and --tokenize 13a|none picked by
  * byte 0; then corpus BLEU and chrF on the same lines directly, each of which
  * must be a number in [0, 100]. */
 #include "cli/commands.h"
-#include "eval/bleu.h"
-#include "eval/chrf.h"
+#include "metrics/bleu.h"
+#include "metrics/chrf.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #include <math.h>

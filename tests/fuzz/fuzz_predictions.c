@@ -2,7 +2,7 @@
  * (eval/predictions.c), for the task byte 0 picks, then the task's metrics on
  * what was read against a made-up gold standard: no metric may be NaN or
  * infinite (issue 22: a prediction of 1e308 gave 'pearson -nan'). */
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 #include "eval/predictions.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -11,7 +11,7 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 /* Tasks with at most this many training rows get the small-data defaults:
  * more epochs (each is cheap) and the best epoch picked on dev. */

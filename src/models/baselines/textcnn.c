@@ -11,7 +11,7 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 /* Kim (2014): 300-d embeddings, widths 3, 4, 5 with 100 maps each, dropout 0.5,
  * max-norm 3, minibatch 50, Adadelta (rho 0.95; lr 1 is Zeiler's rule) at a

@@ -15,7 +15,7 @@
 
 #include "core/common.h"
 #include "core/files.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 /* Names shown in one missing/unused message before "... and N more". */
 enum { HF_NAMES_SHOWN = 8, HF_NAME_MAX = PARAM_NAME_MAX };

@@ -20,7 +20,7 @@
 #include "models/bert/bert_hf.h"
 #include "models/bert/bert_task.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #define HF_CLS_HINT "pass a BertForSequenceClassification directory fine-tuned for this task"
 

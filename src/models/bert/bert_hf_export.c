@@ -14,7 +14,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/safetensors.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 /* The class transformers instantiates from config.json's "architectures". */
 static const char *hf_architecture(const BertHeads *h) {

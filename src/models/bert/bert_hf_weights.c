@@ -14,7 +14,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/safetensors.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 static const char *const HINT_INDEX = "the index does not match its shards: download or save the model again";
 

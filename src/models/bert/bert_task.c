@@ -17,10 +17,10 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
-#include "models/intermediate.h"
+#include "experiments/intermediate.h"
 #include "models/run_config.h"
-#include "models/trainer.h"
-#include "models/run_dir.h"
+#include "train/trainer.h"
+#include "train/run_dir.h"
 #include "nn/softmax_xent.h"
 #include "optim/clip.h"
 
@@ -95,7 +95,7 @@ static const SettingSpec BERT_SETTINGS[] = {
     {"init", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, BERT_INIT_NONE, NULL},
     {"vocab", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "", NULL},   /* "": the default vocabulary (tokenizer.h) */
     /* a task to fine-tune on first, then on this one from it (STILTs:
-     * models/intermediate.h), e.g. mnli-9k before rte; "none": straight */
+     * experiments/intermediate.h), e.g. mnli-9k before rte; "none": straight */
     {INTERMEDIATE_KEY, SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, INTERMEDIATE_NONE, NULL},
 };
 #undef BS

@@ -1,13 +1,13 @@
 /* intermediate.c — the intermediate stage of a fine-tuning run (see
  * intermediate.h): train or reuse <out>/intermediate/, then hand the target
  * the config that starts from it. */
-#include "models/intermediate.h"
+#include "experiments/intermediate.h"
 
 #include "core/common.h"
 #include "core/dist.h"
 #include "core/files.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

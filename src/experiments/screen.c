@@ -1,6 +1,6 @@
 /* screen.c — the fine-tuning proxy of pretraining runs and its table (see
  * screen.h). */
-#include "pretrain/screen.h"
+#include "experiments/screen.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -14,8 +14,8 @@
 #include "core/stats.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "pretrain/pretrain_config.h"
 #include "pretrain/train.h"
 #include "tasks/task.h"

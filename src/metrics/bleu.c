@@ -6,7 +6,7 @@
  * ASCII classes or their complements ([^0-9]), so scanning UTF-8 bytes gives the
  * same matches as scanning code points: a multi-byte character is never part of
  * a positive class, and its last byte stands in for it before a '.' or ','. */
-#include "eval/bleu.h"
+#include "metrics/bleu.h"
 
 #include "core/common.h"
 #include "core/provenance.h"

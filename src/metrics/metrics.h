@@ -1,6 +1,6 @@
 /* metrics.h — the official GLUE metrics (accuracy, F1, Matthews correlation,
- * Pearson, Spearman). The GLUE score is eval/glue_score.h, corpus BLEU
- * eval/bleu.h.
+ * Pearson, Spearman). The GLUE score is metrics/glue_score.h, corpus BLEU
+ * metrics/bleu.h.
  *
  * Every metric returns its natural scale (accuracy and F1 in [0,1], correlations
  * in [-1,1]); tables, results JSON and `--json` output show them ×100, the GLUE

@@ -1,5 +1,5 @@
 /* run_dir.c — where runs and result tables live (see run_dir.h). */
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include "core/common.h"
 #include "core/checkpoint.h"

@@ -3,7 +3,7 @@
  * The nine task ids are listed here rather than taken from the task registry:
  * they are the definition of the GLUE score (fixed by the leaderboard), while the
  * registry may grow tasks (AX, translation) that must not enter the average. */
-#include "eval/glue_score.h"
+#include "metrics/glue_score.h"
 
 #include "core/common.h"
 

@@ -13,7 +13,7 @@
  * check (trainer_run), and per step the interrupt flag, the gradient sum
  * (inside train_step) and the loss. A failed save on rank 0 ends its process
  * with a non-zero status, and dist_finalize then aborts the job. */
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 #include "core/blas.h"
 #include "core/checkpoint.h"
@@ -23,10 +23,10 @@
 #include "core/interrupt.h"
 #include "core/params.h"
 #include "core/rng.h"
-#include "models/evaluate.h"
-#include "models/intermediate.h"
+#include "train/evaluate.h"
+#include "experiments/intermediate.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -54,7 +54,7 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
 
-/* ---- shared by the run drivers (models/trainer.c, translation's
+/* ---- shared by the run drivers (train/trainer.c, translation's
  * seq2seq_train.c, pretrain/train.c) ---- */
 
 /* The head of every results file: {"command", "seed", "threads",

@@ -1,6 +1,6 @@
 /* search.c — learning-rate x batch-size search selected on a held-out slice
  * of the training split (see search.h). */
-#include "models/search.h"
+#include "experiments/search.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -10,9 +10,9 @@
 
 #include "core/common.h"
 #include "core/files.h"
-#include "models/intermediate.h"
+#include "experiments/intermediate.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
+#include "train/run_dir.h"
 
 void search_default_grid(SearchOptions *o) {
     static const double LRS[] = {3e-4, 1e-4, 5e-5, 3e-5};

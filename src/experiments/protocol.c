@@ -1,6 +1,6 @@
 /* protocol.c — fine-tuning recipe changes measured over seeds, one table (see
  * protocol.h). */
-#include "models/protocol.h"
+#include "experiments/protocol.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -12,12 +12,12 @@
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/stats.h"
-#include "models/evaluate.h"
-#include "models/intermediate.h"
+#include "train/evaluate.h"
+#include "experiments/intermediate.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/run_dir.h"
-#include "models/trainer.h"
+#include "train/run_dir.h"
+#include "train/trainer.h"
 #include "tasks/task.h"
 
 #define PROTOCOL_TITLE "Fine-tuning protocol: each change of the recipe over seeds"

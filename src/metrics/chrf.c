@@ -5,11 +5,11 @@
  * (no hashing: segments are short, and sorting gives exact counts). The
  * floating-point steps follow sacreBLEU's _compute_f_score operation by
  * operation, so the score is the same double Python computes. */
-#include "eval/chrf.h"
+#include "metrics/chrf.h"
 
 #include "core/common.h"
 #include "core/provenance.h"
-#include "eval/bleu.h"
+#include "metrics/bleu.h"
 #include "text/utf8.h"
 
 #include <stdint.h>

@@ -74,7 +74,7 @@ typedef struct TrainerOptions {
     double holdout;           /* > 0: select (and report) on this fraction of the training
                                * split, held out from training, instead of the dev splits
                                * (hyperparameter search: dev is never looked at) */
-    const char *intermediate_dir;  /* where an intermediate stage runs (models/intermediate.h);
+    const char *intermediate_dir;  /* where an intermediate stage runs (experiments/intermediate.h);
                                     * NULL: <out_dir>/intermediate. A search's trials share one */
 } TrainerOptions;
 

@@ -21,7 +21,7 @@
 #ifndef GLUE_SEARCH_H
 #define GLUE_SEARCH_H
 
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 enum { SEARCH_MAX_VALUES = 16 };
 

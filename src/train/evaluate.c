@@ -1,5 +1,5 @@
 /* evaluate.c — whole-split prediction and scoring (see evaluate.h). */
-#include "models/evaluate.h"
+#include "train/evaluate.h"
 
 #include "core/common.h"
 

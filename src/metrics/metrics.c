@@ -6,7 +6,7 @@
  * near-identical scores do not lose their variance to cancellation. Where the
  * reference is undefined (a constant input, no positive class) the metric is 0:
  * a score of 0 is what the GLUE leaderboard shows and what averages can use. */
-#include "eval/metrics.h"
+#include "metrics/metrics.h"
 
 #include "core/common.h"
 

@@ -21,7 +21,7 @@
 #ifndef GLUE_INTERMEDIATE_H
 #define GLUE_INTERMEDIATE_H
 
-#include "models/trainer.h"
+#include "train/trainer.h"
 
 #define INTERMEDIATE_KEY  "intermediate"
 #define INTERMEDIATE_NONE "none"

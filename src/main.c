@@ -197,7 +197,7 @@ static const Command COMMANDS[] = {
      "  leaderboard archive: the 11 files, a task without a trained model as its\n"
      "  majority class (flagged); a task without test data is listed as missing.\n"
      "  --bf16 (bert): the encoder's dense layers with bf16 weights and products\n"
-     "  (AVX512-BF16), an inference approximation; see README for its accuracy.\n"
+     "  (AVX512-BF16), an inference approximation; see docs/results.md for its accuracy.\n"
      "  On a CPU without AVX512-BF16 it runs the fp32 path (faster there) and says so.\n"},
     {"predict", cmd_predict, "TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]",
      "label and probabilities (STS-B: a score) for a text or a pair",

@@ -113,15 +113,15 @@ static int intermediate_stage(const TrainerOptions *o, const Task *t, const char
     *summary = NULL;
     cJSON *config = intermediate_config(o, t);
     cJSON *res = trainer_finished_run(dir, config, (long)o->seed, 0);
-    int rc = 0;
+    int rc = 0, say = o->show_progress && dist_rank() == 0;   /* one rank speaks */
     if (res) {
-        if (o->show_progress)
+        if (say)
             fprintf(stderr, "intermediate task %s: the finished run in %s (seed %llu, best %s %.2f at epoch %d)\n",
                     t->name, dir, (unsigned long long)o->seed, run_config_string(res, "selection", "score"),
                     run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "score", 0),
                     (int)run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "epoch", 0));
     } else {
-        if (o->show_progress) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
+        if (say) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
         TrainerOptions io = *o;
         io.task = t;
         io.config = config;
@@ -177,8 +177,6 @@ int intermediate_run(const TrainerOptions *o, const char *stage_dir, cJSON **res
         if (bad) return bad;
     }
     if (!t) return trainer_run(o, results);
-    TrainerOptions target = *o;
-    target.show_progress = o->show_progress && dist_rank() == 0;   /* one rank speaks */
     char dir[4096];
     intermediate_dir(o, stage_dir, dir, sizeof dir);
     cJSON *from = NULL, *record = NULL;
@@ -189,10 +187,10 @@ int intermediate_run(const TrainerOptions *o, const char *stage_dir, cJSON **res
          * from the stage, never from the bare encoder. */
         if (record) from = intermediate_target_config(o, dir);
     } else {
-        rc = intermediate_stage(&target, t, dir, &from, &record);
+        rc = intermediate_stage(o, t, dir, &from, &record);
     }
     if (rc == 0) {
-        target.show_progress = o->show_progress;
+        TrainerOptions target = *o;
         target.model_config = from;
         target.intermediate = record;
         rc = trainer_run(&target, results);

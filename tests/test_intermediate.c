@@ -13,15 +13,22 @@
  *     with one message, and nothing is trained;
  *   - `--search` trains the stage once for all its trials and final run, and
  *     `glue protocol` once per seed for rows that change only the target;
+ *   - a target stopped after its stage and continued with --resume does not
+ *     go through the stage again, records it, and ends with the
+ *     uninterrupted run's numbers;
  *   - a config without the setting (runs made before it) is the same config
  *     as one with "none" (the other way round too). */
 #include "tests/test.h"
 
 #include "core/files.h"
 #include "core/rng.h"
+#include "models/run_config.h"
+#include "tests/kill_loop.h"
+#include "train/run_dir.h"
 #include "train/trainer.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +268,47 @@ TEST(intermediate_shared_by_protocol_rows) {
     snprintf(want, sizeof want, "%s/runs/protocol/intermediate/cola-seed3-", fx.root);
     CHECK_MSG(!strncmp(run, want, strlen(want)) && !strcmp(run, str_at(b, "intermediate", "run")),
               "the rows' stages: %s and %s", run, str_at(b, "intermediate", "run"));
+    cJSON_Delete(a), cJSON_Delete(b);
+    fx_remove(&fx);
+}
+
+/* A target stopped (SIGTERM) after its stage finished and continued with
+ * --resume: the stage is neither trained nor looked up again (the resumed
+ * run says nothing of it), results.json still records it, and the numbers
+ * are the uninterrupted run's. */
+TEST(intermediate_resume_skips_the_stage) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char base[2048], args[2400], watch[256], *err;
+    snprintf(base, sizeof base, "sst2 %s --max-len 16 --batch 8 --epochs 10 --lr 1e-2 --set intermediate=cola",
+             fx.micro);
+    snprintf(args, sizeof args, "%s --out %s/ref", base, fx.root);
+    int st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 0, "the uninterrupted run: exit %d: %s", st, err);
+    free(err);
+    char cmd[4096];
+    snprintf(watch, sizeof watch, "%s/cut/%s/%s", fx.root, RUN_RESUME_DIR, RUN_TRAINER_STATE);
+    snprintf(cmd, sizeof cmd, "env %s %s finetune %s --threads 1 --seed 3 --checkpoint-every 1 --out %s/cut "
+             ">/dev/null 2>/dev/null", fx.env, test_glue_bin(), base, fx.root);
+    CHECK_EQ_INT(kill_loop_signal(cmd, watch, SIGTERM), 143);
+    snprintf(args, sizeof args, "%s --checkpoint-every 1 --out %s/cut --resume", base, fx.root);
+    st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 0 && strstr(err, "resuming ") && !strstr(err, "intermediate task"), "exit %d: %s", st, err);
+    free(err);
+    char ref[128], cut[128];
+    snprintf(ref, sizeof ref, "%s/ref", fx.root);
+    snprintf(cut, sizeof cut, "%s/cut", fx.root);
+    CHECK_MSG(kill_loop_same_results(ref, cut), "the resumed target differs from the uninterrupted one");
+    cJSON *a = fx_json(&fx, "ref/results.json"), *b = fx_json(&fx, "cut/results.json");
+    const cJSON *ia = cJSON_GetObjectItemCaseSensitive(a, "intermediate");
+    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(b, "intermediate");
+    char want[192];
+    snprintf(want, sizeof want, "%s/cut/intermediate", fx.root);
+    CHECK_MSG(ib && !strcmp(str_at(b, "intermediate", "task"), "cola") && !strcmp(str_at(b, "intermediate", "run"), want),
+              "the resumed run's record of its stage: %s", ib ? str_at(b, "intermediate", "run") : "none");
+    const cJSON *ba = cJSON_GetObjectItemCaseSensitive(ia, "best"), *bb = cJSON_GetObjectItemCaseSensitive(ib, "best");
+    CHECK(ba && bb && run_config_number(ba, "epoch", -1) == run_config_number(bb, "epoch", -2) &&
+          run_config_number(ba, "score", -1) == run_config_number(bb, "score", -2));
     cJSON_Delete(a), cJSON_Delete(b);
     fx_remove(&fx);
 }

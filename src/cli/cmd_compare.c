@@ -170,7 +170,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
             .overwrite = 1,   /* compare's own directory */
             .resume = !c->retrain && trainer_can_resume(dir, config, (uint64_t)c->seed, 0),   /* an interrupted compare continues */
         };
-        if (trainer_run(&o, &res) != 0) res = NULL;
+        if (intermediate_run(&o, NULL, &res) != 0) res = NULL;
     } else {
         fprintf(stderr, "== %s on %s: reusing %s\n", ops->name, t->display, dir);
     }

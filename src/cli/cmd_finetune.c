@@ -20,6 +20,7 @@
 #include "core/threads.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
+#include "experiments/intermediate.h"
 #include "experiments/search.h"
 #include "train/trainer.h"
 #include "tasks/user_data.h"
@@ -355,7 +356,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
             continue;
         }
         rc = rank == 0 && cli_record_dataset(t, o.out_dir) ? 1 : 0;
-        if (rc == 0) rc = trainer_run(&o, &res[i]);
+        if (rc == 0) rc = intermediate_run(&o, NULL, &res[i]);
         if (rc == 0 && rank == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
     }
     if (rc == 0 && f.nseeds && rank == 0) rc = cli_record_dataset(t, dir) ? 1 : 0;

@@ -1,8 +1,9 @@
 /* intermediate.c — the intermediate stage of a fine-tuning run (see
- * intermediate.h): train or reuse <out>/intermediate/, then hand the target
- * the config that starts from it. */
+ * intermediate.h): train or reuse <out>/intermediate/, then run the target
+ * from it. */
 #include "experiments/intermediate.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/dist.h"
 #include "core/files.h"
@@ -60,9 +61,9 @@ static cJSON *intermediate_summary(const Task *t, const char *dir, const cJSON *
     return s;
 }
 
-/* Where o's stage runs: o->intermediate_dir, else <out_dir>/intermediate. */
-static void intermediate_dir(const TrainerOptions *o, char *dir, size_t size) {
-    if (o->intermediate_dir) snprintf(dir, size, "%s", o->intermediate_dir);
+/* Where o's stage runs: stage_dir, else <out_dir>/intermediate. */
+static void intermediate_dir(const TrainerOptions *o, const char *stage_dir, char *dir, size_t size) {
+    if (stage_dir) snprintf(dir, size, "%s", stage_dir);
     else run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, size);
 }
 
@@ -82,7 +83,7 @@ void intermediate_shared_dir(const TrainerOptions *o, const char *root, char *di
     const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
     const Task *t = strcmp(name, INTERMEDIATE_NONE) ? task_find(name) : NULL;
     dir[0] = '\0';
-    if (!t || t == o->task) return;   /* none, or an error intermediate_stage reports */
+    if (!t || t == o->task) return;   /* none, or an error intermediate_run reports */
     cJSON *config = intermediate_config(o, t);
     char *text = cJSON_PrintUnformatted(config);
     uint64_t h = dist_hash(DIST_HASH_INIT, text, strlen(text));
@@ -92,11 +93,9 @@ void intermediate_shared_dir(const TrainerOptions *o, const char *root, char *di
     cJSON_Delete(config);
 }
 
-cJSON *intermediate_record(const TrainerOptions *o) {
-    const Task *t;
-    if (intermediate_task(o, &t) != 0 || !t) return NULL;
-    char dir[4096];
-    intermediate_dir(o, dir, sizeof dir);
+/* The record of the finished intermediate run in dir, or NULL when there is
+ * none (a resumed target's: its stage ran before it). */
+static cJSON *intermediate_record(const TrainerOptions *o, const Task *t, const char *dir) {
     cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed, 0);
     cJSON *s = res ? intermediate_summary(t, dir, res) : NULL;
     cJSON_Delete(res);
@@ -104,29 +103,31 @@ cJSON *intermediate_record(const TrainerOptions *o) {
     return s;
 }
 
-int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **summary) {
+/* Runs (or reuses) the stage of the target o on task t in dir. 0 with
+ * *model_config the config to create the target's model from (o's, with
+ * "init" the intermediate run) and *summary the record for results.json
+ * (both the caller's to free), or the exit code of the stage's run. */
+static int intermediate_stage(const TrainerOptions *o, const Task *t, const char *dir, cJSON **model_config,
+                              cJSON **summary) {
     *model_config = NULL;
     *summary = NULL;
-    const Task *t;
-    int bad = intermediate_task(o, &t);
-    if (bad || !t) return bad;
-    char dir[4096];
-    intermediate_dir(o, dir, sizeof dir);
     cJSON *config = intermediate_config(o, t);
     cJSON *res = trainer_finished_run(dir, config, (long)o->seed, 0);
-    int rc = 0;
+    int rc = 0, say = o->show_progress && dist_rank() == 0;   /* one rank speaks */
     if (res) {
-        if (o->show_progress)
+        if (say)
             fprintf(stderr, "intermediate task %s: the finished run in %s (seed %llu, best %s %.2f at epoch %d)\n",
                     t->name, dir, (unsigned long long)o->seed, run_config_string(res, "selection", "score"),
                     run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "score", 0),
                     (int)run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "epoch", 0));
     } else {
-        if (o->show_progress) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
+        if (say) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
         TrainerOptions io = *o;
         io.task = t;
         io.config = config;
         io.out_dir = dir;
+        io.model_config = NULL;
+        io.intermediate = NULL;
         io.resume = trainer_can_resume(dir, config, o->seed, 0);   /* the target's own state: continued */
         io.overwrite = 1;      /* a finished run of other settings is replaced */
         io.holdout = 0;        /* it selects on its own task's split, never on the target's */
@@ -141,4 +142,60 @@ int intermediate_stage(const TrainerOptions *o, cJSON **model_config, cJSON **su
     cJSON_Delete(res);
     cJSON_Delete(config);
     return rc ? rc : *model_config ? 0 : 1;
+}
+
+/* 1 when trainer_run continues a resume point in out_dir instead of
+ * starting: --resume and one there (or the one saved before it: the pair
+ * trainer_run reads). The target saves one only after its stage finished. */
+static int intermediate_resuming(const TrainerOptions *o) {
+    if (!o->resume) return 0;
+    char dir[4200], prev[4300];
+    run_file_path(o->out_dir, RUN_RESUME_DIR, dir, sizeof dir);
+    checkpoint_dir_previous(dir, prev, sizeof prev);
+    return file_exists(dir) || file_exists(prev);
+}
+
+/* 1 when trainer_run would stop the target before training it: a finished
+ * run in out_dir it must not replace, or a missing data file it reads (train,
+ * and the selection's dev split unless a hold-out selects). Then no stage's
+ * hours first: trainer_run says why at once. */
+static int intermediate_target_blocked(const TrainerOptions *o) {
+    char path[4300];
+    run_file_path(o->out_dir, RUN_RESULTS, path, sizeof path);
+    if (!o->resume && !o->overwrite && file_exists(path)) return 1;
+    const TaskSplit *train = task_split(o->task, "train"), *dev = o->holdout > 0 ? NULL : task_dev_split(o->task);
+    if (!train || (o->holdout <= 0 && !dev)) return 1;
+    if (task_split_path(o->task, train, o->data_root, path, sizeof path) != 0) return 1;
+    return dev && task_split_path(o->task, dev, o->data_root, path, sizeof path) != 0;
+}
+
+int intermediate_run(const TrainerOptions *o, const char *stage_dir, cJSON **results) {
+    const Task *t = NULL;
+    if (results) *results = NULL;
+    if (!intermediate_target_blocked(o)) {
+        int bad = intermediate_task(o, &t);
+        if (bad) return bad;
+    }
+    if (!t) return trainer_run(o, results);
+    char dir[4096];
+    intermediate_dir(o, stage_dir, dir, sizeof dir);
+    cJSON *from = NULL, *record = NULL;
+    int rc = 0;
+    if (intermediate_resuming(o)) {
+        record = intermediate_record(o, t, dir);
+        /* Should the resume point not be read after all, the target starts
+         * from the stage, never from the bare encoder. */
+        if (record) from = intermediate_target_config(o, dir);
+    } else {
+        rc = intermediate_stage(o, t, dir, &from, &record);
+    }
+    if (rc == 0) {
+        TrainerOptions target = *o;
+        target.model_config = from;
+        target.intermediate = record;
+        rc = trainer_run(&target, results);
+    }
+    cJSON_Delete(from);
+    cJSON_Delete(record);
+    return rc;
 }

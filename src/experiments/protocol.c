@@ -105,8 +105,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
                          .resume = trainer_can_resume(dir, config, (uint64_t)seed, 0), .show_progress = 1};
     char stage[4200];
     intermediate_shared_dir(&to, o->root, stage, sizeof stage);   /* one per stage config and seed, for every row */
-    if (stage[0]) to.intermediate_dir = stage;
-    int rc = trainer_run(&to, &res);
+    int rc = intermediate_run(&to, stage[0] ? stage : NULL, &res);
     cJSON_Delete(config);
     return rc == 0 ? res : NULL;
 }

@@ -12,6 +12,7 @@
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/stats.h"
+#include "experiments/intermediate.h"
 #include "models/model.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
@@ -59,7 +60,7 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
                          .out_dir = dir, .data_root = task_data_root(), .command = o->command, .resume = file_exists(state),
                          .show_progress = 1};
     cJSON *res = NULL;
-    int rc = trainer_run(&to, &res);
+    int rc = intermediate_run(&to, NULL, &res);
     cJSON_Delete(config);
     return rc == 0 ? res : NULL;
 }

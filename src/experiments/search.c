@@ -61,11 +61,10 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
     t.config = config;
     t.out_dir = dir;
     t.holdout = holdout;
-    t.intermediate_dir = stage;
     t.resume = trainer_can_resume(dir, config, o->base.seed, holdout);
     t.overwrite = 1;   /* its own directory, other settings: trained again */
     cJSON *res = NULL;
-    *rc = trainer_run(&t, &res);
+    *rc = intermediate_run(&t, stage, &res);
     if (*rc == 0 && !res) *rc = 1;   /* no results to choose from */
     return *rc == 0 ? res : NULL;
 }

@@ -35,6 +35,13 @@ int run_config_set(cJSON *config, const char *key, const char *value, const char
 double run_config_number(const cJSON *config, const char *key, double fallback);
 const char *run_config_string(const cJSON *config, const char *key, const char *fallback);
 
+/* The setting that names a task to fine-tune on first, then on the run's
+ * task from it (intermediate-task transfer, run by the commands:
+ * experiments/intermediate.h); models that offer it (BERT) list it in their
+ * settings with INTERMEDIATE_NONE, straight to the task, as the default. */
+#define INTERMEDIATE_KEY  "intermediate"
+#define INTERMEDIATE_NONE "none"
+
 /* ---- reading settings into typed fields ----
  *
  * Every model and driver reads its settings through a SettingsReader: a

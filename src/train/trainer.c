@@ -24,7 +24,6 @@
 #include "core/params.h"
 #include "core/rng.h"
 #include "train/evaluate.h"
-#include "experiments/intermediate.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
 
@@ -71,7 +70,6 @@ typedef struct Run {
     double best_score;
     double train_seconds, eval_seconds;
     long eval_examples;
-    cJSON *intermediate;         /* the intermediate stage's record (intermediate.h), or NULL */
 } Run;
 
 /* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. On a
@@ -719,7 +717,7 @@ static cJSON *run_results(const Run *r) {
     char *sel = selection_text(r);
     cJSON_AddStringToObject(j, "selection", sel);
     free(sel);
-    if (r->intermediate) cJSON_AddItemToObject(j, INTERMEDIATE_KEY, cJSON_Duplicate(r->intermediate, 1));
+    if (o->intermediate) cJSON_AddItemToObject(j, INTERMEDIATE_KEY, cJSON_Duplicate(o->intermediate, 1));
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->history, 1));
     cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->best, 1));
     return j;
@@ -737,25 +735,18 @@ static int run_refuse_finished(const Run *r) {
     return EXIT_USAGE;
 }
 
-/* Model and features: resumed, or fresh (after the intermediate stage when
- * the config has one: it starts from that run), then every split encoded
- * once. 0, or the exit code after a message. */
+/* Model and features: resumed, or fresh (from o->model_config when given:
+ * an intermediate stage's run), then every split encoded once. 0, or the
+ * exit code after a message. */
 static int run_prepare(Run *r) {
     if (r->o->resume && run_resume(r) != 0) return 1;
     if (!r->m) {
-        cJSON *from = NULL;
-        /* A finished run is refused before an intermediate stage's hours;
-         * without one, after create (its settings errors come first) and
-         * before every split is encoded. */
-        int staged = strcmp(run_config_string(r->o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE), INTERMEDIATE_NONE);
-        int rc = staged ? run_refuse_finished(r) : 0;
-        if (rc == 0) rc = intermediate_stage(r->o, &from, &r->intermediate);
-        if (rc != 0) return rc;
-        r->m = r->ops->create(from ? from : r->o->config, r->t, &r->train, r->o->seed);
-        cJSON_Delete(from);
-        if (r->m && !staged && (rc = run_refuse_finished(r)) != 0) return rc;
-    } else {
-        r->intermediate = intermediate_record(r->o);   /* resumed: the stage ran before */
+        const cJSON *from = r->o->model_config ? r->o->model_config : r->o->config;
+        r->m = r->ops->create(from, r->t, &r->train, r->o->seed);
+        /* A finished run is refused after create (its settings errors come
+         * first) and before every split is encoded. */
+        int rc;
+        if (r->m && (rc = run_refuse_finished(r)) != 0) return rc;
     }
     if (!r->m) return 1;
     r->train_e = r->ops->encode(r->m, &r->train);
@@ -781,7 +772,6 @@ static void run_free(Run *r) {
     dataset_free(&r->train);
     cJSON_Delete(r->history);
     cJSON_Delete(r->best);
-    cJSON_Delete(r->intermediate);
 }
 
 /* results.json at the end, then the resume files go. */

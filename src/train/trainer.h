@@ -74,8 +74,12 @@ typedef struct TrainerOptions {
     double holdout;           /* > 0: select (and report) on this fraction of the training
                                * split, held out from training, instead of the dev splits
                                * (hyperparameter search: dev is never looked at) */
-    const char *intermediate_dir;  /* where an intermediate stage runs (experiments/intermediate.h);
-                                    * NULL: <out_dir>/intermediate. A search's trials share one */
+    const cJSON *model_config;  /* the config the model is created from when not config: after an
+                                 * intermediate stage (experiments/intermediate.h), config with
+                                 * "init" that stage's run. NULL: config. What the run records
+                                 * and resumes by is config */
+    const cJSON *intermediate;  /* that stage's record, written to results.json as
+                                 * INTERMEDIATE_KEY (run_config.h); NULL: none */
 } TrainerOptions;
 
 /* The held-out split's name in results.json, and the seed that picks it (the

@@ -17,7 +17,6 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
-#include "experiments/intermediate.h"
 #include "models/run_config.h"
 #include "train/trainer.h"
 #include "train/run_dir.h"

@@ -6,7 +6,8 @@
  * curves come from pretraining runs, whose log.jsonl has a record every
  * log_every steps (loss, mlm_acc, tokens) and a held-out record every
  * eval_every steps (eval_loss, eval_acc, same step): loss and accuracy
- * against tokens seen, training and held-out in one chart each. */
+ * against tokens seen, training and held-out in one chart each; then the
+ * pretraining screens' table (report_protocol.c). */
 #include "eval/report_sections.h"
 
 #include "core/common.h"
@@ -62,10 +63,10 @@ static void curves_range(const Curves *c, double *xlo, double *xhi, double *ylo,
         }
 }
 
-/* One chart of c, or a sentence saying there is nothing to draw. markers:
- * per-series flag (NULL: all). */
+/* One chart of c, or a sentence saying there is nothing to draw. flags:
+ * SVG_X_*, SVG_VALUE_PERCENT; markers: per-series flag (NULL: all). */
 static void curves_chart(ReportPage *p, const Curves *c, const char *id, const char *title, const char *xlabel,
-                         const char *ylabel, int x_flags, const int *markers, const char *xfmt, const char *yfmt) {
+                         const char *ylabel, int flags, const int *markers, const char *xfmt, const char *yfmt) {
     double xlo, xhi, ylo, yhi;
     curves_range(c, &xlo, &xhi, &ylo, &yhi);
     fprintf(p->f, "<figure class=\"chart-box\">\n");
@@ -76,7 +77,7 @@ static void curves_chart(ReportPage *p, const Curves *c, const char *id, const c
         return;
     }
     SvgChart ch;
-    svg_chart_begin(&ch, p->f, id, "curve", title, CURVE_W, CURVE_H, xlo, xhi, ylo, yhi, xlabel, ylabel, x_flags);
+    svg_chart_begin(&ch, p->f, id, "curve", title, CURVE_W, CURVE_H, xlo, xhi, ylo, yhi, xlabel, ylabel, flags);
     const char *names[CURVE_MAX_SERIES];
     int styles[CURVE_MAX_SERIES];
     for (int s = 0; s < c->ns; s++) {
@@ -152,8 +153,8 @@ static void run_figures(ReportPage *p, const ReportInput *in) {
     snprintf(id, sizeof id, "curve-dev-%s", slug);
     snprintf(title, sizeof title, "%s %s (%s): dev metrics per epoch", tname, mname, in->name);
     int bleu = dev.ns > 0 && strcmp(dev.name[0], "dev BLEU") == 0;
-    curves_chart(p, &dev, id, title, "epoch", bleu ? "BLEU (points)" : "dev metric (×100)", SVG_X_INTEGER, NULL,
-                 "epoch %.0f", "%.2f");
+    curves_chart(p, &dev, id, title, "epoch", bleu ? "BLEU (points)" : "dev metric (×100)",
+                 SVG_X_INTEGER | SVG_VALUE_PERCENT, NULL, "epoch %.0f", "%.2f");
     fprintf(p->f, "</div>\n</div>\n");
     curves_free(&loss);
     curves_free(&dev);
@@ -173,7 +174,7 @@ void report_section_curves(ReportPage *p, const ReportInputs *in) {
     if (!each_input(p, in, REPORT_IN_RUN, run_figures)) {
         fprintf(p->f, "<p class=\"missing\">No run results (results.json with epochs) in the runs or results "
                       "directory: no learning curves. <code>glue finetune TASK</code> makes one.</p>\n");
-        report_page_missing(p, "no finished runs: no learning curves");
+        report_page_missing(p, "no finished runs: no learning curves (glue finetune TASK makes one)");
     }
     fprintf(p->f, "</section>\n");
 }
@@ -312,8 +313,8 @@ static void pretrain_figures(ReportPage *p, const ReportInput *in) {
     for (int s = 0; s < CURVE_MAX_SERIES; s++) markers[s] = s < lg.acc.ns && strcmp(lg.acc.name[s], "held-out") == 0;
     snprintf(id, sizeof id, "pretrain-acc-%s", slug);
     snprintf(title, sizeof title, "%s: masked-LM accuracy against tokens seen", in->name);
-    curves_chart(p, &lg.acc, id, title, "tokens seen", "masked tokens predicted (%)", SVG_X_SI, markers, "%.4g tokens",
-                 "%.2f%%");
+    curves_chart(p, &lg.acc, id, title, "tokens seen", "masked tokens predicted (%)", SVG_X_SI | SVG_VALUE_PERCENT,
+                 markers, "%.4g tokens", "%.2f%%");
     fprintf(p->f, "</div>\n</div>\n");
     curves_free(&lg.loss);
     curves_free(&lg.acc);
@@ -323,6 +324,8 @@ void report_section_pretrain(ReportPage *p, const ReportInputs *in) {
     fprintf(p->f, "<section id=\"pretraining\">\n<h2>Pretraining</h2>\n");
     if (!each_input(p, in, REPORT_IN_PRETRAIN, pretrain_figures))
         fprintf(p->f, "<p class=\"missing\">No pretraining log (log.jsonl or log.jsonl.gz) found: no pretraining "
-                      "curve.</p>\n");
+                      "curve. <code>glue pretrain</code> writes one into its run directory; "
+                      "<code>--pretrain DIR</code> names a run to chart.</p>\n");
+    report_screens(p, in);
     fprintf(p->f, "</section>\n");
 }

@@ -189,7 +189,7 @@ void report_section_dev(ReportPage *p, const ReportInputs *in, int predict) {
             n++;
         }
     if (!n)
-        fprintf(p->f, "<p class=\"missing\">No run directories with a results.json: no confusion matrices or "
-                      "STS-B scatter.</p>\n");
+        fprintf(p->f, "<p class=\"missing\">No run directories with a results.json in the runs directory: no "
+                      "confusion matrices or STS-B scatter. <code>glue finetune TASK</code> makes one.</p>\n");
     fprintf(p->f, "</div>\n</section>\n");
 }

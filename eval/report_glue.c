@@ -4,15 +4,17 @@
  * `glue compare`, each `glue eval all` file (and the TF-IDF baseline), each
  * run's results.json in the results directory, the finished runs of the runs
  * directory (one row per model), and one row per model with seeds
- * (seeds.json of `glue finetune --seeds`: mean ± sample std).
+ * (seeds.json of `glue finetune --seeds`: mean ± sample std). A row's label
+ * says what its numbers are: one run, or a mean over how many seeds.
  *
- * The GLUE score of a seeds row is computed per seed: for seed s, the tasks
- * with seeds take seed s's run and the other tasks the model's first
- * single-run row (the one the seeds repeat); the cell shows the mean ± std of
- * those scores over the seeds every seeded task has, and says so on hover. */
+ * The GLUE score of a seeds row is computed per seed over the tasks the seeds
+ * files have (seeds_glue); the cell shows the mean ± std of those scores and
+ * says so on hover, and "(N tasks)" when the row has fewer tasks than the
+ * table. */
 #include "eval/report_sections.h"
 
 #include "core/common.h"
+#include "core/stats.h"
 #include "eval/report.h"
 #include "eval/svg_plot.h"
 #include "train/evaluate.h"
@@ -27,21 +29,32 @@
 #define GLUE_MAX_VALS 2
 #define GLUE_MAX_SEEDS 64
 
+/* What a row's numbers are. */
+typedef enum {
+    ROW_RUN,     /* one run per task: eval all, a run's results.json, the runs directory, a one-seed compare */
+    ROW_MEAN,    /* a model of a compare.json over several seeds: each cell the mean, ± the task score's std */
+    ROW_SEEDS,   /* seeds files of `glue finetune --seeds`: mean ± std per metric */
+} RowKind;
+
 typedef struct Cell {
     int n;                         /* values; 0 = task not in this row */
-    double v[GLUE_MAX_VALS];       /* ×100 as in the JSON; seeds: the mean */
-    double sd[GLUE_MAX_VALS], lo[GLUE_MAX_VALS], hi[GLUE_MAX_VALS];   /* seeds only */
+    double v[GLUE_MAX_VALS];       /* ×100 as in the JSON; seeds and means: the mean */
+    double sd[GLUE_MAX_VALS], lo[GLUE_MAX_VALS], hi[GLUE_MAX_VALS];   /* ROW_SEEDS only */
+    double score_sd;               /* ROW_MEAN: std over seeds of the task score (the mean of its metrics) */
     int source;
-    const cJSON *seed_runs;        /* seeds: the "runs" array */
+    const cJSON *seed_runs;        /* ROW_SEEDS: the "runs" array */
+    const cJSON *seed_scores;      /* ROW_MEAN: the task score of each seed */
 } Cell;
 
 typedef struct Row {
     char label[160], model[64];
-    int source, seeds;             /* seeds: how many seeds (0: a single-run row) */
-    const cJSON *tasks;            /* {"task": {"dev": {...}}} of a single-run row */
+    RowKind kind;
+    int source, nseeds;            /* nseeds: seeds each cell averages (0: ROW_RUN) */
+    int seeds_mixed;               /* ROW_SEEDS: its files have different numbers of seeds */
+    const cJSON *tasks;            /* {"task": {"dev": {...}}} of a ROW_RUN row */
     cJSON *owned;
-    double glue, glue_sd, glue_lo, glue_hi;
-    int glue_tasks, glue_seeds, glue_source;
+    double glue, glue_sd;
+    int glue_tasks, glue_source;
     char glue_note[512];
     Cell cell[GLUE_MAX_TASKS];
 } Row;
@@ -58,11 +71,21 @@ double report_num(const cJSON *o, const char *key) {
 
 const cJSON *report_members(const cJSON *o) { return cJSON_IsObject(o) ? o->child : NULL; }
 
+/* Columns: the official tasks, then the subsets (a seeds file of qnli-9k is
+ * QNLI trained on 8,999 pairs: a column of its own, never QNLI's). */
+static int num_columns(void) {
+    int n = NUM_TASKS + NUM_SUBSET_TASKS;
+    return n < GLUE_MAX_TASKS ? n : GLUE_MAX_TASKS;
+}
+
+static const Task *column_task(int i) { return i < NUM_TASKS ? &TASKS[i] : &SUBSET_TASKS[i - NUM_TASKS]; }
+
 static int task_index(const char *name) {
     const Task *t = task_find(name);
     if (!t || t->scored_with) return -1;
-    int i = (int)(t - TASKS);
-    return i >= 0 && i < GLUE_MAX_TASKS ? i : -1;
+    for (int i = 0; i < num_columns(); i++)
+        if (column_task(i) == t) return i;
+    return -1;
 }
 
 /* The names of a task's values: its metrics on "dev", or its primary metric
@@ -95,7 +118,7 @@ static int task_values(const Task *t, const cJSON *splits, const char *stat, dou
 static Row *table_add(Table *tb, const char *model, const char *source_name, int source) {
     if (tb->n == GLUE_MAX_ROWS) return NULL;
     Row *r = &tb->row[tb->n++];
-    *r = (Row){.source = source, .glue = NAN, .glue_sd = NAN};
+    *r = (Row){.kind = ROW_RUN, .source = source, .glue = NAN, .glue_sd = NAN};
     /* "tfidf+logistic regression (scikit-learn)": the first word is enough. */
     char m[64];
     snprintf(m, sizeof m, "%.*s", (int)strcspn(model, " "), model);
@@ -111,28 +134,31 @@ static void row_cells(Row *r, const cJSON *tasks, int source) {
         int ti = task_index(it->string);
         if (ti < 0) continue;
         Cell *c = &r->cell[ti];
-        c->n = task_values(&TASKS[ti], it, NULL, c->v);
+        c->n = task_values(column_task(ti), it, NULL, c->v);
         c->source = source;
+        c->score_sd = report_num(it, "score_std");
+        c->seed_scores = cJSON_GetObjectItemCaseSensitive(it, "seed_scores");
         for (int k = 0; k < c->n; k++) c->sd[k] = NAN;
     }
 }
 
 static void row_glue(Row *r, const cJSON *glue) {
-    int ntasks = 0;
-    for (int k = 0; k < GLUE_MAX_TASKS; k++) ntasks += r->cell[k].n > 0;
+    int ntasks = 0;   /* official tasks: a subset has no place in the GLUE score */
+    for (int k = 0; k < NUM_TASKS && k < GLUE_MAX_TASKS; k++) ntasks += r->cell[k].n > 0 && !TASKS[k].scored_with;
     if (ntasks < 2) {   /* a "GLUE score" of one task is only that task's score */
         snprintf(r->glue_note, sizeof r->glue_note, "one task only: no GLUE score");
         return;
     }
     r->glue = report_num(glue, "glue_score");
-    r->glue_tasks = (int)report_num(glue, "num_tasks");
+    double n = report_num(glue, "num_tasks");
     r->glue_source = r->source;
     if (!isfinite(r->glue) && r->tasks) {
         cJSON *g = report_glue_score(r->tasks);
         r->glue = report_num(g, "glue_score");
-        r->glue_tasks = (int)report_num(g, "num_tasks");
+        n = report_num(g, "num_tasks");
         cJSON_Delete(g);
     }
+    r->glue_tasks = isfinite(n) ? (int)n : ntasks;
 }
 
 /* {"dev": {...}, ...}: the metric objects of a run's "best" record. */
@@ -184,8 +210,9 @@ static void add_run_of_runs(Table *tb, const ReportInput *in) {
     cJSON_AddItemToObject(r->owned, task, splits);
     r->tasks = r->owned;
     Cell *c = &r->cell[ti];
-    c->n = task_values(&TASKS[ti], splits, NULL, c->v);
+    c->n = task_values(column_task(ti), splits, NULL, c->v);
     c->source = in->source;
+    c->score_sd = NAN;
     for (int k = 0; k < c->n; k++) c->sd[k] = NAN;
 }
 
@@ -196,17 +223,22 @@ static void add_seeds(Table *tb, const ReportInput *in) {
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(in->json, "runs");
     Row *r = NULL;
     for (int i = 0; i < tb->n && !r; i++)
-        if (tb->row[i].seeds && strcmp(tb->row[i].model, model) == 0) r = &tb->row[i];
+        if (tb->row[i].kind == ROW_SEEDS && strcmp(tb->row[i].model, model) == 0) r = &tb->row[i];
     if (!r && !(r = table_add(tb, model, "seeds", in->source))) return;
+    r->kind = ROW_SEEDS;
     int n = cJSON_GetArraySize(runs);
-    if (n > r->seeds) r->seeds = n;
-    snprintf(r->label, sizeof r->label, "%s (seeds, %d each)", r->model, r->seeds);
+    r->seeds_mixed |= r->nseeds && n != r->nseeds;   /* files of different seed counts share the row */
+    if (n > r->nseeds) r->nseeds = n;
+    snprintf(r->label, sizeof r->label, "%s (seeds files, mean of %s%d seeds)", r->model,
+             r->seeds_mixed ? "up to " : "", r->nseeds);
     Cell *c = &r->cell[ti];
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(in->json, "summary");
-    c->n = task_values(&TASKS[ti], summary, "mean", c->v);
-    task_values(&TASKS[ti], summary, "std", c->sd);
-    task_values(&TASKS[ti], summary, "min", c->lo);
-    task_values(&TASKS[ti], summary, "max", c->hi);
+    const Task *t = column_task(ti);
+    c->n = task_values(t, summary, "mean", c->v);
+    task_values(t, summary, "std", c->sd);
+    task_values(t, summary, "min", c->lo);
+    task_values(t, summary, "max", c->hi);
+    c->score_sd = NAN;
     c->source = in->source;
     c->seed_runs = runs;
 }
@@ -218,30 +250,34 @@ static const cJSON *seed_run(const cJSON *runs, double s) {
     return NULL;
 }
 
-/* GLUE per seed (see the header comment); needs a single-run row of the model. */
-static void seeds_glue(Table *tb, Row *r) {
-    const Row *base = NULL;
-    for (int i = 0; i < tb->n && !base; i++)
-        if (!tb->row[i].seeds && tb->row[i].tasks && strcmp(tb->row[i].model, r->model) == 0) base = &tb->row[i];
-    if (!base) {
-        snprintf(r->glue_note, sizeof r->glue_note,
-                 "no single-run row of %s for the tasks without seeds: no GLUE score", r->model);
+/* GLUE per seed over the seeds files' own tasks: the GLUE score of seed s
+ * from each seeded task's run of seed s (a seed missing from a file drops
+ * out); mean ± sample std over the seeds. Other rows' runs are never mixed
+ * in: they were made with another recipe, or are means themselves. */
+static void seeds_glue(Row *r) {
+    const cJSON *first = NULL;
+    int ntasks = 0;
+    for (int k = 0; k < GLUE_MAX_TASKS; k++) {
+        if (!first) first = r->cell[k].seed_runs;
+        ntasks += r->cell[k].seed_runs && k < NUM_TASKS;
+    }
+    if (ntasks < 2) {   /* a "GLUE score" of one task is only that task's score */
+        snprintf(r->glue_note, sizeof r->glue_note, "seeds files of one GLUE task: no GLUE score");
         return;
     }
-    const cJSON *first = NULL;
-    for (int k = 0; k < GLUE_MAX_TASKS && !first; k++) first = r->cell[k].seed_runs;
     double g[GLUE_MAX_SEEDS];
     int ng = 0;
     for (const cJSON *it = first ? first->child : NULL; it && ng < GLUE_MAX_SEEDS; it = it->next) {
         double s = report_num(it, "seed");
-        cJSON *tasks = cJSON_Duplicate(base->tasks, 1);
+        cJSON *tasks = cJSON_CreateObject();
         int all = 1;
         for (int k = 0; k < GLUE_MAX_TASKS && all; k++) {
             if (!r->cell[k].seed_runs) continue;
             const cJSON *run = seed_run(r->cell[k].seed_runs, s);
-            if (!run) { all = 0; break; }
-            cJSON_DeleteItemFromObjectCaseSensitive(tasks, TASKS[k].name);
-            cJSON_AddItemToObject(tasks, TASKS[k].name, best_splits(cJSON_GetObjectItemCaseSensitive(run, "best")));
+            if (run)
+                cJSON_AddItemToObject(tasks, column_task(k)->name,
+                                      best_splits(cJSON_GetObjectItemCaseSensitive(run, "best")));
+            all = run != NULL;
         }
         cJSON *gs = all ? report_glue_score(tasks) : NULL;
         if (gs) {
@@ -252,21 +288,38 @@ static void seeds_glue(Table *tb, Row *r) {
         cJSON_Delete(tasks);
     }
     if (ng == 0) return;
-    double mean = 0, var = 0;
-    r->glue_lo = r->glue_hi = g[0];
-    for (int i = 0; i < ng; i++) {
-        mean += g[i] / ng;
-        if (g[i] < r->glue_lo) r->glue_lo = g[i];
-        if (g[i] > r->glue_hi) r->glue_hi = g[i];
-    }
-    for (int i = 0; i < ng; i++) var += (g[i] - mean) * (g[i] - mean);
-    r->glue = mean;
-    r->glue_sd = ng > 1 ? sqrt(var / (ng - 1)) : 0;
-    r->glue_seeds = ng;
-    r->glue_source = base->source;
+    Summary sm = summarize(g, ng);
+    r->glue = sm.mean;
+    r->glue_sd = sm.std;
     snprintf(r->glue_note, sizeof r->glue_note,
-             "GLUE per seed over %d seeds: the tasks with seeds use that seed's run, the others %s; "
-             "mean ± sample std, min %.2f, max %.2f", ng, base->label, r->glue_lo, r->glue_hi);
+             "the GLUE score of each of %d seeds over the seeds files' %d tasks (the other tasks have no seeds): "
+             "mean ± sample std, min %.2f, max %.2f", ng, r->glue_tasks, sm.min, sm.max);
+}
+
+/* The models of a compare.json: over several seeds ("seeds": [...], a model's
+ * "glue_seeds") each cell is the mean of the seeds, and the label says how many. */
+static void add_compare(Table *tb, const ReportInput *x) {
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(x->json, "models");
+    for (const cJSON *m = models->child; m; m = m->next) {
+        const cJSON *gseeds = cJSON_GetObjectItemCaseSensitive(m, "glue_seeds");
+        int n = cJSON_GetArraySize(gseeds);
+        char src[96];
+        /* The majority class is counted from the data: no seed, nothing trained. */
+        int trained = strcmp(json_str(m, "model", ""), "majority") != 0;
+        if (n > 1) snprintf(src, sizeof src, "compare, mean of %d seeds", n);
+        else if (!trained) snprintf(src, sizeof src, "compare, not trained");
+        else snprintf(src, sizeof src, "compare, seed %.0f", report_num(x->json, "seed"));
+        Row *r = table_add(tb, json_str(m, "model", "?"), src, x->source);
+        if (!r) break;
+        row_cells(r, cJSON_GetObjectItemCaseSensitive(m, "tasks"), x->source);
+        row_glue(r, cJSON_GetObjectItemCaseSensitive(m, "glue"));
+        if (n > 1) {
+            r->kind = ROW_MEAN;
+            r->nseeds = n;
+            r->glue_sd = report_num(m, "glue_std");
+            snprintf(r->glue_note, sizeof r->glue_note, "the mean of %d seeds' GLUE scores ± their sample std", n);
+        }
+    }
 }
 
 static void table_build(Table *tb, const ReportInputs *in) {
@@ -274,15 +327,7 @@ static void table_build(Table *tb, const ReportInputs *in) {
     for (int i = 0; i < in->n; i++) {
         const ReportInput *x = &in->in[i];
         if (x->kind == REPORT_IN_COMPARE) {
-            char src[96];
-            snprintf(src, sizeof src, "compare, seed %.0f", report_num(x->json, "seed"));
-            const cJSON *models = cJSON_GetObjectItemCaseSensitive(x->json, "models");
-            for (const cJSON *m = models->child; m; m = m->next) {
-                Row *r = table_add(tb, json_str(m, "model", "?"), src, x->source);
-                if (!r) break;
-                row_cells(r, cJSON_GetObjectItemCaseSensitive(m, "tasks"), x->source);
-                row_glue(r, cJSON_GetObjectItemCaseSensitive(m, "glue"));
-            }
+            add_compare(tb, x);
         } else if (x->kind == REPORT_IN_EVAL_ALL) {
             Row *r = table_add(tb, json_str(x->json, "model", "?"), x->name, x->source);
             if (!r) continue;
@@ -304,7 +349,7 @@ static void table_build(Table *tb, const ReportInputs *in) {
     }
     for (int i = 0; i < tb->n; i++) {
         Row *r = &tb->row[i];
-        if (r->seeds) seeds_glue(tb, r);
+        if (r->kind == ROW_SEEDS) seeds_glue(r);
         else if (r->owned && !isfinite(r->glue)) row_glue(r, NULL);
     }
 }
@@ -316,7 +361,7 @@ static void table_free(Table *tb) {
 /* Which task columns any row has. */
 static int table_columns(const Table *tb, int *cols) {
     int n = 0;
-    for (int t = 0; t < NUM_TASKS && t < GLUE_MAX_TASKS; t++) {
+    for (int t = 0; t < num_columns(); t++) {
         int any = 0;
         for (int i = 0; i < tb->n && !any; i++) any = tb->row[i].cell[t].n > 0;
         if (any) cols[n++] = t;
@@ -333,29 +378,127 @@ static int shown_equal(double a, double b) {
     return strcmp(x, y) == 0;
 }
 
+void report_sd(ReportPage *p, double sd) {
+    if (!isfinite(sd)) return;
+    fputs("<span class=\"sd\"> ±", p->f);
+    report_page_num(p, sd, 2);
+    fputs("</span>", p->f);
+}
+
 static void glue_cell(ReportPage *p, const Row *r, double best, int ncols) {
     FILE *f = p->f;
     fprintf(f, "<td class=\"glue-score\"");
-    if (r->glue_note[0]) {
-        fputs(" title=\"", f);
-        report_page_text(p, r->glue_note);
-        fputs("\"", f);
-    } else {
-        report_page_title_attr(p, r->glue_source);
-    }
+    report_page_title_note(p, r->glue_source ? r->glue_source : r->source, r->glue_note);
     fputs(">", f);
     if (!isfinite(r->glue)) { fputs("-</td>", f); return; }
-    int is_best = !r->seeds && shown_equal(r->glue, best);
+    int is_best = r->glue_tasks == ncols && shown_equal(r->glue, best);
     if (is_best) fputs("<strong class=\"best\">", f);
     report_page_num(p, r->glue, 2);
     if (is_best) fputs("</strong>", f);
-    if (r->seeds && isfinite(r->glue_sd)) {
-        fputs("<span class=\"sd\"> ±", f);
+    if (r->kind != ROW_RUN && isfinite(r->glue_sd)) {
+        fputs("<br><span class=\"sd\">±", f);
         report_page_num(p, r->glue_sd, 2);
         fputs("</span>", f);
     }
-    if (r->glue_tasks && r->glue_tasks != ncols) fprintf(f, " <span class=\"note\">(%d task%s)</span>", r->glue_tasks, r->glue_tasks == 1 ? "" : "s");
+    if (r->glue_tasks && r->glue_tasks != ncols)
+        fprintf(f, " <span class=\"note\">(%d task%s)</span>", r->glue_tasks, r->glue_tasks == 1 ? "" : "s");
     fputs("</td>", f);
+}
+
+/* A task cell: its values (the best of the column bold), the spread over
+ * seeds of a mean, and on hover what it is and where it came from. */
+static void task_cell(ReportPage *p, const Row *r, const Cell *cl, const double *best) {
+    FILE *f = p->f;
+    char note[512] = "";
+    if (cl->n && r->kind == ROW_MEAN) {
+        int n = snprintf(note, sizeof note, "mean of %d seeds; ± the sample std of the task score (the mean of "
+                         "its metrics); seed scores", r->nseeds);
+        for (const cJSON *s = cl->seed_scores ? cl->seed_scores->child : NULL; s && n > 0 && n < (int)sizeof note;
+             s = s->next)
+            n += snprintf(note + n, sizeof note - (size_t)n, "%s %.2f", s == cl->seed_scores->child ? ":" : ",",
+                          s->valuedouble);
+    } else if (cl->n && r->kind == ROW_SEEDS) {
+        int n = snprintf(note, sizeof note, "mean of %d seeds ± sample std; min", cJSON_GetArraySize(cl->seed_runs));
+        for (int k = 0; k < cl->n && n > 0 && n < (int)sizeof note; k++)
+            n += snprintf(note + n, sizeof note - (size_t)n, "%s%.2f", k ? "/" : " ", cl->lo[k]);
+        for (int k = 0; k < cl->n && n > 0 && n < (int)sizeof note; k++)
+            n += snprintf(note + n, sizeof note - (size_t)n, "%s%.2f", k ? "/" : ", max ", cl->hi[k]);
+    }
+    fprintf(f, "<td");
+    report_page_title_note(p, cl->source, note);
+    fprintf(f, ">");
+    if (!cl->n) fprintf(f, "-");
+    for (int k = 0; k < cl->n; k++) {
+        int is_best = shown_equal(cl->v[k], best[k]);
+        fprintf(f, "%s%s", k ? "/" : "", is_best ? "<strong class=\"best\">" : "");
+        report_page_num(p, cl->v[k], 2);
+        if (is_best) fprintf(f, "</strong>");
+    }
+    /* The spread on a line of its own: "±0.61/±0.63" per metric, or the task score's "±1.12". */
+    int spread = r->kind == ROW_MEAN ? isfinite(cl->score_sd) : 0;
+    for (int k = 0; k < cl->n && r->kind == ROW_SEEDS; k++) spread |= isfinite(cl->sd[k]);
+    if (cl->n && spread) {
+        fputs("<br><span class=\"sd\">", f);
+        for (int k = 0; k < cl->n && r->kind == ROW_SEEDS; k++) {
+            fputs(k ? "/±" : "±", f);
+            report_page_num(p, cl->sd[k], 2);
+        }
+        if (r->kind == ROW_MEAN) {
+            fputs(cl->n > 1 ? "score ±" : "±", f);
+            report_page_num(p, cl->score_sd, 2);
+        }
+        fputs("</span>", f);
+    }
+    fprintf(f, "</td>");
+}
+
+static void glue_table_head(ReportPage *p, const int *cols, int nc) {
+    FILE *f = p->f;
+    fprintf(f, "<div class=\"table-wrap\">\n<table id=\"glue-table\" class=\"results\">\n<thead><tr><th scope=\"col\" "
+               "class=\"row-head\">model (source)</th>");
+    for (int c = 0; c < nc; c++) {
+        const Task *t = column_task(cols[c]), *of = t->subset_of ? task_find(t->subset_of) : NULL;
+        char head[160];
+        report_task_header(t, head, sizeof head);
+        /* "STS-B (pearson/spearman)" on two lines: the columns stay narrow. */
+        char *paren = strstr(head, " (");
+        if (paren) *paren = '\0';
+        char name[200];   /* a subset: "QNLI-9k", its long name on hover */
+        snprintf(name, sizeof name, "%.160s%.30s", of ? of->display : head,
+                 of && strchr(t->name, '-') ? strchr(t->name, '-') : "");
+        fprintf(f, "<th scope=\"col\"");
+        if (of) {
+            fputs(" title=\"", f);
+            report_page_text(p, head);
+            fputs("\"", f);
+        }
+        fprintf(f, ">");
+        report_page_text(p, name);
+        if (paren) {
+            fprintf(f, "<br><span class=\"unit\">");
+            report_page_text(p, paren + 1);
+            fprintf(f, "</span>");
+        }
+        fprintf(f, "</th>");
+    }
+    fprintf(f, "<th scope=\"col\">GLUE</th></tr></thead>\n<tbody>\n");
+}
+
+/* The official tasks no row has, said under the table with what would add them. */
+static void glue_absent_tasks(ReportPage *p, const int *cols, int nc) {
+    char absent[256] = "";
+    for (int t = 0; t < NUM_TASKS && t < GLUE_MAX_TASKS; t++) {
+        int present = 0;
+        for (int c = 0; c < nc; c++) present |= cols[c] == t;
+        size_t n = strlen(absent);
+        if (!present && !TASKS[t].scored_with)
+            snprintf(absent + n, sizeof absent - n, "%s%s", n ? ", " : "", TASKS[t].display);
+    }
+    if (!absent[0]) return;
+    fprintf(p->f, "<p class=\"missing\">No result for ");
+    report_page_text(p, absent);
+    fprintf(p->f, " in these files: <code>glue compare all</code> runs every task whose data is present "
+                  "(<code>glue data fetch all</code> fetches it), <code>glue finetune TASK</code> one task.</p>\n");
 }
 
 void report_section_glue(ReportPage *p, const ReportInputs *in) {
@@ -368,87 +511,52 @@ void report_section_glue(ReportPage *p, const ReportInputs *in) {
         fprintf(f, "<p class=\"missing\">No GLUE results: no compare.json, glue.json, seeds or run results.json "
                    "with dev metrics were found. Make some with <code>glue finetune TASK</code>, "
                    "<code>glue eval all</code> or <code>glue compare all</code>.</p>\n</section>\n");
-        report_page_missing(p, "no GLUE results (no table, no bar charts)");
+        report_page_missing(p, "no GLUE results (no table, no bar charts): glue finetune TASK, glue eval all or "
+                               "glue compare all makes them");
         table_free(&tb);
         return;
     }
-    /* The best value of each column among single-run rows (ties all marked). */
+    /* The largest value of each column (ties all marked). */
     double best[GLUE_MAX_TASKS][GLUE_MAX_VALS], best_glue = -INFINITY;
     for (int c = 0; c < nc; c++)
         for (int k = 0; k < GLUE_MAX_VALS; k++) {
             best[c][k] = -INFINITY;
             for (int i = 0; i < tb.n; i++) {
                 const Cell *cl = &tb.row[i].cell[cols[c]];
-                if (!tb.row[i].seeds && k < cl->n && isfinite(cl->v[k]) && cl->v[k] > best[c][k]) best[c][k] = cl->v[k];
+                if (k < cl->n && isfinite(cl->v[k]) && cl->v[k] > best[c][k]) best[c][k] = cl->v[k];
             }
         }
+    int nofficial = 0;   /* the GLUE score's tasks: not the subsets */
+    for (int c = 0; c < nc; c++) nofficial += cols[c] < NUM_TASKS;
+    /* The best GLUE score among those over every task of the table: fewer tasks are another average. */
     for (int i = 0; i < tb.n; i++)
-        if (!tb.row[i].seeds && isfinite(tb.row[i].glue) && tb.row[i].glue > best_glue) best_glue = tb.row[i].glue;
-    fprintf(f, "<div class=\"table-wrap\">\n<table id=\"glue-table\" class=\"results\">\n<thead><tr><th scope=\"col\" "
-               "class=\"row-head\">model (source)</th>");
-    for (int c = 0; c < nc; c++) {
-        char head[64];
-        report_task_header(&TASKS[cols[c]], head, sizeof head);
-        /* "STS-B (pearson/spearman)" on two lines: the columns stay narrow. */
-        char *paren = strstr(head, " (");
-        if (paren) *paren = '\0';
-        fprintf(f, "<th scope=\"col\">");
-        report_page_text(p, head);
+        if (isfinite(tb.row[i].glue) && tb.row[i].glue_tasks == nofficial && tb.row[i].glue > best_glue)
+            best_glue = tb.row[i].glue;
+    glue_table_head(p, cols, nc);
+    for (int i = 0; i < tb.n; i++) {
+        const Row *r = &tb.row[i];
+        /* "bert (compare, mean of 5 seeds)": the source on a line of its own keeps the column narrow. */
+        const char *paren = strstr(r->label, " (");
+        fprintf(f, "<tr%s><th scope=\"row\">", r->kind == ROW_SEEDS ? " class=\"seeds\"" : "");
+        report_page_printf(p, "%.*s", paren ? (int)(paren - r->label) : (int)strlen(r->label), r->label);
+        report_page_fnref(p, r->source);
         if (paren) {
             fprintf(f, "<br><span class=\"unit\">");
             report_page_text(p, paren + 1);
             fprintf(f, "</span>");
         }
         fprintf(f, "</th>");
-    }
-    fprintf(f, "<th scope=\"col\">GLUE</th></tr></thead>\n<tbody>\n");
-    for (int i = 0; i < tb.n; i++) {
-        const Row *r = &tb.row[i];
-        fprintf(f, "<tr%s><th scope=\"row\">", r->seeds ? " class=\"seeds\"" : "");
-        report_page_text(p, r->label);
-        report_page_fnref(p, r->source);
-        fprintf(f, "</th>");
-        for (int c = 0; c < nc; c++) {
-            const Cell *cl = &r->cell[cols[c]];
-            fprintf(f, "<td");
-            report_page_title_attr(p, cl->source);
-            fprintf(f, ">");
-            if (!cl->n) fprintf(f, "-");
-            for (int k = 0; k < cl->n; k++) {
-                int is_best = !r->seeds && shown_equal(cl->v[k], best[c][k]);
-                fprintf(f, "%s%s", k ? "/" : "", is_best ? "<strong class=\"best\">" : "");
-                report_page_num(p, cl->v[k], 2);
-                if (is_best) fprintf(f, "</strong>");
-                if (r->seeds && isfinite(cl->sd[k])) {
-                    fprintf(f, "<span class=\"sd\"> ±");
-                    report_page_num(p, cl->sd[k], 2);
-                    fprintf(f, "</span>");
-                }
-            }
-            fprintf(f, "</td>");
-        }
-        glue_cell(p, r, best_glue, nc);
+        for (int c = 0; c < nc; c++) task_cell(p, r, &r->cell[cols[c]], best[c]);
+        glue_cell(p, r, best_glue, nofficial);
         fprintf(f, "</tr>\n");
     }
-    fprintf(f, "</tbody>\n</table>\n</div>\n<p class=\"note\">Dev sets, metrics ×100. <strong>Bold</strong>: the best "
-               "single-run value of its column (ties to the two decimals shown all bold). Seeds rows: mean ± "
-               "sample standard deviation over the seeds (hover for the GLUE score's make-up). Hover a cell for its source; [n] are the sources "
-               "below.</p>\n");
-    /* Tasks nobody ran. */
-    char absent[256] = "";
-    for (int t = 0; t < NUM_TASKS && t < GLUE_MAX_TASKS; t++) {
-        int present = 0;
-        for (int c = 0; c < nc; c++) present |= cols[c] == t;
-        size_t n = strlen(absent);
-        if (!present && !TASKS[t].scored_with)
-            snprintf(absent + n, sizeof absent - n, "%s%s", n ? ", " : "", TASKS[t].display);
-    }
-    if (absent[0]) {
-        fprintf(f, "<p class=\"missing\">Not in any result (never trained or no data): ");
-        report_page_text(p, absent);
-        fprintf(f, ".</p>\n");
-        report_page_missing(p, "GLUE tasks without any result: %s", absent);
-    }
+    fprintf(f, "</tbody>\n</table>\n</div>\n<p class=\"note\">Dev sets, metrics ×100. Each row says what its numbers "
+               "are: one run per task, or the mean over a number of seeds, ± the sample standard deviation over the "
+               "seeds (of each metric for seeds files; of the task's score, the mean of its metrics, for compare.json, "
+               "which records only that). <strong>Bold</strong>: the largest value of its column (ties to the two "
+               "decimals shown all bold; a GLUE score only among those over every task). Hover a cell for what it "
+               "averages and its source, a seeds row's GLUE score for its make-up; [n] are the sources below.</p>\n");
+    glue_absent_tasks(p, cols, nc);
     fprintf(f, "</section>\n");
     table_free(&tb);
 }
@@ -459,10 +567,12 @@ void report_section_task_bars(ReportPage *p, const ReportInputs *in) {
     FILE *f = p->f;
     int cols[GLUE_MAX_TASKS], nc = table_columns(&tb, cols);
     fprintf(f, "<section id=\"tasks\">\n<h2>Every model per task</h2>\n");
-    if (nc == 0) fprintf(f, "<p class=\"missing\">No per-task results to chart.</p>\n");
+    if (nc == 0)
+        fprintf(f, "<p class=\"missing\">No per-task results to chart: <code>glue finetune TASK</code>, "
+                   "<code>glue eval all</code> or <code>glue compare all</code> makes them.</p>\n");
     fprintf(f, "<div class=\"grid\">\n");
     for (int c = 0; c < nc; c++) {
-        const Task *t = &TASKS[cols[c]];
+        const Task *t = column_task(cols[c]);
         const char *split[GLUE_MAX_VALS], *metric[GLUE_MAX_VALS], *series[GLUE_MAX_VALS];
         char names[GLUE_MAX_VALS][64];
         int ns = task_value_names(t, split, metric), nr = 0, any_sd = 0;
@@ -474,12 +584,17 @@ void report_section_task_bars(ReportPage *p, const ReportInputs *in) {
         const char *labels[GLUE_MAX_ROWS];
         double value[GLUE_MAX_ROWS * GLUE_MAX_VALS], err[GLUE_MAX_ROWS * GLUE_MAX_VALS];
         for (int i = 0; i < tb.n; i++) {
-            const Cell *cl = &tb.row[i].cell[cols[c]];
+            const Row *r = &tb.row[i];
+            const Cell *cl = &r->cell[cols[c]];
             if (!cl->n) continue;
-            labels[nr] = tb.row[i].label;
+            labels[nr] = r->label;
             for (int k = 0; k < ns; k++) {
                 value[nr * ns + k] = k < cl->n ? cl->v[k] : NAN;
-                err[nr * ns + k] = k < cl->n && tb.row[i].seeds ? cl->sd[k] : NAN;
+                /* A compare.json mean has the spread of the task score only: a bar of one metric. */
+                err[nr * ns + k] = k >= cl->n                          ? NAN
+                                   : r->kind == ROW_SEEDS              ? cl->sd[k]
+                                   : r->kind == ROW_MEAN && cl->n == 1 ? cl->score_sd
+                                                                       : NAN;
                 any_sd |= isfinite(err[nr * ns + k]);
             }
             nr++;
@@ -490,7 +605,7 @@ void report_section_task_bars(ReportPage *p, const ReportInputs *in) {
         snprintf(xlabel, sizeof xlabel, "%s on dev (×100)", ns > 1 ? "metric" : metric[0]);
         fprintf(f, "<figure class=\"chart-box\">\n");
         svg_hbars(f, id, title, labels, nr, series, ns, value, err, xlabel,
-                  any_sd ? "error bars: ± 1 sample std over seeds" : NULL);
+                  any_sd ? "error bars: ± 1 sample std over seeds" : NULL, SVG_VALUE_PERCENT);
         fprintf(f, "<figcaption>");
         report_page_text(p, title);
         fprintf(f, "</figcaption>\n</figure>\n");

@@ -41,6 +41,8 @@ static const char STYLE[] =
     "table.results thead th{border-bottom:2px solid #333;vertical-align:bottom;white-space:normal}\n"
     "table.results th.row-head,table.results .text{text-align:left}.unit{font-weight:400;font-size:12px}\n"
     ".table-wrap{overflow-x:auto;max-width:100%}.sd{font-size:12px;color:#333}\n"
+    "table.results td.settings,table.results td.cpu{white-space:normal;min-width:12em;max-width:26em}"
+    "td.settings code{white-space:nowrap;line-height:1.7}\n"
     "table.results th[scope=row]{text-align:left;font-weight:500}table caption{text-align:left;font-weight:600;"
     "padding:4px 0}\n"
     "tr.seeds{background:#f4f8fb}strong.best{font-weight:700;text-decoration:underline;"
@@ -74,10 +76,10 @@ static void page_head(FILE *f, const ReportPage *p, const ReportOptions *o) {
     fprintf(f, "</code> and the runs directory <code>");
     report_page_text(&tmp, o->runs_dir);
     fprintf(f, "</code>. Hover a number for its source; the sources are listed at the end.</p>\n"
-               "<nav><a href=\"#glue\">GLUE table</a><a href=\"#tasks\">per task</a><a href=\"#curves\">learning "
-               "curves</a><a href=\"#pretraining\">pretraining</a><a href=\"#dev\">dev predictions</a>"
-               "<a href=\"#translation\">translation</a><a href=\"#bench\">benchmarks</a><a href=\"#sources\">"
-               "sources</a></nav>\n</header>\n");
+               "<nav><a href=\"#glue\">GLUE table</a><a href=\"#tasks\">per task</a><a href=\"#protocol\">"
+               "protocols</a><a href=\"#curves\">learning curves</a><a href=\"#pretraining\">pretraining</a>"
+               "<a href=\"#dev\">dev predictions</a><a href=\"#translation\">translation</a><a href=\"#bench\">"
+               "benchmarks</a><a href=\"#fuzz\">fuzzing</a><a href=\"#sources\">sources</a></nav>\n</header>\n");
     fprintf(f, "<section id=\"missing\">\n<h2>What is missing</h2>\n");
     if (p->num_missing == 0) fprintf(f, "<p>Nothing: every input was found and read.</p>\n");
     else fprintf(f, "<ul>\n");
@@ -113,11 +115,13 @@ int report_html_write(const ReportOptions *o, int *num_missing) {
     report_inputs_load(&in, &p, o->results_dir, o->runs_dir, o->pretrain_dirs, o->npretrain);
     report_section_glue(&p, &in);
     report_section_task_bars(&p, &in);
+    report_section_protocol(&p, &in);
     report_section_curves(&p, &in);
     report_section_pretrain(&p, &in);
     report_section_dev(&p, &in, o->predict);
     report_section_translation(&p, &in);
     report_section_bench(&p, &in);
+    report_section_fuzz(&p, &in);
     page_sources(&p);
     fprintf(mem, "</body>\n</html>\n");
     fclose(mem);

@@ -46,6 +46,10 @@ static int input_kind(const cJSON *j) {
     if (cJSON_IsArray(field(j, "models"))) return REPORT_IN_COMPARE;
     if (cJSON_IsString(bench) && strcmp(bench->valuestring, "bert") == 0) return REPORT_IN_BENCH_BERT;
     if (cJSON_IsObject(field(j, "official")) && cJSON_IsObject(field(j, "ours"))) return REPORT_IN_BENCH_FASTTEXT;
+    if (cJSON_IsArray(field(j, "configs"))) return REPORT_IN_BENCH_SCALING;
+    if (cJSON_IsArray(field(j, "harnesses"))) return REPORT_IN_FUZZ;
+    if (cJSON_IsArray(field(j, "rows")) && cJSON_IsArray(field(j, "seeds"))) return REPORT_IN_PROTOCOL;
+    if (cJSON_IsArray(field(j, "runs")) && cJSON_IsObject(field(j, "proxy"))) return REPORT_IN_SCREEN;
     if (cJSON_IsString(task) && strcmp(task->valuestring, "translation") == 0 && cJSON_IsArray(field(j, "runs")))
         return REPORT_IN_TRANSLATION;
     if (cJSON_IsArray(field(j, "runs")) && cJSON_IsObject(field(j, "summary"))) return REPORT_IN_SEEDS;
@@ -76,7 +80,8 @@ static cJSON *inputs_read(ReportPage *p, const char *path, int *kind) {
     }
     *kind = input_kind(j);
     if (*kind < 0) {
-        report_page_missing(p, "%s: not a file glue writes (no tasks, models, runs or epochs): left out", path);
+        report_page_missing(p, "%s: not a file glue writes (none of the fields of compare, eval all, seeds, run, "
+                            "protocol, pretraining screen, translation, benchmark or fuzzing results): left out", path);
         cJSON_Delete(j);
         return NULL;
     }
@@ -88,30 +93,47 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static void load_results_dir(ReportInputs *r, ReportPage *p, const char *dir) {
+/* Benchmarks sit one level down (results/bench/<cpu>/bench_bert_*.json). */
+#define RESULTS_MAX_DEPTH 2
+
+/* Every *.json under dir (sub = its path below the results directory, "" at
+ * the top); returns how many. */
+static int load_results_tree(ReportInputs *r, ReportPage *p, const char *dir, const char *sub, int depth) {
     struct dirent **ents = NULL;
-    int n = scandir(dir, &ents, NULL, alphasort);
-    if (n < 0) {
-        report_page_missing(p, "results directory %s: %s (the GLUE table, translation and benchmarks come from it)",
-                            dir, strerror(errno));
-        return;
-    }
-    int found = 0;
+    int n = scandir(dir, &ents, NULL, alphasort), found = 0;
     for (int i = 0; i < n; i++) {
         const char *name = ents[i]->d_name;
-        if (name[0] != '.' && ends_with(name, ".json")) {
-            char path[4096], stem[256];
-            run_file_path(dir, name, path, sizeof path);
-            snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 5), name);
+        char path[4096], stem[512];
+        struct stat st;
+        if (name[0] == '.') {
+            free(ents[i]);
+            continue;
+        }
+        run_file_path(dir, name, path, sizeof path);
+        if (ends_with(name, ".json")) {
+            snprintf(stem, sizeof stem, "%s%.*s", sub, (int)(strlen(name) - 5), name);
             int kind;
             cJSON *j = inputs_read(p, path, &kind);
             if (j) inputs_add(r, p, kind, path, NULL, stem, j, 0);
             found++;
+        } else if (depth < RESULTS_MAX_DEPTH && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(stem, sizeof stem, "%s%s/", sub, name);
+            found += load_results_tree(r, p, path, stem, depth + 1);
         }
         free(ents[i]);
     }
     free(ents);
-    if (!found) report_page_missing(p, "results directory %s has no .json files", dir);
+    return found;
+}
+
+static void load_results_dir(ReportInputs *r, ReportPage *p, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        report_page_missing(p, "results directory %s: %s (the GLUE table, protocols, translation and benchmarks "
+                            "come from it)", dir, stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+        return;
+    }
+    if (!load_results_tree(r, p, dir, "", 0)) report_page_missing(p, "results directory %s has no .json files", dir);
 }
 
 /* A pretraining run: dir with log.jsonl or log.jsonl.gz. 1 if it is one. */
@@ -174,8 +196,9 @@ void report_inputs_load(ReportInputs *r, ReportPage *p, const char *results_dir,
     load_results_dir(r, p, results_dir);
     struct stat st;
     if (stat(runs_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        report_page_missing(p, "runs directory %s: %s (learning curves and dev predictions come from runs: "
-                            "glue finetune TASK)", runs_dir, stat(runs_dir, &st) != 0 ? strerror(errno) : "not a directory");
+        report_page_missing(p, "runs directory %s: %s (dev predictions and the runs' learning curves come from run "
+                            "directories: glue finetune TASK makes one)", runs_dir,
+                            stat(runs_dir, &st) != 0 ? strerror(errno) : "not a directory");
     else
         walk_runs(r, p, runs_dir, 0);
     for (int i = 0; i < npretrain; i++)

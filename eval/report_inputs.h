@@ -1,10 +1,14 @@
 /* report_inputs.h — what `glue report` reads, found and told apart by shape.
  *
- * From the results directory (results/ or --results): every *.json, each
- * recognised by its fields as one of the files the program writes —
- * `glue compare` (compare.json), `glue eval all` and the TF-IDF baseline
- * (glue*.json, tfidf_lr.json), `glue finetune --seeds` (seeds*.json), a run's
- * results.json copied there, translation.json, bench_*.json.
+ * From the results directory (results/ or --results) and its subdirectories
+ * (results/bench/<cpu>/): every *.json, each recognised by its fields as one
+ * of the files glue writes — `glue compare` (compare.json), `glue eval all`
+ * and the TF-IDF baseline (glue*.json, tfidf_lr.json), `glue finetune
+ * --seeds` (seeds*.json), a run's results.json copied there, `glue protocol`
+ * (finetune_protocol*.json and the like), `glue pretrain screen`
+ * (pretrain_screen.json), translation.json, `glue bench` (bench_fasttext.json,
+ * bench/<cpu>/bench_bert_*.json, bench_scaling.json) and `make fuzz` /
+ * `make fuzz-campaign` (fuzz.json, fuzz_campaign.json).
  * From the runs directory (runs/ or --runs), walked a few levels deep: every
  * run directory with results.json (fine-tuning or translation), seeds.json,
  * and pretraining runs (log.jsonl or log.jsonl.gz); plus the encoders named
@@ -25,13 +29,17 @@ typedef enum {
     REPORT_IN_BENCH_BERT,     /* {"benchmark": "bert", ...} */
     REPORT_IN_BENCH_FASTTEXT, /* {"official": {...}, "ours": {...}} */
     REPORT_IN_PRETRAIN,       /* a pretraining run directory; path is its log */
+    REPORT_IN_PROTOCOL,       /* {"rows": [{"name", "settings", "tasks", "score", "std"}], "seeds"} */
+    REPORT_IN_SCREEN,         /* {"runs": [{"run", "proxy_score", ...}], "proxy": {...}} */
+    REPORT_IN_BENCH_SCALING,  /* {"configs": [{"config", "ranks_over_threads", ...}]} */
+    REPORT_IN_FUZZ,           /* {"harnesses": [{"harness", "executions", ...}]} */
 } ReportInputKind;
 
 typedef struct ReportInput {
     ReportInputKind kind;
     char *path;       /* the JSON file (PRETRAIN: the log.jsonl[.gz]) */
     char *dir;        /* the run directory (runs, seeds, pretraining), else NULL */
-    char *name;       /* a label: the file's stem, or the run directory */
+    char *name;       /* a label: the file's stem (with its subdirectory), or the run directory */
     cJSON *json;      /* parsed (PRETRAIN: its config.json or summary.json, may be NULL) */
     int source;       /* footnote number on the page */
     int from_runs;    /* found under the runs directory (1) or in results/ (0) */

@@ -1,8 +1,10 @@
 /* report_measured.c — the report's numbers measured outside GLUE: the
  * translation table (translation.json: BLEU per run, i.e. per position
- * representation) and the benchmark ratios (bench_bert_*.json against
- * PyTorch, bench_fasttext.json against the official fastText), each with the
- * CPU it was measured on, or "CPU not recorded" when the file does not say. */
+ * representation) and the benchmarks (bench/<cpu>/bench_bert_*.json against
+ * PyTorch, a table and chart per CPU; bench_fasttext.json against the
+ * official fastText; bench_scaling.json, two MPI ranks against two threads),
+ * each with the CPU it was measured on, or "CPU not recorded" when the file
+ * does not say. */
 #include "eval/report_sections.h"
 
 #include "core/common.h"
@@ -136,7 +138,7 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
         snprintf(id, sizeof id, "bars-%s", slug);
         fprintf(f, "<figure class=\"chart-box\">\n");
         svg_hbars(f, id, "Test BLEU by position representation", labels, nr, series, ns, value, NULL,
-                  "BLEU (sacreBLEU, cased, 13a)", NULL);
+                  "BLEU (sacreBLEU, cased, 13a)", NULL, SVG_VALUE_PERCENT);
         fprintf(f, "<figcaption>Test BLEU of each run (beam search; see the table for the settings).</figcaption>\n"
                    "</figure>\n");
     }
@@ -148,8 +150,9 @@ void report_section_translation(ReportPage *p, const ReportInputs *in) {
     for (int i = 0; i < in->n; i++)
         if (in->in[i].kind == REPORT_IN_TRANSLATION) translation_file(p, &in->in[i]), n++;
     if (!n) {
-        fprintf(p->f, "<p class=\"missing\">No translation.json in the results directory.</p>\n");
-        report_page_missing(p, "no translation.json: no translation table");
+        fprintf(p->f, "<p class=\"missing\">No translation.json in the results directory: <code>glue translate "
+                      "eval --results translation.json</code> scores a run into it.</p>\n");
+        report_page_missing(p, "no translation.json: no translation table (glue translate eval --results makes one)");
     }
     fprintf(p->f, "</section>\n");
 }
@@ -184,9 +187,7 @@ static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **l
         report_page_num(p, report_num(sp, "min"), 2);
         fprintf(p->f, "–");
         report_page_num(p, report_num(sp, "max"), 2);
-        fprintf(p->f, "</td>");
-        cpu_cell(p, in->json, NULL);
-        fprintf(p->f, "</tr>\n");
+        fprintf(p->f, "</td></tr>\n");
     }
     if (*nr < MAX_ROWS) {   /* the chart: the fp32 phases, one row per config */
         labels[*nr] = config;
@@ -232,45 +233,153 @@ static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
     fprintf(f, " points.</p>\n");
 }
 
+/* The directory of a file: `glue bench bert` writes one per CPU (results/bench/<cpu>/). */
+static void dir_of(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(out, cap, "%.*s", (int)(slash - path), path);
+    else snprintf(out, cap, ".");
+}
+
+/* "CPU X; kernels K; GEMM G; 2 threads" of a benchmark file's machine. */
+static void machine_text(const cJSON *j, char *out, size_t cap) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "machine");
+    const char *cpu = cpu_of(j);
+    int n = snprintf(out, cap, "CPU %s", cpu ? cpu : "not recorded");
+    if (str_or(m, "kernels", NULL) && n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, "; kernels %s", str_or(m, "kernels", ""));
+    if (str_or(m, "gemm", NULL) && n > 0 && (size_t)n < cap)
+        n += snprintf(out + n, cap - (size_t)n, "; GEMM %s", str_or(m, "gemm", ""));
+    if (isfinite(report_num(m, "threads")) && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, "; %.0f threads", report_num(m, "threads"));
+}
+
+/* The BERT benchmarks of one directory (one CPU): a table and a chart, the
+ * smallest model first (the files come in name order: mini, small, tiny). */
+static void bench_bert_group(ReportPage *p, const ReportInput **order, int no) {
+    for (int i = 1; i < no; i++)
+        for (int j = i; j > 0 && bench_size(order[j]) < bench_size(order[j - 1]); j--) {
+            const ReportInput *t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    char dir[4096], slug[256], id[320], machine[1024];
+    dir_of(order[0]->path, dir, sizeof dir);
+    const char *base = strrchr(dir, '/');
+    report_page_slug(base ? base + 1 : dir, slug, sizeof slug);
+    machine_text(order[0]->json, machine, sizeof machine);
+    FILE *f = p->f;
+    fputs("<h3>", f);
+    report_page_printf(p, "BERT against PyTorch: %s/", dir);
+    fputs("</h3>\n<p class=\"note\">", f);
+    report_page_printf(p, "%s. Medians over repetitions; a speed ratio above 1: ours is faster.", machine);
+    fprintf(f, "</p>\n<div class=\"table-wrap\">\n<table id=\"bench-bert-%s\" class=\"results\">\n<thead><tr>"
+               "<th scope=\"col\" class=\"row-head\">config</th><th scope=\"col\" class=\"text\">measurement</th>"
+               "<th scope=\"col\">ours "
+               "tokens/s</th><th scope=\"col\">PyTorch tokens/s</th><th scope=\"col\">speed ratio</th>"
+               "<th scope=\"col\">ratio min–max</th></tr></thead>\n<tbody>\n", slug);
+    const char *labels[MAX_ROWS];
+    double value[MAX_ROWS * 3];
+    int nr = 0;
+    for (int i = 0; i < no; i++) bench_bert_rows(p, order[i], labels, value, &nr);
+    fprintf(f, "</tbody>\n</table>\n</div>\n");
+    const char *series[3] = {"training", "inference", "latency"};
+    char title[1200];
+    snprintf(title, sizeof title, "BERT speed ratio against PyTorch (fp32), %s", machine);
+    snprintf(id, sizeof id, "bars-bench-bert-%s", slug);
+    fprintf(f, "<figure class=\"chart-box\">\n");
+    svg_hbars(f, id, title, labels, nr, series, 3, value, NULL, "speed ratio, ours / PyTorch (×; 1 = as fast)", NULL,
+              0);
+    fprintf(f, "<figcaption>");
+    report_page_text(p, title);
+    fprintf(f, ": medians (min–max in the table).</figcaption>\n</figure>\n");
+}
+
+static void bench_bert(ReportPage *p, const ReportInputs *in) {
+    char *done = xcalloc((size_t)(in->n ? in->n : 1), 1);
+    for (int i = 0; i < in->n; i++) {
+        if (in->in[i].kind != REPORT_IN_BENCH_BERT || done[i]) continue;
+        const ReportInput *group[MAX_ROWS];
+        int ng = 0;
+        char dir[4096], other[4096];
+        dir_of(in->in[i].path, dir, sizeof dir);
+        for (int k = i; k < in->n && ng < MAX_ROWS; k++) {
+            if (in->in[k].kind != REPORT_IN_BENCH_BERT || done[k]) continue;
+            dir_of(in->in[k].path, other, sizeof other);
+            if (strcmp(dir, other) == 0) group[ng++] = &in->in[k], done[k] = 1;
+        }
+        bench_bert_group(p, group, ng);
+    }
+    free(done);
+}
+
+/* A row of glue bench scaling: medians, the ratio with its spread. */
+static void bench_scaling_row(ReportPage *p, const cJSON *c) {
+    FILE *f = p->f;
+    fprintf(f, "<tr><th scope=\"row\">");
+    report_page_text(p, str_or(c, "config", "?"));
+    fprintf(f, "</th>");
+    num_cell(p, report_num(c, "batch"), 0, NULL);
+    num_cell(p, report_num(c, "measured_steps"), 0, NULL);
+    static const char *const MEDIANS[] = {"ranks1_threads2_tokens_per_sec", "ranks2_threads1_tokens_per_sec",
+                                          "ranks_over_threads"};
+    for (int k = 0; k < 3; k++)
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, MEDIANS[k]), "median"), k < 2 ? 0 : 2, NULL);
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(c, "ranks_over_threads");
+    fprintf(f, "<td>");
+    report_page_num(p, report_num(r, "min"), 2);
+    fprintf(f, "–");
+    report_page_num(p, report_num(r, "max"), 2);
+    fprintf(f, "</td>");
+    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "allreduce_seconds_per_step"), "median"), 3, NULL);
+    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "allreduce_bytes_per_step"), "median") / 1e6, 1, NULL);
+    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "wait_for_slowest_rank_seconds_per_step"), "median"), 3,
+             NULL);
+    fprintf(f, "</tr>\n");
+}
+
+static void bench_scaling_table(ReportPage *p, const ReportInput *in) {
+    FILE *f = p->f;
+    char slug[256];
+    report_page_slug(in->name, slug, sizeof slug);
+    fputs("<h3>Data-parallel pretraining: ", f);
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    const char *cpu = cpu_of(in->json);
+    fputs("</h3>\n<p class=\"note\">1 process × 2 threads against 2 MPI ranks × 1 thread (<code>glue bench "
+          "scaling</code>). ", f);
+    report_page_printf(p, "CPU %s, %.0f cores used; medians of %.0f repetitions; corpus %s.", cpu ? cpu : "not recorded",
+                       report_num(in->json, "cores_used"), report_num(in->json, "reps"),
+                       str_or(in->json, "corpus", "not recorded"));
+    fprintf(f, "</p>\n<div class=\"table-wrap\">\n<table id=\"bench-scaling-%s\" class=\"results\">\n<thead><tr>"
+               "<th scope=\"col\" class=\"row-head\">config</th><th scope=\"col\">batch</th>"
+               "<th scope=\"col\">steps measured</th><th scope=\"col\">1 rank × 2 threads tokens/s</th>"
+               "<th scope=\"col\">2 ranks × 1 thread tokens/s</th><th scope=\"col\">ranks / threads</th>"
+               "<th scope=\"col\">ranks / threads min–max</th><th scope=\"col\">all-reduce s/step</th>"
+               "<th scope=\"col\">all-reduce MB/step</th><th scope=\"col\">wait for the slowest rank s/step</th>"
+               "</tr></thead>\n<tbody>\n", slug);
+    const cJSON *configs = cJSON_GetObjectItemCaseSensitive(in->json, "configs");
+    for (const cJSON *c = configs->child; c; c = c->next) bench_scaling_row(p, c);
+    fprintf(f, "</tbody>\n</table>\n</div>\n<p class=\"note\">Ranks / threads: the median over repetitions of each "
+               "repetition's ratio (above 1: two ranks are faster), not the ratio of the medians.</p>\n");
+}
+
 void report_section_bench(ReportPage *p, const ReportInputs *in) {
     FILE *f = p->f;
     fprintf(f, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
-    int nb = report_inputs_count(in, REPORT_IN_BENCH_BERT), nf = report_inputs_count(in, REPORT_IN_BENCH_FASTTEXT);
-    if (nb) {
-        fprintf(f, "<table id=\"bench-table\" class=\"results\">\n<caption>BERT against PyTorch (medians over "
-                   "repetitions; ratio above 1: ours is faster)</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">config</th>"
-                   "<th scope=\"col\" class=\"text\">measurement</th><th scope=\"col\">ours tokens/s</th><th scope=\"col\">PyTorch "
-                   "tokens/s</th><th scope=\"col\">speed ratio</th><th scope=\"col\">ratio min–max</th>"
-                   "<th scope=\"col\">CPU</th></tr></thead>\n<tbody>\n");
-        const char *labels[MAX_ROWS];
-        double value[MAX_ROWS * 3];
-        int nr = 0;
-        /* Smallest model first (the files come in name order: mini, small, tiny). */
-        const ReportInput *order[MAX_ROWS];
-        int no = 0;
-        for (int i = 0; i < in->n && no < MAX_ROWS; i++)
-            if (in->in[i].kind == REPORT_IN_BENCH_BERT) order[no++] = &in->in[i];
-        for (int i = 1; i < no; i++)
-            for (int j = i; j > 0 && bench_size(order[j]) < bench_size(order[j - 1]); j--) {
-                const ReportInput *t = order[j];
-                order[j] = order[j - 1];
-                order[j - 1] = t;
-            }
-        for (int i = 0; i < no; i++) bench_bert_rows(p, order[i], labels, value, &nr);
-        fprintf(f, "</tbody>\n</table>\n");
-        const char *series[3] = {"training", "inference", "latency"};
-        fprintf(f, "<figure class=\"chart-box\">\n");
-        svg_hbars(f, "bars-bench-bert", "BERT speed ratio against PyTorch (fp32)", labels, nr, series, 3, value, NULL,
-                  "speed ratio, ours / PyTorch (×; 1 = as fast)", NULL);
-        fprintf(f, "<figcaption>Speed ratios against PyTorch, fp32, medians (min–max in the table).</figcaption>\n"
-                   "</figure>\n");
+    bench_bert(p, in);
+    int n = 0;
+    for (int i = 0; i < in->n; i++) {
+        const ReportInput *x = &in->in[i];
+        if (x->kind == REPORT_IN_BENCH_FASTTEXT) bench_fasttext_table(p, x);
+        if (x->kind == REPORT_IN_BENCH_SCALING) bench_scaling_table(p, x);
+        n += x->kind == REPORT_IN_BENCH_FASTTEXT || x->kind == REPORT_IN_BENCH_SCALING ||
+             x->kind == REPORT_IN_BENCH_BERT;
     }
-    for (int i = 0; i < in->n; i++)
-        if (in->in[i].kind == REPORT_IN_BENCH_FASTTEXT) bench_fasttext_table(p, &in->in[i]);
-    if (!nb && !nf) {
-        fprintf(f, "<p class=\"missing\">No bench_*.json in the results directory (<code>make bench</code> "
-                   "writes them).</p>\n");
-        report_page_missing(p, "no benchmark results (bench_*.json)");
+    if (!n) {
+        fprintf(f, "<p class=\"missing\">No benchmark results in the results directory: <code>make bench</code> "
+                   "writes bench_fasttext.json and bench/&lt;cpu&gt;/bench_bert_*.json, <code>glue bench scaling"
+                   "</code> bench_scaling.json.</p>\n");
+        report_page_missing(p, "no benchmark results (bench_*.json): make bench or glue bench scaling makes them");
     }
     fprintf(f, "</section>\n");
 }

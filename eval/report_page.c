@@ -123,16 +123,23 @@ void report_page_fnref(ReportPage *p, int n) {
     if (n >= 1) fprintf(p->f, "<sup class=\"fn\"><a href=\"#src-%d\">[%d]</a></sup>", n, n);
 }
 
-void report_page_title_attr(ReportPage *p, int n) {
-    if (n < 1 || n > p->num_src) return;
+void report_page_title_note(ReportPage *p, int n, const char *note) {
+    int has_src = n >= 1 && n <= p->num_src, has_note = note && *note;
+    if (!has_src && !has_note) return;
     fputs(" title=\"", p->f);
-    svg_escape(p->f, p->src[n - 1].path);
-    if (*p->src[n - 1].provenance) {
-        fputs(" — ", p->f);
-        svg_escape(p->f, p->src[n - 1].provenance);
+    if (has_note) svg_escape(p->f, note);
+    if (has_src) {
+        if (has_note) fputs(" — ", p->f);
+        svg_escape(p->f, p->src[n - 1].path);
+        if (*p->src[n - 1].provenance) {
+            fputs(" — ", p->f);
+            svg_escape(p->f, p->src[n - 1].provenance);
+        }
     }
     fputs("\"", p->f);
 }
+
+void report_page_title_attr(ReportPage *p, int n) { report_page_title_note(p, n, NULL); }
 
 int report_page_id(ReportPage *p) { return ++p->next_id; }
 

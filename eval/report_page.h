@@ -48,6 +48,9 @@ void report_page_num(ReportPage *p, double v, int decimals);
 void report_page_fnref(ReportPage *p, int n);
 /* A title="..." attribute naming source n and its provenance (leading space). */
 void report_page_title_attr(ReportPage *p, int n);
+/* The same after a note saying what the number is ("mean of 5 seeds ...");
+ * note NULL or "": report_page_title_attr. */
+void report_page_title_note(ReportPage *p, int n, const char *note);
 /* A fresh number for element ids. */
 int report_page_id(ReportPage *p);
 /* "a-b_c" from any text: lower-case letters, digits and '-' (for ids). */

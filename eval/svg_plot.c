@@ -38,7 +38,9 @@ void svg_nice_range(double lo, double hi, int ticks, double *lo_out, double *hi_
     if (hi < lo) { double t = lo; lo = hi; hi = t; }
     if (hi - lo < 1e-12 * (fabs(hi) + 1)) {   /* flat: give it a length */
         double pad = fabs(hi) > 0 ? fabs(hi) * 0.1 : 1;
+        int nonneg = lo >= 0;
         lo -= pad, hi += pad;
+        if (nonneg && lo < 0) lo = 0;   /* a count or a loss never reads as negative */
     }
     double raw = (hi - lo) / (ticks > 1 ? ticks : 1);
     double mag = pow(10, floor(log10(raw))), f = raw / mag;
@@ -69,6 +71,13 @@ static void tick_label(double v, double step, int si, char *out, size_t cap) {
             }
     }
     snprintf(out, cap, "%.*f", tick_decimals(step), v);
+}
+
+/* A percentage axis ends at 100 when the data do: nice ticks of 0-102 or a
+ * flat 100 would otherwise run to 110 or 120. 100 is a multiple of every
+ * nice step below 100, so the last tick lands on it. */
+static void percent_cap(double data_hi, double *hi_out) {
+    if (data_hi <= 100 && *hi_out > 100) *hi_out = 100;
 }
 
 static double px(const SvgChart *c, double x) {
@@ -109,7 +118,7 @@ static void chart_axes(SvgChart *c, const char *xlabel, const char *ylabel) {
         svg_text(f, xa - 6, py(c, v) + 4, "end", "tick", buf);
     }
     for (double v = c->x0; v <= c->x1 + c->xstep * 1e-6; v += c->xstep) {
-        tick_label(v, c->xstep, c->x_flags & SVG_X_SI, buf, sizeof buf);
+        tick_label(v, c->xstep, c->flags & SVG_X_SI, buf, sizeof buf);
         svg_text(f, px(c, v), ya + 17, "middle", "tick", buf);
     }
     svg_text(f, (xa + xb) / 2, c->height - 8, "middle", "axis-title", xlabel);
@@ -121,16 +130,17 @@ static void chart_axes(SvgChart *c, const char *xlabel, const char *ylabel) {
 
 void svg_chart_begin(SvgChart *c, FILE *f, const char *id, const char *kind, const char *title, int width,
                      int height, double xlo, double xhi, double ylo, double yhi, const char *xlabel,
-                     const char *ylabel, int x_flags) {
+                     const char *ylabel, int flags) {
     *c = (SvgChart){.f = f, .width = width, .height = height, .left = 64, .right = 18, .top = 30, .bottom = 46,
-                    .x_flags = x_flags};
+                    .flags = flags};
     svg_nice_range(xlo, xhi, 6, &c->x0, &c->x1, &c->xstep);
-    if ((x_flags & SVG_X_INTEGER) && c->xstep < 1) {   /* no epoch 1.5 */
+    if ((flags & SVG_X_INTEGER) && c->xstep < 1) {   /* no epoch 1.5 */
         c->xstep = 1;
         c->x0 = floor(xlo);
         c->x1 = ceil(xhi) > c->x0 ? ceil(xhi) : c->x0 + 1;
     }
     svg_nice_range(ylo, yhi, 5, &c->y0, &c->y1, &c->ystep);
+    if (flags & SVG_VALUE_PERCENT) percent_cap(yhi, &c->y1);
     svg_open(f, id, kind, title, width, height);
     chart_axes(c, xlabel, ylabel);
 }
@@ -232,8 +242,8 @@ void svg_chart_end(SvgChart *c) { fprintf(c->f, "</svg>\n"); }
 
 void svg_hbars(FILE *f, const char *id, const char *title, const char *const *rows, int nrows,
                const char *const *series, int nseries, const double *value, const double *err,
-               const char *xlabel, const char *legend_note) {
-    double lo = 0, hi = 0;
+               const char *xlabel, const char *legend_note, int flags) {
+    double lo = 0, hi = 0, hi_value = 0;
     size_t longest = 0;
     for (int r = 0; r < nrows; r++) {
         if (strlen(rows[r]) > longest) longest = strlen(rows[r]);
@@ -242,15 +252,20 @@ void svg_hbars(FILE *f, const char *id, const char *title, const char *const *ro
             if (!isfinite(v)) continue;
             if (v - e < lo) lo = v - e;
             if (v + e > hi) hi = v + e;
+            if (v > hi_value) hi_value = v;
         }
     }
-    SvgChart c = {.f = f, .left = (int)(CHAR_PX * (double)longest) + 16, .right = 60, .top = 30, .bottom = 46};
+    /* A legend of several series and a note take a line each. */
+    int two_lines = nseries > 1 && legend_note;
+    SvgChart c = {.f = f, .left = (int)(CHAR_PX * (double)longest) + 16, .right = 60, .top = two_lines ? 44 : 30,
+                  .bottom = 46};
     if (c.left > 300) c.left = 300;
     if (c.left < 80) c.left = 80;
     int group = nseries * (BAR_H + BAR_GAP) - BAR_GAP + GROUP_GAP;
     c.width = 620;
     c.height = c.top + c.bottom + (nrows ? nrows : 1) * group;
     svg_nice_range(lo, hi, 6, &c.x0, &c.x1, &c.xstep);
+    if (flags & SVG_VALUE_PERCENT) percent_cap(hi_value, &c.x1);
     c.y0 = 0, c.y1 = 1, c.ystep = 2;   /* no horizontal grid lines */
     svg_open(f, id, "bars", title, c.width, c.height);
     double xa = px(&c, c.x0), xb = px(&c, c.x1), ya = c.height - c.bottom, yb = c.top;
@@ -285,9 +300,12 @@ void svg_hbars(FILE *f, const char *id, const char *title, const char *const *ro
             fprintf(f, "</title></rect>\n");
             double tip = px(&c, v);
             if (isfinite(e) && e > 0) {
-                double a = px(&c, v - e), b = px(&c, v + e), m = y + BAR_H / 2.0;
-                fprintf(f, "<path class=\"errbar\" d=\"M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f\"/>\n", a, m, b,
-                        a, m - 5, m + 5, b, m - 5, m + 5);
+                /* A whisker past the axis stops at its end, without the end's cap. */
+                double a = px(&c, fmax(v - e, c.x0)), b = px(&c, fmin(v + e, c.x1)), m = y + BAR_H / 2.0;
+                fprintf(f, "<path class=\"errbar\" d=\"M%.1f %.1fH%.1f", a, m, b);
+                if (v - e >= c.x0) fprintf(f, "M%.1f %.1fV%.1f", a, m - 5, m + 5);
+                if (v + e <= c.x1) fprintf(f, "M%.1f %.1fV%.1f", b, m - 5, m + 5);
+                fprintf(f, "\"/>\n");
                 tip = b > tip ? b : tip;
             }
             snprintf(buf, sizeof buf, "%.2f", v);
@@ -303,6 +321,6 @@ void svg_hbars(FILE *f, const char *id, const char *title, const char *const *ro
         svg_text(f, x + 19, 18, "start", "legend-text", series[s]);
         x += 19 + CHAR_PX * (double)strlen(series[s]) + 16;
     }
-    if (legend_note) svg_text(f, c.width - c.right, 18, "end", "legend-note", legend_note);
+    if (legend_note) svg_text(f, c.width - c.right, two_lines ? 36 : 18, "end", "legend-note", legend_note);
     fprintf(f, "</g>\n</svg>\n");
 }

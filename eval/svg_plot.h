@@ -25,7 +25,7 @@ void svg_escape(FILE *f, const char *s);
 
 /* Round [lo, hi] out to "nice" tick marks (1, 2 or 5 times a power of ten),
  * about `ticks` of them; *step gets their spacing. A flat or empty range is
- * widened so that the axis still has a length. */
+ * widened so that the axis still has a length (not below 0 when lo >= 0). */
 void svg_nice_range(double lo, double hi, int ticks, double *lo_out, double *hi_out, double *step);
 
 typedef struct SvgChart {
@@ -34,19 +34,22 @@ typedef struct SvgChart {
     int left, right, top, bottom;    /* margins around the plot area */
     double x0, x1, xstep;            /* the x axis (after svg_nice_range) */
     double y0, y1, ystep;
-    int x_flags;                     /* SVG_X_* */
+    int flags;                       /* SVG_X_*, SVG_VALUE_PERCENT */
 } SvgChart;
 
-/* x axis options of svg_chart_begin. */
-#define SVG_X_SI 1        /* tick labels as 40k, 1.2M, 3G */
-#define SVG_X_INTEGER 2   /* ticks on whole numbers only (epochs) */
+/* Axis options of svg_chart_begin (and svg_hbars: SVG_VALUE_PERCENT). */
+#define SVG_X_SI 1            /* x tick labels as 40k, 1.2M, 3G */
+#define SVG_X_INTEGER 2       /* x ticks on whole numbers only (epochs) */
+#define SVG_VALUE_PERCENT 4   /* the value axis (y of a chart, x of bars) is a percentage (metrics ×100,
+                                 accuracy): it ends at 100 however the ticks round, when the data do */
 
 /* Opens <svg id=.. class="chart KIND"> with its <title>, and draws the frame,
  * grid, ticks and axis titles for data in [xlo, xhi] x [ylo, yhi] (widened to
- * nice ticks). kind is an extra class ("curve", "scatter"); x_flags: SVG_X_*. */
+ * nice ticks). kind is an extra class ("curve", "scatter"); flags: SVG_X_*,
+ * SVG_VALUE_PERCENT. */
 void svg_chart_begin(SvgChart *c, FILE *f, const char *id, const char *kind, const char *title, int width,
                      int height, double xlo, double xhi, double ylo, double yhi, const char *xlabel,
-                     const char *ylabel, int x_flags);
+                     const char *ylabel, int flags);
 /* A polyline through (x[i], y[i]) for the finite pairs, in series style s, with
  * markers when markers != 0; each marker's hover <title> is
  * "NAME: x_label X, VALUE" (x and y with the given printf formats). */
@@ -69,10 +72,12 @@ void svg_chart_end(SvgChart *c);
 /* Horizontal grouped bars. value and err are (rows, nseries) row-major; a NaN
  * value leaves that bar out (and says "no value" in the row); err may be NULL
  * or NaN per bar (no error bar), else the bar gets a whisker of +-err.
- * x runs from 0 (or the lowest negative value) to the largest value + err.
- * Each bar's hover <title> gives row, series and the value (2 decimals). */
+ * x runs from 0 (or the lowest negative value) to the largest value + err,
+ * rounded; with SVG_VALUE_PERCENT (flags) at most to 100 (a whisker past it
+ * stops at the axis' end). Each bar's hover <title> gives row, series and the
+ * value (2 decimals) ± err. */
 void svg_hbars(FILE *f, const char *id, const char *title, const char *const *rows, int nrows,
                const char *const *series, int nseries, const double *value, const double *err,
-               const char *xlabel, const char *legend_note);
+               const char *xlabel, const char *legend_note, int flags);
 
 #endif

@@ -255,7 +255,7 @@ static const Command COMMANDS[] = {
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",
      "  Reads runs/results/ (or --results DIR, e.g. the repository's results/, or\n"
-     "  $GLUE_RESULTS): compare.json, glue*.json,\n"
+     "  $GLUE_RESULTS): compare.json, glue*.json, protocols, screens, fuzz*.json,\n"
      "  seeds, run results, translation.json, bench_*.json; and runs/ (or --runs,\n"
      "  $GLUE_RUNS): every run directory. Writes one HTML file (inline SVG and CSS,\n"
      "  nothing fetched; default report.html): the GLUE table with the best of each\n"

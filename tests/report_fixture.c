@@ -65,41 +65,106 @@ static int fx_data(const ReportFixture *fx) {
     return 0;
 }
 
-/* Every kind of results file, with numbers the tests check. */
+/* Every kind of results file, with numbers the tests check. compare.json is
+ * over three seeds (each cell a mean, the task score's std beside it). */
 static int fx_results(const ReportFixture *fx) {
     static const ReportFile FILES[] = {
         {"compare.json",
-         "{\"seed\": 7, \"provenance\": {\"commit\": \"" REPORT_FX_COMMIT "\", \"date\": \"2026-01-02\"},\n"
+         "{\"seed\": 7, \"seeds\": [7, 8, 9], \"provenance\": {\"commit\": \"" REPORT_FX_COMMIT "\", \"date\": \"2026-01-02\"},\n"
+         " \"tasks\": [\"sst2\", \"stsb\"],\n"
          " \"models\": [\n"
-         "  {\"model\": \"alpha\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 91.234567890123}},\n"
-         "    \"stsb\": {\"dev\": {\"pearson\": 55.5551, \"spearman\": 54.4449}}},\n"
-         "   \"glue\": {\"glue_score\": 73.1172839450615, \"num_tasks\": 2}},\n"
-         "  {\"model\": \"beta\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 88.8765}},\n"
-         "    \"stsb\": {\"dev\": {\"pearson\": 60.125, \"spearman\": 61.875}}},\n"
-         "   \"glue\": {\"glue_score\": 74.93825, \"num_tasks\": 2}}]}\n"},
+         "  {\"model\": \"majority\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 50.125}},\n"
+         "    \"stsb\": {\"dev\": {\"pearson\": 0, \"spearman\": 0}}},\n"
+         "   \"glue\": {\"glue_score\": 25.0625, \"num_tasks\": 2}},\n"
+         "  {\"model\": \"alpha\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 91.234567890123}, \"seed_scores\": [90, 91, "
+         "92.703703670369], \"score_std\": " REPORT_FX_COMPARE_SD_TEXT "},\n"
+         "    \"stsb\": {\"dev\": {\"pearson\": 55.5551, \"spearman\": 54.4449}, \"seed_scores\": [54, 55, 56], \"score_std\": 1}},\n"
+         "   \"glue\": {\"glue_score\": 73.1172839450615, \"num_tasks\": 2}, \"glue_seeds\": [72, 73, 74.35], \"glue_std\": "
+         REPORT_FX_COMPARE_GLUE_SD_TEXT "},\n"
+         "  {\"model\": \"beta\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 88.8765}, \"seed_scores\": [88, 89, 89.6295], "
+         "\"score_std\": 0.81},\n"
+         "    \"stsb\": {\"dev\": {\"pearson\": 60.125, \"spearman\": 61.875}, \"seed_scores\": [60, 61, 62], \"score_std\": 1}},\n"
+         "   \"glue\": {\"glue_score\": 74.93825, \"num_tasks\": 2}, \"glue_seeds\": [74, 75, 75.8], \"glue_std\": 0.9}]}\n"},
+        /* alpha's single run: the seeds files below never borrow its tasks */
+        {"glue_alpha.json", "{\"model\": \"alpha\", \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 89.5}}, "
+                            "\"stsb\": {\"dev\": {\"pearson\": 10, \"spearman\": 20}}}}\n"},
         {"seeds_alpha_sst2.json",
          "{\"task\": \"sst2\", \"model\": \"alpha\", \"command\": \"glue finetune sst2 --seeds 1,2\",\n"
          " \"runs\": [{\"seed\": 1, \"best\": {\"dev\": {\"accuracy\": 90}}},\n"
          "          {\"seed\": 2, \"best\": {\"dev\": {\"accuracy\": 92}}}],\n"
          " \"summary\": {\"dev\": {\"accuracy\": {\"mean\": 91, \"std\": 1.4142135623730951, \"min\": 90, "
          "\"max\": 92}}}}\n"},
+        {"seeds_alpha_stsb.json",
+         "{\"task\": \"stsb\", \"model\": \"alpha\", \"command\": \"glue finetune stsb --seeds 1,2\",\n"
+         " \"runs\": [{\"seed\": 1, \"best\": {\"dev\": {\"pearson\": 50, \"spearman\": 60}}},\n"
+         "          {\"seed\": 2, \"best\": {\"dev\": {\"pearson\": 54, \"spearman\": 58}}}],\n"
+         " \"summary\": {\"dev\": {\"pearson\": {\"mean\": 52, \"std\": 2.8284271247461903, \"min\": 50, \"max\": 54},\n"
+         "   \"spearman\": {\"mean\": 59, \"std\": 1.4142135623730951, \"min\": 58, \"max\": 60}}}}\n"},
+        {"finetune_protocol.json",
+         "{\"title\": \"Fine-tuning protocol\", \"encoder\": \"fixture encoder\", \"tasks\": [\"sst2\", \"stsb\"],\n"
+         " \"seeds\": [1, 2], \"command\": \"glue protocol --tasks sst2,stsb --seeds 1,2 --change long:epochs=9\",\n"
+         " \"rows\": [{\"name\": \"baseline\", \"settings\": [], \"score\": 70.125, \"std\": 0.375,\n"
+         "   \"tasks\": {\"sst2\": {\"metrics\": {\"accuracy\": 85.5}, \"seed_scores\": [85, 86], \"score\": 85.5, "
+         "\"std\": 0.7071067811865476},\n"
+         "     \"stsb\": {\"metrics\": {\"pearson\": 54, \"spearman\": 55.5}, \"seed_scores\": [54, 55.5], \"score\": 54.75, "
+         "\"std\": 1.0606601717798212}}},\n"
+         "  {\"name\": \"long\", \"settings\": [\"epochs=9\"], \"score\": 71.3125, \"std\": 0.4375,\n"
+         "   \"tasks\": {\"sst2\": {\"metrics\": {\"accuracy\": 86.5}, \"seed_scores\": [86, 87], \"score\": 86.5, "
+         "\"std\": 0.7071067811865476},\n"
+         "     \"stsb\": {\"metrics\": {\"pearson\": 55.25, \"spearman\": 57}, \"seed_scores\": [56, 56.25], \"score\": "
+         "56.125, \"std\": 0.17677669529663689}}}]}\n"},
+        {"pretrain_screen.json",
+         "{\"title\": \"Pretraining screen\", \"command\": \"glue pretrain screen a b --seeds 1,2\",\n"
+         " \"proxy\": {\"tasks\": [\"sst2\"], \"seeds\": [1, 2], \"recipe\": \"fixture recipe\"},\n"
+         " \"runs\": [{\"run\": \"screen-a\", \"objective\": \"mlm\", \"settings\": {\"steps\": 10, \"lr\": 0.001},\n"
+         "   \"tokens\": 1500000, \"train_seconds\": 3600, \"tokens_per_sec\": 416.625, \"threads\": 1, \"cpu\": \"not recorded\",\n"
+         "   \"heldout_mlm\": {\"loss\": 5.8125, \"accuracy\": 20.75, \"model\": \"encoder\"},\n"
+         "   \"tasks\": {\"sst2\": {\"metrics\": {\"accuracy\": 80.875}, \"seed_scores\": [80.5, 81.25], \"score\": 80.875, "
+         "\"std\": 0.53033008588991}},\n"
+         "   \"proxy_score\": " REPORT_FX_PROXY_TEXT "}]}\n"},
         {"translation.json",
          "{\"task\": \"translation\", \"bleu\": \"fixture BLEU note\", \"runs\": [{\"run\": \"fx-sin\", "
          "\"positions\": \"sinusoid\", \"dev_bleu\": 33.3333, \"cpu_hours\": 0.5, \"splits\": "
          "{\"test_2016_flickr\": {\"bleu\": 37.777, \"bleu_tok_lc\": 38.111, \"command\": \"glue translate eval\"}}}]}\n"},
+        {"bench_fasttext.json",
+         "{\"official\": {\"implementation\": \"official\", \"accuracy\": 80.1, \"train_seconds\": {\"median\": 1.5}},\n"
+         " \"ours\": {\"implementation\": \"glue fasttext\", \"accuracy\": 80.3, \"train_seconds\": {\"median\": 0.75}},\n"
+         " \"time_ratio\": 0.5, \"accuracy_diff\": 0.2}\n"},
+        {"bench_scaling.json",
+         "{\"cpu\": \"" REPORT_FX_CPU "\", \"cores_used\": 2, \"reps\": 3, \"corpus\": \"fixture corpus\",\n"
+         " \"configs\": [{\"config\": \"tiny\", \"batch\": 64, \"measured_steps\": 6,\n"
+         "   \"ranks1_threads2_tokens_per_sec\": {\"median\": 5283.5}, \"ranks2_threads1_tokens_per_sec\": {\"median\": 5231.25},\n"
+         "   \"ranks_over_threads\": {\"median\": " REPORT_FX_SCALING_TEXT ", \"min\": 0.95, \"max\": 1.33},\n"
+         "   \"allreduce_seconds_per_step\": {\"median\": 0.0363}, \"allreduce_bytes_per_step\": {\"median\": 17666816},\n"
+         "   \"wait_for_slowest_rank_seconds_per_step\": {\"median\": 0.0878}}]}\n"},
+        {"fuzz.json",
+         "{\"what\": \"fixture fuzzing\", \"date\": \"2026-01-02\", \"harnesses\": [\n"
+         "  {\"harness\": \"fuzz_a\", \"seconds\": 60, \"executions\": 50042, \"exec_per_sec\": 820, \"cov\": 363, \"ft\": "
+         "1757, \"corpus\": 256, \"crashes\": 0}],\n"
+         " \"total_executions\": " REPORT_FX_FUZZ_EXECS_TEXT ", \"total_crashes\": 0}\n"},
+        {"fuzz_campaign.json",
+         "{\"what\": \"fixture campaign\", \"harnesses\": [\n"
+         "  {\"harness\": \"fuzz_b\", \"segments\": 17, \"executions\": 4635113, \"cpu_seconds\": 3608.2, \"target_met\": true,"
+         " \"crashes_found\": 1, \"open_crashes\": [], \"cpus\": [\"" REPORT_FX_CPU "\"]}],\n"
+         " \"total_executions\": 4635113, \"total_cpu_seconds\": 3608.2, \"total_crashes_found\": 1, \"open_crashes\": 0,"
+         " \"complete\": true}\n"},
+        /* a run's results.json copied here, at 100% dev accuracy every epoch (a flat line on a percentage axis) */
+        {"rte_perfect.json",
+         "{\"task\": \"rte\", \"model\": \"flat\", \"epochs\": [{\"epoch\": 1, \"loss\": 0.5, \"dev\": {\"accuracy\": 100}},\n"
+         "  {\"epoch\": 2, \"loss\": 0.25, \"dev\": {\"accuracy\": 100}}], \"best\": {\"epoch\": 1, \"dev\": {\"accuracy\": 100}}}\n"},
+        {"broken.json", "{\"models\": [1, 2,\n"},
+    };
+    /* `glue bench bert` writes one directory per CPU */
+    static const ReportFile BENCH[] = {
         {"bench_bert_tiny.json",
          "{\"benchmark\": \"bert\", \"config\": \"tiny\", \"machine\": {\"cpu\": \"" REPORT_FX_CPU "\", \"cores\": 2},\n"
          " \"train\": {\"ours_tokens_per_s\": {\"median\": 1234.5}, \"torch_tokens_per_s\": {\"median\": 617.25},\n"
          "  \"speedup_vs_torch\": {\"median\": 2.0001, \"min\": 1.5, \"max\": 2.5}},\n"
          " \"infer\": {\"ours_tokens_per_s\": {\"median\": 478343.75}, \"torch_tokens_per_s\": {\"median\": 269787.8},\n"
          "  \"speedup_vs_torch\": {\"median\": 1.773, \"min\": 1.5, \"max\": 2}}}\n"},
-        {"bench_fasttext.json",
-         "{\"official\": {\"implementation\": \"official\", \"accuracy\": 80.1, \"train_seconds\": {\"median\": 1.5}},\n"
-         " \"ours\": {\"implementation\": \"glue fasttext\", \"accuracy\": 80.3, \"train_seconds\": {\"median\": 0.75}},\n"
-         " \"time_ratio\": 0.5, \"accuracy_diff\": 0.2}\n"},
-        {"broken.json", "{\"models\": [1, 2,\n"},
     };
-    return report_fixture_write(fx, "results", FILES, (int)(sizeof FILES / sizeof FILES[0]));
+    return report_fixture_write(fx, "results", FILES, (int)(sizeof FILES / sizeof FILES[0])) ||
+           report_fixture_write(fx, "results/bench/" REPORT_FX_CPU_DIR, BENCH, 1);
 }
 
 /* A gzip log of three logged steps, one held-out record and one bad line. */

@@ -1,19 +1,26 @@
 /* test_report.c — `glue report` end to end through the binary: the page shows
  * exactly the numbers of the JSON files and runs it read (every metric of
- * compare.json, the runs' dev metrics and losses, seeds, translation,
- * benchmarks with their CPU, the pretraining log), makes dev predictions that
- * agree with the runs, and lists what is missing or corrupt; with nothing to
- * read it still writes a page that says so, with no blank chart; an
- * unwritable output is the only failure. The browser test is
+ * compare.json, the runs' dev metrics and losses, seeds, protocol, pretraining
+ * screen, translation, benchmarks with their CPU, fuzzing, the pretraining
+ * log), labels each row with what it is (one run, or a mean over how many
+ * seeds), keeps percentage axes at 100, makes dev predictions that agree with
+ * the runs, and lists what is missing or corrupt; with nothing to read it
+ * still writes a page that says, section by section, which command would fill
+ * it, with no blank chart; an unwritable output is the only failure. The
+ * repository's own results/ are read whole, and `make run`'s report (those
+ * results and a finished run) lists nothing as missing. The browser test is
  * test_report_browser.c. */
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "eval/svg_plot.h"
 #include "tests/report_fixture.h"
 #include "tests/report_page_check.h"
 
@@ -47,7 +54,7 @@ static void check_compare_numbers(const ReportFixture *fx, const char *html) {
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "glue_score");
         CHECK_MSG(page_shows(html, g->valuedouble, 2, 0), "GLUE %.17g not on the page", g->valuedouble);
     }
-    CHECK_EQ_INT(n, 6);
+    CHECK_EQ_INT(n, 9);
     cJSON_Delete(c);
 }
 
@@ -70,6 +77,9 @@ static void check_run(const ReportFixture *fx, const char *html, const char *tas
     cJSON_Delete(r);
 }
 
+/* The "What is missing" list of a page (malloc'd), or NULL. */
+static char *missing_list(const char *html) { return page_element(html, "missing", "</section>"); }
+
 TEST(report_numbers_equal_the_json) {
     ReportFixture fx;
     if (report_fixture_make(&fx) != 0) return;
@@ -85,8 +95,11 @@ TEST(report_numbers_equal_the_json) {
     static const char *const IDS[] = {"glue-table", "bars-sst2", "bars-stsb", "curve-loss-runs-sst2-fasttext",
                                       "curve-dev-runs-sst2-fasttext", "curve-loss-runs-stsb-fasttext",
                                       "pretrain-loss-pt", "pretrain-acc-pt", "confusion-runs-sst2-fasttext",
-                                      "scatter-runs-stsb-fasttext", "translation-table", "bench-table",
-                                      "bench-fasttext-table", "bars-bench-bert"};
+                                      "scatter-runs-stsb-fasttext", "translation-table",
+                                      "bench-bert-" REPORT_FX_CPU_DIR, "bench-fasttext-table",
+                                      "bars-bench-bert-" REPORT_FX_CPU_DIR, "protocol-finetune-protocol",
+                                      "screen-pretrain-screen", "screen-runs-pretrain-screen",
+                                      "bench-scaling-bench-scaling", "fuzz-fuzz", "fuzz-fuzz-campaign"};
     for (size_t i = 0; i < sizeof IDS / sizeof IDS[0]; i++) {
         char key[128];
         snprintf(key, sizeof key, "id=\"%s\"", IDS[i]);
@@ -105,10 +118,24 @@ TEST(report_numbers_equal_the_json) {
     free(cloud);
     free(scatter);
     CHECK_MSG(strstr(html, "These differ") == NULL, "dev predictions disagree with results.json");
-    /* Seeds: mean ± std of the task, and the GLUE score over the seeds. */
+    /* Seeds: mean ± std of each task, and the GLUE score over the seeds files' own tasks. */
     CHECK(page_shows(html, 91, 2, 0) && page_shows(html, 1.4142135623730951, 2, 0));
+    CHECK(page_shows(html, 52, 2, 0) && page_shows(html, 2.8284271247461903, 2, 0));
     CHECK(page_shows(html, REPORT_FX_SEEDS_GLUE, 2, 1e-12));
     CHECK(page_shows(html, REPORT_FX_SEEDS_GLUE_SD, 2, 1e-12));
+    /* Protocol: each task's mean ± std, the row's score, Δ against the baseline. */
+    CHECK(page_shows(html, 85.5, 2, 0) && page_shows(html, 0.7071067811865476, 2, 0));
+    CHECK(page_shows(html, 56.125, 2, 0) && page_shows(html, 0.17677669529663689, 2, 0));
+    CHECK(page_shows(html, 70.125, 2, 0) && page_shows(html, 71.3125, 2, 0) && page_shows(html, 0.4375, 2, 0));
+    char delta[128];
+    snprintf(delta, sizeof delta, "+<data value=\"%.17g\">%.2f</data>", 71.3125 - 70.125, 71.3125 - 70.125);
+    CHECK_MSG(strstr(html, delta) != NULL, "no Δ %s of the protocol's row", delta);
+    /* Pretraining screen, scaling, fuzzing. */
+    CHECK(page_shows(html, REPORT_FX_PROXY, 2, 0) && page_shows(html, 0.53033008588991, 2, 0));
+    CHECK(page_shows(html, 5.8125, 3, 0) && page_shows(html, 416.625, 0, 0));
+    CHECK(page_shows(html, REPORT_FX_SCALING, 2, 0) && page_shows(html, 5231.25, 0, 0));
+    CHECK(page_shows(html, REPORT_FX_FUZZ_EXECS, 0, 0) && strstr(html, ">1,540,238</data>"));
+    CHECK(strstr(html, ">1</data> crash found") != NULL && strstr(html, "campaign complete") != NULL);
     /* Translation, benchmarks with their CPU (or the lack of one), pretraining. */
     CHECK(page_shows(html, 37.777, 2, 0) && page_shows(html, 38.111, 2, 0) && page_shows(html, 33.3333, 2, 0));
     CHECK(page_shows(html, 2.0001, 2, 0) && page_shows(html, 1234.5, 0, 0) && page_shows(html, 0.75, 2, 0));
@@ -119,15 +146,68 @@ TEST(report_numbers_equal_the_json) {
     /* The ELECTRA log's loss axis spans its generator's 6.625-6.875, not the total's 23.5-24.5. */
     CHECK_MSG(strstr(html, "the ELECTRA generator (per logged step)") && strstr(html, "class=\"tick\">6.90<") &&
               !strstr(html, "class=\"tick\">24.0<"), "an ELECTRA log's curve is not its generator's masked-LM loss");
-    /* Provenance, and what is missing. */
+    /* Percentages end at 100: rte_perfect's dev accuracy is a flat 100, once drawn on an axis to 110. */
+    char *flat = page_element(html, "curve-dev-rte-perfect", "</svg>");
+    CHECK_MSG(flat && strstr(flat, "class=\"tick\">100<") && !strstr(flat, "class=\"tick\">110<"),
+              "a flat 100%% is not drawn on an axis that ends at 100");
+    free(flat);
+    CHECK_MSG(!strstr(html, "class=\"tick\">110<") && !strstr(html, "class=\"tick\">120<"),
+              "a percentage axis runs past 100");
+    /* Provenance, and what is missing: inputs that could not be read, not what nobody ran. */
     CHECK(strstr(html, "commit: " REPORT_FX_COMMIT) != NULL);
-    CHECK(strstr(html, "results/broken.json is not valid JSON (line 2)") != NULL);
-    CHECK(strstr(html, "runs/rte/fasttext: a run without results.json") != NULL);
-    CHECK(strstr(html, "pt/log.jsonl.gz: 1 of 5 lines unreadable") != NULL);
-    CHECK(strstr(html, "GLUE tasks without any result: CoLA, MRPC") != NULL);
+    char *missing = missing_list(html);
+    CHECK(missing && strstr(missing, "results/broken.json is not valid JSON (line 2)") != NULL);
+    CHECK(missing && strstr(missing, "runs/rte/fasttext: a run without results.json") != NULL);
+    CHECK(missing && strstr(missing, "pt/log.jsonl.gz: 1 of 5 lines unreadable") != NULL);
+    CHECK(missing && !strstr(missing, "not a file glue writes") && !strstr(missing, "CoLA"));
+    free(missing);
+    CHECK(strstr(html, "No result for CoLA, MRPC") != NULL && strstr(html, "<code>glue compare all</code>"));
     /* Self-contained: no script, nothing fetched. */
     CHECK(strstr(html, "<script") == NULL && strstr(html, "src=") == NULL && strstr(html, "href=\"http") == NULL &&
           strstr(html, "url(") == NULL);
+    free(html);
+    report_fixture_remove(&fx);
+}
+
+/* The text of the GLUE table's row header that starts with model name + footnote. */
+static int row_label_is(const char *html, const char *model, const char *source) {
+    char want[256];
+    snprintf(want, sizeof want, "<th scope=\"row\">%s<sup", model);
+    for (const char *s = html ? strstr(html, want) : NULL; s; s = strstr(s + 1, want)) {
+        const char *end = strstr(s, "</th>"), *src = strstr(s, source);
+        if (src && end && src < end) return 1;
+    }
+    return 0;
+}
+
+TEST(report_rows_say_what_they_are) {
+    ReportFixture fx;
+    if (report_fixture_make(&fx) != 0) return;
+    int st;
+    char *html = report_fixture_page(&fx, FX_ARGS, &st);
+    CHECK_EQ_INT(st, 0);
+    /* compare.json over seeds 7, 8, 9: means, never "seed 7"; the majority class is not trained. */
+    CHECK_MSG(row_label_is(html, "alpha", "(compare, mean of 3 seeds)"), "alpha's compare row is not a mean");
+    CHECK_MSG(row_label_is(html, "beta", "(compare, mean of 3 seeds)"), "beta's compare row is not a mean");
+    CHECK_MSG(row_label_is(html, "majority", "(compare, not trained)"), "the majority row");
+    CHECK_MSG(html && !strstr(html, "compare, seed"), "a mean over seeds is labelled with one seed");
+    CHECK_MSG(row_label_is(html, "alpha", "(seeds files, mean of 2 seeds)"), "the seeds row");
+    CHECK_MSG(row_label_is(html, "alpha", "(glue_alpha)"), "the single run of alpha");
+    /* The spreads the file records: the task score's std and the GLUE score's. */
+    CHECK(page_shows(html, REPORT_FX_COMPARE_SD, 2, 0) && page_shows(html, REPORT_FX_COMPARE_GLUE_SD, 2, 0));
+    CHECK(html && strstr(html, "mean of 3 seeds; ± the sample std of the task score"));
+    /* The seeds row's GLUE score is its own, never made with glue_alpha.json's runs. */
+    CHECK(html && strstr(html, "over the seeds files&#39; 2 tasks"));
+    free(html);
+    /* One seed: "compare, seed 7". */
+    static const ReportFile ONE[] = {
+        {"compare.json", "{\"seed\": 7, \"models\": [{\"model\": \"alpha\", \"tasks\": {\"sst2\": {\"dev\": "
+                         "{\"accuracy\": 91.5}}, \"cola\": {\"dev\": {\"mcc\": 20}}}}]}\n"},
+    };
+    CHECK(report_fixture_write(&fx, "one-seed", ONE, 1) == 0);
+    html = report_fixture_page(&fx, "--runs nowhere --results one-seed --pretrain nothing", &st);
+    CHECK_MSG(row_label_is(html, "alpha", "(compare, seed 7)"), "a one-seed compare row");
+    CHECK(!row_label_is(html, "alpha", "mean of"));
     free(html);
     report_fixture_remove(&fx);
 }
@@ -140,14 +220,29 @@ TEST(report_missing_inputs_say_so) {
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/empty'", fx.root);
     CHECK(system(cmd) == 0);
     int st;
-    /* Nothing at all: a page that says so, no chart drawn empty. */
+    /* Nothing at all: a page that says so, each section with the command that fills it, no chart drawn empty. */
     char *html = report_fixture_page(&fx, "--runs nowhere --results empty --pretrain nothing", &st);
     CHECK_EQ_INT(st, 0);
     CHECK(html && strstr(html, "What is missing"));
     CHECK(html && strstr(html, "No GLUE results"));
     CHECK(html && strstr(html, "runs directory nowhere: No such file or directory"));
     CHECK(html && strstr(html, "nothing: no log.jsonl or log.jsonl.gz"));
-    CHECK(html && strstr(html, "No translation.json") && strstr(html, "No bench_*.json"));
+    static const char *const WHY[] = {
+        "<code>glue compare all</code>",       /* GLUE table and bars */
+        "<code>glue protocol --tasks",         /* protocols */
+        "<code>glue finetune TASK</code> makes one",   /* learning curves, dev predictions */
+        "<code>glue pretrain</code>",          /* pretraining curves */
+        "<code>glue pretrain screen",          /* screens */
+        "<code>glue translate eval --results", /* translation */
+        "<code>make bench</code>",             /* benchmarks */
+        "<code>glue bench scaling</code>",
+        "<code>make fuzz</code>",              /* fuzzing */
+    };
+    for (size_t i = 0; i < sizeof WHY / sizeof WHY[0]; i++)
+        CHECK_MSG(html && strstr(html, WHY[i]), "an empty section does not say '%s'", WHY[i]);
+    char *missing = missing_list(html);
+    CHECK(missing && strstr(missing, "glue protocol makes them") && strstr(missing, "make fuzz or make fuzz-campaign"));
+    free(missing);
     CHECK(html && !strstr(html, "<svg"));
     free(html);
     /* A run that recorded no epoch, a JSON array, a file of no known kind. */
@@ -188,4 +283,132 @@ TEST(report_missing_inputs_say_so) {
     CHECK_MSG(err && strstr(err, "cannot write no-such-dir/r.html"), "stderr: %s", err ? err : "");
     free(err);
     report_fixture_remove(&fx);
+}
+
+/* Each *.json under dir (and one level of subdirectories) is a source of the page. */
+static int check_every_file_read(const char *html, const char *dir, int depth) {
+    DIR *d = opendir(dir);
+    CHECK_MSG(d != NULL, "cannot list %s", dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char path[PATH_MAX + 300], key[PATH_MAX + 320];
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            snprintf(key, sizeof key, "<code>%s</code>", path);   /* its entry in the sources */
+            CHECK_MSG(html && strstr(html, key), "%s is not read by glue report", path);
+            n++;
+        } else if (depth < 2) {
+            DIR *sub = opendir(path);
+            if (sub) closedir(sub), n += check_every_file_read(html, path, depth + 1);
+        }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* The numbers of the repository's results that the report made sections for. */
+static void check_repository_numbers(const char *html, const char *results) {
+    static const char *const FILES[] = {"finetune_protocol.json", "pretrain_screen.json", "bench_scaling.json",
+                                        "fuzz_campaign.json", "compare.json"};
+    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", results, FILES[i]);
+        char *text = report_fixture_read(path);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        if (!j) continue;   /* the repository may drop a file; every file it has is checked above */
+        const cJSON *it;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "rows"))
+            CHECK_MSG(page_shows(html, cJSON_GetObjectItemCaseSensitive(it, "score")->valuedouble, 2, 0),
+                      "%s: a protocol row's score is not on the page", FILES[i]);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "runs"))
+            CHECK_MSG(page_shows(html, cJSON_GetObjectItemCaseSensitive(it, "proxy_score")->valuedouble, 2, 0),
+                      "%s: a screen's proxy score is not on the page", FILES[i]);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "configs"))
+            CHECK_MSG(page_shows(html, cJSON_GetObjectItemCaseSensitive(
+                                           cJSON_GetObjectItemCaseSensitive(it, "ranks_over_threads"), "median")
+                                           ->valuedouble, 2, 0),
+                      "%s: a scaling ratio is not on the page", FILES[i]);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "models")) {
+            const cJSON *sd = cJSON_GetObjectItemCaseSensitive(it, "glue_std");
+            CHECK_MSG(!sd || page_shows(html, sd->valuedouble, 2, 0), "%s: a GLUE score's std is not on the page",
+                      FILES[i]);
+        }
+        const cJSON *total = cJSON_GetObjectItemCaseSensitive(j, "total_executions");
+        CHECK_MSG(!total || page_shows(html, total->valuedouble, 0, 0), "%s: the executions are not on the page",
+                  FILES[i]);
+        cJSON_Delete(j);
+    }
+}
+
+/* `make run` reports the committed results/ with the runs it made: every
+ * results file is read and shown, and the page lists nothing as missing
+ * (a finished fine-tuning run, the shipped encoder's pretraining log). */
+TEST(report_of_make_run_misses_nothing) {
+    char results[PATH_MAX], shipped[PATH_MAX];
+    if (!realpath("results", results) || !realpath("models/electra-mini-wiki", shipped)) {
+        CHECK_MSG(0, "the repository's results/ and models/electra-mini-wiki (run the tests from its root)");
+        return;
+    }
+    ReportFixture fx;
+    if (report_fixture_make(&fx) != 0) return;
+    char cmd[PATH_MAX * 2 + 256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/runs/rte'", fx.root);   /* make run leaves no unfinished run */
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "--runs runs --results %s --pretrain %s", results, shipped);
+    int st;
+    char *html = report_fixture_page(&fx, cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    char *missing = missing_list(html);
+    CHECK_MSG(missing && strstr(missing, "Nothing: every input was found and read"), "make run's report lists: %s",
+              missing ? missing : "(no page)");
+    free(missing);
+    CHECK_MSG(check_every_file_read(html, results, 0) >= 10, "fewer results files than expected in %s", results);
+    check_repository_numbers(html, results);
+    CHECK(html && strstr(html, "id=\"confusion-runs-sst2-fasttext\""));
+    free(html);
+    report_fixture_remove(&fx);
+}
+
+/* Percentage axes end at 100 however the ticks round; other axes at a rounded maximum of the data. */
+TEST(report_axes_stay_in_range) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    SvgChart c;
+    svg_chart_begin(&c, f, "flat", "curve", "flat 100", 400, 300, 1, 3, 100, 100, "epoch", "accuracy", SVG_X_INTEGER |
+                    SVG_VALUE_PERCENT);
+    CHECK_NEAR(c.y1, 100, 0);   /* a flat 100 was widened to 90-110 */
+    CHECK(c.y0 < 100);
+    svg_chart_end(&c);
+    CHECK_NEAR(fmod(c.y1 - c.y0, c.ystep), 0, 1e-9);   /* the last tick is on 100 */
+    svg_chart_begin(&c, f, "loss", "curve", "loss", 400, 300, 1, 3, 0.5, 2.3, "epoch", "loss", 0);
+    CHECK_NEAR(c.y1, 2.5, 1e-12);   /* a rounded maximum, not a percentage */
+    svg_chart_end(&c);
+    svg_chart_begin(&c, f, "zero", "curve", "zero", 400, 300, 1, 3, 0, 0, "epoch", "loss", 0);
+    CHECK(c.y0 >= 0);   /* a flat 0 does not read as negative */
+    svg_chart_end(&c);
+    fclose(f);
+    free(buf);
+    /* Bars of 99 ± 3 (%): the axis ends at 100, the whisker at the axis' end. */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    const char *rows[1] = {"m"}, *series[1] = {"accuracy"};
+    double v[1] = {99}, e[1] = {3};
+    svg_hbars(f, "b", "bars", rows, 1, series, 1, v, e, "accuracy (%)", NULL, SVG_VALUE_PERCENT);
+    fclose(f);
+    CHECK_MSG(buf && strstr(buf, "class=\"tick\">100<") && !strstr(buf, "class=\"tick\">120<") &&
+              !strstr(buf, "class=\"tick\">102<"), "the bars' axis does not end at 100:\n%s", buf ? buf : "");
+    free(buf);
+    /* A speed ratio of 5.02 is no percentage: its axis ends at 6. */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    double r[1] = {5.02};
+    svg_hbars(f, "r", "ratio", rows, 1, series, 1, r, NULL, "ratio", NULL, 0);
+    fclose(f);
+    CHECK(buf && strstr(buf, "class=\"tick\">6<") && !strstr(buf, "class=\"tick\">7<"));
+    free(buf);
 }

@@ -111,7 +111,8 @@ TEST(report_renders_in_chromium) {
     static const char *const IDS[] = {"glue-table", "bars-sst2", "bars-stsb", "curve-loss-runs-sst2-fasttext",
                                       "curve-dev-runs-stsb-fasttext", "pretrain-loss-pt", "pretrain-acc-pt",
                                       "confusion-runs-sst2-fasttext", "scatter-runs-stsb-fasttext",
-                                      "translation-table", "bench-table", "sources", "missing"};
+                                      "translation-table", "bench-bert-" REPORT_FX_CPU_DIR, "protocol-finetune-protocol",
+                                      "fuzz-fuzz", "sources", "missing"};
     for (size_t i = 0; i < sizeof IDS / sizeof IDS[0]; i++) {
         char key[128];
         snprintf(key, sizeof key, "id=\"%s\"", IDS[i]);

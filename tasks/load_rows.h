@@ -23,6 +23,12 @@ int load_row_bad(LoadCtx *c, const char *fmt, ...) __attribute__((format(printf,
 int load_check_text(LoadCtx *c, const char *text, size_t len, const char *what);
 /* The label (class name, or a score for a regression task) into ex. 0 or -1. */
 int load_parse_label(LoadCtx *c, const char *v, Example *ex);
+/* A multi-label row's labels (tasks/label_set.c) into ex->labels (ascending
+ * ids) and ex->nlabels, ex->label -1: from the label strings names[0..n), or
+ * from a cell joining them with sep (spaces around each trimmed). Malformed
+ * (c->why): no label, an empty element, a repeat, an unknown label or id. 0 or -1. */
+int load_label_set(LoadCtx *c, char *const *names, int n, Example *ex);
+int load_label_list(LoadCtx *c, const char *cell, const char *sep, Example *ex);
 /* Appends ex to d (cap: d's capacity, 0 at first). */
 void load_push(Dataset *d, int *cap, const Example *ex);
 /* One malformed row at where ("path:12", "path: entry \"7\""): fatal when strict

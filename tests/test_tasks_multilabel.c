@@ -4,7 +4,8 @@
  * ../shared/data loaded strictly with every row's label set equal to what awk
  * cuts out of the file, and every malformed label set (no label, an empty
  * element, a repeat, an id out of range, a name instead of an id) reported as
- * file:line and skipped, or fatal with strict. */
+ * file:line and skipped, or fatal with strict; and until the models have a
+ * multi-label head, the commands that would train on it refuse with one line. */
 #include "metrics/glue_score.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
@@ -144,3 +145,30 @@ TEST(tasks_multilabel_bad_label_sets) {
     free(test_run(cmd, NULL));
 }
 
+/* Until the models have a multi-label head, the commands that would train on
+ * (or score) GoEmotions refuse with one line and exit 2, writing nothing. */
+TEST(tasks_goemotions_training_refused) {
+    char dir[] = "/tmp/glue_test_mlrun_XXXXXX", cmd[1024];
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    const char *commands[] = {"finetune goemotions --model fasttext", "finetune goemotions --seeds 1,2",
+                              "compare goemotions --models fasttext", "protocol --tasks goemotions --model fasttext",
+                              "score goemotions preds.tsv"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char bin[4096];
+        if (!CHECK(realpath(test_glue_bin(), bin) != NULL)) break;   /* the command runs in dir */
+        snprintf(cmd, sizeof cmd, "cd '%s' && GLUE_RUNS=runs GLUE_RESULTS=results '%s' %s 2>&1", dir, bin, commands[i]);
+        int st = -1;
+        char *out = test_run(cmd, &st);
+        const char *want = strstr(commands[i], "score") ? "glue: error: multi-label scoring needs"
+                                                        : "glue: error: multi-label training needs";
+        CHECK_MSG(st == 2 && strncmp(out, want, strlen(want)) == 0 && strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s: exit %d, '%s'", commands[i], st, out);
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    char *out = test_run(cmd, NULL);
+    CHECK_MSG(atoi(out) == 0, "files written: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    free(test_run(cmd, NULL));
+}

@@ -291,6 +291,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
                    t->display, t->scored_with, t->name);
         return EXIT_USAGE;
     }
+    if (cli_refuse_multi_label(t, "training")) return EXIT_USAGE;
     const ModelOps *ops = cli_find_model(f.model);
     if (!ops) return EXIT_USAGE;
     if (trainer_check_parallel(ops)) return EXIT_USAGE;   /* before any file is written */

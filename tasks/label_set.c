@@ -41,7 +41,7 @@ static int label_unknown(LoadCtx *c, const char *v) {
     return load_row_bad(c, "label '%.40s' is not a label of %s", v, t->display);
 }
 
-int load_label_set(LoadCtx *c, char *const *names, int n, Example *ex) {
+int load_label_set(LoadCtx *c, const char *const *names, int n, Example *ex) {
     int ids[TASK_MAX_LABELS];
     if (n == 0) return load_row_bad(c, "no label");
     if (n > TASK_MAX_LABELS) return load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
@@ -71,22 +71,30 @@ static char *trim(char *s) {
     return s;
 }
 
-int load_label_list(LoadCtx *c, const char *cell, const char *sep, Example *ex) {
-    char *copy = xstrdup(cell), *names[TASK_MAX_LABELS + 1];
-    char *p = trim(copy);
-    int n = 0, rc = 0;
+int load_label_split(LoadCtx *c, char *cell, const char *sep, const char **names, int max) {
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.60s", cell);   /* before the cell is cut up */
+    char *p = trim(cell);
     size_t k = strlen(sep);
-    if (!*p) rc = load_row_bad(c, "no label");
-    while (rc == 0 && p) {
+    int n = 0;
+    if (!*p) return 0;   /* an empty cell: no names (load_label_set says "no label") */
+    while (p) {
         char *end = k ? strstr(p, sep) : NULL;
         if (end) *end = '\0';
         char *name = trim(p);
-        if (!*name) rc = load_row_bad(c, "an empty label in the list '%.60s'", cell);
-        else if (n == TASK_MAX_LABELS) rc = load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
-        else names[n++] = name;
+        if (!*name) return load_row_bad(c, "an empty label in the list '%s'", shown);
+        if (n == max) return load_row_bad(c, "more than %d labels", max);
+        names[n++] = name;
         p = end ? end + k : NULL;
     }
-    if (rc == 0) rc = load_label_set(c, names, n, ex);
+    return n;
+}
+
+int load_label_list(LoadCtx *c, const char *cell, const char *sep, Example *ex) {
+    char *copy = xstrdup(cell);
+    const char *names[TASK_MAX_LABELS];
+    int n = load_label_split(c, copy, sep, names, TASK_MAX_LABELS);
+    int rc = n < 0 ? -1 : load_label_set(c, names, n, ex);
     free(copy);
     return rc;
 }

@@ -54,7 +54,7 @@ TEST(tasks_goemotions_never_in_glue_score) {
 
 /* Every row's label set, joined with ',', against awk's second column. */
 static void ml_check_against_awk(const char *path, const Dataset *d) {
-    char cmd[1024];
+    char cmd[4400];
     snprintf(cmd, sizeof cmd, "zcat -f '%s' | awk -F'\\t' '{ print $2 \"\\t\" $1 }'", path);
     char *out = test_run(cmd, NULL), *save = NULL;
     int i = 0, bad = 0;
@@ -148,7 +148,7 @@ TEST(tasks_multilabel_bad_label_sets) {
 /* Until the models have a multi-label head, the commands that would train on
  * (or score) GoEmotions refuse with one line and exit 2, writing nothing. */
 TEST(tasks_goemotions_training_refused) {
-    char dir[] = "/tmp/glue_test_mlrun_XXXXXX", cmd[1024];
+    char dir[] = "/tmp/glue_test_mlrun_XXXXXX", cmd[8192];
     if (!CHECK(mkdtemp(dir) != NULL)) return;
     const char *commands[] = {"finetune goemotions --model fasttext", "finetune goemotions --seeds 1,2",
                               "compare goemotions --models fasttext", "protocol --tasks goemotions --model fasttext",

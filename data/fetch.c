@@ -1,11 +1,14 @@
-/* fetch.c — `glue data fetch` (see fetch.h): GLUE, Multi30k and the pretraining
- * text from a mirror folder or the official URLs, every file checked against its
- * official row count, installed atomically (temporary name, then rename).
+/* fetch.c — `glue data fetch` (see fetch.h): GLUE, GoEmotions, Multi30k and the
+ * pretraining text from a mirror folder or the official URLs, every file checked
+ * against its official row count, installed atomically (temporary name, then
+ * rename).
  *
  * Layout written (the same as the mirror's, GLUE files decompressed):
  *   <glue root>/<TASK dir>/<split>.tsv       (data/glue, $GLUE_DATA or <dest>/glue)
  *   <glue root>/subsets/<TASK>/<split>.json  (the GLUE training subsets, mirror only;
  *                                             checked by their entry counts)
+ *   <glue root>/<dir>/<split>.tsv            (other benchmarks, tasks/extra.c: GoEmotions;
+ *                                             <dir>/ at the top of the mirror)
  *   <dest>/mt/multi30k/{raw,tok}/<file>      (Multi30k en-de, decompressed)
  *   <dest>/pretrain/<corpus>/<file>.gz       (symlinks into the mirror: 86 MB+) */
 #include "data/fetch.h"
@@ -35,6 +38,7 @@ extern char **environ;
 #define MRPC_DEV_IDS_URL \
     "https://raw.githubusercontent.com/MegEngine/Models/master/official/nlp/bert/glue_data/MRPC/dev_ids.tsv"
 #define MULTI30K_URL_BASE "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/"
+#define GOEMOTIONS_URL_BASE "https://raw.githubusercontent.com/google-research/google-research/master/goemotions/data/"
 
 /* Where each GLUE task comes from (download_glue_data.py). MRPC is rebuilt from
  * the SentEval copy of the MSR corpus; AX is a bare TSV. */
@@ -45,6 +49,11 @@ static const struct { const char *task, *url; } GLUE_SOURCES[] = {
     {"mnli", GLUE_URL_BASE "MNLI.zip"},      {"qnli", GLUE_URL_BASE "QNLIv2.zip"},
     {"rte", GLUE_URL_BASE "RTE.zip"},        {"wnli", GLUE_URL_BASE "WNLI.zip"},
     {"ax", GLUE_URL_BASE "AX.tsv"},
+};
+
+/* Where each other benchmark's split files come from (<base><split file>). */
+static const struct { const char *task, *url_base; } EXTRA_SOURCES[] = {
+    {"goemotions", GOEMOTIONS_URL_BASE},
 };
 
 /* Multi30k task 1 (en-de): line counts of ../shared/data/MANIFEST.md. */
@@ -71,8 +80,9 @@ enum {
     FETCH_MAX_ITEMS = 128,  /* GLUE splits + Multi30k + pretraining files */
 };
 
-typedef enum { AREA_GLUE, AREA_MT, AREA_PRETRAIN, AREA_SUBSETS, NUM_AREAS } FetchArea;
-static const char *const AREA_DIRS[NUM_AREAS] = {"glue", "mt/multi30k", "pretrain", "glue-subsets"};
+typedef enum { AREA_GLUE, AREA_MT, AREA_PRETRAIN, AREA_SUBSETS, AREA_EXTRA, NUM_AREAS } FetchArea;
+/* Under the mirror; AREA_EXTRA is the mirror's top ("goemotions/..."). */
+static const char *const AREA_DIRS[NUM_AREAS] = {"glue", "mt/multi30k", "pretrain", "glue-subsets", ""};
 #define SUBSETS_DIR "subsets"   /* under the GLUE root, as the subset tasks' dirs say */
 
 typedef struct {
@@ -334,6 +344,12 @@ static const char *glue_source(const Task *t) {
     DIE("no download source for task %s", t->name);
 }
 
+static const char *extra_source(const Task *t) {
+    for (int i = 0; i < COUNT_OF(EXTRA_SOURCES); i++)
+        if (strcmp(EXTRA_SOURCES[i].task, t->name) == 0) return EXTRA_SOURCES[i].url_base;
+    DIE("no download source for task %s", t->name);
+}
+
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
@@ -494,6 +510,7 @@ static void fetch_item(FetchCtx *c, const FetchItem *it, FetchResult *res) {
 typedef struct {
     int glue[FETCH_MAX_TASKS];  /* per task index: selected */
     int subset[FETCH_MAX_TASKS];  /* per SUBSET_TASKS index: selected */
+    int extra[FETCH_MAX_TASKS];   /* per EXTRA_TASKS index: selected */
     int mt, pretrain;
     int lenient;            /* "all": what a mirror lacks is reported, not fatal */
 } FetchSelection;
@@ -510,6 +527,7 @@ static int select_what(const char *const *what, int n, FetchSelection *sel) {
             for (int k = 0; k < NUM_TASKS; k++) sel->glue[k] = 1;
         if (all || strcasecmp(w, "subsets") == 0)
             for (int k = 0; k < NUM_SUBSET_TASKS; k++) sel->subset[k] = 1;
+        for (int k = 0; all && k < NUM_EXTRA_TASKS; k++) sel->extra[k] = 1;
         if (all || strcasecmp(w, "mt") == 0) sel->mt = 1;
         if (all || strcasecmp(w, "pretrain") == 0) sel->pretrain = 1;
         if (all || strcasecmp(w, "glue") == 0 || strcasecmp(w, "mt") == 0 || strcasecmp(w, "pretrain") == 0 ||
@@ -522,6 +540,7 @@ static int select_what(const char *const *what, int n, FetchSelection *sel) {
             return -1;
         }
         if (t->subset_of) sel->subset[t - SUBSET_TASKS] = 1;
+        else if (t >= EXTRA_TASKS && t < EXTRA_TASKS + NUM_EXTRA_TASKS) sel->extra[t - EXTRA_TASKS] = 1;
         else sel->glue[t - TASKS] = 1;
     }
     return 0;
@@ -571,6 +590,18 @@ static int items_build(const FetchSelection *sel, FetchItem *items) {
             it->split = s;
         }
     }
+    for (int ti = 0; ti < NUM_EXTRA_TASKS; ti++) {   /* one download per split file */
+        if (!sel->extra[ti]) continue;
+        const Task *t = &EXTRA_TASKS[ti];
+        for (int k = 0; k < t->num_splits; k++) {
+            const TaskSplit *s = &t->splits[k];
+            FetchItem *it = item_add(items, &n, AREA_EXTRA, s->official_rows);
+            fmt(it->rel, sizeof it->rel, "%s/%s", t->dir, s->file);
+            fmt(it->url, sizeof it->url, "%s%s", extra_source(t), s->file);
+            it->header = s->has_header;
+            it->split = s;
+        }
+    }
     for (int k = 0; sel->mt && k < COUNT_OF(MULTI30K_SPLITS); k++)
         for (int tok = 0; tok < 2; tok++)
             for (int de = 0; de < 2; de++) {
@@ -598,13 +629,14 @@ static void roots_init(FetchCtx *c) {
     if (o->glue_dest) fmt(c->dst[AREA_GLUE], sizeof c->dst[AREA_GLUE], "%s", o->glue_dest);
     else if (!o->dest) fmt(c->dst[AREA_GLUE], sizeof c->dst[AREA_GLUE], "%s", task_data_root());
     fmt(c->dst[AREA_SUBSETS], sizeof c->dst[AREA_SUBSETS], "%s/" SUBSETS_DIR, c->dst[AREA_GLUE]);
+    fmt(c->dst[AREA_EXTRA], sizeof c->dst[AREA_EXTRA], "%s", c->dst[AREA_GLUE]);
     const char *src = o->mirror;
     if (!src) {
         fmt(c->staging, sizeof c->staging, "%s/.fetch-staging-%ld", root, (long)getpid());
         src = c->staging;
     }
     for (int a = 0; a < NUM_AREAS; a++) {
-        fmt(c->src[a], sizeof c->src[a], "%s/%s", src, AREA_DIRS[a]);
+        fmt(c->src[a], sizeof c->src[a], AREA_DIRS[a][0] ? "%s/%s" : "%s", src, AREA_DIRS[a]);
         if (o->mirror && !is_dir(c->src[a])) c->src[a][0] = '\0';
     }
     if (o->mirror && !c->src[AREA_GLUE][0])
@@ -658,7 +690,7 @@ static void report_text(const FetchCtx *c, const FetchResult *res, int n, const 
 
 int data_fetch(const char *const *what, int n, const FetchOptions *o) {
     FetchSelection sel;
-    CHECK_OR_DIE(NUM_TASKS <= FETCH_MAX_TASKS);
+    CHECK_OR_DIE(NUM_TASKS <= FETCH_MAX_TASKS && NUM_SUBSET_TASKS <= FETCH_MAX_TASKS && NUM_EXTRA_TASKS <= FETCH_MAX_TASKS);
     if (select_what(what, n, &sel) != 0) return EXIT_USAGE;
     if (o->mirror && !is_dir(o->mirror)) {
         user_error("--mirror (or $GLUE_MIRROR) names a folder laid out like ../shared/data",

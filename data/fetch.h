@@ -1,6 +1,6 @@
 /* fetch.h — `glue data fetch`: fill the data folder (GLUE in the official layout,
- * Multi30k, the pretraining text) from a local mirror or the official URLs, and
- * check every file's row count against the official size.
+ * GoEmotions, Multi30k, the pretraining text) from a local mirror or the
+ * official URLs, and check every file's row count against the official size.
  *
  * Both ways go through one install step: a download is unpacked into a staging
  * folder laid out like a mirror, then installed from there exactly as a mirror
@@ -18,8 +18,8 @@ typedef struct FetchOptions {
     int json;              /* print one JSON object instead of the table */
 } FetchOptions;
 
-/* Fetch what[0..n): GLUE task ids (any spelling task_find accepts), "glue", "mt",
- * "pretrain" or "all" (n == 0 means "all"). Prints one line per file (or JSON).
+/* Fetch what[0..n): task ids (any spelling task_find accepts: GLUE, subsets,
+ * goemotions), "glue", "subsets", "mt", "pretrain" or "all" (n == 0 means "all"). Prints one line per file (or JSON).
  * Returns the exit code: 0 done; 1 a file is bad (short, truncated, download
  * failed) or something explicitly asked for is missing — with "all", files a
  * mirror lacks (MNLI offline) are reported but do not fail; 2 unknown name. */

@@ -27,11 +27,11 @@ typedef struct {
 } Command;
 
 static const Command COMMANDS[] = {
-    {"tasks", cmd_tasks, "[--json]", "list the GLUE tasks, their metrics and the rows found per split",
+    {"tasks", cmd_tasks, "[--json]", "list the tasks (GLUE, its subsets, GoEmotions), their metrics and the rows found per split",
      "  Reads data/glue (or $GLUE_DATA) and prints one row per task: type, metrics,\n"
      "  rows per split or 'missing'.\n"},
     {"data", cmd_data, "fetch [TASK|all|glue|mt|pretrain] [--mirror DIR] [--dest DIR] [--json]",
-     "fetch and check datasets (GLUE, Multi30k, pretraining text)",
+     "fetch and check datasets (GLUE, GoEmotions, Multi30k, pretraining text)",
      "  With --mirror DIR (or $GLUE_MIRROR) copies from a folder laid out like\n"
      "  ../shared/data (gzipped files allowed); otherwise downloads the official\n"
      "  archives with curl. Checks every file's row count against the official size,\n"

@@ -1,10 +1,12 @@
-/* load.c — turn a GLUE split file (official layout, .tsv or .tsv.gz) into a Dataset.
+/* load.c — turn a task's split file (official layout, .tsv or .tsv.gz) into a Dataset.
  *
  * Rows are plain tab-separated fields (no quoting: the GLUE files contain bare
- * quotes, so a CSV reader would merge rows). A malformed row — wrong column count,
- * unknown label, bad STS-B score, invalid UTF-8 — is reported as "path:line: what
- * (row skipped)" and skipped, with a count at the end; strict makes the first one
- * fatal. A wrong header means the wrong file or layout and is always fatal. */
+ * quotes, so a CSV reader would merge rows). A multi-label task's label column
+ * joins its labels with the task's separator (tasks/label_set.c). A malformed
+ * row — wrong column count, unknown label, bad STS-B score, invalid UTF-8 — is
+ * reported as "path:line: what (row skipped)" and skipped, with a count at the
+ * end; strict makes the first one fatal. A wrong header means the wrong file
+ * or layout and is always fatal. */
 #include "tasks/task.h"
 #include "tasks/load_rows.h"
 
@@ -91,9 +93,13 @@ static int parse_row(LoadCtx *c, char *line, size_t len, long row, Example *ex) 
     ex->index = row;
     if (s->col_index >= 0 && field_index(f[s->col_index], &ex->index) != 0)
         return load_row_bad(c, "index '%.40s' is not a non-negative integer", f[s->col_index]);
-    if (s->col_label >= 0 && load_parse_label(c, f[s->col_label], ex) != 0) return -1;
-    if (check_text(c, f, s->col_a) != 0) return -1;
-    if (s->col_b >= 0 && check_text(c, f, s->col_b) != 0) return -1;
+    if (s->col_label >= 0 && (c->t->multi_label ? load_label_list(c, f[s->col_label], c->t->label_sep, ex)
+                                                : load_parse_label(c, f[s->col_label], ex)) != 0)
+        return -1;
+    if (check_text(c, f, s->col_a) != 0 || (s->col_b >= 0 && check_text(c, f, s->col_b) != 0)) {
+        free(ex->labels);
+        return -1;
+    }
     ex->a = xstrdup(f[s->col_a]);
     ex->b = s->col_b >= 0 ? xstrdup(f[s->col_b]) : NULL;
     return 0;
@@ -223,6 +229,7 @@ void dataset_free(Dataset *d) {
     for (int i = 0; i < d->n; i++) {
         free(d->ex[i].a);
         free(d->ex[i].b);
+        free(d->ex[i].labels);
     }
     free(d->ex);
     d->ex = NULL;
@@ -248,6 +255,10 @@ int dataset_add_swapped_pairs(Dataset *d) {
         *e = d->ex[i];
         e->a = xstrdup(d->ex[i].b);
         e->b = xstrdup(d->ex[i].a);
+        if (e->labels) {
+            e->labels = xmalloc(sizeof *e->labels * (size_t)e->nlabels);
+            memcpy(e->labels, d->ex[i].labels, sizeof *e->labels * (size_t)e->nlabels);
+        }
     }
     d->n = 2 * n;
     return 0;

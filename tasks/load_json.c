@@ -123,6 +123,21 @@ int load_json_field(LoadCtx *c, const cJSON *e, const char *key, int label, char
     return 0;
 }
 
+int load_json_labels(LoadCtx *c, const cJSON *e, const char *key, char (*num)[32], const char **names, int max) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    if (!cJSON_IsArray(v)) return load_json_field(c, e, key, 1, num[0], sizeof num[0], &names[0]) == 0 ? 1 : -1;
+    int n = 0;
+    for (const cJSON *x = v->child; x; x = x->next, n++) {
+        if (n == max) return load_row_bad(c, "more than %d labels in \"%s\"", max, key);
+        if (cJSON_IsNumber(x)) snprintf(num[n], sizeof num[n], "%.17g", x->valuedouble);
+        if (!cJSON_IsString(x) && !cJSON_IsNumber(x))
+            return load_row_bad(c, "element %d of \"%s\" is neither a string nor a number", n + 1, key);
+        names[n] = cJSON_IsString(x) ? x->valuestring : num[n];
+        if (strstr(names[n], NUL_MARK)) return load_row_bad(c, "NUL byte in %s", key);
+    }
+    return n;
+}
+
 int load_json_example(LoadCtx *c, const cJSON *e, const char *key_a, const char *key_b, const char *key_label,
                       Example *ex) {
     const char *a = NULL, *b = NULL, *v = NULL;

@@ -23,6 +23,15 @@ int load_row_bad(LoadCtx *c, const char *fmt, ...) __attribute__((format(printf,
 int load_check_text(LoadCtx *c, const char *text, size_t len, const char *what);
 /* The label (class name, or a score for a regression task) into ex. 0 or -1. */
 int load_parse_label(LoadCtx *c, const char *v, Example *ex);
+/* A multi-label row's labels (tasks/label_set.c) into ex->labels (ascending
+ * ids) and ex->nlabels, ex->label -1: from the label strings names[0..n), or
+ * from a cell joining them with sep (spaces around each trimmed). Malformed
+ * (c->why): no label, an empty element, a repeat, an unknown label or id. 0 or -1. */
+int load_label_set(LoadCtx *c, const char *const *names, int n, Example *ex);
+int load_label_list(LoadCtx *c, const char *cell, const char *sep, Example *ex);
+/* The names of such a cell, split in place (trimmed) into names[0..max): how
+ * many (0 for an empty cell), or -1 (c->why: an empty element, more than max). */
+int load_label_split(LoadCtx *c, char *cell, const char *sep, const char **names, int max);
 /* Appends ex to d (cap: d's capacity, 0 at first). */
 void load_push(Dataset *d, int *cap, const Example *ex);
 /* One malformed row at where ("path:12", "path: entry \"7\""): fatal when strict
@@ -46,6 +55,10 @@ int load_json_example(LoadCtx *c, const cJSON *e, const char *key_a, const char 
  * 0, or -1 with the reason (no such key, wrong type, NUL, bad UTF-8). */
 int load_json_field(LoadCtx *c, const cJSON *e, const char *key, int label, char *num, size_t cap,
                     const char **out);
+/* The labels of e[key] into names[0..max): a string or a number (one label)
+ * or a list of them (numbers as written, into num[i]). How many (0 for []), or
+ * -1 (c->why: no such key, another type, a NUL byte, more than max). */
+int load_json_labels(LoadCtx *c, const cJSON *e, const char *key, char (*num)[32], const char **names, int max);
 /* cJSON_Parse of text[0..len) with its NUL bytes (raw or \u0000) marked, so that
  * load_json_field reports them. NULL when it is not JSON. */
 cJSON *load_json_parse_marked(const char *text, size_t len);

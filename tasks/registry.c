@@ -150,9 +150,13 @@ static void task_normalize(const char *s, char *out, size_t cap) {
     out[n] = '\0';
 }
 
-/* Every task lookup sees: the official tasks, then the subset tasks. */
-static const Task *task_at(int i) { return i < NUM_TASKS ? &TASKS[i] : &SUBSET_TASKS[i - NUM_TASKS]; }
-static int task_count(void) { return NUM_TASKS + NUM_SUBSET_TASKS; }
+/* Every task lookup sees: the official tasks, the subset tasks, then the others. */
+static const Task *task_at(int i) {
+    if (i < NUM_TASKS) return &TASKS[i];
+    i -= NUM_TASKS;
+    return i < NUM_SUBSET_TASKS ? &SUBSET_TASKS[i] : &EXTRA_TASKS[i - NUM_SUBSET_TASKS];
+}
+static int task_count(void) { return NUM_TASKS + NUM_SUBSET_TASKS + NUM_EXTRA_TASKS; }
 
 /* The user's own dataset of this process (glue finetune --train, or read back
  * from a run's dataset.json), NULL when none. */

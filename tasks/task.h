@@ -1,5 +1,11 @@
-/* task.h — what a GLUE task is: files, columns, labels, metrics, submission name.
- * Pure data description (no model code); one table row per task in tasks/registry.c.
+/* task.h — what a task is: files, columns, labels, metrics, submission name.
+ * Pure data description (no model code); one table row per task in
+ * tasks/registry.c (GLUE), tasks/subsets.c (subsets of GLUE's training splits)
+ * and tasks/extra.c (other benchmarks: GoEmotions).
+ *
+ * A multi-label task (Task.multi_label) gives each row a SET of labels
+ * (Example.labels, ascending ids) instead of one class (Example.label, then -1);
+ * single-label tasks and their code never see the set.
  *
  * Loading turns a split file (.tsv or .tsv.gz, official layout) into a Dataset of
  * Examples; a malformed row is reported with file:line and skipped (or is fatal
@@ -12,7 +18,7 @@
 #include "metrics/metrics.h"
 
 #define TASK_MAX_SPLITS 5   /* MNLI: train, dev_matched, dev_mismatched, test_matched, test_mismatched */
-#define TASK_MAX_LABELS 100 /* GLUE: 3; a user's dataset (tasks/user_data.c) may have more */
+#define TASK_MAX_LABELS 100 /* GLUE: 3, GoEmotions 28; a user's dataset (tasks/user_data.c) may have more */
 
 /* How a split file is laid out. */
 typedef enum {
@@ -48,6 +54,9 @@ typedef struct Task {
     const char *label_names[TASK_MAX_LABELS]; /* what the labels mean, for people ("positive"
                                                * for SST-2's "1"); NULL: the label strings say it */
     MetricId metrics[2];   /* primary first; METRIC_NONE when unused */
+    int multi_label;       /* each row has a set of labels (0, 1 or more of num_labels) */
+    const char *label_sep; /* multi-label TSV: what joins the labels in the label column
+                            * (GoEmotions: ","); NULL for the other tasks */
     const char *scored_with; /* AX: "mnli" (no training data of its own), else NULL */
     int symmetric;         /* a pair task whose label does not depend on the order of
                             * the texts (MRPC, STS-B, QQP): both orders may be trained on */
@@ -61,7 +70,11 @@ typedef struct Task {
 
 typedef struct Example {
     char *a, *b;           /* UTF-8 text; b NULL for single-sentence tasks */
-    int label;             /* class index, -1 when unlabelled (0 for a scored STS-B row) */
+    int label;             /* class index, -1 when unlabelled (0 for a scored STS-B row);
+                            * -1 in a multi-label task */
+    int *labels;           /* multi-label task: the row's label ids, ascending, no repeats
+                            * (owned; NULL with nlabels 0 when unlabelled) */
+    int nlabels;
     float score;           /* regression target (STS-B), else 0 */
     long index;            /* the row's index column (or row number) */
     long line;             /* 1-based line in the source file */
@@ -77,6 +90,11 @@ typedef struct Dataset {
 
 extern const Task TASKS[];       /* the ten official GLUE tasks (and only those) */
 extern const int NUM_TASKS;
+/* Benchmarks beyond GLUE (tasks/extra.c): goemotions. Found by task_find,
+ * fetched by `glue data fetch` and listed by `glue tasks` apart from GLUE;
+ * never among TASKS, so never in the GLUE score or `eval all`. */
+extern const Task EXTRA_TASKS[];
+extern const int NUM_EXTRA_TASKS;
 /* Subsets of official training splits (tasks/subsets.c): mnli-9k, ... Found by
  * task_find and listed by `glue tasks`, but never among TASKS, so `eval all`,
  * `compare` and the GLUE score never take them for the official tasks. */

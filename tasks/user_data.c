@@ -1,11 +1,13 @@
 /* user_data.c — a user's own dataset as a Task (see user_data.h).
  *
  * One row reader serves every format: it turns the next record of the file into
- * the texts and the label string (RowText), or says why the record is malformed.
- * Two passes use it: user_data_create reads the train file's label strings (no
- * messages: the load that follows reports every bad row once), and task_load
- * (through user_data_read) builds the Examples, reporting malformed rows as
- * "file:line: what" with the skip count or strict, like the GLUE loader. */
+ * the texts and the label strings (RowText: one, or several for a multi-label
+ * row), or says why the record is malformed. Two passes use it:
+ * user_data_create reads the train file's label strings (no messages: the load
+ * that follows reports every bad row once) and sees whether a row has several,
+ * and task_load (through user_data_read) builds the Examples, reporting
+ * malformed rows as "file:line: what" with the skip count or strict, like the
+ * GLUE loader. */
 #include "tasks/user_data.h"
 
 #include "core/common.h"
@@ -24,6 +26,7 @@ static const char *const FORMAT_NAMES[NUM_USER_FORMATS] = {"tsv", "csv", "jsonl"
 
 #define FASTTEXT_PREFIX "__label__"
 #define USER_MAX_FIELDS 256
+#define USER_LABEL_SEP ","   /* --label-sep's default */
 
 enum { COL_A, COL_B, COL_LABEL, NUM_COLS };
 enum { FILE_TRAIN, FILE_DEV, FILE_TEST, NUM_FILES };
@@ -32,6 +35,8 @@ static const char *const SPLIT_NAMES[NUM_FILES] = {"train", "dev", "test"};
 struct UserData {
     UserFormat format;
     int header, regression;
+    int multi_label;            /* rows hold label lists (said, or seen in train) */
+    char *label_sep;            /* TSV/CSV multi-label: what joins the labels of a cell */
     char *col[NUM_COLS];        /* header names, JSON keys or 1-based numbers; col[COL_B] NULL: single text */
     char *file[NUM_FILES];      /* absolute paths; file[FILE_TEST] may be NULL */
     char *name;
@@ -55,8 +60,10 @@ static void ubuf_put(UBuf *b, const char *s, size_t n) {
 }
 
 typedef struct {
-    const char *a, *b, *label;  /* b NULL for a single text */
+    const char *a, *b;          /* b NULL for a single text */
     size_t la, lb;              /* byte lengths (a NUL byte inside is reported) */
+    const char *labels[TASK_MAX_LABELS];   /* the row's label strings, as written */
+    int nlabels;
 } RowText;
 
 typedef struct {
@@ -68,7 +75,7 @@ typedef struct {
     int ncols;                  /* fields per row (the header's or the first row's); 0 until known */
     int idx[NUM_COLS];          /* TSV/CSV: column indices, -1 none */
     cJSON *json;                /* JSONL: the current object */
-    char num[64];               /* JSONL: a numeric label as text */
+    char num[TASK_MAX_LABELS][32];   /* JSONL: numeric labels as text */
     long line;                  /* first line of the current record */
 } RowReader;
 
@@ -190,7 +197,8 @@ static int row_next(RowReader *rr, LoadCtx *c, RowText *row) {
         if (!cJSON_IsObject(rr->json)) return load_row_bad(c, "not a JSON object");
         if (load_json_field(c, rr->json, u->col[COL_A], 0, NULL, 0, &row->a) != 0) return -1;
         if (u->col[COL_B] && load_json_field(c, rr->json, u->col[COL_B], 0, NULL, 0, &row->b) != 0) return -1;
-        if (load_json_field(c, rr->json, u->col[COL_LABEL], 1, rr->num, sizeof rr->num, &row->label) != 0) return -1;
+        row->nlabels = load_json_labels(c, rr->json, u->col[COL_LABEL], rr->num, row->labels, TASK_MAX_LABELS);
+        if (row->nlabels < 0) return -1;
         row->la = strlen(row->a);
         row->lb = row->b ? strlen(row->b) : 0;
         return 1;
@@ -201,13 +209,15 @@ static int row_next(RowReader *rr, LoadCtx *c, RowText *row) {
         while (*p == ' ' || *p == '\t') p++;
         if (strncmp(p, FASTTEXT_PREFIX, strlen(FASTTEXT_PREFIX)) != 0)
             return load_row_bad(c, "the line does not start with " FASTTEXT_PREFIX "LABEL");
-        row->label = p + strlen(FASTTEXT_PREFIX);
-        p += strcspn(p, " \t");
-        if (*p) *p++ = '\0';
-        while (*p == ' ' || *p == '\t') p++;
-        if (strncmp(p, FASTTEXT_PREFIX, strlen(FASTTEXT_PREFIX)) == 0)
-            return load_row_bad(c, "more than one label (multi-label lines are not supported)");
-        if (!*row->label) return load_row_bad(c, "empty label after " FASTTEXT_PREFIX);
+        while (strncmp(p, FASTTEXT_PREFIX, strlen(FASTTEXT_PREFIX)) == 0) {   /* one tag per label */
+            char *name = p + strlen(FASTTEXT_PREFIX);
+            p = name + strcspn(name, " \t");
+            if (*p) *p++ = '\0';
+            if (!*name) return load_row_bad(c, "empty label after " FASTTEXT_PREFIX);
+            if (row->nlabels == TASK_MAX_LABELS) return load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
+            row->labels[row->nlabels++] = name;
+            while (*p == ' ' || *p == '\t') p++;
+        }
         if (!*p) return load_row_bad(c, "no text after the label");
         row->a = p;
         row->la = strlen(p);
@@ -229,9 +239,11 @@ static int row_next(RowReader *rr, LoadCtx *c, RowText *row) {
         row->b = rr->rec.p + rr->off[rr->idx[COL_B]];
         row->lb = rr->len[rr->idx[COL_B]];
     }
-    row->label = rr->rec.p + rr->off[rr->idx[COL_LABEL]];
-    if (strlen(row->label) != rr->len[rr->idx[COL_LABEL]]) return load_row_bad(c, "NUL byte in the label");
-    return 1;
+    char *cell = rr->rec.p + rr->off[rr->idx[COL_LABEL]];
+    if (strlen(cell) != rr->len[rr->idx[COL_LABEL]]) return load_row_bad(c, "NUL byte in the label");
+    row->labels[0] = cell;
+    row->nlabels = u->multi_label ? load_label_split(c, cell, u->label_sep, row->labels, TASK_MAX_LABELS) : 1;
+    return row->nlabels < 0 ? -1 : 1;
 }
 
 /* Opens path and reads the header (TSV/CSV with one). 0, or -1 after a message. */
@@ -306,7 +318,15 @@ static int user_scan(const UserData *u, LoadCtx *c, int strict, int quiet, Datas
 
 static int row_to_example(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
     Example ex = {.label = -1, .index = index, .line = line};
-    if (load_parse_label(c, row->label, &ex) != 0) return -1;
+    if (c->t->multi_label) {
+        if (load_label_set(c, row->labels, row->nlabels, &ex) != 0) return -1;
+    } else if (row->nlabels != 1) {
+        return row->nlabels ? load_row_bad(c, "%d labels, but the train file has one per row (a single-label dataset)",
+                                           row->nlabels)
+                            : load_row_bad(c, "no label");
+    } else if (load_parse_label(c, row->labels[0], &ex) != 0) {
+        return -1;
+    }
     ex.a = xstrdup(row->a);
     ex.b = row->b ? xstrdup(row->b) : NULL;
     void **ctx = arg;
@@ -322,15 +342,32 @@ int user_data_read(LoadCtx *c, int strict, Dataset *d) {
 
 /* ---- building the Task ---- */
 
-static int label_collect(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
-    (void)line;
-    (void)index;
-    UserData *u = arg;
+/* What the label pass of the train file sees. */
+typedef struct {
+    UserData *u;
+    long several_line;          /* the first row with several labels (0: none) */
+    int several;                /* its label count */
+} LabelScan;
+
+static int label_add(LoadCtx *c, UserData *u, const char *name) {
     for (int i = 0; i < u->num_labels; i++)
-        if (strcmp(u->labels[i], row->label) == 0) return 0;
-    if (!*row->label) return load_row_bad(c, "empty label");
+        if (strcmp(u->labels[i], name) == 0) return 0;
+    if (!*name) return load_row_bad(c, "empty label");
     if (u->num_labels == TASK_MAX_LABELS) return load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
-    u->labels[u->num_labels++] = xstrdup(row->label);
+    u->labels[u->num_labels++] = xstrdup(name);
+    return 0;
+}
+
+static int label_collect(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
+    (void)index;
+    LabelScan *scan = arg;
+    if (row->nlabels == 0) return load_row_bad(c, "no label");
+    if (row->nlabels > 1 && !scan->several_line) {
+        scan->several_line = line;
+        scan->several = row->nlabels;
+    }
+    for (int i = 0; i < row->nlabels; i++)
+        if (label_add(c, scan->u, row->labels[i]) != 0) return -1;
     return 0;
 }
 
@@ -346,8 +383,10 @@ static void user_task_build(UserData *u) {
     t->user = u;
     t->num_labels = u->regression ? 1 : u->num_labels;
     for (int i = 0; !u->regression && i < u->num_labels; i++) t->labels[i] = u->labels[i];
-    t->metrics[0] = u->regression ? METRIC_PEARSON : METRIC_ACC;
-    t->metrics[1] = u->regression ? METRIC_SPEARMAN : METRIC_NONE;
+    t->multi_label = u->multi_label;
+    t->label_sep = u->label_sep;
+    t->metrics[0] = u->regression ? METRIC_PEARSON : u->multi_label ? METRIC_MACRO_F1 : METRIC_ACC;
+    t->metrics[1] = u->regression ? METRIC_SPEARMAN : u->multi_label ? METRIC_MICRO_F1 : METRIC_NONE;
     for (int f = 0; f < NUM_FILES; f++) {
         if (!u->file[f]) continue;
         t->splits[t->num_splits++] = (TaskSplit){
@@ -364,6 +403,7 @@ void user_data_free(const Task *t) {
     for (int f = 0; f < NUM_FILES; f++) free(u->file[f]);
     for (int i = 0; i < u->num_labels; i++) free(u->labels[i]);
     free(u->name);
+    free(u->label_sep);
     free(u);
 }
 
@@ -400,7 +440,7 @@ static const char *first_present(const char *const *names, int n, const RowReade
 static int default_columns(UserData *u) {
     static const char *const TEXT_A[] = {"text", "sentence", "text_a", "sentence1"};
     static const char *const TEXT_B[] = {"text_b", "sentence2"};
-    static const char *const LABEL[] = {"label"};
+    static const char *const LABEL[] = {"label", "labels"};
     if (u->format == USER_FASTTEXT) return 0;
     if (!u->header && u->format != USER_JSONL) {
         user_error("e.g. --columns 2,1 (text in column 2, label in column 1)",
@@ -420,11 +460,11 @@ static int default_columns(UserData *u) {
     }
     const char *a = rc ? NULL : first_present(TEXT_A, 4, &rr, obj);
     const char *b = rc ? NULL : first_present(TEXT_B, 2, &rr, obj);
-    const char *l = rc ? NULL : first_present(LABEL, 1, &rr, obj);
+    const char *l = rc ? NULL : first_present(LABEL, 2, &rr, obj);
     if (rc == 0 && (!a || !l)) {
         user_error("name them: --columns TEXT,LABEL or TEXT_A,TEXT_B,LABEL",
                    "%s: no %s column (looked for %s)", c.path, a ? "label" : "text",
-                   a ? "label" : "text, sentence, text_a, sentence1");
+                   a ? "label, labels" : "text, sentence, text_a, sentence1");
         rc = -1;
     }
     if (rc == 0) {
@@ -489,6 +529,25 @@ static int absolute_file(const char *path, const char *what, char **out) {
     return 0;
 }
 
+/* --multi-label and --label-sep. 0, or -1 after a message. */
+static int label_options(UserData *u, const UserDataOptions *o) {
+    int table = u->format == USER_TSV || u->format == USER_CSV;
+    const char *bad = o->multi_label && o->regression ? "--multi-label and --regression exclude each other"
+                      : o->label_sep && !o->multi_label ? "--label-sep splits a list of labels: add --multi-label"
+                      : o->label_sep && !table ? "--label-sep is for a TSV/CSV label column"
+                      : o->label_sep && !*o->label_sep ? "--label-sep must not be empty"
+                                                       : NULL;
+    if (bad) {
+        user_error(table ? "e.g. --multi-label --label-sep '|'"
+                         : "fastText lines carry one __label__ tag per label, JSONL rows a list [\"a\", \"b\"]",
+                   "%s", bad);
+        return -1;
+    }
+    u->multi_label = o->multi_label;
+    u->label_sep = xstrdup(o->label_sep ? o->label_sep : USER_LABEL_SEP);
+    return 0;
+}
+
 /* u's files, name, format and columns from the options. 0, or -1 after a message. */
 static int user_options(UserData *u, const UserDataOptions *o) {
     const char *given[NUM_FILES] = {o->train, o->dev, o->test};
@@ -507,6 +566,7 @@ static int user_options(UserData *u, const UserDataOptions *o) {
     }
     u->header = !o->no_header && (u->format == USER_TSV || u->format == USER_CSV);
     u->regression = o->regression;
+    if (label_options(u, o) != 0) return -1;
     if (o->name) {
         u->name = xstrdup(o->name);
     } else {
@@ -518,27 +578,54 @@ static int user_options(UserData *u, const UserDataOptions *o) {
     return o->columns ? parse_columns(u, o->columns) : default_columns(u);
 }
 
+/* The first label holding the separator of a list, NULL when none. */
+static const char *label_with_sep(const UserData *u) {
+    for (int i = 0; i < u->num_labels; i++)
+        if (strstr(u->labels[i], USER_LABEL_SEP)) return u->labels[i];
+    return NULL;
+}
+
+/* The classes: the train file's label strings, sorted; multi-label when said,
+ * or when a fastText/JSONL row lists several (said in one line). 0, or -1
+ * after a message. */
+static int labels_from_train(UserData *u) {
+    LoadCtx c = {.t = &u->task, .s = &u->task.splits[0], .path = u->file[FILE_TRAIN]};
+    Dataset quiet = {0};
+    LabelScan scan = {.u = u};
+    if (user_scan(u, &c, 0, 1, &quiet, label_collect, &scan) != 0) return -1;
+    if (u->num_labels < 2) {
+        if (quiet.num_skipped)   /* say why: the malformed rows, as loading reports them */
+            user_scan(u, &c, 0, 0, &quiet, label_collect, &scan);
+        user_error("a classifier needs two labels or more; for a numeric target use --regression",
+                   "%s: %d distinct label%s in column '%s'", u->file[FILE_TRAIN], u->num_labels,
+                   u->num_labels == 1 ? "" : "s", u->format == USER_FASTTEXT ? FASTTEXT_PREFIX : u->col[COL_LABEL]);
+        return -1;
+    }
+    if (scan.several_line && !u->multi_label) {
+        fprintf(stderr, "glue: %s:%ld: %d labels on one row: the dataset is multi-label (--multi-label says so)\n",
+                u->file[FILE_TRAIN], scan.several_line, scan.several);
+        u->multi_label = 1;
+    } else if (u->multi_label && !scan.several_line) {
+        user_warning("%s: --multi-label, but every row has one label (a single-label dataset without it)",
+                     u->file[FILE_TRAIN]);
+    } else if (!u->multi_label && (u->format == USER_TSV || u->format == USER_CSV) && label_with_sep(u)) {
+        user_warning("%s: label '%.40s' holds '" USER_LABEL_SEP "': if a cell lists several labels, say --multi-label",
+                     u->file[FILE_TRAIN], label_with_sep(u));
+    }
+    qsort(u->labels, (size_t)u->num_labels, sizeof u->labels[0], str_cmp);
+    return 0;
+}
+
 const Task *user_data_create(const UserDataOptions *o) {
     UserData *u = xcalloc(1, sizeof *u);
     user_task_build(u);
     if (user_options(u, o) != 0) { user_data_free(&u->task); return NULL; }
     user_task_build(u);
-    if (!u->regression) {   /* the classes: the train file's label strings, sorted */
-        LoadCtx c = {.t = &u->task, .s = &u->task.splits[0], .path = u->file[FILE_TRAIN]};
-        Dataset quiet = {0};
-        if (user_scan(u, &c, 0, 1, &quiet, label_collect, u) != 0) { user_data_free(&u->task); return NULL; }
-        if (u->num_labels < 2) {
-            if (quiet.num_skipped)   /* say why: the malformed rows, as loading reports them */
-                user_scan(u, &c, 0, 0, &quiet, label_collect, u);
-            user_error("a classifier needs two labels or more; for a numeric target use --regression",
-                       "%s: %d distinct label%s in column '%s'", u->file[FILE_TRAIN], u->num_labels,
-                       u->num_labels == 1 ? "" : "s", u->format == USER_FASTTEXT ? FASTTEXT_PREFIX : u->col[COL_LABEL]);
-            user_data_free(&u->task);
-            return NULL;
-        }
-        qsort(u->labels, (size_t)u->num_labels, sizeof u->labels[0], str_cmp);
-        user_task_build(u);
+    if (!u->regression && labels_from_train(u) != 0) {
+        user_data_free(&u->task);
+        return NULL;
     }
+    user_task_build(u);
     task_register_user(&u->task);
     return &u->task;
 }
@@ -552,6 +639,8 @@ int user_data_save(const Task *t, const char *path) {
     cJSON_AddStringToObject(o, "format", FORMAT_NAMES[u->format]);
     cJSON_AddBoolToObject(o, "header", u->header);
     cJSON_AddBoolToObject(o, "regression", u->regression);
+    cJSON_AddBoolToObject(o, "multi_label", u->multi_label);
+    cJSON_AddStringToObject(o, "label_sep", u->label_sep);
     cJSON *cols = cJSON_AddObjectToObject(o, "columns");
     static const char *const COL_KEYS[NUM_COLS] = {"text_a", "text_b", "label"};
     for (int k = 0; k < NUM_COLS; k++)
@@ -599,6 +688,9 @@ const Task *user_data_load(const char *path) {
         u->name = xstrdup(name);
         u->header = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "header"));
         u->regression = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "regression"));
+        u->multi_label = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "multi_label"));   /* absent: older runs */
+        const char *sep = json_string(o, "label_sep");
+        u->label_sep = xstrdup(sep && *sep ? sep : USER_LABEL_SEP);
         static const char *const COL_KEYS[NUM_COLS] = {"text_a", "text_b", "label"};
         for (int k = 0; k < NUM_COLS; k++)
             u->col[k] = json_string(cols, COL_KEYS[k]) ? xstrdup(json_string(cols, COL_KEYS[k])) : NULL;
@@ -608,6 +700,7 @@ const Task *user_data_load(const char *path) {
         cJSON_ArrayForEach(l, labels) ok &= cJSON_IsString(l) && (u->labels[u->num_labels++] = xstrdup(l->valuestring));
         ok &= u->format == USER_FASTTEXT || (u->col[COL_A] && u->col[COL_LABEL]);
         ok &= u->regression || u->num_labels >= 2;
+        ok &= !(u->regression && u->multi_label);
     }
     cJSON_Delete(o);
     user_task_build(u);

@@ -8,15 +8,26 @@
  *
  * Columns: --columns TEXT,LABEL or TEXT_A,TEXT_B,LABEL — header names (TSV/CSV
  * with a header, the default), 1-based numbers (TSV/CSV, also --no-header), or
- * keys (JSONL). Without --columns: the label is "label" and the text "text",
- * "sentence", "text_a" or "sentence1" (a pair when "text_b" or "sentence2" is
- * there too). fastText files hold one text and one label per line.
+ * keys (JSONL). Without --columns: the label is "label" (or "labels") and the
+ * text "text", "sentence", "text_a" or "sentence1" (a pair when "text_b" or
+ * "sentence2" is there too). fastText files hold one text and its label(s) per
+ * line.
  *
  * Labels: classification collects the label strings of the TRAIN file and
  * numbers them in sorted (byte) order — the same classes whatever the row order;
  * a dev or test row with a label train never had is a malformed row. With
  * --regression the label is a number (any finite value). The metric is
  * accuracy, or Pearson/Spearman for regression.
+ *
+ * Multi-label (each row a set of labels; metrics macro-F1, then micro-F1):
+ * fastText lines with several __label__ tags, JSONL rows whose label is a list
+ * (["a", "b"]), TSV/CSV label cells joining labels with --label-sep (default
+ * ","). --multi-label says so; without it a fastText/JSONL train file with a row
+ * of several labels is read as multi-label and that is said in one line, while
+ * a TSV/CSV cell is always one label (a label may contain a comma), with a hint
+ * when one does. A file whose rows all have one label is never multi-label
+ * unless --multi-label says so. A row with no label, an empty element ("a,,b"),
+ * a label twice, or a dev/test label train never had is a malformed row.
  *
  * The run records all of this (resolved columns, labels, absolute file paths) in
  * its directory as dataset.json, so eval and predict rebuild the same Task
@@ -36,6 +47,8 @@ typedef struct UserDataOptions {
     const char *name;                 /* the task id; NULL: the train file's name up to its first '.' */
     int no_header;                    /* TSV/CSV: the first row is data */
     int regression;
+    int multi_label;                  /* --multi-label: rows hold label lists */
+    const char *label_sep;            /* --label-sep (TSV/CSV, with multi_label); NULL: "," */
 } UserDataOptions;
 
 /* The Task of a user's dataset: options checked, columns resolved, labels read

@@ -1,7 +1,8 @@
 /* test_data_fetch.c — `glue data fetch`: from the shared mirror into a temporary
- * folder (every file's row count and bytes checked against the mirror with zcat),
- * the second run is a no-op, a broken mirror (truncated gzip, short file) is
- * reported and nothing bad is installed, explicit requests for files the mirror
+ * folder (every file's row count and bytes checked against the mirror with zcat;
+ * GoEmotions from the mirror's top into the GLUE root), the second run is a
+ * no-op, a broken mirror (truncated gzip, short file) is reported and nothing
+ * bad is installed, explicit requests for files the mirror
  * lacks fail, the offline download path fails with a clear message, and the MRPC
  * rebuild from the SentEval files is byte-identical to the official TSVs. */
 #include "core/lines.h"
@@ -74,7 +75,7 @@ TEST(fetch_mirror_all_then_noop) {
     cJSON *doc = fetch_json("", args, &st);
     CHECK_EQ_INT(st, 0);                 /* with "all", what the mirror lacks is not an error */
     if (doc) {
-        CHECK_EQ_INT(json_int(doc, "copied"), 21 + 24 + 8); /* GLUE splits + Multi30k raw/tok en/de + subsets */
+        CHECK_EQ_INT(json_int(doc, "copied"), 21 + 24 + 8 + 3); /* GLUE splits + Multi30k raw/tok en/de + subsets + GoEmotions */
         CHECK_EQ_INT(json_int(doc, "up_to_date"), 1);       /* qnli-9k's dev: QNLI's, copied just before */
         cJSON *sub = file_entry(doc, "/glue/subsets/QNLI/train.json");
         CHECK(sub && json_int(sub, "rows") == 8999 && strcmp(json_str(sub, "status"), "copied") == 0);
@@ -86,6 +87,8 @@ TEST(fetch_mirror_all_then_noop) {
         cJSON *f = file_entry(doc, "/glue/MNLI/dev_matched.tsv");
         CHECK(f && strstr(json_str(f, "message"),
                           "https://dl.fbaipublicfiles.com/glue/data/MNLI.zip"));
+        f = file_entry(doc, "/glue/goemotions/train.tsv");
+        CHECK(f && json_int(f, "rows") == 43410 && strcmp(json_str(f, "status"), "copied") == 0);
         f = file_entry(doc, "/mt/multi30k/raw/test_2017_mscoco.de");
         CHECK(f && json_int(f, "rows") == 461);
         cJSON_Delete(doc);
@@ -116,6 +119,12 @@ TEST(fetch_mirror_all_then_noop) {
             CHECK_MSG(same_as_zcat(a, b), "%s differs from the mirror", b);
         }
     }
+    /* GoEmotions: the mirror's top-level goemotions/ into the GLUE root, same bytes. */
+    for (int k = 0; k < EXTRA_TASKS[0].num_splits; k++) {
+        snprintf(a, sizeof a, "%s/data/goemotions/%s.gz", test_shared_dir(), EXTRA_TASKS[0].splits[k].file);
+        snprintf(b, sizeof b, "%s/glue/goemotions/%s", dir, EXTRA_TASKS[0].splits[k].file);
+        CHECK_MSG(same_as_zcat(a, b), "%s differs from the mirror", b);
+    }
     snprintf(a, sizeof a, "%s/data/mt/multi30k/tok/val.lc.norm.tok.de.gz", test_shared_dir());
     snprintf(b, sizeof b, "%s/mt/multi30k/tok/val.lc.norm.tok.de", dir);
     CHECK(same_as_zcat(a, b));
@@ -132,7 +141,7 @@ TEST(fetch_mirror_all_then_noop) {
     doc = fetch_json("", args, &st);                     /* second run: nothing to do */
     CHECK_EQ_INT(st, 0);
     if (doc) {
-        CHECK_EQ_INT(json_int(doc, "up_to_date"), 52 + 9);
+        CHECK_EQ_INT(json_int(doc, "up_to_date"), 52 + 9 + 3);
         CHECK_EQ_INT(json_int(doc, "copied") + json_int(doc, "linked") + json_int(doc, "failed"), 0);
         cJSON_Delete(doc);
     }
@@ -224,6 +233,15 @@ TEST(fetch_missing_offline_and_usage_errors) {
         const char *msg = json_str(f, "message");
         if (st == 0) test_skip("the internet is reachable: WNLI was downloaded");
         else CHECK_MSG(st == 1 && strstr(msg, "WNLI.zip failed (curl exit"), "status %d: %s", st, msg);
+        cJSON_Delete(doc);
+    }
+    snprintf(args, sizeof args, "goemotions --dest '%s'", dir);
+    doc = fetch_json("", args, &st);
+    if (doc) {
+        const char *msg = json_str(file_entry(doc, "/glue/goemotions/train.tsv"), "message");
+        if (st == 0) test_skip("the internet is reachable: GoEmotions was downloaded");
+        else CHECK_MSG(st == 1 && strstr(msg, "google-research/master/goemotions/data/train.tsv failed (curl exit"),
+                       "status %d: %s", st, msg);
         cJSON_Delete(doc);
     }
     snprintf(args, sizeof args, "rte --dest '%s'", dir);

@@ -473,7 +473,11 @@ TEST(tasks_cli_table_and_json) {
     cJSON *doc = cJSON_Parse(out);
     CHECK_MSG(doc != NULL, "not JSON: %.200s", out);
     if (doc) {
-        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tasks")), 10 + 4);   /* + the subset tasks */
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "tasks")), 10 + 4 + 1);   /* + subsets, GoEmotions */
+        const cJSON *ge = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "tasks"), 14);
+        CHECK(ge && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ge, "task")), "goemotions") == 0 &&
+              cJSON_IsTrue(cJSON_GetObjectItem(ge, "multi_label")) &&
+              strcmp(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(ge, "label_names"), 27)), "neutral") == 0);
         const cJSON *sub = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "tasks"), 13);
         CHECK(sub && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(sub, "task")), "qnli-9k") == 0 &&
               strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(sub, "subset_of")), "qnli") == 0);

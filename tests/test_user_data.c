@@ -282,7 +282,7 @@ static void ft_row(FILE *o, unsigned *s, int i) {
 TEST(user_data_fasttext_format) {
     UdDir d;
     if (ud_files(&d, "f", "txt", "", ft_row, 600, 150,
-                 "no label here\n__label__hot __label__wet two labels\n__label__hot\n") != 0)
+                 "no label here\n__label__hot\n") != 0)
         return;
     char args[8192];
     snprintf(args, sizeof args, "--train %s/f.train.txt --dev %s/f.dev.txt --format fasttext --name weather", d.dir,
@@ -320,8 +320,8 @@ TEST(user_data_fasttext_format) {
              UD_BASE " --epochs 1 --out %s/r2", d.dir, d.dir, d.dir);
     out = ud_glue(args, &st);
     CHECK_MSG(strstr(out, "f.train.txt:601: the line does not start with __label__LABEL") &&
-              strstr(out, "f.train.txt:602: more than one label") && strstr(out, "f.train.txt:603: no text after the label") &&
-              strstr(out, "3 malformed rows skipped"), "%s", out);
+              strstr(out, "f.train.txt:602: no text after the label") && strstr(out, "2 malformed rows skipped") &&
+              !strstr(out, "multi-label"), "%s", out);
     free(out);
     ud_rmdir(&d);
 }

@@ -37,7 +37,8 @@
     "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--overwrite]\n" \
     "       [--strict] [--json] [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]\n" \
     "   or: glue finetune --train FILE --dev FILE [--test FILE] [--format tsv|csv|jsonl|fasttext]\n" \
-    "       [--columns TEXT[,TEXT_B],LABEL] [--no-header] [--regression] [--name NAME] [options above]"
+    "       [--columns TEXT[,TEXT_B],LABEL] [--no-header] [--regression | --multi-label [--label-sep S]]\n" \
+    "       [--name NAME] [options above]"
 #define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
@@ -154,8 +155,10 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     own->name = args_str(&a, "--name", NULL);
     own->no_header = args_flag(&a, "--no-header");
     own->regression = args_flag(&a, "--regression");
+    own->multi_label = args_flag(&a, "--multi-label");
+    own->label_sep = args_str(&a, "--label-sep", NULL);
     int is_own = own->train || own->dev || own->test || own->format || own->columns || own->name ||
-                 own->no_header || own->regression;
+                 own->no_header || own->regression || own->multi_label || own->label_sep;
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, FINETUNE_USAGE);
@@ -292,6 +295,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
                    t->display, t->scored_with, t->name);
         return EXIT_USAGE;
     }
+    if (cli_refuse_multi_label(t, "training")) return EXIT_USAGE;
     const ModelOps *ops = cli_find_model(f.model);
     if (!ops) return EXIT_USAGE;
     if (trainer_check_parallel(ops)) return EXIT_USAGE;   /* before any file is written */

@@ -8,6 +8,7 @@
 #include "core/files.h"
 #include "metrics/metrics.h"
 #include "eval/predictions.h"
+#include "cli/cli_run.h"
 #include "tasks/task.h"
 
 #include <cjson/cJSON.h>
@@ -86,7 +87,7 @@ int cmd_score(int argc, char **argv) {
         return EXIT_USAGE;
     }
     const Task *t = task_find_or_report(pos[0]);
-    if (!t) return EXIT_USAGE;
+    if (!t || cli_refuse_multi_label(t, "scoring")) return EXIT_USAGE;
     const TaskSplit *s = score_split(t, split_name);
     if (!s) return EXIT_USAGE;
 

@@ -1,7 +1,8 @@
 /* cmd_tasks.c — `glue tasks [TASK...] [--data DIR] [--json]`: one table of the
- * GLUE tasks, then the subset tasks (mnli-9k, ...: tasks/subsets.c) — type,
- * metrics, and the rows found per split (or "missing") in data/glue, $GLUE_DATA
- * or --data DIR.
+ * GLUE tasks, then the subset tasks (mnli-9k, ...: tasks/subsets.c), then,
+ * under a line of their own, the other benchmarks (goemotions: tasks/extra.c),
+ * which the GLUE score never counts — type, metrics, and the rows found per
+ * split (or "missing") in data/glue, $GLUE_DATA or --data DIR.
  *
  * TSV rows are counted by streaming newlines (no parsing); a subset's JSON
  * entries by parsing the file once, so the whole table takes about a second. A missing split is normal (MNLI offline); an unreadable one
@@ -46,10 +47,11 @@ static const char *split_status(const SplitCount *c) {
     }
 }
 
-/* "single, 2 classes" / "pair, regression" */
+/* "single, 2 classes" / "pair, regression" / "single, 28 labels, multi-label" */
 static void task_type(const Task *t, char *out, size_t cap) {
     const char *shape = t->splits[0].col_b >= 0 ? "pair" : "single";
     if (t->num_labels == 1) snprintf(out, cap, "%s, regression", shape);
+    else if (t->multi_label) snprintf(out, cap, "%s, %d labels, multi-label", shape, t->num_labels);
     else snprintf(out, cap, "%s, %d classes", shape, t->num_labels);
 }
 
@@ -69,6 +71,10 @@ static cJSON *task_json(const Task *t, const SplitCount *c) {
     cJSON *labels = cJSON_AddArrayToObject(o, "labels");
     for (int i = 0; t->num_labels > 1 && i < t->num_labels; i++)
         cJSON_AddItemToArray(labels, cJSON_CreateString(t->labels[i]));
+    cJSON *names = cJSON_AddArrayToObject(o, "label_names");   /* what each label means */
+    for (int i = 0; t->num_labels > 1 && i < t->num_labels; i++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(task_label_name(t, i)));
+    cJSON_AddBoolToObject(o, "multi_label", t->multi_label);
     cJSON *metrics = cJSON_AddArrayToObject(o, "metrics");
     for (int m = 0; m < 2 && t->metrics[m] != METRIC_NONE; m++)
         cJSON_AddItemToArray(metrics, cJSON_CreateString(metric_name(t->metrics[m])));
@@ -115,12 +121,16 @@ static void task_print_row(const Task *t, const SplitCount *c) {
     printf("%-7s %-6s %-18s %-17s %s\n", t->name, t->subset_of ? "subset" : t->display, type, metrics, rows);
 }
 
+static int is_extra(const Task *t) { return t >= EXTRA_TASKS && t < EXTRA_TASKS + NUM_EXTRA_TASKS; }
+
 /* The tasks named on the command line (all when none); 0 after an error. */
 static int tasks_selected(const char **names, int n, const Task **out) {
     if (n == 0) {
-        for (int i = 0; i < NUM_TASKS; i++) out[i] = &TASKS[i];
-        for (int i = 0; i < NUM_SUBSET_TASKS; i++) out[NUM_TASKS + i] = &SUBSET_TASKS[i];
-        return NUM_TASKS + NUM_SUBSET_TASKS;
+        int k = 0;
+        for (int i = 0; i < NUM_TASKS; i++) out[k++] = &TASKS[i];
+        for (int i = 0; i < NUM_SUBSET_TASKS; i++) out[k++] = &SUBSET_TASKS[i];
+        for (int i = 0; i < NUM_EXTRA_TASKS; i++) out[k++] = &EXTRA_TASKS[i];
+        return k;
     }
     for (int i = 0; i < n; i++)
         if (!(out[i] = task_find_or_report(names[i]))) return 0;
@@ -157,8 +167,12 @@ int cmd_tasks(int argc, char **argv) {
             unreadable += c[k].found && c[k].status != LINES_OK;
             missing += !c[k].found;
         }
-        if (json) cJSON_AddItemToArray(arr, task_json(sel[i], c));
-        else task_print_row(sel[i], c);
+        if (json) {
+            cJSON_AddItemToArray(arr, task_json(sel[i], c));
+            continue;
+        }
+        if (is_extra(sel[i]) && (i == 0 || !is_extra(sel[i - 1]))) printf("other benchmarks (not in the GLUE score):\n");
+        task_print_row(sel[i], c);
     }
     if (json) {
         json_print_line(doc);

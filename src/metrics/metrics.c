@@ -8,6 +8,8 @@
  * a score of 0 is what the GLUE leaderboard shows and what averages can use. */
 #include "metrics/metrics.h"
 
+#include "metrics/per_label.h"
+
 #include "core/common.h"
 
 #include <math.h>
@@ -18,7 +20,7 @@
 static const char *const METRIC_NAMES[] = {
     [METRIC_NONE] = "none",        [METRIC_ACC] = "accuracy", [METRIC_F1] = "f1",
     [METRIC_MCC] = "mcc",          [METRIC_PEARSON] = "pearson",
-    [METRIC_SPEARMAN] = "spearman",
+    [METRIC_SPEARMAN] = "spearman", [METRIC_MACRO_F1] = "macro_f1", [METRIC_MICRO_F1] = "micro_f1",
 };
 #define NUM_METRIC_NAMES ((int)(sizeof METRIC_NAMES / sizeof METRIC_NAMES[0]))
 
@@ -163,9 +165,13 @@ double metric_compute(MetricId m, int n, int num_classes,
     case METRIC_ACC:
     case METRIC_F1:
     case METRIC_MCC:
+    case METRIC_MACRO_F1:
+    case METRIC_MICRO_F1:
         if (!pred || !gold) DIE("metric_compute: %s needs class predictions", metric_name(m));
         if (m == METRIC_ACC) return metric_accuracy(pred, gold, n);
         if (m == METRIC_F1) return metric_f1(pred, gold, n);
+        if (m == METRIC_MACRO_F1) return metric_macro_f1(pred, gold, n, num_classes);
+        if (m == METRIC_MICRO_F1) return metric_micro_f1(pred, gold, n, num_classes);
         return metric_mcc(pred, gold, n, num_classes);
     case METRIC_PEARSON:
     case METRIC_SPEARMAN:

@@ -1,6 +1,7 @@
 /* metrics.h — the official GLUE metrics (accuracy, F1, Matthews correlation,
- * Pearson, Spearman). The GLUE score is metrics/glue_score.h, corpus BLEU
- * metrics/bleu.h.
+ * Pearson, Spearman), and macro/micro F1 over every label (per-label scores:
+ * metrics/per_label.h; multi-label predictions: metrics/multilabel.h). The GLUE
+ * score is metrics/glue_score.h, corpus BLEU metrics/bleu.h.
  *
  * Every metric returns its natural scale (accuracy and F1 in [0,1], correlations
  * in [-1,1]); tables, results JSON and `--json` output show them ×100, the GLUE
@@ -15,9 +16,12 @@ typedef enum {
     METRIC_MCC,       /* Matthews correlation; K-class (Gorodkin's R_K) for K > 2 */
     METRIC_PEARSON,
     METRIC_SPEARMAN,  /* average ranks for ties */
+    METRIC_MACRO_F1,  /* mean of the labels' F1 (metrics/per_label.h says which labels) */
+    METRIC_MICRO_F1,  /* F1 of the counts summed over labels (single-label: the accuracy) */
 } MetricId;
 
-const char *metric_name(MetricId m);   /* JSON key: "accuracy", "f1", "mcc", "pearson", "spearman" */
+/* JSON key: "accuracy", "f1", "mcc", "pearson", "spearman", "macro_f1", "micro_f1" */
+const char *metric_name(MetricId m);
 /* Inverse of metric_name (case-insensitive); METRIC_NONE if unknown. */
 MetricId metric_from_name(const char *name);
 
@@ -34,8 +38,9 @@ double metric_mcc(const int *pred, const int *gold, int n, int num_classes);
 double metric_pearson(const double *x, const double *y, int n);
 double metric_spearman(const double *x, const double *y, int n);
 
-/* A metric on predictions: classes (pred/gold) for classification, scores
- * (pred_score/gold_score) for regression. */
+/* A metric on single-label predictions: classes (pred/gold) for
+ * classification, scores (pred_score/gold_score) for regression. Multi-label
+ * predictions: multilabel_metric (metrics/multilabel.h). */
 double metric_compute(MetricId m, int n, int num_classes,
                       const int *pred, const int *gold,
                       const double *pred_score, const double *gold_score);

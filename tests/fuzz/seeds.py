@@ -21,7 +21,8 @@ SPLITS = [("CoLA", "train.tsv"), ("CoLA", "dev.tsv"), ("CoLA", "test.tsv"), ("SS
           ("MNLI", "dev_matched.tsv"), ("MNLI", "dev_mismatched.tsv"), ("MNLI", "test_matched.tsv"),
           ("MNLI", "test_mismatched.tsv"), ("QNLI", "train.tsv"), ("QNLI", "dev.tsv"), ("QNLI", "test.tsv"),
           ("RTE", "train.tsv"), ("RTE", "dev.tsv"), ("RTE", "test.tsv"), ("WNLI", "train.tsv"),
-          ("WNLI", "dev.tsv"), ("WNLI", "test.tsv"), ("diagnostic", "diagnostic.tsv")]
+          ("WNLI", "dev.tsv"), ("WNLI", "test.tsv"), ("diagnostic", "diagnostic.tsv"),
+          ("goemotions", "train.tsv"), ("goemotions", "dev.tsv"), ("goemotions", "test.tsv")]   # EXTRA_TASKS
 # Task order for fuzz_predictions' byte 0, with a valid prediction per task.
 PRED_TASKS = ["0", "1", "1", "3.25", "1", "entailment", "not_entailment", "entailment", "1", "neutral"]
 
@@ -34,7 +35,8 @@ def put(harness, name, data):
 
 
 def head_rows(task_dir, file, n=6):
-    for root in (os.path.join(SHARED, "data", "glue"), os.path.join(HERE, "..", "..", "data", "fixtures")):
+    for root in (os.path.join(SHARED, "data", "glue"), os.path.join(SHARED, "data"),
+                 os.path.join(HERE, "..", "..", "data", "fixtures")):
         for name in (file + ".gz", file):
             p = os.path.join(root, task_dir, name)
             if os.path.exists(p):
@@ -56,6 +58,8 @@ def task_seeds():
         lines = bad.split(b"\n")
         put("fuzz_task_load", "10_stsb_bad_rows", bytes([10, 0]) + b"\n".join(
             [lines[0], lines[1].replace(b"\t", b"\t\t", 1), b" 1" + lines[2][1:], b"1\x00junk\tx"]))
+    put("fuzz_task_load", "30_goemotions_bad_label_sets", bytes([30, 0]) + b"ok\t3,27\ta\nnone\t\tb\nempty\t3,,4\tc\n"
+        b"twice\t5,5\td\nrange\t28\te\nname\tjoy\tf\nspaces\t 2 , 1 \tg\n")
 
 
 # (harness, seed name, bytes) of the text-input harnesses.

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,17 @@ static void print_overview(FILE *f) {
                "commands:\n");
     for (int i = 0; i < NUM_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    /* core/exit_codes.h: one code per kind of failure, whichever command. */
+    fprintf(f, "\nexit codes:\n"
+               "  0    success\n"
+               "  1    the work failed (a model diverged, a metric is not a number, ...)\n"
+               "  2    usage: a command line, option value or setting is wrong (unknown, out of range)\n"
+               "  %d   data: an input's contents are wrong (malformed or empty split, bad label,\n"
+               "       invalid UTF-8, damaged checkpoint or JSON)\n"
+               "  %d   I/O: a file is missing, unreadable or cannot be written\n"
+               "  %d  interrupted: %d + the signal (SIGINT %d, SIGTERM %d), after saving for --resume\n",
+            EXIT_DATA, EXIT_IO, EXIT_SIGNAL_BASE + SIGINT, EXIT_SIGNAL_BASE, EXIT_SIGNAL_BASE + SIGINT,
+            EXIT_SIGNAL_BASE + SIGTERM);
 }
 
 /* `glue CMD --help-settings`: every --set key of the command with its default
@@ -385,7 +397,7 @@ int main(int argc, char **argv) {
                        "(training) and 'glue finetune' do", c->name);
             return EXIT_USAGE;
         }
-        return c->fn(argc - 1, argv + 1);
+        return exit_code_resolve(c->fn(argc - 1, argv + 1));
     }
     int best = 0;
     for (int i = 1; i < NUM_COMMANDS; i++)

@@ -116,7 +116,7 @@ static int check_header(LoadCtx *c, const char *line) {
     escape_tabs(c->s->header, want, sizeof want);
     snprintf(hint, sizeof hint, "is this the %s %s file? re-fetch it with 'glue data fetch %s'",
              c->t->display, c->s->name, c->t->name);
-    user_error(hint, "%s:1: header '%s' is not the official layout '%s'", c->path, got, want);
+    user_error_data(hint, "%s:1: header '%s' is not the official layout '%s'", c->path, got, want);
     return -1;
 }
 
@@ -130,7 +130,7 @@ void load_push(Dataset *d, int *cap, const Example *ex) {
 
 int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d) {
     if (strict) {
-        user_error("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
+        user_error_data("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
         return -1;
     }
     if (d->num_skipped < LOAD_MAX_REPORTED)
@@ -171,7 +171,7 @@ static int load_rows(LoadCtx *c, LineReader *r, int strict, Dataset *d) {
     }
     if (k < 0) { lines_report(r); return -1; }
     if (c->s->has_header && r->line_no == 0) {
-        user_error("re-fetch it with 'glue data fetch'", "%s: empty file (expected the header line)", c->path);
+        user_error_data("re-fetch it with 'glue data fetch'", "%s: empty file (expected the header line)", c->path);
         return -1;
     }
     return 0;
@@ -184,13 +184,13 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
         char hint[256] = "splits:";
         for (int i = 0; i < t->num_splits; i++)
             snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " %s", t->splits[i].name);
-        user_error(hint, "task %s has no split '%s'", t->name, split_name ? split_name : "(none)");
+        user_error_usage(hint, "task %s has no split '%s'", t->name, split_name ? split_name : "(none)");
         return EXIT_USAGE;
     }
     char path[4096], hint[256];
     if (task_split_path(t, s, root, path, sizeof path) != 0) {
         snprintf(hint, sizeof hint, "run 'glue data fetch %s' (or set $GLUE_DATA to the GLUE folder)", t->name);
-        user_error(hint, "%s: no such file (%s %s split)", path, t->display, s->name);
+        user_error_io(hint, "%s: no such file (%s %s split)", path, t->display, s->name);
         return 1;
     }
     LineReader r;
@@ -237,7 +237,7 @@ double dataset_mean_score(const Dataset *d) {
 
 int dataset_add_swapped_pairs(Dataset *d) {
     if (!d->task->symmetric) {
-        user_error("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",
+        user_error_usage("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",
                    "%s: its pairs are not symmetric (pair_swap)", d->task->display);
         return -1;
     }

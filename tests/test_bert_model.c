@@ -281,7 +281,7 @@ TEST(bert_finetune_cli_stsb_regression) {
         }
         snprintf(args, sizeof args, "eval stsb --run %s/swap --init %s/swap", fx.root, fx.root);
         out = glue(&fx, args, &st, &err);
-        CHECK_MSG(st == 1 && strstr(err, "give one of them"), "--run with --init: %d %s", st, err);
+        CHECK_MSG(st == 2 && strstr(err, "give one of them"), "--run with --init: %d %s", st, err);
         free(out);
         free(err);
     }

@@ -215,14 +215,14 @@ TEST(score_cli_errors) {
     close(mkstemp(path));
     /* Each case: a header line and the rows after it. */
     static const struct { const char *header, *rows, *msg; int status; } cases[] = {
-        {"index\tprediction", "0\tentailment\n\tentailment\n", ":3: missing index", 1},
-        {"index\tprediction", "0\tpositive\n", ":2: unknown label 'positive' (RTE wants 'entailment' or 'not_entailment')", 1},
-        {"index\tprediction", "0\tentailment\n1\n", ":3: expected 2 tab-separated columns", 1},
-        {"index\tprediction", "0\tentailment\n0\tentailment\n", ":3: index 0 appears twice (first on line 2)", 1},
-        {"index\tprediction", "5000\tentailment\n", ":2: index 5000 is not in RTE dev (277 rows)", 1},
-        {"index\tprediction", "x\tentailment\n", ":2: index 'x' is not a non-negative integer", 1},
-        {"id\tlabel", "0\tentailment\n", ":1: expected the header", 1},
-        {"index\tprediction", "0\tentailment\n", "1 predictions for the 277 rows of RTE dev; none for index 1", 1},
+        {"index\tprediction", "0\tentailment\n\tentailment\n", ":3: missing index", 65},
+        {"index\tprediction", "0\tpositive\n", ":2: unknown label 'positive' (RTE wants 'entailment' or 'not_entailment')", 65},
+        {"index\tprediction", "0\tentailment\n1\n", ":3: expected 2 tab-separated columns", 65},
+        {"index\tprediction", "0\tentailment\n0\tentailment\n", ":3: index 0 appears twice (first on line 2)", 65},
+        {"index\tprediction", "5000\tentailment\n", ":2: index 5000 is not in RTE dev (277 rows)", 65},
+        {"index\tprediction", "x\tentailment\n", ":2: index 'x' is not a non-negative integer", 65},
+        {"id\tlabel", "0\tentailment\n", ":1: expected the header", 65},
+        {"index\tprediction", "0\tentailment\n", "1 predictions for the 277 rows of RTE dev; none for index 1", 65},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         FILE *f = fopen(path, "w");
@@ -255,7 +255,7 @@ TEST(score_cli_errors) {
     int status;
     char *text;
     cJSON *o = run_score("rte", "/nonexistent/pred.tsv", "", &status, &text);
-    CHECK_MSG(status == 1 && strstr(text, "/nonexistent/pred.tsv: no such file"), "'%s'", text);
+    CHECK_MSG(status == 74 && strstr(text, "/nonexistent/pred.tsv: no such file"), "'%s'", text);
     cJSON_Delete(o);
     free(text);
     unlink(path);

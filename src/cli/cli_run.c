@@ -126,13 +126,13 @@ static void cli_use_bf16(const ModelOps *ops, Model *m) {
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
     char path[4096], hint[256];
     if (bf16 && !ops->use_bf16) {
-        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         return NULL;
     }
     run_file_path(dir, RUN_CKPT, path, sizeof path);
     snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
     if (!file_exists(path)) {
-        user_error(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
+        user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
     Model *m = ops->load(path, t);
@@ -148,7 +148,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     struct stat st;
     dir[0] = '\0';
     if (run && init) {
-        user_error("give one of them", "--run %s and --init %s both name the model to score", run, init);
+        user_error_usage("give one of them", "--run %s and --init %s both name the model to score", run, init);
         return NULL;
     }
     if (!run && !init) {
@@ -157,7 +157,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     }
     const char *where = run ? run : init;
     if (stat(where, &st) != 0) {
-        user_error("name a run directory (glue finetune --out), a model.ckpt, or a model directory",
+        user_error_io("name a run directory (glue finetune --out), a model.ckpt, or a model directory",
                    "%s: no such file or directory", where);
         return NULL;
     }
@@ -173,13 +173,13 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     } else if (ops->load_external) {
         m = ops->load_external(init, t);
     } else {
-        user_error("name a glue run directory or its model.ckpt", "--init %s: %s reads no models made elsewhere",
+        user_error_usage("name a glue run directory or its model.ckpt", "--init %s: %s reads no models made elsewhere",
                    init, ops->name);
         return NULL;
     }
     if (m && bf16 && ops->use_bf16) cli_use_bf16(ops, m);
     else if (m && bf16) {
-        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         ops->free(m);
         m = NULL;
     }

@@ -350,7 +350,7 @@ static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
         if (!t) {
             rc = EXIT_USAGE;
         } else if (!compare_has_data(t)) {
-            user_error("fetch it: glue data fetch subsets (or all)", "%s: train or dev data not found under %s",
+            user_error_io("fetch it: glue data fetch subsets (or all)", "%s: train or dev data not found under %s",
                        t->display, task_data_root());
             rc = 1;
         } else {
@@ -371,7 +371,7 @@ static int compare_pick_target(const CompareArgs *c, cJSON *summary) {
         const Task *t = cli_resolve_task(c->target, NULL, NULL);   /* registered: found by name below */
         if (!t) return EXIT_USAGE;
         if (!compare_has_data(t)) {
-            user_error("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
+            user_error_io("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
                        task_data_root());
             return 1;
         }
@@ -383,7 +383,7 @@ static int compare_pick_target(const CompareArgs *c, cJSON *summary) {
         cJSON_AddItemToArray(compare_has_data(&TASKS[i]) ? run : missing, cJSON_CreateString(TASKS[i].name));
     }
     if (!cJSON_GetArraySize(run)) {
-        user_error("fetch the data: glue data fetch all", "no task has train and dev data under %s",
+        user_error_io("fetch the data: glue data fetch all", "no task has train and dev data under %s",
                    task_data_root());
         return 1;
     }

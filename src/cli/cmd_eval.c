@@ -326,7 +326,7 @@ static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON 
         if (eval_one(e, ops, t, tasks) != 0) rc = 1;
     }
     if (!tasks->child && rc == 0) {
-        user_error("train one first: glue finetune TASK --model M", "no trained %s runs under %s/", ops->name,
+        user_error_io("train one first: glue finetune TASK --model M", "no trained %s runs under %s/", ops->name,
                    run_root());
         rc = 1;
     }

@@ -31,7 +31,7 @@ static int is_pair(const Task *t) {
 /* Checks one input text; origin is "argument 1" or "stdin:3". */
 static int predict_check_text(const char *s, const char *origin) {
     if (utf8_valid(s, strlen(s))) return 0;
-    user_error("give the text as UTF-8", "%s: invalid UTF-8", origin);
+    user_error_data("give the text as UTF-8", "%s: invalid UTF-8", origin);
     return -1;
 }
 
@@ -61,12 +61,12 @@ static long predict_read_stdin(const Task *t, Dataset *d, long *lines) {
         snprintf(origin, sizeof origin, "stdin:%ld", no);
         char *tab = strchr(line, '\t');
         if (len == 0) {
-            user_error("give a text on every line", "%s: empty line (no prediction)", origin);
+            user_error_data("give a text on every line", "%s: empty line (no prediction)", origin);
             bad++;
             continue;
         }
         if (pair != (tab != NULL) || (tab && strchr(tab + 1, '\t'))) {
-            user_error(pair ? "write sentence_a<TAB>sentence_b" : "write one text per line, without tabs",
+            user_error_data(pair ? "write sentence_a<TAB>sentence_b" : "write one text per line, without tabs",
                        "%s: %s wants %s per line", origin, t->display, pair ? "two texts" : "one text");
             bad++;
             continue;

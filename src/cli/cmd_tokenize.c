@@ -102,7 +102,7 @@ static int tokenize_stdin(TokenizeRun *r) {
         if (!r->pair) { tokenize_one(r, line, len, NULL, 0); continue; }
         const char *tab = memchr(line, '\t', len);
         if (!tab) {
-            user_error("with --pair each line is 'first text<TAB>second text'",
+            user_error_data("with --pair each line is 'first text<TAB>second text'",
                        "stdin:%ld: no TAB between the two texts", line_no);
             status = 1;
             break;

@@ -74,7 +74,7 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
             const char *slash = strrchr(where, '/');
             snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - where) : 1, slash ? where : ".");
         } else {
-            user_error("train one with: glue translate train (or give --model DIR)", "no translation model at %s",
+            user_error_io("train one with: glue translate train (or give --model DIR)", "no translation model at %s",
                        path);
             return NULL;
         }
@@ -190,7 +190,7 @@ static char **translate_read_lines(const char *path, int n) {
     }
     lines_close(&r);
     if (i != n) {
-        user_error(NULL, "%s has %d lines, the source has %d", path, i, n);
+        user_error_data(NULL, "%s has %d lines, the source has %d", path, i, n);
         for (int k = 0; k < n; k++) free(out[k]);
         free(out);
         return NULL;

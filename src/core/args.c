@@ -44,7 +44,7 @@ const char *args_str(Args *a, const char *name, const char *fallback) {
     a->used[i] = 1;
     if (v) return v;
     if (i + 1 >= a->argc) {
-        user_error(NULL, "option %s needs a value", name);
+        user_error_usage(NULL, "option %s needs a value", name);
         a->bad = 1;
         return fallback;
     }
@@ -59,7 +59,7 @@ long args_int(Args *a, const char *name, long fallback) {
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *s == '\0' || *end != '\0') {
-        user_error(NULL, "option %s wants an integer, got '%s'", name, s);
+        user_error_usage(NULL, "option %s wants an integer, got '%s'", name, s);
         a->bad = 1;
         return fallback;
     }
@@ -73,7 +73,7 @@ double args_double(Args *a, const char *name, double fallback) {
     errno = 0;
     double v = strtod(s, &end);
     if (errno || *s == '\0' || *end != '\0') {
-        user_error(NULL, "option %s wants a number, got '%s'", name, s);
+        user_error_usage(NULL, "option %s wants a number, got '%s'", name, s);
         a->bad = 1;
         return fallback;
     }
@@ -90,7 +90,7 @@ int args_strs(Args *a, const char *name, const char **out, int max) {
         a->used[i] = 1;
         const char *v = s[len] == '=' ? s + len + 1 : NULL;
         if (!v && i + 1 < a->argc) { v = a->argv[++i]; a->used[i] = 1; }
-        if (!v) { user_error(NULL, "option %s needs a value", name); a->bad = 1; break; }
+        if (!v) { user_error_usage(NULL, "option %s needs a value", name); a->bad = 1; break; }
         if (n < max) out[n] = v;
         n++;
     }
@@ -115,7 +115,7 @@ int args_finish(Args *a, const char *usage) {
     for (int i = 1; i < a->argc; i++) {
         if (strcmp(a->argv[i], "--") == 0) break;
         if (!a->used[i]) {
-            user_error(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
+            user_error_usage(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
             bad = 1;
         }
     }

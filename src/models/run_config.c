@@ -48,7 +48,7 @@ static cJSON *config_find_key(cJSON *config, const char *key, const char *origin
     char keys[1024], hint[1100];
     config_key_list(config, keys, sizeof keys);
     snprintf(hint, sizeof hint, "this model's settings are: %s", keys);
-    user_error(hint, "%s: unknown setting '%s'", origin ? origin : "--set", key);
+    user_error_usage(hint, "%s: unknown setting '%s'", origin ? origin : "--set", key);
     return NULL;
 }
 
@@ -87,7 +87,7 @@ int run_config_set(cJSON *config, const char *key, const char *value, const char
     if (!old) return -1;
     cJSON *v = config_parse_like(old, value);
     if (!v) {
-        user_error(NULL, "%s: setting '%s' wants %s, got '%s'", origin ? origin : "--set", key,
+        user_error_usage(NULL, "%s: setting '%s' wants %s, got '%s'", origin ? origin : "--set", key,
                    config_kind(old), value);
         return -1;
     }
@@ -101,7 +101,7 @@ static int config_apply_file(cJSON *config, const char *path) {
     if (!file) return -1;
     int rc = 0;
     if (!cJSON_IsObject(file)) {
-        user_error(NULL, "%s: the config must be a JSON object", path);
+        user_error_usage(NULL, "%s: the config must be a JSON object", path);
         rc = -1;
     }
     for (cJSON *it = rc ? NULL : file->child; it; it = it->next) {
@@ -111,7 +111,7 @@ static int config_apply_file(cJSON *config, const char *path) {
                    (cJSON_IsString(old) && cJSON_IsString(it)) || (cJSON_IsArray(old) && cJSON_IsArray(it)) ||
                    (cJSON_IsObject(old) && cJSON_IsObject(it)) || cJSON_IsNull(old);
         if (!same) {
-            user_error(NULL, "%s: setting '%s' wants %s", path, it->string, config_kind(old));
+            user_error_usage(NULL, "%s: setting '%s' wants %s", path, it->string, config_kind(old));
             rc = -1;
             break;
         }
@@ -155,7 +155,7 @@ cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *co
         const char *eq = strchr(sets[i], '=');
         const char *from = origin && origin[i] ? origin[i] : "--set";
         if (!eq || eq == sets[i]) {
-            user_error("write --set key=value", "%s: expected key=value, got '%s'", from, sets[i]);
+            user_error_usage("write --set key=value", "%s: expected key=value, got '%s'", from, sets[i]);
             goto fail;
         }
         char *key = xstrndup(sets[i], (size_t)(eq - sets[i]));
@@ -196,12 +196,12 @@ static int settings_number(SettingsReader *s, const char *key, double fallback, 
         if (strcmp(key, RENAMED[i].name) == 0) j = cJSON_GetObjectItemCaseSensitive(s->config, RENAMED[i].old_name);
     if (!j && !s->required) return 0;
     if (!j) {
-        user_error(s->hint, "%s: missing \"%s\"", s->who, key);
+        user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
     } else if (cJSON_IsNumber(j) || cJSON_IsBool(j)) {
         *out = cJSON_IsNumber(j) ? j->valuedouble : cJSON_IsTrue(j);
         return 1;
     } else {
-        user_error(s->hint, "%s: %s must be a number", s->who, key);
+        user_error_usage(s->hint, "%s: %s must be a number", s->who, key);
     }
     s->failed = 1;
     *out = fallback;
@@ -212,7 +212,7 @@ long settings_int(SettingsReader *s, const char *key, double fallback, double lo
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return (long)fallback;
     if (v >= lo && v <= hi && v == floor(v)) return (long)v;
-    user_error(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %g", s->who, key, lo, hi, v);
+    user_error_usage(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %g", s->who, key, lo, hi, v);
     s->failed = 1;
     return (long)fallback;
 }
@@ -222,7 +222,7 @@ static double settings_real_in(SettingsReader *s, const char *key, double fallba
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return fallback;
     if (v >= lo && (below ? v < hi : v <= hi)) return v;
-    user_error(s->hint, "%s: %s must be a number in [%g, %g%s, got %g", s->who, key, lo, hi, below ? ")" : "]", v);
+    user_error_usage(s->hint, "%s: %s must be a number in [%g, %g%s, got %g", s->who, key, lo, hi, below ? ")" : "]", v);
     s->failed = 1;
     return fallback;
 }
@@ -239,8 +239,8 @@ const char *settings_string(SettingsReader *s, const char *key, const char *fall
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(s->config, key);
     if (s->failed || (!j && !s->required)) return fallback;
     if (cJSON_IsString(j)) return j->valuestring;
-    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
-    else user_error(s->hint, "%s: %s must be a string", s->who, key);
+    if (!j) user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error_usage(s->hint, "%s: %s must be a string", s->who, key);
     s->failed = 1;
     return fallback;
 }
@@ -253,7 +253,7 @@ int settings_choice(SettingsReader *s, const char *key, const char *const *names
     int used = snprintf(hint, sizeof hint, "%s is one of:", key);
     for (int i = 0; i < n && used > 0 && (size_t)used < sizeof hint; i++)
         used += snprintf(hint + used, sizeof hint - (size_t)used, " %s", names[i]);
-    user_error(hint, "%s: unknown %s '%s'", s->who, key, v);
+    user_error_usage(hint, "%s: unknown %s '%s'", s->who, key, v);
     s->failed = 1;
     return 0;
 }
@@ -263,8 +263,8 @@ int settings_bool(SettingsReader *s, const char *key, int fallback) {
     if (s->failed || (!j && !s->required)) return fallback;
     if (cJSON_IsBool(j)) return cJSON_IsTrue(j);
     if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) return j->valuedouble != 0;
-    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
-    else user_error(s->hint, "%s: %s must be true or false", s->who, key);
+    if (!j) user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error_usage(s->hint, "%s: %s must be true or false", s->who, key);
     s->failed = 1;
     return fallback;
 }

@@ -534,6 +534,11 @@ TEST(cli_tokenize_outputs_and_errors) {
     struct { const char *args; int status; const char *msg; } bad[] = {
         {"--pari x", 2, "unknown option"},
         {"--pair --max-len 2 a b", 2, "--max-len"},
+        /* 0 is out of range like -1 (issue 42: it was taken as "no --max-len") */
+        {"--max-len 0 x", 2, "--max-len must be between 2 and 1000000, got 0"},
+        {"--max-len -1 x", 2, "--max-len must be between 2 and 1000000, got -1"},
+        {"--pair --max-len 0 a b", 2, "--max-len must be between 3 and 1000000, got 0"},
+        {"--max-len=0 x", 2, "got 0"},
         {"--pair a b c", 2, "even number"},
         {"--max-len abc x", 2, "integer"},
         {"--vocab /nonexistent/vocab.txt x", 74, "cannot open vocabulary"},

@@ -121,15 +121,18 @@ int cmd_tokenize(int argc, char **argv) {
     TokenizeRun r = {0};
     r.pair = args_flag(&a, "--pair");
     r.json = args_flag(&a, "--json");
+    /* Not given: bare WordPiece tokens (0 inside), or pairs at BERT's length.
+     * Given, it is a length, and 0 is as out of range as -1. */
+    int given = args_str(&a, "--max-len", NULL) != NULL;
     long max_len = args_int(&a, "--max-len", r.pair ? TOKENIZE_PAIR_MAX_LEN : 0);
     const char *texts[TOKENIZE_MAX_TEXTS];
     int ntexts = args_positional(&a, texts, TOKENIZE_MAX_TEXTS);
     int rc = args_finish(&a, TOKENIZE_USAGE);
     if (rc) return rc;
     int min_len = r.pair ? 3 : 2;
-    if (max_len != 0 && (max_len < min_len || max_len > TOKENIZE_MAX_LEN_LIMIT)) {
-        user_error("[CLS] and [SEP] need room too", "--max-len must be between %d and %d, got %ld", min_len,
-                   TOKENIZE_MAX_LEN_LIMIT, max_len);
+    if ((given || max_len != 0) && (max_len < min_len || max_len > TOKENIZE_MAX_LEN_LIMIT)) {
+        user_error_usage("[CLS] and [SEP] need room too", "--max-len must be between %d and %d, got %ld", min_len,
+                         TOKENIZE_MAX_LEN_LIMIT, max_len);
         return EXIT_USAGE;
     }
     if (ntexts > TOKENIZE_MAX_TEXTS || (r.pair && ntexts % 2)) {

@@ -306,9 +306,9 @@ static int print_settings(const char *cmd, int argc, char **argv) {
     const char *what = cmd;
     const SettingSpec *spec = NULL;
     int nspec = 0;
+    const Task *task = NULL;   /* finetune TASK: the task's own defaults */
     if (strcmp(cmd, "finetune") == 0) {
         const char *model = "bert";
-        const Task *task = NULL;
         for (int k = 2; k < argc; k++) {
             if (strcmp(argv[k], "--model") == 0 && k + 1 < argc) model = argv[++k];
             else if (argv[k][0] != '-' && !task) task = task_find(argv[k]);
@@ -331,7 +331,8 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
         return EXIT_USAGE;
     }
-    printf("--set keys of glue %s (%s), their defaults and values:\n", cmd, what);
+    printf("--set keys of glue %s (%s), their defaults%s%s and values:\n", cmd, what, task ? " for " : "",
+           task ? task->name : "");
     for (const cJSON *it = d->child; it; it = it->next) {
         char *v = cJSON_PrintUnformatted(it), range[512];
         settings_describe(spec, nspec, it->string, range, sizeof range);

@@ -45,7 +45,8 @@ static const SettingSpec TC_SETTINGS[] = {
 static cJSON *tc_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
     settings_table_defaults(c, TC_SETTINGS, NUM_TC_SETTINGS);
-    cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(strcmp(task->name, "sst2") == 0 ? 10 : 20));
+    if (task && strcmp(task->name, "sst2") == 0)   /* NULL: no task yet (--help-settings) */
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(10));
     cJSON_AddItemToObject(c, "windows", cJSON_CreateIntArray((const int[]){3, 4, 5}, 3));
     return c;
 }

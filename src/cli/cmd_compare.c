@@ -292,6 +292,7 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, COMPARE_USAGE);
     if (rc) return rc;
+    if (run_config_conflicts(c->sets, c->origin, c->num_sets) != 0) return EXIT_USAGE;
     if (npos != 1) {
         user_error(NULL, "compare: expected TASK or all, got %d arguments", npos);
         fprintf(stderr, "usage: %s\n", COMPARE_USAGE);

@@ -132,9 +132,9 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     }
     for (int i = 0; i < n; i++) f->origin[i] = "--set";
     f->nsets = n;
-    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set, applied
-     * after the --set options so the named option wins when both are given.
-     * --init CKPT (BERT): start from a pretrained encoder checkpoint. */
+    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set; one
+     * given with a --set of its key is refused (run_config_conflicts), as is
+     * a key --set twice. --init CKPT (BERT): start from a pretrained encoder. */
     static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
     static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
     for (int k = 0; k < 5; k++) {
@@ -144,6 +144,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         f->origin[f->nsets] = OPT[k];
         f->sets[f->nsets++] = f->shortcut[k];
     }
+    if (run_config_conflicts(f->sets, f->origin, f->nsets) != 0) return EXIT_USAGE;
     UserDataOptions *own = &f->own;
     own->train = args_str(&a, "--train", NULL);
     own->dev = args_str(&a, "--dev", NULL);

@@ -110,11 +110,28 @@ int args_positional(Args *a, const char **out, int max) {
     return n;
 }
 
+/* The option argv[i] names ("--epochs" of "--epochs=3") is one a getter took
+ * at an earlier position: the same option given twice, where the getter took
+ * the first (options that repeat, like --set, take them all). */
+static int args_repeated(const Args *a, int i) {
+    const char *s = a->argv[i];
+    size_t n = strcspn(s, "=");
+    if (strncmp(s, "--", 2) != 0 || n <= 2) return 0;
+    for (int k = 1; k < i; k++)
+        if (a->used[k] && strncmp(a->argv[k], s, n) == 0 && (a->argv[k][n] == '\0' || a->argv[k][n] == '='))
+            return 1;
+    return 0;
+}
+
 int args_finish(Args *a, const char *usage) {
     int bad = a->bad;
     for (int i = 1; i < a->argc; i++) {
         if (strcmp(a->argv[i], "--") == 0) break;
-        if (!a->used[i]) {
+        if (!a->used[i] && args_repeated(a, i)) {
+            user_error_usage("give it once", "%s: option %.*s given more than once", a->argv[0],
+                             (int)strcspn(a->argv[i], "="), a->argv[i]);
+            bad = 1;
+        } else if (!a->used[i]) {
             user_error_usage(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
             bad = 1;
         }

@@ -146,6 +146,44 @@ int run_config_sets_for_task(const char *const *sets, int n, const char *task, c
     return k;
 }
 
+static int setting_from_set(const char *origin) { return !origin || strcmp(origin, "--set") == 0; }
+
+/* "--set key=value", or "--epochs value" for a shorthand option. */
+static void setting_as_given(const char *set, const char *origin, char *out, size_t cap) {
+    const char *eq = strchr(set, '=');
+    if (setting_from_set(origin) || !eq) snprintf(out, cap, "--set %s", set);
+    else snprintf(out, cap, "%s %s", origin, eq + 1);
+}
+
+/* The current name of a (possibly renamed) key, without the warning. */
+static const char *setting_canonical(const char *key) {
+    for (size_t i = 0; i < sizeof RENAMED / sizeof RENAMED[0]; i++)
+        if (strcmp(key, RENAMED[i].old_name) == 0) return RENAMED[i].name;
+    return key;
+}
+
+int run_config_conflicts(const char *const *sets, const char *const *origin, int n) {
+    for (int j = 1; j < n; j++) {
+        RunSetting b;
+        if (run_setting_split(sets[j], &b) != 0) continue;   /* run_config_build says what is wrong */
+        for (int i = 0; i < j; i++) {
+            RunSetting a;
+            const char *from_i = origin ? origin[i] : NULL, *from_j = origin ? origin[j] : NULL;
+            if ((setting_from_set(from_i) && setting_from_set(from_j)) ||
+                run_setting_split(sets[i], &a) != 0 || strcmp(a.task, b.task) != 0 ||
+                strcmp(setting_canonical(a.key), setting_canonical(b.key)) != 0)
+                continue;
+            char first[512], second[512];
+            setting_as_given(sets[i], from_i, first, sizeof first);
+            setting_as_given(sets[j], from_j, second, sizeof second);
+            user_error_usage("give one of them", "%s and %s both set %s%s%s", first, second, a.task,
+                             a.task[0] ? "." : "", setting_canonical(b.key));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
                         const char *const *origin, int nsets) {
     cJSON *config = defaults;

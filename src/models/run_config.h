@@ -29,6 +29,13 @@ int run_setting_split(const char *setting, RunSetting *out);
  * "key=value" ones, and "TASK.key=value" with TASK = task (stored without the
  * prefix), in order, into out (room for n). Returns how many. */
 int run_config_sets_for_task(const char *const *sets, int n, const char *task, const char **out);
+/* A shorthand option and a --set of the same [TASK.]key among sets[0..n)
+ * (origin[i]: where each came from, "--set", "--epochs", ...): the command
+ * line contradicts itself and neither may silently win ("--epochs 3 --set
+ * epochs=5"). A key --set twice is not one: the later wins, as the order on
+ * the command line says (scripts append overrides so). 0, or -1 after one
+ * message naming both (a usage error). */
+int run_config_conflicts(const char *const *sets, const char *const *origin, int n);
 /* Override one existing key from text; 0 ok, -1 after a message. */
 int run_config_set(cJSON *config, const char *key, const char *value, const char *origin);
 /* Typed reads with a fallback when the key is absent or of another kind. */

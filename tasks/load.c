@@ -4,7 +4,8 @@
  * quotes, so a CSV reader would merge rows). A malformed row — wrong column count,
  * unknown label, bad STS-B score, invalid UTF-8 — is reported as "path:line: what
  * (row skipped)" and skipped, with a count at the end; strict makes the first one
- * fatal. A wrong header means the wrong file or layout and is always fatal. */
+ * fatal. A wrong header means the wrong file or layout and is always fatal, and
+ * so is a split without a single usable row. */
 #include "tasks/task.h"
 #include "tasks/load_rows.h"
 
@@ -208,6 +209,19 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
     }
     if (rc != 0) { dataset_free(out); return 1; }
     load_report_skipped(out, path);
+    /* Nothing to train on or to score: every metric of it would be a made-up
+     * number (accuracy 0.00), so it is an error, whichever command asked. */
+    if (out->n == 0) {
+        if (out->num_skipped)
+            user_error_data("fix the rows (see the messages above)", "%s: no usable rows in the %s %s split (%d "
+                            "malformed row%s skipped)", path, t->display, s->name, out->num_skipped,
+                            out->num_skipped == 1 ? "" : "s");
+        else
+            user_error_data("give the file its rows", "%s: the %s %s split has no rows%s", path, t->display,
+                            s->name, s->has_header ? " (only a header)" : "");
+        dataset_free(out);
+        return 1;
+    }
     return 0;
 }
 

@@ -121,8 +121,9 @@ int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *o
  * the reason in err. */
 int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err, size_t cap);
 
-/* Load a split. Returns 0 on success; on a missing/truncated file or (strict) a
- * malformed row prints one clear error and returns non-zero. */
+/* Load a split. Returns 0 on success; on a missing/truncated file, (strict) a
+ * malformed row, or no usable row at all prints one clear error and returns
+ * non-zero. */
 int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out);
 void dataset_free(Dataset *d);
 /* The mean regression target of d's examples (0 for none): where regression

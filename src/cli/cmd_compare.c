@@ -228,7 +228,12 @@ static cJSON *compare_majority(const Task *t) {
     int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), k = evaluate_num_outputs(t);
     for (int s = 0; s < nd; s++) {
         Dataset d;
-        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) continue;
+        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) {
+            if (s > 0) continue;   /* MNLI mismatched: reported, the row keeps matched */
+            cJSON_Delete(e);
+            dataset_free(&train);
+            return NULL;
+        }
         float *out = xmalloc(sizeof(float) * (size_t)(d.n ? d.n : 1) * (size_t)k);  /* (n, K) */
         evaluate_majority_predict(t, &train, d.n, out);
         cJSON_AddItemToObject(e, dev[s]->name, evaluate_metrics(t, &d, out));

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,6 +185,23 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
         m = NULL;
     }
     return m;
+}
+
+void cli_metric_text(const cJSON *v, char *out, size_t cap) {
+    metric_text(cJSON_IsNumber(v) ? v->valuedouble : NAN, out, (unsigned)cap);
+}
+
+int cli_nan_metric(const cJSON *splits, char *what, size_t cap) {
+    for (const cJSON *s = splits ? splits->child : NULL; s; s = s->next) {
+        if (!cJSON_IsObject(s)) continue;
+        for (const cJSON *m = s->child; m; m = m->next)
+            if (m->string && metric_from_name(m->string) != METRIC_NONE &&
+                !(cJSON_IsNumber(m) && !isnan(m->valuedouble))) {
+                snprintf(what, cap, "%s %s", s->string, m->string);
+                return 1;
+            }
+    }
+    return 0;
 }
 
 /* Characters that make the shell split or expand a word. */

@@ -348,6 +348,19 @@ int cmd_eval(int argc, char **argv) {
     return rc;
 }
 
+/* A metric without a value fails the command, after the table has shown it
+ * as nan (--json: null). 0, or EXIT_FAILED after a message. */
+static int eval_check_numbers(const cJSON *tasks) {
+    for (const cJSON *it = tasks ? tasks->child : NULL; it; it = it->next) {
+        char what[256];
+        if (!cli_nan_metric(it, what, sizeof what)) continue;
+        user_error("a model with constant or non-finite outputs, or a gold score beyond a float's range, leaves a "
+                   "metric undefined", "%s: %s is not a number", it->string, what);
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
 static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task *t) {
     EvalArgs e = *ea;
     int rc;
@@ -375,6 +388,7 @@ static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task 
             eval_print_text(&e, summary, t);
         }
     }
+    if (rc == 0) rc = eval_check_numbers(tasks);
     cJSON_Delete(summary);
     return rc;
 }

@@ -58,11 +58,22 @@ static int check_text(LoadCtx *c, char **f, int k) {
     return load_check_text(c, f[k], strlen(f[k]), col);
 }
 
+/* The message for a cell that lists several labels of a single-label task. */
+static int label_list_bad(LoadCtx *c, const char *v) {
+    c->fatal = 1;
+    return load_row_bad(c, "label '%.60s' is a list of labels, but %s is single-label: give one label per row",
+                        v, c->t->display);
+}
+
 int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     const Task *t = c->t;
     if (t->num_labels == 1) {
         double x;
-        if (field_number(v, &x) != 0)
+        const char *b;
+        size_t n = task_label_trim(v, &b);
+        char cell[128];
+        snprintf(cell, sizeof cell, "%.*s", (int)(n < sizeof cell ? n : sizeof cell - 1), b);
+        if (n >= sizeof cell || field_number(cell, &x) != 0)
             return load_row_bad(c, "score '%.40s' is not a number", v);
         /* STS-B's scale; a user's regression target may be any finite number */
         if (!t->user && (x < 0 || x > STSB_MAX_SCORE))
@@ -73,6 +84,7 @@ int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     }
     ex->label = task_label_index(t, v);
     if (ex->label >= 0) return 0;
+    if (task_label_list_of(v, t->labels, t->num_labels)) return label_list_bad(c, v);
     char list[256] = "";
     for (int i = 0; i < t->num_labels && strlen(list) < 200; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", t->labels[i]);
@@ -130,6 +142,10 @@ void load_push(Dataset *d, int *cap, const Example *ex) {
 }
 
 int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d) {
+    if (c->fatal) {
+        user_error_data("one label a row; a list means multi-label data", "%s: %s", where, c->why);
+        return -1;
+    }
     if (strict) {
         user_error_data("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
         return -1;

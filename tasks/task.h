@@ -129,7 +129,15 @@ void dataset_free(Dataset *d);
 /* The mean regression target of d's examples (0 for none): where regression
  * models start their output bias and the majority baseline's prediction. */
 double dataset_mean_score(const Dataset *d);
-/* Label index of a label string (for predictions in leaderboard format), -1 if none. */
+/* Label index of a label string (for predictions in leaderboard format), -1 if
+ * none. A cell's surrounding whitespace is not part of its label (" pos " is
+ * "pos"): task_label_trim gives the label's span of s. */
 int task_label_index(const Task *t, const char *s);
+size_t task_label_trim(const char *s, const char **start);
+/* 1 when s is not a label of labels[0..k) but a comma-separated list of two
+ * or more of them without commas of their own ("pos,neg"): a row of
+ * multi-label data, which a single-label task must refuse, not take for a
+ * class of its own. */
+int task_label_list_of(const char *s, const char *const *labels, int k);
 
 #endif

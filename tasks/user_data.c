@@ -322,16 +322,52 @@ int user_data_read(LoadCtx *c, int strict, Dataset *d) {
 
 /* ---- building the Task ---- */
 
+/* The train file's label strings, each once, trimmed (" pos " is "pos"). */
 static int label_collect(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
     (void)line;
     (void)index;
     UserData *u = arg;
+    const char *b;
+    size_t n = task_label_trim(row->label, &b);
     for (int i = 0; i < u->num_labels; i++)
-        if (strcmp(u->labels[i], row->label) == 0) return 0;
-    if (!*row->label) return load_row_bad(c, "empty label");
+        if (strlen(u->labels[i]) == n && memcmp(u->labels[i], b, n) == 0) return 0;
+    if (n == 0) return load_row_bad(c, "empty label");
     if (u->num_labels == TASK_MAX_LABELS) return load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
-    u->labels[u->num_labels++] = xstrdup(row->label);
+    u->labels[u->num_labels++] = xstrndup(b, n);
     return 0;
+}
+
+/* The labels of the file without a comma: what a list of labels lists. */
+typedef struct {
+    const char *name;
+    const char *plain[TASK_MAX_LABELS];
+    int n;
+} PlainLabels;
+
+/* A row whose label lists other labels of the file ("pos,neg" beside rows
+ * "pos" and "neg"): the first such row is reported as fatal (c->fatal). */
+static int label_not_list(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
+    (void)line;
+    (void)index;
+    const PlainLabels *p = arg;
+    if (!task_label_list_of(row->label, p->plain, p->n)) return 0;
+    c->fatal = 1;
+    return load_row_bad(c, "label '%.60s' is a list of labels, but %s is single-label: give one label per row",
+                        row->label, p->name);
+}
+
+/* A collected label that is a list of others means multi-label data: the
+ * first row with one is named (an error). 0, or -1 after the message. */
+static int labels_check_lists(UserData *u, LoadCtx *c) {
+    PlainLabels p = {.name = u->name};
+    for (int i = 0; i < u->num_labels; i++)
+        if (!strchr(u->labels[i], ',')) p.plain[p.n++] = u->labels[i];
+    int lists = 0;
+    for (int i = 0; i < u->num_labels; i++) lists += task_label_list_of(u->labels[i], p.plain, p.n);
+    if (!lists) return 0;
+    Dataset quiet = {0};
+    user_scan(u, c, 0, 0, &quiet, label_not_list, &p);   /* reports the first, fatal */
+    return -1;
 }
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -526,7 +562,10 @@ const Task *user_data_create(const UserDataOptions *o) {
     if (!u->regression) {   /* the classes: the train file's label strings, sorted */
         LoadCtx c = {.t = &u->task, .s = &u->task.splits[0], .path = u->file[FILE_TRAIN]};
         Dataset quiet = {0};
-        if (user_scan(u, &c, 0, 1, &quiet, label_collect, u) != 0) { user_data_free(&u->task); return NULL; }
+        if (user_scan(u, &c, 0, 1, &quiet, label_collect, u) != 0 || labels_check_lists(u, &c) != 0) {
+            user_data_free(&u->task);
+            return NULL;
+        }
         if (u->num_labels < 2) {
             if (quiet.num_skipped)   /* say why: the malformed rows, as loading reports them */
                 user_scan(u, &c, 0, 0, &quiet, label_collect, u);

@@ -51,7 +51,7 @@ static int parse_row(Predictions *p, int i, char *line, size_t len, long line_no
     p->label[i] = -1;
     p->score[i] = 0;
     if (t->num_labels == 1) {
-        if (field_number(val, &p->score[i]) != 0) {
+        if (field_score(val, &p->score[i]) != 0) {
             user_error_data(NULL, "%s:%ld: prediction '%.40s' is not a number (%s wants a similarity score)",
                        p->path, line_no, val, t->display);
             return -1;

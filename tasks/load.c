@@ -69,12 +69,7 @@ int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     const Task *t = c->t;
     if (t->num_labels == 1) {
         double x;
-        const char *b;
-        size_t n = task_label_trim(v, &b);
-        char cell[128];
-        snprintf(cell, sizeof cell, "%.*s", (int)(n < sizeof cell ? n : sizeof cell - 1), b);
-        if (n >= sizeof cell || field_number(cell, &x) != 0)
-            return load_row_bad(c, "score '%.40s' is not a number", v);
+        if (field_score(v, &x) != 0) return load_row_bad(c, "score '%.40s' is not a number", v);
         /* STS-B's scale; a user's regression target may be any finite number */
         if (!t->user && (x < 0 || x > STSB_MAX_SCORE))
             return load_row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);

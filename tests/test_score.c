@@ -273,13 +273,15 @@ static void write_bytes(const char *path, const char *head, const char *row, siz
 
 /* One reading of numbers and rows: the prediction reader refuses exactly what
  * the task loader refuses (issue 22: '1\0junk' was read as 1 and ' 1' as index
- * 1 by the former only). Each case goes through both, as the index and score of
- * an STS-B dev row and as a prediction row. */
+ * 1 by the former only); both trim a score's cell, not an index (issue 42).
+ * Each case goes through both, as the index and score of an STS-B dev row and
+ * as a prediction row. */
 TEST(predictions_reader_rules_match_task_loader) {
     static const struct { const char *index, *score; size_t index_len, score_len; int ok; } cases[] = {
         {"1", "2.5", 1, 3, 1},       {"12", "2.5e0", 2, 5, 1},   {" 1", "2.5", 2, 3, 0},
         {"1 ", "2.5", 2, 3, 0},      {"+1", "2.5", 2, 3, 0},     {"-1", "2.5", 2, 3, 0},
-        {"1", " 2.5", 1, 4, 0},      {"1", "0x2", 1, 3, 0},      {"1", "inf", 1, 3, 0},
+        {"1", " 2.5", 1, 4, 1},      {"1", "0x2", 1, 3, 0},      {"1", "inf", 1, 3, 0},
+        {"1", "2.5 ", 1, 4, 1},      {"1", "2 .5", 1, 4, 0},     /* a score cell is trimmed, not its inside */
         {"1", "nan", 1, 3, 0},       {"1", "2.5\0junk", 1, 8, 0}, {"1\0junk", "2.5", 6, 3, 0},
         {"99999999999999999999", "2", 20, 1, 0},                 {"1", "", 1, 0, 0},
     };

@@ -323,6 +323,14 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     }
     cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
     if (!config) return EXIT_USAGE;
+    /* Every setting within the range --help-settings prints, before anything
+     * is written (dataset.json, the run directory): the model reads its table
+     * again when it is made, after the data are loaded. */
+    if (settings_table_check(config, ops->settings, ops->num_settings, ops->name,
+                             "glue finetune --help-settings --model M lists the settings") != 0) {
+        cJSON_Delete(config);
+        return EXIT_USAGE;
+    }
     /* The process's thread count (0: the cores available); models size their workers from it. */
     int threads = threads_init((int)f.threads);
     char dir[4096];

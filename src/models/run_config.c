@@ -250,7 +250,7 @@ long settings_int(SettingsReader *s, const char *key, double fallback, double lo
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return (long)fallback;
     if (v >= lo && v <= hi && v == floor(v)) return (long)v;
-    user_error_usage(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %g", s->who, key, lo, hi, v);
+    user_error_usage(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %.15g", s->who, key, lo, hi, v);
     s->failed = 1;
     return (long)fallback;
 }
@@ -260,7 +260,8 @@ static double settings_real_in(SettingsReader *s, const char *key, double fallba
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return fallback;
     if (v >= lo && (below ? v < hi : v <= hi)) return v;
-    user_error_usage(s->hint, "%s: %s must be a number in [%g, %g%s, got %g", s->who, key, lo, hi, below ? ")" : "]", v);
+    user_error_usage(s->hint, "%s: %s must be a number in [%.15g, %.15g%s, got %.15g", s->who, key, lo, hi,
+                     below ? ")" : "]", v);
     s->failed = 1;
     return fallback;
 }
@@ -271,6 +272,18 @@ double settings_real(SettingsReader *s, const char *key, double fallback, double
 
 double settings_real_below(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
     return settings_real_in(s, key, fallback, lo, hi, 1);
+}
+
+/* In [lo, hi) once stored in a float: 0.999999999 passes the check in double
+ * but is 1.0f, and a dropout probability of 1 kills every unit (the op dies
+ * on it), so the float's value is what is held to the range. */
+static float settings_float_below(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
+    double v = settings_real_below(s, key, fallback, lo, hi);
+    if (s->failed || (float)v < hi) return (float)v;
+    user_error_usage(s->hint, "%s: %s must be a number in [%.15g, %.15g), got %.15g, which is %.15g as a float", s->who,
+                     key, lo, hi, v, (double)(float)v);
+    s->failed = 1;
+    return (float)fallback;
 }
 
 const char *settings_string(SettingsReader *s, const char *key, const char *fallback) {
@@ -328,7 +341,7 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
         case SETTING_REAL: *(double *)field = settings_real(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_FLOAT: *(float *)field = (float)settings_real(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_REAL_BELOW: *(double *)field = settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
-        case SETTING_FLOAT_BELOW: *(float *)field = (float)settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_FLOAT_BELOW: *(float *)field = settings_float_below(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_BOOL: *(int *)field = settings_bool(s, p->key, p->def != 0); break;
         case SETTING_STRING: *(const char **)field = settings_string(s, p->key, p->text); break;
         case SETTING_CHOICE: {
@@ -341,6 +354,40 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
     }
 }
 
+int settings_table_check(const cJSON *config, const SettingSpec *spec, int n, const char *who, const char *hint) {
+    SettingsReader s = settings_reader(config, who, hint);
+    for (int i = 0; i < n && !s.failed; i++) {
+        const SettingSpec *p = &spec[i];
+        switch (p->kind) {
+        case SETTING_INT: case SETTING_LONG: case SETTING_U64:
+            settings_int(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_REAL: case SETTING_FLOAT:
+            settings_real(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_REAL_BELOW:
+            settings_real_below(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_FLOAT_BELOW:
+            settings_float_below(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_BOOL:
+            settings_bool(&s, p->key, p->def != 0);
+            break;
+        case SETTING_STRING:
+            settings_string(&s, p->key, p->text);
+            break;
+        case SETTING_CHOICE: {
+            int n_choices = 0;
+            while (p->choices[n_choices]) n_choices++;
+            settings_choice(&s, p->key, p->choices, n_choices);
+            break;
+        }
+        }
+    }
+    return s.failed ? -1 : 0;
+}
+
 void settings_describe(const SettingSpec *spec, int n, const char *key, char *out, size_t cap) {
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
@@ -350,11 +397,11 @@ void settings_describe(const SettingSpec *spec, int n, const char *key, char *ou
         case SETTING_INT: case SETTING_LONG: case SETTING_U64:
             snprintf(out, cap, "a whole number in [%.0f, %.0f]", p->lo, p->hi);
             break;
-        case SETTING_REAL: case SETTING_FLOAT:
-            snprintf(out, cap, "a number in [%g, %g]", p->lo, p->hi);
+        case SETTING_REAL: case SETTING_FLOAT:   /* %.15g: what is enforced, to the digit (0.999999999 is not 1) */
+            snprintf(out, cap, "a number in [%.15g, %.15g]", p->lo, p->hi);
             break;
         case SETTING_REAL_BELOW: case SETTING_FLOAT_BELOW:
-            snprintf(out, cap, "a number in [%g, %g)", p->lo, p->hi);
+            snprintf(out, cap, "a number in [%.15g, %.15g)", p->lo, p->hi);
             break;
         case SETTING_BOOL:
             snprintf(out, cap, "true or false");

@@ -254,6 +254,12 @@ void dataset_free(Dataset *d) {
     d->n = 0;
 }
 
+void dataset_report_truncated(const Dataset *d, long rows, int max_len, const char *unit, long longest) {
+    if (rows <= 0) return;
+    user_warning("%ld of %d rows of %s %s truncated to max_len %d %s (the longest had %ld)", rows, d->n,
+                 d->task ? d->task->display : "the data", d->split ? d->split->name : "input", max_len, unit, longest);
+}
+
 double dataset_mean_score(const Dataset *d) {
     double sum = 0.0;
     for (int i = 0; i < d->n; i++) sum += d->ex[i].score;

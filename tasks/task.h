@@ -126,6 +126,10 @@ int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err,
  * non-zero. */
 int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out);
 void dataset_free(Dataset *d);
+/* The one line a model's encoding says when it cut texts to its max_len:
+ * "12 of 500 rows of SST-2 dev truncated to max_len 128 tokens (the longest
+ * had 301)" on stderr; nothing when rows is 0. unit: "tokens", "words". */
+void dataset_report_truncated(const Dataset *d, long rows, int max_len, const char *unit, long longest);
 /* The mean regression target of d's examples (0 for none): where regression
  * models start their output bias and the majority baseline's prediction. */
 double dataset_mean_score(const Dataset *d);

@@ -218,7 +218,11 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     char dir[4096];
     Model *m = cli_load_model(ops, rt, run, init, bf16, dir, sizeof dir);
     if (!m) return 1;
-    Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
+    /* The dev split's layout (pair or not), named for what it is in messages
+     * ("1 of 3 rows of SST-2 input truncated ..."). */
+    TaskSplit input = task_dev_split(t) ? *task_dev_split(t) : t->splits[0];
+    input.name = "input";
+    Dataset d = {.task = t, .split = &input};
     int cap = 0;
     long lines = 0, bad = 0;
     if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);

@@ -29,6 +29,7 @@ typedef struct {
     int cap;
     char *clean;               /* a text with invalid bytes made U+FFFD, for JSON */
     size_t clean_cap;
+    long texts, cut, longest;  /* inputs, how many --max-len truncated, the longest of those (tokens) */
 } TokenizeRun;
 
 static void tokenize_reserve(TokenizeRun *r, int n) {
@@ -76,6 +77,8 @@ static void tokenize_one(TokenizeRun *r, const char *a, size_t la, const char *b
         tokenize_reserve(r, r->max_len);
         T = tokenizer_encode(r->tok, a, la, b, lb, r->max_len, r->ids, r->segments);
         for (int i = 0; i < T; i++) r->tokens[i] = vocab_token(r->tok->vocab, r->ids[i]);
+        r->cut += r->tok->last_len > T;
+        if (r->tok->last_len > T && r->tok->last_len > r->longest) r->longest = r->tok->last_len;
     } else {
         T = tokenizer_ids(r->tok, a, la, r->ids, r->tokens, r->cap);
         if (T > r->cap) {
@@ -83,6 +86,7 @@ static void tokenize_one(TokenizeRun *r, const char *a, size_t la, const char *b
             T = tokenizer_ids(r->tok, a, la, r->ids, r->tokens, r->cap);
         }
     }
+    r->texts++;
     if (r->json) tokenize_print_json(r, a, la, b, lb, T);
     else tokenize_print_text(r, T);
 }
@@ -150,6 +154,9 @@ int cmd_tokenize(int argc, char **argv) {
         for (int i = 0; i < ntexts; i += 1 + r.pair)
             tokenize_one(&r, texts[i], strlen(texts[i]), r.pair ? texts[i + 1] : NULL,
                          r.pair ? strlen(texts[i + 1]) : 0);
+        if (r.cut)
+            user_warning("%ld of %ld inputs truncated to max_len %d tokens (the longest had %ld)", r.cut, r.texts,
+                         r.max_len, r.longest);
     } else {
         rc = 1;
     }

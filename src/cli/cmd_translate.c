@@ -134,6 +134,20 @@ static int translate_train(int argc, char **argv) {
     return rc;
 }
 
+/* The one line about sources longer than the model's positions: the decoder
+ * keeps their first max_len - 1 pieces (seq2seq_decode.c). */
+static void translate_report_truncated(const Seq2Seq *m, const int *src_len, int n, const char *what) {
+    int cap = m->cfg.max_len - 1;
+    long cut = 0, longest = 0;
+    for (int i = 0; i < n; i++)
+        if (src_len[i] > cap) {
+            cut++;
+            if (src_len[i] > longest) longest = src_len[i];
+        }
+    if (cut)
+        user_warning("%ld of %d %s truncated to max_len %d pieces (the longest had %ld)", cut, n, what, cap, longest);
+}
+
 /* ---- eval ---- */
 
 /* --split names -> Multi30k file stems. */
@@ -282,6 +296,7 @@ static int translate_eval(int argc, char **argv) {
     rc = !t || s2s_corpus_load(&c, src, ref, t, 1) != 0;
     subword_free(t);
     if (rc == 0) {
+        translate_report_truncated(m, c.src_len, c.n, "sources");
         double t0 = now_seconds();
         char **hyp = s2s_translate_corpus(m, &c, &dec, (int)run_config_number(cfg, "eval_batch", 64));
         double secs = now_seconds() - t0;
@@ -326,6 +341,7 @@ static void translate_lines(Seq2Seq *m, SubwordTokenizer *t, const S2sDecodeOpti
         c.src[i] = xmalloc(sizeof(int) * (size_t)(cap ? cap : 1));
         c.src_len[i] = subword_encode(t, texts[i], (size_t)len, c.src[i], cap);
     }
+    translate_report_truncated(m, c.src_len, n, n == 1 ? "text" : "texts");
     char **hyp = s2s_translate_corpus(m, &c, dec, TRANSLATE_STDIN_BATCH);
     for (int i = 0; i < n; i++) {
         /* A blank line is a translation only of a blank input; else the model

@@ -356,17 +356,23 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
     e->ids = xmalloc(sizeof(int) * (size_t)cap);
     int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
     int *row2 = xmalloc(sizeof(int) * (size_t)m->max_len);
+    long cut = 0, longest = 0;   /* rows truncated to max_len, and the longest's tokens */
     for (int i = 0; i < d->n; i++) {
         const Example *x = &d->ex[i];
-        int T, s = 0;
+        int T, s = 0, full;
         if (m->siamese) {   /* "[CLS] a [SEP]" then "[CLS] b [SEP]" */
             const char *b = x->b ? x->b : "";
             s = tokenizer_encode(m->tok, x->a, strlen(x->a), NULL, 0, m->max_len, row, seg);
+            full = m->tok->last_len > s ? m->tok->last_len : 0;
             T = s + tokenizer_encode(m->tok, b, strlen(b), NULL, 0, m->max_len, row2, seg);
+            if (m->tok->last_len > T - s && m->tok->last_len > full) full = m->tok->last_len;
         } else {
             T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+            full = m->tok->last_len > T ? m->tok->last_len : 0;
             while (s < T && seg[s] == 0) s++;
         }
+        cut += full > 0;
+        if (full > longest) longest = full;
         if (used + T > cap) {
             while (used + T > cap) cap *= 2;
             e->ids = xrealloc(e->ids, sizeof(int) * (size_t)cap);
@@ -380,6 +386,7 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
         used += T;
     }
     e->off[d->n] = used;
+    dataset_report_truncated(d, cut, m->max_len, "tokens", longest);
     free(row2);
     free(row);
     free(seg);

@@ -59,9 +59,14 @@ int cli_fixture_two_class(const CliFixture *f, const char *name, int rows) {
     return rc;
 }
 
-char *cli_fixture_glue(const CliFixture *f, const char *args, int *status) {
-    char bin[PATH_MAX];   /* the run happens in dir: the binary's path must not be relative */
+const char *cli_fixture_bin(void) {
+    static char bin[PATH_MAX];   /* the runs happen in dir: the binary's path must not be relative */
     if (!realpath(test_glue_bin(), bin)) snprintf(bin, sizeof bin, "%s", test_glue_bin());
+    return bin;
+}
+
+char *cli_fixture_glue(const CliFixture *f, const char *args, int *status) {
+    const char *bin = cli_fixture_bin();
     size_t cap = strlen(args) + 2 * PATH_MAX;
     char *cmd = malloc(cap);
     snprintf(cmd, cap, "cd '%s' && GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results '%s' %s 2>&1", f->dir,

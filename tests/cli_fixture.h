@@ -25,6 +25,8 @@ int cli_fixture_two_class(const CliFixture *f, const char *name, int rows);
 /* Runs `glue <args>` in dir (stdout and stderr together); the exit status
  * (-1: killed by a signal) in *status. Caller frees the output. */
 char *cli_fixture_glue(const CliFixture *f, const char *args, int *status);
+/* The glue binary under test as an absolute path (commands run in dir). */
+const char *cli_fixture_bin(void);
 /* 1 when dir/name exists. */
 int cli_fixture_exists(const CliFixture *f, const char *name);
 

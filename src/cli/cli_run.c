@@ -9,6 +9,7 @@
 #include "train/run_dir.h"
 #include "train/trainer.h"
 #include "tasks/user_data.h"
+#include "text/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -185,6 +186,20 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
         m = NULL;
     }
     return m;
+}
+
+int cli_check_text(const char *s, size_t len, const char *origin) {
+    const char *nul = memchr(s, '\0', len);
+    if (nul) {   /* the text would end there, silently */
+        user_error_data("give the text as UTF-8 without NUL bytes", "%s: NUL byte at byte %zu", origin,
+                        (size_t)(nul - s) + 1);
+        return -1;
+    }
+    if (utf8_valid(s, len)) return 0;
+    size_t at = 0, next = 0;   /* the first invalid byte, for the message */
+    while (next < len && !(utf8_decode(s, len, &next) == UTF8_REPLACEMENT && next == at + 1)) at = next;
+    user_error_data("give the text as UTF-8", "%s: invalid UTF-8 at byte %zu", origin, at + 1);
+    return -1;
 }
 
 void cli_metric_text(const cJSON *v, char *out, size_t cap) {

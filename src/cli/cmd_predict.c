@@ -11,7 +11,6 @@
 #include "core/threads.h"
 #include "train/evaluate.h"
 #include "train/run_dir.h"
-#include "text/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -29,11 +28,7 @@ static int is_pair(const Task *t) {
 }
 
 /* Checks one input text; origin is "argument 1" or "stdin:3". */
-static int predict_check_text(const char *s, const char *origin) {
-    if (utf8_valid(s, strlen(s))) return 0;
-    user_error_data("give the text as UTF-8", "%s: invalid UTF-8", origin);
-    return -1;
-}
+static int predict_check_text(const char *s, const char *origin) { return cli_check_text(s, strlen(s), origin); }
 
 static void predict_add(Dataset *d, int *cap, const char *a, const char *b, long line) {
     if (d->n == *cap) {

@@ -333,17 +333,17 @@ TEST(bert_finetune_cli_init_and_errors) {
     cJSON_Delete(j);
     free(out);
     free(err);
-    /* Clear errors, exit 2 for settings, 1 for files. */
+    /* Clear errors, exit 2 for settings, 74 for missing files (core/exit_codes.h). */
     const struct { const char *args; int status; const char *says; } bad[] = {
-        {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 1, "no such file"},
-        {"finetune sst2 --threads 1 --init none --set bert=huge", 1, "unknown BERT config"},
-        {"finetune sst2 --threads 1 --init none --set vocab=/nonexistent/vocab.txt", 1, "vocab.txt"},
-        {"finetune sst2 --threads 1 --max-len 600", 1, "max_position_embeddings"},
-        {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
-        {"finetune sst2 --threads 1 --set pair_encoding=siamese", 1, "scores similarity"},
-        {"finetune stsb --threads 1 --set pair_encoding=both", 1, "unknown pair_encoding"},
+        {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 74, "no such file"},
+        {"finetune sst2 --threads 1 --init none --set bert=huge", 2, "unknown BERT config"},
+        {"finetune sst2 --threads 1 --init none --set vocab=/nonexistent/vocab.txt", 74, "vocab.txt"},
+        {"finetune sst2 --threads 1 --max-len 600", 2, "max_position_embeddings"},
+        {"finetune sst2 --threads 1 --set clip=-1", 2, "clip"},
+        {"finetune sst2 --threads 1 --set pair_encoding=siamese", 2, "scores similarity"},
+        {"finetune stsb --threads 1 --set pair_encoding=both", 2, "unknown pair_encoding"},
         {"finetune sst2 --threads 1 --set pair_swap=true", 2, "not symmetric"},
-        {"finetune sst2 --threads 1 --set layer_decay=1.5", 1, "layer_decay"},
+        {"finetune sst2 --threads 1 --set layer_decay=1.5", 2, "layer_decay"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         out = glue(&fx, bad[i].args, &st, &err);

@@ -71,7 +71,7 @@ int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
     settings_table_read(&s, FT_SETTINGS, NUM_FT_SETTINGS, c);
     if (s.failed) return -1;
     if (c->maxn > 0 && (c->minn < 1 || c->minn > c->maxn)) {
-        user_error(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
+        user_error_usage(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
                    c->minn, c->maxn);
         return -1;
     }
@@ -80,7 +80,7 @@ int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
     /* As the reference: without n-grams there are no hashed rows at all. */
     if (c->word_ngrams <= 1 && c->maxn == 0) c->bucket = 0;
     if (c->bucket == 0 && (c->word_ngrams > 1 || c->maxn > 0)) {
-        user_error(FT_CONFIG_HINT, "fasttext: bucket must be >= 1 when n-grams are used");
+        user_error_usage(FT_CONFIG_HINT, "fasttext: bucket must be >= 1 when n-grams are used");
         return -1;
     }
     return 0;

@@ -186,7 +186,7 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
         goto fail;
     }
     if (s.max_len > bert->cfg.max_position) {
-        user_error(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
+        user_error_usage(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
                    bert->cfg.max_position);
         goto fail;
     }
@@ -196,12 +196,12 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
         goto fail;
     }
     if (s.siamese && m->K != 1) {
-        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
                    task->name, m->K);
         goto fail;
     }
     if (s.pair_features && (m->K < 2 || task->splits[0].col_b < 0)) {
-        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
                    "classification task", s.pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
                    task->name);
         goto fail;
@@ -243,7 +243,7 @@ fail:
 static int bert_init_path(const char *init, char *out, size_t cap) {
     struct stat st;
     if (stat(init, &st) != 0) {
-        user_error("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
+        user_error_io("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
                    "--init %s: no such file or directory", init);
         return -1;
     }

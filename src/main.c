@@ -311,6 +311,7 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         const char *model = "bert";
         for (int k = 2; k < argc; k++) {
             if (strcmp(argv[k], "--model") == 0 && k + 1 < argc) model = argv[++k];
+            else if (strncmp(argv[k], "--model=", 8) == 0) model = argv[k] + 8;
             else if (argv[k][0] != '-' && !task) task = task_find(argv[k]);
         }
         const ModelOps *ops = model_find(model);

@@ -14,6 +14,7 @@ TEST(settings_help_any_order_any_task) {
         "finetune --help-settings --model %s",      "finetune --model %s --help-settings",
         "finetune sst2 --help-settings --model %s", "finetune --help-settings --model %s stsb",
         "finetune --model %s --epochs 3 --help-settings", "finetune --train a.tsv --dev b.tsv --model %s --help-settings",
+        "finetune --help-settings --model=%s",
     };
     for (int m = 0; m < 4; m++)
         for (size_t k = 0; k < sizeof SHAPES / sizeof SHAPES[0]; k++) {

@@ -102,7 +102,8 @@ static const Command COMMANDS[] = {
      "  --results FILE.json adds the run's scores to a table of runs (and FILE.md).\n"
      "  snapshot: a run's model.ckpt in half precision with its config.json and\n"
      "  results.json, in OUT_DIR (how models/translate-en-de-multi30k was made).\n"
-     "  Otherwise translates each TEXT, or stdin line by line, with --model DIR|CKPT,\n"
+     "  Otherwise translates each TEXT, or stdin line by line (UTF-8, as for predict: a\n"
+     "  line that is not gets an empty output line and the command exits 65), with --model DIR|CKPT,\n"
      "  else runs/translate when you trained one, else the shipped\n"
      "  models/translate-en-de-multi30k (run from the repository).\n"},
     {"finetune", cmd_finetune,

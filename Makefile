@@ -80,7 +80,7 @@ $(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/libglue.a
 FUZZ_IN_TEST ?= 1
 test: $(GLUE_BIN) $(BUILD)/glue_tests $(BUILD)/glue-static
 	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) --no-print-directory fuzz-seeds))
-	GLUE_BIN=./$(GLUE_BIN) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
+	GLUE_BIN=$(abspath $(GLUE_BIN)) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
 
 # Sanitizer reports go to files (a leak in a `glue` the tests run as a child
 # does not change its exit code): any report fails the target after the tests.

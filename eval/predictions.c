@@ -28,31 +28,31 @@ static void labels_wanted(const Task *t, char *out, size_t cap) {
 static int parse_row(Predictions *p, int i, char *line, size_t len, long line_no) {
     const Task *t = p->task;
     if (row_has_nul(line, len)) {
-        user_error("write the file as text", "%s:%ld: NUL byte in the row", p->path, line_no);
+        user_error_data("write the file as text", "%s:%ld: NUL byte in the row", p->path, line_no);
         return -1;
     }
     char *f[3];
     int n = fields_split(line, f, 3);
     if (n != 2) {
-        user_error("each row is 'index<TAB>prediction'", "%s:%ld: expected 2 tab-separated columns, got %d",
+        user_error_data("each row is 'index<TAB>prediction'", "%s:%ld: expected 2 tab-separated columns, got %d",
                    p->path, line_no, n);
         return -1;
     }
     const char *idx = f[0], *val = f[1];
     if (*idx == '\0') {
-        user_error(NULL, "%s:%ld: missing index", p->path, line_no);
+        user_error_data(NULL, "%s:%ld: missing index", p->path, line_no);
         return -1;
     }
     if (field_index(idx, &p->index[i]) != 0) {
-        user_error(NULL, "%s:%ld: index '%.40s' is not a non-negative integer", p->path, line_no, idx);
+        user_error_data(NULL, "%s:%ld: index '%.40s' is not a non-negative integer", p->path, line_no, idx);
         return -1;
     }
     p->line[i] = line_no;
     p->label[i] = -1;
     p->score[i] = 0;
     if (t->num_labels == 1) {
-        if (field_number(val, &p->score[i]) != 0) {
-            user_error(NULL, "%s:%ld: prediction '%.40s' is not a number (%s wants a similarity score)",
+        if (field_score(val, &p->score[i]) != 0) {
+            user_error_data(NULL, "%s:%ld: prediction '%.40s' is not a number (%s wants a similarity score)",
                        p->path, line_no, val, t->display);
             return -1;
         }
@@ -61,7 +61,7 @@ static int parse_row(Predictions *p, int i, char *line, size_t len, long line_no
         if (p->label[i] < 0) {
             char want[128];
             labels_wanted(t, want, sizeof want);
-            user_error(NULL, "%s:%ld: unknown label '%.40s' (%s wants %s)", p->path, line_no, val, t->display,
+            user_error_data(NULL, "%s:%ld: unknown label '%.40s' (%s wants %s)", p->path, line_no, val, t->display,
                        want);
             return -1;
         }
@@ -93,7 +93,7 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
             /* A UTF-8 BOM (spreadsheet exports) is not part of the header. */
             const char *h = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
             if (row_has_nul(line, len) || strcmp(h, PRED_HEADER) != 0) {
-                user_error("the first line of a leaderboard file is 'index<TAB>prediction'",
+                user_error_data("the first line of a leaderboard file is 'index<TAB>prediction'",
                            "%s:1: expected the header 'index<TAB>prediction'", path);
                 status = -1;
             }
@@ -106,7 +106,7 @@ int predictions_read(const char *path, const Task *t, Predictions *out) {
     }
     if (status == 0 && got < 0) { lines_report(&r); status = -1; }
     if (status == 0 && r.line_no == 0) {
-        user_error(NULL, "%s: empty file (expected the header 'index<TAB>prediction')", path);
+        user_error_data(NULL, "%s: empty file (expected the header 'index<TAB>prediction')", path);
         status = -1;
     }
     lines_close(&r);
@@ -152,12 +152,12 @@ int predictions_match(const Predictions *p, const Dataset *d, int *label_out, do
     for (int k = 0; k < p->n && status == 0; k++) {
         int row = find_row(ix, d->n, p->index[k]);
         if (row < 0) {
-            user_error("predictions must use the index of the scored split",
+            user_error_data("predictions must use the index of the scored split",
                        "%s:%ld: index %ld is not in %s %s (%d rows)", p->path, p->line[k], p->index[k],
                        p->task->display, split, d->n);
             status = -1;
         } else if (filled_by[row]) {
-            user_error(NULL, "%s:%ld: index %ld appears twice (first on line %ld)", p->path, p->line[k],
+            user_error_data(NULL, "%s:%ld: index %ld appears twice (first on line %ld)", p->path, p->line[k],
                        p->index[k], filled_by[row]);
             status = -1;
         } else {
@@ -168,7 +168,7 @@ int predictions_match(const Predictions *p, const Dataset *d, int *label_out, do
     }
     for (int i = 0; i < d->n && status == 0; i++)
         if (!filled_by[i]) {
-            user_error("write one prediction per example",
+            user_error_data("write one prediction per example",
                        "%s: %d predictions for the %d rows of %s %s; none for index %ld (%s line %ld)", p->path,
                        p->n, d->n, p->task->display, split, d->ex[i].index, d->split ? d->split->file : split,
                        d->ex[i].line);

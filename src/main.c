@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,8 @@ static const Command COMMANDS[] = {
      "  --results FILE.json adds the run's scores to a table of runs (and FILE.md).\n"
      "  snapshot: a run's model.ckpt in half precision with its config.json and\n"
      "  results.json, in OUT_DIR (how models/translate-en-de-multi30k was made).\n"
-     "  Otherwise translates each TEXT, or stdin line by line, with --model DIR|CKPT,\n"
+     "  Otherwise translates each TEXT, or stdin line by line (UTF-8, as for predict: a\n"
+     "  line that is not gets an empty output line and the command exits 65), with --model DIR|CKPT,\n"
      "  else runs/translate when you trained one, else the shipped\n"
      "  models/translate-en-de-multi30k (run from the repository).\n"},
     {"finetune", cmd_finetune,
@@ -285,6 +287,17 @@ static void print_overview(FILE *f) {
                "commands:\n");
     for (int i = 0; i < NUM_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    /* core/exit_codes.h: one code per kind of failure, whichever command. */
+    fprintf(f, "\nexit codes:\n"
+               "  0    success\n"
+               "  1    the work failed (a model diverged, a metric is not a number, ...)\n"
+               "  2    usage: a command line, option value or setting is wrong (unknown, out of range)\n"
+               "  %d   data: an input's contents are wrong (malformed or empty split, bad label,\n"
+               "       invalid UTF-8, damaged checkpoint or JSON)\n"
+               "  %d   I/O: a file is missing, unreadable or cannot be written\n"
+               "  %d  interrupted: %d + the signal (SIGINT %d, SIGTERM %d), after saving for --resume\n",
+            EXIT_DATA, EXIT_IO, EXIT_SIGNAL_BASE + SIGINT, EXIT_SIGNAL_BASE, EXIT_SIGNAL_BASE + SIGINT,
+            EXIT_SIGNAL_BASE + SIGTERM);
 }
 
 /* `glue CMD --help-settings`: every --set key of the command with its default
@@ -294,11 +307,12 @@ static int print_settings(const char *cmd, int argc, char **argv) {
     const char *what = cmd;
     const SettingSpec *spec = NULL;
     int nspec = 0;
+    const Task *task = NULL;   /* finetune TASK: the task's own defaults */
     if (strcmp(cmd, "finetune") == 0) {
         const char *model = "bert";
-        const Task *task = NULL;
         for (int k = 2; k < argc; k++) {
             if (strcmp(argv[k], "--model") == 0 && k + 1 < argc) model = argv[++k];
+            else if (strncmp(argv[k], "--model=", 8) == 0) model = argv[k] + 8;
             else if (argv[k][0] != '-' && !task) task = task_find(argv[k]);
         }
         const ModelOps *ops = model_find(model);
@@ -319,7 +333,8 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
         return EXIT_USAGE;
     }
-    printf("--set keys of glue %s (%s), their defaults and values:\n", cmd, what);
+    printf("--set keys of glue %s (%s), their defaults%s%s and values:\n", cmd, what, task ? " for " : "",
+           task ? task->name : "");
     for (const cJSON *it = d->child; it; it = it->next) {
         char *v = cJSON_PrintUnformatted(it), range[512];
         settings_describe(spec, nspec, it->string, range, sizeof range);
@@ -385,7 +400,7 @@ int main(int argc, char **argv) {
                        "(training) and 'glue finetune' do", c->name);
             return EXIT_USAGE;
         }
-        return c->fn(argc - 1, argv + 1);
+        return exit_code_resolve(c->fn(argc - 1, argv + 1));
     }
     int best = 0;
     for (int i = 1; i < NUM_COMMANDS; i++)

@@ -1,6 +1,8 @@
 /* fields.c — the rules for reading a tab-separated row's fields (see fields.h). */
 #include "tasks/fields.h"
 
+#include "tasks/task.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -40,4 +42,14 @@ int field_number(const char *s, double *out) {
     if (*end != '\0' || errno || !isfinite(v)) return -1;
     *out = v;
     return 0;
+}
+
+int field_score(const char *s, double *out) {
+    const char *b;
+    size_t n = task_label_trim(s, &b);
+    char cell[128];
+    if (n >= sizeof cell) return -1;   /* no number is that long */
+    memcpy(cell, b, n);
+    cell[n] = '\0';
+    return field_number(cell, out);
 }

@@ -2,7 +2,8 @@
  * shared by the GLUE task loader (tasks/load.c) and the leaderboard prediction
  * reader (eval/predictions.c), so both refuse the same things: a NUL byte in a
  * row (its bytes after the NUL would be silently cut off), spaces or signs
- * around an index, hexadecimal, "inf"/"nan" and other strtod extensions. */
+ * around an index, hexadecimal, "inf"/"nan" and other strtod extensions; both
+ * trim a label cell (a class or a score) alike. */
 #ifndef GLUE_FIELDS_H
 #define GLUE_FIELDS_H
 
@@ -20,5 +21,8 @@ int field_index(const char *s, long *out);
  * exponent, nothing else (no spaces, no hexadecimal, no inf/nan). 0 and *out,
  * or -1. */
 int field_number(const char *s, double *out);
+/* A score in a label cell: field_number of the cell without the whitespace
+ * around it (label cells are trimmed, task_label_trim; indices are not). */
+int field_score(const char *s, double *out);
 
 #endif

@@ -6,7 +6,7 @@
  * row — wrong column count, unknown label, bad STS-B score, invalid UTF-8 — is
  * reported as "path:line: what (row skipped)" and skipped, with a count at the
  * end; strict makes the first one fatal. A wrong header means the wrong file
- * or layout and is always fatal. */
+ * or layout and is always fatal, and so is a split without a single usable row. */
 #include "tasks/task.h"
 #include "tasks/load_rows.h"
 
@@ -59,12 +59,18 @@ static int check_text(LoadCtx *c, char **f, int k) {
     return load_check_text(c, f[k], strlen(f[k]), col);
 }
 
+/* The message for a cell that lists several labels of a single-label task. */
+static int label_list_bad(LoadCtx *c, const char *v) {
+    c->fatal = 1;
+    return load_row_bad(c, "label '%.60s' is a list of labels, but %s is single-label: give one label per row",
+                        v, c->t->display);
+}
+
 int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     const Task *t = c->t;
     if (t->num_labels == 1) {
         double x;
-        if (field_number(v, &x) != 0)
-            return load_row_bad(c, "score '%.40s' is not a number", v);
+        if (field_score(v, &x) != 0) return load_row_bad(c, "score '%.40s' is not a number", v);
         /* STS-B's scale; a user's regression target may be any finite number */
         if (!t->user && (x < 0 || x > STSB_MAX_SCORE))
             return load_row_bad(c, "score '%.40s' is not a number in [0, %g]", v, STSB_MAX_SCORE);
@@ -74,6 +80,7 @@ int load_parse_label(LoadCtx *c, const char *v, Example *ex) {
     }
     ex->label = task_label_index(t, v);
     if (ex->label >= 0) return 0;
+    if (task_label_list_of(v, t->labels, t->num_labels)) return label_list_bad(c, v);
     char list[256] = "";
     for (int i = 0; i < t->num_labels && strlen(list) < 200; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", t->labels[i]);
@@ -122,7 +129,7 @@ static int check_header(LoadCtx *c, const char *line) {
     escape_tabs(c->s->header, want, sizeof want);
     snprintf(hint, sizeof hint, "is this the %s %s file? re-fetch it with 'glue data fetch %s'",
              c->t->display, c->s->name, c->t->name);
-    user_error(hint, "%s:1: header '%s' is not the official layout '%s'", c->path, got, want);
+    user_error_data(hint, "%s:1: header '%s' is not the official layout '%s'", c->path, got, want);
     return -1;
 }
 
@@ -135,8 +142,12 @@ void load_push(Dataset *d, int *cap, const Example *ex) {
 }
 
 int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d) {
+    if (c->fatal) {
+        user_error_data("one label a row; a list means multi-label data", "%s: %s", where, c->why);
+        return -1;
+    }
     if (strict) {
-        user_error("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
+        user_error_data("fix or remove the row (non-strict loading skips it)", "%s: %s", where, c->why);
         return -1;
     }
     if (d->num_skipped < LOAD_MAX_REPORTED)
@@ -177,7 +188,7 @@ static int load_rows(LoadCtx *c, LineReader *r, int strict, Dataset *d) {
     }
     if (k < 0) { lines_report(r); return -1; }
     if (c->s->has_header && r->line_no == 0) {
-        user_error("re-fetch it with 'glue data fetch'", "%s: empty file (expected the header line)", c->path);
+        user_error_data("re-fetch it with 'glue data fetch'", "%s: empty file (expected the header line)", c->path);
         return -1;
     }
     return 0;
@@ -190,13 +201,13 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
         char hint[256] = "splits:";
         for (int i = 0; i < t->num_splits; i++)
             snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " %s", t->splits[i].name);
-        user_error(hint, "task %s has no split '%s'", t->name, split_name ? split_name : "(none)");
+        user_error_usage(hint, "task %s has no split '%s'", t->name, split_name ? split_name : "(none)");
         return EXIT_USAGE;
     }
     char path[4096], hint[256];
     if (task_split_path(t, s, root, path, sizeof path) != 0) {
         snprintf(hint, sizeof hint, "run 'glue data fetch %s' (or set $GLUE_DATA to the GLUE folder)", t->name);
-        user_error(hint, "%s: no such file (%s %s split)", path, t->display, s->name);
+        user_error_io(hint, "%s: no such file (%s %s split)", path, t->display, s->name);
         return 1;
     }
     LineReader r;
@@ -214,6 +225,19 @@ int task_load(const Task *t, const char *split_name, const char *root, int stric
     }
     if (rc != 0) { dataset_free(out); return 1; }
     load_report_skipped(out, path);
+    /* Nothing to train on or to score: every metric of it would be a made-up
+     * number (accuracy 0.00), so it is an error, whichever command asked. */
+    if (out->n == 0) {
+        if (out->num_skipped)
+            user_error_data("fix the rows (see the messages above)", "%s: no usable rows in the %s %s split (%d "
+                            "malformed row%s skipped)", path, t->display, s->name, out->num_skipped,
+                            out->num_skipped == 1 ? "" : "s");
+        else
+            user_error_data("give the file its rows", "%s: the %s %s split has no rows%s", path, t->display,
+                            s->name, s->has_header ? " (only a header)" : "");
+        dataset_free(out);
+        return 1;
+    }
     return 0;
 }
 
@@ -236,6 +260,12 @@ void dataset_free(Dataset *d) {
     d->n = 0;
 }
 
+void dataset_report_truncated(const Dataset *d, long rows, int max_len, const char *unit, long longest) {
+    if (rows <= 0) return;
+    user_warning("%ld of %d rows of %s %s truncated to max_len %d %s (the longest had %ld)", rows, d->n,
+                 d->task ? d->task->display : "the data", d->split ? d->split->name : "input", max_len, unit, longest);
+}
+
 double dataset_mean_score(const Dataset *d) {
     double sum = 0.0;
     for (int i = 0; i < d->n; i++) sum += d->ex[i].score;
@@ -244,7 +274,7 @@ double dataset_mean_score(const Dataset *d) {
 
 int dataset_add_swapped_pairs(Dataset *d) {
     if (!d->task->symmetric) {
-        user_error("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",
+        user_error_usage("both orders only for MRPC, STS-B and QQP, whose labels do not depend on the order",
                    "%s: its pairs are not symmetric (pair_swap)", d->task->display);
         return -1;
     }

@@ -159,7 +159,8 @@ int load_json_entries(LoadCtx *c, int strict, Dataset *d) {
     LinesStatus st;
     cJSON *doc = json_read(c->path, err, sizeof err, &st);
     if (!doc) {
-        user_error("re-fetch it with 'glue data fetch'", "%s", err);
+        if (st == LINES_MISSING || st == LINES_IO) user_error_io("re-fetch it with 'glue data fetch'", "%s", err);
+        else user_error_data("re-fetch it with 'glue data fetch'", "%s", err);
         return -1;
     }
     const TaskSplit *s = c->s;

@@ -14,6 +14,9 @@ typedef struct LoadCtx {
     const TaskSplit *s;
     const char *path;
     char why[512];             /* what is wrong with the current row */
+    int fatal;                 /* the row is wrong in a way no skip can mend (a list of labels in a
+                                * single-label task: the data are another kind): an error even when
+                                * not strict */
 } LoadCtx;
 
 /* Records why the row is bad; returns -1 (so "return load_row_bad(...)"). */
@@ -21,7 +24,8 @@ int load_row_bad(LoadCtx *c, const char *fmt, ...) __attribute__((format(printf,
 /* A text field: no NUL byte, valid UTF-8 (the first bad byte is named). what
  * names the field in the message ("sentence1", "text_a"). 0 or -1. */
 int load_check_text(LoadCtx *c, const char *text, size_t len, const char *what);
-/* The label (class name, or a score for a regression task) into ex. 0 or -1. */
+/* The label (class name, or a score for a regression task; the cell trimmed)
+ * into ex. 0 or -1; a list of the task's labels also sets c->fatal. */
 int load_parse_label(LoadCtx *c, const char *v, Example *ex);
 /* A multi-label row's labels (tasks/label_set.c) into ex->labels (ascending
  * ids) and ex->nlabels, ex->label -1: from the label strings names[0..n), or

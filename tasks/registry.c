@@ -242,11 +242,43 @@ const char *task_label_name(const Task *t, int k) {
     return t->label_names[k] ? t->label_names[k] : t->labels[k];
 }
 
+size_t task_label_trim(const char *s, const char **start) {
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)*s)) s++, n--;
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    *start = s;
+    return n;
+}
+
+/* Index of the label spelled s[0..n) among labels[0..k), or -1. */
+static int label_find(const char *const *labels, int k, const char *s, size_t n) {
+    for (int i = 0; i < k && i < TASK_MAX_LABELS; i++)
+        if (labels[i] && strlen(labels[i]) == n && memcmp(labels[i], s, n) == 0) return i;
+    return -1;
+}
+
 int task_label_index(const Task *t, const char *s) {
     if (!s) return -1;
-    for (int i = 0; i < t->num_labels && i < TASK_MAX_LABELS; i++)
-        if (t->labels[i] && strcmp(t->labels[i], s) == 0) return i;
-    return -1;
+    const char *b;
+    size_t n = task_label_trim(s, &b);
+    return label_find(t->labels, t->num_labels, b, n);
+}
+
+int task_label_list_of(const char *s, const char *const *labels, int k) {
+    const char *b;
+    size_t n = task_label_trim(s, &b);
+    if (!memchr(b, ',', n) || label_find(labels, k, b, n) >= 0) return 0;   /* a label may hold a comma */
+    for (const char *end = b + n; b <= end;) {
+        const char *comma = memchr(b, ',', (size_t)(end - b));
+        const char *stop = comma ? comma : end, *p = b;
+        while (p < stop && isspace((unsigned char)*p)) p++;
+        const char *q = stop;
+        while (q > p && isspace((unsigned char)q[-1])) q--;
+        int known = label_find(labels, k, p, (size_t)(q - p));
+        if (known < 0 || memchr(labels[known], ',', strlen(labels[known]))) return 0;
+        b = stop + 1;
+    }
+    return 1;
 }
 
 int task_dev_splits(const Task *t, const TaskSplit **out, int max) {

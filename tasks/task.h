@@ -139,14 +139,27 @@ int task_split_path(const Task *t, const TaskSplit *s, const char *root, char *o
  * the reason in err. */
 int task_count_rows(const TaskSplit *s, const char *path, long *rows, char *err, size_t cap);
 
-/* Load a split. Returns 0 on success; on a missing/truncated file or (strict) a
- * malformed row prints one clear error and returns non-zero. */
+/* Load a split. Returns 0 on success; on a missing/truncated file, (strict) a
+ * malformed row, or no usable row at all prints one clear error and returns
+ * non-zero. */
 int task_load(const Task *t, const char *split_name, const char *root, int strict, Dataset *out);
 void dataset_free(Dataset *d);
+/* The one line a model's encoding says when it cut texts to its max_len:
+ * "12 of 500 rows of SST-2 dev truncated to max_len 128 tokens (the longest
+ * had 301)" on stderr; nothing when rows is 0. unit: "tokens", "words". */
+void dataset_report_truncated(const Dataset *d, long rows, int max_len, const char *unit, long longest);
 /* The mean regression target of d's examples (0 for none): where regression
  * models start their output bias and the majority baseline's prediction. */
 double dataset_mean_score(const Dataset *d);
-/* Label index of a label string (for predictions in leaderboard format), -1 if none. */
+/* Label index of a label string (for predictions in leaderboard format), -1 if
+ * none. A cell's surrounding whitespace is not part of its label (" pos " is
+ * "pos"): task_label_trim gives the label's span of s. */
 int task_label_index(const Task *t, const char *s);
+size_t task_label_trim(const char *s, const char **start);
+/* 1 when s is not a label of labels[0..k) but a comma-separated list of two
+ * or more of them without commas of their own ("pos,neg"): a row of
+ * multi-label data, which a single-label task must refuse, not take for a
+ * class of its own. */
+int task_label_list_of(const char *s, const char *const *labels, int k);
 
 #endif

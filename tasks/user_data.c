@@ -260,20 +260,20 @@ static int row_open(RowReader *rr, const UserData *u, LoadCtx *c) {
         int k = lines_next(&rr->r, &line, &len);
         if (k < 0) { lines_report(&rr->r); return -1; }
         if (k == 0) {
-            user_error("give the header row, or --no-header", "%s: empty file (expected a header row)", c->path);
+            user_error_data("give the header row, or --no-header", "%s: empty file (expected a header row)", c->path);
             return -1;
         }
         if (len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) { line += 3; len -= 3; }   /* a BOM */
         if (u->format == USER_TSV) tsv_fields(rr, line, len);
         else if ((k = csv_fields(rr, c, line, len)) != 0) {
             if (k == -2) lines_report(&rr->r);
-            else user_error("fix the header row", "%s:1: header: %s", c->path, c->why);
+            else user_error_data("fix the header row", "%s:1: header: %s", c->path, c->why);
             return -1;
         }
         rr->ncols = rr->nf;
     }
     if (resolve_columns(rr, err, sizeof err) != 0) {
-        user_error("--columns names the text and label columns (header names or 1-based numbers)", "%s: %s",
+        user_error_usage("--columns names the text and label columns (header names or 1-based numbers)", "%s: %s",
                    c->path, err);
         return -1;
     }
@@ -349,12 +349,15 @@ typedef struct {
     int several;                /* its label count */
 } LabelScan;
 
+/* A label string of the train file, once, trimmed (" pos " is "pos"). */
 static int label_add(LoadCtx *c, UserData *u, const char *name) {
+    const char *b;
+    size_t n = task_label_trim(name, &b);
     for (int i = 0; i < u->num_labels; i++)
-        if (strcmp(u->labels[i], name) == 0) return 0;
-    if (!*name) return load_row_bad(c, "empty label");
+        if (strlen(u->labels[i]) == n && memcmp(u->labels[i], b, n) == 0) return 0;
+    if (n == 0) return load_row_bad(c, "empty label");
     if (u->num_labels == TASK_MAX_LABELS) return load_row_bad(c, "more than %d labels", TASK_MAX_LABELS);
-    u->labels[u->num_labels++] = xstrdup(name);
+    u->labels[u->num_labels++] = xstrndup(b, n);
     return 0;
 }
 
@@ -369,6 +372,39 @@ static int label_collect(LoadCtx *c, const RowText *row, long line, long index, 
     for (int i = 0; i < row->nlabels; i++)
         if (label_add(c, scan->u, row->labels[i]) != 0) return -1;
     return 0;
+}
+
+/* The labels of the file without a comma: what a list of labels lists. */
+typedef struct {
+    const char *name;
+    const char *plain[TASK_MAX_LABELS];
+    int n;
+} PlainLabels;
+
+/* A row whose label lists other labels of the file ("pos,neg" beside rows
+ * "pos" and "neg"): the first such row is reported as fatal (c->fatal). */
+static int label_not_list(LoadCtx *c, const RowText *row, long line, long index, void *arg) {
+    (void)line;
+    (void)index;
+    const PlainLabels *p = arg;
+    if (row->nlabels != 1 || !task_label_list_of(row->labels[0], p->plain, p->n)) return 0;
+    c->fatal = 1;
+    return load_row_bad(c, "label '%.60s' is a list of labels, but %s is single-label: give one label per row, "
+                        "or say --multi-label", row->labels[0], p->name);
+}
+
+/* A collected label that is a list of others means multi-label data: the
+ * first row with one is named (an error). 0, or -1 after the message. */
+static int labels_check_lists(UserData *u, LoadCtx *c) {
+    PlainLabels p = {.name = u->name};
+    for (int i = 0; i < u->num_labels; i++)
+        if (!strchr(u->labels[i], ',')) p.plain[p.n++] = u->labels[i];
+    int lists = 0;
+    for (int i = 0; i < u->num_labels; i++) lists += task_label_list_of(u->labels[i], p.plain, p.n);
+    if (!lists) return 0;
+    Dataset quiet = {0};
+    user_scan(u, c, 0, 0, &quiet, label_not_list, &p);   /* reports the first, fatal */
+    return -1;
 }
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -443,7 +479,7 @@ static int default_columns(UserData *u) {
     static const char *const LABEL[] = {"label", "labels"};
     if (u->format == USER_FASTTEXT) return 0;
     if (!u->header && u->format != USER_JSONL) {
-        user_error("e.g. --columns 2,1 (text in column 2, label in column 1)",
+        user_error_usage("e.g. --columns 2,1 (text in column 2, label in column 1)",
                    "%s: without a header, --columns must give the column numbers", u->file[FILE_TRAIN]);
         return -1;
     }
@@ -462,7 +498,7 @@ static int default_columns(UserData *u) {
     const char *b = rc ? NULL : first_present(TEXT_B, 2, &rr, obj);
     const char *l = rc ? NULL : first_present(LABEL, 2, &rr, obj);
     if (rc == 0 && (!a || !l)) {
-        user_error("name them: --columns TEXT,LABEL or TEXT_A,TEXT_B,LABEL",
+        user_error_usage("name them: --columns TEXT,LABEL or TEXT_A,TEXT_B,LABEL",
                    "%s: no %s column (looked for %s)", c.path, a ? "label" : "text",
                    a ? "label, labels" : "text, sentence, text_a, sentence1");
         rc = -1;
@@ -492,7 +528,7 @@ static int parse_columns(UserData *u, const char *spec) {
     int bad = n < 2 || n > 3 || strchr(spec, ',') == NULL;
     for (int i = 0; i < n && !bad; i++) bad = !*part[i];
     if (bad || u->format == USER_FASTTEXT) {
-        user_error(u->format == USER_FASTTEXT ? "drop --columns: a fastText line is __label__X text"
+        user_error_usage(u->format == USER_FASTTEXT ? "drop --columns: a fastText line is __label__X text"
                                               : "e.g. --columns text,label or --columns premise,hypothesis,label",
                    "--columns %s: expected TEXT,LABEL or TEXT_A,TEXT_B,LABEL", spec);
         return -1;
@@ -508,11 +544,11 @@ static int check_name(const char *name) {
     int ok = *name != '\0' && strlen(name) < 64;
     for (const char *p = name; *p && ok; p++) ok = isalnum((unsigned char)*p) || *p == '-' || *p == '_';
     if (!ok) {
-        user_error("give --name NAME (letters, digits, '-', '_')", "'%s' cannot name a dataset", name);
+        user_error_usage("give --name NAME (letters, digits, '-', '_')", "'%s' cannot name a dataset", name);
         return -1;
     }
     if (task_find(name)) {
-        user_error("give your dataset another --name", "'%s' is a GLUE task", name);
+        user_error_usage("give your dataset another --name", "'%s' is a GLUE task", name);
         return -1;
     }
     return 0;
@@ -522,7 +558,7 @@ static int check_name(const char *name) {
 static int absolute_file(const char *path, const char *what, char **out) {
     char found[4096], abs[PATH_MAX];
     if (lines_find(path, found, sizeof found) != 0 || !realpath(found, abs)) {
-        user_error("check the path", "%s %s: no such file", what, path);
+        user_error_io("check the path", "%s %s: no such file", what, path);
         return -1;
     }
     *out = xstrdup(abs);
@@ -553,14 +589,14 @@ static int user_options(UserData *u, const UserDataOptions *o) {
     const char *given[NUM_FILES] = {o->train, o->dev, o->test};
     const char *opt[NUM_FILES] = {"--train", "--dev", "--test"};
     if (!o->train || !o->dev) {
-        user_error("glue finetune --train FILE --dev FILE [--test FILE]", "your own dataset needs %s",
+        user_error_usage("glue finetune --train FILE --dev FILE [--test FILE]", "your own dataset needs %s",
                    o->train ? "--dev FILE (to select the model on)" : "--train FILE");
         return -1;
     }
     for (int f = 0; f < NUM_FILES; f++)
         if (given[f] && absolute_file(given[f], opt[f], &u->file[f]) != 0) return -1;
     if (o->format ? format_from(o->format, &u->format) != 0 : format_of_file(o->train, &u->format) != 0) {
-        user_error("--format tsv, csv, jsonl or fasttext", o->format ? "unknown format '%s'" :
+        user_error_usage("--format tsv, csv, jsonl or fasttext", o->format ? "unknown format '%s'" :
                    "cannot tell the format of %s from its name", o->format ? o->format : o->train);
         return -1;
     }
@@ -593,10 +629,11 @@ static int labels_from_train(UserData *u) {
     Dataset quiet = {0};
     LabelScan scan = {.u = u};
     if (user_scan(u, &c, 0, 1, &quiet, label_collect, &scan) != 0) return -1;
+    if (!u->multi_label && !scan.several_line && labels_check_lists(u, &c) != 0) return -1;
     if (u->num_labels < 2) {
         if (quiet.num_skipped)   /* say why: the malformed rows, as loading reports them */
             user_scan(u, &c, 0, 0, &quiet, label_collect, &scan);
-        user_error("a classifier needs two labels or more; for a numeric target use --regression",
+        user_error_data("a classifier needs two labels or more; for a numeric target use --regression",
                    "%s: %d distinct label%s in column '%s'", u->file[FILE_TRAIN], u->num_labels,
                    u->num_labels == 1 ? "" : "s", u->format == USER_FASTTEXT ? FASTTEXT_PREFIX : u->col[COL_LABEL]);
         return -1;
@@ -705,8 +742,9 @@ const Task *user_data_load(const char *path) {
     cJSON_Delete(o);
     user_task_build(u);
     if (!ok) {
-        user_error("retrain the run: glue finetune --train FILE --dev FILE", "%s: %s", path,
-                   f ? "not a dataset description written by glue finetune" : "cannot be read");
+        if (f) user_error_data("retrain the run: glue finetune --train FILE --dev FILE",
+                               "%s: not a dataset description written by glue finetune", path);
+        else user_error_io("retrain the run: glue finetune --train FILE --dev FILE", "%s: cannot be read", path);
         user_data_free(&u->task);
         return NULL;
     }

@@ -673,17 +673,27 @@ TEST(bert_hf_predict_init_matches_torch) {
                 cJSON_Delete(j);
                 free(o);
             }
-            /* Not this task's model: a 3-class head for SST-2, a label it does not know. */
-            static const char *const BAD[][3] = {{"sst2", "a", "needs 2 classes"}, {"mnli", "a b", "does not match"}};
-            for (int k = 0; k < 2; k++) {
+            /* Not this task's model: a 3-class head for SST-2, a label it does not know,
+             * a fourth label over the 3-row classifier (accepted before issue 42). The
+             * model files' contents: exit 65. */
+            static const char *const BAD[][3] = {{"sst2", "a", "needs 2 classes"},
+                                                 {"mnli", "a b", "does not match"},
+                                                 {"mnli", "a b", "id2label names 4 labels but the classifier has 3"}};
+            for (int k = 0; k < 3; k++) {
                 if (k == 1) {
                     snprintf(cmd, sizeof cmd, "sed -i 's/\"neutral\"/\"maybe\"/' %s/config.json", dir);
+                    CHECK(system(cmd) == 0);
+                }
+                if (k == 2) {   /* "maybe" back to "neutral", and a 4th name */
+                    snprintf(cmd, sizeof cmd, "python3 -c \"import json; p='%s/config.json'; c=json.load(open(p)); "
+                             "c['id2label'] = {k: ('neutral' if v == 'maybe' else v) for k, v in c['id2label'].items()}; "
+                             "c['id2label']['3'] = 'unsure'; json.dump(c, open(p, 'w'))\"", dir);
                     CHECK(system(cmd) == 0);
                 }
                 snprintf(cmd, sizeof cmd, "%s predict %s --init %s %s 2>&1", test_glue_bin(), BAD[k][0], dir, BAD[k][1]);
                 int st;
                 char *o = test_run(cmd, &st);
-                CHECK_MSG(st == 1 && strstr(o, BAD[k][2]), "%s: status %d: %s", BAD[k][0], st, o);
+                CHECK_MSG(st == 65 && strstr(o, BAD[k][2]), "%s: status %d: %s", BAD[k][0], st, o);
                 free(o);
             }
         }

@@ -281,7 +281,7 @@ TEST(bert_finetune_cli_stsb_regression) {
         }
         snprintf(args, sizeof args, "eval stsb --run %s/swap --init %s/swap", fx.root, fx.root);
         out = glue(&fx, args, &st, &err);
-        CHECK_MSG(st == 1 && strstr(err, "give one of them"), "--run with --init: %d %s", st, err);
+        CHECK_MSG(st == 2 && strstr(err, "give one of them"), "--run with --init: %d %s", st, err);
         free(out);
         free(err);
     }
@@ -333,17 +333,17 @@ TEST(bert_finetune_cli_init_and_errors) {
     cJSON_Delete(j);
     free(out);
     free(err);
-    /* Clear errors, exit 2 for settings, 1 for files. */
+    /* Clear errors, exit 2 for settings, 74 for missing files (core/exit_codes.h). */
     const struct { const char *args; int status; const char *says; } bad[] = {
-        {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 1, "no such file"},
-        {"finetune sst2 --threads 1 --init none --set bert=huge", 1, "unknown BERT config"},
-        {"finetune sst2 --threads 1 --init none --set vocab=/nonexistent/vocab.txt", 1, "vocab.txt"},
-        {"finetune sst2 --threads 1 --max-len 600", 1, "max_position_embeddings"},
-        {"finetune sst2 --threads 1 --set clip=-1", 1, "clip"},
-        {"finetune sst2 --threads 1 --set pair_encoding=siamese", 1, "scores similarity"},
-        {"finetune stsb --threads 1 --set pair_encoding=both", 1, "unknown pair_encoding"},
+        {"finetune sst2 --threads 1 --init /nonexistent.ckpt", 74, "no such file"},
+        {"finetune sst2 --threads 1 --init none --set bert=huge", 2, "unknown BERT config"},
+        {"finetune sst2 --threads 1 --init none --set vocab=/nonexistent/vocab.txt", 74, "vocab.txt"},
+        {"finetune sst2 --threads 1 --max-len 600", 2, "max_position_embeddings"},
+        {"finetune sst2 --threads 1 --set clip=-1", 2, "clip"},
+        {"finetune sst2 --threads 1 --set pair_encoding=siamese", 2, "scores similarity"},
+        {"finetune stsb --threads 1 --set pair_encoding=both", 2, "unknown pair_encoding"},
         {"finetune sst2 --threads 1 --set pair_swap=true", 2, "not symmetric"},
-        {"finetune sst2 --threads 1 --set layer_decay=1.5", 1, "layer_decay"},
+        {"finetune sst2 --threads 1 --set layer_decay=1.5", 2, "layer_decay"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         out = glue(&fx, bad[i].args, &st, &err);
@@ -490,7 +490,7 @@ TEST(bert_finetune_cli_pair_features) {
     }
     int st;
     char *err = NULL, *out = glue(&fx, "finetune sst2 --threads 1 --set pair_encoding=features", &st, &err);
-    CHECK_MSG(st == 1 && strstr(err, "not a pair classification task"), "status %d: %s", st, err);
+    CHECK_MSG(st == 2 && strstr(err, "not a pair classification task"), "status %d: %s", st, err);   /* a setting: usage */
     free(out);
     free(err);
     fixture_remove(&fx);

@@ -189,15 +189,15 @@ TEST(bleu_cli_errors) {
     const char *bin = test_glue_bin();
     struct { char cmd[2048]; int status; const char *msg; } cases[6];
     snprintf(cases[0].cmd, sizeof cases[0].cmd, "%s bleu %s %s 2>&1", bin, a, b);
-    cases[0].status = 1, cases[0].msg = "has 3 lines but";
+    cases[0].status = 65, cases[0].msg = "has 3 lines but";
     snprintf(cases[1].cmd, sizeof cases[1].cmd, "%s bleu %s %s 2>&1", bin, bad, a);
-    cases[1].status = 1, cases[1].msg = "bad.txt:2: invalid UTF-8";
+    cases[1].status = 65, cases[1].msg = "bad.txt:2: invalid UTF-8";
     snprintf(cases[2].cmd, sizeof cases[2].cmd, "%s bleu %s %s --tokenize intl 2>&1", bin, a, a);
     cases[2].status = 2, cases[2].msg = "unknown tokenizer 'intl'";
     snprintf(cases[3].cmd, sizeof cases[3].cmd, "%s bleu %s 2>&1", bin, a);
     cases[3].status = 2, cases[3].msg = "expected HYP and REF";
     snprintf(cases[4].cmd, sizeof cases[4].cmd, "%s bleu %s /nonexistent/ref.txt 2>&1", bin, a);
-    cases[4].status = 1, cases[4].msg = "/nonexistent/ref.txt: no such file";
+    cases[4].status = 74, cases[4].msg = "/nonexistent/ref.txt: no such file";
     snprintf(cases[5].cmd, sizeof cases[5].cmd, "%s bleu %s %s --bogus 2>&1", bin, a, a);
     cases[5].status = 2, cases[5].msg = "unknown option '--bogus'";
     for (int k = 0; k < 6; k++) {
@@ -572,7 +572,7 @@ TEST(bleu_cli_multi_ref_errors) {
     const char *bin = test_glue_bin();
     struct { const char *fmt; int status; const char *msg; } cases[] = {
         /* three files, the last one short: every file named with its count */
-        {"%s bleu %s %s %s 2>&1", 1, "b.txt has 3 lines but "},
+        {"%s bleu %s %s %s 2>&1", 65, "b.txt has 3 lines but "},
         {"%s bleu - - %s < %s 2>&1", 2, "at most one file can be read from stdin"},
     };
     for (int k = 0; k < 2; k++) {

@@ -67,7 +67,7 @@ static int build_cases(Case *cs) {
     c = &cs[m++];                             /* perfectly wrong binary */
     case_classes(c, &r, 2, 25, 1.0f);
     for (int i = 0; i < c->n; i++) c->pred[i] = 1 - c->gold[i];
-    c = &cs[m++];                             /* constant scores: undefined -> 0 */
+    c = &cs[m++];                             /* constant scores: scipy's nan, ours too */
     case_scores(c, &r, 30, 0.0);
     for (int i = 0; i < c->n; i++) c->x[i] = 3.0;
     case_scores(&cs[m++], &r, 2, 0.0);        /* smallest defined case */
@@ -92,8 +92,14 @@ static void write_cases(FILE *f, const Case *cs, int m) {
     }
 }
 
-/* Reference value, with scipy's nan (undefined) standing for our 0. */
+/* Reference value of MCC, with sklearn's nan of old versions standing for the
+ * 0 it gives now (and we give) on a constant input. */
 static double ref_value(double v) { return isnan(v) ? 0.0 : v; }
+
+/* Ours against scipy's: both NaN (no value), or the same number. */
+static int same_correlation(double ours, double ref) {
+    return isnan(ref) ? isnan(ours) : fabs(ours - ref) < REF_TOL;
+}
 
 TEST(metrics_match_sklearn_scipy) {
     static Case cs[MAX_CASES];
@@ -122,9 +128,9 @@ TEST(metrics_match_sklearn_scipy) {
         int got = sscanf(line, "%lf %lf %lf", &v[0], &v[1], &v[2]);
         if (!CHECK_MSG(got == (c->reg ? 2 : 3), "case %d: bad reference line '%.60s'", k, line)) break;
         if (c->reg) {
-            CHECK_MSG(fabs(metric_pearson(c->x, c->y, c->n) - ref_value(v[0])) < REF_TOL,
+            CHECK_MSG(same_correlation(metric_pearson(c->x, c->y, c->n), v[0]),
                       "case %d pearson %.9f vs scipy %.9f", k, metric_pearson(c->x, c->y, c->n), v[0]);
-            CHECK_MSG(fabs(metric_spearman(c->x, c->y, c->n) - ref_value(v[1])) < REF_TOL,
+            CHECK_MSG(same_correlation(metric_spearman(c->x, c->y, c->n), v[1]),
                       "case %d spearman %.9f vs scipy %.9f", k, metric_spearman(c->x, c->y, c->n), v[1]);
         } else {
             double acc = metric_accuracy(c->pred, c->gold, c->n), f1 = metric_f1(c->pred, c->gold, c->n);
@@ -163,9 +169,10 @@ TEST(metrics_hand_computed) {
     CHECK(metric_from_name("bogus") == METRIC_NONE);
 }
 
-/* No metric returns NaN or inf, whatever the (finite or not) scores: a prediction
- * of 1e308 used to overflow Pearson's sums and print 'pearson -nan' (issue 22). */
-TEST(metrics_never_nan_on_extreme_scores) {
+/* Finite scores, however extreme, give a number: a prediction of 1e308 used to
+ * overflow Pearson's sums and print 'pearson -nan' (issue 22). Scores that are
+ * not finite give NaN, not a made-up 0 (issue 42). */
+TEST(metrics_extreme_scores) {
     double huge[] = {1e308, -1e308, 1e308, -1e308}, lin[] = {1, 0, 1, 0};
     CHECK_NEAR(metric_pearson(huge, lin, 4), 1.0, 1e-12);
     CHECK_NEAR(metric_pearson(lin, huge, 4), 1.0, 1e-12);
@@ -183,8 +190,11 @@ TEST(metrics_never_nan_on_extreme_scores) {
     CHECK_NEAR(metric_pearson(tiny, lin, 4), 1.0, 1e-12);
     double nan3[] = {1, NAN, 3}, inf3[] = {1, INFINITY, 3}, u[] = {1, 2, 3};
     for (int m = METRIC_PEARSON; m <= METRIC_SPEARMAN; m++) {
-        CHECK_NEAR(metric_compute((MetricId)m, 3, 1, NULL, NULL, nan3, u), 0.0, 0);
-        CHECK_NEAR(metric_compute((MetricId)m, 3, 1, NULL, NULL, u, inf3), 0.0, 0);
+        CHECK(isnan(metric_compute((MetricId)m, 3, 1, NULL, NULL, nan3, u)));
+        CHECK(isnan(metric_compute((MetricId)m, 3, 1, NULL, NULL, u, inf3)));
+        /* a gold score of 1e308 read into a float is inf */
+        double gold_f[] = {1, (double)(float)1e308, 3};
+        CHECK(isnan(metric_compute((MetricId)m, 3, 1, NULL, NULL, u, gold_f)));
     }
     /* The class metrics count, so no input makes them overflow; spot-check the
      * extremes (all one class, all wrong). */
@@ -193,4 +203,30 @@ TEST(metrics_never_nan_on_extreme_scores) {
         double v = metric_compute((MetricId)m, 4, 2, ones, zeros, NULL, NULL);
         CHECK_MSG(isfinite(v) && v >= -1 && v <= 1, "metric %d: %g", m, v);
     }
+}
+
+/* A metric without a value is NaN, shown "nan": no rows at all, constant or
+ * too few scores for a correlation. Where sklearn defines one (F1 without a
+ * positive, MCC on a constant input), that value. */
+TEST(metrics_without_value_are_nan) {
+    int p[1] = {0}, g[1] = {0};
+    for (int m = METRIC_ACC; m <= METRIC_MCC; m++)
+        CHECK_MSG(isnan(metric_compute((MetricId)m, 0, 2, p, g, NULL, NULL)), "metric %d of no rows", m);
+    double c[] = {2.5, 2.5, 2.5, 2.5}, y[] = {1, 2, 3, 4}, one[] = {1};
+    for (int m = METRIC_PEARSON; m <= METRIC_SPEARMAN; m++) {
+        CHECK(isnan(metric_compute((MetricId)m, 4, 1, NULL, NULL, c, y)));
+        CHECK(isnan(metric_compute((MetricId)m, 4, 1, NULL, NULL, y, c)));
+        CHECK(isnan(metric_compute((MetricId)m, 1, 1, NULL, NULL, one, one)));
+        CHECK(isnan(metric_compute((MetricId)m, 0, 1, NULL, NULL, one, one)));
+    }
+    int zeros[4] = {0}, mixed[4] = {0, 1, 0, 1};
+    CHECK_NEAR(metric_f1(zeros, zeros, 4), 0.0, 0);
+    CHECK_NEAR(metric_mcc(zeros, mixed, 4, 2), 0.0, 0);
+    char text[32];
+    metric_text(NAN, text, sizeof text);
+    CHECK(strcmp(text, "nan") == 0);
+    metric_text(-NAN, text, sizeof text);
+    CHECK(strcmp(text, "nan") == 0);
+    metric_text(100.0 * 0.12345, text, sizeof text);
+    CHECK(strcmp(text, "12.35") == 0 || strcmp(text, "12.34") == 0);
 }

@@ -260,7 +260,7 @@ TEST(pretrain_driver_user_errors) {
     free(out);
     snprintf(args, sizeof args, "--set steps=4 --corpus %s/none.txt --out %s/a", fx.dir, fx.dir);
     rc = pretrain(&fx, args, &out);
-    CHECK_MSG(rc == 1 && strstr(out, "none.txt"), "exit %d: %s", rc, out);
+    CHECK_MSG(rc == 74 && strstr(out, "none.txt"), "exit %d: %s", rc, out);
     free(out);
     /* A finished run: again without --resume is refused; --resume with other settings too. */
     snprintf(args, sizeof args, "--set steps=4 --out %s/b", fx.dir);
@@ -304,7 +304,7 @@ TEST(pretrain_driver_user_errors) {
              fx.dir, fx.dir);
     int st;
     out = test_run(cmd, &st);
-    CHECK_MSG(st == 1 && strstr(out, "vocab.txt"), "exit %d: %s", st, out);
+    CHECK_MSG(st == 65 && strstr(out, "vocab.txt"), "exit %d: %s", st, out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s pretrain eval 2>&1", test_glue_bin());
     out = test_run(cmd, &st);
@@ -489,7 +489,7 @@ TEST(pretrain_driver_init_from_weights) {
     free(out);
     snprintf(args, sizeof args, "--set steps=2 --set init=%s/nothing --out %s/f", fx.dir, fx.dir);
     rc = pretrain(&fx, args, &out);
-    CHECK_MSG(rc == 1 && strstr(out, "nothing"), "exit %d: %s", rc, out);
+    CHECK_MSG(rc == 74 && strstr(out, "nothing"), "exit %d: %s", rc, out);
     free(out);
     fixture_free(&fx);
 }

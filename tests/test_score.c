@@ -215,14 +215,14 @@ TEST(score_cli_errors) {
     close(mkstemp(path));
     /* Each case: a header line and the rows after it. */
     static const struct { const char *header, *rows, *msg; int status; } cases[] = {
-        {"index\tprediction", "0\tentailment\n\tentailment\n", ":3: missing index", 1},
-        {"index\tprediction", "0\tpositive\n", ":2: unknown label 'positive' (RTE wants 'entailment' or 'not_entailment')", 1},
-        {"index\tprediction", "0\tentailment\n1\n", ":3: expected 2 tab-separated columns", 1},
-        {"index\tprediction", "0\tentailment\n0\tentailment\n", ":3: index 0 appears twice (first on line 2)", 1},
-        {"index\tprediction", "5000\tentailment\n", ":2: index 5000 is not in RTE dev (277 rows)", 1},
-        {"index\tprediction", "x\tentailment\n", ":2: index 'x' is not a non-negative integer", 1},
-        {"id\tlabel", "0\tentailment\n", ":1: expected the header", 1},
-        {"index\tprediction", "0\tentailment\n", "1 predictions for the 277 rows of RTE dev; none for index 1", 1},
+        {"index\tprediction", "0\tentailment\n\tentailment\n", ":3: missing index", 65},
+        {"index\tprediction", "0\tpositive\n", ":2: unknown label 'positive' (RTE wants 'entailment' or 'not_entailment')", 65},
+        {"index\tprediction", "0\tentailment\n1\n", ":3: expected 2 tab-separated columns", 65},
+        {"index\tprediction", "0\tentailment\n0\tentailment\n", ":3: index 0 appears twice (first on line 2)", 65},
+        {"index\tprediction", "5000\tentailment\n", ":2: index 5000 is not in RTE dev (277 rows)", 65},
+        {"index\tprediction", "x\tentailment\n", ":2: index 'x' is not a non-negative integer", 65},
+        {"id\tlabel", "0\tentailment\n", ":1: expected the header", 65},
+        {"index\tprediction", "0\tentailment\n", "1 predictions for the 277 rows of RTE dev; none for index 1", 65},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         FILE *f = fopen(path, "w");
@@ -255,7 +255,7 @@ TEST(score_cli_errors) {
     int status;
     char *text;
     cJSON *o = run_score("rte", "/nonexistent/pred.tsv", "", &status, &text);
-    CHECK_MSG(status == 1 && strstr(text, "/nonexistent/pred.tsv: no such file"), "'%s'", text);
+    CHECK_MSG(status == 74 && strstr(text, "/nonexistent/pred.tsv: no such file"), "'%s'", text);
     cJSON_Delete(o);
     free(text);
     unlink(path);
@@ -273,13 +273,15 @@ static void write_bytes(const char *path, const char *head, const char *row, siz
 
 /* One reading of numbers and rows: the prediction reader refuses exactly what
  * the task loader refuses (issue 22: '1\0junk' was read as 1 and ' 1' as index
- * 1 by the former only). Each case goes through both, as the index and score of
- * an STS-B dev row and as a prediction row. */
+ * 1 by the former only); both trim a score's cell, not an index (issue 42).
+ * Each case goes through both, as the index and score of an STS-B dev row and
+ * as a prediction row. */
 TEST(predictions_reader_rules_match_task_loader) {
     static const struct { const char *index, *score; size_t index_len, score_len; int ok; } cases[] = {
         {"1", "2.5", 1, 3, 1},       {"12", "2.5e0", 2, 5, 1},   {" 1", "2.5", 2, 3, 0},
         {"1 ", "2.5", 2, 3, 0},      {"+1", "2.5", 2, 3, 0},     {"-1", "2.5", 2, 3, 0},
-        {"1", " 2.5", 1, 4, 0},      {"1", "0x2", 1, 3, 0},      {"1", "inf", 1, 3, 0},
+        {"1", " 2.5", 1, 4, 1},      {"1", "0x2", 1, 3, 0},      {"1", "inf", 1, 3, 0},
+        {"1", "2.5 ", 1, 4, 1},      {"1", "2 .5", 1, 4, 0},     /* a score cell is trimmed, not its inside */
         {"1", "nan", 1, 3, 0},       {"1", "2.5\0junk", 1, 8, 0}, {"1\0junk", "2.5", 6, 3, 0},
         {"99999999999999999999", "2", 20, 1, 0},                 {"1", "", 1, 0, 0},
     };

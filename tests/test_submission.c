@@ -86,9 +86,9 @@ TEST(eval_all_glue_json_and_submission_zip) {
     snprintf(cmd, sizeof cmd, "%s eval all --model fasttext --split test --submit %s/sub.zip 2>&1", env, dir);
     out = test_run(cmd, &st);
     /* Written for inspection, but without MNLI, QQP and AX's test data here it
-     * is no submission: exit 1; the placeholders and the missing files are
+     * is no submission: exit 74 (files missing); the placeholders and the missing files are
      * named on stdout, not only on stderr. */
-    CHECK_MSG(st == 1 && strstr(out, "CoLA.tsv: no trained model, majority class") && strstr(out, "lacks") &&
+    CHECK_MSG(st == 74 && strstr(out, "CoLA.tsv: no trained model, majority class") && strstr(out, "lacks") &&
                   strstr(out, "majority-class placeholders (no trained model): CoLA.tsv") &&
                   strstr(out, "missing (no test data):"),
               "eval all --submit: %s", out);

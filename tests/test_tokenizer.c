@@ -534,9 +534,14 @@ TEST(cli_tokenize_outputs_and_errors) {
     struct { const char *args; int status; const char *msg; } bad[] = {
         {"--pari x", 2, "unknown option"},
         {"--pair --max-len 2 a b", 2, "--max-len"},
+        /* 0 is out of range like -1 (issue 42: it was taken as "no --max-len") */
+        {"--max-len 0 x", 2, "--max-len must be between 2 and 1000000, got 0"},
+        {"--max-len -1 x", 2, "--max-len must be between 2 and 1000000, got -1"},
+        {"--pair --max-len 0 a b", 2, "--max-len must be between 3 and 1000000, got 0"},
+        {"--max-len=0 x", 2, "got 0"},
         {"--pair a b c", 2, "even number"},
         {"--max-len abc x", 2, "integer"},
-        {"--vocab /nonexistent/vocab.txt x", 1, "cannot open vocabulary"},
+        {"--vocab /nonexistent/vocab.txt x", 74, "cannot open vocabulary"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s tokenize %s %s 2>&1", test_glue_bin(),
@@ -547,7 +552,7 @@ TEST(cli_tokenize_outputs_and_errors) {
     }
     snprintf(cmd, sizeof cmd, "printf 'no tab here\\n' | %s tokenize %s --pair 2>&1", test_glue_bin(), vocab_arg());
     out = test_run(cmd, &status);
-    CHECK_MSG(status == 1 && strstr(out, "stdin:1:"), "status %d, output '%s'", status, out);
+    CHECK_MSG(status == 65 && strstr(out, "stdin:1:"), "status %d, output '%s'", status, out);
     free(out);
 }
 

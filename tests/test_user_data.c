@@ -331,16 +331,17 @@ TEST(user_data_option_errors) {
     ud_mkdir(&d);
     FILE *o = ud_open(&d, "one.tsv");
     if (o) { fprintf(o, "text\tlabel\na\tx\nb\tx\n"); fclose(o); }
-    struct { const char *args, *want; } cases[] = {
-        {"--train %s/one.tsv", "your own dataset needs --dev FILE"},
-        {"--train %s/one.tsv --dev %s/one.tsv", "1 distinct label in column 'label'"},
-        {"--train %s/one.tsv --dev %s/nothere.tsv", "--dev %s/nothere.tsv: no such file"},
-        {"--train %s/one.tsv --dev %s/one.tsv --name rte", "'rte' is a GLUE task"},
-        {"--train %s/one.tsv --dev %s/one.tsv --format xml", "unknown format 'xml'"},
-        {"--train %s/one.tsv --dev %s/one.tsv --columns text", "expected TEXT,LABEL or TEXT_A,TEXT_B,LABEL"},
-        {"sst2 --train %s/one.tsv --dev %s/one.tsv", "a TASK and --train/--dev both given"},
+    /* usage 2, the data 65, a missing file 74 (core/exit_codes.h) */
+    struct { const char *args, *want; int status; } cases[] = {
+        {"--train %s/one.tsv", "your own dataset needs --dev FILE", 2},
+        {"--train %s/one.tsv --dev %s/one.tsv", "1 distinct label in column 'label'", 65},
+        {"--train %s/one.tsv --dev %s/nothere.tsv", "--dev %s/nothere.tsv: no such file", 74},
+        {"--train %s/one.tsv --dev %s/one.tsv --name rte", "'rte' is a GLUE task", 2},
+        {"--train %s/one.tsv --dev %s/one.tsv --format xml", "unknown format 'xml'", 2},
+        {"--train %s/one.tsv --dev %s/one.tsv --columns text", "expected TEXT,LABEL or TEXT_A,TEXT_B,LABEL", 2},
+        {"sst2 --train %s/one.tsv --dev %s/one.tsv", "a TASK and --train/--dev both given", 2},
         /* every row malformed: the rows are shown before the error */
-        {"--train %s/one.tsv --dev %s/one.tsv --columns 1,5", "one.tsv:2: no column 5 (the row has 2)"},
+        {"--train %s/one.tsv --dev %s/one.tsv --columns 1,5", "one.tsv:2: no column 5 (the row has 2)", 65},
     };
     for (int i = 0; i < 8; i++) {
         char a[1024], want[512], args[1200];
@@ -349,7 +350,8 @@ TEST(user_data_option_errors) {
         snprintf(args, sizeof args, "finetune %s " UD_MODEL, a);
         int st = -1;
         char *out = ud_glue(args, &st);
-        CHECK_MSG(st == 2 && strstr(out, want), "%s: want '%s', got (%d) %s", a, want, st, out);
+        CHECK_MSG(st == cases[i].status && strstr(out, want), "%s: want '%s' (%d), got (%d) %s", a, want,
+                  cases[i].status, st, out);
         free(out);
     }
     ud_rmdir(&d);

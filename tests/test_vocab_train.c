@@ -178,7 +178,7 @@ TEST(cli_vocab_train) {
     free(res);
     remove(out);
     struct { const char *args; int status; const char *msg; } bad[] = {
-        {"train --corpus /nonexistent.txt --size 10 --out /tmp/x", 1, "/nonexistent.txt"},
+        {"train --corpus /nonexistent.txt --size 10 --out /tmp/x", 74, "/nonexistent.txt"},
         {"train --corpus x --out /tmp/x", 2, "--size"},
         {"train --corpus x --size 10", 2, "--out"},
         {"fit --corpus x --size 10 --out /tmp/x", 2, "train"},

@@ -9,9 +9,11 @@
 #include "train/run_dir.h"
 #include "train/trainer.h"
 #include "tasks/user_data.h"
+#include "text/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -135,13 +137,13 @@ static void cli_use_bf16(const ModelOps *ops, Model *m) {
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
     char path[4096], hint[256];
     if (bf16 && !ops->use_bf16) {
-        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         return NULL;
     }
     run_file_path(dir, RUN_CKPT, path, sizeof path);
     snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
     if (!file_exists(path)) {
-        user_error(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
+        user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
     Model *m = ops->load(path, t);
@@ -157,7 +159,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     struct stat st;
     dir[0] = '\0';
     if (run && init) {
-        user_error("give one of them", "--run %s and --init %s both name the model to score", run, init);
+        user_error_usage("give one of them", "--run %s and --init %s both name the model to score", run, init);
         return NULL;
     }
     if (!run && !init) {
@@ -166,7 +168,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     }
     const char *where = run ? run : init;
     if (stat(where, &st) != 0) {
-        user_error("name a run directory (glue finetune --out), a model.ckpt, or a model directory",
+        user_error_io("name a run directory (glue finetune --out), a model.ckpt, or a model directory",
                    "%s: no such file or directory", where);
         return NULL;
     }
@@ -182,17 +184,48 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     } else if (ops->load_external) {
         m = ops->load_external(init, t);
     } else {
-        user_error("name a glue run directory or its model.ckpt", "--init %s: %s reads no models made elsewhere",
+        user_error_usage("name a glue run directory or its model.ckpt", "--init %s: %s reads no models made elsewhere",
                    init, ops->name);
         return NULL;
     }
     if (m && bf16 && ops->use_bf16) cli_use_bf16(ops, m);
     else if (m && bf16) {
-        user_error("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         ops->free(m);
         m = NULL;
     }
     return m;
+}
+
+int cli_check_text(const char *s, size_t len, const char *origin) {
+    const char *nul = memchr(s, '\0', len);
+    if (nul) {   /* the text would end there, silently */
+        user_error_data("give the text as UTF-8 without NUL bytes", "%s: NUL byte at byte %zu", origin,
+                        (size_t)(nul - s) + 1);
+        return -1;
+    }
+    if (utf8_valid(s, len)) return 0;
+    size_t at = 0, next = 0;   /* the first invalid byte, for the message */
+    while (next < len && !(utf8_decode(s, len, &next) == UTF8_REPLACEMENT && next == at + 1)) at = next;
+    user_error_data("give the text as UTF-8", "%s: invalid UTF-8 at byte %zu", origin, at + 1);
+    return -1;
+}
+
+void cli_metric_text(const cJSON *v, char *out, size_t cap) {
+    metric_text(cJSON_IsNumber(v) ? v->valuedouble : NAN, out, (unsigned)cap);
+}
+
+int cli_nan_metric(const cJSON *splits, char *what, size_t cap) {
+    for (const cJSON *s = splits ? splits->child : NULL; s; s = s->next) {
+        if (!cJSON_IsObject(s)) continue;
+        for (const cJSON *m = s->child; m; m = m->next)
+            if (m->string && metric_from_name(m->string) != METRIC_NONE &&
+                !(cJSON_IsNumber(m) && !isnan(m->valuedouble))) {
+                snprintf(what, cap, "%s %s", s->string, m->string);
+                return 1;
+            }
+    }
+    return 0;
 }
 
 /* Characters that make the shell split or expand a word. */

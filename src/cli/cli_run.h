@@ -47,6 +47,17 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */
 char *cli_command_line(int argc, char **argv);
+/* An input text given to a model (an argument, a line of stdin): it must be
+ * UTF-8 without NUL bytes, as the task files must, never silently cleaned.
+ * origin names it in the message ("argument 2", "stdin:7"). 0, or -1 after a
+ * data error that names the first bad byte. */
+int cli_check_text(const char *s, size_t len, const char *origin);
+/* A metric of a results object as a table shows it: "%.2f", or "nan" when it
+ * is not a number (NaN in memory, null once written as JSON). */
+void cli_metric_text(const cJSON *v, char *out, size_t cap);
+/* The first metric of splits ({"dev": {"accuracy": 91.2, ...}, ...}) that is
+ * not a number, as "dev pearson" into what: 1, or 0 when every one is. */
+int cli_nan_metric(const cJSON *splits, char *what, size_t cap);
 /* "a,b,c" into at most max pieces of buf (modified): the count, or -1 when too many. */
 int cli_split_list(char *buf, const char **out, int max);
 /* --seeds "1,2,3" into out (at most max): the count, or -1 after a message. */

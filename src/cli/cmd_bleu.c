@@ -30,7 +30,7 @@ static int bleu_next_line(LineReader *r, char **line) {
     int got = lines_next(r, line, &len);
     if (got < 0) { lines_report(r); return -1; }
     if (got == 1 && !utf8_valid(*line, len)) {
-        user_error("BLEU needs UTF-8 text", "%s:%ld: invalid UTF-8", r->path, r->line_no);
+        user_error_data("BLEU needs UTF-8 text", "%s:%ld: invalid UTF-8", r->path, r->line_no);
         return -1;
     }
     return got;
@@ -56,7 +56,7 @@ static void bleu_report_mismatch(LineReader *r, const int *got, int nfiles) {
         const char *sep = k == 1 ? "" : k + 1 == nfiles ? " and " : ", ";
         n += (size_t)snprintf(refs + n, sizeof refs - n, "%s%s has %ld", sep, r[k].path, nk);
     }
-    user_error(nfiles == 2 ? "the hypothesis needs one line per reference line"
+    user_error_data(nfiles == 2 ? "the hypothesis needs one line per reference line"
                            : "the hypothesis and every reference file need the same number of lines",
                "%s has %ld lines but %s", r[0].path, nh, refs);
 }

@@ -228,7 +228,12 @@ static cJSON *compare_majority(const Task *t) {
     int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS), k = evaluate_num_outputs(t);
     for (int s = 0; s < nd; s++) {
         Dataset d;
-        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) continue;
+        if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) {
+            if (s > 0) continue;   /* MNLI mismatched: reported, the row keeps matched */
+            cJSON_Delete(e);
+            dataset_free(&train);
+            return NULL;
+        }
         float *out = xmalloc(sizeof(float) * (size_t)(d.n ? d.n : 1) * (size_t)k);  /* (n, K) */
         evaluate_majority_predict(t, &train, d.n, out);
         cJSON_AddItemToObject(e, dev[s]->name, evaluate_metrics(t, &d, out));
@@ -292,6 +297,7 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, COMPARE_USAGE);
     if (rc) return rc;
+    if (run_config_conflicts(c->sets, c->origin, c->num_sets) != 0) return EXIT_USAGE;
     if (npos != 1) {
         user_error(NULL, "compare: expected TASK or all, got %d arguments", npos);
         fprintf(stderr, "usage: %s\n", COMPARE_USAGE);
@@ -350,7 +356,7 @@ static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
         if (!t || cli_refuse_multi_label(t, "training")) {
             rc = EXIT_USAGE;
         } else if (!compare_has_data(t)) {
-            user_error("fetch it: glue data fetch subsets (or all)", "%s: train or dev data not found under %s",
+            user_error_io("fetch it: glue data fetch subsets (or all)", "%s: train or dev data not found under %s",
                        t->display, task_data_root());
             rc = 1;
         } else {
@@ -371,7 +377,7 @@ static int compare_pick_target(const CompareArgs *c, cJSON *summary) {
         const Task *t = cli_resolve_task(c->target, NULL, NULL);   /* registered: found by name below */
         if (!t || cli_refuse_multi_label(t, "training")) return EXIT_USAGE;
         if (!compare_has_data(t)) {
-            user_error("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
+            user_error_io("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
                        task_data_root());
             return 1;
         }
@@ -383,7 +389,7 @@ static int compare_pick_target(const CompareArgs *c, cJSON *summary) {
         cJSON_AddItemToArray(compare_has_data(&TASKS[i]) ? run : missing, cJSON_CreateString(TASKS[i].name));
     }
     if (!cJSON_GetArraySize(run)) {
-        user_error("fetch the data: glue data fetch all", "no task has train and dev data under %s",
+        user_error_io("fetch the data: glue data fetch all", "no task has train and dev data under %s",
                    task_data_root());
         return 1;
     }

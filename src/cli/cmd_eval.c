@@ -326,7 +326,7 @@ static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON 
         if (eval_one(e, ops, t, tasks) != 0) rc = 1;
     }
     if (!tasks->child && rc == 0) {
-        user_error("train one first: glue finetune TASK --model M", "no trained %s runs under %s/", ops->name,
+        user_error_io("train one first: glue finetune TASK --model M", "no trained %s runs under %s/", ops->name,
                    run_root());
         rc = 1;
     }
@@ -346,6 +346,19 @@ int cmd_eval(int argc, char **argv) {
     rc = eval_task_or_all(&e, ops, t);
     cli_task_free(t);
     return rc;
+}
+
+/* A metric without a value fails the command, after the table has shown it
+ * as nan (--json: null). 0, or EXIT_FAILED after a message. */
+static int eval_check_numbers(const cJSON *tasks) {
+    for (const cJSON *it = tasks ? tasks->child : NULL; it; it = it->next) {
+        char what[256];
+        if (!cli_nan_metric(it, what, sizeof what)) continue;
+        user_error("a model with constant or non-finite outputs, or a gold score beyond a float's range, leaves a "
+                   "metric undefined", "%s: %s is not a number", it->string, what);
+        return EXIT_FAILED;
+    }
+    return 0;
 }
 
 static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task *t) {
@@ -375,6 +388,7 @@ static int eval_task_or_all(const EvalArgs *ea, const ModelOps *ops, const Task 
             eval_print_text(&e, summary, t);
         }
     }
+    if (rc == 0) rc = eval_check_numbers(tasks);
     cJSON_Delete(summary);
     return rc;
 }

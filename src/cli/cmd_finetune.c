@@ -134,9 +134,9 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     }
     for (int i = 0; i < n; i++) f->origin[i] = "--set";
     f->nsets = n;
-    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set, applied
-     * after the --set options so the named option wins when both are given.
-     * --init CKPT (BERT): start from a pretrained encoder checkpoint. */
+    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set; one
+     * given with a --set of its key is refused (run_config_conflicts), as is
+     * a key --set twice. --init CKPT (BERT): start from a pretrained encoder. */
     static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
     static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
     for (int k = 0; k < 5; k++) {
@@ -146,6 +146,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         f->origin[f->nsets] = OPT[k];
         f->sets[f->nsets++] = f->shortcut[k];
     }
+    if (run_config_conflicts(f->sets, f->origin, f->nsets) != 0) return EXIT_USAGE;
     UserDataOptions *own = &f->own;
     own->train = args_str(&a, "--train", NULL);
     own->dev = args_str(&a, "--dev", NULL);
@@ -190,7 +191,11 @@ static void finetune_print(const cJSON *res, const char *dir, int json) {
     for (const cJSON *s = best->child; s; s = s->next) {
         if (!cJSON_IsObject(s)) continue;
         printf("  %s", s->string);
-        for (const cJSON *m = s->child; m; m = m->next) printf(" %s %.2f", m->string, m->valuedouble);
+        for (const cJSON *m = s->child; m; m = m->next) {
+            char v[32];
+            cli_metric_text(m, v, sizeof v);
+            printf(" %s %s", m->string, v);
+        }
     }
     printf("\n  %.1f s training, %.0f examples/s at evaluation, %.0f parameters -> %s\n",
            cJSON_GetObjectItemCaseSensitive(res, "train_seconds")->valuedouble,
@@ -242,17 +247,19 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         cJSON *s = cJSON_AddObjectToObject(summary, split->string);
         for (const cJSON *m = split->child; m; m = m->next) {
             double v[FINETUNE_MAX_SEEDS] = {0};
-            for (int i = 0; i < f->nseeds; i++) {
+            for (int i = 0; i < f->nseeds; i++) {   /* null (a NaN written as JSON) stays NaN */
                 const cJSON *b = cJSON_GetObjectItemCaseSensitive(res[i], "best");
-                v[i] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, split->string), m->string)
-                           ->valuedouble;
+                const cJSON *x =
+                    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, split->string), m->string);
+                v[i] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
             }
             cJSON *spread = finetune_spread(v, f->nseeds);
             cJSON_AddItemToObject(s, m->string, spread);
+            char text[4][32];
+            static const char *const PART[4] = {"mean", "std", "min", "max"};
+            for (int k = 0; k < 4; k++) cli_metric_text(cJSON_GetObjectItem(spread, PART[k]), text[k], sizeof text[k]);
             if (!f->json)
-                printf("  %s %s %.2f +- %.2f (%.2f-%.2f)\n", split->string, m->string,
-                   cJSON_GetObjectItem(spread, "mean")->valuedouble, cJSON_GetObjectItem(spread, "std")->valuedouble,
-                   cJSON_GetObjectItem(spread, "min")->valuedouble, cJSON_GetObjectItem(spread, "max")->valuedouble);
+                printf("  %s %s %s +- %s (%s-%s)\n", split->string, m->string, text[0], text[1], text[2], text[3]);
         }
     }
     char path[4200];
@@ -265,6 +272,19 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
     }
     cJSON_Delete(out);
     return rc;
+}
+
+/* The kept epoch's metrics: one that is not a number means every epoch's was
+ * not (the selection takes a number over NaN), so the run learnt nothing
+ * that can be measured. 0, or EXIT_FAILED after a message (rank 0). */
+static int finetune_check_numbers(const cJSON *res, int rank) {
+    char what[256];
+    if (!cli_nan_metric(cJSON_GetObjectItemCaseSensitive(res, "best"), what, sizeof what)) return 0;
+    if (rank == 0)
+        user_error("constant or non-finite outputs (a diverged model), or gold scores beyond a float's range, "
+                   "leave the metric undefined", "%s %s: %s is not a number in any epoch",
+                   run_config_string(res, "task", "?"), run_config_string(res, "model", "?"), what);
+    return EXIT_FAILED;
 }
 
 static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **argv);
@@ -308,6 +328,14 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     }
     cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
     if (!config) return EXIT_USAGE;
+    /* Every setting within the range --help-settings prints, before anything
+     * is written (dataset.json, the run directory): the model reads its table
+     * again when it is made, after the data are loaded. */
+    if (settings_table_check(config, ops->settings, ops->num_settings, ops->name,
+                             "glue finetune --help-settings --model M lists the settings") != 0) {
+        cJSON_Delete(config);
+        return EXIT_USAGE;
+    }
     /* The process's thread count (0: the cores available); models size their workers from it. */
     int threads = threads_init((int)f.threads);
     char dir[4096];
@@ -332,7 +360,11 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
             for (const cJSON *sp = best ? best->child : NULL; sp; sp = sp->next) {
                 if (!cJSON_IsObject(sp)) continue;
                 printf("  %s", sp->string);
-                for (const cJSON *m = sp->child; m; m = m->next) printf(" %s %.2f", m->string, m->valuedouble);
+                for (const cJSON *m = sp->child; m; m = m->next) {
+                    char v[32];
+                    cli_metric_text(m, v, sizeof v);
+                    printf(" %s %s", m->string, v);
+                }
                 printf("\n");
             }
             printf("  -> %s/%s (evaluate: glue eval %s --run %s/final)\n", dir, SEARCH_FILE, t->name, dir);
@@ -363,6 +395,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
         if (rc == 0) rc = intermediate_run(&o, NULL, &res[i]);
         if (rc == 0 && rank == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
     }
+    for (int i = 0; i < nruns && rc == 0; i++) rc = finetune_check_numbers(res[i], rank);
     if (rc == 0 && f.nseeds && rank == 0) rc = cli_record_dataset(t, dir) ? 1 : 0;
     if (rc == 0 && f.nseeds && rank == 0) rc = finetune_seeds_report(res, &f, t, dir, command);
     for (int i = 0; i < nruns; i++) cJSON_Delete(res[i]);

@@ -11,7 +11,6 @@
 #include "core/threads.h"
 #include "train/evaluate.h"
 #include "train/run_dir.h"
-#include "text/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -29,11 +28,7 @@ static int is_pair(const Task *t) {
 }
 
 /* Checks one input text; origin is "argument 1" or "stdin:3". */
-static int predict_check_text(const char *s, const char *origin) {
-    if (utf8_valid(s, strlen(s))) return 0;
-    user_error("give the text as UTF-8", "%s: invalid UTF-8", origin);
-    return -1;
-}
+static int predict_check_text(const char *s, const char *origin) { return cli_check_text(s, strlen(s), origin); }
 
 static void predict_add(Dataset *d, int *cap, const char *a, const char *b, long line) {
     if (d->n == *cap) {
@@ -61,12 +56,12 @@ static long predict_read_stdin(const Task *t, Dataset *d, long *lines) {
         snprintf(origin, sizeof origin, "stdin:%ld", no);
         char *tab = strchr(line, '\t');
         if (len == 0) {
-            user_error("give a text on every line", "%s: empty line (no prediction)", origin);
+            user_error_data("give a text on every line", "%s: empty line (no prediction)", origin);
             bad++;
             continue;
         }
         if (pair != (tab != NULL) || (tab && strchr(tab + 1, '\t'))) {
-            user_error(pair ? "write sentence_a<TAB>sentence_b" : "write one text per line, without tabs",
+            user_error_data(pair ? "write sentence_a<TAB>sentence_b" : "write one text per line, without tabs",
                        "%s: %s wants %s per line", origin, t->display, pair ? "two texts" : "one text");
             bad++;
             continue;
@@ -218,7 +213,11 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     char dir[4096];
     Model *m = cli_load_model(ops, rt, run, init, bf16, dir, sizeof dir);
     if (!m) return 1;
-    Dataset d = {.task = t, .split = task_dev_split(t) ? task_dev_split(t) : &t->splits[0]};
+    /* The dev split's layout (pair or not), named for what it is in messages
+     * ("1 of 3 rows of SST-2 input truncated ..."). */
+    TaskSplit input = task_dev_split(t) ? *task_dev_split(t) : t->splits[0];
+    input.name = "input";
+    Dataset d = {.task = t, .split = &input};
     int cap = 0;
     long lines = 0, bad = 0;
     if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);

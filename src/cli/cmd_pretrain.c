@@ -6,6 +6,7 @@
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
+#include "models/run_config.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
@@ -78,7 +79,18 @@ static int cfg_args_positional(Args *a, CfgArgs *c, int skip) {
     return 0;
 }
 
+/* --corpus is a shorthand for the "corpus" setting: with --set corpus=...
+ * too, or a key --set twice, the command line contradicts itself. */
 static int cfg_build(const CfgArgs *c, PretrainConfig *pc) {
+    const char *all[PRETRAIN_MAX_SETS + 2], *origin[PRETRAIN_MAX_SETS + 2];
+    char corpus_set[4200];
+    int n = 0;
+    for (int i = 0; i < c->nsets; i++) all[n] = c->sets[i], origin[n++] = "--set";
+    if (c->ncorpus > 0) {
+        snprintf(corpus_set, sizeof corpus_set, "corpus=%s", c->corpus[0]);
+        all[n] = corpus_set, origin[n++] = "--corpus";
+    }
+    if (run_config_conflicts(all, origin, n) != 0) return EXIT_USAGE;
     return pretrain_config_build(pc, c->config_file, c->sets, NULL, c->nsets, c->corpus, c->ncorpus);
 }
 

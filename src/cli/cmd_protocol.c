@@ -3,6 +3,7 @@
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
+#include "models/run_config.h"
 #include "core/common.h"
 #include "core/threads.h"
 #include "experiments/protocol.h"
@@ -36,6 +37,16 @@ int cmd_protocol(int argc, char **argv) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, PROTOCOL_USAGE);
     if (rc) return rc;
+    /* The baseline's settings: --set and --init (a shorthand for init=). */
+    const char *all[PROTOCOL_MAX_SETS + 1], *origin[PROTOCOL_MAX_SETS + 1];
+    char init_set[4200];
+    int nall = 0;
+    for (int i = 0; i < nsets && i < PROTOCOL_MAX_SETS; i++) all[nall] = sets[i], origin[nall++] = "--set";
+    if (init) {
+        snprintf(init_set, sizeof init_set, "init=%s", init);
+        all[nall] = init_set, origin[nall++] = "--init";
+    }
+    if (run_config_conflicts(all, origin, nall) != 0) return EXIT_USAGE;
     const char *tasks[PROTOCOL_MAX_TASKS];
     long seeds[PROTOCOL_MAX_SEEDS];
     int nt = cli_split_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);

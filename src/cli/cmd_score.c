@@ -1,7 +1,8 @@
 /* cmd_score.c — `glue score TASK PRED.tsv [--split dev] [--json]`: score a
  * leaderboard-format prediction file against the labels of a task's split
  * (MNLI: dev_matched unless --split says otherwise) and print the task's
- * metrics ×100, or one JSON object. */
+ * metrics ×100, or one JSON object. A metric without a value shows as nan
+ * (null) and the command fails. */
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/common.h"
@@ -12,6 +13,7 @@
 #include "tasks/task.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,8 +70,23 @@ static void score_print(const Task *t, const char *split, int n, const double *v
         return;
     }
     printf("%s %s (%d examples):", t->display, split, n);
-    for (int k = 0; k < m; k++) printf("  %s %.2f", metric_name(t->metrics[k]), 100.0 * values[k]);
+    for (int k = 0; k < m; k++) {
+        char v[32];
+        metric_text(100.0 * values[k], v, sizeof v);
+        printf("  %s %s", metric_name(t->metrics[k]), v);
+    }
     printf("\n");
+}
+
+/* A metric without a value fails the command (after it is shown): 0 or EXIT_FAILED. */
+static int score_check_numbers(const Task *t, const double *values, int m) {
+    for (int k = 0; k < m; k++)
+        if (isnan(values[k])) {
+            user_error("a constant or non-finite score (prediction or gold) leaves a correlation undefined",
+                       "%s: %s is not a number", t->display, metric_name(t->metrics[k]));
+            return EXIT_FAILED;
+        }
+    return 0;
 }
 
 int cmd_score(int argc, char **argv) {
@@ -104,7 +121,8 @@ int cmd_score(int argc, char **argv) {
     if (rc == 0) {
         double values[2];
         int m = score_metrics(t, &d, pred, pred_score, values);
-        score_print(t, s->name, d.n, values, m, json);
+        score_print(t, s->name, d.n, values, m, json);   /* JSON: null for NaN */
+        rc = score_check_numbers(t, values, m);
     }
     free(pred);
     free(pred_score);

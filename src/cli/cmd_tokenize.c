@@ -29,6 +29,7 @@ typedef struct {
     int cap;
     char *clean;               /* a text with invalid bytes made U+FFFD, for JSON */
     size_t clean_cap;
+    long texts, cut, longest;  /* inputs, how many --max-len truncated, the longest of those (tokens) */
 } TokenizeRun;
 
 static void tokenize_reserve(TokenizeRun *r, int n) {
@@ -76,6 +77,8 @@ static void tokenize_one(TokenizeRun *r, const char *a, size_t la, const char *b
         tokenize_reserve(r, r->max_len);
         T = tokenizer_encode(r->tok, a, la, b, lb, r->max_len, r->ids, r->segments);
         for (int i = 0; i < T; i++) r->tokens[i] = vocab_token(r->tok->vocab, r->ids[i]);
+        r->cut += r->tok->last_len > T;
+        if (r->tok->last_len > T && r->tok->last_len > r->longest) r->longest = r->tok->last_len;
     } else {
         T = tokenizer_ids(r->tok, a, la, r->ids, r->tokens, r->cap);
         if (T > r->cap) {
@@ -83,6 +86,7 @@ static void tokenize_one(TokenizeRun *r, const char *a, size_t la, const char *b
             T = tokenizer_ids(r->tok, a, la, r->ids, r->tokens, r->cap);
         }
     }
+    r->texts++;
     if (r->json) tokenize_print_json(r, a, la, b, lb, T);
     else tokenize_print_text(r, T);
 }
@@ -102,7 +106,7 @@ static int tokenize_stdin(TokenizeRun *r) {
         if (!r->pair) { tokenize_one(r, line, len, NULL, 0); continue; }
         const char *tab = memchr(line, '\t', len);
         if (!tab) {
-            user_error("with --pair each line is 'first text<TAB>second text'",
+            user_error_data("with --pair each line is 'first text<TAB>second text'",
                        "stdin:%ld: no TAB between the two texts", line_no);
             status = 1;
             break;
@@ -121,15 +125,18 @@ int cmd_tokenize(int argc, char **argv) {
     TokenizeRun r = {0};
     r.pair = args_flag(&a, "--pair");
     r.json = args_flag(&a, "--json");
+    /* Not given: bare WordPiece tokens (0 inside), or pairs at BERT's length.
+     * Given, it is a length, and 0 is as out of range as -1. */
+    int given = args_str(&a, "--max-len", NULL) != NULL;
     long max_len = args_int(&a, "--max-len", r.pair ? TOKENIZE_PAIR_MAX_LEN : 0);
     const char *texts[TOKENIZE_MAX_TEXTS];
     int ntexts = args_positional(&a, texts, TOKENIZE_MAX_TEXTS);
     int rc = args_finish(&a, TOKENIZE_USAGE);
     if (rc) return rc;
     int min_len = r.pair ? 3 : 2;
-    if (max_len != 0 && (max_len < min_len || max_len > TOKENIZE_MAX_LEN_LIMIT)) {
-        user_error("[CLS] and [SEP] need room too", "--max-len must be between %d and %d, got %ld", min_len,
-                   TOKENIZE_MAX_LEN_LIMIT, max_len);
+    if ((given || max_len != 0) && (max_len < min_len || max_len > TOKENIZE_MAX_LEN_LIMIT)) {
+        user_error_usage("[CLS] and [SEP] need room too", "--max-len must be between %d and %d, got %ld", min_len,
+                         TOKENIZE_MAX_LEN_LIMIT, max_len);
         return EXIT_USAGE;
     }
     if (ntexts > TOKENIZE_MAX_TEXTS || (r.pair && ntexts % 2)) {
@@ -147,6 +154,9 @@ int cmd_tokenize(int argc, char **argv) {
         for (int i = 0; i < ntexts; i += 1 + r.pair)
             tokenize_one(&r, texts[i], strlen(texts[i]), r.pair ? texts[i + 1] : NULL,
                          r.pair ? strlen(texts[i + 1]) : 0);
+        if (r.cut)
+            user_warning("%ld of %ld inputs truncated to max_len %d tokens (the longest had %ld)", r.cut, r.texts,
+                         r.max_len, r.longest);
     } else {
         rc = 1;
     }

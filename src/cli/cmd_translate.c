@@ -74,7 +74,7 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
             const char *slash = strrchr(where, '/');
             snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - where) : 1, slash ? where : ".");
         } else {
-            user_error("train one with: glue translate train (or give --model DIR)", "no translation model at %s",
+            user_error_io("train one with: glue translate train (or give --model DIR)", "no translation model at %s",
                        path);
             return NULL;
         }
@@ -134,6 +134,20 @@ static int translate_train(int argc, char **argv) {
     return rc;
 }
 
+/* The one line about sources longer than the model's positions: the decoder
+ * keeps their first max_len - 1 pieces (seq2seq_decode.c). */
+static void translate_report_truncated(const Seq2Seq *m, const int *src_len, int n, const char *what) {
+    int cap = m->cfg.max_len - 1;
+    long cut = 0, longest = 0;
+    for (int i = 0; i < n; i++)
+        if (src_len[i] > cap) {
+            cut++;
+            if (src_len[i] > longest) longest = src_len[i];
+        }
+    if (cut)
+        user_warning("%ld of %d %s truncated to max_len %d pieces (the longest had %ld)", cut, n, what, cap, longest);
+}
+
 /* ---- eval ---- */
 
 /* --split names -> Multi30k file stems. */
@@ -190,7 +204,7 @@ static char **translate_read_lines(const char *path, int n) {
     }
     lines_close(&r);
     if (i != n) {
-        user_error(NULL, "%s has %d lines, the source has %d", path, i, n);
+        user_error_data(NULL, "%s has %d lines, the source has %d", path, i, n);
         for (int k = 0; k < n; k++) free(out[k]);
         free(out);
         return NULL;
@@ -282,6 +296,7 @@ static int translate_eval(int argc, char **argv) {
     rc = !t || s2s_corpus_load(&c, src, ref, t, 1) != 0;
     subword_free(t);
     if (rc == 0) {
+        translate_report_truncated(m, c.src_len, c.n, "sources");
         double t0 = now_seconds();
         char **hyp = s2s_translate_corpus(m, &c, &dec, (int)run_config_number(cfg, "eval_batch", 64));
         double secs = now_seconds() - t0;
@@ -312,7 +327,9 @@ static int translate_eval(int argc, char **argv) {
 
 /* ---- translate text ---- */
 
-/* Translates texts[0..n) and prints one line each. */
+/* Translates texts[0..n) and prints one line each; a NULL text (a line
+ * refused as not UTF-8) prints an empty line, so output lines stay aligned
+ * with input lines. */
 static void translate_lines(Seq2Seq *m, SubwordTokenizer *t, const S2sDecodeOptions *dec, char **texts, int n) {
     S2sCorpus c = {0};
     c.n = n;
@@ -321,19 +338,21 @@ static void translate_lines(Seq2Seq *m, SubwordTokenizer *t, const S2sDecodeOpti
     c.src_len = xcalloc((size_t)n, sizeof(int));
     c.tgt_len = xcalloc((size_t)n, sizeof(int));
     for (int i = 0; i < n; i++) {
-        int len = (int)strlen(texts[i]);
-        int cap = subword_encode(t, texts[i], (size_t)len, NULL, 0);
+        const char *text = texts[i] ? texts[i] : "";
+        int len = (int)strlen(text);
+        int cap = subword_encode(t, text, (size_t)len, NULL, 0);
         c.src[i] = xmalloc(sizeof(int) * (size_t)(cap ? cap : 1));
-        c.src_len[i] = subword_encode(t, texts[i], (size_t)len, c.src[i], cap);
+        c.src_len[i] = subword_encode(t, text, (size_t)len, c.src[i], cap);
     }
+    translate_report_truncated(m, c.src_len, n, n == 1 ? "text" : "texts");
     char **hyp = s2s_translate_corpus(m, &c, dec, TRANSLATE_STDIN_BATCH);
     for (int i = 0; i < n; i++) {
         /* A blank line is a translation only of a blank input; else the model
          * produced nothing (untrained or diverged) and the user must know. */
-        if (!hyp[i][0] && texts[i][strspn(texts[i], " \t\r")])
+        if (texts[i] && !hyp[i][0] && texts[i][strspn(texts[i], " \t\r")])
             user_warning("the model translated \"%.40s%s\" as nothing (is it trained? see its results.json)",
                          texts[i], strlen(texts[i]) > 40 ? "..." : "");
-        puts(hyp[i]);
+        puts(texts[i] ? hyp[i] : "");
         free(hyp[i]);
     }
     fflush(stdout);
@@ -351,6 +370,11 @@ static int translate_text(int argc, char **argv) {
     int npos = args_positional(&a, pos, ARGS_MAX);
     int rc = args_finish(&a, TRANSLATE_USAGE);
     if (rc || (rc = translate_decoding_options(beam, threads)) != 0) return rc;
+    for (int i = 0; i < npos; i++) {   /* as glue predict: refused, not cleaned (before the model loads) */
+        char origin[32];
+        snprintf(origin, sizeof origin, "argument %d", i + 1);
+        if (cli_check_text(pos[i], strlen(pos[i]), origin) != 0) return 1;
+    }
     char dir[4096];
     cJSON *cfg;
     S2sDecodeOptions dec;
@@ -369,8 +393,13 @@ static int translate_text(int argc, char **argv) {
         char *batch[TRANSLATE_STDIN_BATCH], *line;
         size_t len;
         int n = 0, got, per = isatty(0) ? 1 : TRANSLATE_STDIN_BATCH;
+        long bad = 0;
         while ((got = lines_next(&r, &line, &len)) == 1) {
-            batch[n++] = xstrndup(line, len);
+            char origin[48];
+            snprintf(origin, sizeof origin, "stdin:%ld", r.line_no);
+            int ok = cli_check_text(line, len, origin) == 0;
+            bad += !ok;
+            batch[n++] = ok ? xstrndup(line, len) : NULL;
             if (n == per) {
                 translate_lines(m, t, &dec, batch, n);
                 for (int i = 0; i < n; i++) free(batch[i]);
@@ -380,6 +409,10 @@ static int translate_text(int argc, char **argv) {
         if (got < 0) { lines_report(&r); rc = 1; }
         if (n > 0) translate_lines(m, t, &dec, batch, n);
         for (int i = 0; i < n; i++) free(batch[i]);
+        if (bad) {
+            fprintf(stderr, "%ld of %ld lines skipped (no translation: an empty line; see above)\n", bad, r.line_no);
+            rc = 1;
+        }
         lines_close(&r);
     }
     subword_free(t);

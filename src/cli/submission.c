@@ -119,7 +119,7 @@ int submission_write(const char *zip_path, const cJSON *written, const char *mod
     if (zip_close(z) != 0) return 1;
     cJSON_AddStringToObject(report, "zip", zip_path);
     if (cJSON_GetArraySize(missing) > 0) {   /* written for inspection, but not a submission */
-        user_error("fetch the missing test data (glue data fetch all) and write the archive again",
+        user_error_io("fetch the missing test data (glue data fetch all) and write the archive again",
                    "%s lacks %d of the leaderboard's files (no test data here): the leaderboard accepts only a "
                    "complete archive",
                    zip_path, cJSON_GetArraySize(missing));

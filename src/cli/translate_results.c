@@ -164,7 +164,7 @@ int translate_results_add(const char *file, const char *run_dir, const cJSON *ru
     if (file_exists(file)) {
         doc = json_file_read(file, 1);
         if (!doc || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "runs"))) {
-            if (doc) user_error("give another --results file, or move this one away", "%s is not a translation results file", file);
+            if (doc) user_error_data("give another --results file, or move this one away", "%s is not a translation results file", file);
             cJSON_Delete(doc);
             return 1;
         }

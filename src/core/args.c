@@ -44,7 +44,7 @@ const char *args_str(Args *a, const char *name, const char *fallback) {
     a->used[i] = 1;
     if (v) return v;
     if (i + 1 >= a->argc) {
-        user_error(NULL, "option %s needs a value", name);
+        user_error_usage(NULL, "option %s needs a value", name);
         a->bad = 1;
         return fallback;
     }
@@ -59,7 +59,7 @@ long args_int(Args *a, const char *name, long fallback) {
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *s == '\0' || *end != '\0') {
-        user_error(NULL, "option %s wants an integer, got '%s'", name, s);
+        user_error_usage(NULL, "option %s wants an integer, got '%s'", name, s);
         a->bad = 1;
         return fallback;
     }
@@ -73,7 +73,7 @@ double args_double(Args *a, const char *name, double fallback) {
     errno = 0;
     double v = strtod(s, &end);
     if (errno || *s == '\0' || *end != '\0') {
-        user_error(NULL, "option %s wants a number, got '%s'", name, s);
+        user_error_usage(NULL, "option %s wants a number, got '%s'", name, s);
         a->bad = 1;
         return fallback;
     }
@@ -90,7 +90,7 @@ int args_strs(Args *a, const char *name, const char **out, int max) {
         a->used[i] = 1;
         const char *v = s[len] == '=' ? s + len + 1 : NULL;
         if (!v && i + 1 < a->argc) { v = a->argv[++i]; a->used[i] = 1; }
-        if (!v) { user_error(NULL, "option %s needs a value", name); a->bad = 1; break; }
+        if (!v) { user_error_usage(NULL, "option %s needs a value", name); a->bad = 1; break; }
         if (n < max) out[n] = v;
         n++;
     }
@@ -110,12 +110,29 @@ int args_positional(Args *a, const char **out, int max) {
     return n;
 }
 
+/* The option argv[i] names ("--epochs" of "--epochs=3") is one a getter took
+ * at an earlier position: the same option given twice, where the getter took
+ * the first (options that repeat, like --set, take them all). */
+static int args_repeated(const Args *a, int i) {
+    const char *s = a->argv[i];
+    size_t n = strcspn(s, "=");
+    if (strncmp(s, "--", 2) != 0 || n <= 2) return 0;
+    for (int k = 1; k < i; k++)
+        if (a->used[k] && strncmp(a->argv[k], s, n) == 0 && (a->argv[k][n] == '\0' || a->argv[k][n] == '='))
+            return 1;
+    return 0;
+}
+
 int args_finish(Args *a, const char *usage) {
     int bad = a->bad;
     for (int i = 1; i < a->argc; i++) {
         if (strcmp(a->argv[i], "--") == 0) break;
-        if (!a->used[i]) {
-            user_error(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
+        if (!a->used[i] && args_repeated(a, i)) {
+            user_error_usage("give it once", "%s: option %.*s given more than once", a->argv[0],
+                             (int)strcspn(a->argv[i], "="), a->argv[i]);
+            bad = 1;
+        } else if (!a->used[i]) {
+            user_error_usage(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
             bad = 1;
         }
     }

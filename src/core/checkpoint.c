@@ -85,7 +85,7 @@ CkptWriter *checkpoint_writer_open(const char *path, const cJSON *config, int le
     sprintf(w->tmp, "%s.tmp", path);
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
-        user_error("check that the directory exists and is writable", "%s: cannot create: %s", w->tmp,
+        user_error_io("check that the directory exists and is writable", "%s: cannot create: %s", w->tmp,
                    strerror(errno));
         free(w->tmp);
         free(w->path);
@@ -223,7 +223,7 @@ int checkpoint_writer_commit(CkptWriter *w) {
     w->f = NULL;
     if (!w->err && rename(w->tmp, w->path) != 0) ckw_fail(w, errno);
     if (w->err) {
-        user_error("check free disk space and permissions; the previous file, if any, is unchanged",
+        user_error_io("check free disk space and permissions; the previous file, if any, is unchanged",
                    "%s: could not write the checkpoint: %s", w->path, strerror(w->err));
         checkpoint_writer_abort(w);
         return -1;

@@ -55,7 +55,7 @@ int checkpoint_check_config(const Checkpoint *c, const cJSON *expected, const ch
                 config_diff_append(&msg, &len, it->string, NULL, it);
     }
     if (!msg) return 0;
-    user_error("load it into a model built with the checkpoint's own config (config.json next to it), or retrain",
+    user_error_data("load it into a model built with the checkpoint's own config (config.json next to it), or retrain",
                "%s: the checkpoint's config differs from the model's: %s", c->path, msg);
     free(msg);
     return -1;
@@ -84,7 +84,7 @@ int checkpoint_load_params_mirror(const Checkpoint *c, const Params *p, const ch
         snprintf(name, sizeof name, "%s%s", prefix, pt->name);
         const CkptTensor *t = checkpoint_find_tensor(c, name);
         if (!t) {
-            user_error("the checkpoint is for another model or config; use the matching --model / config",
+            user_error_data("the checkpoint is for another model or config; use the matching --model / config",
                        "%s: has no tensor '%s'", c->path, name);
             return -1;
         }
@@ -94,7 +94,7 @@ int checkpoint_load_params_mirror(const Checkpoint *c, const Params *p, const ch
             for (int d = 0; d < pt->ndim; d++) shape[d] = pt->shape[d];
             shape_format(have, sizeof have, t->shape, t->ndim);
             shape_format(want, sizeof want, shape, pt->ndim);
-            user_error("the checkpoint is for another model size; use its config (config.json next to it)",
+            user_error_data("the checkpoint is for another model size; use its config (config.json next to it)",
                        "%s: tensor '%s' has shape %s, the model expects %s", c->path, name, have, want);
             return -1;
         }

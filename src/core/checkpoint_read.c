@@ -33,16 +33,16 @@ typedef struct {
 static int ckr_check_header(const char *path, const unsigned char *h, size_t got, uint64_t file_size,
                             CkptHeader *hd) {
     if (file_size == 0) {
-        user_error("delete it and save again (an interrupted save?)", "%s: empty file, not a checkpoint", path);
+        user_error_data("delete it and save again (an interrupted save?)", "%s: empty file, not a checkpoint", path);
         return -1;
     }
     size_t cmp = got < 8 ? got : 8;
     if (memcmp(h, CKPT_MAGIC, cmp) != 0) {
-        user_error("pass a model file written by glue (model.ckpt)", "%s: not a glue checkpoint (wrong magic bytes)", path);
+        user_error_data("pass a model file written by glue (model.ckpt)", "%s: not a glue checkpoint (wrong magic bytes)", path);
         return -1;
     }
     if (got < CKPT_HEADER_SIZE) {
-        user_error(HINT_DAMAGED, "%s: truncated: %zu bytes, shorter than the %d-byte header", path, got, CKPT_HEADER_SIZE);
+        user_error_data(HINT_DAMAGED, "%s: truncated: %zu bytes, shorter than the %d-byte header", path, got, CKPT_HEADER_SIZE);
         return -1;
     }
     memcpy(&hd->version, h + 8, 4);
@@ -52,22 +52,22 @@ static int ckr_check_header(const char *path, const unsigned char *h, size_t got
     memcpy(&hd->crc, h + 32, 4);
     memcpy(&hd->reserved, h + 36, 4);
     if (hd->version != CHECKPOINT_VERSION) {
-        user_error("read it with the glue version that wrote it, or retrain",
+        user_error_data("read it with the glue version that wrote it, or retrain",
                    "%s: checkpoint format version %u; this glue reads version %d", path, hd->version, CHECKPOINT_VERSION);
         return -1;
     }
     if (hd->header_size != CKPT_HEADER_SIZE || hd->reserved != 0) {
-        user_error(HINT_DAMAGED, "%s: corrupt: bad header fields", path);
+        user_error_data(HINT_DAMAGED, "%s: corrupt: bad header fields", path);
         return -1;
     }
     uint64_t want = CKPT_HEADER_SIZE + hd->stored;
     if (hd->stored > file_size || want > file_size) {
-        user_error(HINT_DAMAGED, "%s: truncated: %llu bytes, the header announces %llu", path,
+        user_error_data(HINT_DAMAGED, "%s: truncated: %llu bytes, the header announces %llu", path,
                    (unsigned long long)file_size, (unsigned long long)want);
         return -1;
     }
     if (want != file_size || hd->raw == 0 || hd->raw / CKPT_MAX_RATIO > hd->stored) {
-        user_error(HINT_DAMAGED, "%s: corrupt: sizes in the header do not match the file (%llu bytes)", path,
+        user_error_data(HINT_DAMAGED, "%s: corrupt: sizes in the header do not match the file (%llu bytes)", path,
                    (unsigned long long)file_size);
         return -1;
     }
@@ -78,7 +78,7 @@ static int ckr_check_header(const char *path, const unsigned char *h, size_t got
 static int ckr_verify(const char *path, CkptHeader *hd) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        user_error(errno == ENOENT ? "check the path, or train a model first ('glue finetune')" : NULL,
+        user_error_io(errno == ENOENT ? "check the path, or train a model first ('glue finetune')" : NULL,
                    "%s: cannot open checkpoint: %s", path, strerror(errno));
         return -1;
     }
@@ -88,7 +88,7 @@ static int ckr_verify(const char *path, CkptHeader *hd) {
     int rc = fstat(fileno(f), &st) == 0 ? 0 : -1;
     fclose(f);
     if (rc == 0 && S_ISDIR(st.st_mode)) {
-        user_error("pass the checkpoint file inside it (model.ckpt)", "%s: is a directory", path);
+        user_error_io("pass the checkpoint file inside it (model.ckpt)", "%s: is a directory", path);
         return -1;
     }
     if (rc != 0 || ckr_check_header(path, h, got, (uint64_t)st.st_size, hd)) return -1;
@@ -96,7 +96,7 @@ static int ckr_verify(const char *path, CkptHeader *hd) {
     if (crc32_file(path, CKPT_HEADER_SIZE, -1, &crc)) return -1;
     crc = crc32_update(crc, h + 8, CKPT_CRC_HEADER_END - 8);
     if (crc != hd->crc) {
-        user_error(HINT_DAMAGED, "%s: corrupt: checksum mismatch (stored %08x, computed %08x)", path, hd->crc, crc);
+        user_error_data(HINT_DAMAGED, "%s: corrupt: checksum mismatch (stored %08x, computed %08x)", path, hd->crc, crc);
         return -1;
     }
     return 0;
@@ -266,7 +266,7 @@ static int ckr_parse(const char *path, const CkptHeader *hd, Checkpoint *c) {
     CkptIn r = {.stored_left = hd->stored, .raw_left = hd->raw};
     r.f = fopen(path, "rb");
     if (!r.f || fseek(r.f, CKPT_HEADER_SIZE, SEEK_SET) != 0) {
-        user_error(NULL, "%s: cannot read checkpoint: %s", path, strerror(errno));
+        user_error_io(NULL, "%s: cannot read checkpoint: %s", path, strerror(errno));
         if (r.f) fclose(r.f);
         return -1;
     }
@@ -278,7 +278,7 @@ static int ckr_parse(const char *path, const CkptHeader *hd, Checkpoint *c) {
     free(r.in);
     fclose(r.f);
     if (rc)
-        user_error("the file passed its checksum but is malformed: it was not written by this glue; retrain or re-export",
+        user_error_data("the file passed its checksum but is malformed: it was not written by this glue; retrain or re-export",
                    "%s: corrupt checkpoint: bad record near payload byte %llu", path, (unsigned long long)at);
     return rc;
 }

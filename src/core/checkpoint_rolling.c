@@ -113,7 +113,7 @@ int checkpoint_dir_begin(const char *dir, char *tmp, size_t cap) {
     dir_name_with(dir, ".tmp", tmp, cap);
     dir_remove_flat(tmp);   /* a save interrupted earlier */
     if (mkdir(tmp, 0777) != 0) {
-        user_error("check free disk space and permissions", "%s: cannot create: %s", tmp, strerror(errno));
+        user_error_io("check free disk space and permissions", "%s: cannot create: %s", tmp, strerror(errno));
         return -1;
     }
     return 0;
@@ -125,7 +125,7 @@ int checkpoint_dir_commit(const char *dir) {
     checkpoint_dir_previous(dir, prev, sizeof prev);
     dir_remove_flat(prev);
     if ((access(dir, F_OK) == 0 && rename(dir, prev) != 0) || rename(tmp, dir) != 0) {
-        user_error("check free disk space and permissions", "%s: cannot replace it with %s: %s", dir, tmp,
+        user_error_io("check free disk space and permissions", "%s: cannot replace it with %s: %s", dir, tmp,
                    strerror(errno));
         return -1;
     }

@@ -17,16 +17,33 @@ void die_at(const char *file, int line, const char *fmt, ...) {
     abort();
 }
 
-void user_error(const char *hint, const char *fmt, ...) {
-    va_list ap;
+static void user_error_v(const char *hint, const char *fmt, va_list ap) {
     fflush(stdout);
     fputs("glue: error: ", stderr);
-    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputc('\n', stderr);
     if (hint) fprintf(stderr, "  hint: %s\n", hint);
 }
+
+void user_error(const char *hint, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    user_error_v(hint, fmt, ap);
+    va_end(ap);
+}
+
+#define USER_ERROR_OF_KIND(name, code)                 \
+    void name(const char *hint, const char *fmt, ...) { \
+        va_list ap;                                     \
+        exit_code_note(code);                           \
+        va_start(ap, fmt);                              \
+        user_error_v(hint, fmt, ap);                    \
+        va_end(ap);                                     \
+    }
+USER_ERROR_OF_KIND(user_error_data, EXIT_DATA)
+USER_ERROR_OF_KIND(user_error_io, EXIT_IO)
+USER_ERROR_OF_KIND(user_error_usage, EXIT_USAGE)
+#undef USER_ERROR_OF_KIND
 
 void user_warning(const char *fmt, ...) {
     va_list ap;

@@ -3,7 +3,9 @@
  * Programmer errors and out-of-memory die at once with file:line (DIE, xmalloc).
  * Anything a user can cause (a bad row, a missing file, a wrong checkpoint) is
  * reported with user_error() — one clear message plus a hint saying what to do —
- * and travels back up as a non-zero status so the caller can exit cleanly. */
+ * and travels back up as a non-zero status so the caller can exit cleanly; where
+ * the kind of failure is known (data, I/O, usage), user_error_data/_io/_usage
+ * also fix the process's exit code (core/exit_codes.h). */
 #ifndef GLUE_COMMON_H
 #define GLUE_COMMON_H
 
@@ -11,8 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Process exit codes: 1 = the work failed (bad data, missing file), 2 = usage. */
-enum { EXIT_USAGE = 2 };
+#include "core/exit_codes.h"
 
 _Noreturn void die_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -22,6 +23,12 @@ _Noreturn void die_at(const char *file, int line, const char *fmt, ...)
 
 /* "glue: error: <message>" and, when hint != NULL, "  hint: <hint>" on stderr. */
 void user_error(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* user_error of a known kind (core/exit_codes.h): the command then exits
+ * with EXIT_DATA (an input's contents), EXIT_IO (a file missing, unreadable,
+ * unwritable) or EXIT_USAGE (an option or setting) whatever its callers return. */
+void user_error_data(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void user_error_io(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void user_error_usage(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "glue: warning: ..." on stderr. */
 void user_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -18,7 +18,7 @@ uint32_t crc32_update(uint32_t crc, const void *buf, size_t n) {
 int crc32_file(const char *path, long offset, long len, uint32_t *crc) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        user_error("check the path", "%s: %s", path, strerror(errno));
+        user_error_io("check the path", "%s: %s", path, strerror(errno));
         return -1;
     }
     unsigned char *buf = xmalloc(CRC32_CHUNK);
@@ -34,7 +34,7 @@ int crc32_file(const char *path, long offset, long len, uint32_t *crc) {
             break;
         }
     }
-    if (rc) user_error("the file is truncated or unreadable", "%s: could not read the bytes to check", path);
+    if (rc) user_error_io("the file is truncated or unreadable", "%s: could not read the bytes to check", path);
     free(buf);
     fclose(f);
     *crc = c;

@@ -14,7 +14,7 @@
 int file_make_dir(const char *dir) {
     char path[4096];
     size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof path) { user_error(NULL, "bad directory name '%s'", dir); return -1; }
+    if (n == 0 || n >= sizeof path) { user_error_usage(NULL, "bad directory name '%s'", dir); return -1; }
     memcpy(path, dir, n + 1);
     /* Create each prefix in turn; existing ones are fine. */
     for (size_t i = 1; i <= n; i++) {
@@ -22,7 +22,7 @@ int file_make_dir(const char *dir) {
         char saved = path[i];
         path[i] = '\0';
         if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            user_error("check the path and its permissions", "cannot create directory %s: %s", path,
+            user_error_io("check the path and its permissions", "cannot create directory %s: %s", path,
                        strerror(errno));
             return -1;
         }
@@ -30,7 +30,7 @@ int file_make_dir(const char *dir) {
     }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        user_error(NULL, "%s exists and is not a directory", dir);
+        user_error_io(NULL, "%s exists and is not a directory", dir);
         return -1;
     }
     return 0;
@@ -59,7 +59,7 @@ cJSON *json_file_read(const char *path, int report_missing) {
     size_t len;
     char *text = file_read(path, &len);
     if (!text) {
-        if (errno != ENOENT || report_missing) user_error(NULL, "cannot read %s: %s", path, strerror(errno));
+        if (errno != ENOENT || report_missing) user_error_io(NULL, "cannot read %s: %s", path, strerror(errno));
         return NULL;
     }
     const char *end = NULL;
@@ -67,7 +67,7 @@ cJSON *json_file_read(const char *path, int report_missing) {
     if (!json) {
         long line = 1;
         for (const char *p = text; end && p < end; p++) line += *p == '\n';
-        user_error("fix the file or delete it to start over", "%s:%ld: malformed JSON", path, line);
+        user_error_data("fix the file or delete it to start over", "%s:%ld: malformed JSON", path, line);
     }
     free(text);
     return json;
@@ -155,7 +155,7 @@ FILE *atomic_open(AtomicFile *a, const char *path) {
     atomic_begin(a, path);
     a->f = fopen(a->tmp, "wb");
     if (!a->f) {
-        user_error("check that the folder exists and is writable", "cannot write %s: %s", path, strerror(errno));
+        user_error_io("check that the folder exists and is writable", "cannot write %s: %s", path, strerror(errno));
         atomic_release(a);
     }
     return a->f;
@@ -171,7 +171,7 @@ int atomic_commit(AtomicFile *a) {
     }
     if (!err && rename(a->tmp, a->path) != 0) err = errno;
     if (err) {
-        user_error("check free disk space and permissions", "cannot write %s: %s", a->path, strerror(err));
+        user_error_io("check free disk space and permissions", "cannot write %s: %s", a->path, strerror(err));
         unlink(a->tmp);
     }
     atomic_release(a);
@@ -191,7 +191,7 @@ int atomic_write(const char *path, const void *data, size_t len) {
     if (len && fwrite(data, 1, len, f) != len) {
         int err = errno ? errno : EIO;
         atomic_abort(&a);
-        user_error("check free disk space and permissions", "cannot write %s: %s", path, strerror(err));
+        user_error_io("check free disk space and permissions", "cannot write %s: %s", path, strerror(err));
         return -1;
     }
     return atomic_commit(&a);

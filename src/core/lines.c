@@ -160,7 +160,11 @@ void lines_close(LineReader *r) {
 }
 
 void lines_report(const LineReader *r) {
-    user_error(NULL, "%s", r->err[0] ? r->err : "unknown read error");
+    /* A damaged stream is the file's contents; a missing or unreadable file is I/O. */
+    if (r->status == LINES_TRUNCATED || r->status == LINES_CORRUPT)
+        user_error_data(NULL, "%s", r->err[0] ? r->err : "damaged file");
+    else
+        user_error_io(NULL, "%s", r->err[0] ? r->err : "unknown read error");
 }
 
 int lines_find(const char *path, char *out, size_t cap) {

@@ -82,19 +82,19 @@ static int st_entry_parse(const char *path, const cJSON *item, uint64_t data_siz
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsObject(item) || !cJSON_IsString(dt) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs)) {
-        user_error(HINT_BAD, "%s: tensor '%s': header entry needs \"dtype\" (string), \"shape\" and "
+        user_error_data(HINT_BAD, "%s: tensor '%s': header entry needs \"dtype\" (string), \"shape\" and "
                    "\"data_offsets\" (arrays)", path, e->name);
         return -1;
     }
     e->dtype = st_dtype_find(dt->valuestring);
     if (!e->dtype) {
-        user_error("glue reads F32, F16 and BF16 (and skips integer buffers); convert the file with PyTorch",
+        user_error_data("glue reads F32, F16 and BF16 (and skips integer buffers); convert the file with PyTorch",
                    "%s: tensor '%s' has unknown dtype '%s'", path, e->name, dt->valuestring);
         return -1;
     }
     e->ndim = cJSON_GetArraySize(shape);
     if (e->ndim > CHECKPOINT_MAX_DIMS) {
-        user_error(NULL, "%s: tensor '%s' has %d dimensions; glue supports at most %d", path, e->name, e->ndim,
+        user_error_data(NULL, "%s: tensor '%s' has %d dimensions; glue supports at most %d", path, e->name, e->ndim,
                    CHECKPOINT_MAX_DIMS);
         return -1;
     }
@@ -105,7 +105,7 @@ static int st_entry_parse(const char *path, const cJSON *item, uint64_t data_siz
     const cJSON *v;
     cJSON_ArrayForEach(v, shape) {
         if (st_json_uint(v, &dims[d])) {
-            user_error(HINT_BAD, "%s: tensor '%s': shape entries must be non-negative integers", path, e->name);
+            user_error_data(HINT_BAD, "%s: tensor '%s': shape entries must be non-negative integers", path, e->name);
             return -1;
         }
         e->shape[d] = dims[d] > (uint64_t)LONG_MAX ? LONG_MAX : (long)dims[d];
@@ -117,22 +117,22 @@ static int st_entry_parse(const char *path, const cJSON *item, uint64_t data_siz
     uint64_t begin, end;
     if (cJSON_GetArraySize(offs) != 2 || st_json_uint(cJSON_GetArrayItem(offs, 0), &begin) ||
         st_json_uint(cJSON_GetArrayItem(offs, 1), &end) || end < begin) {
-        user_error(HINT_BAD, "%s: tensor '%s': data_offsets must be [begin, end] with 0 <= begin <= end", path,
+        user_error_data(HINT_BAD, "%s: tensor '%s': data_offsets must be [begin, end] with 0 <= begin <= end", path,
                    e->name);
         return -1;
     }
     if (end > data_size) {
-        user_error(HINT_BAD, "%s: tensor '%s': data_offsets [%llu, %llu] run past the data (%llu bytes; truncated file?)",
+        user_error_data(HINT_BAD, "%s: tensor '%s': data_offsets [%llu, %llu] run past the data (%llu bytes; truncated file?)",
                    path, e->name, (unsigned long long)begin, (unsigned long long)end, (unsigned long long)data_size);
         return -1;
     }
     if (zero) numel = 0;
     if (too_big && !zero) {
-        user_error(HINT_BAD, "%s: tensor '%s': its shape needs more bytes than the whole file has", path, e->name);
+        user_error_data(HINT_BAD, "%s: tensor '%s': its shape needs more bytes than the whole file has", path, e->name);
         return -1;
     }
     if (numel * (uint64_t)e->dtype->size != end - begin) {
-        user_error(HINT_BAD, "%s: tensor '%s': shape needs %llu bytes of %s but data_offsets span %llu", path,
+        user_error_data(HINT_BAD, "%s: tensor '%s': shape needs %llu bytes of %s but data_offsets span %llu", path,
                    e->name, (unsigned long long)(numel * (uint64_t)e->dtype->size), e->dtype->name,
                    (unsigned long long)(end - begin));
         return -1;
@@ -161,7 +161,7 @@ static int st_check_unique(const char *path, const StEntry *e, int n) {
     int rc = 0;
     for (int i = 1; i < n && !rc; i++)
         if (strcmp(names[i - 1], names[i]) == 0) {
-            user_error(HINT_BAD, "%s: tensor '%s' appears twice in the header", path, names[i]);
+            user_error_data(HINT_BAD, "%s: tensor '%s' appears twice in the header", path, names[i]);
             rc = -1;
         }
     free(names);
@@ -174,19 +174,19 @@ static int st_check_tiling(const char *path, StEntry *e, int n, uint64_t data_si
     uint64_t at = 0;
     for (int i = 0; i < n; i++) {
         if (e[i].begin < at) {
-            user_error(HINT_BAD, "%s: tensor '%s' overlaps '%s' in the data (offsets %llu < %llu)", path, e[i].name,
+            user_error_data(HINT_BAD, "%s: tensor '%s' overlaps '%s' in the data (offsets %llu < %llu)", path, e[i].name,
                        e[i - 1].name, (unsigned long long)e[i].begin, (unsigned long long)at);
             return -1;
         }
         if (e[i].begin > at) {
-            user_error(HINT_BAD, "%s: data bytes [%llu, %llu) belong to no tensor", path, (unsigned long long)at,
+            user_error_data(HINT_BAD, "%s: data bytes [%llu, %llu) belong to no tensor", path, (unsigned long long)at,
                        (unsigned long long)e[i].begin);
             return -1;
         }
         at = e[i].end;
     }
     if (at != data_size) {
-        user_error(HINT_BAD, "%s: %llu bytes after the last tensor belong to no tensor", path,
+        user_error_data(HINT_BAD, "%s: %llu bytes after the last tensor belong to no tensor", path,
                    (unsigned long long)(data_size - at));
         return -1;
     }
@@ -202,7 +202,7 @@ static StEntry *st_parse_entries(const char *path, cJSON *root, uint64_t data_si
     cJSON_ArrayForEach(item, root) {
         if (strcmp(item->string, "__metadata__") == 0) {
             if (!cJSON_IsObject(item) || seen_meta++) {
-                user_error(HINT_BAD, "%s: \"__metadata__\" must be one JSON object", path);
+                user_error_data(HINT_BAD, "%s: \"__metadata__\" must be one JSON object", path);
                 free(e);
                 return NULL;
             }
@@ -226,28 +226,28 @@ static cJSON *st_read_header(const char *path, FILE *f, uint64_t file_size, uint
     unsigned char lenb[ST_LEN_BYTES];
     size_t got = fread(lenb, 1, sizeof lenb, f);
     if (file_size == 0) {
-        user_error(HINT_BAD, "%s: empty file, not a safetensors file", path);
+        user_error_data(HINT_BAD, "%s: empty file, not a safetensors file", path);
         return NULL;
     }
     if (got < ST_LEN_BYTES) {
-        user_error(HINT_BAD, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, got);
+        user_error_data(HINT_BAD, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, got);
         return NULL;
     }
     uint64_t hlen;
     memcpy(&hlen, lenb, sizeof hlen);
     if (hlen > SAFETENSORS_MAX_HEADER) {
-        user_error(HINT_BAD, "%s: header length %llu exceeds the 100 MB limit (not a safetensors file?)", path,
+        user_error_data(HINT_BAD, "%s: header length %llu exceeds the 100 MB limit (not a safetensors file?)", path,
                    (unsigned long long)hlen);
         return NULL;
     }
     if (hlen > file_size - ST_LEN_BYTES) {
-        user_error(HINT_BAD, "%s: truncated: the header announces %llu bytes, the file has %llu after the length",
+        user_error_data(HINT_BAD, "%s: truncated: the header announces %llu bytes, the file has %llu after the length",
                    path, (unsigned long long)hlen, (unsigned long long)(file_size - ST_LEN_BYTES));
         return NULL;
     }
     char *text = xmalloc((size_t)hlen + 1);
     if (fread(text, 1, (size_t)hlen, f) != (size_t)hlen) {
-        user_error(NULL, "%s: read error: %s", path, strerror(errno));
+        user_error_io(NULL, "%s: read error: %s", path, strerror(errno));
         free(text);
         return NULL;
     }
@@ -256,8 +256,8 @@ static cJSON *st_read_header(const char *path, FILE *f, uint64_t file_size, uint
     cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)hlen, &end, 0);
     if (!root || !cJSON_IsObject(root)) {
         size_t at = root ? 0 : (end && end >= text ? (size_t)(end - text) : 0);
-        if (root) user_error(HINT_BAD, "%s: the header is JSON but not an object", path);
-        else user_error(HINT_BAD, "%s: the header is not valid JSON (error near byte %zu of %llu)", path, at,
+        if (root) user_error_data(HINT_BAD, "%s: the header is JSON but not an object", path);
+        else user_error_data(HINT_BAD, "%s: the header is not valid JSON (error near byte %zu of %llu)", path, at,
                         (unsigned long long)hlen);
         cJSON_Delete(root);
         free(text);
@@ -266,7 +266,7 @@ static cJSON *st_read_header(const char *path, FILE *f, uint64_t file_size, uint
     /* Only the reference's padding may follow the object. */
     for (const char *p = end; p < text + hlen; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            user_error(HINT_BAD, "%s: the header has bytes after its JSON object", path);
+            user_error_data(HINT_BAD, "%s: the header has bytes after its JSON object", path);
             cJSON_Delete(root);
             free(text);
             return NULL;
@@ -300,7 +300,7 @@ static int st_load_float(const char *path, FILE *f, uint64_t data_start, const S
     free(buf);
     return 0;
 fail:
-    user_error(HINT_BAD, "%s: could not read tensor '%s': %s", path, e->name,
+    user_error_data(HINT_BAD, "%s: could not read tensor '%s': %s", path, e->name,
                ferror(f) ? strerror(errno) : "unexpected end of file");
     return -1;
 }
@@ -312,7 +312,7 @@ static int st_load_blob(const char *path, FILE *f, uint64_t data_start, const St
     b->data = xmalloc(b->size ? b->size : 1);
     if (fseeko(f, (off_t)(data_start + e->begin), SEEK_SET) == 0 && fread(b->data, 1, b->size, f) == b->size)
         return 0;
-    user_error(HINT_BAD, "%s: could not read tensor '%s'", path, e->name);
+    user_error_data(HINT_BAD, "%s: could not read tensor '%s'", path, e->name);
     return -1;
 }
 
@@ -320,7 +320,7 @@ static int st_load_blob(const char *path, FILE *f, uint64_t data_start, const St
 static int st_load_entries(Checkpoint *c, FILE *f, uint64_t data_start, const StEntry *e, int n, int flags) {
     for (int i = 0; i < n; i++)
         if (e[i].dtype->ckpt < 0 && !(flags & SAFETENSORS_OTHER_AS_BLOBS)) {
-            user_error("glue reads F32, F16 and BF16 tensors; convert the file with PyTorch",
+            user_error_data("glue reads F32, F16 and BF16 tensors; convert the file with PyTorch",
                        "%s: tensor '%s' has dtype %s", c->path, e[i].name, e[i].dtype->name);
             return -1;
         }
@@ -339,12 +339,12 @@ static int st_load_entries(Checkpoint *c, FILE *f, uint64_t data_start, const St
 Checkpoint *safetensors_read(const char *path, int flags) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        user_error(errno == ENOENT ? "check the path" : NULL, "%s: cannot open: %s", path, strerror(errno));
+        user_error_io(errno == ENOENT ? "check the path" : NULL, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        user_error("pass the .safetensors file inside it", "%s: is a directory", path);
+        user_error_io("pass the .safetensors file inside it", "%s: is a directory", path);
         fclose(f);
         return NULL;
     }
@@ -448,7 +448,7 @@ int safetensors_write(const char *path, const SafeTensorOut *t, int n, const cJS
     int rc;
     if (err) {
         atomic_abort(&out);
-        user_error("check free disk space and permissions", "%s: could not write: %s", path, strerror(err));
+        user_error_io("check free disk space and permissions", "%s: could not write: %s", path, strerror(err));
         rc = -1;
     } else {
         rc = atomic_commit(&out);

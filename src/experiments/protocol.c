@@ -147,8 +147,8 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
             s[k] = res ? protocol_score(t, res, sums) : NAN;
             cJSON_Delete(res);
             if (!isfinite(s[k])) {
-                if (res) user_error(NULL, "%s/%s/%s-seed%ld: results without dev metrics", o->root, row->name,
-                                    t->name, o->seeds[k]);
+                if (res) user_error(NULL, "%s/%s/%s-seed%ld: its dev metric is missing or not a number", o->root,
+                                    row->name, t->name, o->seeds[k]);
                 cJSON_Delete(sums);
                 cJSON_Delete(scores);
                 cJSON_Delete(j);

@@ -4,8 +4,8 @@
  *
  * Everything is accumulated in double with two-pass means, so a million
  * near-identical scores do not lose their variance to cancellation. Where the
- * reference is undefined (a constant input, no positive class) the metric is 0:
- * a score of 0 is what the GLUE leaderboard shows and what averages can use. */
+ * reference has no value (scipy's nan) the metric is NaN too; where it defines
+ * one for a degenerate input (sklearn: F1 and MCC give 0), that value. */
 #include "metrics/metrics.h"
 
 #include "metrics/per_label.h"
@@ -13,6 +13,7 @@
 #include "core/common.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,13 +37,14 @@ MetricId metric_from_name(const char *name) {
 }
 
 double metric_accuracy(const int *pred, const int *gold, int n) {
-    if (n <= 0) return 0.0;
+    if (n <= 0) return NAN;   /* no rows: no value (task_load refuses such a split) */
     long correct = 0;
     for (int i = 0; i < n; i++) correct += pred[i] == gold[i];
     return (double)correct / n;
 }
 
 double metric_f1(const int *pred, const int *gold, int n) {
+    if (n <= 0) return NAN;
     long tp = 0, fp = 0, fn = 0;
     for (int i = 0; i < n; i++) {
         int p = pred[i] == 1, g = gold[i] == 1;
@@ -62,6 +64,7 @@ double metric_f1(const int *pred, const int *gold, int n) {
 double metric_mcc(const int *pred, const int *gold, int n, int num_classes) {
     int K = num_classes;
     if (K < 2) DIE("metric_mcc: num_classes %d < 2", K);
+    if (n <= 0) return NAN;
     double *t = xcalloc((size_t)K, sizeof *t), *p = xcalloc((size_t)K, sizeof *p);
     double correct = 0;
     for (int i = 0; i < n; i++) {
@@ -100,11 +103,11 @@ static double pearson_scale(const double *v, int n) {
 }
 
 double metric_pearson(const double *x, const double *y, int n) {
-    if (n < 2) return 0.0;
+    if (n < 2) return NAN;
     for (int i = 0; i < n; i++)
-        if (!isfinite(x[i]) || !isfinite(y[i])) return 0.0;   /* undefined: see metrics.h */
+        if (!isfinite(x[i]) || !isfinite(y[i])) return NAN;   /* no value: see metrics.h */
     double ax = pearson_scale(x, n), ay = pearson_scale(y, n);
-    if (ax == 0 || ay == 0) return 0.0;   /* all zero: constant */
+    if (ax == 0 || ay == 0) return NAN;   /* all zero: constant */
     double mx = 0, my = 0;
     for (int i = 0; i < n; i++) { mx += x[i] / ax; my += y[i] / ay; }
     mx /= n;
@@ -116,7 +119,7 @@ double metric_pearson(const double *x, const double *y, int n) {
         sxx += dx * dx;
         syy += dy * dy;
     }
-    if (sxx == 0 || syy == 0) return 0.0;   /* constant input: scipy gives nan */
+    if (sxx == 0 || syy == 0) return NAN;   /* constant input: scipy gives nan */
     double r = sxy / (sqrt(sxx) * sqrt(syy));
     return r > 1 ? 1 : r < -1 ? -1 : r;
 }
@@ -146,9 +149,9 @@ static void ranks_average(const double *x, int n, double *rank) {
 }
 
 double metric_spearman(const double *x, const double *y, int n) {
-    if (n < 2) return 0.0;
+    if (n < 2) return NAN;
     for (int i = 0; i < n; i++)
-        if (!isfinite(x[i]) || !isfinite(y[i])) return 0.0;   /* no order to rank: undefined */
+        if (!isfinite(x[i]) || !isfinite(y[i])) return NAN;   /* no order to rank */
     double *rx = xmalloc(sizeof *rx * (size_t)n), *ry = xmalloc(sizeof *ry * (size_t)n);
     ranks_average(x, n, rx);
     ranks_average(y, n, ry);
@@ -156,6 +159,12 @@ double metric_spearman(const double *x, const double *y, int n) {
     free(rx);
     free(ry);
     return r;
+}
+
+void metric_text(double v, char *out, unsigned cap) {
+    if (isnan(v)) snprintf(out, cap, "nan");
+    else if (isinf(v)) snprintf(out, cap, v > 0 ? "inf" : "-inf");
+    else snprintf(out, cap, "%.2f", v);
 }
 
 double metric_compute(MetricId m, int n, int num_classes,

@@ -25,18 +25,26 @@ const char *metric_name(MetricId m);
 /* Inverse of metric_name (case-insensitive); METRIC_NONE if unknown. */
 MetricId metric_from_name(const char *name);
 
-/* No metric ever returns NaN or inf. Undefined cases return 0: F1 without any
- * positive (sklearn's zero_division=0), MCC and the correlations on a constant
- * input, n < 2, and the correlations when a score is NaN or infinite (a
- * diverged model; prediction files with such values are refused when read).
- * Any finite scores are fine, 1e308 included: Pearson scales its inputs first.
- * Classes must lie in [0, num_classes). */
+/* A metric that has no value is NaN, never a number made up for it (issue 42:
+ * a NaN shown as 0.00 reads as "no correlation"): every metric of no rows,
+ * and the correlations as scipy gives them — NaN when an input is constant
+ * or not finite (a diverged model, a gold score beyond float's range) or
+ * n < 2. Where the reference defines a value, it is that value: F1 without
+ * any positive is 0 (sklearn's zero_division=0), MCC on a constant input is
+ * 0 (sklearn's matthews_corrcoef). Callers show NaN as "nan" (metric_text),
+ * JSON writes it as null, and the commands exit non-zero. Any finite scores
+ * are fine, 1e308 included: Pearson scales its inputs first. Classes must lie
+ * in [0, num_classes). */
 
 double metric_accuracy(const int *pred, const int *gold, int n);
 double metric_f1(const int *pred, const int *gold, int n);
 double metric_mcc(const int *pred, const int *gold, int n, int num_classes);
 double metric_pearson(const double *x, const double *y, int n);
 double metric_spearman(const double *x, const double *y, int n);
+
+/* v (already ×100) as a table shows it: "%.2f", or "nan" when it is not a
+ * number (whatever NaN's sign bit; "inf" likewise). out: 16 bytes or more. */
+void metric_text(double v, char *out, unsigned cap);
 
 /* A metric on single-label predictions: classes (pred/gold) for
  * classification, scores (pred_score/gold_score) for regression. Multi-label

@@ -54,7 +54,8 @@ typedef struct TrainState {
 typedef struct ModelOps {
     const char *name;          /* "bert", "fasttext", "textcnn", "bilstm" */
     /* Defaults for this model and task (epochs, lr, batch, ...) as a JSON object the
-     * caller may override key by key from the command line. Caller frees. */
+     * caller may override key by key from the command line; task NULL: the
+     * defaults of no task in particular (--help-settings without TASK). Caller frees. */
     cJSON *(*default_config)(const Task *task);
     /* Build a fresh model; train is available for vocabularies / label counts. */
     Model *(*create)(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed);

@@ -48,7 +48,7 @@ static cJSON *config_find_key(cJSON *config, const char *key, const char *origin
     char keys[1024], hint[1100];
     config_key_list(config, keys, sizeof keys);
     snprintf(hint, sizeof hint, "this model's settings are: %s", keys);
-    user_error(hint, "%s: unknown setting '%s'", origin ? origin : "--set", key);
+    user_error_usage(hint, "%s: unknown setting '%s'", origin ? origin : "--set", key);
     return NULL;
 }
 
@@ -87,7 +87,7 @@ int run_config_set(cJSON *config, const char *key, const char *value, const char
     if (!old) return -1;
     cJSON *v = config_parse_like(old, value);
     if (!v) {
-        user_error(NULL, "%s: setting '%s' wants %s, got '%s'", origin ? origin : "--set", key,
+        user_error_usage(NULL, "%s: setting '%s' wants %s, got '%s'", origin ? origin : "--set", key,
                    config_kind(old), value);
         return -1;
     }
@@ -101,7 +101,7 @@ static int config_apply_file(cJSON *config, const char *path) {
     if (!file) return -1;
     int rc = 0;
     if (!cJSON_IsObject(file)) {
-        user_error(NULL, "%s: the config must be a JSON object", path);
+        user_error_usage(NULL, "%s: the config must be a JSON object", path);
         rc = -1;
     }
     for (cJSON *it = rc ? NULL : file->child; it; it = it->next) {
@@ -111,7 +111,7 @@ static int config_apply_file(cJSON *config, const char *path) {
                    (cJSON_IsString(old) && cJSON_IsString(it)) || (cJSON_IsArray(old) && cJSON_IsArray(it)) ||
                    (cJSON_IsObject(old) && cJSON_IsObject(it)) || cJSON_IsNull(old);
         if (!same) {
-            user_error(NULL, "%s: setting '%s' wants %s", path, it->string, config_kind(old));
+            user_error_usage(NULL, "%s: setting '%s' wants %s", path, it->string, config_kind(old));
             rc = -1;
             break;
         }
@@ -146,6 +146,44 @@ int run_config_sets_for_task(const char *const *sets, int n, const char *task, c
     return k;
 }
 
+static int setting_from_set(const char *origin) { return !origin || strcmp(origin, "--set") == 0; }
+
+/* "--set key=value", or "--epochs value" for a shorthand option. */
+static void setting_as_given(const char *set, const char *origin, char *out, size_t cap) {
+    const char *eq = strchr(set, '=');
+    if (setting_from_set(origin) || !eq) snprintf(out, cap, "--set %s", set);
+    else snprintf(out, cap, "%s %s", origin, eq + 1);
+}
+
+/* The current name of a (possibly renamed) key, without the warning. */
+static const char *setting_canonical(const char *key) {
+    for (size_t i = 0; i < sizeof RENAMED / sizeof RENAMED[0]; i++)
+        if (strcmp(key, RENAMED[i].old_name) == 0) return RENAMED[i].name;
+    return key;
+}
+
+int run_config_conflicts(const char *const *sets, const char *const *origin, int n) {
+    for (int j = 1; j < n; j++) {
+        RunSetting b;
+        if (run_setting_split(sets[j], &b) != 0) continue;   /* run_config_build says what is wrong */
+        for (int i = 0; i < j; i++) {
+            RunSetting a;
+            const char *from_i = origin ? origin[i] : NULL, *from_j = origin ? origin[j] : NULL;
+            if ((setting_from_set(from_i) && setting_from_set(from_j)) ||
+                run_setting_split(sets[i], &a) != 0 || strcmp(a.task, b.task) != 0 ||
+                strcmp(setting_canonical(a.key), setting_canonical(b.key)) != 0)
+                continue;
+            char first[512], second[512];
+            setting_as_given(sets[i], from_i, first, sizeof first);
+            setting_as_given(sets[j], from_j, second, sizeof second);
+            user_error_usage("give one of them", "%s and %s both set %s%s%s", first, second, a.task,
+                             a.task[0] ? "." : "", setting_canonical(b.key));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *const *sets,
                         const char *const *origin, int nsets) {
     cJSON *config = defaults;
@@ -155,7 +193,7 @@ cJSON *run_config_build(cJSON *defaults, const char *config_file, const char *co
         const char *eq = strchr(sets[i], '=');
         const char *from = origin && origin[i] ? origin[i] : "--set";
         if (!eq || eq == sets[i]) {
-            user_error("write --set key=value", "%s: expected key=value, got '%s'", from, sets[i]);
+            user_error_usage("write --set key=value", "%s: expected key=value, got '%s'", from, sets[i]);
             goto fail;
         }
         char *key = xstrndup(sets[i], (size_t)(eq - sets[i]));
@@ -196,12 +234,12 @@ static int settings_number(SettingsReader *s, const char *key, double fallback, 
         if (strcmp(key, RENAMED[i].name) == 0) j = cJSON_GetObjectItemCaseSensitive(s->config, RENAMED[i].old_name);
     if (!j && !s->required) return 0;
     if (!j) {
-        user_error(s->hint, "%s: missing \"%s\"", s->who, key);
+        user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
     } else if (cJSON_IsNumber(j) || cJSON_IsBool(j)) {
         *out = cJSON_IsNumber(j) ? j->valuedouble : cJSON_IsTrue(j);
         return 1;
     } else {
-        user_error(s->hint, "%s: %s must be a number", s->who, key);
+        user_error_usage(s->hint, "%s: %s must be a number", s->who, key);
     }
     s->failed = 1;
     *out = fallback;
@@ -212,7 +250,7 @@ long settings_int(SettingsReader *s, const char *key, double fallback, double lo
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return (long)fallback;
     if (v >= lo && v <= hi && v == floor(v)) return (long)v;
-    user_error(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %g", s->who, key, lo, hi, v);
+    user_error_usage(s->hint, "%s: %s must be a whole number in [%.0f, %.0f], got %.15g", s->who, key, lo, hi, v);
     s->failed = 1;
     return (long)fallback;
 }
@@ -222,7 +260,8 @@ static double settings_real_in(SettingsReader *s, const char *key, double fallba
     double v;
     if (settings_number(s, key, fallback, &v) < 0) return fallback;
     if (v >= lo && (below ? v < hi : v <= hi)) return v;
-    user_error(s->hint, "%s: %s must be a number in [%g, %g%s, got %g", s->who, key, lo, hi, below ? ")" : "]", v);
+    user_error_usage(s->hint, "%s: %s must be a number in [%.15g, %.15g%s, got %.15g", s->who, key, lo, hi,
+                     below ? ")" : "]", v);
     s->failed = 1;
     return fallback;
 }
@@ -235,12 +274,24 @@ double settings_real_below(SettingsReader *s, const char *key, double fallback, 
     return settings_real_in(s, key, fallback, lo, hi, 1);
 }
 
+/* In [lo, hi) once stored in a float: 0.999999999 passes the check in double
+ * but is 1.0f, and a dropout probability of 1 kills every unit (the op dies
+ * on it), so the float's value is what is held to the range. */
+static float settings_float_below(SettingsReader *s, const char *key, double fallback, double lo, double hi) {
+    double v = settings_real_below(s, key, fallback, lo, hi);
+    if (s->failed || (float)v < hi) return (float)v;
+    user_error_usage(s->hint, "%s: %s must be a number in [%.15g, %.15g), got %.15g, which is %.15g as a float", s->who,
+                     key, lo, hi, v, (double)(float)v);
+    s->failed = 1;
+    return (float)fallback;
+}
+
 const char *settings_string(SettingsReader *s, const char *key, const char *fallback) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(s->config, key);
     if (s->failed || (!j && !s->required)) return fallback;
     if (cJSON_IsString(j)) return j->valuestring;
-    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
-    else user_error(s->hint, "%s: %s must be a string", s->who, key);
+    if (!j) user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error_usage(s->hint, "%s: %s must be a string", s->who, key);
     s->failed = 1;
     return fallback;
 }
@@ -253,7 +304,7 @@ int settings_choice(SettingsReader *s, const char *key, const char *const *names
     int used = snprintf(hint, sizeof hint, "%s is one of:", key);
     for (int i = 0; i < n && used > 0 && (size_t)used < sizeof hint; i++)
         used += snprintf(hint + used, sizeof hint - (size_t)used, " %s", names[i]);
-    user_error(hint, "%s: unknown %s '%s'", s->who, key, v);
+    user_error_usage(hint, "%s: unknown %s '%s'", s->who, key, v);
     s->failed = 1;
     return 0;
 }
@@ -263,8 +314,8 @@ int settings_bool(SettingsReader *s, const char *key, int fallback) {
     if (s->failed || (!j && !s->required)) return fallback;
     if (cJSON_IsBool(j)) return cJSON_IsTrue(j);
     if (cJSON_IsNumber(j) && (j->valuedouble == 0 || j->valuedouble == 1)) return j->valuedouble != 0;
-    if (!j) user_error(s->hint, "%s: missing \"%s\"", s->who, key);
-    else user_error(s->hint, "%s: %s must be true or false", s->who, key);
+    if (!j) user_error_data(s->hint, "%s: missing \"%s\"", s->who, key);
+    else user_error_usage(s->hint, "%s: %s must be true or false", s->who, key);
     s->failed = 1;
     return fallback;
 }
@@ -290,7 +341,7 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
         case SETTING_REAL: *(double *)field = settings_real(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_FLOAT: *(float *)field = (float)settings_real(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_REAL_BELOW: *(double *)field = settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
-        case SETTING_FLOAT_BELOW: *(float *)field = (float)settings_real_below(s, p->key, p->def, p->lo, p->hi); break;
+        case SETTING_FLOAT_BELOW: *(float *)field = settings_float_below(s, p->key, p->def, p->lo, p->hi); break;
         case SETTING_BOOL: *(int *)field = settings_bool(s, p->key, p->def != 0); break;
         case SETTING_STRING: *(const char **)field = settings_string(s, p->key, p->text); break;
         case SETTING_CHOICE: {
@@ -303,6 +354,40 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
     }
 }
 
+int settings_table_check(const cJSON *config, const SettingSpec *spec, int n, const char *who, const char *hint) {
+    SettingsReader s = settings_reader(config, who, hint);
+    for (int i = 0; i < n && !s.failed; i++) {
+        const SettingSpec *p = &spec[i];
+        switch (p->kind) {
+        case SETTING_INT: case SETTING_LONG: case SETTING_U64:
+            settings_int(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_REAL: case SETTING_FLOAT:
+            settings_real(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_REAL_BELOW:
+            settings_real_below(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_FLOAT_BELOW:
+            settings_float_below(&s, p->key, p->def, p->lo, p->hi);
+            break;
+        case SETTING_BOOL:
+            settings_bool(&s, p->key, p->def != 0);
+            break;
+        case SETTING_STRING:
+            settings_string(&s, p->key, p->text);
+            break;
+        case SETTING_CHOICE: {
+            int n_choices = 0;
+            while (p->choices[n_choices]) n_choices++;
+            settings_choice(&s, p->key, p->choices, n_choices);
+            break;
+        }
+        }
+    }
+    return s.failed ? -1 : 0;
+}
+
 void settings_describe(const SettingSpec *spec, int n, const char *key, char *out, size_t cap) {
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
@@ -312,11 +397,11 @@ void settings_describe(const SettingSpec *spec, int n, const char *key, char *ou
         case SETTING_INT: case SETTING_LONG: case SETTING_U64:
             snprintf(out, cap, "a whole number in [%.0f, %.0f]", p->lo, p->hi);
             break;
-        case SETTING_REAL: case SETTING_FLOAT:
-            snprintf(out, cap, "a number in [%g, %g]", p->lo, p->hi);
+        case SETTING_REAL: case SETTING_FLOAT:   /* %.15g: what is enforced, to the digit (0.999999999 is not 1) */
+            snprintf(out, cap, "a number in [%.15g, %.15g]", p->lo, p->hi);
             break;
         case SETTING_REAL_BELOW: case SETTING_FLOAT_BELOW:
-            snprintf(out, cap, "a number in [%g, %g)", p->lo, p->hi);
+            snprintf(out, cap, "a number in [%.15g, %.15g)", p->lo, p->hi);
             break;
         case SETTING_BOOL:
             snprintf(out, cap, "true or false");

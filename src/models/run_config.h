@@ -29,6 +29,13 @@ int run_setting_split(const char *setting, RunSetting *out);
  * "key=value" ones, and "TASK.key=value" with TASK = task (stored without the
  * prefix), in order, into out (room for n). Returns how many. */
 int run_config_sets_for_task(const char *const *sets, int n, const char *task, const char **out);
+/* A shorthand option and a --set of the same [TASK.]key among sets[0..n)
+ * (origin[i]: where each came from, "--set", "--epochs", ...): the command
+ * line contradicts itself and neither may silently win ("--epochs 3 --set
+ * epochs=5"). A key --set twice is not one: the later wins, as the order on
+ * the command line says (scripts append overrides so). 0, or -1 after one
+ * message naming both (a usage error). */
+int run_config_conflicts(const char *const *sets, const char *const *origin, int n);
 /* Override one existing key from text; 0 ok, -1 after a message. */
 int run_config_set(cJSON *config, const char *key, const char *value, const char *origin);
 /* Typed reads with a fallback when the key is absent or of another kind. */
@@ -106,5 +113,20 @@ void settings_describe(const SettingSpec *spec, int n, const char *key, char *ou
 /* Reads every spec into out; the range checks of settings_int/_real. An
  * absent key gives the spec's default (unless the reader is `required`). */
 void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out);
+/* The checks of settings_table_read without a struct to fill, the rows read
+ * elsewhere (SETTING_NO_FIELD: the trainer's epochs, lr, batch, ...) included:
+ * what a command runs before it writes anything, so a value outside the
+ * printed range is refused up front (settings_describe prints these ranges).
+ * 0, or -1 after the message (a usage error). */
+int settings_table_check(const cJSON *config, const SettingSpec *spec, int n, const char *who, const char *hint);
+
+/* The ranges of the settings every trainer-driven model shares (the rows of
+ * train/trainer.h's TRAINER_SETTING_* and the models that read these keys
+ * into fields of their own, such as fastText): one definition, so a model's
+ * table cannot promise more than the trainer takes. */
+#define SETTINGS_MAX_EPOCHS 100000
+#define SETTINGS_MAX_BATCH (1 << 20)
+#define SETTINGS_MIN_LR 1e-12
+#define SETTINGS_MAX_LR 10
 
 #endif

@@ -63,6 +63,7 @@ int tokenizer_encode(Tokenizer *t, const char *a, size_t la, const char *b, size
     int na = tokenizer_all_ids(t, a, la, &t->ids_a, &t->cap_a);
     int nb = b ? tokenizer_all_ids(t, b, lb, &t->ids_b, &t->cap_b) : 0;
     int budget = max_len - specials;
+    t->last_len = na + nb + specials;
     while (na + nb > budget) {
         if (na > nb) na--;
         else nb--;

@@ -28,6 +28,8 @@ typedef struct Tokenizer {
     BasicTokenizer basic;
     int *ids_a, *ids_b;          /* scratch: WordPiece ids of the two texts */
     int cap_a, cap_b;
+    int last_len;                /* tokens the last tokenizer_encode would have made without max_len
+                                  * (specials included): more than it returned when it truncated */
 } Tokenizer;
 
 /* NULL (after user_error) when the vocabulary lacks [UNK], [CLS] or [SEP]. */

@@ -52,7 +52,7 @@ static int is_strip_space(char c) { return c == ' ' || c == '\t' || c == '\n' ||
 static char *vocab_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        user_error("pass --vocab FILE or set $GLUE_VOCAB to a vocab.txt (one token a line)",
+        user_error_io("pass --vocab FILE or set $GLUE_VOCAB to a vocab.txt (one token a line)",
                    "%s: cannot open vocabulary: %s", path, strerror(errno));
         return NULL;
     }
@@ -65,7 +65,7 @@ static char *vocab_read_file(const char *path, size_t *len) {
     int bad = ferror(f), err = errno;
     fclose(f);
     if (bad) {
-        user_error(NULL, "%s: cannot read vocabulary: %s", path, strerror(err));
+        user_error_io(NULL, "%s: cannot read vocabulary: %s", path, strerror(err));
         free(buf);
         return NULL;
     }
@@ -83,7 +83,7 @@ Vocab *vocab_load(const char *path) {
     if (nul) {
         long line = 1;
         for (const char *c = buf; c < nul; c++) line += *c == '\n';
-        user_error("a vocab.txt is text, one token a line", "%s:%ld: NUL byte in the token", path, line);
+        user_error_data("a vocab.txt is text, one token a line", "%s:%ld: NUL byte in the token", path, line);
         free(buf);
         return NULL;
     }
@@ -98,7 +98,7 @@ Vocab *vocab_load(const char *path) {
     }
     free(buf);
     if (v->size == 0) {
-        user_error("a vocab.txt has one token a line", "%s: empty vocabulary", path);
+        user_error_data("a vocab.txt has one token a line", "%s: empty vocabulary", path);
         vocab_free(v);
         return NULL;
     }
@@ -147,6 +147,6 @@ const VocabSpecials *vocab_tokenizer_specials(const Vocab *v, int need_pad, cons
                           : sp->sep < 0           ? "[SEP]"
                                                   : NULL;
     if (!missing) return sp;
-    user_error(hint, "vocabulary has no %s token", missing);
+    user_error_data(hint, "vocabulary has no %s token", missing);
     return NULL;
 }

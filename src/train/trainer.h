@@ -35,11 +35,11 @@
 /* The settings the trainer reads from every model's config, as rows of the
  * models' SettingSpec tables (default per model): epochs, batch, lr, warm-up
  * (a fraction of the steps) and the learning-rate schedule. */
-#define TRAINER_MAX_EPOCHS 100000
-#define TRAINER_MAX_BATCH (1 << 20)
+#define TRAINER_MAX_EPOCHS SETTINGS_MAX_EPOCHS   /* models/run_config.h: one definition */
+#define TRAINER_MAX_BATCH SETTINGS_MAX_BATCH
 extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine" */
 #define TRAINER_SETTING_EPOCHS(def) {"epochs", SETTING_INT, SETTING_NO_FIELD, def, 1, TRAINER_MAX_EPOCHS, NULL, NULL}
-#define TRAINER_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, 1e-12, 10, NULL, NULL}
+#define TRAINER_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, SETTINGS_MIN_LR, SETTINGS_MAX_LR, NULL, NULL}
 #define TRAINER_SETTING_WARMUP(def) {"warmup", SETTING_REAL_BELOW, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
 #define TRAINER_SETTING_SCHEDULE(def) {"schedule", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, def, TRAINER_SCHEDULES}
 /* Data parallel (data-parallel models only): the gradient sum's bucket size

@@ -23,9 +23,10 @@ static const char *const FT_SPLITS[] = {"whitespace", "basic", NULL};      /* Wo
 
 #define FT(field) offsetof(FtConfig, field)
 static const SettingSpec FT_SETTINGS[] = {
-    {"epochs", SETTING_INT, FT(epochs), 5, 1, 1e6, NULL, NULL},
-    {"lr", SETTING_FLOAT, FT(lr), 0.1, 1e-9, 1e3, NULL, NULL},
-    {"batch", SETTING_INT, SETTING_NO_FIELD, 1000, 1, 1e9, NULL, NULL},   /* rows per step, shared by the threads */
+    /* the trainer's keys, with the ranges the trainer holds every model to */
+    {"epochs", SETTING_INT, FT(epochs), 5, 1, SETTINGS_MAX_EPOCHS, NULL, NULL},
+    {"lr", SETTING_FLOAT, FT(lr), 0.1, SETTINGS_MIN_LR, SETTINGS_MAX_LR, NULL, NULL},
+    {"batch", SETTING_INT, SETTING_NO_FIELD, 1000, 1, SETTINGS_MAX_BATCH, NULL, NULL},   /* rows per step, shared by the threads */
     {"dim", SETTING_INT, FT(dim), 100, 1, 10000, NULL, NULL},
     {"wordNgrams", SETTING_INT, FT(word_ngrams), 1, 1, 100, NULL, NULL},
     {"minCount", SETTING_INT, FT(min_count), 1, 1, 1e9, NULL, NULL},
@@ -70,7 +71,7 @@ int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
     settings_table_read(&s, FT_SETTINGS, NUM_FT_SETTINGS, c);
     if (s.failed) return -1;
     if (c->maxn > 0 && (c->minn < 1 || c->minn > c->maxn)) {
-        user_error(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
+        user_error_usage(FT_CONFIG_HINT, "fasttext: need 1 <= minn <= maxn (or maxn 0: no char n-grams), got minn %d maxn %d",
                    c->minn, c->maxn);
         return -1;
     }
@@ -79,7 +80,7 @@ int ft_config_parse(const cJSON *j, uint64_t seed, FtConfig *c) {
     /* As the reference: without n-grams there are no hashed rows at all. */
     if (c->word_ngrams <= 1 && c->maxn == 0) c->bucket = 0;
     if (c->bucket == 0 && (c->word_ngrams > 1 || c->maxn > 0)) {
-        user_error(FT_CONFIG_HINT, "fasttext: bucket must be >= 1 when n-grams are used");
+        user_error_usage(FT_CONFIG_HINT, "fasttext: bucket must be >= 1 when n-grams are used");
         return -1;
     }
     return 0;

@@ -45,7 +45,8 @@ static const SettingSpec TC_SETTINGS[] = {
 static cJSON *tc_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
     settings_table_defaults(c, TC_SETTINGS, NUM_TC_SETTINGS);
-    cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(strcmp(task->name, "sst2") == 0 ? 10 : 20));
+    if (task && strcmp(task->name, "sst2") == 0)   /* NULL: no task yet (--help-settings) */
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(10));
     cJSON_AddItemToObject(c, "windows", cJSON_CreateIntArray((const int[]){3, 4, 5}, 3));
     return c;
 }
@@ -56,7 +57,7 @@ static int tc_windows(const cJSON *j, TcConfig *c) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "windows");
     int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
     if (n < 1 || n > TC_MAX_WINDOWS) {
-        user_error(TC_HINT, "textcnn: windows must be a list of 1 to %d filter widths, e.g. [3,4,5]", TC_MAX_WINDOWS);
+        user_error_usage(TC_HINT, "textcnn: windows must be a list of 1 to %d filter widths, e.g. [3,4,5]", TC_MAX_WINDOWS);
         return -1;
     }
     c->num_windows = n;
@@ -65,7 +66,7 @@ static int tc_windows(const cJSON *j, TcConfig *c) {
         const cJSON *w = cJSON_GetArrayItem(a, i);
         double v = cJSON_IsNumber(w) ? w->valuedouble : 0;
         if (!(v >= 1 && v <= TC_MAX_WIDTH) || v != floor(v)) {
-            user_error(TC_HINT, "textcnn: window widths must be whole numbers in 1..%d", TC_MAX_WIDTH);
+            user_error_usage(TC_HINT, "textcnn: window widths must be whole numbers in 1..%d", TC_MAX_WIDTH);
             return -1;
         }
         c->window[i] = (int)v;
@@ -81,7 +82,7 @@ int tc_config_parse(const cJSON *j, TcConfig *c) {
     if (s.failed || tc_windows(j, c)) return -1;
     c->optimizer = c->optimizer_index == 0 ? OPTIM_ADADELTA : OPTIM_ADAMW;
     if ((c->embedding == TC_EMB_RAND) != (c->vectors[0] == '\0')) {
-        user_error("set embedding=static or non-static together with vectors=FILE.vec, or neither",
+        user_error_usage("set embedding=static or non-static together with vectors=FILE.vec, or neither",
                    c->embedding == TC_EMB_RAND ? "textcnn: vectors given but embedding is rand"
                                                : "textcnn: embedding %s needs a vectors file", TC_EMBEDDINGS[c->embedding]);
         return -1;

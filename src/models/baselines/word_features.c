@@ -118,11 +118,13 @@ typedef struct {
     int64_t n, cap;
 } IdList;
 
-/* Appends the ids of text's first max_len words; returns how many. */
+/* Appends the ids of text's first max_len words; returns how many. *words
+ * gets how many the text had. */
 static int32_t encode_text(IdList *b, BasicTokenizer *bt, const WordVocab *v, const char *text, int max_len,
-                           int64_t *unknown) {
+                           int64_t *unknown, int *words) {
+    *words = 0;
     if (!text) return 0;
-    int nw = basic_tokenize(bt, text, strlen(text));
+    int nw = *words = basic_tokenize(bt, text, strlen(text));
     if (nw > max_len) nw = max_len;
     if (b->n + nw > b->cap) {
         b->cap = 2 * (b->n + nw) + 1024;
@@ -152,16 +154,22 @@ WordSeqs *word_seqs_encode(const WordVocab *v, const Dataset *d, int max_len) {
     BasicTokenizer bt;
     basic_tokenizer_init(&bt, 1);
     s->off[0] = 0;
+    long cut = 0, longest = 0;   /* rows with a text cut to max_len, and the longest text's words */
     for (int r = 0; r < d->n; r++) {
         const Example *x = &d->ex[r];
         if (x->b) s->pair = 1;
-        s->len_a[r] = encode_text(&b, &bt, v, x->a, max_len, &s->unknown);
-        s->len_b[r] = encode_text(&b, &bt, v, x->b, max_len, &s->unknown);
+        int wa, wb;
+        s->len_a[r] = encode_text(&b, &bt, v, x->a, max_len, &s->unknown, &wa);
+        s->len_b[r] = encode_text(&b, &bt, v, x->b, max_len, &s->unknown, &wb);
+        cut += wa > max_len || wb > max_len;
+        if (wa > max_len && wa > longest) longest = wa;
+        if (wb > max_len && wb > longest) longest = wb;
         s->off[r + 1] = b.n;
         s->label[r] = x->label;
         s->score[r] = x->score;
     }
     basic_tokenizer_free(&bt);
+    dataset_report_truncated(d, cut, max_len, "words", longest);
     s->tokens = b.n;
     s->ids = b.ids ? b.ids : xmalloc(sizeof *s->ids);
     return s;

@@ -195,7 +195,7 @@ int bert_embedding_size(const BertConfig *c) { return c->embedding_size > 0 ? c-
 int bert_config_resolve(const char *name_or_path, BertConfig *c) {
     if (bert_config_named(name_or_path, c) == 0) return 0;
     if (!file_exists(name_or_path)) {
-        user_error("use tiny, mini, small, medium, base or a JSON file with Hugging Face's BERT keys",
+        user_error_usage("use tiny, mini, small, medium, base or a JSON file with Hugging Face's BERT keys",
                    "unknown BERT config '%s' (not a built-in name, and no such file)", name_or_path);
         return -1;
     }

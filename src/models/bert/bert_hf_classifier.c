@@ -33,6 +33,14 @@ static int hf_label_map(const char *dir, const Task *t, int K, int *perm) {
     if (!cfg) return -1;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(cfg, "id2label");
     int generic = 1, rc = 0;
+    /* Names for outputs the classifier does not have (or outputs without a
+     * name) say the files are not one model: its labels cannot be trusted. */
+    if (cJSON_IsObject(map) && cJSON_GetArraySize(map) != K) {
+        user_error_data(HF_CLS_HINT, "%s: id2label names %d labels but the classifier has %d outputs", path,
+                        cJSON_GetArraySize(map), K);
+        cJSON_Delete(cfg);
+        return -1;
+    }
     for (int i = 0; i < K; i++) {
         char key[16], want[32];
         snprintf(key, sizeof key, "%d", i);
@@ -57,7 +65,7 @@ static int hf_label_map(const char *dir, const Task *t, int K, int *perm) {
         char *s = cJSON_PrintUnformatted(map);
         snprintf(names, sizeof names, "%s", s ? s : "?");
         free(s);
-        user_error(HF_CLS_HINT, "%s: id2label %s does not match %s's labels (%s, or LABEL_0 .. LABEL_%d)", path,
+        user_error_data(HF_CLS_HINT, "%s: id2label %s does not match %s's labels (%s, or LABEL_0 .. LABEL_%d)", path,
                    names, t->display, labels, K - 1);
     }
     cJSON_Delete(cfg);
@@ -87,11 +95,11 @@ Model *bert_hf_classifier_load(const char *dir, const Task *task) {
     Vocab *vocab = NULL;
     if (bert_checkpoint_read_config(c, &cfg, &heads) != 0) goto fail;
     if (heads.num_labels == 0) {
-        user_error(HF_CLS_HINT, "%s: a BERT without a classification head (no classifier.weight)", dir);
+        user_error_data(HF_CLS_HINT, "%s: a BERT without a classification head (no classifier.weight)", dir);
         goto fail;
     }
     if (heads.num_labels != K) {
-        user_error(HF_CLS_HINT, "%s: %s head with %d output%s; %s needs %s", dir,
+        user_error_data(HF_CLS_HINT, "%s: %s head with %d output%s; %s needs %s", dir,
                    heads.num_labels == 1 ? "a regression" : "a classification", heads.num_labels,
                    heads.num_labels == 1 ? "" : "s", task->display,
                    K == 1 ? "one (regression)" : K == 2 ? "2 classes" : "3 classes");

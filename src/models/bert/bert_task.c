@@ -185,7 +185,7 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
         goto fail;
     }
     if (s.max_len > bert->cfg.max_position) {
-        user_error(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
+        user_error_usage(BERT_CONFIG_HINT, "bert: max_len %d exceeds the model's max_position_embeddings %d", s.max_len,
                    bert->cfg.max_position);
         goto fail;
     }
@@ -195,12 +195,12 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
         goto fail;
     }
     if (s.siamese && m->K != 1) {
-        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
                    task->name, m->K);
         goto fail;
     }
     if (s.pair_features && (m->K < 2 || task->splits[0].col_b < 0)) {
-        user_error(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
                    "classification task", s.pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
                    task->name);
         goto fail;
@@ -242,7 +242,7 @@ fail:
 static int bert_init_path(const char *init, char *out, size_t cap) {
     struct stat st;
     if (stat(init, &st) != 0) {
-        user_error("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
+        user_error_io("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
                    "--init %s: no such file or directory", init);
         return -1;
     }
@@ -355,17 +355,23 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
     e->ids = xmalloc(sizeof(int) * (size_t)cap);
     int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
     int *row2 = xmalloc(sizeof(int) * (size_t)m->max_len);
+    long cut = 0, longest = 0;   /* rows truncated to max_len, and the longest's tokens */
     for (int i = 0; i < d->n; i++) {
         const Example *x = &d->ex[i];
-        int T, s = 0;
+        int T, s = 0, full;
         if (m->siamese) {   /* "[CLS] a [SEP]" then "[CLS] b [SEP]" */
             const char *b = x->b ? x->b : "";
             s = tokenizer_encode(m->tok, x->a, strlen(x->a), NULL, 0, m->max_len, row, seg);
+            full = m->tok->last_len > s ? m->tok->last_len : 0;
             T = s + tokenizer_encode(m->tok, b, strlen(b), NULL, 0, m->max_len, row2, seg);
+            if (m->tok->last_len > T - s && m->tok->last_len > full) full = m->tok->last_len;
         } else {
             T = tokenizer_encode(m->tok, x->a, strlen(x->a), x->b, x->b ? strlen(x->b) : 0, m->max_len, row, seg);
+            full = m->tok->last_len > T ? m->tok->last_len : 0;
             while (s < T && seg[s] == 0) s++;
         }
+        cut += full > 0;
+        if (full > longest) longest = full;
         if (used + T > cap) {
             while (used + T > cap) cap *= 2;
             e->ids = xrealloc(e->ids, sizeof(int) * (size_t)cap);
@@ -379,6 +385,7 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
         used += T;
     }
     e->off[d->n] = used;
+    dataset_report_truncated(d, cut, m->max_len, "tokens", longest);
     free(row2);
     free(row);
     free(seg);

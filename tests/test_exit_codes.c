@@ -1,0 +1,113 @@
+/* test_exit_codes.c — one exit code per kind of failure, whichever command
+ * meets it (core/exit_codes.h): a missing file is 74 from every command that
+ * reads one, a value out of its range is 2, malformed input is 65; and
+ * `glue --help` lists the codes. Each case is a real `glue` run on tiny
+ * files in a scratch folder. */
+#include "tests/cli_fixture.h"
+#include "tests/test.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *args;   /* after "glue"; %V is the shared vocabulary */
+    const char *says;   /* a piece of the message */
+} ExitCase;
+
+/* Runs each case in f and checks its exit status is want. */
+static void exit_cases(const CliFixture *f, const ExitCase *cases, int n, int want) {
+    /* absolute: the commands run inside the fixture's folder, not the repository */
+    char shared[PATH_MAX], vocab[PATH_MAX + 64];
+    if (!realpath(test_shared_dir(), shared)) snprintf(shared, sizeof shared, "%s", test_shared_dir());
+    snprintf(vocab, sizeof vocab, "%s/models/vocab/bert-base-uncased-vocab.txt", shared);
+    for (int i = 0; i < n; i++) {
+        char args[8192];
+        const char *v = strstr(cases[i].args, "%V");
+        if (v) snprintf(args, sizeof args, "%.*s%s%s", (int)(v - cases[i].args), cases[i].args, vocab, v + 2);
+        else snprintf(args, sizeof args, "%s", cases[i].args);
+        int st = -1;
+        char *out = cli_fixture_glue(f, args, &st);
+        CHECK_MSG(st == want && strstr(out, cases[i].says), "glue %s: exit %d (want %d), wanted '%s' in: %.600s",
+                  args, st, want, cases[i].says, out);
+        free(out);
+    }
+}
+
+/* A folder with a tiny two-class dataset, an SST-2 dev split, a BLEU pair. */
+static int exit_fixture(CliFixture *f) {
+    if (cli_fixture_open(f) != 0) return -1;
+    int rc = cli_fixture_two_class(f, "tr.tsv", 12);
+    rc |= cli_fixture_write(f, "bad.tsv", "text\tlabel\nfine words\tpos\nother words\tneg\nthird\tpos\textra\n", -1);
+    rc |= cli_fixture_write(f, "glue/SST-2/dev.tsv", "sentence\tlabel\ngood film \t1\nbad film \t0\n", -1);
+    rc |= cli_fixture_write(f, "pred_bad.tsv", "index\tprediction\n0\t1\n1\tnot-a-label\n", -1);
+    rc |= cli_fixture_write(f, "hyp_bad.txt", "a man \xff rides\n", -1);
+    rc |= cli_fixture_write(f, "ref.txt", "a man rides\n", -1);
+    rc |= cli_fixture_write(f, "corpus.txt", "a b c d\n", -1);
+    return rc;
+}
+
+TEST(exit_code_missing_file_is_74_everywhere) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const ExitCase MISSING[] = {
+        {"score sst2 nowhere.tsv", "nowhere.tsv"},
+        {"bleu nowhere.txt ref.txt", "nowhere.txt"},
+        {"finetune --train nowhere.tsv --dev tr.tsv --model fasttext", "nowhere.tsv"},
+        {"finetune cola --model fasttext", "CoLA/train.tsv"},
+        {"predict sst2 --run nowhere 'a text'", "nowhere"},
+        {"eval sst2 --run nowhere", "nowhere"},
+        {"eval sst2 --model fasttext", "does not exist"},
+        {"tokenize --vocab nowhere.txt hello", "nowhere.txt"},
+        {"translate --model nowhere hello", "nowhere"},
+        {"vocab train --corpus nowhere.txt --size 50 --out v.txt", "nowhere.txt"},
+        {"vectors train --corpus nowhere.txt --out v.vec", "nowhere.txt"},
+    };
+    exit_cases(&f, MISSING, (int)(sizeof MISSING / sizeof MISSING[0]), 74);
+    cli_fixture_close(&f);
+}
+
+TEST(exit_code_out_of_range_is_2_everywhere) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const ExitCase RANGE[] = {
+        {"tokenize --vocab %V --max-len -1 hello", "--max-len"},
+        /* a model's own setting (read when the model is made) and the trainer's */
+        {"finetune --train tr.tsv --dev tr.tsv --model fasttext --set dim=0 --out r1", "dim"},
+        {"finetune --train tr.tsv --dev tr.tsv --model textcnn --set filters=0 --out r2", "filters"},
+        {"finetune --train tr.tsv --dev tr.tsv --model fasttext --epochs 0 --out r3", "epochs"},
+        {"translate --beam 0 hello", "--beam"},
+        {"pretrain --set steps=-1 --out r4", "steps"},
+        {"vectors train --corpus corpus.txt --out v.vec --dim 0", "--dim"},
+    };
+    exit_cases(&f, RANGE, (int)(sizeof RANGE / sizeof RANGE[0]), 2);
+    cli_fixture_close(&f);
+}
+
+TEST(exit_code_bad_data_is_65_everywhere) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const ExitCase DATA[] = {
+        {"score sst2 pred_bad.tsv", "not-a-label"},
+        {"bleu hyp_bad.txt ref.txt", "invalid UTF-8"},
+        {"predict sst2 \"$(printf 'a\\377b')\"", "invalid UTF-8"},
+        {"finetune --train bad.tsv --dev tr.tsv --model fasttext --strict --out r5", "bad.tsv:4"},
+        {"tokenize --vocab %V --pair < corpus.txt", "no TAB"},
+    };
+    exit_cases(&f, DATA, (int)(sizeof DATA / sizeof DATA[0]), 65);
+    cli_fixture_close(&f);
+}
+
+TEST(exit_code_help_lists_the_codes) {
+    int st = -1;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s --help", test_glue_bin());
+    char *out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "exit codes:") && strstr(out, "  2    usage") && strstr(out, "  65   data") &&
+                  strstr(out, "  74   I/O") && strstr(out, "  130  interrupted"),
+              "%s", out);
+    free(out);
+}

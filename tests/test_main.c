@@ -2,6 +2,7 @@
  * argv[1]), prints each failing check and ends with "N passed, N failed". */
 #include "tests/test.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,14 @@ const char *test_glue_bin(void) {
     return b && *b ? b : "./glue";
 }
 
+/* Absolute, so that a command a test runs inside a scratch folder still finds
+ * it (the default ../shared is relative to the repository). */
 const char *test_shared_dir(void) {
+    static char abs[PATH_MAX];
     const char *s = getenv("GLUE_SHARED");
-    return s && *s ? s : "../shared";
+    if (!s || !*s) s = "../shared";
+    if (!abs[0] && !realpath(s, abs)) snprintf(abs, sizeof abs, "%s", s);
+    return abs;
 }
 
 int test_flip_byte(const char *path, long at, int mask) {

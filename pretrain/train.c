@@ -5,6 +5,7 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
+#include "core/interrupt.h"
 #include "core/dist.h"
 #include "core/provenance.h"
 #include "core/lines.h"
@@ -21,16 +22,9 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Set by the SIGINT/SIGTERM handler, read at step boundaries: the one piece of
- * global state, because a signal handler can reach nothing else. */
-static volatile sig_atomic_t pretrain_signal;
-
-static void pretrain_on_signal(int sig) { pretrain_signal = sig; }
 
 /* RNG streams of the run seed. Data-parallel ranks draw dropout from
  * STREAM_DROPOUT_RANKS + rank, re-seeded each step (see run_step). */
@@ -482,19 +476,6 @@ static void run_scale_grads(Params *p, float scale) {
     for (long i = 0; i < total; i++) g[i] *= scale;
 }
 
-/* The learning rate of the step about to be taken (0-based r->step): the
- * schedule's, times min(1, (step - init_step + 1) / rewarm) for the first
- * rewarm steps from init_step (a fresh AdamW's moments are empty; see
- * pretrain_config.c). A function of the step and the settings alone, so
- * --resume gives the same rates. */
-static float run_lr(const Run *r) {
-    const PretrainConfig *pc = r->pc;
-    double lr = schedule_lr(&r->sched, r->step);
-    long k = r->step - pc->init_step + 1;
-    if (pc->rewarm > 0 && k < pc->rewarm) lr *= (double)k / (double)pc->rewarm;
-    return (float)lr;
-}
-
 /* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
  * or divergence (after a message). */
 static int run_step(Run *r, StepStats *s) {
@@ -531,7 +512,7 @@ static int run_step(Run *r, StepStats *s) {
                    s->grad_norm);
         return 1;
     }
-    s->lr = run_lr(r);
+    s->lr = schedule_lr(&r->sched, r->step);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
     if (r->zero)   /* each rank updated its slice: every rank gets all of them */
@@ -699,7 +680,9 @@ static int run_prepare(Run *r) {
     r->opt.eps = pc->adam_eps;
     ScheduleKind kind;
     schedule_parse(pc->schedule, &kind);
-    r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps};
+    /* rewarm: a fresh AdamW's moments are empty (pretrain_config.h) */
+    r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps,
+                          .rewarm_from = pc->init_step, .rewarm = pc->rewarm};
     rc = o->resume ? run_resume(r) : run_fresh(r);
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
@@ -758,13 +741,13 @@ static int run_loop(Run *r) {
     long first = r->step;
     Window w = {.t0 = now_seconds()};
     while (r->step < pc->steps) {
-        int sig = dist_max_int(pretrain_signal);   /* ranks stop at the same step */
+        int sig = dist_max_int(interrupt_pending());   /* ranks stop at the same step */
         if (sig || (o->stop_at > 0 && r->step >= o->stop_at)) {
             progress_finish(&bar, "stopped at step %ld", r->step);
             if (run_save(r)) return 1;
             if (r->rank == 0)
                 fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
-                        sig ? (sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)") : "stopped",
+                        sig ? interrupt_name(sig) : "stopped",
                         r->step, pc->steps, r->path_last);
             return sig ? 128 + sig : 0;
         }
@@ -803,18 +786,10 @@ static int run_loop(Run *r) {
 int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     r.zero = o->cfg->zero && r.size > 1;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = pretrain_on_signal;
-    sa.sa_flags = SA_RESETHAND;   /* a second signal acts at once (the default) */
-    sigemptyset(&sa.sa_mask);
-    pretrain_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    interrupt_begin();   /* from the start: a signal during preparation stops the run at its first step */
     int rc = run_prepare(&r);
     if (rc == 0) rc = run_loop(&r);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    interrupt_end();
     run_free(&r);
     matmul_set_precision(MATMUL_FP32);
     return rc;

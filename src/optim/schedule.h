@@ -12,7 +12,16 @@
  *   cosine    lr * (1 + cos(pi p)) / 2
  *   inv_sqrt  lr * sqrt(warmup / (step + 1))   (total unused; warmup 0 acts
  *             as 1). Vaswani's d^-0.5 * min(s^-0.5, s * w^-1.5) is this with
- *             peak lr = (d * w)^-0.5. */
+ *             peak lr = (d * w)^-0.5.
+ * Two variations:
+ *   warmup_float  the warm-up computed as fine-tuning always has, in float
+ *                 arithmetic (lr * (step + 1), rounded, then / warmup): a
+ *                 different last bit from the double computation for about a
+ *                 quarter of the steps, kept so that fine-tuned checkpoints
+ *                 stay bit-identical to those of earlier versions
+ *   rewarm        a run that continues from weights with a fresh optimizer
+ *                 (pretraining's init_step): the rate times
+ *                 min(1, (step - rewarm_from + 1) / rewarm) (0: off) */
 #ifndef GLUE_SCHEDULE_H
 #define GLUE_SCHEDULE_H
 
@@ -28,6 +37,8 @@ typedef struct {
     float lr;     /* peak learning rate */
     long warmup;  /* warm-up steps */
     long total;   /* planned steps */
+    int warmup_float;          /* see above; 0: in double, rounded once */
+    long rewarm_from, rewarm;  /* see above; rewarm 0: off */
 } Schedule;
 
 float schedule_lr(const Schedule *s, long step);

@@ -22,10 +22,12 @@
 #include "core/files.h"
 #include "core/interrupt.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "core/rng.h"
 #include "train/evaluate.h"
 #include "experiments/intermediate.h"
 #include "models/run_config.h"
+#include "optim/schedule.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -56,6 +58,7 @@ typedef struct Run {
     float lr;
     double warmup;
     const char *schedule;
+    Schedule sched;              /* the learning rate of each step, once total_steps is known */
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
     MatmulPrecision precision;   /* of the training steps' products (TRAINER_SETTING_PRECISION), as it runs here */
@@ -73,62 +76,6 @@ typedef struct Run {
     long eval_examples;
     cJSON *intermediate;         /* the intermediate stage's record (intermediate.h), or NULL */
 } Run;
-
-/* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. On a
- * terminal redrawn in place at most every PROGRESS_INTERVAL seconds; into a
- * file or pipe (a job's log) one line at most every PROGRESS_LOG_INTERVAL
- * seconds, so that a long epoch is never minutes of silence. */
-#define PROGRESS_INTERVAL 0.2
-#define PROGRESS_LOG_INTERVAL 30.0
-#define PROGRESS_WIDTH 24
-
-typedef struct Progress {
-    const char *label;
-    long total;
-    double start, last;
-    int show, tty;
-} Progress;
-
-static void trainer_progress_start(Progress *p, const char *label, long total, int show) {
-    double now = now_seconds();
-    *p = (Progress){.label = label, .total = total, .start = now, .last = now, .show = show, .tty = show && isatty(2)};
-}
-
-static void trainer_progress_draw(Progress *p, long done, double loss, int final) {
-    double now = now_seconds();
-    if (!p->show) return;
-    if (!p->tty) {   /* a log: a plain line now and then, none at the end (the epoch line follows) */
-        if (final || now - p->last < PROGRESS_LOG_INTERVAL) return;
-        p->last = now;
-        double secs = now - p->start, rate = secs > 0 ? done / secs : 0;
-        double eta = rate > 0 ? (p->total - done) / rate : 0;
-        fprintf(stderr, "%s: %ld/%ld examples (%.0f%%), loss %.4f, %.0f ex/s, ETA %d:%02d\n", p->label, done,
-                p->total, p->total ? 100.0 * done / p->total : 100.0, loss, rate, (int)(eta / 60), (int)eta % 60);
-        fflush(stderr);
-        return;
-    }
-    if (!final && now - p->last < PROGRESS_INTERVAL) return;
-    p->last = now;
-    double frac = p->total ? (double)done / (double)p->total : 1.0, secs = now - p->start;
-    double rate = secs > 0 ? done / secs : 0, eta = rate > 0 ? (p->total - done) / rate : 0;
-    char bar[PROGRESS_WIDTH + 1];
-    for (int i = 0; i < PROGRESS_WIDTH; i++) bar[i] = i < (int)(frac * PROGRESS_WIDTH) ? '=' : ' ';
-    bar[PROGRESS_WIDTH] = '\0';
-    fprintf(stderr, "\r%s [%s] %3.0f%%  loss %.4f  %.0f ex/s  %s %d:%02d ", p->label, bar, 100 * frac, loss, rate,
-            final ? "took" : "ETA", (int)((final ? secs : eta) / 60), (int)(final ? secs : eta) % 60);
-    if (final) fputc('\n', stderr);
-    fflush(stderr);
-}
-
-float trainer_lr(float lr, const char *schedule, double warmup, long step, long total) {
-    long warm = (long)(warmup * (double)total);
-    if (step < warm) return lr * (float)(step + 1) / (float)warm;
-    if (schedule && strcmp(schedule, "constant") == 0) return lr;
-    double p = (double)(step - warm) / (double)(total - warm > 0 ? total - warm : 1);
-    if (p > 1) p = 1;
-    if (schedule && strcmp(schedule, "cosine") == 0) return (float)(lr * 0.5 * (1.0 + cos(M_PI * p)));
-    return (float)(lr * (1.0 - p));
-}
 
 const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
 
@@ -570,7 +517,8 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
     char label[64];
     snprintf(label, sizeof label, "epoch %d/%d", epoch + 1, r->epochs);
     Progress bar;
-    trainer_progress_start(&bar, label, n, r->o->show_progress);
+    progress_start(&bar, label, n, r->o->show_progress ? PROGRESS_AUTO : PROGRESS_QUIET);
+    bar.unit = "ex";
     int first = epoch == r->start_epoch ? r->start_row : 0;
     double loss_sum = epoch == r->start_epoch ? r->start_loss_sum : 0, t0 = now_seconds();
     int rc = 0;
@@ -594,7 +542,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
         TrainState st = {
             .step = r->step, .total_steps = r->total_steps, .epoch = epoch,
             .progress = (double)r->step / (double)r->total_steps,
-            .lr = trainer_lr(r->lr, r->schedule, r->warmup, r->step, r->total_steps),
+            .lr = schedule_lr(&r->sched, r->step),
             .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed,
             .bucket_mb = r->bucket_mb,
         };
@@ -605,7 +553,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
         }
         r->step++;
         if (!isfinite(loss)) {   /* the same sum on every rank: all stop here */
-            trainer_progress_draw(&bar, i, loss_sum / (i ? i : 1), 1);
+            progress_finish(&bar, "loss %.4f", loss_sum / (i ? i : 1));
             if (r->rank == 0)
                 user_error("lower the learning rate (--lr) or enable gradient clipping",
                            "training diverged: loss is %g at step %ld (epoch %d)", loss, r->step, epoch + 1);
@@ -613,7 +561,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
             break;
         }
         loss_sum += loss * b;
-        trainer_progress_draw(&bar, i + b, loss_sum / (i + b), 0);
+        progress_update(&bar, i + b, "loss %.4f", loss_sum / (i + b));
         long every = r->o->checkpoint_every;
         if (every > 0 && r->step % every == 0 && i + b < n) {   /* the epoch's end saves its own */
             r->train_seconds += now_seconds() - t0, t0 = now_seconds();
@@ -621,7 +569,7 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
         }
     }
     matmul_set_precision(MATMUL_FP32);   /* evaluation and checkpoints: fp32 */
-    if (rc == 0) trainer_progress_draw(&bar, n, loss_sum / n, 1);
+    if (rc == 0) progress_finish(&bar, "loss %.4f", loss_sum / n);
     r->train_seconds += now_seconds() - t0;
     *mean_loss = loss_sum / n;
     free(perm);
@@ -853,6 +801,11 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     }
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
+        ScheduleKind kind;
+        schedule_parse(r.schedule, &kind);   /* TRAINER_SCHEDULES are schedule names */
+        /* warm-up in float: the rates fine-tuning has always used (schedule.h) */
+        r.sched = (Schedule){.kind = kind, .lr = r.lr, .warmup = (long)(r.warmup * (double)r.total_steps),
+                             .total = r.total_steps, .warmup_float = 1};
         if (o->show_progress) run_banner(&r);
         dist_stats_reset();   /* results.json's gradient_sums count the training's */
         interrupt_begin();

@@ -144,9 +144,4 @@ int trainer_config_same(const cJSON *a, const cJSON *b);
 enum { TRAINER_LENGTH_GROUP_BATCHES = 50 };
 void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, const int *lengths);
 
-/* The learning rate of step `step` (0-based) of `total`: linear warm-up over
- * the first `warmup` fraction of the steps, then "linear" decay to 0,
- * "cosine" decay or "constant". */
-float trainer_lr(float lr, const char *schedule, double warmup, long step, long total);
-
 #endif

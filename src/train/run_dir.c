@@ -5,6 +5,7 @@
 #include "core/checkpoint.h"
 #include "core/files.h"
 #include "core/provenance.h"
+#include "train/resume.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -45,6 +46,23 @@ cJSON *run_results_head(const char *command, uint64_t seed, int threads, const c
     cJSON_AddItemToObject(j, "provenance", provenance_json(threads, (long long)seed));
     if (config) cJSON_AddItemToObject(j, "config", cJSON_Duplicate(config, 1));
     return j;
+}
+
+int run_dir_begin(const char *out_dir, const char *results, const cJSON *config) {
+    char path[4200];
+    if (file_make_dir(out_dir)) return 1;
+    run_file_path(out_dir, results, path, sizeof path);
+    unlink(path);
+    run_file_path(out_dir, RUN_CONFIG, path, sizeof path);
+    return json_file_write(path, config) ? 1 : 0;
+}
+
+int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume) {
+    char path[4200];
+    run_file_path(out_dir, results_file, path, sizeof path);
+    if (json_file_write(path, results) != 0) return 1;
+    if (!keep_resume) resume_remove(out_dir);
+    return 0;
 }
 
 int run_resume_available(const char *path, const char *out_dir) {

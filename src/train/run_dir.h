@@ -10,8 +10,8 @@
  *   resume/       last.ckpt (weights), last.state (optimizer state, RNG),
  *                 trainer.json (epoch, row, loss so far, step, history, best):
  *                 the last epoch end, checkpoint_every step or signal
- *   resume.prev/  the resume point before it (a fallback when resume/ is
- *                 damaged or was being replaced; core/checkpoint.h)
+ *   resume.prev/  the resume point before it (resume.h: the one format of
+ *                 every run's resume point, pretraining's and translation's too)
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
@@ -54,13 +54,22 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
 
-/* ---- shared by the run drivers (train/trainer.c, translation's
- * seq2seq_train.c, pretrain/train.c) ---- */
+/* ---- the run directory of every training run (fine-tuning: trainer.c,
+ * translation: translate.c, pretraining: pretrain/train.c) ---- */
 
+/* A run starts: out_dir made, a stale results file (`results`: RUN_RESULTS,
+ * pretraining's summary.json) removed, since it would make the run look
+ * finished, and the settings written to config.json, so that a running job
+ * shows them. 0, or 1 after a message. */
+int run_dir_begin(const char *out_dir, const char *results, const cJSON *config);
 /* The head of every results file: {"command", "seed", "threads",
  * "provenance" (core/provenance.h), "config" (a copy; left out when NULL)}.
  * The driver adds its own fields. Caller frees. */
 cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config);
+/* A run ends: the results file written (its presence means a finished run),
+ * then the resume point removed unless keep_resume (pretraining keeps it: a
+ * finished run may be carried further). 0, or 1 after a message. */
+int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume);
 /* Before --resume reads a rolling checkpoint (core/checkpoint.h): 1 when
  * path (or its prev.ckpt) exists; else 0 after one line saying that out_dir
  * has no interrupted run and training starts from the beginning. */

@@ -1,0 +1,190 @@
+/* loop.c — the step/epoch loop of every training run (see loop.h). */
+#include "train/loop.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/common.h"
+#include "core/dist.h"
+#include "core/files.h"
+#include "core/interrupt.h"
+#include "models/run_config.h"
+#include "train/run_dir.h"
+
+void train_loop_init(TrainLoop *L) {
+    memset(L, 0, sizeof *L);
+    L->history = cJSON_CreateArray();
+    L->best_score = -INFINITY;
+}
+
+void train_loop_free(TrainLoop *L) {
+    cJSON_Delete(L->history);
+    cJSON_Delete(L->best);
+    L->history = L->best = NULL;
+}
+
+/* The training clock: runs during the steps (and the saves among them), not
+ * during the epochs' evaluations. t0 0: stopped. */
+static void loop_clock_stop(TrainLoop *L) {
+    if (L->t0 > 0) L->seconds += now_seconds() - L->t0;
+    L->t0 = 0;
+}
+
+static void loop_clock_lap(TrainLoop *L) {
+    loop_clock_stop(L);
+    L->t0 = now_seconds();
+}
+
+double train_loop_seconds(const TrainLoop *L) { return L->seconds + (L->t0 > 0 ? now_seconds() - L->t0 : 0); }
+
+static int loop_out_of_steps(const TrainLoop *L) { return L->max_steps > 0 && L->step >= L->max_steps; }
+
+/* ---- progress ---- */
+
+static void loop_bar_start(TrainLoop *L, long first, long n) {
+    char label[64];
+    if (L->label) snprintf(label, sizeof label, "%s", L->label);
+    else snprintf(label, sizeof label, "epoch %d/%d", L->epoch + 1, L->epochs);
+    progress_start(&L->bar, label, n - first, L->show_progress && L->rank == 0 ? PROGRESS_AUTO : PROGRESS_QUIET);
+    if (L->unit) L->bar.unit = L->unit;
+}
+
+static void loop_describe(const TrainLoop *L, char *text, size_t cap) {
+    text[0] = '\0';
+    if (L->ops->describe) L->ops->describe(L->ctx, L, text, cap);
+}
+
+/* done: batches of this session's stretch of the epoch (its rate and ETA). */
+static void loop_bar_update(TrainLoop *L, long done) {
+    char text[PROGRESS_TEXT_MAX] = "";
+    if (progress_due(&L->bar)) loop_describe(L, text, sizeof text);   /* the client's text only when shown */
+    progress_update(&L->bar, done, text[0] ? "%s" : NULL, text);
+}
+
+static void loop_bar_finish(TrainLoop *L) {
+    char text[PROGRESS_TEXT_MAX];
+    loop_describe(L, text, sizeof text);
+    progress_finish(&L->bar, "%s", text);
+}
+
+/* ---- the loop ---- */
+
+/* Stopped by a signal (sig) or by stop_at (sig 0): the resume point, then how
+ * to continue. */
+static int loop_stop(TrainLoop *L, int sig) {
+    loop_bar_finish(L);
+    loop_clock_lap(L);
+    if (L->ops->save(L->ctx, L) != 0) return 1;
+    if (L->rank == 0 && (L->show_progress || sig)) {
+        char where[64] = "";
+        if (L->epochs > 1) snprintf(where, sizeof where, " (epoch %d, batch %ld)", L->epoch + 1, L->batch);
+        fprintf(stderr, "%s at step %ld%s; saved %s/%s; continue with the same command and --resume\n",
+                sig ? interrupt_name(sig) : "stopped", L->step, where, L->out_dir, RUN_RESUME_DIR);
+    }
+    return sig ? 128 + sig : TRAIN_STOPPED;
+}
+
+/* The steps of the epoch from L->batch to n (or to max_steps). 0, or the
+ * run's return. */
+static int loop_epoch(TrainLoop *L, long n) {
+    long first = L->batch;
+    double last_save = now_seconds();
+    loop_bar_start(L, first, n);
+    while (L->batch < n && !loop_out_of_steps(L)) {
+        int sig = dist_max_int(interrupt_pending());   /* the ranks stop at the same step */
+        if (sig || (L->stop_at > 0 && L->step >= L->stop_at)) return loop_stop(L, sig);
+        int rc = L->ops->step(L->ctx, L);
+        if (rc == 0) L->batch++, L->step++;
+        if (rc == 0 && L->ops->after) rc = L->ops->after(L->ctx, L);
+        if (rc) {
+            loop_bar_finish(L);
+            return rc;
+        }
+        loop_bar_update(L, L->batch - first);
+        double now = now_seconds();
+        int due = (L->checkpoint_every > 0 && L->step % L->checkpoint_every == 0) ||
+                  (L->save_minutes > 0 && now - last_save > 60 * L->save_minutes);
+        if (due && L->batch < n) {   /* the epoch's end saves its own */
+            loop_clock_lap(L);
+            if (L->ops->save(L->ctx, L) != 0) return 1;
+            last_save = now;
+        }
+    }
+    loop_bar_finish(L);
+    return 0;
+}
+
+int train_loop_run(TrainLoop *L) {
+    int rc = 0;
+    interrupt_begin();
+    while (rc == 0 && L->epoch < L->epochs) {
+        long n = L->ops->begin(L->ctx, L);
+        double t0 = now_seconds();
+        L->t0 = t0;
+        rc = loop_epoch(L, n);
+        loop_clock_stop(L);
+        if (rc == 0) rc = L->ops->end(L->ctx, L, now_seconds() - t0);
+        if (rc) break;
+        int last = L->epoch + 1 >= L->epochs || loop_out_of_steps(L);
+        L->epoch++;
+        L->batch = 0;
+        if (!last) rc = L->ops->save(L->ctx, L) ? 1 : 0;
+        if (last) break;
+    }
+    loop_clock_stop(L);
+    interrupt_end();
+    return rc;
+}
+
+/* ---- epoch records ---- */
+
+int train_loop_consider(TrainLoop *L, const cJSON *rec, double score) {
+    if (L->best && !(isfinite(score) && score > L->best_score)) return 0;   /* ties: the earlier stays */
+    cJSON_Delete(L->best);
+    L->best = cJSON_Duplicate(rec, 1);
+    L->best_score = isfinite(score) ? score : -INFINITY;
+    return 1;
+}
+
+int train_loop_record(TrainLoop *L, cJSON *rec, double score) {
+    int is_best = train_loop_consider(L, rec, score);
+    cJSON_AddItemToArray(L->history, rec);
+    return is_best;
+}
+
+/* ---- the resume point's keys ---- */
+
+cJSON *train_loop_position(const TrainLoop *L) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "epoch", L->epoch);
+    cJSON_AddNumberToObject(j, "batch", (double)L->batch);
+    cJSON_AddNumberToObject(j, "step", (double)L->step);
+    cJSON_AddNumberToObject(j, "seed", (double)L->seed);
+    cJSON_AddNumberToObject(j, "train_seconds", train_loop_seconds(L));
+    json_add_exact(j, "best_score", L->best_score);   /* bit for bit */
+    cJSON_AddItemToObject(j, "config", cJSON_Duplicate(L->config, 1));
+    cJSON_AddItemToObject(j, "history", cJSON_Duplicate(L->history, 1));
+    if (L->best) cJSON_AddItemToObject(j, "best", cJSON_Duplicate(L->best, 1));
+    return j;
+}
+
+void train_loop_restore(TrainLoop *L, const cJSON *p) {
+    /* "epochs_done": fine-tuning's resume points before epochs could be cut */
+    L->epoch = (int)run_config_number(p, "epoch", run_config_number(p, "epochs_done", 0));
+    L->batch = (long)run_config_number(p, "batch", 0);
+    L->step = (long)run_config_number(p, "step", 0);
+    L->seconds = run_config_number(p, "train_seconds", 0);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
+    if (cJSON_IsArray(h)) {
+        cJSON_Delete(L->history);
+        L->history = cJSON_Duplicate(h, 1);
+    }
+    if (cJSON_IsObject(b)) {
+        cJSON_Delete(L->best);
+        L->best = cJSON_Duplicate(b, 1);
+        L->best_score = json_exact(p, "best_score", run_config_number(b, "score", -INFINITY));
+    }
+}

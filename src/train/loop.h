@@ -1,0 +1,107 @@
+/* loop.h — the step/epoch loop of every training run: fine-tuning
+ * (trainer.c), pretraining (pretrain/train.c) and translation (translate.c)
+ * are its clients and supply their step, evaluation and save.
+ *
+ * The loop runs epochs of batches (pretraining: one epoch of `steps`
+ * batches) and owns what is the same for all of them:
+ *   - where the run is (epoch, batch within it, optimizer step, training
+ *     seconds), written into and read from the resume point (resume.h);
+ *   - SIGINT/SIGTERM (core/interrupt.h) and --stop-at: read at every step
+ *     boundary (data parallel: the ranks stop at the same step); the resume
+ *     point is saved and the run stops with 128 + signal (or TRAIN_STOPPED)
+ *     after one line saying how to continue;
+ *   - resume points every checkpoint_every steps and every save_minutes
+ *     within an epoch, and at every epoch end but the last (the end's own
+ *     saving is the client's);
+ *   - max_steps: the run ends after that many steps (the partial epoch is
+ *     ended like a full one);
+ *   - the progress display (core/progress.h), one per epoch, with the
+ *     client's text;
+ *   - the epoch records and the best one (strictly better score; the first
+ *     always), kept in the resume point.
+ * Per epoch:  begin -> (step, after)* -> end;  save at the points above. */
+#ifndef GLUE_TRAIN_LOOP_H
+#define GLUE_TRAIN_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/progress.h"
+
+typedef struct cJSON cJSON;
+typedef struct TrainLoop TrainLoop;
+
+typedef struct TrainLoopOps {
+    /* Epoch L->epoch starts, at batch L->batch (> 0: resumed within it):
+     * returns its number of batches. */
+    long (*begin)(void *ctx, TrainLoop *L);
+    /* Batch L->batch, optimizer step L->step (0-based): 0, or 1 after a
+     * message (diverged, a read failed). */
+    int (*step)(void *ctx, TrainLoop *L);
+    /* After the step (L->step and L->batch counted): logging, periodic
+     * evaluation. 0 or 1. May be NULL. */
+    int (*after)(void *ctx, TrainLoop *L);
+    /* The progress text ("loss 0.412"), asked for only when it is shown. */
+    void (*describe)(void *ctx, const TrainLoop *L, char *text, size_t cap);
+    /* The epoch is done (seconds: its training time): evaluate, keep the
+     * best (train_loop_record). 0 or 1. */
+    int (*end)(void *ctx, TrainLoop *L, double seconds);
+    /* The resume point at the loop's position; every rank calls it (the
+     * client writes on one). 0 or 1. */
+    int (*save)(void *ctx, TrainLoop *L);
+} TrainLoopOps;
+
+struct TrainLoop {
+    const TrainLoopOps *ops;
+    void *ctx;
+    /* Settings (the client's). */
+    const char *out_dir;
+    const cJSON *config;        /* the run's settings: trainer.json's "config" */
+    uint64_t seed;
+    int epochs;
+    long stop_at;               /* > 0: save and stop (TRAIN_STOPPED) once this many steps are done */
+    long max_steps;             /* > 0: the run ends after this many steps */
+    long checkpoint_every;      /* > 0: a resume point every this many steps */
+    double save_minutes;        /* > 0: and one when this long has passed since the last */
+    int show_progress, rank;    /* rank: data parallel; rank 0 alone speaks */
+    const char *label;          /* of the progress display; NULL: "epoch E/N" */
+    const char *unit;           /* of the progress display; NULL: "it" */
+    /* Where the run is (a resumed run: from trainer.json). */
+    int epoch;
+    long batch, step;
+    double seconds;             /* training seconds over every session (not evaluation) */
+    double t0;                  /* the start of the stretch not yet in seconds */
+    /* The epoch records. */
+    cJSON *history;             /* array of the records */
+    cJSON *best;                /* the best record, NULL before the first */
+    double best_score;
+    Progress bar;               /* the epoch's progress display */
+};
+
+/* train_loop_run's return when it stopped at stop_at (not an error). */
+enum { TRAIN_STOPPED = -1 };
+
+/* A loop at the start of a run (ops, ctx and the settings still to set). */
+void train_loop_init(TrainLoop *L);
+void train_loop_free(TrainLoop *L);
+/* Runs from the loop's position to the end. 0 done, TRAIN_STOPPED, 128 +
+ * signal after saving, or 1 (a step, end or save failed). */
+int train_loop_run(TrainLoop *L);
+/* Training seconds so far (during the run: with the running stretch). */
+double train_loop_seconds(const TrainLoop *L);
+/* rec (owned) into the history, and made the best when its score is
+ * strictly higher than the best's (the first record always; a NAN score
+ * never beats a record). Returns 1 when it is the new best. */
+int train_loop_record(TrainLoop *L, cJSON *rec, double score);
+/* The same for a record that is not an epoch's (translation's averaged
+ * weights): it may become the best; rec stays the caller's. */
+int train_loop_consider(TrainLoop *L, const cJSON *rec, double score);
+
+/* trainer.json of a resume point: the loop's keys (epoch, step, seed,
+ * config, train_seconds, history, best, best_score); the client adds its
+ * own and writes it with resume_write. Caller frees. */
+cJSON *train_loop_position(const TrainLoop *L);
+/* The loop's keys from trainer.json: where to continue. */
+void train_loop_restore(TrainLoop *L, const cJSON *position);
+
+#endif

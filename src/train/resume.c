@@ -1,0 +1,101 @@
+/* resume.c — the resume point of a training run (see resume.h). */
+#include "train/resume.h"
+
+#include <cjson/cJSON.h>
+
+#include "core/checkpoint.h"
+#include "core/common.h"
+#include "core/files.h"
+#include "train/run_dir.h"
+
+/* The one-file resume point of pretraining and translation before resume/. */
+#define RESUME_OLD_FILE "last.ckpt"
+
+void resume_dir(const char *out_dir, char *out, size_t cap) { run_file_path(out_dir, RUN_RESUME_DIR, out, cap); }
+
+void resume_file(const char *dir, const char *file, char *out, size_t cap) { run_file_path(dir, file, out, cap); }
+
+int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write, void *ctx) {
+    char dir[4096], tmp[4200], path[4400];
+    resume_dir(out_dir, dir, sizeof dir);
+    if (checkpoint_dir_begin(dir, tmp, sizeof tmp) != 0) return 1;
+    if (write(ctx, tmp) != 0) return 1;
+    resume_file(tmp, RUN_TRAINER_STATE, path, sizeof path);
+    if (json_file_write(path, position) != 0) return 1;
+    return checkpoint_dir_commit(dir) ? 1 : 0;
+}
+
+/* read() on the point in dir. */
+static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
+    char path[4200];
+    resume_file(dir, RUN_TRAINER_STATE, path, sizeof path);
+    cJSON *position = json_file_read(path, 1);
+    if (!position) return 1;
+    int rc = read(ctx, dir, position);
+    cJSON_Delete(position);
+    return rc;
+}
+
+int resume_is_old(const char *out_dir, char *old, size_t cap) {
+    char dir[4096], prev[4200];
+    resume_dir(out_dir, dir, sizeof dir);
+    checkpoint_dir_previous(dir, prev, sizeof prev);
+    run_file_path(out_dir, RESUME_OLD_FILE, old, cap);
+    return !file_exists(dir) && !file_exists(prev) && checkpoint_rolling_exists(old);
+}
+
+/* A resume point of the format before resume/: refused, with what to do. */
+static int resume_refuse_old(const char *out_dir) {
+    char old[4200];
+    if (!resume_is_old(out_dir, old, sizeof old)) return 0;
+    user_error("finish the run with the glue that started it, or start over without --resume (of a pretraining "
+               "run, glue pretrain snapshot keeps the weights to continue from: --set init=DIR)",
+               "%s is a resume point of an older glue (one file); this glue resumes from %s/%s/", old, out_dir,
+               RUN_RESUME_DIR);
+    return EXIT_USAGE;
+}
+
+int resume_read(const char *out_dir, ResumeReadFn read, void *ctx) {
+    char dir[4096], prev[4200];
+    resume_dir(out_dir, dir, sizeof dir);
+    checkpoint_dir_previous(dir, prev, sizeof prev);
+    int have = file_exists(dir), have_prev = file_exists(prev);
+    if (!have && !have_prev) {
+        int rc = resume_refuse_old(out_dir);
+        if (rc) return rc;
+        user_warning("no interrupted run in %s; starting from the beginning", out_dir);
+        return RESUME_NONE;
+    }
+    int rc = have ? resume_read_dir(dir, read, ctx) : 1;
+    if (rc != 0 && rc != RESUME_OTHER && have_prev) {
+        user_warning("%s %s; continuing from %s, the resume point saved before it", dir,
+                     have ? "is damaged (above)" : "is missing (a save was interrupted)", prev);
+        rc = resume_read_dir(prev, read, ctx);
+    }
+    return rc == RESUME_OTHER ? EXIT_USAGE : rc ? 1 : 0;
+}
+
+cJSON *resume_position(const char *out_dir) {
+    char dirs[2][4200], path[4400];
+    resume_dir(out_dir, dirs[0], sizeof dirs[0]);
+    checkpoint_dir_previous(dirs[0], dirs[1], sizeof dirs[1]);
+    for (int i = 0; i < 2; i++) {
+        resume_file(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
+        cJSON *position = file_exists(path) ? json_file_read(path, 0) : NULL;
+        if (position) return position;
+    }
+    return NULL;
+}
+
+int resume_exists(const char *out_dir) {
+    char dir[4096], prev[4200], old[4200];
+    resume_dir(out_dir, dir, sizeof dir);
+    checkpoint_dir_previous(dir, prev, sizeof prev);
+    return file_exists(dir) || file_exists(prev) || resume_is_old(out_dir, old, sizeof old);
+}
+
+void resume_remove(const char *out_dir) {
+    char dir[4096];
+    resume_dir(out_dir, dir, sizeof dir);
+    checkpoint_dir_remove(dir);
+}

@@ -5,11 +5,12 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
-#include "core/interrupt.h"
 #include "core/dist.h"
 #include "core/provenance.h"
 #include "core/lines.h"
-#include "core/progress.h"
+#include "models/run_config.h"
+#include "train/loop.h"
+#include "train/resume.h"
 #include "train/run_dir.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
@@ -30,14 +31,28 @@
  * STREAM_DROPOUT_RANKS + rank, re-seeded each step (see run_step). */
 enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3, STREAM_DROPOUT_RANKS = 1024 };
 
-/* Everything beyond weights and optimizer that resuming needs (blob
- * "pretrain.state", host order). */
+/* The resume point's last.state holds, beside the optimizers', the data
+ * position and the RNGs (blob PRETRAIN_STATE_BLOB, host order); its
+ * trainer.json the step, the tokens and the seconds (loop.h). */
+#define PRETRAIN_STATE_BLOB "pretrain.state"
 typedef struct PretrainState {
-    uint64_t step, tokens;
     StreamPos pos;
     Rng mask_rng, drop_rng;
-    double elapsed;
 } PretrainState;
+
+/* The step statistics, and their sums over a logging window. */
+typedef struct StepStats {
+    double loss, acc, grad_norm;
+    double gen_loss, disc_loss, disc_acc, replaced;   /* ELECTRA */
+    long tokens;
+    float lr;
+} StepStats;
+
+typedef struct Window {
+    StepStats sum;               /* loss, acc, ... and grad_norm summed over the steps */
+    double t0;
+    long steps;
+} Window;
 
 typedef struct Run {
     const PretrainOptions *o;
@@ -54,11 +69,13 @@ typedef struct Run {
     Optimizer opt;
     Schedule sched;
     Rng mask_rng, drop_rng;
-    long step, tokens;
+    TrainLoop loop;              /* one epoch of `steps` batches (loop.h): the step, the seconds */
+    long tokens;
     long step0;                  /* the step this process started at */
-    double elapsed0, t0;         /* training seconds before this process; its start */
+    Window w;                    /* the steps since the last log line */
+    char text[PROGRESS_TEXT_MAX];   /* the progress display's: the last log line's numbers */
     FILE *log;
-    char path_last[4096], path_model[4096], path_log[4096];
+    char path_model[4096], path_log[4096];
     /* Data parallel (dist.h): rank `rank` of `size` computes rows
      * [rank * rows, (rank + 1) * rows) of every micro-batch; rank 0 alone
      * writes. One process: rank 0 of 1, rows = batch. */
@@ -71,8 +88,6 @@ typedef struct Run {
     DistBuckets *buckets[2];
     int zero;
 } Run;
-
-static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r->t0; }
 
 /* ---- data ---- */
 
@@ -224,40 +239,55 @@ static int run_fresh(Run *r) {
     if (pretrain_config_is_electra(pc)) run_electra_init(r);
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
-    r->step = pc->init_step;   /* 0 unless carried on from a snapshot */
-    r->tokens = 0;
-    r->elapsed0 = 0;
+    r->loop.step = r->loop.batch = pc->init_step;   /* 0 unless carried on from a snapshot */
     return pc->init[0] ? run_init_weights(r) : 0;
 }
 
 static cJSON *run_ckpt_config(const Run *r) {
     cJSON *c = bert_checkpoint_config(r->m);
     cJSON_AddItemToObject(c, "pretrain", cJSON_Duplicate(r->pc->json, 1));
-    cJSON_AddNumberToObject(c, "step", (double)r->step);
+    cJSON_AddNumberToObject(c, "step", (double)r->loop.step);
     return c;
 }
 
-/* The checkpoints (rank 0). 0 ok. */
+/* The resume point's files (resume.h): last.ckpt the weights with the
+ * vocabulary (a model: snapshot and --init read it) and ELECTRA's generator,
+ * last.state the optimizers' states, the data position and the RNGs. */
+static int run_write_files(void *ctx, const char *dir) {
+    Run *r = ctx;
+    char path[4400];
+    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    cJSON *cfg = run_ckpt_config(r);
+    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    cJSON_Delete(cfg);
+    if (!w) return 1;
+    if (bert_write(r->m, w, r->vocab, CKPT_F32) || (r->electra.gen && electra_save_weights(r->electra.gen, w, CKPT_F32))) {
+        checkpoint_writer_abort(w);
+        return 1;
+    }
+    if (checkpoint_writer_commit(w)) return 1;
+    PretrainState st = {.pos = stream_tell(&r->stream), .mask_rng = r->mask_rng, .drop_rng = r->drop_rng};
+    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    if (!(w = checkpoint_writer_open(path, NULL, -1))) return 1;
+    if (optim_save(&r->opt, r->m->params, w) || checkpoint_write_blob(w, PRETRAIN_STATE_BLOB, &st, sizeof st) ||
+        (r->electra.gen && electra_save_state(&r->electra, w))) {
+        checkpoint_writer_abort(w);
+        return 1;
+    }
+    return checkpoint_writer_commit(w) ? 1 : 0;
+}
+
+/* The resume point and model.ckpt beside it (rank 0). 0 ok. */
 static int run_write(Run *r) {
     if (r->rank != 0) return 0;   /* the ranks hold the same state; one writes it */
-    PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
-                        .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
-    cJSON *cfg = run_ckpt_config(r);
-    CkptWriter *w = checkpoint_rolling_open(r->path_last, cfg, -1);   /* keeps prev.ckpt */
-    cJSON_Delete(cfg);
-    if (!w) return -1;
-    /* with the vocabulary: the model is only usable with it */
-    int bad = bert_write(r->m, w, r->vocab, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
-              checkpoint_write_blob(w, "pretrain.state", &st, sizeof st) ||
-              (r->electra.gen && electra_save(&r->electra, w));
-    if (bad) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    if (checkpoint_writer_commit(w)) return -1;
+    cJSON *pos = train_loop_position(&r->loop);
+    cJSON_AddNumberToObject(pos, "tokens", (double)r->tokens);
+    int rc = resume_write(r->o->out_dir, pos, run_write_files, r);
+    cJSON_Delete(pos);
+    if (rc) return rc;
     cJSON *extra = cJSON_CreateObject();   /* which step these weights are (pretrain snapshot says it) */
-    cJSON_AddNumberToObject(extra, "step", (double)r->step);
-    int rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
+    cJSON_AddNumberToObject(extra, "step", (double)r->loop.step);
+    rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
     cJSON_Delete(extra);
     return rc;
 }
@@ -280,7 +310,8 @@ static void run_gather_state(Run *r) {
 }
 
 /* The checkpoints: every rank calls it, rank 0 writes. 0 ok. */
-static int run_save(Run *r) {
+static int run_save(void *ctx, TrainLoop *L) {
+    Run *r = ctx;
     if (r->zero) run_gather_state(r);
     int rc = run_write(r);
     if (r->zero && r->rank == 0) {   /* back to its slice */
@@ -338,48 +369,65 @@ static int run_resume_steps(const Run *r, const cJSON *stored, long at) {
     return 0;
 }
 
-/* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
-static int run_resume(Run *r) {
-    if (!run_resume_available(r->path_last, r->o->out_dir)) return run_fresh(r);
-    Checkpoint *c = checkpoint_rolling_read(r->path_last);   /* or prev.ckpt */
-    if (!c) return 1;
-    int rc = 1;
-    char diff[2048];
-    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
-    const CkptBlob *b = checkpoint_find_blob(c, "pretrain.state");
-    if (!cJSON_IsObject(stored) || !b || b->size != sizeof(PretrainState)) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", r->path_last);
-        goto done;
+/* The models of a resume point that failed to load, gone (the one before it is tried next). */
+static void run_models_free(Run *r) {
+    for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]), r->buckets[i] = NULL;
+    if (r->electra.gen) electra_free(&r->electra);
+    bert_free(r->m);
+    r->m = NULL;
+}
+
+/* The models, optimizer states, data position and RNGs of the resume point
+ * in dir (resume.h), with its trainer.json `position`. */
+static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
+    Run *r = ctx;
+    char path[4400], diff[2048];
+    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(position, "config");
+    if (!cJSON_IsObject(stored)) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", dir);
+        return RESUME_OTHER;
     }
     if (run_config_diff(stored, r->pc->json, diff, sizeof diff)) {
         user_error("resume with the settings the run started with (its config.json), or use another --out",
                    "%s: settings differ from the interrupted run: %s", r->o->out_dir, diff);
-        rc = EXIT_USAGE;
-        goto done;
+        return RESUME_OTHER;
     }
-    r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed);
-    if (!r->m) goto done;
-    bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
-    run_dist_arena(r, r->m, 0);
-    if (optim_load(&r->opt, r->m->params, c)) goto done;   /* a sharded arena keeps its slice */
-    if (pretrain_config_is_electra(r->pc)) {
-        run_electra_init(r);
-        if (electra_load(&r->electra, c)) goto done;
+    if (run_resume_steps(r, stored, (long)run_config_number(position, "step", 0))) return RESUME_OTHER;
+    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    Checkpoint *c = checkpoint_read(path), *st = NULL;
+    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    if (c) st = checkpoint_read(path);
+    const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
+    int rc = 1;
+    if (st && (!b || b->size != sizeof(PretrainState))) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", path);
+    } else if (b && (r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed))) {
+        bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
+        run_dist_arena(r, r->m, 0);
+        if (pretrain_config_is_electra(r->pc)) run_electra_init(r);
+        PretrainState ps;
+        memcpy(&ps, b->data, sizeof ps);
+        rc = optim_load(&r->opt, r->m->params, st) ||   /* a sharded arena keeps its slice */
+             (r->electra.gen && (electra_load_weights(r->electra.gen, c) || electra_load_state(&r->electra, st))) ||
+             stream_seek(&r->stream, ps.pos);
+        r->mask_rng = ps.mask_rng;
+        r->drop_rng = ps.drop_rng;
     }
-    PretrainState st;
-    memcpy(&st, b->data, sizeof st);
-    if ((rc = run_resume_steps(r, stored, (long)st.step)) != 0) goto done;
-    rc = 1;
-    if (stream_seek(&r->stream, st.pos)) goto done;
-    r->step = (long)st.step;
-    r->tokens = (long)st.tokens;
-    r->mask_rng = st.mask_rng;
-    r->drop_rng = st.drop_rng;
-    r->elapsed0 = st.elapsed;
-    rc = 0;
-done:
     checkpoint_free(c);
-    return rc;
+    checkpoint_free(st);
+    if (rc) {
+        run_models_free(r);
+        return 1;
+    }
+    train_loop_restore(&r->loop, position);
+    r->tokens = (long)run_config_number(position, "tokens", 0);
+    return 0;
+}
+
+/* Continues from the resume point. 0 ok (or nothing to resume: fresh), else an exit code. */
+static int run_resume(Run *r) {
+    int rc = resume_read(r->o->out_dir, run_read_point, r);
+    return rc == RESUME_NONE ? run_fresh(r) : rc;
 }
 
 /* The log keeps only lines up to `step` (later ones are computed again), then
@@ -410,13 +458,6 @@ static int run_open_log(Run *r, long step) {
 }
 
 /* ---- the step ---- */
-
-typedef struct StepStats {
-    double loss, acc, grad_norm;
-    double gen_loss, disc_loss, disc_acc, replaced;   /* ELECTRA */
-    long tokens;
-    float lr;
-} StepStats;
 
 /* One micro-batch's forward and backward (data-parallel: of this rank's rows;
  * its losses are then its share of the whole batch's means); adds to s. */
@@ -488,7 +529,7 @@ static int run_step(Run *r, StepStats *s) {
     /* Data parallel: each rank's dropout from the seed, its rank and the step,
      * so a checkpoint needs no per-rank state and resumes exactly with any N. */
     if (r->size > 1)
-        rng_seed_stream(&r->drop_rng, pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)r->step,
+        rng_seed_stream(&r->drop_rng, pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)r->loop.step,
                         STREAM_DROPOUT_RANKS + (uint64_t)r->rank);
     for (int a = 0; a < pc->accumulate; a++) {
         MlmBatch *b = &r->batch;
@@ -508,27 +549,20 @@ static int run_step(Run *r, StepStats *s) {
     clip_scale_many(arenas, n_arenas, (float)pc->clip, s->grad_norm);
     if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
         user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
-                   "training diverged at step %ld (loss %g, gradient norm %g)", r->step + 1, s->loss,
+                   "training diverged at step %ld (loss %g, gradient norm %g)", r->loop.step + 1, s->loss,
                    s->grad_norm);
         return 1;
     }
-    s->lr = schedule_lr(&r->sched, r->step);
+    s->lr = schedule_lr(&r->sched, r->loop.step);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
     if (r->zero)   /* each rank updated its slice: every rank gets all of them */
         for (int i = 0; i < n_arenas; i++) dist_allgather_floats(arenas[i]->data, (long)arenas[i]->total);
-    r->step++;
     r->tokens += s->tokens;
     return 0;
 }
 
 /* ---- logging ---- */
-
-typedef struct Window {
-    StepStats sum;               /* loss, acc, ... and grad_norm summed over the steps */
-    double t0;
-    long steps;
-} Window;
 
 static void window_add(Window *w, const StepStats *s) {
     StepStats *a = &w->sum;
@@ -548,7 +582,7 @@ static void run_log_window(Run *r, Window *w) {
         return;
     }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "step", (double)r->step);
+    cJSON_AddNumberToObject(j, "step", (double)r->loop.step);
     cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
     double n = (double)w->steps;
     const StepStats *a = &w->sum;
@@ -564,7 +598,7 @@ static void run_log_window(Run *r, Window *w) {
     cJSON_AddNumberToObject(j, "grad_norm", a->grad_norm / n);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
     cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)a->tokens / secs : 0);
-    cJSON_AddNumberToObject(j, "elapsed", run_elapsed(r));
+    cJSON_AddNumberToObject(j, "elapsed", train_loop_seconds(&r->loop));
     char *s = cJSON_PrintUnformatted(j);
     fprintf(r->log, "%s\n", s);
     fflush(r->log);
@@ -575,11 +609,11 @@ static void run_log_window(Run *r, Window *w) {
 }
 
 static void run_log_eval(Run *r, const MlmEvalResult *e) {
-    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", r->step, e->loss,
+    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", r->loop.step, e->loss,
             e->accuracy, e->masked);
     fflush(r->log);
     if (r->o->show_progress)
-        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", r->step, e->loss,
+        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", r->loop.step, e->loss,
                 100 * e->accuracy, e->masked);
 }
 
@@ -599,11 +633,13 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
     cJSON_AddNumberToObject(j, "zero", r->zero);
     cJSON_AddNumberToObject(j, "optimizer_state_bytes_per_rank", run_state_bytes(r, 0));
-    if (r->size > 1 && r->step > r->step0) {
+    long step = r->loop.step;
+    double secs = r->loop.seconds;
+    if (r->size > 1 && step > r->step0) {
         /* The gradient sums of this process (`glue bench scaling` reads them):
          * the sums' time, and before them the wait for the slowest rank. */
         DistStats ds = dist_stats();
-        double steps = (double)(r->step - r->step0);
+        double steps = (double)(step - r->step0);
         cJSON *ar = cJSON_AddObjectToObject(j, "allreduce");
         cJSON_AddNumberToObject(ar, "steps", steps);
         cJSON_AddNumberToObject(ar, "seconds_per_step", ds.seconds / steps);
@@ -613,10 +649,10 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     char cpu[256];
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
-    cJSON_AddNumberToObject(j, "steps", (double)r->step);
+    cJSON_AddNumberToObject(j, "steps", (double)step);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
-    cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));
-    cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
+    cJSON_AddNumberToObject(j, "train_seconds", secs);
+    cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)r->tokens / secs : 0);
     cJSON_AddStringToObject(j, "objective", r->pc->objective);
     /* What ran (the last segment of a resumed run): precision=bf16 runs fp32 without a fast bf16 dot product. */
     cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[matmul_precision()]);
@@ -647,7 +683,7 @@ static int run_check_ranks(const Run *r) {
     char *cfg = cJSON_PrintUnformatted(r->pc->json);
     uint64_t h = dist_hash(DIST_HASH_INIT, cfg, strlen(cfg));
     free(cfg);
-    long facts[3] = {r->cache->n_tokens, r->step, r->tokens};
+    long facts[3] = {r->cache->n_tokens, r->loop.step, r->tokens};
     h = dist_hash(h, facts, sizeof facts);
     return dist_check_same(h, "the run (config, corpus size, or the step resumed from)");
 }
@@ -664,10 +700,9 @@ static int run_prepare(Run *r) {
     }
     r->rows = pc->batch / r->size;
     if (r->rank == 0 && file_make_dir(o->out_dir)) return 1;
-    run_file_path(o->out_dir, PRETRAIN_LAST_CKPT, r->path_last, sizeof r->path_last);
     run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
     run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
-    if (!o->resume && file_exists(r->path_last)) {
+    if (!o->resume && resume_exists(o->out_dir)) {
         user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
                    o->out_dir);
         return EXIT_USAGE;
@@ -687,7 +722,7 @@ static int run_prepare(Run *r) {
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
     matmul_set_precision(matmul_training_precision((MatmulPrecision)pc->precision, r->rank == 0));
-    r->step0 = r->step;
+    r->step0 = r->loop.step;
     if (r->rank == 0 && r->size > 1 && o->show_progress) {
         double mib = 1.0 / (1 << 20);
         if (r->zero)
@@ -701,26 +736,19 @@ static int run_prepare(Run *r) {
             fprintf(stderr, "data parallel: %d ranks, gradients summed after the backward; AdamW state %.2f MiB per "
                     "rank (zero=1 shards it)\n", r->size, mib * run_state_bytes(r, 0));
     }
-    if (r->rank != 0) {   /* writes nothing */
-        r->t0 = now_seconds();
-        return 0;
-    }
+    r->w.t0 = now_seconds();
+    if (r->rank != 0) return 0;   /* writes nothing */
     cJSON *cfg = cJSON_Duplicate(pc->json, 1);
     cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
-    char path[4200];
-    run_file_path(o->out_dir, PRETRAIN_CONFIG, path, sizeof path);
-    rc = json_file_write(path, cfg);
+    rc = run_dir_begin(o->out_dir, PRETRAIN_SUMMARY, cfg);
     cJSON_Delete(cfg);
-    if (rc || run_open_log(r, r->step)) return 1;
-    r->t0 = now_seconds();
-    return 0;
+    return rc || run_open_log(r, r->loop.step) ? 1 : 0;
 }
 
 static void run_free(Run *r) {
     if (r->log) fclose(r->log);
-    for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]);
-    if (r->electra.gen) electra_free(&r->electra);
-    bert_free(r->m);
+    run_models_free(r);
+    train_loop_free(&r->loop);
     mlm_batch_free(&r->batch);
     free(r->shard_pos);
     if (r->cache) stream_free(&r->stream);
@@ -731,51 +759,52 @@ static void run_free(Run *r) {
     vocab_free(r->vocab);
 }
 
-/* The training loop proper; returns the exit code. */
-static int run_loop(Run *r) {
+/* ---- the loop's client (loop.h): one epoch of `steps` batches ---- */
+
+static long run_begin(void *ctx, TrainLoop *L) { return ((Run *)ctx)->pc->steps; }
+
+static int run_loop_step(void *ctx, TrainLoop *L) {
+    Run *r = ctx;
+    StepStats s;
+    if (run_step(r, &s)) return 1;
+    window_add(&r->w, &s);
+    return 0;
+}
+
+/* Every log_every steps a log line (and the progress display's numbers);
+ * every eval_every a held-out evaluation. */
+static int run_after(void *ctx, TrainLoop *L) {
+    Run *r = ctx;
     const PretrainConfig *pc = r->pc;
-    const PretrainOptions *o = r->o;
-    Progress bar;
-    progress_start(&bar, "pretrain", pc->steps - r->step, o->show_progress ? PROGRESS_AUTO : PROGRESS_QUIET);
-    bar.unit = "steps";
-    long first = r->step;
-    Window w = {.t0 = now_seconds()};
-    while (r->step < pc->steps) {
-        int sig = dist_max_int(interrupt_pending());   /* ranks stop at the same step */
-        if (sig || (o->stop_at > 0 && r->step >= o->stop_at)) {
-            progress_finish(&bar, "stopped at step %ld", r->step);
-            if (run_save(r)) return 1;
-            if (r->rank == 0)
-                fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
-                        sig ? interrupt_name(sig) : "stopped",
-                        r->step, pc->steps, r->path_last);
-            return sig ? 128 + sig : 0;
-        }
-        StepStats s;
-        if (run_step(r, &s)) return 1;
-        window_add(&w, &s);
-        if (r->step % pc->log_every == 0 || r->step == pc->steps) {
-            double secs = now_seconds() - w.t0;
-            const StepStats *a = &w.sum;
-            if (r->electra.gen)
-                progress_update(&bar, r->step - first, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
-                                r->step, a->gen_loss / w.steps, 100 * a->acc / w.steps, a->disc_loss / w.steps,
-                                100 * a->disc_acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
-            else
-                progress_update(&bar, r->step - first, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", r->step,
-                                a->loss / w.steps, 100 * a->acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
-            run_log_window(r, &w);
-        }
-        if (r->rank == 0 && pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {
-            MlmEvalResult e;
-            if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
-        }
-        if (pc->checkpoint_every > 0 && r->step % pc->checkpoint_every == 0 && r->step < pc->steps &&
-            run_save(r))
-            return 1;
+    if (L->step % pc->log_every == 0 || L->step == pc->steps) {
+        const Window *w = &r->w;
+        const StepStats *a = &w->sum;
+        double secs = now_seconds() - w->t0, tok_s = secs > 0 ? a->tokens / secs : 0.0;
+        if (r->electra.gen)
+            snprintf(r->text, sizeof r->text, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
+                     L->step, a->gen_loss / w->steps, 100 * a->acc / w->steps, a->disc_loss / w->steps,
+                     100 * a->disc_acc / w->steps, a->lr, tok_s);
+        else
+            snprintf(r->text, sizeof r->text, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", L->step,
+                     a->loss / w->steps, 100 * a->acc / w->steps, a->lr, tok_s);
+        run_log_window(r, &r->w);
     }
-    progress_finish(&bar, "%ld steps, %.0f tok/s", r->step, (double)r->tokens / run_elapsed(r));
-    if (run_save(r)) return 1;
+    if (r->rank == 0 && pc->eval_every > 0 && L->step % pc->eval_every == 0 && L->step < pc->steps) {
+        MlmEvalResult e;
+        if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
+    }
+    return 0;
+}
+
+static void run_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) {
+    snprintf(text, cap, "%s", ((const Run *)ctx)->text);
+}
+
+/* The end: the resume point (a finished run may be carried further), the
+ * held-out evaluation of the whole text and summary.json. */
+static int run_end(void *ctx, TrainLoop *L, double seconds) {
+    Run *r = ctx;
+    if (run_save(r, L)) return 1;
     if (r->rank != 0) return 0;
     MlmEvalResult e;
     int have = run_eval(r, 0, &e);
@@ -783,16 +812,22 @@ static int run_loop(Run *r) {
     return run_summary(r, &e, have) ? 1 : 0;
 }
 
+static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_loop_step, .after = run_after,
+                                      .describe = run_describe, .end = run_end, .save = run_save};
+
 int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     r.zero = o->cfg->zero && r.size > 1;
-    interrupt_begin();   /* from the start: a signal during preparation stops the run at its first step */
+    TrainLoop *L = &r.loop;
+    train_loop_init(L);
+    L->ops = &RUN_LOOP, L->ctx = &r, L->out_dir = o->out_dir, L->config = o->cfg->json, L->seed = o->cfg->seed;
+    L->epochs = 1, L->stop_at = o->stop_at, L->checkpoint_every = o->cfg->checkpoint_every;
+    L->show_progress = o->show_progress, L->rank = r.rank, L->label = "pretrain", L->unit = "steps";
     int rc = run_prepare(&r);
-    if (rc == 0) rc = run_loop(&r);
-    interrupt_end();
+    if (rc == 0) rc = train_loop_run(L);
     run_free(&r);
     matmul_set_precision(MATMUL_FP32);
-    return rc;
+    return rc == TRAIN_STOPPED ? 0 : rc;
 }
 
 /* The generator of an ELECTRA run's checkpoint c (discriminator m): its
@@ -851,13 +886,26 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     return rc;
 }
 
+/* The weights of a resume point in dir. */
+static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
+    char path[4400];
+    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    return (*(Checkpoint **)ctx = checkpoint_read(path)) ? 0 : 1;
+}
+
 int pretrain_snapshot(const char *run_dir, const char *out_dir) {
-    /* Everything from last.ckpt (or prev.ckpt when it is damaged): its
-     * encoder, generator and step are of one moment. model.ckpt is written
-     * after it, so reading both of a running run could pair two saves. */
-    char path[4200];
-    run_file_path(run_dir, PRETRAIN_LAST_CKPT, path, sizeof path);
-    Checkpoint *c = checkpoint_rolling_read(path);
+    /* Everything from the resume point's weights (resume.prev/ when resume/
+     * is damaged): its encoder, generator and step are of one moment.
+     * model.ckpt is written after it, so reading both of a running run could
+     * pair two saves. A run of an older glue: its one-file last.ckpt. */
+    char old[4200];
+    Checkpoint *c = NULL;
+    if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_rolling_read(old);
+    else if (!resume_exists(run_dir))
+        user_error("pass the --out of a glue pretrain run", "%s holds no pretraining run (no %s/)", run_dir,
+                   RUN_RESUME_DIR);
+    else if (resume_read(run_dir, snapshot_take, &c) != 0)
+        c = NULL;
     if (!c) return 1;
     const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(c->config, "step");

@@ -256,7 +256,7 @@ static cJSON *run_ckpt_config(const Run *r) {
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
     char path[4400];
-    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
     cJSON *cfg = run_ckpt_config(r);
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
@@ -267,7 +267,7 @@ static int run_write_files(void *ctx, const char *dir) {
     }
     if (checkpoint_writer_commit(w)) return 1;
     PretrainState st = {.pos = stream_tell(&r->stream), .mask_rng = r->mask_rng, .drop_rng = r->drop_rng};
-    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
     if (!(w = checkpoint_writer_open(path, NULL, -1))) return 1;
     if (optim_save(&r->opt, r->m->params, w) || checkpoint_write_blob(w, PRETRAIN_STATE_BLOB, &st, sizeof st) ||
         (r->electra.gen && electra_save_state(&r->electra, w))) {
@@ -321,32 +321,6 @@ static int run_save(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-/* Names the keys (other than the free ones) whose values differ. 0 when none.
- * A key the run's config lacks (it predates the key) counts as its default.
- * `steps` is left to run_resume_steps: a resumed run may change its length. */
-static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, size_t cap) {
-    size_t n = 0;
-    out[0] = '\0';
-    cJSON *defaults = pretrain_config_defaults();
-    for (int pass = 0; pass < 2; pass++)
-        for (const cJSON *it = (pass ? stored : now)->child; it; it = it->next) {
-            if (pretrain_config_key_is_free(it->string) || strcmp(it->string, "steps") == 0) continue;
-            if (pass && cJSON_GetObjectItemCaseSensitive(now, it->string)) continue;   /* seen in pass 0 */
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(stored, it->string);
-            const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, it->string);
-            if (!a) a = cJSON_GetObjectItemCaseSensitive(defaults, it->string);
-            if (a && b && cJSON_Compare(a, b, 1)) continue;
-            char *sa = a ? cJSON_PrintUnformatted(a) : NULL, *sb = b ? cJSON_PrintUnformatted(b) : NULL;
-            int k = snprintf(out + n, n < cap ? cap - n : 0, "%s%s (run: %.60s, now: %.60s)", n ? ", " : "",
-                             it->string, sa ? sa : "unset", sb ? sb : "unset");
-            free(sa);
-            free(sb);
-            if (k > 0) n += (size_t)k;
-        }
-    cJSON_Delete(defaults);
-    return n > 0;
-}
-
 /* A resumed run may be given another `steps`: the schedule's end moves, so the
  * learning rate from the checkpoint's step on follows the new length (a long
  * run shortened to fit its budget, or a finished one carried further). It must
@@ -387,15 +361,18 @@ static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
         user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", dir);
         return RESUME_OTHER;
     }
-    if (run_config_diff(stored, r->pc->json, diff, sizeof diff)) {
+    cJSON *defaults = pretrain_config_defaults();   /* a key the run predates: its default */
+    int differ = run_config_diff(stored, r->pc->json, defaults, PRETRAIN_FREE_KEYS, diff, sizeof diff);
+    cJSON_Delete(defaults);
+    if (differ) {
         user_error("resume with the settings the run started with (its config.json), or use another --out",
                    "%s: settings differ from the interrupted run: %s", r->o->out_dir, diff);
         return RESUME_OTHER;
     }
     if (run_resume_steps(r, stored, (long)run_config_number(position, "step", 0))) return RESUME_OTHER;
-    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
     Checkpoint *c = checkpoint_read(path), *st = NULL;
-    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
     if (c) st = checkpoint_read(path);
     const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
     int rc = 1;
@@ -574,7 +551,7 @@ static void window_add(Window *w, const StepStats *s) {
     w->steps++;
 }
 
-static void run_log_window(Run *r, Window *w) {
+static void run_log_window(Run *r, Window *w, long step) {
     double now = now_seconds(), secs = now - w->t0;
     if (!r->log) {   /* a data-parallel rank other than 0 */
         memset(w, 0, sizeof *w);
@@ -582,7 +559,7 @@ static void run_log_window(Run *r, Window *w) {
         return;
     }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "step", (double)r->loop.step);
+    cJSON_AddNumberToObject(j, "step", (double)step);
     cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
     double n = (double)w->steps;
     const StepStats *a = &w->sum;
@@ -608,12 +585,12 @@ static void run_log_window(Run *r, Window *w) {
     w->t0 = now;
 }
 
-static void run_log_eval(Run *r, const MlmEvalResult *e) {
-    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", r->loop.step, e->loss,
+static void run_log_eval(Run *r, const MlmEvalResult *e, long step) {
+    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", step, e->loss,
             e->accuracy, e->masked);
     fflush(r->log);
     if (r->o->show_progress)
-        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", r->loop.step, e->loss,
+        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", step, e->loss,
                 100 * e->accuracy, e->masked);
 }
 
@@ -667,9 +644,7 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
         cJSON_AddNumberToObject(ev, "accuracy", e->accuracy);
         cJSON_AddNumberToObject(ev, "masked", (double)e->masked);
     }
-    char path[4200];
-    run_file_path(r->o->out_dir, PRETRAIN_SUMMARY, path, sizeof path);
-    int rc = json_file_write(path, j);
+    int rc = run_dir_finish(r->o->out_dir, PRETRAIN_SUMMARY, j, 1);   /* the resume point stays: see train.h */
     cJSON_Delete(j);
     return rc;
 }
@@ -763,35 +738,31 @@ static void run_free(Run *r) {
 
 static long run_begin(void *ctx, TrainLoop *L) { return ((Run *)ctx)->pc->steps; }
 
+/* One step; then, every log_every steps, a log line (and the progress
+ * display's numbers), every eval_every a held-out evaluation. */
 static int run_loop_step(void *ctx, TrainLoop *L) {
     Run *r = ctx;
+    const PretrainConfig *pc = r->pc;
     StepStats s;
     if (run_step(r, &s)) return 1;
     window_add(&r->w, &s);
-    return 0;
-}
-
-/* Every log_every steps a log line (and the progress display's numbers);
- * every eval_every a held-out evaluation. */
-static int run_after(void *ctx, TrainLoop *L) {
-    Run *r = ctx;
-    const PretrainConfig *pc = r->pc;
-    if (L->step % pc->log_every == 0 || L->step == pc->steps) {
+    long step = L->step + 1;   /* the step just taken, counted by the loop on return */
+    if (step % pc->log_every == 0 || step == pc->steps) {
         const Window *w = &r->w;
         const StepStats *a = &w->sum;
         double secs = now_seconds() - w->t0, tok_s = secs > 0 ? a->tokens / secs : 0.0;
         if (r->electra.gen)
             snprintf(r->text, sizeof r->text, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
-                     L->step, a->gen_loss / w->steps, 100 * a->acc / w->steps, a->disc_loss / w->steps,
+                     step, a->gen_loss / w->steps, 100 * a->acc / w->steps, a->disc_loss / w->steps,
                      100 * a->disc_acc / w->steps, a->lr, tok_s);
         else
-            snprintf(r->text, sizeof r->text, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", L->step,
+            snprintf(r->text, sizeof r->text, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", step,
                      a->loss / w->steps, 100 * a->acc / w->steps, a->lr, tok_s);
-        run_log_window(r, &r->w);
+        run_log_window(r, &r->w, step);
     }
-    if (r->rank == 0 && pc->eval_every > 0 && L->step % pc->eval_every == 0 && L->step < pc->steps) {
+    if (r->rank == 0 && pc->eval_every > 0 && step % pc->eval_every == 0 && step < pc->steps) {
         MlmEvalResult e;
-        if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
+        if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e, step);
     }
     return 0;
 }
@@ -808,12 +779,12 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
     if (r->rank != 0) return 0;
     MlmEvalResult e;
     int have = run_eval(r, 0, &e);
-    if (have) run_log_eval(r, &e);
+    if (have) run_log_eval(r, &e, L->step);
     return run_summary(r, &e, have) ? 1 : 0;
 }
 
-static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_loop_step, .after = run_after,
-                                      .describe = run_describe, .end = run_end, .save = run_save};
+static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_loop_step, .describe = run_describe,
+                                      .end = run_end, .save = run_save};
 
 int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
@@ -889,7 +860,7 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
 /* The weights of a resume point in dir. */
 static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
     char path[4400];
-    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
     return (*(Checkpoint **)ctx = checkpoint_read(path)) ? 0 : 1;
 }
 
@@ -900,7 +871,7 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
      * pair two saves. A run of an older glue: its one-file last.ckpt. */
     char old[4200];
     Checkpoint *c = NULL;
-    if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_rolling_read(old);
+    if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_read(old);
     else if (!resume_exists(run_dir))
         user_error("pass the --out of a glue pretrain run", "%s holds no pretraining run (no %s/)", run_dir,
                    RUN_RESUME_DIR);

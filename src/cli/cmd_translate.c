@@ -26,7 +26,7 @@
 #include "metrics/bleu.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
-#include "models/seq2seq/seq2seq_train.h"
+#include "train/translate.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

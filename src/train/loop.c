@@ -48,7 +48,7 @@ static void loop_bar_start(TrainLoop *L, long first, long n) {
     if (L->label) snprintf(label, sizeof label, "%s", L->label);
     else snprintf(label, sizeof label, "epoch %d/%d", L->epoch + 1, L->epochs);
     progress_start(&L->bar, label, n - first, L->show_progress && L->rank == 0 ? PROGRESS_AUTO : PROGRESS_QUIET);
-    if (L->unit) L->bar.unit = L->unit;
+    L->bar.unit = L->unit ? L->unit : "batches";
 }
 
 static void loop_describe(const TrainLoop *L, char *text, size_t cap) {
@@ -71,18 +71,24 @@ static void loop_bar_finish(TrainLoop *L) {
 
 /* ---- the loop ---- */
 
+/* " (epoch E, batch B)" of a run of several epochs, for messages. */
+static const char *loop_where(const TrainLoop *L, char *out, size_t cap) {
+    out[0] = '\0';
+    if (L->epochs > 1) snprintf(out, cap, " (epoch %d, batch %ld)", L->epoch + 1, L->batch);
+    return out;
+}
+
 /* Stopped by a signal (sig) or by stop_at (sig 0): the resume point, then how
  * to continue. */
 static int loop_stop(TrainLoop *L, int sig) {
+    char where[64];
     loop_bar_finish(L);
     loop_clock_lap(L);
     if (L->ops->save(L->ctx, L) != 0) return 1;
-    if (L->rank == 0 && (L->show_progress || sig)) {
-        char where[64] = "";
-        if (L->epochs > 1) snprintf(where, sizeof where, " (epoch %d, batch %ld)", L->epoch + 1, L->batch);
+    if (L->rank == 0 && (L->show_progress || sig))
         fprintf(stderr, "%s at step %ld%s; saved %s/%s; continue with the same command and --resume\n",
-                sig ? interrupt_name(sig) : "stopped", L->step, where, L->out_dir, RUN_RESUME_DIR);
-    }
+                sig ? interrupt_name(sig) : "stopped", L->step, loop_where(L, where, sizeof where), L->out_dir,
+                RUN_RESUME_DIR);
     return sig ? 128 + sig : TRAIN_STOPPED;
 }
 
@@ -96,12 +102,11 @@ static int loop_epoch(TrainLoop *L, long n) {
         int sig = dist_max_int(interrupt_pending());   /* the ranks stop at the same step */
         if (sig || (L->stop_at > 0 && L->step >= L->stop_at)) return loop_stop(L, sig);
         int rc = L->ops->step(L->ctx, L);
-        if (rc == 0) L->batch++, L->step++;
-        if (rc == 0 && L->ops->after) rc = L->ops->after(L->ctx, L);
         if (rc) {
             loop_bar_finish(L);
             return rc;
         }
+        L->batch++, L->step++;
         loop_bar_update(L, L->batch - first);
         double now = now_seconds();
         int due = (L->checkpoint_every > 0 && L->step % L->checkpoint_every == 0) ||
@@ -173,7 +178,7 @@ cJSON *train_loop_position(const TrainLoop *L) {
 void train_loop_restore(TrainLoop *L, const cJSON *p) {
     /* "epochs_done": fine-tuning's resume points before epochs could be cut */
     L->epoch = (int)run_config_number(p, "epoch", run_config_number(p, "epochs_done", 0));
-    L->batch = (long)run_config_number(p, "batch", 0);
+    L->batch = (long)run_config_number(p, "batch", L->batch);
     L->step = (long)run_config_number(p, "step", 0);
     L->seconds = run_config_number(p, "train_seconds", 0);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
@@ -187,4 +192,7 @@ void train_loop_restore(TrainLoop *L, const cJSON *p) {
         L->best = cJSON_Duplicate(b, 1);
         L->best_score = json_exact(p, "best_score", run_config_number(b, "score", -INFINITY));
     }
+    char where[64];
+    if (L->show_progress && L->rank == 0)
+        fprintf(stderr, "resuming %s at step %ld%s\n", L->out_dir, L->step, loop_where(L, where, sizeof where));
 }

@@ -1,25 +1,17 @@
-/* loop.h — the step/epoch loop of every training run: fine-tuning
- * (trainer.c), pretraining (pretrain/train.c) and translation (translate.c)
- * are its clients and supply their step, evaluation and save.
- *
- * The loop runs epochs of batches (pretraining: one epoch of `steps`
- * batches) and owns what is the same for all of them:
- *   - where the run is (epoch, batch within it, optimizer step, training
- *     seconds), written into and read from the resume point (resume.h);
- *   - SIGINT/SIGTERM (core/interrupt.h) and --stop-at: read at every step
- *     boundary (data parallel: the ranks stop at the same step); the resume
- *     point is saved and the run stops with 128 + signal (or TRAIN_STOPPED)
- *     after one line saying how to continue;
- *   - resume points every checkpoint_every steps and every save_minutes
- *     within an epoch, and at every epoch end but the last (the end's own
- *     saving is the client's);
- *   - max_steps: the run ends after that many steps (the partial epoch is
- *     ended like a full one);
- *   - the progress display (core/progress.h), one per epoch, with the
- *     client's text;
- *   - the epoch records and the best one (strictly better score; the first
- *     always), kept in the resume point.
- * Per epoch:  begin -> (step, after)* -> end;  save at the points above. */
+/* loop.h — the step/epoch loop of every training run. Fine-tuning
+ * (trainer.c), pretraining (pretrain/train.c: one epoch of `steps` batches)
+ * and translation (translate.c) are its clients: per epoch begin, step*, end,
+ * and save at the resume points. The loop owns what they share:
+ *   - where the run is (epoch, batch, step, training seconds), kept in and
+ *     read from the resume point (resume.h);
+ *   - SIGINT/SIGTERM (core/interrupt.h) and --stop-at, read at every step
+ *     boundary (data parallel: the ranks stop at the same step): the resume
+ *     point, one line saying how to continue, 128 + signal or TRAIN_STOPPED;
+ *   - resume points every checkpoint_every steps and save_minutes within an
+ *     epoch, and at every epoch end but the last (the end saves its own);
+ *   - max_steps (the partial epoch is ended like a full one);
+ *   - the progress display (core/progress.h) with the client's text;
+ *   - the epoch records and the best (strictly better; the first always). */
 #ifndef GLUE_TRAIN_LOOP_H
 #define GLUE_TRAIN_LOOP_H
 
@@ -35,12 +27,9 @@ typedef struct TrainLoopOps {
     /* Epoch L->epoch starts, at batch L->batch (> 0: resumed within it):
      * returns its number of batches. */
     long (*begin)(void *ctx, TrainLoop *L);
-    /* Batch L->batch, optimizer step L->step (0-based): 0, or 1 after a
-     * message (diverged, a read failed). */
+    /* Batch L->batch, optimizer step L->step (0-based; the loop counts both
+     * on return): 0, or 1 after a message (diverged, a read failed). */
     int (*step)(void *ctx, TrainLoop *L);
-    /* After the step (L->step and L->batch counted): logging, periodic
-     * evaluation. 0 or 1. May be NULL. */
-    int (*after)(void *ctx, TrainLoop *L);
     /* The progress text ("loss 0.412"), asked for only when it is shown. */
     void (*describe)(void *ctx, const TrainLoop *L, char *text, size_t cap);
     /* The epoch is done (seconds: its training time): evaluate, keep the
@@ -65,7 +54,7 @@ struct TrainLoop {
     double save_minutes;        /* > 0: and one when this long has passed since the last */
     int show_progress, rank;    /* rank: data parallel; rank 0 alone speaks */
     const char *label;          /* of the progress display; NULL: "epoch E/N" */
-    const char *unit;           /* of the progress display; NULL: "it" */
+    const char *unit;           /* of the progress display; NULL: "batches" */
     /* Where the run is (a resumed run: from trainer.json). */
     int epoch;
     long batch, step;
@@ -101,7 +90,8 @@ int train_loop_consider(TrainLoop *L, const cJSON *rec, double score);
  * config, train_seconds, history, best, best_score); the client adds its
  * own and writes it with resume_write. Caller frees. */
 cJSON *train_loop_position(const TrainLoop *L);
-/* The loop's keys from trainer.json: where to continue. */
+/* The loop's keys from trainer.json: where to continue (said on stderr;
+ * "batch" absent: L->batch stays). */
 void train_loop_restore(TrainLoop *L, const cJSON *position);
 
 #endif

@@ -8,19 +8,19 @@
 #include "core/files.h"
 #include "train/run_dir.h"
 
-/* The one-file resume point of pretraining and translation before resume/. */
+/* The one-file resume point of pretraining and translation before resume/,
+ * and the one before it. */
 #define RESUME_OLD_FILE "last.ckpt"
+#define RESUME_OLD_PREV "prev.ckpt"
 
 void resume_dir(const char *out_dir, char *out, size_t cap) { run_file_path(out_dir, RUN_RESUME_DIR, out, cap); }
-
-void resume_file(const char *dir, const char *file, char *out, size_t cap) { run_file_path(dir, file, out, cap); }
 
 int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write, void *ctx) {
     char dir[4096], tmp[4200], path[4400];
     resume_dir(out_dir, dir, sizeof dir);
     if (checkpoint_dir_begin(dir, tmp, sizeof tmp) != 0) return 1;
     if (write(ctx, tmp) != 0) return 1;
-    resume_file(tmp, RUN_TRAINER_STATE, path, sizeof path);
+    run_file_path(tmp, RUN_TRAINER_STATE, path, sizeof path);
     if (json_file_write(path, position) != 0) return 1;
     return checkpoint_dir_commit(dir) ? 1 : 0;
 }
@@ -28,7 +28,7 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
 /* read() on the point in dir. */
 static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
     char path[4200];
-    resume_file(dir, RUN_TRAINER_STATE, path, sizeof path);
+    run_file_path(dir, RUN_TRAINER_STATE, path, sizeof path);
     cJSON *position = json_file_read(path, 1);
     if (!position) return 1;
     int rc = read(ctx, dir, position);
@@ -40,8 +40,10 @@ int resume_is_old(const char *out_dir, char *old, size_t cap) {
     char dir[4096], prev[4200];
     resume_dir(out_dir, dir, sizeof dir);
     checkpoint_dir_previous(dir, prev, sizeof prev);
+    if (file_exists(dir) || file_exists(prev)) return 0;
     run_file_path(out_dir, RESUME_OLD_FILE, old, cap);
-    return !file_exists(dir) && !file_exists(prev) && checkpoint_rolling_exists(old);
+    if (!file_exists(old)) run_file_path(out_dir, RESUME_OLD_PREV, old, cap);
+    return file_exists(old);
 }
 
 /* A resume point of the format before resume/: refused, with what to do. */
@@ -80,7 +82,7 @@ cJSON *resume_position(const char *out_dir) {
     resume_dir(out_dir, dirs[0], sizeof dirs[0]);
     checkpoint_dir_previous(dirs[0], dirs[1], sizeof dirs[1]);
     for (int i = 0; i < 2; i++) {
-        resume_file(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
+        run_file_path(dirs[i], RUN_TRAINER_STATE, path, sizeof path);
         cJSON *position = file_exists(path) ? json_file_read(path, 0) : NULL;
         if (position) return position;
     }

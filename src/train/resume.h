@@ -1,23 +1,17 @@
 /* resume.h — the resume point of a training run: one format, one writer and
- * one reader for fine-tuning, pretraining and translation.
- *
- * In the run directory (run_dir.h names the files):
- *   resume/        last.ckpt     the weights (the client writes them: a model
- *                                file, loadable as one)
- *                  last.state    the optimizer state and the RNGs (the
- *                                client's; absent for a model that keeps none)
- *                  trainer.json  where the loop is: the loop's keys (loop.h:
- *                                epoch, step, seed, config, history, best,
- *                                ...) and the client's (a row, a loss sum)
- *   resume.prev/   the resume point before it
- * written as one rolling checkpoint directory (core/checkpoint.h), so that a
- * kill at any moment leaves a complete, consistent set in resume/ or, between
- * the two renames of a save, in resume.prev/. A reader that finds resume/
- * damaged takes resume.prev/ after a warning naming both.
- *
- * Runs of glue before this format kept a pretraining's or a translation's
- * resume point in one file, <out>/last.ckpt (and prev.ckpt): the reader
- * refuses those with one message saying what to do, never misreads them. */
+ * one reader for fine-tuning, pretraining and translation. In the run
+ * directory (run_dir.h names the files):
+ *   resume/   last.ckpt     the weights (the client's: a model file)
+ *             last.state    optimizer state and RNGs (the client's; absent
+ *                           for a model that keeps none)
+ *             trainer.json  where the loop is: the loop's keys (loop.h) and
+ *                           the client's (a row, a loss sum)
+ *   resume.prev/            the resume point before it
+ * written as one rolling checkpoint directory (core/checkpoint.h): a kill at
+ * any moment leaves a complete set in resume/ or resume.prev/; a reader that
+ * finds resume/ damaged takes resume.prev/ after a warning naming both.
+ * Pretraining and translation of an older glue kept theirs in one file,
+ * <out>/last.ckpt (prev.ckpt): refused with one message, never misread. */
 #ifndef GLUE_TRAIN_RESUME_H
 #define GLUE_TRAIN_RESUME_H
 
@@ -26,7 +20,7 @@
 typedef struct cJSON cJSON;
 
 /* Writes the client's files into dir (a fresh, empty directory):
- * resume_file(dir, RUN_LAST_CKPT, ...) and, when it keeps one, RUN_LAST_STATE.
+ * RUN_LAST_CKPT and, when it keeps one, RUN_LAST_STATE (run_file_path).
  * 0, or nonzero after a message. */
 typedef int (*ResumeWriteFn)(void *ctx, const char *dir);
 /* Takes up the resume point in dir whose trainer.json is position: checks it
@@ -37,9 +31,8 @@ typedef int (*ResumeWriteFn)(void *ctx, const char *dir);
 typedef int (*ResumeReadFn)(void *ctx, const char *dir, const cJSON *position);
 enum { RESUME_OTHER = -2 };
 
-/* "<out_dir>/resume" and "<dir>/<file>" into out (cap bytes). */
+/* "<out_dir>/resume" into out (cap bytes); its files: run_file_path. */
 void resume_dir(const char *out_dir, char *out, size_t cap);
-void resume_file(const char *dir, const char *file, char *out, size_t cap);
 
 /* The resume point of out_dir: write(ctx, dir) for the files, position as
  * trainer.json, then the rolling rename. 0, or 1 after a message. */
@@ -57,8 +50,9 @@ cJSON *resume_position(const char *out_dir);
 /* 1 when out_dir holds a resume point (of either format: an old one is
  * refused when read). */
 int resume_exists(const char *out_dir);
-/* 1 when out_dir holds only a resume point of the old format, its path into
- * old (what `glue pretrain snapshot` can still take the weights from). */
+/* 1 when out_dir holds only a resume point of the old format, the path of
+ * its newest file into old (what `glue pretrain snapshot` can still take the
+ * weights from). */
 int resume_is_old(const char *out_dir, char *old, size_t cap);
 /* Removes the resume point (a finished run). */
 void resume_remove(const char *out_dir);

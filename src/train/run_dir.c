@@ -2,7 +2,6 @@
 #include "train/run_dir.h"
 
 #include "core/common.h"
-#include "core/checkpoint.h"
 #include "core/files.h"
 #include "core/provenance.h"
 #include "train/resume.h"
@@ -62,11 +61,5 @@ int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *r
     run_file_path(out_dir, results_file, path, sizeof path);
     if (json_file_write(path, results) != 0) return 1;
     if (!keep_resume) resume_remove(out_dir);
-    return 0;
-}
-
-int run_resume_available(const char *path, const char *out_dir) {
-    if (checkpoint_rolling_exists(path)) return 1;
-    user_warning("no interrupted run in %s; starting from the beginning", out_dir);
     return 0;
 }

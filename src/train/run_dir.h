@@ -6,12 +6,8 @@
  *   config.json   the model config the run used (defaults + user overrides)
  *   results.json  what happened (schema below)
  *   <submit>      leaderboard predictions written by `glue eval --split test`
- * and, only while a run is unfinished (for `glue finetune --resume`):
- *   resume/       last.ckpt (weights), last.state (optimizer state, RNG),
- *                 trainer.json (epoch, row, loss so far, step, history, best):
- *                 the last epoch end, checkpoint_every step or signal
- *   resume.prev/  the resume point before it (resume.h: the one format of
- *                 every run's resume point, pretraining's and translation's too)
+ * and, only while a run is unfinished (for `glue finetune --resume`), its
+ * resume point: resume/ and resume.prev/ (resume.h).
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
@@ -70,9 +66,5 @@ cJSON *run_results_head(const char *command, uint64_t seed, int threads, const c
  * then the resume point removed unless keep_resume (pretraining keeps it: a
  * finished run may be carried further). 0, or 1 after a message. */
 int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume);
-/* Before --resume reads a rolling checkpoint (core/checkpoint.h): 1 when
- * path (or its prev.ckpt) exists; else 0 after one line saying that out_dir
- * has no interrupted run and training starts from the beginning. */
-int run_resume_available(const char *path, const char *out_dir);
 
 #endif

@@ -145,48 +145,19 @@ void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
     dist_allreduce_floats(p->grad, total);
 }
 
-/* Settings that change no result beyond the order of sums. */
+/* Settings that change no result beyond the order of sums; settings added
+ * after runs were written (their configs lack them), at the value that is
+ * the behaviour before them. */
 static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
-/* Settings added after runs were written (their configs lack them): absent
- * is the same as the value given here, the behaviour before them. */
-static const struct {
-    const char *key, *absent;   /* absent: the value as JSON */
-} TRAINER_LATER_SETTINGS[] = {{"group_by_length", "false"}, {INTERMEDIATE_KEY, "\"" INTERMEDIATE_NONE "\""},
-                              {"precision", "\"fp32\""}};
-
-static int trainer_is_absent_value(const cJSON *it) {
-    for (size_t i = 0; i < sizeof TRAINER_LATER_SETTINGS / sizeof TRAINER_LATER_SETTINGS[0]; i++) {
-        if (strcmp(it->string, TRAINER_LATER_SETTINGS[i].key) != 0) continue;
-        cJSON *v = cJSON_Parse(TRAINER_LATER_SETTINGS[i].absent);
-        int same = cJSON_Compare(it, v, 1);
-        cJSON_Delete(v);
-        return same;
-    }
-    return 0;
-}
-
-static int trainer_key_in(const char *const *keys, const char *key) {
-    for (; key && *keys; keys++)
-        if (strcmp(key, *keys) == 0) return 1;
-    return 0;
-}
-
-/* Every key of a that is not free is in b, equal (or a later setting, at
- * its value from before it in a and absent from b). */
-static int trainer_config_within(const cJSON *a, const cJSON *b) {
-    const cJSON *it;
-    cJSON_ArrayForEach(it, a) {
-        if (trainer_key_in(TRAINER_FREE_KEYS, it->string)) continue;
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
-        if (!o && trainer_is_absent_value(it)) continue;
-        if (!o || !cJSON_Compare(it, o, 1)) return 0;
-    }
-    return 1;
-}
+#define TRAINER_LATER_SETTINGS \
+    "{\"group_by_length\": false, \"" INTERMEDIATE_KEY "\": \"" INTERMEDIATE_NONE "\", \"precision\": \"fp32\"}"
 
 int trainer_config_same(const cJSON *a, const cJSON *b) {
     if (!cJSON_IsObject(a) || !cJSON_IsObject(b)) return a && b && cJSON_Compare(a, b, 1);
-    return trainer_config_within(a, b) && trainer_config_within(b, a);
+    cJSON *later = cJSON_Parse(TRAINER_LATER_SETTINGS);
+    int same = run_config_diff(a, b, later, TRAINER_FREE_KEYS, NULL, 0) == 0;
+    cJSON_Delete(later);
+    return same;
 }
 
 static int run_read_settings(Run *r) {
@@ -341,9 +312,9 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
     char path[4400];
-    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
     if (r->ops->save(r->m, path) != 0) return 1;
-    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
     return r->ops->save_state && r->ops->save_state(r->m, path) != 0;
 }
 
@@ -369,9 +340,9 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
                    "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
     }
-    resume_file(dir, RUN_LAST_CKPT, path, sizeof path);
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
     if (!(r->m = r->ops->load(path, r->t))) return 1;
-    resume_file(dir, RUN_LAST_STATE, path, sizeof path);
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
     if (!r->ops->load_state)
         user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
                      "uninterrupted one", r->ops->name);
@@ -380,8 +351,8 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
         r->m = NULL;
         return 1;
     }
+    r->loop.batch = (long)run_config_number(st, "next_row", 0) / r->batch;   /* written before "batch" was */
     train_loop_restore(&r->loop, st);
-    r->loop.batch = (long)run_config_number(st, "next_row", 0) / r->batch;
     r->loss_sum = json_exact(st, "loss_sum", 0);
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
     r->eval_examples = (long)run_config_number(st, "eval_examples", 0);
@@ -391,9 +362,6 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
 /* Picks up an interrupted run. 0 (resumed, or nothing to resume), or the exit code. */
 static int run_resume(Run *r) {
     int rc = resume_read(r->o->out_dir, run_read_files, r);
-    if (rc == 0 && r->o->show_progress)
-        fprintf(stderr, "resuming %s at epoch %d of %d, row %ld (step %ld)\n", r->o->out_dir, r->loop.epoch + 1,
-                r->epochs, r->loop.batch * r->batch, r->loop.step);
     return rc == RESUME_NONE ? 0 : rc;
 }
 
@@ -677,7 +645,6 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     train_loop_init(L);
     L->ops = &RUN_LOOP, L->ctx = &r, L->out_dir = o->out_dir, L->config = o->config, L->seed = o->seed;
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress, L->rank = rank;
-    L->unit = "batches";
     int rc = run_read_settings(&r);
     L->epochs = r.epochs;
     if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;

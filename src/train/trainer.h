@@ -9,12 +9,8 @@
  *
  * Determinism: the shuffle of epoch e is drawn from stream e of the seed, so the
  * same seed and thread count give the same numbers, and a run resumed after an
- * interruption (--resume) continues exactly where it stopped when the model
- * saves its optimizer state (ModelOps.save_state): the resume point (run_dir.h)
- * holds the weights, that state, the epoch and row within its shuffled order,
- * the epoch's loss so far, the step (schedule position) and the history and
- * best epoch, and is written at each epoch's end, every checkpoint_every steps
- * and on SIGINT/SIGTERM.
+ * interruption (--resume; the loop and its resume point: loop.h, resume.h)
+ * continues exactly when the model saves its optimizer state (save_state).
  *
  * Data parallel: under `mpirun -np N` (dist.h) every rank runs trainer_run
  * with the same arguments and holds the model; rank r trains on rows

@@ -1,5 +1,7 @@
-/* seq2seq_train.h — a translation training run (`glue translate train`) and
- * corpus translation/scoring shared with `glue translate eval`.
+/* translate.h — a translation training run (`glue translate train`), a
+ * client of the training harness (loop.h) that supplies the step, the dev
+ * evaluation and the files; and corpus translation/scoring shared with
+ * `glue translate eval`. The model itself is models/seq2seq/.
  *
  * Run config: one JSON object of model keys (seq2seq.h's S2sConfig field
  * names, vocab_size excepted: it comes from the vocabulary) and training keys:
@@ -26,14 +28,15 @@
  *   vocab.txt     the vocabulary, when the run trained it
  *   config.json   the run config; results.json at the end (history, best,
  *                 wall and CPU seconds: CPU summed over resumed sessions)
- *   last.ckpt     while unfinished: weights, AdamW moments, dropout RNG and
- *                 the position in the epoch's batches, written atomically
- *                 every save_minutes, every checkpoint_every steps, after
- *                 each epoch and on SIGINT/SIGTERM, so --resume continues
- *                 exactly (same numbers as an uninterrupted run)
- *   prev.ckpt     the last.ckpt before, taken when last.ckpt is damaged. */
-#ifndef GLUE_SEQ2SEQ_TRAIN_H
-#define GLUE_SEQ2SEQ_TRAIN_H
+ *   resume/       while unfinished (resume.h): last.ckpt the weights,
+ *                 last.state AdamW's moments and the dropout RNG,
+ *                 trainer.json the position in the epoch's batches and the
+ *                 epoch records, written every save_minutes, every
+ *                 checkpoint_every steps, after each epoch and on
+ *                 SIGINT/SIGTERM, so --resume continues exactly (same numbers
+ *                 as an uninterrupted run); resume.prev/ the one before. */
+#ifndef GLUE_TRAIN_TRANSLATE_H
+#define GLUE_TRAIN_TRANSLATE_H
 
 #include <stdint.h>
 
@@ -44,6 +47,10 @@ typedef struct cJSON cJSON;
 
 /* The defaults of every run-config key. Caller frees. */
 cJSON *s2s_run_config_default(void);
+/* The table of the run's own keys (models/run_config.h; the model's keys are
+ * S2sConfig's): their ranges for --help-settings. */
+struct SettingSpec;
+const struct SettingSpec *s2s_run_settings(int *n);
 /* The defaults overridden by the object in `file` (NULL: none) and then by
  * sets[i] = "key=value" (origin[i] names the option, may be NULL), with
  * models/run_config.h's rules: unknown keys or other kinds of values are
@@ -63,9 +70,9 @@ typedef struct S2sTrainOptions {
     const char *command;   /* recorded in results.json */
     int resume;
     int show_progress;     /* per-epoch lines (and a progress bar on a terminal) on stderr */
-    long stop_at;          /* > 0: save last.ckpt and stop once this many steps are done
-                            * (a planned interruption; --resume continues) */
-    long checkpoint_every; /* > 0: also save last.ckpt every this many steps (besides
+    long stop_at;          /* > 0: save the resume point and stop once this many steps are
+                            * done (a planned interruption; --resume continues) */
+    long checkpoint_every; /* > 0: also save the resume point every this many steps (besides
                             * save_minutes and the epoch ends); SIGINT/SIGTERM save it at
                             * the next step boundary and stop (exit 128 + signal) */
 } S2sTrainOptions;

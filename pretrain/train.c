@@ -31,9 +31,7 @@
  * STREAM_DROPOUT_RANKS + rank, re-seeded each step (see run_step). */
 enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3, STREAM_DROPOUT_RANKS = 1024 };
 
-/* The resume point's last.state holds, beside the optimizers', the data
- * position and the RNGs (blob PRETRAIN_STATE_BLOB, host order); its
- * trainer.json the step, the tokens and the seconds (loop.h). */
+/* In the resume point's last.state beside the optimizers' (host order). */
 #define PRETRAIN_STATE_BLOB "pretrain.state"
 typedef struct PretrainState {
     StreamPos pos;
@@ -250,9 +248,7 @@ static cJSON *run_ckpt_config(const Run *r) {
     return c;
 }
 
-/* The resume point's files (resume.h): last.ckpt the weights with the
- * vocabulary (a model: snapshot and --init read it) and ELECTRA's generator,
- * last.state the optimizers' states, the data position and the RNGs. */
+/* The resume point's files (train.h): last.ckpt a model, last.state the rest. */
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
     char path[4400];
@@ -343,7 +339,7 @@ static int run_resume_steps(const Run *r, const cJSON *stored, long at) {
     return 0;
 }
 
-/* The models of a resume point that failed to load, gone (the one before it is tried next). */
+/* The models, gone (a resume point failed to load: the one before it is tried next). */
 static void run_models_free(Run *r) {
     for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]), r->buckets[i] = NULL;
     if (r->electra.gen) electra_free(&r->electra);
@@ -351,8 +347,7 @@ static void run_models_free(Run *r) {
     r->m = NULL;
 }
 
-/* The models, optimizer states, data position and RNGs of the resume point
- * in dir (resume.h), with its trainer.json `position`. */
+/* Everything the resume point in dir holds (resume.h), position its trainer.json. */
 static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
     Run *r = ctx;
     char path[4400], diff[2048];
@@ -399,12 +394,6 @@ static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
     train_loop_restore(&r->loop, position);
     r->tokens = (long)run_config_number(position, "tokens", 0);
     return 0;
-}
-
-/* Continues from the resume point. 0 ok (or nothing to resume: fresh), else an exit code. */
-static int run_resume(Run *r) {
-    int rc = resume_read(r->o->out_dir, run_read_point, r);
-    return rc == RESUME_NONE ? run_fresh(r) : rc;
 }
 
 /* The log keeps only lines up to `step` (later ones are computed again), then
@@ -693,7 +682,8 @@ static int run_prepare(Run *r) {
     /* rewarm: a fresh AdamW's moments are empty (pretrain_config.h) */
     r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps,
                           .rewarm_from = pc->init_step, .rewarm = pc->rewarm};
-    rc = o->resume ? run_resume(r) : run_fresh(r);
+    rc = o->resume ? resume_read(o->out_dir, run_read_point, r) : RESUME_NONE;
+    if (rc == RESUME_NONE) rc = run_fresh(r);
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
     matmul_set_precision(matmul_training_precision((MatmulPrecision)pc->precision, r->rank == 0));
@@ -771,8 +761,7 @@ static void run_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) 
     snprintf(text, cap, "%s", ((const Run *)ctx)->text);
 }
 
-/* The end: the resume point (a finished run may be carried further), the
- * held-out evaluation of the whole text and summary.json. */
+/* The end: the resume point (kept: see train.h), the held-out evaluation and summary.json. */
 static int run_end(void *ctx, TrainLoop *L, double seconds) {
     Run *r = ctx;
     if (run_save(r, L)) return 1;
@@ -865,10 +854,9 @@ static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
 }
 
 int pretrain_snapshot(const char *run_dir, const char *out_dir) {
-    /* Everything from the resume point's weights (resume.prev/ when resume/
-     * is damaged): its encoder, generator and step are of one moment.
-     * model.ckpt is written after it, so reading both of a running run could
-     * pair two saves. A run of an older glue: its one-file last.ckpt. */
+    /* Everything from the resume point's weights (or an older glue's one
+     * file): encoder, generator and step of one moment, which model.ckpt and
+     * the resume point of a running run need not be. */
     char old[4200];
     Checkpoint *c = NULL;
     if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_read(old);

@@ -10,14 +10,11 @@
  *
  * The run directory (--out):
  *   config.json   the pretraining config (with the model's BERT config)
- *   resume/       everything needed to continue (train/resume.h): last.ckpt
- *                 the weights (with ELECTRA's generator; also loadable as a
- *                 model), last.state the AdamW moments, the data position and
- *                 the masking and dropout RNGs, trainer.json the step, token
- *                 and time counters (written every checkpoint_every steps, at
- *                 the end, and at the step boundary after SIGINT or SIGTERM;
- *                 resume.prev/ is the one before). Kept when the run ends: it
- *                 may be carried further (another `steps`).
+ *   resume/       the resume point (train/resume.h): last.ckpt the weights
+ *                 with ELECTRA's generator (a model), last.state the AdamW
+ *                 moments, data position and RNGs; every checkpoint_every
+ *                 steps, at the end and on SIGINT/SIGTERM. Kept when the run
+ *                 ends: it may be carried further (another `steps`).
  *   model.ckpt    the weights alone (encoder + MLM head), written with the
  *                 resume point: what `glue finetune --init` takes. Both carry
  *                 the vocabulary (blob BERT_VOCAB_BLOB).

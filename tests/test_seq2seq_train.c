@@ -100,7 +100,7 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
     snprintf(b, sizeof b, "%s/runB", g_dir);
     CHECK_EQ_INT(run_train(a, 0, 0), 0);
     /* B stops in the middle of epoch 2, then resumes. */
-    CHECK_EQ_INT(run_train(b, 20, 0), S2S_TRAIN_STOPPED);
+    CHECK_EQ_INT(run_train(b, 20, 0), TRAIN_STOPPED);
     char p[512];
     run_file_path(b, RUN_RESUME_DIR "/" RUN_TRAINER_STATE, p, sizeof p);
     CHECK(file_exists(p));

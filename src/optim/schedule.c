@@ -46,7 +46,3 @@ int schedule_parse(const char *name, ScheduleKind *kind) {
     user_error("use one of: constant, linear, cosine, inv_sqrt", "unknown learning-rate schedule '%s'", name);
     return -1;
 }
-
-const char *schedule_name(ScheduleKind kind) {
-    return (int)kind >= 0 && (int)kind < NUM_SCHEDULES ? SCHEDULE_NAMES[kind] : "unknown";
-}

@@ -13,15 +13,11 @@
  *   inv_sqrt  lr * sqrt(warmup / (step + 1))   (total unused; warmup 0 acts
  *             as 1). Vaswani's d^-0.5 * min(s^-0.5, s * w^-1.5) is this with
  *             peak lr = (d * w)^-0.5.
- * Two variations:
- *   warmup_float  the warm-up computed as fine-tuning always has, in float
- *                 arithmetic (lr * (step + 1), rounded, then / warmup): a
- *                 different last bit from the double computation for about a
- *                 quarter of the steps, kept so that fine-tuned checkpoints
- *                 stay bit-identical to those of earlier versions
- *   rewarm        a run that continues from weights with a fresh optimizer
- *                 (pretraining's init_step): the rate times
- *                 min(1, (step - rewarm_from + 1) / rewarm) (0: off) */
+ * warmup_float: the warm-up in float arithmetic as fine-tuning has always
+ * computed it (another last bit than in double for about a quarter of the
+ * steps: fine-tuned checkpoints stay bit-identical). rewarm (0: off): a run
+ * continued from weights with a fresh optimizer (pretraining's init_step)
+ * gets the rate times min(1, (step - rewarm_from + 1) / rewarm). */
 #ifndef GLUE_SCHEDULE_H
 #define GLUE_SCHEDULE_H
 
@@ -45,6 +41,5 @@ float schedule_lr(const Schedule *s, long step);
 /* "constant", "linear", "cosine", "inv_sqrt" -> kind; -1 after a message
  * listing the names when unknown. */
 int schedule_parse(const char *name, ScheduleKind *kind);
-const char *schedule_name(ScheduleKind kind);
 
 #endif

@@ -145,18 +145,13 @@ int train_loop_run(TrainLoop *L) {
 
 /* ---- epoch records ---- */
 
-int train_loop_consider(TrainLoop *L, const cJSON *rec, double score) {
+int train_loop_record(TrainLoop *L, cJSON *rec, double score) {
+    cJSON_AddItemToArray(L->history, rec);
     if (L->best && !(isfinite(score) && score > L->best_score)) return 0;   /* ties: the earlier stays */
     cJSON_Delete(L->best);
     L->best = cJSON_Duplicate(rec, 1);
     L->best_score = isfinite(score) ? score : -INFINITY;
     return 1;
-}
-
-int train_loop_record(TrainLoop *L, cJSON *rec, double score) {
-    int is_best = train_loop_consider(L, rec, score);
-    cJSON_AddItemToArray(L->history, rec);
-    return is_best;
 }
 
 /* ---- the resume point's keys ---- */
@@ -183,10 +178,7 @@ void train_loop_restore(TrainLoop *L, const cJSON *p) {
     L->seconds = run_config_number(p, "train_seconds", 0);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
-    if (cJSON_IsArray(h)) {
-        cJSON_Delete(L->history);
-        L->history = cJSON_Duplicate(h, 1);
-    }
+    if (cJSON_IsArray(h)) cJSON_Delete(L->history), L->history = cJSON_Duplicate(h, 1);
     if (cJSON_IsObject(b)) {
         cJSON_Delete(L->best);
         L->best = cJSON_Duplicate(b, 1);

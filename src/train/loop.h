@@ -24,19 +24,16 @@ typedef struct cJSON cJSON;
 typedef struct TrainLoop TrainLoop;
 
 typedef struct TrainLoopOps {
-    /* Epoch L->epoch starts, at batch L->batch (> 0: resumed within it):
-     * returns its number of batches. */
+    /* Epoch L->epoch starts at batch L->batch (resumed: > 0): its batches. */
     long (*begin)(void *ctx, TrainLoop *L);
     /* Batch L->batch, optimizer step L->step (0-based; the loop counts both
      * on return): 0, or 1 after a message (diverged, a read failed). */
     int (*step)(void *ctx, TrainLoop *L);
     /* The progress text ("loss 0.412"), asked for only when it is shown. */
     void (*describe)(void *ctx, const TrainLoop *L, char *text, size_t cap);
-    /* The epoch is done (seconds: its training time): evaluate, keep the
-     * best (train_loop_record). 0 or 1. */
+    /* The epoch is done (seconds: its training time): evaluate, record. 0 or 1. */
     int (*end)(void *ctx, TrainLoop *L, double seconds);
-    /* The resume point at the loop's position; every rank calls it (the
-     * client writes on one). 0 or 1. */
+    /* The resume point at the loop's position (every rank calls it). 0 or 1. */
     int (*save)(void *ctx, TrainLoop *L);
 } TrainLoopOps;
 
@@ -70,7 +67,7 @@ struct TrainLoop {
 /* train_loop_run's return when it stopped at stop_at (not an error). */
 enum { TRAIN_STOPPED = -1 };
 
-/* A loop at the start of a run (ops, ctx and the settings still to set). */
+/* A loop at the start of a run; the caller sets ops, ctx and the settings. */
 void train_loop_init(TrainLoop *L);
 void train_loop_free(TrainLoop *L);
 /* Runs from the loop's position to the end. 0 done, TRAIN_STOPPED, 128 +
@@ -78,17 +75,12 @@ void train_loop_free(TrainLoop *L);
 int train_loop_run(TrainLoop *L);
 /* Training seconds so far (during the run: with the running stretch). */
 double train_loop_seconds(const TrainLoop *L);
-/* rec (owned) into the history, and made the best when its score is
- * strictly higher than the best's (the first record always; a NAN score
- * never beats a record). Returns 1 when it is the new best. */
+/* rec (taken) into the history, and the best when its score is strictly
+ * higher (the first always; NAN never beats one). 1 when it is the best. */
 int train_loop_record(TrainLoop *L, cJSON *rec, double score);
-/* The same for a record that is not an epoch's (translation's averaged
- * weights): it may become the best; rec stays the caller's. */
-int train_loop_consider(TrainLoop *L, const cJSON *rec, double score);
 
-/* trainer.json of a resume point: the loop's keys (epoch, step, seed,
- * config, train_seconds, history, best, best_score); the client adds its
- * own and writes it with resume_write. Caller frees. */
+/* trainer.json with the loop's keys; the client adds its own and writes it
+ * with resume_write. Caller frees. */
 cJSON *train_loop_position(const TrainLoop *L);
 /* The loop's keys from trainer.json: where to continue (said on stderr;
  * "batch" absent: L->batch stays). */

@@ -19,20 +19,15 @@
 
 typedef struct cJSON cJSON;
 
-/* Writes the client's files into dir (a fresh, empty directory):
- * RUN_LAST_CKPT and, when it keeps one, RUN_LAST_STATE (run_file_path).
+/* Writes RUN_LAST_CKPT (and RUN_LAST_STATE) into the fresh directory dir.
  * 0, or nonzero after a message. */
 typedef int (*ResumeWriteFn)(void *ctx, const char *dir);
-/* Takes up the resume point in dir whose trainer.json is position: checks it
- * is this run's (settings, seed) and loads the weights and state. 0 done;
- * RESUME_OTHER after a message when it is another run's (the previous point
- * is then not tried); anything else after a message (damaged or missing:
- * the previous point is tried). */
+/* Takes up the point in dir (trainer.json: position): checks it is this
+ * run's (settings, seed), loads weights and state. 0; RESUME_OTHER after a
+ * message when it is another run's; else (damaged) the previous is tried. */
 typedef int (*ResumeReadFn)(void *ctx, const char *dir, const cJSON *position);
 enum { RESUME_OTHER = -2 };
 
-/* "<out_dir>/resume" into out (cap bytes); its files: run_file_path. */
-void resume_dir(const char *out_dir, char *out, size_t cap);
 
 /* The resume point of out_dir: write(ctx, dir) for the files, position as
  * trainer.json, then the rolling rename. 0, or 1 after a message. */

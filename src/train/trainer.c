@@ -6,13 +6,11 @@
  * results.json is written only when the run completes, so its presence means a
  * finished run (`glue compare` relies on that).
  *
- * The loop itself, the resume point and the run directory are the harness's
- * (loop.h, resume.h, run_dir.h); this file supplies the epoch's order, the
- * step, the evaluation and the files.
+ * The loop, the resume point and the run directory are the harness's (loop.h,
+ * resume.h, run_dir.h); this client supplies the order, step, evaluation, files.
  *
  * Data parallel (trainer.h): every rank runs all of this; the files are
- * written by rank 0 only (run_save_atomic, run_save and the results return
- * at once elsewhere). The collectives, entered by every rank at the same
+ * written by rank 0 only. The collectives, entered by every rank at the same
  * point: the agreement after preparation and the hash check (trainer_run),
  * and per step the interrupt flag (loop.c), the gradient sum (inside
  * train_step) and the loss. A failed save on rank 0 ends its process
@@ -64,9 +62,7 @@ typedef struct Run {
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
     MatmulPrecision precision;   /* of the training steps' products (TRAINER_SETTING_PRECISION), as it runs here */
     int *lengths;                /* then each training row's length, else NULL */
-    /* The loop (loop.h: where the run is, the epoch records) and what this
-     * client adds to its resume point. */
-    TrainLoop loop;
+    TrainLoop loop;              /* where the run is, the epoch records (loop.h) */
     long total_steps;
     int *perm;                   /* the epoch's order of the training rows */
     double loss_sum;             /* the epoch's loss so far (summed over its rows) */
@@ -250,26 +246,6 @@ static int run_load_data(Run *r) {
     return 0;
 }
 
-static void run_path(const Run *r, const char *file, char *out, size_t cap) {
-    run_file_path(r->o->out_dir, file, out, cap);
-}
-
-/* Save through a temporary name so an interrupted save never replaces a good
- * model.ckpt with half a file. */
-static int run_save_atomic(const Run *r, const char *file) {
-    if (r->rank != 0) return 0;   /* the ranks hold the same weights; one writes them */
-    char path[4096];
-    run_path(r, file, path, sizeof path);
-    AtomicFile out;
-    atomic_begin(&out, path);
-    if (r->ops->save(r->m, out.tmp) != 0) {
-        atomic_abort(&out);
-        user_error("check free disk space and permissions", "could not write %s", path);
-        return -1;
-    }
-    return atomic_commit(&out);
-}
-
 /* A resume point's trainer.json or a results.json was written with this
  * config, seed and hold-out fraction (recorded when > 0: it changes what the
  * run trains and selects on). */
@@ -304,10 +280,8 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
     return NULL;
 }
 
-/* ---- the resume point (resume.h): the model's weights and optimizer state;
- * beside the loop's keys the row to continue at (next_row, in the epoch's
- * shuffled order), the epoch's loss so far, the hold-out fraction and the
- * evaluation counters ---- */
+/* ---- the resume point (resume.h): the model's files; beside the loop's keys
+ * the next row (next_row), the epoch's loss so far, hold-out, eval counters ---- */
 
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
@@ -359,12 +333,6 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
     return 0;
 }
 
-/* Picks up an interrupted run. 0 (resumed, or nothing to resume), or the exit code. */
-static int run_resume(Run *r) {
-    int rc = resume_read(r->o->out_dir, run_read_files, r);
-    return rc == RESUME_NONE ? 0 : rc;
-}
-
 typedef struct {
     int length, pos, row;
 } LengthKey;
@@ -405,8 +373,7 @@ void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, 
     free(sorted);
 }
 
-/* ---- the loop's client (loop.h): an epoch is the training rows in the
- * order of trainer_epoch_order, in batches of `batch` rows ---- */
+/* ---- the loop's client (loop.h): an epoch is the rows in trainer_epoch_order, in batches ---- */
 
 static long run_begin(void *ctx, TrainLoop *L) {
     Run *r = ctx;
@@ -494,7 +461,10 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
     double score = run_evaluate(r, rec);
     cJSON_AddNumberToObject(rec, "score", isfinite(score) ? score : 0.0);
     int is_best = train_loop_record(L, rec, score);
-    if (is_best && run_save_atomic(r, RUN_CKPT) != 0) return 1;
+    char path[4200];
+    run_file_path(r->o->out_dir, RUN_CKPT, path, sizeof path);
+    /* one rank writes (the same weights on all); a model saves through core/checkpoint: atomically */
+    if (is_best && r->rank == 0 && r->ops->save(r->m, path) != 0) return 1;
     run_log_epoch(r, rec, L->epoch, loss, is_best);
     return 0;
 }
@@ -561,15 +531,14 @@ static int run_refuse_finished(const Run *r) {
  * the config has one: it starts from that run), then every split encoded
  * once. 0, or the exit code after a message. */
 static int run_prepare(Run *r) {
-    int rc = r->o->resume ? run_resume(r) : 0;
-    if (rc != 0) return rc;
+    if (r->o->resume && resume_read(r->o->out_dir, run_read_files, r) > 0) return 1;
     if (!r->m) {
         cJSON *from = NULL;
         /* A finished run is refused before an intermediate stage's hours;
          * without one, after create (its settings errors come first) and
          * before every split is encoded. */
         int staged = strcmp(run_config_string(r->o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE), INTERMEDIATE_NONE);
-        rc = staged ? run_refuse_finished(r) : 0;
+        int rc = staged ? run_refuse_finished(r) : 0;
         if (rc == 0) rc = intermediate_stage(r->o, &from, &r->intermediate);
         if (rc != 0) return rc;
         r->m = r->ops->create(from ? from : r->o->config, r->t, &r->train, r->o->seed);

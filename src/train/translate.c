@@ -44,10 +44,8 @@ typedef struct {
     Optimizer opt;
 } S2sSettings;
 
-/* The run's settings beside the model's (one table: the defaults, the checks
- * and --help-settings). The defaults are the recipe of the reported run
- * (README): 22 epochs (~2 CPU-hours), the mean of the last 5 epochs'
- * weights. */
+/* The run's settings beside the model's: defaults, checks and --help-settings
+ * in one table. The defaults: the reported run's recipe (README). */
 #define S2S(field) offsetof(S2sSettings, field)
 #define S2S_TEXT(key, text) {key, SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, text, NULL}
 static const SettingSpec S2S_SETTINGS[] = {
@@ -213,9 +211,7 @@ typedef struct {
 /* CPU seconds the whole run has used, across resumed sessions. */
 static double s2s_run_cpu(const S2sRun *r) { return r->cpu_before + cpu_seconds() - r->cpu_start; }
 
-/* ---- the resume point (resume.h): last.ckpt the model, last.state AdamW's
- * moments and the dropout RNG; beside the loop's keys the epoch's sums and
- * the CPU seconds ---- */
+/* ---- the resume point (resume.h, translate.h) ---- */
 
 static int s2s_write_files(void *ctx, const char *dir) {
     S2sRun *r = ctx;
@@ -274,12 +270,6 @@ static int s2s_read_point(void *ctx, const char *dir, const cJSON *p) {
     r->tokens = json_exact(p, "tokens", 0);
     r->cpu_before = run_config_number(p, "cpu_seconds", 0);
     return 0;
-}
-
-/* Continues from the resume point: 0 (resumed, or nothing to resume), or the exit code. */
-static int s2s_resume(S2sRun *r) {
-    int rc = resume_read(r->o->out_dir, s2s_read_point, r);
-    return rc == RESUME_NONE ? 0 : rc;
 }
 
 /* Dev loss and BLEU (dev_beam decoding) of the current weights. */
@@ -370,7 +360,8 @@ static int s2s_average(S2sRun *r) {
         cJSON_AddNumberToObject(rec, "dev_loss", dev_loss);
         cJSON_AddNumberToObject(rec, "dev_ppl", dl.tokens ? exp(dl.nll / dl.tokens) : 0);
         cJSON_AddNumberToObject(rec, "dev_bleu", bleu.bleu);
-        int is_best = train_loop_consider(&r->loop, rec, bleu.bleu);
+        int is_best = bleu.bleu > r->loop.best_score;   /* it becomes the best, not an epoch */
+        if (is_best) cJSON_Delete(r->loop.best), r->loop.best = cJSON_Duplicate(rec, 1), r->loop.best_score = bleu.bleu;
         if (r->o->show_progress)
             fprintf(stderr, "average of the last %d epochs: dev loss %.4f  dev BLEU %.2f%s\n", n, dev_loss, bleu.bleu,
                     is_best ? "  (best)" : "");
@@ -388,8 +379,7 @@ static int s2s_average(S2sRun *r) {
     return rc;
 }
 
-/* ---- the loop's client (loop.h): an epoch is the batches of
- * s2s_batches_make, a function of the seed and the epoch ---- */
+/* ---- the loop's client (loop.h): an epoch is s2s_batches_make's batches ---- */
 
 static long s2s_begin(void *ctx, TrainLoop *L) {
     S2sRun *r = ctx;
@@ -471,7 +461,7 @@ static int s2s_prepare(S2sRun *r) {
     }
     s2s_reserve(r->m, r->s.max_tokens, need);
     r->sched = (Schedule){.kind = SCHEDULE_INV_SQRT, .lr = r->s.lr, .warmup = r->s.warmup};
-    if (r->o->resume && (rc = s2s_resume(r)) != 0) return rc;
+    if (r->o->resume && (rc = resume_read(r->o->out_dir, s2s_read_point, r)) != 0 && rc != RESUME_NONE) return rc;
     if (r->o->show_progress)
         fprintf(stderr, "translate: %d training pairs, %d dev pairs, vocabulary %d, %ld parameters, positions %s\n",
                 r->train.n, r->dev.n, mc.vocab_size, params_count(r->m->params), s2s_pos_name(mc.positions));
@@ -539,5 +529,5 @@ int s2s_train(const S2sTrainOptions *o) {
     s2s_free(r.m);
     train_loop_free(L);
     cJSON_Delete(r.averaged);
-    return rc == TRAIN_STOPPED ? S2S_TRAIN_STOPPED : rc;
+    return rc;
 }

@@ -3,38 +3,30 @@
  * evaluation and the files; and corpus translation/scoring shared with
  * `glue translate eval`. The model itself is models/seq2seq/.
  *
- * Run config: one JSON object of model keys (seq2seq.h's S2sConfig field
- * names, vocab_size excepted: it comes from the vocabulary) and training keys:
- *   data_dir     folder with <split>.<lang> files (data/mt/multi30k/raw)
- *   src, tgt     languages ("en", "de"); train, dev: split names ("train", "val")
+ * Run config: the model's keys (seq2seq.h S2sConfig, vocab_size excepted)
+ * and the run's (`glue translate --help-settings` lists them with defaults
+ * and ranges), overridden by --config F and --set key=value:
+ *   data_dir, src, tgt, train, dev   <data_dir>/<split>.<lang> files
  *   vocab        a vocabulary file, or "" to train one (cased, joins marked,
  *                vocab_tokens tokens, on both sides of train) into the run dir
- *   epochs, max_tokens (source or target tokens per batch, padding counted)
- *   lr, warmup   peak learning rate, reached after `warmup` steps, then
- *                lr * sqrt(warmup / step) (inverse square root, Vaswani et al.)
- *   beta1, beta2, adam_eps, weight_decay, clip (global norm, 0 = none)
+ *   max_tokens   source or target tokens per batch, padding counted
+ *   lr, warmup   peak rate after `warmup` steps, then lr * sqrt(warmup / step)
  *   dev_beam, beam, alpha, extra_len, eval_batch   decoding of dev / test
- *   save_minutes how often the resume checkpoint is written within an epoch
+ *   save_minutes how often the resume point is written within an epoch
  *   max_steps    0, or stop after that many steps (the partial epoch is
  *                evaluated like a full one): fixed budgets for comparisons
- *   average_last 0, or keep the weights of the last N epochs (epoch<k>.ckpt)
- *                and finally score their mean (averaged.ckpt), which becomes
- *                model.ckpt if its dev BLEU is the best
- * `glue translate train --config F --set key=value` overrides the defaults
- * key by key (only known keys, same kind of value).
+ *   average_last 0, or score the mean of the last N epochs' weights
+ *                (averaged.ckpt), which becomes model.ckpt if it is the best
  *
  * Run directory (--out, default runs/translate):
  *   model.ckpt    the best checkpoint by dev BLEU (weights + vocabulary)
  *   vocab.txt     the vocabulary, when the run trained it
  *   config.json   the run config; results.json at the end (history, best,
  *                 wall and CPU seconds: CPU summed over resumed sessions)
- *   resume/       while unfinished (resume.h): last.ckpt the weights,
- *                 last.state AdamW's moments and the dropout RNG,
- *                 trainer.json the position in the epoch's batches and the
- *                 epoch records, written every save_minutes, every
- *                 checkpoint_every steps, after each epoch and on
- *                 SIGINT/SIGTERM, so --resume continues exactly (same numbers
- *                 as an uninterrupted run); resume.prev/ the one before. */
+ *   resume/       while unfinished, the resume point (resume.h): last.ckpt
+ *                 the weights, last.state AdamW's moments and the dropout
+ *                 RNG; every save_minutes, checkpoint_every steps, epoch end
+ *                 and on SIGINT/SIGTERM: --resume continues exactly. */
 #ifndef GLUE_TRAIN_TRANSLATE_H
 #define GLUE_TRAIN_TRANSLATE_H
 
@@ -42,6 +34,7 @@
 
 #include "models/seq2seq/seq2seq.h"
 #include "models/seq2seq/seq2seq_data.h"
+#include "train/loop.h"
 
 typedef struct cJSON cJSON;
 
@@ -77,11 +70,9 @@ typedef struct S2sTrainOptions {
                             * the next step boundary and stop (exit 128 + signal) */
 } S2sTrainOptions;
 
-/* s2s_train's return when it stopped at stop_at (not an error). */
-enum { S2S_TRAIN_STOPPED = -1 };
-
-/* Trains and writes the run directory. 0, S2S_TRAIN_STOPPED, or 1 (failed:
- * data, divergence, disk) / 2 (bad setting) after one clear message. */
+/* Trains and writes the run directory. 0, TRAIN_STOPPED (loop.h: stopped at
+ * stop_at), 128 + signal, or 1 (failed: data, divergence, disk) / 2 (bad
+ * setting) after one clear message. */
 int s2s_train(const S2sTrainOptions *o);
 
 /* A finished run's model.ckpt in half precision (half the bytes; decoding

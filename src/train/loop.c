@@ -171,8 +171,7 @@ cJSON *train_loop_position(const TrainLoop *L) {
 }
 
 void train_loop_restore(TrainLoop *L, const cJSON *p) {
-    /* "epochs_done": fine-tuning's resume points before epochs could be cut */
-    L->epoch = (int)run_config_number(p, "epoch", run_config_number(p, "epochs_done", 0));
+    L->epoch = (int)run_config_number(p, "epoch", 0);
     L->batch = (long)run_config_number(p, "batch", L->batch);
     L->step = (long)run_config_number(p, "step", 0);
     L->seconds = run_config_number(p, "train_seconds", 0);

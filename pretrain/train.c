@@ -483,8 +483,8 @@ static void run_scale_grads(Params *p, float scale) {
     for (long i = 0; i < total; i++) g[i] *= scale;
 }
 
-/* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
- * or divergence (after a message). */
+/* One optimizer step over `accumulate` micro-batches. 0 ok (diverged: no
+ * update, the loss or gradient norm not finite), 1 on a read error. */
 static int run_step(Run *r, StepStats *s) {
     const PretrainConfig *pc = r->pc;
     /* ELECTRA trains two arenas as one model: one clip, the same schedule. */
@@ -513,12 +513,7 @@ static int run_step(Run *r, StepStats *s) {
     if (r->zero) dist_allreduce_doubles(&sumsq, 1);
     s->grad_norm = sqrt(sumsq);
     clip_scale_many(arenas, n_arenas, (float)pc->clip, s->grad_norm);
-    if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
-        user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
-                   "training diverged at step %ld (loss %g, gradient norm %g)", r->loop.step + 1, s->loss,
-                   s->grad_norm);
-        return 1;
-    }
+    if (!isfinite(s->loss) || !isfinite(s->grad_norm)) return 0;   /* diverged: the loop stops */
     s->lr = schedule_lr(&r->sched, r->loop.step);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
@@ -730,11 +725,12 @@ static long run_begin(void *ctx, TrainLoop *L) { return ((Run *)ctx)->pc->steps;
 
 /* One step; then, every log_every steps, a log line (and the progress
  * display's numbers), every eval_every a held-out evaluation. */
-static int run_loop_step(void *ctx, TrainLoop *L) {
+static int run_loop_step(void *ctx, TrainLoop *L, double *loss) {
     Run *r = ctx;
     const PretrainConfig *pc = r->pc;
     StepStats s;
     if (run_step(r, &s)) return 1;
+    if (!isfinite(*loss = isfinite(s.grad_norm) ? s.loss : s.grad_norm)) return 0;   /* diverged: the loop stops */
     window_add(&r->w, &s);
     long step = L->step + 1;   /* the step just taken, counted by the loop on return */
     if (step % pc->log_every == 0 || step == pc->steps) {

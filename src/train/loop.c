@@ -95,13 +95,22 @@ static int loop_stop(TrainLoop *L, int sig) {
 /* The steps of the epoch from L->batch to n (or to max_steps). 0, or the
  * run's return. */
 static int loop_epoch(TrainLoop *L, long n) {
+    char where[64];
     long first = L->batch;
     double last_save = now_seconds();
     loop_bar_start(L, first, n);
     while (L->batch < n && !loop_out_of_steps(L)) {
         int sig = dist_max_int(interrupt_pending());   /* the ranks stop at the same step */
         if (sig || (L->stop_at > 0 && L->step >= L->stop_at)) return loop_stop(L, sig);
-        int rc = L->ops->step(L->ctx, L);
+        double loss = 0;
+        int rc = L->ops->step(L->ctx, L, &loss);
+        if (rc == 0 && !isfinite(loss)) {   /* the same on every rank: all stop here */
+            if (L->rank == 0)
+                user_error("lower the learning rate, raise the warm-up or clip the gradients",
+                           "training diverged at step %ld%s: the loss is %g", L->step + 1,
+                           loop_where(L, where, sizeof where), loss);
+            rc = 1;
+        }
         if (rc) {
             loop_bar_finish(L);
             return rc;

@@ -27,8 +27,9 @@ typedef struct TrainLoopOps {
     /* Epoch L->epoch starts at batch L->batch (resumed: > 0): its batches. */
     long (*begin)(void *ctx, TrainLoop *L);
     /* Batch L->batch, optimizer step L->step (0-based; the loop counts both
-     * on return): 0, or 1 after a message (diverged, a read failed). */
-    int (*step)(void *ctx, TrainLoop *L);
+     * on return): 0 and *loss (the same on every rank: not finite, the run
+     * stops as diverged), or 1 after a message (a read failed). */
+    int (*step)(void *ctx, TrainLoop *L, double *loss);
     /* The progress text ("loss 0.412"), asked for only when it is shown. */
     void (*describe)(void *ctx, const TrainLoop *L, char *text, size_t cap);
     /* The epoch is done (seconds: its training time): evaluate, record. 0 or 1. */

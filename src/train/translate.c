@@ -388,17 +388,14 @@ static long s2s_begin(void *ctx, TrainLoop *L) {
     return r->bs.n;
 }
 
-static int s2s_step(void *ctx, TrainLoop *L) {
+static int s2s_step(void *ctx, TrainLoop *L, double *loss) {
     S2sRun *r = ctx;
     const S2sBatches *bs = &r->bs;
     S2sBatch b = s2s_batch_fill(&r->buf, &r->train, vocab_specials(r->m->vocab), bs->order + bs->start[L->batch],
                                 bs->count[L->batch]);
     params_zero_grad(r->m->params);
     S2sLoss l = s2s_forward_backward(r->m, &b, &r->m->rng, 1);
-    if (!isfinite(l.smoothed)) {
-        user_error("lower lr or raise warmup", "training diverged: loss %g at step %ld", l.smoothed, L->step);
-        return 1;
-    }
+    if (!isfinite(*loss = l.smoothed)) return 0;   /* diverged: the loop stops */
     if (r->s.clip > 0) clip_grad_norm(r->m->params, r->s.clip);
     optim_step(&r->s.opt, r->m->params, schedule_lr(&r->sched, L->step));
     r->loss_sum += l.smoothed;

@@ -257,7 +257,8 @@ static int run_write_files(void *ctx, const char *dir) {
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return 1;
-    if (bert_write(r->m, w, r->vocab, CKPT_F32) || (r->electra.gen && electra_save_weights(r->electra.gen, w, CKPT_F32))) {
+    const Bert *gen = r->electra.gen;
+    if (bert_write(r->m, w, r->vocab, CKPT_F32) || (gen && electra_save_weights(gen, w, CKPT_F32))) {
         checkpoint_writer_abort(w);
         return 1;
     }
@@ -775,8 +776,7 @@ int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     r.zero = o->cfg->zero && r.size > 1;
     TrainLoop *L = &r.loop;
-    train_loop_init(L);
-    L->ops = &RUN_LOOP, L->ctx = &r, L->out_dir = o->out_dir, L->config = o->cfg->json, L->seed = o->cfg->seed;
+    train_loop_init(L, &RUN_LOOP, &r, o->out_dir, o->cfg->json, o->cfg->seed);
     L->epochs = 1, L->stop_at = o->stop_at, L->checkpoint_every = o->cfg->checkpoint_every;
     L->show_progress = o->show_progress, L->rank = r.rank, L->label = "pretrain", L->unit = "steps";
     int rc = run_prepare(&r);

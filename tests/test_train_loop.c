@@ -61,8 +61,8 @@ static const TrainLoopOps FAKE_OPS = {.begin = fake_begin, .step = fake_step, .e
 static void fake_loop(TrainLoop *L, Fake *f, int epochs) {
     memset(f, 0, sizeof *f);
     f->nan_at = -1;
-    train_loop_init(L);
-    L->ops = &FAKE_OPS, L->ctx = f, L->out_dir = "out", L->epochs = epochs;
+    train_loop_init(L, &FAKE_OPS, f, "out", NULL, 0);
+    L->epochs = epochs;
 }
 
 /* The log as one string: "b0 s0 s1 ..." */

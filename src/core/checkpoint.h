@@ -116,19 +116,4 @@ int checkpoint_load_params(const Checkpoint *c, Params *p);
 int checkpoint_load_params_mirror(const Checkpoint *c, const Params *p, const char *prefix,
                                   float *mirror);
 
-/* ---- rolling checkpoint directories (checkpoint_rolling.c) ---- */
-/* A resume point of several files written by different code (a model's
- * weights, its optimizer state, a progress record; train/resume.h), which no
- * single rename can replace. The files are written into DIR.tmp
- * (checkpoint_dir_begin: created empty, its path into tmp), then
- * checkpoint_dir_commit keeps DIR as DIR.prev and renames DIR.tmp to DIR. At
- * every moment DIR, or else DIR.prev, holds a complete set; a reader that
- * finds DIR missing or damaged takes DIR.prev (checkpoint_dir_previous). The
- * directories hold plain files only. 0 ok; -1 after a message. */
-int checkpoint_dir_begin(const char *dir, char *tmp, size_t cap);
-int checkpoint_dir_commit(const char *dir);
-void checkpoint_dir_previous(const char *dir, char *out, size_t cap);
-/* Removes DIR, DIR.prev and DIR.tmp (a finished run). */
-void checkpoint_dir_remove(const char *dir);
-
 #endif

@@ -4,7 +4,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "core/common.h"
 #include "core/dist.h"
@@ -13,8 +12,9 @@
 #include "models/run_config.h"
 #include "train/run_dir.h"
 
-void train_loop_init(TrainLoop *L) {
-    memset(L, 0, sizeof *L);
+void train_loop_init(TrainLoop *L, const TrainLoopOps *ops, void *ctx, const char *out_dir, const cJSON *config,
+                     uint64_t seed) {
+    *L = (TrainLoop){.ops = ops, .ctx = ctx, .out_dir = out_dir, .config = config, .seed = seed};
     L->history = cJSON_CreateArray();
     L->best_score = -INFINITY;
 }
@@ -51,21 +51,16 @@ static void loop_bar_start(TrainLoop *L, long first, long n) {
     L->bar.unit = L->unit ? L->unit : "batches";
 }
 
-static void loop_describe(const TrainLoop *L, char *text, size_t cap) {
-    text[0] = '\0';
-    if (L->ops->describe) L->ops->describe(L->ctx, L, text, cap);
-}
-
 /* done: batches of this session's stretch of the epoch (its rate and ETA). */
 static void loop_bar_update(TrainLoop *L, long done) {
     char text[PROGRESS_TEXT_MAX] = "";
-    if (progress_due(&L->bar)) loop_describe(L, text, sizeof text);   /* the client's text only when shown */
+    if (L->ops->describe && progress_due(&L->bar)) L->ops->describe(L->ctx, L, text, sizeof text);   /* when shown */
     progress_update(&L->bar, done, text[0] ? "%s" : NULL, text);
 }
 
 static void loop_bar_finish(TrainLoop *L) {
-    char text[PROGRESS_TEXT_MAX];
-    loop_describe(L, text, sizeof text);
+    char text[PROGRESS_TEXT_MAX] = "";
+    if (L->ops->describe) L->ops->describe(L->ctx, L, text, sizeof text);
     progress_finish(&L->bar, "%s", text);
 }
 

@@ -9,9 +9,8 @@
  *     point, one line saying how to continue, 128 + signal or TRAIN_STOPPED;
  *   - resume points every checkpoint_every steps and save_minutes within an
  *     epoch, and at every epoch end but the last (the end saves its own);
- *   - max_steps (the partial epoch is ended like a full one);
- *   - the progress display (core/progress.h) with the client's text;
- *   - the epoch records and the best (strictly better; the first always). */
+ *   - max_steps, a diverged step, the progress display (core/progress.h),
+ *     the epoch records and the best one. */
 #ifndef GLUE_TRAIN_LOOP_H
 #define GLUE_TRAIN_LOOP_H
 
@@ -68,8 +67,9 @@ struct TrainLoop {
 /* train_loop_run's return when it stopped at stop_at (not an error). */
 enum { TRAIN_STOPPED = -1 };
 
-/* A loop at the start of a run; the caller sets ops, ctx and the settings. */
-void train_loop_init(TrainLoop *L);
+/* A loop at the start of a run; the caller sets the other settings. */
+void train_loop_init(TrainLoop *L, const TrainLoopOps *ops, void *ctx, const char *out_dir, const cJSON *config,
+                     uint64_t seed);
 void train_loop_free(TrainLoop *L);
 /* Runs from the loop's position to the end. 0 done, TRAIN_STOPPED, 128 +
  * signal after saving, or 1 (a step, end or save failed). */

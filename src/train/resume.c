@@ -1,9 +1,15 @@
-/* resume.c — the resume point of a training run (see resume.h). */
+/* resume.c — the resume point of a training run (see resume.h). A save
+ * writes resume.tmp/, then resume/ becomes resume.prev/ and resume.tmp/
+ * resume/: between the two renames only resume.prev/ exists, complete. */
 #include "train/resume.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "train/run_dir.h"
@@ -13,20 +19,44 @@
 #define RESUME_OLD_FILE "last.ckpt"
 #define RESUME_OLD_PREV "prev.ckpt"
 
-/* resume/ and resume.prev/ of out_dir into dirs; which exist (bits 0 and 1). */
-static int resume_dirs(const char *out_dir, char dirs[2][4200]) {
-    run_file_path(out_dir, RUN_RESUME_DIR, dirs[0], sizeof dirs[0]);
-    checkpoint_dir_previous(dirs[0], dirs[1], sizeof dirs[1]);
-    return file_exists(dirs[0]) | file_exists(dirs[1]) << 1;
+/* resume/, resume.prev/ and resume.tmp/ of out_dir into d; which of the
+ * first two exist (bits 0 and 1). */
+static int resume_dirs(const char *out_dir, char d[3][4200]) {
+    run_file_path(out_dir, RUN_RESUME_DIR, d[0], sizeof d[0]);
+    run_file_path(out_dir, RUN_RESUME_DIR ".prev", d[1], sizeof d[1]);
+    run_file_path(out_dir, RUN_RESUME_DIR ".tmp", d[2], sizeof d[2]);
+    return file_exists(d[0]) | file_exists(d[1]) << 1;
+}
+
+/* Removes a directory of plain files; quiet when it is missing. */
+static void resume_dir_remove(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4400];
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            run_file_path(dir, e->d_name, path, sizeof path), unlink(path);
+    if (d) closedir(d);
+    rmdir(dir);
 }
 
 int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write, void *ctx) {
-    char d[2][4200], tmp[4300], path[4400];
+    char d[3][4200], path[4400];
     resume_dirs(out_dir, d);
-    if (checkpoint_dir_begin(d[0], tmp, sizeof tmp) != 0 || write(ctx, tmp) != 0) return 1;
-    run_file_path(tmp, RUN_TRAINER_STATE, path, sizeof path);
-    if (json_file_write(path, position) != 0) return 1;
-    return checkpoint_dir_commit(d[0]) ? 1 : 0;
+    resume_dir_remove(d[2]);   /* a save interrupted earlier */
+    if (mkdir(d[2], 0777) != 0) {
+        user_error("check free disk space and permissions", "%s: cannot create: %s", d[2], strerror(errno));
+        return 1;
+    }
+    run_file_path(d[2], RUN_TRAINER_STATE, path, sizeof path);
+    if (write(ctx, d[2]) != 0 || json_file_write(path, position) != 0) return 1;
+    resume_dir_remove(d[1]);
+    if ((file_exists(d[0]) && rename(d[0], d[1]) != 0) || rename(d[2], d[0]) != 0) {
+        user_error("check free disk space and permissions", "%s: cannot replace it with %s: %s", d[0], d[2],
+                   strerror(errno));
+        return 1;
+    }
+    return 0;
 }
 
 /* read() on the point in dir. */
@@ -41,7 +71,7 @@ static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
 }
 
 int resume_is_old(const char *out_dir, char *old, size_t cap) {
-    char d[2][4200];
+    char d[3][4200];
     if (resume_dirs(out_dir, d)) return 0;
     run_file_path(out_dir, RESUME_OLD_FILE, old, cap);
     if (!file_exists(old)) run_file_path(out_dir, RESUME_OLD_PREV, old, cap);
@@ -60,7 +90,7 @@ static int resume_refuse_old(const char *out_dir) {
 }
 
 int resume_read(const char *out_dir, ResumeReadFn read, void *ctx) {
-    char d[2][4200];
+    char d[3][4200];
     int have = resume_dirs(out_dir, d);
     if (!have) {
         int rc = resume_refuse_old(out_dir);
@@ -78,7 +108,7 @@ int resume_read(const char *out_dir, ResumeReadFn read, void *ctx) {
 }
 
 cJSON *resume_position(const char *out_dir) {
-    char d[2][4200], path[4400];
+    char d[3][4200], path[4400];
     resume_dirs(out_dir, d);
     for (int i = 0; i < 2; i++) {
         run_file_path(d[i], RUN_TRAINER_STATE, path, sizeof path);
@@ -89,12 +119,12 @@ cJSON *resume_position(const char *out_dir) {
 }
 
 int resume_exists(const char *out_dir) {
-    char d[2][4200], old[4200];
+    char d[3][4200], old[4200];
     return resume_dirs(out_dir, d) || resume_is_old(out_dir, old, sizeof old);
 }
 
 void resume_remove(const char *out_dir) {
-    char d[2][4200];
+    char d[3][4200];
     resume_dirs(out_dir, d);
-    checkpoint_dir_remove(d[0]);
+    for (int i = 0; i < 3; i++) resume_dir_remove(d[i]);
 }

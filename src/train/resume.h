@@ -7,9 +7,9 @@
  *             trainer.json  where the loop is: the loop's keys (loop.h) and
  *                           the client's (a row, a loss sum)
  *   resume.prev/            the resume point before it
- * written as one rolling checkpoint directory (core/checkpoint.h): a kill at
- * any moment leaves a complete set in resume/ or resume.prev/; a reader that
- * finds resume/ damaged takes resume.prev/ after a warning naming both.
+ * written into resume.tmp/ and renamed: a kill at any moment leaves a
+ * complete set in resume/ or resume.prev/; a reader that finds resume/
+ * damaged takes resume.prev/ after a warning naming both.
  * Pretraining and translation of an older glue kept theirs in one file,
  * <out>/last.ckpt (prev.ckpt): refused with one message, never misread. */
 #ifndef GLUE_TRAIN_RESUME_H
@@ -28,7 +28,6 @@ typedef int (*ResumeWriteFn)(void *ctx, const char *dir);
 typedef int (*ResumeReadFn)(void *ctx, const char *dir, const cJSON *position);
 enum { RESUME_OTHER = -2 };
 
-
 /* The resume point of out_dir: write(ctx, dir) for the files, position as
  * trainer.json, then the rolling rename. 0, or 1 after a message. */
 int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write, void *ctx);
@@ -42,12 +41,10 @@ int resume_read(const char *out_dir, ResumeReadFn read, void *ctx);
 /* trainer.json of out_dir's resume point (resume/, else resume.prev/), or
  * NULL when there is none. Caller frees. */
 cJSON *resume_position(const char *out_dir);
-/* 1 when out_dir holds a resume point (of either format: an old one is
- * refused when read). */
+/* 1 when out_dir holds a resume point (of either format). */
 int resume_exists(const char *out_dir);
-/* 1 when out_dir holds only a resume point of the old format, the path of
- * its newest file into old (what `glue pretrain snapshot` can still take the
- * weights from). */
+/* 1 when out_dir holds only an old one-file point, its path into old (what
+ * `glue pretrain snapshot` still takes the weights from). */
 int resume_is_old(const char *out_dir, char *old, size_t cap);
 /* Removes the resume point (a finished run). */
 void resume_remove(const char *out_dir);

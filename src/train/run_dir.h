@@ -50,21 +50,18 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
 
-/* ---- the run directory of every training run (fine-tuning: trainer.c,
- * translation: translate.c, pretraining: pretrain/train.c) ---- */
+/* ---- every training run's (fine-tuning, translation, pretraining) ---- */
 
-/* A run starts: out_dir made, a stale results file (`results`: RUN_RESULTS,
- * pretraining's summary.json) removed, since it would make the run look
- * finished, and the settings written to config.json, so that a running job
- * shows them. 0, or 1 after a message. */
+/* A run starts: out_dir made, a stale results file (RUN_RESULTS, or
+ * pretraining's summary.json) removed, as it would look finished, and
+ * config.json written (a running job shows its settings). 0, or 1. */
 int run_dir_begin(const char *out_dir, const char *results, const cJSON *config);
 /* The head of every results file: {"command", "seed", "threads",
  * "provenance" (core/provenance.h), "config" (a copy; left out when NULL)}.
  * The driver adds its own fields. Caller frees. */
 cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config);
-/* A run ends: the results file written (its presence means a finished run),
- * then the resume point removed unless keep_resume (pretraining keeps it: a
- * finished run may be carried further). 0, or 1 after a message. */
+/* A run ends: the results file (its presence: a finished run), then the
+ * resume point removed unless keep_resume (pretraining's stays). 0, or 1. */
 int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume);
 
 #endif

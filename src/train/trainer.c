@@ -606,8 +606,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (results) *results = NULL;
     if (trainer_check_parallel(o->ops) != 0) return EXIT_USAGE;
     TrainLoop *L = &r.loop;
-    train_loop_init(L);
-    L->ops = &RUN_LOOP, L->ctx = &r, L->out_dir = o->out_dir, L->config = o->config, L->seed = o->seed;
+    train_loop_init(L, &RUN_LOOP, &r, o->out_dir, o->config, o->seed);
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress, L->rank = rank;
     int rc = run_read_settings(&r);
     L->epochs = r.epochs;

@@ -508,8 +508,7 @@ int s2s_snapshot(const char *run_dir, const char *out_dir) {
 int s2s_train(const S2sTrainOptions *o) {
     S2sRun r = {.o = o, .cpu_start = cpu_seconds()};
     TrainLoop *L = &r.loop;
-    train_loop_init(L);
-    L->ops = &S2S_LOOP, L->ctx = &r, L->out_dir = o->out_dir, L->config = o->config, L->seed = o->seed;
+    train_loop_init(L, &S2S_LOOP, &r, o->out_dir, o->config, o->seed);
     L->stop_at = o->stop_at, L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress;
     int rc = s2s_read_settings(o->config, &r.s);
     L->epochs = r.s.epochs, L->max_steps = r.s.max_steps, L->save_minutes = r.s.save_minutes;

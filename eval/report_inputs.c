@@ -3,6 +3,7 @@
 
 #include "core/common.h"
 #include "core/files.h"
+#include "train/resume.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -169,13 +170,12 @@ static void walk_runs(ReportInputs *r, ReportPage *p, const char *dir, int depth
         if (j) inputs_add(r, p, kind, path, dir, dir, j, 1);
     }
     int is_pretrain = add_pretrain(r, p, dir, 1);
-    char cfg[4096], state[4096];
+    char cfg[4096];
     run_file_path(dir, RUN_CONFIG, cfg, sizeof cfg);
-    run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);
     if (!has_results && !is_pretrain && file_exists(cfg))
         report_page_missing(p, "%s: a run without results.json (%s): no curves or dev predictions for it", dir,
-                            file_exists(state) ? "still running, or interrupted: glue finetune --resume finishes it"
-                                                   : "still running, or it failed");
+                            resume_exists(dir) ? "still running, or interrupted: its command with --resume finishes it"
+                                               : "still running, or it failed");
     if (depth >= RUNS_MAX_DEPTH) return;
     struct dirent **ents = NULL;
     int n = scandir(dir, &ents, NULL, alphasort);

@@ -127,22 +127,22 @@ int electra_load_weights(Bert *gen, const Checkpoint *c) {
     return checkpoint_load_params_mirror(c, p, ELECTRA_GEN_PREFIX, p->data);
 }
 
-int electra_save(const Electra *e, CkptWriter *w) {
+int electra_save_state(const Electra *e, CkptWriter *w) {
     const Params *p = e->gen->params;
-    return electra_save_weights(e->gen, w, CKPT_F32) || optim_save_scoped(&e->opt, p, w, ELECTRA_GEN_PREFIX) ||
+    return optim_save_scoped(&e->opt, p, w, ELECTRA_GEN_PREFIX) ||
                    checkpoint_write_blob(w, "electra.state", &e->sample_rng, sizeof e->sample_rng)
                ? -1
                : 0;
 }
 
-int electra_load(Electra *e, const Checkpoint *c) {
+int electra_load_state(Electra *e, const Checkpoint *c) {
     Params *p = e->gen->params;
     const CkptBlob *b = checkpoint_find_blob(c, "electra.state");
     if (!b || b->size != sizeof e->sample_rng) {
-        user_error("resume an ELECTRA run from its own last.ckpt", "%s: has no ELECTRA generator state", c->path);
+        user_error("resume an ELECTRA run from its own resume point", "%s: has no ELECTRA generator state", c->path);
         return -1;
     }
-    if (electra_load_weights(e->gen, c) || optim_load_scoped(&e->opt, p, c, ELECTRA_GEN_PREFIX)) return -1;
+    if (optim_load_scoped(&e->opt, p, c, ELECTRA_GEN_PREFIX)) return -1;
     memcpy(&e->sample_rng, b->data, sizeof e->sample_rng);
     return 0;
 }

@@ -18,9 +18,10 @@
  * The caller clips the gradient of both arenas as one (clip_grad_norm_many)
  * and steps both optimizers with the same learning rate.
  *
- * In checkpoints the generator's tensors are stored as "generator." + name
- * and its AdamW state under the scope "generator." (optim_save_scoped); the
- * sample RNG in blob "electra.state". A snapshot (glue pretrain snapshot)
+ * In a resume point the generator's tensors are stored with the weights as
+ * "generator." + name, its AdamW state under the scope "generator."
+ * (optim_save_scoped) and the sample RNG in blob "electra.state" with the
+ * state. A snapshot (glue pretrain snapshot)
  * keeps the generator's tensors alone, named the same, with its BertConfig
  * in the config record "generator": a run started from the snapshot (--set
  * init) takes the generator when its shape is the run's. */
@@ -74,10 +75,10 @@ float electra_forward_backward(Electra *e, Bert *disc, const MlmBatch *b, Rng *d
  * parallel; the result does not depend on the thread count. */
 void electra_sample(int *out, const float *logits, int n, int V, Rng *rng, float *uniforms);
 
-/* The generator's weights, AdamW state and sample RNG into / out of a
- * checkpoint (see above). 0 ok, -1 after a message. */
-int electra_save(const Electra *e, CkptWriter *w);
-int electra_load(Electra *e, const Checkpoint *c);
+/* The generator's AdamW state and sample RNG into / out of a checkpoint
+ * (see above; the weights: electra_save_weights). 0 ok, -1 after a message. */
+int electra_save_state(const Electra *e, CkptWriter *w);
+int electra_load_state(Electra *e, const Checkpoint *c);
 
 /* The generator's weights alone (named as above), stored as dtype: what a
  * snapshot keeps (its writer's config carries ELECTRA_GEN_CONFIG). 0 ok. */

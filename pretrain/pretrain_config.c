@@ -86,13 +86,8 @@ static cJSON *pretrain_default_config(void) {
     return c;
 }
 
-int pretrain_config_key_is_free(const char *key) {
-    static const char *const FREE[] = {"checkpoint_every", "log_every", "eval_every", "eval_batches",
-                                       "eval_corpus", "bucket_mb", "zero", "precision"};
-    for (size_t i = 0; i < sizeof FREE / sizeof FREE[0]; i++)
-        if (strcmp(key, FREE[i]) == 0) return 1;
-    return 0;
-}
+const char *const PRETRAIN_FREE_KEYS[] = {"checkpoint_every", "log_every", "eval_every", "eval_batches", "eval_corpus",
+                                         "bucket_mb", "zero", "precision", "steps", NULL};
 
 int pretrain_config_build(PretrainConfig *pc, const char *config_file, const char *const *sets,
                           const char *const *origin, int nsets, const char *const *corpus, int n_corpus) {

@@ -141,10 +141,12 @@ void pretrain_config_free(PretrainConfig *pc);
  * (f->path points into e). 0 ok; -1 after a message naming key. */
 int pretrain_corpus_entry(const cJSON *e, CorpusFile *f, const char *key);
 
-/* Keys that may differ between a run and its resumption: checkpoint_every,
- * log_every, eval_every, eval_batches, eval_corpus (they change nothing that
- * is computed); bucket_mb, zero (the sums' order) and precision (the
- * products' rounding: a bf16 run resumed on a CPU without bf16 runs fp32). */
-int pretrain_config_key_is_free(const char *key);
+/* Keys that may differ between a run and its resumption (NULL-terminated):
+ * checkpoint_every, log_every, eval_every, eval_batches, eval_corpus (they
+ * change nothing that is computed); bucket_mb, zero (the sums' order) and
+ * precision (the products' rounding: a bf16 run resumed on a CPU without bf16
+ * runs fp32); steps (a resumed run may change its length: the schedule's end
+ * moves). */
+extern const char *const PRETRAIN_FREE_KEYS[];
 
 #endif

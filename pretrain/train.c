@@ -8,7 +8,9 @@
 #include "core/dist.h"
 #include "core/provenance.h"
 #include "core/lines.h"
-#include "core/progress.h"
+#include "models/run_config.h"
+#include "train/loop.h"
+#include "train/resume.h"
 #include "train/run_dir.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
@@ -21,29 +23,34 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Set by the SIGINT/SIGTERM handler, read at step boundaries: the one piece of
- * global state, because a signal handler can reach nothing else. */
-static volatile sig_atomic_t pretrain_signal;
-
-static void pretrain_on_signal(int sig) { pretrain_signal = sig; }
 
 /* RNG streams of the run seed. Data-parallel ranks draw dropout from
  * STREAM_DROPOUT_RANKS + rank, re-seeded each step (see run_step). */
 enum { STREAM_MASK = 1, STREAM_DROPOUT = 2, STREAM_SAMPLE = 3, STREAM_DROPOUT_RANKS = 1024 };
 
-/* Everything beyond weights and optimizer that resuming needs (blob
- * "pretrain.state", host order). */
+/* In the resume point's last.state beside the optimizers' (host order). */
+#define PRETRAIN_STATE_BLOB "pretrain.state"
 typedef struct PretrainState {
-    uint64_t step, tokens;
     StreamPos pos;
     Rng mask_rng, drop_rng;
-    double elapsed;
 } PretrainState;
+
+/* The step statistics, and their sums over a logging window. */
+typedef struct StepStats {
+    double loss, acc, grad_norm;
+    double gen_loss, disc_loss, disc_acc, replaced;   /* ELECTRA */
+    long tokens;
+    float lr;
+} StepStats;
+
+typedef struct Window {
+    StepStats sum;               /* loss, acc, ... and grad_norm summed over the steps */
+    double t0;
+    long steps;
+} Window;
 
 typedef struct Run {
     const PretrainOptions *o;
@@ -60,11 +67,13 @@ typedef struct Run {
     Optimizer opt;
     Schedule sched;
     Rng mask_rng, drop_rng;
-    long step, tokens;
+    TrainLoop loop;              /* one epoch of `steps` batches (loop.h): the step, the seconds */
+    long tokens;
     long step0;                  /* the step this process started at */
-    double elapsed0, t0;         /* training seconds before this process; its start */
+    Window w;                    /* the steps since the last log line */
+    char text[PROGRESS_TEXT_MAX];   /* the progress display's: the last log line's numbers */
     FILE *log;
-    char path_last[4096], path_model[4096], path_log[4096];
+    char path_model[4096], path_log[4096];
     /* Data parallel (dist.h): rank `rank` of `size` computes rows
      * [rank * rows, (rank + 1) * rows) of every micro-batch; rank 0 alone
      * writes. One process: rank 0 of 1, rows = batch. */
@@ -77,8 +86,6 @@ typedef struct Run {
     DistBuckets *buckets[2];
     int zero;
 } Run;
-
-static double run_elapsed(const Run *r) { return r->elapsed0 + now_seconds() - r->t0; }
 
 /* ---- data ---- */
 
@@ -230,40 +237,54 @@ static int run_fresh(Run *r) {
     if (pretrain_config_is_electra(pc)) run_electra_init(r);
     rng_seed_stream(&r->mask_rng, pc->seed, STREAM_MASK);
     rng_seed_stream(&r->drop_rng, pc->seed, STREAM_DROPOUT);
-    r->step = pc->init_step;   /* 0 unless carried on from a snapshot */
-    r->tokens = 0;
-    r->elapsed0 = 0;
+    r->loop.step = r->loop.batch = pc->init_step;   /* 0 unless carried on from a snapshot */
     return pc->init[0] ? run_init_weights(r) : 0;
 }
 
 static cJSON *run_ckpt_config(const Run *r) {
     cJSON *c = bert_checkpoint_config(r->m);
     cJSON_AddItemToObject(c, "pretrain", cJSON_Duplicate(r->pc->json, 1));
-    cJSON_AddNumberToObject(c, "step", (double)r->step);
+    cJSON_AddNumberToObject(c, "step", (double)r->loop.step);
     return c;
 }
 
-/* The checkpoints (rank 0). 0 ok. */
+/* The resume point's files (train.h): last.ckpt a model, last.state the rest. */
+static int run_write_files(void *ctx, const char *dir) {
+    Run *r = ctx;
+    char path[4400];
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    cJSON *cfg = run_ckpt_config(r);
+    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    cJSON_Delete(cfg);
+    if (!w) return 1;
+    const Bert *gen = r->electra.gen;
+    if (bert_write(r->m, w, r->vocab, CKPT_F32) || (gen && electra_save_weights(gen, w, CKPT_F32))) {
+        checkpoint_writer_abort(w);
+        return 1;
+    }
+    if (checkpoint_writer_commit(w)) return 1;
+    PretrainState st = {.pos = stream_tell(&r->stream), .mask_rng = r->mask_rng, .drop_rng = r->drop_rng};
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    if (!(w = checkpoint_writer_open(path, NULL, -1))) return 1;
+    if (optim_save(&r->opt, r->m->params, w) || checkpoint_write_blob(w, PRETRAIN_STATE_BLOB, &st, sizeof st) ||
+        (r->electra.gen && electra_save_state(&r->electra, w))) {
+        checkpoint_writer_abort(w);
+        return 1;
+    }
+    return checkpoint_writer_commit(w) ? 1 : 0;
+}
+
+/* The resume point and model.ckpt beside it (rank 0). 0 ok. */
 static int run_write(Run *r) {
     if (r->rank != 0) return 0;   /* the ranks hold the same state; one writes it */
-    PretrainState st = {.step = (uint64_t)r->step, .tokens = (uint64_t)r->tokens, .pos = stream_tell(&r->stream),
-                        .mask_rng = r->mask_rng, .drop_rng = r->drop_rng, .elapsed = run_elapsed(r)};
-    cJSON *cfg = run_ckpt_config(r);
-    CkptWriter *w = checkpoint_rolling_open(r->path_last, cfg, -1);   /* keeps prev.ckpt */
-    cJSON_Delete(cfg);
-    if (!w) return -1;
-    /* with the vocabulary: the model is only usable with it */
-    int bad = bert_write(r->m, w, r->vocab, CKPT_F32) || optim_save(&r->opt, r->m->params, w) ||
-              checkpoint_write_blob(w, "pretrain.state", &st, sizeof st) ||
-              (r->electra.gen && electra_save(&r->electra, w));
-    if (bad) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    if (checkpoint_writer_commit(w)) return -1;
+    cJSON *pos = train_loop_position(&r->loop);
+    cJSON_AddNumberToObject(pos, "tokens", (double)r->tokens);
+    int rc = resume_write(r->o->out_dir, pos, run_write_files, r);
+    cJSON_Delete(pos);
+    if (rc) return rc;
     cJSON *extra = cJSON_CreateObject();   /* which step these weights are (pretrain snapshot says it) */
-    cJSON_AddNumberToObject(extra, "step", (double)r->step);
-    int rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
+    cJSON_AddNumberToObject(extra, "step", (double)r->loop.step);
+    rc = bert_save_with(r->m, r->path_model, extra, r->vocab);
     cJSON_Delete(extra);
     return rc;
 }
@@ -286,7 +307,8 @@ static void run_gather_state(Run *r) {
 }
 
 /* The checkpoints: every rank calls it, rank 0 writes. 0 ok. */
-static int run_save(Run *r) {
+static int run_save(void *ctx, TrainLoop *L) {
+    Run *r = ctx;
     if (r->zero) run_gather_state(r);
     int rc = run_write(r);
     if (r->zero && r->rank == 0) {   /* back to its slice */
@@ -294,32 +316,6 @@ static int run_save(Run *r) {
         if (r->electra.gen) run_shard(r->electra.gen->params);
     }
     return rc;
-}
-
-/* Names the keys (other than the free ones) whose values differ. 0 when none.
- * A key the run's config lacks (it predates the key) counts as its default.
- * `steps` is left to run_resume_steps: a resumed run may change its length. */
-static int run_config_diff(const cJSON *stored, const cJSON *now, char *out, size_t cap) {
-    size_t n = 0;
-    out[0] = '\0';
-    cJSON *defaults = pretrain_config_defaults();
-    for (int pass = 0; pass < 2; pass++)
-        for (const cJSON *it = (pass ? stored : now)->child; it; it = it->next) {
-            if (pretrain_config_key_is_free(it->string) || strcmp(it->string, "steps") == 0) continue;
-            if (pass && cJSON_GetObjectItemCaseSensitive(now, it->string)) continue;   /* seen in pass 0 */
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(stored, it->string);
-            const cJSON *b = cJSON_GetObjectItemCaseSensitive(now, it->string);
-            if (!a) a = cJSON_GetObjectItemCaseSensitive(defaults, it->string);
-            if (a && b && cJSON_Compare(a, b, 1)) continue;
-            char *sa = a ? cJSON_PrintUnformatted(a) : NULL, *sb = b ? cJSON_PrintUnformatted(b) : NULL;
-            int k = snprintf(out + n, n < cap ? cap - n : 0, "%s%s (run: %.60s, now: %.60s)", n ? ", " : "",
-                             it->string, sa ? sa : "unset", sb ? sb : "unset");
-            free(sa);
-            free(sb);
-            if (k > 0) n += (size_t)k;
-        }
-    cJSON_Delete(defaults);
-    return n > 0;
 }
 
 /* A resumed run may be given another `steps`: the schedule's end moves, so the
@@ -344,48 +340,61 @@ static int run_resume_steps(const Run *r, const cJSON *stored, long at) {
     return 0;
 }
 
-/* Continues from last.ckpt. 0 ok (or nothing to resume: fresh), else an exit code. */
-static int run_resume(Run *r) {
-    if (!run_resume_available(r->path_last, r->o->out_dir)) return run_fresh(r);
-    Checkpoint *c = checkpoint_rolling_read(r->path_last);   /* or prev.ckpt */
-    if (!c) return 1;
-    int rc = 1;
-    char diff[2048];
-    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
-    const CkptBlob *b = checkpoint_find_blob(c, "pretrain.state");
-    if (!cJSON_IsObject(stored) || !b || b->size != sizeof(PretrainState)) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", r->path_last);
-        goto done;
+/* The models, gone (a resume point failed to load: the one before it is tried next). */
+static void run_models_free(Run *r) {
+    for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]), r->buckets[i] = NULL;
+    if (r->electra.gen) electra_free(&r->electra);
+    bert_free(r->m);
+    r->m = NULL;
+}
+
+/* Everything the resume point in dir holds (resume.h), position its trainer.json. */
+static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
+    Run *r = ctx;
+    char path[4400], diff[2048];
+    const cJSON *stored = cJSON_GetObjectItemCaseSensitive(position, "config");
+    if (!cJSON_IsObject(stored)) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", dir);
+        return RESUME_OTHER;
     }
-    if (run_config_diff(stored, r->pc->json, diff, sizeof diff)) {
+    cJSON *defaults = pretrain_config_defaults();   /* a key the run predates: its default */
+    int differ = run_config_diff(stored, r->pc->json, defaults, PRETRAIN_FREE_KEYS, diff, sizeof diff);
+    cJSON_Delete(defaults);
+    if (differ) {
         user_error("resume with the settings the run started with (its config.json), or use another --out",
                    "%s: settings differ from the interrupted run: %s", r->o->out_dir, diff);
-        rc = EXIT_USAGE;
-        goto done;
+        return RESUME_OTHER;
     }
-    r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed);
-    if (!r->m) goto done;
-    bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
-    run_dist_arena(r, r->m, 0);
-    if (optim_load(&r->opt, r->m->params, c)) goto done;   /* a sharded arena keeps its slice */
-    if (pretrain_config_is_electra(r->pc)) {
-        run_electra_init(r);
-        if (electra_load(&r->electra, c)) goto done;
+    if (run_resume_steps(r, stored, (long)run_config_number(position, "step", 0))) return RESUME_OTHER;
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    Checkpoint *c = checkpoint_read(path), *st = NULL;
+    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    if (c) st = checkpoint_read(path);
+    const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
+    int rc = 1;
+    if (st && (!b || b->size != sizeof(PretrainState))) {
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", path);
+    } else if (b && (r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed))) {
+        bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
+        run_dist_arena(r, r->m, 0);
+        if (pretrain_config_is_electra(r->pc)) run_electra_init(r);
+        PretrainState ps;
+        memcpy(&ps, b->data, sizeof ps);
+        rc = optim_load(&r->opt, r->m->params, st) ||   /* a sharded arena keeps its slice */
+             (r->electra.gen && (electra_load_weights(r->electra.gen, c) || electra_load_state(&r->electra, st))) ||
+             stream_seek(&r->stream, ps.pos);
+        r->mask_rng = ps.mask_rng;
+        r->drop_rng = ps.drop_rng;
     }
-    PretrainState st;
-    memcpy(&st, b->data, sizeof st);
-    if ((rc = run_resume_steps(r, stored, (long)st.step)) != 0) goto done;
-    rc = 1;
-    if (stream_seek(&r->stream, st.pos)) goto done;
-    r->step = (long)st.step;
-    r->tokens = (long)st.tokens;
-    r->mask_rng = st.mask_rng;
-    r->drop_rng = st.drop_rng;
-    r->elapsed0 = st.elapsed;
-    rc = 0;
-done:
     checkpoint_free(c);
-    return rc;
+    checkpoint_free(st);
+    if (rc) {
+        run_models_free(r);
+        return 1;
+    }
+    train_loop_restore(&r->loop, position);
+    r->tokens = (long)run_config_number(position, "tokens", 0);
+    return 0;
 }
 
 /* The log keeps only lines up to `step` (later ones are computed again), then
@@ -416,13 +425,6 @@ static int run_open_log(Run *r, long step) {
 }
 
 /* ---- the step ---- */
-
-typedef struct StepStats {
-    double loss, acc, grad_norm;
-    double gen_loss, disc_loss, disc_acc, replaced;   /* ELECTRA */
-    long tokens;
-    float lr;
-} StepStats;
 
 /* One micro-batch's forward and backward (data-parallel: of this rank's rows;
  * its losses are then its share of the whole batch's means); adds to s. */
@@ -482,21 +484,8 @@ static void run_scale_grads(Params *p, float scale) {
     for (long i = 0; i < total; i++) g[i] *= scale;
 }
 
-/* The learning rate of the step about to be taken (0-based r->step): the
- * schedule's, times min(1, (step - init_step + 1) / rewarm) for the first
- * rewarm steps from init_step (a fresh AdamW's moments are empty; see
- * pretrain_config.c). A function of the step and the settings alone, so
- * --resume gives the same rates. */
-static float run_lr(const Run *r) {
-    const PretrainConfig *pc = r->pc;
-    double lr = schedule_lr(&r->sched, r->step);
-    long k = r->step - pc->init_step + 1;
-    if (pc->rewarm > 0 && k < pc->rewarm) lr *= (double)k / (double)pc->rewarm;
-    return (float)lr;
-}
-
-/* One optimizer step over `accumulate` micro-batches. 0 ok, 1 on a read error
- * or divergence (after a message). */
+/* One optimizer step over `accumulate` micro-batches. 0 ok (diverged: no
+ * update, the loss or gradient norm not finite), 1 on a read error. */
 static int run_step(Run *r, StepStats *s) {
     const PretrainConfig *pc = r->pc;
     /* ELECTRA trains two arenas as one model: one clip, the same schedule. */
@@ -507,7 +496,7 @@ static int run_step(Run *r, StepStats *s) {
     /* Data parallel: each rank's dropout from the seed, its rank and the step,
      * so a checkpoint needs no per-rank state and resumes exactly with any N. */
     if (r->size > 1)
-        rng_seed_stream(&r->drop_rng, pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)r->step,
+        rng_seed_stream(&r->drop_rng, pc->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)r->loop.step,
                         STREAM_DROPOUT_RANKS + (uint64_t)r->rank);
     for (int a = 0; a < pc->accumulate; a++) {
         MlmBatch *b = &r->batch;
@@ -525,29 +514,17 @@ static int run_step(Run *r, StepStats *s) {
     if (r->zero) dist_allreduce_doubles(&sumsq, 1);
     s->grad_norm = sqrt(sumsq);
     clip_scale_many(arenas, n_arenas, (float)pc->clip, s->grad_norm);
-    if (!isfinite(s->loss) || !isfinite(s->grad_norm)) {
-        user_error("lower lr or raise warmup, then --resume (the last checkpoint is intact)",
-                   "training diverged at step %ld (loss %g, gradient norm %g)", r->step + 1, s->loss,
-                   s->grad_norm);
-        return 1;
-    }
-    s->lr = run_lr(r);
+    if (!isfinite(s->loss) || !isfinite(s->grad_norm)) return 0;   /* diverged: the loop stops */
+    s->lr = schedule_lr(&r->sched, r->loop.step);
     optim_step(&r->opt, arenas[0], s->lr);
     if (r->electra.gen) optim_step(&r->electra.opt, arenas[1], s->lr);
     if (r->zero)   /* each rank updated its slice: every rank gets all of them */
         for (int i = 0; i < n_arenas; i++) dist_allgather_floats(arenas[i]->data, (long)arenas[i]->total);
-    r->step++;
     r->tokens += s->tokens;
     return 0;
 }
 
 /* ---- logging ---- */
-
-typedef struct Window {
-    StepStats sum;               /* loss, acc, ... and grad_norm summed over the steps */
-    double t0;
-    long steps;
-} Window;
 
 static void window_add(Window *w, const StepStats *s) {
     StepStats *a = &w->sum;
@@ -559,7 +536,7 @@ static void window_add(Window *w, const StepStats *s) {
     w->steps++;
 }
 
-static void run_log_window(Run *r, Window *w) {
+static void run_log_window(Run *r, Window *w, long step) {
     double now = now_seconds(), secs = now - w->t0;
     if (!r->log) {   /* a data-parallel rank other than 0 */
         memset(w, 0, sizeof *w);
@@ -567,7 +544,7 @@ static void run_log_window(Run *r, Window *w) {
         return;
     }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "step", (double)r->step);
+    cJSON_AddNumberToObject(j, "step", (double)step);
     cJSON_AddNumberToObject(j, "epoch", (double)stream_tell(&r->stream).epoch);
     double n = (double)w->steps;
     const StepStats *a = &w->sum;
@@ -583,7 +560,7 @@ static void run_log_window(Run *r, Window *w) {
     cJSON_AddNumberToObject(j, "grad_norm", a->grad_norm / n);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
     cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)a->tokens / secs : 0);
-    cJSON_AddNumberToObject(j, "elapsed", run_elapsed(r));
+    cJSON_AddNumberToObject(j, "elapsed", train_loop_seconds(&r->loop));
     char *s = cJSON_PrintUnformatted(j);
     fprintf(r->log, "%s\n", s);
     fflush(r->log);
@@ -593,12 +570,12 @@ static void run_log_window(Run *r, Window *w) {
     w->t0 = now;
 }
 
-static void run_log_eval(Run *r, const MlmEvalResult *e) {
-    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", r->step, e->loss,
+static void run_log_eval(Run *r, const MlmEvalResult *e, long step) {
+    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", step, e->loss,
             e->accuracy, e->masked);
     fflush(r->log);
     if (r->o->show_progress)
-        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", r->step, e->loss,
+        fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", step, e->loss,
                 100 * e->accuracy, e->masked);
 }
 
@@ -618,11 +595,13 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
     cJSON_AddNumberToObject(j, "zero", r->zero);
     cJSON_AddNumberToObject(j, "optimizer_state_bytes_per_rank", run_state_bytes(r, 0));
-    if (r->size > 1 && r->step > r->step0) {
+    long step = r->loop.step;
+    double secs = r->loop.seconds;
+    if (r->size > 1 && step > r->step0) {
         /* The gradient sums of this process (`glue bench scaling` reads them):
          * the sums' time, and before them the wait for the slowest rank. */
         DistStats ds = dist_stats();
-        double steps = (double)(r->step - r->step0);
+        double steps = (double)(step - r->step0);
         cJSON *ar = cJSON_AddObjectToObject(j, "allreduce");
         cJSON_AddNumberToObject(ar, "steps", steps);
         cJSON_AddNumberToObject(ar, "seconds_per_step", ds.seconds / steps);
@@ -632,10 +611,10 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
     char cpu[256];
     provenance_cpu(cpu, sizeof cpu);
     cJSON_AddStringToObject(j, "cpu", cpu);
-    cJSON_AddNumberToObject(j, "steps", (double)r->step);
+    cJSON_AddNumberToObject(j, "steps", (double)step);
     cJSON_AddNumberToObject(j, "tokens", (double)r->tokens);
-    cJSON_AddNumberToObject(j, "train_seconds", run_elapsed(r));
-    cJSON_AddNumberToObject(j, "tokens_per_sec", (double)r->tokens / run_elapsed(r));
+    cJSON_AddNumberToObject(j, "train_seconds", secs);
+    cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)r->tokens / secs : 0);
     cJSON_AddStringToObject(j, "objective", r->pc->objective);
     /* What ran (the last segment of a resumed run): precision=bf16 runs fp32 without a fast bf16 dot product. */
     cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[matmul_precision()]);
@@ -650,9 +629,7 @@ static int run_summary(Run *r, const MlmEvalResult *e, int have_eval) {
         cJSON_AddNumberToObject(ev, "accuracy", e->accuracy);
         cJSON_AddNumberToObject(ev, "masked", (double)e->masked);
     }
-    char path[4200];
-    run_file_path(r->o->out_dir, PRETRAIN_SUMMARY, path, sizeof path);
-    int rc = json_file_write(path, j);
+    int rc = run_dir_finish(r->o->out_dir, PRETRAIN_SUMMARY, j, 1);   /* the resume point stays: see train.h */
     cJSON_Delete(j);
     return rc;
 }
@@ -666,7 +643,7 @@ static int run_check_ranks(const Run *r) {
     char *cfg = cJSON_PrintUnformatted(r->pc->json);
     uint64_t h = dist_hash(DIST_HASH_INIT, cfg, strlen(cfg));
     free(cfg);
-    long facts[3] = {r->cache->n_tokens, r->step, r->tokens};
+    long facts[3] = {r->cache->n_tokens, r->loop.step, r->tokens};
     h = dist_hash(h, facts, sizeof facts);
     return dist_check_same(h, "the run (config, corpus size, or the step resumed from)");
 }
@@ -683,10 +660,9 @@ static int run_prepare(Run *r) {
     }
     r->rows = pc->batch / r->size;
     if (r->rank == 0 && file_make_dir(o->out_dir)) return 1;
-    run_file_path(o->out_dir, PRETRAIN_LAST_CKPT, r->path_last, sizeof r->path_last);
     run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
     run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
-    if (!o->resume && file_exists(r->path_last)) {
+    if (!o->resume && resume_exists(o->out_dir)) {
         user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
                    o->out_dir);
         return EXIT_USAGE;
@@ -699,12 +675,15 @@ static int run_prepare(Run *r) {
     r->opt.eps = pc->adam_eps;
     ScheduleKind kind;
     schedule_parse(pc->schedule, &kind);
-    r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps};
-    rc = o->resume ? run_resume(r) : run_fresh(r);
+    /* rewarm: a fresh AdamW's moments are empty (pretrain_config.h) */
+    r->sched = (Schedule){.kind = kind, .lr = (float)pc->lr, .warmup = pc->warmup, .total = pc->steps,
+                          .rewarm_from = pc->init_step, .rewarm = pc->rewarm};
+    rc = o->resume ? resume_read(o->out_dir, run_read_point, r) : RESUME_NONE;
+    if (rc == RESUME_NONE) rc = run_fresh(r);
     if (rc) return rc;
     if (run_check_ranks(r)) return EXIT_USAGE;
     matmul_set_precision(matmul_training_precision((MatmulPrecision)pc->precision, r->rank == 0));
-    r->step0 = r->step;
+    r->step0 = r->loop.step;
     if (r->rank == 0 && r->size > 1 && o->show_progress) {
         double mib = 1.0 / (1 << 20);
         if (r->zero)
@@ -718,26 +697,19 @@ static int run_prepare(Run *r) {
             fprintf(stderr, "data parallel: %d ranks, gradients summed after the backward; AdamW state %.2f MiB per "
                     "rank (zero=1 shards it)\n", r->size, mib * run_state_bytes(r, 0));
     }
-    if (r->rank != 0) {   /* writes nothing */
-        r->t0 = now_seconds();
-        return 0;
-    }
+    r->w.t0 = now_seconds();
+    if (r->rank != 0) return 0;   /* writes nothing */
     cJSON *cfg = cJSON_Duplicate(pc->json, 1);
     cJSON_AddItemToObject(cfg, "bert", bert_config_to_json(&pc->bert));
-    char path[4200];
-    run_file_path(o->out_dir, PRETRAIN_CONFIG, path, sizeof path);
-    rc = json_file_write(path, cfg);
+    rc = run_dir_begin(o->out_dir, PRETRAIN_SUMMARY, cfg);
     cJSON_Delete(cfg);
-    if (rc || run_open_log(r, r->step)) return 1;
-    r->t0 = now_seconds();
-    return 0;
+    return rc || run_open_log(r, r->loop.step) ? 1 : 0;
 }
 
 static void run_free(Run *r) {
     if (r->log) fclose(r->log);
-    for (int i = 0; i < 2; i++) dist_buckets_free(r->buckets[i]);
-    if (r->electra.gen) electra_free(&r->electra);
-    bert_free(r->m);
+    run_models_free(r);
+    train_loop_free(&r->loop);
     mlm_batch_free(&r->batch);
     free(r->shard_pos);
     if (r->cache) stream_free(&r->stream);
@@ -748,76 +720,70 @@ static void run_free(Run *r) {
     vocab_free(r->vocab);
 }
 
-/* The training loop proper; returns the exit code. */
-static int run_loop(Run *r) {
+/* ---- the loop's client (loop.h): one epoch of `steps` batches ---- */
+
+static long run_begin(void *ctx, TrainLoop *L) { return ((Run *)ctx)->pc->steps; }
+
+/* One step; then, every log_every steps, a log line (and the progress
+ * display's numbers), every eval_every a held-out evaluation. */
+static int run_loop_step(void *ctx, TrainLoop *L, double *loss) {
+    Run *r = ctx;
     const PretrainConfig *pc = r->pc;
-    const PretrainOptions *o = r->o;
-    Progress bar;
-    progress_start(&bar, "pretrain", pc->steps - r->step, o->show_progress ? PROGRESS_AUTO : PROGRESS_QUIET);
-    bar.unit = "steps";
-    long first = r->step;
-    Window w = {.t0 = now_seconds()};
-    while (r->step < pc->steps) {
-        int sig = dist_max_int(pretrain_signal);   /* ranks stop at the same step */
-        if (sig || (o->stop_at > 0 && r->step >= o->stop_at)) {
-            progress_finish(&bar, "stopped at step %ld", r->step);
-            if (run_save(r)) return 1;
-            if (r->rank == 0)
-                fprintf(stderr, "%s at step %ld of %ld; saved %s (continue with --resume)\n",
-                        sig ? (sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)") : "stopped",
-                        r->step, pc->steps, r->path_last);
-            return sig ? 128 + sig : 0;
-        }
-        StepStats s;
-        if (run_step(r, &s)) return 1;
-        window_add(&w, &s);
-        if (r->step % pc->log_every == 0 || r->step == pc->steps) {
-            double secs = now_seconds() - w.t0;
-            const StepStats *a = &w.sum;
-            if (r->electra.gen)
-                progress_update(&bar, r->step - first, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
-                                r->step, a->gen_loss / w.steps, 100 * a->acc / w.steps, a->disc_loss / w.steps,
-                                100 * a->disc_acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
-            else
-                progress_update(&bar, r->step - first, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", r->step,
-                                a->loss / w.steps, 100 * a->acc / w.steps, a->lr, secs > 0 ? a->tokens / secs : 0.0);
-            run_log_window(r, &w);
-        }
-        if (r->rank == 0 && pc->eval_every > 0 && r->step % pc->eval_every == 0 && r->step < pc->steps) {
-            MlmEvalResult e;
-            if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e);
-        }
-        if (pc->checkpoint_every > 0 && r->step % pc->checkpoint_every == 0 && r->step < pc->steps &&
-            run_save(r))
-            return 1;
+    StepStats s;
+    if (run_step(r, &s)) return 1;
+    if (!isfinite(*loss = isfinite(s.grad_norm) ? s.loss : s.grad_norm)) return 0;   /* diverged: the loop stops */
+    window_add(&r->w, &s);
+    long step = L->step + 1;   /* the step just taken, counted by the loop on return */
+    if (step % pc->log_every == 0 || step == pc->steps) {
+        const Window *w = &r->w;
+        const StepStats *a = &w->sum;
+        double secs = now_seconds() - w->t0, tok_s = secs > 0 ? a->tokens / secs : 0.0;
+        if (r->electra.gen)
+            snprintf(r->text, sizeof r->text, "step %ld gen %.3f (%.1f%%) disc %.4f (%.1f%%) lr %.2e %.0f tok/s",
+                     step, a->gen_loss / w->steps, 100 * a->acc / w->steps, a->disc_loss / w->steps,
+                     100 * a->disc_acc / w->steps, a->lr, tok_s);
+        else
+            snprintf(r->text, sizeof r->text, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", step,
+                     a->loss / w->steps, 100 * a->acc / w->steps, a->lr, tok_s);
+        run_log_window(r, &r->w, step);
     }
-    progress_finish(&bar, "%ld steps, %.0f tok/s", r->step, (double)r->tokens / run_elapsed(r));
-    if (run_save(r)) return 1;
+    if (r->rank == 0 && pc->eval_every > 0 && step % pc->eval_every == 0 && step < pc->steps) {
+        MlmEvalResult e;
+        if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e, step);
+    }
+    return 0;
+}
+
+static void run_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) {
+    snprintf(text, cap, "%s", ((const Run *)ctx)->text);
+}
+
+/* The end: the resume point (kept: see train.h), the held-out evaluation and summary.json. */
+static int run_end(void *ctx, TrainLoop *L, double seconds) {
+    Run *r = ctx;
+    if (run_save(r, L)) return 1;
     if (r->rank != 0) return 0;
     MlmEvalResult e;
     int have = run_eval(r, 0, &e);
-    if (have) run_log_eval(r, &e);
+    if (have) run_log_eval(r, &e, L->step);
     return run_summary(r, &e, have) ? 1 : 0;
 }
+
+static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_loop_step, .describe = run_describe,
+                                      .end = run_end, .save = run_save};
 
 int pretrain_run(const PretrainOptions *o) {
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     r.zero = o->cfg->zero && r.size > 1;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = pretrain_on_signal;
-    sa.sa_flags = SA_RESETHAND;   /* a second signal acts at once (the default) */
-    sigemptyset(&sa.sa_mask);
-    pretrain_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    TrainLoop *L = &r.loop;
+    train_loop_init(L, &RUN_LOOP, &r, o->out_dir, o->cfg->json, o->cfg->seed);
+    L->epochs = 1, L->stop_at = o->stop_at, L->checkpoint_every = o->cfg->checkpoint_every;
+    L->show_progress = o->show_progress, L->rank = r.rank, L->label = "pretrain", L->unit = "steps";
     int rc = run_prepare(&r);
-    if (rc == 0) rc = run_loop(&r);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == 0) rc = train_loop_run(L);
     run_free(&r);
     matmul_set_precision(MATMUL_FP32);
-    return rc;
+    return rc == TRAIN_STOPPED ? 0 : rc;
 }
 
 /* The generator of an ELECTRA run's checkpoint c (discriminator m): its
@@ -876,13 +842,25 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     return rc;
 }
 
+/* The weights of a resume point in dir. */
+static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
+    char path[4400];
+    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    return (*(Checkpoint **)ctx = checkpoint_read(path)) ? 0 : 1;
+}
+
 int pretrain_snapshot(const char *run_dir, const char *out_dir) {
-    /* Everything from last.ckpt (or prev.ckpt when it is damaged): its
-     * encoder, generator and step are of one moment. model.ckpt is written
-     * after it, so reading both of a running run could pair two saves. */
-    char path[4200];
-    run_file_path(run_dir, PRETRAIN_LAST_CKPT, path, sizeof path);
-    Checkpoint *c = checkpoint_rolling_read(path);
+    /* Everything from the resume point's weights (or an older glue's one
+     * file): encoder, generator and step of one moment, which model.ckpt and
+     * the resume point of a running run need not be. */
+    char old[4200];
+    Checkpoint *c = NULL;
+    if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_read(old);
+    else if (!resume_exists(run_dir))
+        user_error("pass the --out of a glue pretrain run", "%s holds no pretraining run (no %s/)", run_dir,
+                   RUN_RESUME_DIR);
+    else if (resume_read(run_dir, snapshot_take, &c) != 0)
+        c = NULL;
     if (!c) return 1;
     const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(c->config, "pretrain");
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(c->config, "step");

@@ -1,4 +1,6 @@
-/* train.h — the masked-LM pretraining loop (`glue pretrain`).
+/* train.h — masked-LM and ELECTRA pretraining (`glue pretrain`): a client
+ * of the training harness (train/loop.h) that supplies the step, the logging
+ * and the held-out evaluation.
  *
  * One run: tokenize the corpus once (token_cache.h), then for `steps`
  * optimizer steps: `accumulate` micro-batches of `batch` sequences (stream.h,
@@ -8,13 +10,13 @@
  *
  * The run directory (--out):
  *   config.json   the pretraining config (with the model's BERT config)
- *   last.ckpt     everything needed to continue: weights, AdamW moments and
- *                 step, the data position, the masking and dropout RNGs,
- *                 token and time counters (written every checkpoint_every
- *                 steps, at the end, and at the step boundary after SIGINT or
- *                 SIGTERM; atomically). Also loadable as a model.
- *   model.ckpt    the weights alone (encoder + MLM head), written with
- *                 last.ckpt: what `glue finetune --init` takes. Both carry
+ *   resume/       the resume point (train/resume.h): last.ckpt the weights
+ *                 with ELECTRA's generator (a model), last.state the AdamW
+ *                 moments, data position and RNGs; every checkpoint_every
+ *                 steps, at the end and on SIGINT/SIGTERM. Kept when the run
+ *                 ends: it may be carried further (another `steps`).
+ *   model.ckpt    the weights alone (encoder + MLM head), written with the
+ *                 resume point: what `glue finetune --init` takes. Both carry
  *                 the vocabulary (blob BERT_VOCAB_BLOB).
  *   log.jsonl     one JSON object a line: every log_every steps {"step",
  *                 "epoch", "loss", "mlm_acc", "lr", "grad_norm", "tokens",
@@ -23,9 +25,9 @@
  *   summary.json  at the end: steps, tokens, time, final held-out numbers
  * and a progress line with the ETA on stderr.
  *
- * --resume continues from last.ckpt EXACTLY: the same losses as a run that was
- * never interrupted (same thread count). Log lines written after that
- * checkpoint are dropped, since those steps are computed again.
+ * --resume continues from the resume point EXACTLY: the same losses as a run
+ * that was never interrupted (same thread count). Log lines written after
+ * that point are dropped, since those steps are computed again.
  *
  * A new run from a snapshot's weights (settings init, init_step, rewarm;
  * pretrain_config.h) starts at step init_step of its schedule with both
@@ -47,7 +49,7 @@
  * seed, the step and its rank, so the checkpoint holds nothing per rank and
  * --resume works with any N (exactly with the same N; with another N to
  * summation order, and with dropout > 0 other dropout masks). Every rank
- * reads last.ckpt and the token cache at start: on several machines, --out
+ * reads the resume point and the token cache at start: on several machines, --out
  * and --cache must be on a shared filesystem (or copied to each). One
  * process (N = 1) computes exactly what it did before data parallelism. */
 #ifndef GLUE_PRETRAIN_TRAIN_H
@@ -55,14 +57,13 @@
 
 #include "pretrain/pretrain_config.h"
 
-#define PRETRAIN_LAST_CKPT "last.ckpt"
 #define PRETRAIN_MODEL_CKPT "model.ckpt"
 #define PRETRAIN_LOG "log.jsonl"
 #define PRETRAIN_SUMMARY "summary.json"
 #define PRETRAIN_CONFIG "config.json"
 
 /* `glue pretrain snapshot RUN_DIR OUT_DIR`: the run's last checkpoint
- * (RUN_DIR/last.ckpt) as OUT_DIR/model.ckpt in half precision: the encoder
+ * (the weights of RUN_DIR's resume point) as OUT_DIR/model.ckpt in half precision: the encoder
  * with its vocabulary, and of an ELECTRA run the generator's own tensors
  * (electra.h: what it does not share with the encoder), with the step they
  * are from in the config record ("step"); beside it the run's config
@@ -78,7 +79,7 @@ typedef struct PretrainOptions {
     const char *out_dir;
     const char *cache_dir;   /* token caches (token_cache_default_dir() if NULL) */
     const char *command;     /* recorded in summary.json */
-    int resume;              /* continue from out_dir/last.ckpt if there is one */
+    int resume;              /* continue from out_dir's resume point if there is one */
     long stop_at;            /* > 0: stop at this step as if interrupted (save, exit 0) */
     int threads;             /* recorded */
     int show_progress;

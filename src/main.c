@@ -9,7 +9,7 @@
 #include "core/provenance.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/seq2seq/seq2seq_train.h"
+#include "train/translate.h"
 #include "pretrain/pretrain_config.h"
 
 #include <cjson/cJSON.h>
@@ -93,8 +93,8 @@ static const Command COMMANDS[] = {
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
      "  smoothing, warm-up + inverse-sqrt AdamW; dev BLEU after each epoch, best\n"
      "  checkpoint kept in runs/translate/ (or --out DIR); --resume continues exactly\n"
-     "  from last.ckpt (saved each epoch, every --checkpoint-every steps and on\n"
-     "  SIGINT/SIGTERM, then exit 130/143; prev.ckpt is the one before).\n"
+     "  from the resume point resume/ (saved each epoch, every --checkpoint-every steps\n"
+     "  and on SIGINT/SIGTERM, then exit 130/143; resume.prev/ is the one before).\n"
      "  Settings (--set key=value; glue translate --help-settings lists them with\n"
      "  their defaults): positions sinusoid|learned|lpr, model size, schedule, ...\n"
      "  eval: BLEU of the detokenised output against the raw references (sacreBLEU:\n"
@@ -155,10 +155,10 @@ static const Command COMMANDS[] = {
      "  replaces the corpus (FORMAT: text, wikiextractor, brown, wikitext, auto).\n"
      "  The corpus is WordPiece-tokenized once into a cache (--cache DIR, default\n"
      "  $GLUE_CACHE or ~/.cache/glue). Writes to --out (default runs/pretrain/<config>):\n"
-     "  last.ckpt (full state, every checkpoint_every steps, at the end, and on\n"
+     "  resume/ (the full state, every checkpoint_every steps, at the end, and on\n"
      "  SIGINT/SIGTERM), model.ckpt (weights, for glue finetune --init), log.jsonl,\n"
-     "  summary.json, config.json. --resume continues exactly where last.ckpt\n"
-     "  stopped (starts fresh if there is none; prev.ckpt, the one before, if it is\n"
+     "  summary.json, config.json. --resume continues exactly where resume/\n"
+     "  stopped (starts fresh if there is none; resume.prev/, the one before, if it is\n"
      "  damaged), with the same settings but steps: another value moves the\n"
      "  schedule's end. --stop-at STEP saves and exits there.\n"
      "  Exit code 130/143 after saving on SIGINT/SIGTERM.\n"
@@ -329,6 +329,7 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         spec = pretrain_config_settings(&nspec);
     } else if (strcmp(cmd, "translate") == 0) {
         d = s2s_run_config_default();
+        spec = s2s_run_settings(&nspec);
     } else {
         user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
         return EXIT_USAGE;

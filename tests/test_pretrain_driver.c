@@ -181,18 +181,19 @@ static void resume_is_exact(const char *objective) {
     snprintf(args, sizeof args, "%s --out %s --resume --stop-at %d", run, dir, k_kill + 5);
     CHECK(pretrain(&fx, args, NULL) == 0);
 
-    /* 4. last.ckpt damaged after it was written (a flipped bit): --resume says
-     * so and continues from prev.ckpt, the checkpoint before it (step 14). */
+    /* 4. The resume point's weights damaged after they were written (a flipped
+     * bit): --resume says so and continues from resume.prev/, the resume
+     * point before it (step 14). */
     snprintf(dir, sizeof dir, "%s/damaged", fx.dir);
     snprintf(args, sizeof args, "%s --out %s --stop-at 17", run, dir);
     CHECK(pretrain(&fx, args, NULL) == 0);
     char last_ckpt[300];
-    snprintf(last_ckpt, sizeof last_ckpt, "%s/last.ckpt", dir);
+    snprintf(last_ckpt, sizeof last_ckpt, "%s/" RUN_RESUME_DIR "/" RUN_LAST_CKPT, dir);
     CHECK(test_flip_byte(last_ckpt, 100, 1) == 0);
     snprintf(args, sizeof args, "%s --out %s --resume --stop-at 30", run, dir);
     rc = pretrain(&fx, args, &out);
     CHECK_MSG(rc == 0 && strstr(out, "checksum mismatch") && strstr(out, "continuing from") &&
-              strstr(out, "prev.ckpt"), "exit %d: %s", rc, out);
+              strstr(out, RUN_RESUME_DIR ".prev"), "exit %d: %s", rc, out);
     free(out);
 
     /* The uninterrupted reference. */
@@ -233,7 +234,7 @@ TEST(pretrain_driver_killed_resumes_bit_identical) {
     char cmd[4096], ref[128], cut[128];
     snprintf(cmd, sizeof cmd, "%s pretrain %s --set steps=%d --set batch=8 --set checkpoint_every=1 --set eval_every=0",
              test_glue_bin(), fx.common, STEPS);
-    KillTest t = {.name = "pretrain", .command = cmd, .killed = "", .dir = fx.dir, .watch = "last.ckpt",
+    KillTest t = {.name = "pretrain", .command = cmd, .killed = "", .dir = fx.dir, .watch = RUN_RESUME_DIR "/" RUN_TRAINER_STATE,
                   .seed = 13};
     kill_test(&t);
     snprintf(ref, sizeof ref, "%s/ref", fx.dir);
@@ -559,7 +560,7 @@ TEST(pretrain_driver_electra_snapshot_keeps_generator) {
     free(out);
 
     snprintf(dir, sizeof dir, "%s/a", fx.dir);
-    Checkpoint *s = read_ckpt(snap, "model.ckpt"), *last = read_ckpt(dir, "last.ckpt");
+    Checkpoint *s = read_ckpt(snap, "model.ckpt"), *last = read_ckpt(dir, RUN_RESUME_DIR "/" RUN_LAST_CKPT);
     if (!CHECK(s && last)) goto done;
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(s->config, "step");
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(s->config, "generator");
@@ -574,7 +575,7 @@ TEST(pretrain_driver_electra_snapshot_keeps_generator) {
               "the snapshot's generator is not the run's in half precision (%d tensors)", n_gen);
     CHECK_EQ_INT(n_gen, count_tensors(last, "generator.", "generator.optim."));
     CHECK_MSG(same_tensors(s, last, "", 1, &n_all), "the snapshot's tensors are not the run's in half precision");
-    /* the discriminator's: all of last.ckpt but its AdamW state and the generator's tensors */
+    /* the discriminator's: all of the resume point's weights but the generator's tensors */
     CHECK_EQ_INT(n_all - n_gen, count_tensors(last, "", "optim.") - count_tensors(last, "generator.", NULL));
     CHECK_EQ_INT(count_tensors(s, "optim.", NULL) + count_tensors(s, "generator.optim.", NULL), 0);
     checkpoint_free(last);
@@ -586,7 +587,7 @@ TEST(pretrain_driver_electra_snapshot_keeps_generator) {
     CHECK_MSG(rc == 0 && strstr(out, "(encoder and generator) at step 12"), "exit %d: %s", rc, out);
     free(out);
     snprintf(dir, sizeof dir, "%s/b", fx.dir);
-    Checkpoint *b = read_ckpt(dir, "last.ckpt");
+    Checkpoint *b = read_ckpt(dir, RUN_RESUME_DIR "/" RUN_LAST_CKPT);
     int n = 0;
     CHECK_MSG(same_tensors(s, b, "", 0, &n) && n == n_all, "the continued run's models are not the snapshot's");
     checkpoint_free(b);
@@ -621,6 +622,37 @@ TEST(pretrain_driver_electra_snapshot_keeps_generator) {
     }
 done:
     checkpoint_free(s);
+    fixture_free(&fx);
+}
+
+/* A resume point of an older glue (one file, <out>/last.ckpt; here a copy of
+ * a run's resume point's weights, which hold what that file held for a
+ * snapshot): --resume refuses it with one message saying what to do, a new
+ * run does not train over it, and `glue pretrain snapshot` still takes its
+ * weights. */
+TEST(pretrain_driver_old_resume_point_refused_snapshot_kept) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[1024], cmd[2048], *out;
+    snprintf(args, sizeof args, SNAP_RUN " --stop-at 3 --out %s/a", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/old && cp %s/a/" RUN_RESUME_DIR "/" RUN_LAST_CKPT " %s/old/last.ckpt && "
+             "cp %s/a/config.json %s/a/log.jsonl %s/old/", fx.dir, fx.dir, fx.dir, fx.dir, fx.dir, fx.dir);
+    CHECK(system(cmd) == 0);
+    snprintf(args, sizeof args, SNAP_RUN " --out %s/old --resume", fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "older glue") && strstr(out, "snapshot") && !strstr(out, "from the beginning"),
+              "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, SNAP_RUN " --out %s/old", fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 2 && strstr(out, "already holds a pretraining run"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/old %s/snap 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    int st;
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "(step 3)") && strstr(out, "generator"), "snapshot: exit %d: %s", st, out);
+    free(out);
     fixture_free(&fx);
 }
 

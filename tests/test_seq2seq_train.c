@@ -24,7 +24,7 @@
 #include "models/run_config.h"
 #include "train/run_dir.h"
 #include "models/seq2seq/seq2seq.h"
-#include "models/seq2seq/seq2seq_train.h"
+#include "train/translate.h"
 #include "text/vocab.h"
 #include "tests/kill_loop.h"
 #include "tests/test.h"
@@ -100,9 +100,9 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
     snprintf(b, sizeof b, "%s/runB", g_dir);
     CHECK_EQ_INT(run_train(a, 0, 0), 0);
     /* B stops in the middle of epoch 2, then resumes. */
-    CHECK_EQ_INT(run_train(b, 20, 0), S2S_TRAIN_STOPPED);
+    CHECK_EQ_INT(run_train(b, 20, 0), TRAIN_STOPPED);
     char p[512];
-    run_file_path(b, RUN_LAST_CKPT, p, sizeof p);
+    run_file_path(b, RUN_RESUME_DIR "/" RUN_TRAINER_STATE, p, sizeof p);
     CHECK(file_exists(p));
     CHECK_EQ_INT(run_train(b, 0, 1), 0);
     CHECK(!file_exists(p));   /* a finished run drops its resume state */
@@ -133,6 +133,27 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
                   "weights differ after resume");
     s2s_free(ma);
     s2s_free(mb);
+}
+
+/* A resume point of an older glue (one file, <out>/last.ckpt): --resume
+ * refuses it with one message (exit 2) and writes nothing, never misreads it
+ * or starts over silently. */
+TEST(seq2seq_train_old_resume_point_refused) {
+    if (!CHECK(fixture() != NULL)) return;
+    char dir[128], cmd[1024];
+    snprintf(dir, sizeof dir, "%s/old", g_dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && echo old > %s/last.ckpt", dir, dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s translate train --config %s/config.json --out %s --resume 2>&1", test_glue_bin(),
+             g_dir, dir);
+    int st;
+    char *said = test_run(cmd, &st);
+    CHECK_MSG(st == 2 && said && strstr(said, "older glue") && strstr(said, "without --resume"), "exit %d: %s", st,
+              said ? said : "");
+    free(said);
+    char path[512];
+    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    CHECK(!file_exists(path));
 }
 
 TEST(seq2seq_train_averages_last_epochs) {
@@ -435,7 +456,7 @@ TEST(seq2seq_translate_killed_resumes_bit_identical) {
     snprintf(dir, sizeof dir, "%s/kill", g_dir);
     mkdir(dir, 0700);
     KillTest t = {.name = "translate train", .command = cmd, .killed = "--checkpoint-every 1", .dir = dir,
-                  .watch = RUN_LAST_CKPT, .sigterm = 1, .seed = 12};
+                  .watch = RUN_RESUME_DIR "/" RUN_TRAINER_STATE, .sigterm = 1, .seed = 12};
     kill_test(&t);
     snprintf(ref, sizeof ref, "%s/ref", dir);
     snprintf(cut, sizeof cut, "%s/cut", dir);

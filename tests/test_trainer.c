@@ -415,18 +415,6 @@ TEST(trainer_config_same_ignores_bucket_mb) {
     cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(d), cJSON_Delete(e);
 }
 
-TEST(trainer_lr_schedule) {
-    /* 100 steps, 10 of warm-up: 0.1, 0.2, ... 1.0, then linear to 1/90 at the last step. */
-    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 0, 100), 0.1, 1e-6);
-    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 9, 100), 1.0, 1e-6);
-    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 10, 100), 1.0, 1e-6);
-    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 55, 100), 0.5, 1e-6);
-    CHECK_NEAR(trainer_lr(1.0f, "linear", 0.1, 99, 100), 1.0 / 90, 1e-6);
-    CHECK_NEAR(trainer_lr(2.0f, "constant", 0.0, 77, 100), 2.0, 1e-6);
-    CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 50, 100), 1.0, 1e-6);
-    CHECK_NEAR(trainer_lr(2.0f, "cosine", 0.0, 0, 100), 2.0, 1e-6);
-}
-
 /* Token slots of batches of `batch` rows in perm's order, each padded to its longest row. */
 static long padded_slots(const int *perm, int n, int batch, const int *len) {
     long slots = 0;

@@ -254,17 +254,11 @@ static void ours_classify(Ours *o, Bert *m, int B, int T) {
     bert_head_logits(m, o->logits);
 }
 
-/* CPU seconds of every thread of this process so far. */
-static double bb_cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
 
 /* Wall seconds of k calls of measurement `what`; *cpu (may be NULL) = their CPU seconds. */
 static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cpu) {
     unsigned long a0 = xalloc_calls();
-    double t0 = now_seconds(), c0 = bb_cpu_seconds();
+    double t0 = now_seconds(), c0 = cpu_seconds();
     for (int i = 0; i < k; i++) {
         if (bb_is_train(what)) {
             /* train_bf16: what `--set precision=bf16` runs (fp32 where the CPU cannot). */
@@ -275,7 +269,7 @@ static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cp
             ours_classify(o, what == BB_INFER_BF16 || what == BB_LATENCY_BF16 ? o->classifier_bf16 : o->classifier, bb_is_latency(what) ? 1 : BB_B,
                           bb_is_latency(what) ? BB_LAT_T : BB_T);
     }
-    if (cpu) *cpu = bb_cpu_seconds() - c0;
+    if (cpu) *cpu = cpu_seconds() - c0;
     if (cpu) o->timed_allocations += xalloc_calls() - a0;   /* not the warm-up (no cpu) */
     return now_seconds() - t0;
 }

@@ -26,7 +26,7 @@
 #include "metrics/bleu.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
-#include "models/seq2seq/seq2seq_train.h"
+#include "train/translate.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -115,7 +115,7 @@ static int translate_train(int argc, char **argv) {
                          .out_dir = dir, .command = command, .resume = resume, .show_progress = !quiet,
                          .stop_at = stop_at, .checkpoint_every = every};
     rc = s2s_train(&o);
-    if (rc == S2S_TRAIN_STOPPED) rc = 0;
+    if (rc == TRAIN_STOPPED) rc = 0;
     else
     if (rc == 0) {
         char path[4200];

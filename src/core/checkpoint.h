@@ -116,38 +116,4 @@ int checkpoint_load_params(const Checkpoint *c, Params *p);
 int checkpoint_load_params_mirror(const Checkpoint *c, const Params *p, const char *prefix,
                                   float *mirror);
 
-/* ---- rolling checkpoints (checkpoint_rolling.c) ----
- * A training run's resume file (last.ckpt) is replaced at every save; the one
- * before it is kept as prev.ckpt (checkpoint_previous_path: ".../last.ckpt" ->
- * ".../prev.ckpt", any other name X -> "X.prev"). A last.ckpt damaged after it
- * was written (a disk error, a flipped bit) then costs one checkpoint interval,
- * not the run. */
-
-/* The name of path's previous checkpoint into out (DIE if it does not fit). */
-void checkpoint_previous_path(const char *path, char *out, size_t cap);
-/* checkpoint_writer_open, after keeping the current PATH as its previous file. */
-CkptWriter *checkpoint_rolling_open(const char *path, const cJSON *config, int level);
-/* checkpoint_read(path); when path is damaged or missing and its previous file
- * exists, that one, after a warning naming both. NULL after the messages when
- * neither reads. */
-Checkpoint *checkpoint_rolling_read(const char *path);
-/* Whether path or its previous file exists (something to resume). */
-int checkpoint_rolling_exists(const char *path);
-/* Removes path and its previous file (a finished run). */
-void checkpoint_rolling_remove(const char *path);
-
-/* Rolling checkpoint directories: a resume point of several files written by
- * different code (a model's weights, its optimizer state, a progress record),
- * which no single rename can replace. The files are written into DIR.tmp
- * (checkpoint_dir_begin: created empty, its path into tmp), then
- * checkpoint_dir_commit keeps DIR as DIR.prev and renames DIR.tmp to DIR. At
- * every moment DIR, or else DIR.prev, holds a complete set; a reader that
- * finds DIR missing or damaged takes DIR.prev (checkpoint_dir_previous). The
- * directories hold plain files only. 0 ok; -1 after a message. */
-int checkpoint_dir_begin(const char *dir, char *tmp, size_t cap);
-int checkpoint_dir_commit(const char *dir);
-void checkpoint_dir_previous(const char *dir, char *out, size_t cap);
-/* Removes DIR, DIR.prev and DIR.tmp (a finished run). */
-void checkpoint_dir_remove(const char *dir);
-
 #endif

@@ -45,5 +45,7 @@ unsigned long xalloc_calls(void);
 
 /* Monotonic wall clock in seconds. */
 double now_seconds(void);
+/* User + system CPU seconds of every thread of this process so far. */
+double cpu_seconds(void);
 
 #endif

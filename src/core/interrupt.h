@@ -4,8 +4,8 @@
  * continue, and returns 128 + signal. A second signal acts at once (the
  * default action), so a run stuck in a save can still be stopped.
  *
- * Used by `glue finetune` (train/trainer.c) and `glue translate train`
- * (models/seq2seq/seq2seq_train.c); pretraining has the same logic of its own. */
+ * The training loop of every run (fine-tuning, pretraining, translation)
+ * reads it at its step boundaries. */
 #ifndef GLUE_INTERRUPT_H
 #define GLUE_INTERRUPT_H
 

@@ -139,6 +139,10 @@ void progress_finish_at(Progress *p, double now, const char *text) {
         }                                              \
     } while (0)
 
+int progress_due(const Progress *p) {
+    return p->mode != PROGRESS_QUIET && now_seconds() - p->last_draw >= progress_interval(p);
+}
+
 void progress_update(Progress *p, long done, const char *fmt, ...) {
     double now = now_seconds();
     p->done = done;

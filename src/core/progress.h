@@ -48,6 +48,8 @@ void progress_start(Progress *p, const char *label, long total, ProgressMode mod
  * formatted only when the display is actually redrawn. */
 void progress_update(Progress *p, long done, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_finish(Progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when an update now would draw (text that takes work is made only then). */
+int progress_due(const Progress *p);
 
 void progress_start_at(Progress *p, FILE *out, const char *label, long total, ProgressMode mode, double now);
 /* 1 when it drew (the text is used only then). */

@@ -8,6 +8,7 @@
 #include "core/dist.h"
 #include "core/files.h"
 #include "models/run_config.h"
+#include "train/resume.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -148,11 +149,7 @@ static int intermediate_stage(const TrainerOptions *o, const Task *t, const char
  * starting: --resume and one there (or the one saved before it: the pair
  * trainer_run reads). The target saves one only after its stage finished. */
 static int intermediate_resuming(const TrainerOptions *o) {
-    if (!o->resume) return 0;
-    char dir[4200], prev[4300];
-    run_file_path(o->out_dir, RUN_RESUME_DIR, dir, sizeof dir);
-    checkpoint_dir_previous(dir, prev, sizeof prev);
-    return file_exists(dir) || file_exists(prev);
+    return o->resume && resume_exists(o->out_dir);
 }
 
 /* 1 when trainer_run would stop the target before training it: a finished

@@ -41,10 +41,9 @@ static void screen_run_name(const char *dir, char *out, size_t cap) {
 
 /* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
 static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const Task *t, long seed) {
-    char dir[4096], path[4200], init[4200], state[4200];
+    char dir[4096], path[4200], init[4200];
     snprintf(dir, sizeof dir, "%s/screen/%s-seed%ld", run_dir, t->name, seed);
     run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    run_file_path(dir, RUN_TRAINER_STATE, state, sizeof state);   /* an interrupted fine-tune */
     if (file_exists(path)) return json_file_read(path, 1);
     const ModelOps *ops = model_find("bert");
     snprintf(init, sizeof init, "init=%s/model.ckpt", run_dir);
@@ -57,7 +56,8 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
     if (!config) return NULL;
     fprintf(stderr, "screen: fine-tuning %s (seed %ld) from %s\n", t->name, seed, run_dir);
     TrainerOptions to = {.task = t, .ops = ops, .config = config, .seed = (uint64_t)seed, .threads = o->threads,
-                         .out_dir = dir, .data_root = task_data_root(), .command = o->command, .resume = file_exists(state),
+                         .out_dir = dir, .data_root = task_data_root(), .command = o->command,
+                         .resume = trainer_can_resume(dir, config, (uint64_t)seed, 0),   /* an interrupted fine-tune */
                          .show_progress = 1};
     cJSON *res = NULL;
     int rc = intermediate_run(&to, NULL, &res);

@@ -207,6 +207,40 @@ fail:
     return NULL;
 }
 
+static int run_config_key_in(const char *const *keys, const char *key) {
+    for (; keys && *keys; keys++)
+        if (strcmp(key, *keys) == 0) return 1;
+    return 0;
+}
+
+/* Pass 0 the keys of b, pass 1 those of a alone; either side's absent key
+ * is its value in `absent`. */
+int run_config_diff(const cJSON *a, const cJSON *b, const cJSON *absent, const char *const *free_keys, char *out,
+                    size_t cap) {
+    size_t n = 0;
+    int count = 0;
+    if (out && cap) out[0] = '\0';
+    for (int pass = 0; pass < 2; pass++)
+        for (const cJSON *it = (pass ? a : b)->child; it; it = it->next) {
+            if (run_config_key_in(free_keys, it->string)) continue;
+            if (pass && cJSON_GetObjectItemCaseSensitive(b, it->string)) continue;   /* seen in pass 0 */
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, it->string);
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, it->string);
+            if (!x) x = cJSON_GetObjectItemCaseSensitive(absent, it->string);
+            if (!y) y = cJSON_GetObjectItemCaseSensitive(absent, it->string);
+            if (x && y && cJSON_Compare(x, y, 1)) continue;
+            count++;
+            if (!out) continue;
+            char *sx = x ? cJSON_PrintUnformatted(x) : NULL, *sy = y ? cJSON_PrintUnformatted(y) : NULL;
+            int k = snprintf(out + n, n < cap ? cap - n : 0, "%s%s (run: %.60s, now: %.60s)", n ? ", " : "",
+                             it->string, sx ? sx : "unset", sy ? sy : "unset");
+            free(sx);
+            free(sy);
+            if (k > 0) n += (size_t)k;
+        }
+    return count;
+}
+
 double run_config_number(const cJSON *config, const char *key, double fallback) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(config, key);
     return cJSON_IsNumber(j) ? j->valuedouble : fallback;

@@ -38,6 +38,14 @@ int run_config_sets_for_task(const char *const *sets, int n, const char *task, c
 int run_config_conflicts(const char *const *sets, const char *const *origin, int n);
 /* Override one existing key from text; 0 ok, -1 after a message. */
 int run_config_set(cJSON *config, const char *key, const char *value, const char *origin);
+/* The keys whose values differ between a run's settings a (as it was) and b
+ * (now), "key (run: X, now: Y), ..." into out (NULL: not wanted). A key absent
+ * from one side counts as its value in `absent` (may be NULL): the default,
+ * or the behaviour before the key existed, so that runs written before it
+ * still match; keys in free_keys (NULL-terminated) change no result and are
+ * skipped. Returns how many differ. */
+int run_config_diff(const cJSON *a, const cJSON *b, const cJSON *absent, const char *const *free_keys, char *out,
+                    size_t cap);
 /* Typed reads with a fallback when the key is absent or of another kind. */
 double run_config_number(const cJSON *config, const char *key, double fallback);
 const char *run_config_string(const cJSON *config, const char *key, const char *fallback);

@@ -12,7 +12,12 @@
  *   cosine    lr * (1 + cos(pi p)) / 2
  *   inv_sqrt  lr * sqrt(warmup / (step + 1))   (total unused; warmup 0 acts
  *             as 1). Vaswani's d^-0.5 * min(s^-0.5, s * w^-1.5) is this with
- *             peak lr = (d * w)^-0.5. */
+ *             peak lr = (d * w)^-0.5.
+ * warmup_float: the warm-up in float arithmetic as fine-tuning has always
+ * computed it (another last bit than in double for about a quarter of the
+ * steps: fine-tuned checkpoints stay bit-identical). rewarm (0: off): a run
+ * continued from weights with a fresh optimizer (pretraining's init_step)
+ * gets the rate times min(1, (step - rewarm_from + 1) / rewarm). */
 #ifndef GLUE_SCHEDULE_H
 #define GLUE_SCHEDULE_H
 
@@ -28,12 +33,13 @@ typedef struct {
     float lr;     /* peak learning rate */
     long warmup;  /* warm-up steps */
     long total;   /* planned steps */
+    int warmup_float;          /* see above; 0: in double, rounded once */
+    long rewarm_from, rewarm;  /* see above; rewarm 0: off */
 } Schedule;
 
 float schedule_lr(const Schedule *s, long step);
 /* "constant", "linear", "cosine", "inv_sqrt" -> kind; -1 after a message
  * listing the names when unknown. */
 int schedule_parse(const char *name, ScheduleKind *kind);
-const char *schedule_name(ScheduleKind kind);
 
 #endif

@@ -2,9 +2,9 @@
 #include "train/run_dir.h"
 
 #include "core/common.h"
-#include "core/checkpoint.h"
 #include "core/files.h"
 #include "core/provenance.h"
+#include "train/resume.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -47,8 +47,19 @@ cJSON *run_results_head(const char *command, uint64_t seed, int threads, const c
     return j;
 }
 
-int run_resume_available(const char *path, const char *out_dir) {
-    if (checkpoint_rolling_exists(path)) return 1;
-    user_warning("no interrupted run in %s; starting from the beginning", out_dir);
+int run_dir_begin(const char *out_dir, const char *results, const cJSON *config) {
+    char path[4200];
+    if (file_make_dir(out_dir)) return 1;
+    run_file_path(out_dir, results, path, sizeof path);
+    unlink(path);
+    run_file_path(out_dir, RUN_CONFIG, path, sizeof path);
+    return json_file_write(path, config) ? 1 : 0;
+}
+
+int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume) {
+    char path[4200];
+    run_file_path(out_dir, results_file, path, sizeof path);
+    if (json_file_write(path, results) != 0) return 1;
+    if (!keep_resume) resume_remove(out_dir);
     return 0;
 }

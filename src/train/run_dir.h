@@ -6,12 +6,8 @@
  *   config.json   the model config the run used (defaults + user overrides)
  *   results.json  what happened (schema below)
  *   <submit>      leaderboard predictions written by `glue eval --split test`
- * and, only while a run is unfinished (for `glue finetune --resume`):
- *   resume/       last.ckpt (weights), last.state (optimizer state, RNG),
- *                 trainer.json (epoch, row, loss so far, step, history, best):
- *                 the last epoch end, checkpoint_every step or signal
- *   resume.prev/  the resume point before it (a fallback when resume/ is
- *                 damaged or was being replaced; core/checkpoint.h)
+ * and, only while a run is unfinished (for `glue finetune --resume`), its
+ * resume point: resume/ and resume.prev/ (resume.h).
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
@@ -54,16 +50,18 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap);
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
 
-/* ---- shared by the run drivers (train/trainer.c, translation's
- * seq2seq_train.c, pretrain/train.c) ---- */
+/* ---- every training run's (fine-tuning, translation, pretraining) ---- */
 
+/* A run starts: out_dir made, a stale results file (RUN_RESULTS, or
+ * pretraining's summary.json) removed, as it would look finished, and
+ * config.json written (a running job shows its settings). 0, or 1. */
+int run_dir_begin(const char *out_dir, const char *results, const cJSON *config);
 /* The head of every results file: {"command", "seed", "threads",
  * "provenance" (core/provenance.h), "config" (a copy; left out when NULL)}.
  * The driver adds its own fields. Caller frees. */
 cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config);
-/* Before --resume reads a rolling checkpoint (core/checkpoint.h): 1 when
- * path (or its prev.ckpt) exists; else 0 after one line saying that out_dir
- * has no interrupted run and training starts from the beginning. */
-int run_resume_available(const char *path, const char *out_dir);
+/* A run ends: the results file (its presence: a finished run), then the
+ * resume point removed unless keep_resume (pretraining's stays). 0, or 1. */
+int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume);
 
 #endif

@@ -9,12 +9,8 @@
  *
  * Determinism: the shuffle of epoch e is drawn from stream e of the seed, so the
  * same seed and thread count give the same numbers, and a run resumed after an
- * interruption (--resume) continues exactly where it stopped when the model
- * saves its optimizer state (ModelOps.save_state): the resume point (run_dir.h)
- * holds the weights, that state, the epoch and row within its shuffled order,
- * the epoch's loss so far, the step (schedule position) and the history and
- * best epoch, and is written at each epoch's end, every checkpoint_every steps
- * and on SIGINT/SIGTERM.
+ * interruption (--resume; the loop and its resume point: loop.h, resume.h)
+ * continues exactly when the model saves its optimizer state (save_state).
  *
  * Data parallel: under `mpirun -np N` (dist.h) every rank runs trainer_run
  * with the same arguments and holds the model; rank r trains on rows
@@ -147,10 +143,5 @@ int trainer_config_same(const cJSON *a, const cJSON *b);
  * The same perm for the same arguments (resume relies on it). */
 enum { TRAINER_LENGTH_GROUP_BATCHES = 50 };
 void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, const int *lengths);
-
-/* The learning rate of step `step` (0-based) of `total`: linear warm-up over
- * the first `warmup` fraction of the steps, then "linear" decay to 0,
- * "cosine" decay or "constant". */
-float trainer_lr(float lr, const char *schedule, double warmup, long step, long total);
 
 #endif

@@ -7,7 +7,7 @@
 #include "models/bert/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
-#include "models/seq2seq/seq2seq_train.h"
+#include "train/translate.h"
 #include "pretrain/pretrain_config.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -5,8 +5,9 @@
  *   seq2seq_step.c    training workspace, forward + loss + backward of a batch
  *   seq2seq_decode.c  incremental decoding with cached keys/values: greedy, beam
  *   seq2seq_data.c    parallel corpus: reading, encoding, length-bucketed batches
- *   seq2seq_train.c   the training run: epochs, dev BLEU, best checkpoint, resume
- * and used by `glue translate` (src/cli/cmd_translate.c).
+ * and trained by the training harness's translation client (train/translate.h:
+ * epochs, dev BLEU, best checkpoint, resume), used by `glue translate`
+ * (src/cli/cmd_translate.c).
  *
  * Architecture (dimension letters: B sentences, S source length, T target
  * length, C model width, NH heads, HS = C/NH, FF FFN width, V vocabulary):
@@ -24,7 +25,7 @@
  * y_1..y_n [SEP]. The FFN activation is BERT's (GELU) since the sublayer is
  * BERT's; the paper used ReLU.
  *
- * The files seq2seq_data.h and seq2seq_train.h add the corpus and the run. */
+ * seq2seq_data.h adds the corpus. */
 #ifndef GLUE_SEQ2SEQ_H
 #define GLUE_SEQ2SEQ_H
 

@@ -1,49 +1,49 @@
-/* seq2seq_train.h — a translation training run (`glue translate train`) and
- * corpus translation/scoring shared with `glue translate eval`.
+/* translate.h — a translation training run (`glue translate train`), a
+ * client of the training harness (loop.h) that supplies the step, the dev
+ * evaluation and the files; and corpus translation/scoring shared with
+ * `glue translate eval`. The model itself is models/seq2seq/.
  *
- * Run config: one JSON object of model keys (seq2seq.h's S2sConfig field
- * names, vocab_size excepted: it comes from the vocabulary) and training keys:
- *   data_dir     folder with <split>.<lang> files (data/mt/multi30k/raw)
- *   src, tgt     languages ("en", "de"); train, dev: split names ("train", "val")
+ * Run config: the model's keys (seq2seq.h S2sConfig, vocab_size excepted)
+ * and the run's (`glue translate --help-settings` lists them with defaults
+ * and ranges), overridden by --config F and --set key=value:
+ *   data_dir, src, tgt, train, dev   <data_dir>/<split>.<lang> files
  *   vocab        a vocabulary file, or "" to train one (cased, joins marked,
  *                vocab_tokens tokens, on both sides of train) into the run dir
- *   epochs, max_tokens (source or target tokens per batch, padding counted)
- *   lr, warmup   peak learning rate, reached after `warmup` steps, then
- *                lr * sqrt(warmup / step) (inverse square root, Vaswani et al.)
- *   beta1, beta2, adam_eps, weight_decay, clip (global norm, 0 = none)
+ *   max_tokens   source or target tokens per batch, padding counted
+ *   lr, warmup   peak rate after `warmup` steps, then lr * sqrt(warmup / step)
  *   dev_beam, beam, alpha, extra_len, eval_batch   decoding of dev / test
- *   save_minutes how often the resume checkpoint is written within an epoch
+ *   save_minutes how often the resume point is written within an epoch
  *   max_steps    0, or stop after that many steps (the partial epoch is
  *                evaluated like a full one): fixed budgets for comparisons
- *   average_last 0, or keep the weights of the last N epochs (epoch<k>.ckpt)
- *                and finally score their mean (averaged.ckpt), which becomes
- *                model.ckpt if its dev BLEU is the best
- * `glue translate train --config F --set key=value` overrides the defaults
- * key by key (only known keys, same kind of value).
+ *   average_last 0, or score the mean of the last N epochs' weights
+ *                (averaged.ckpt), which becomes model.ckpt if it is the best
  *
  * Run directory (--out, default runs/translate):
  *   model.ckpt    the best checkpoint by dev BLEU (weights + vocabulary)
  *   vocab.txt     the vocabulary, when the run trained it
  *   config.json   the run config; results.json at the end (history, best,
  *                 wall and CPU seconds: CPU summed over resumed sessions)
- *   last.ckpt     while unfinished: weights, AdamW moments, dropout RNG and
- *                 the position in the epoch's batches, written atomically
- *                 every save_minutes, every checkpoint_every steps, after
- *                 each epoch and on SIGINT/SIGTERM, so --resume continues
- *                 exactly (same numbers as an uninterrupted run)
- *   prev.ckpt     the last.ckpt before, taken when last.ckpt is damaged. */
-#ifndef GLUE_SEQ2SEQ_TRAIN_H
-#define GLUE_SEQ2SEQ_TRAIN_H
+ *   resume/       while unfinished, the resume point (resume.h): last.ckpt
+ *                 the weights, last.state AdamW's moments and the dropout
+ *                 RNG; every save_minutes, checkpoint_every steps, epoch end
+ *                 and on SIGINT/SIGTERM: --resume continues exactly. */
+#ifndef GLUE_TRAIN_TRANSLATE_H
+#define GLUE_TRAIN_TRANSLATE_H
 
 #include <stdint.h>
 
 #include "models/seq2seq/seq2seq.h"
 #include "models/seq2seq/seq2seq_data.h"
+#include "train/loop.h"
 
 typedef struct cJSON cJSON;
 
 /* The defaults of every run-config key. Caller frees. */
 cJSON *s2s_run_config_default(void);
+/* The table of the run's own keys (models/run_config.h; the model's keys are
+ * S2sConfig's): their ranges for --help-settings. */
+struct SettingSpec;
+const struct SettingSpec *s2s_run_settings(int *n);
 /* The defaults overridden by the object in `file` (NULL: none) and then by
  * sets[i] = "key=value" (origin[i] names the option, may be NULL), with
  * models/run_config.h's rules: unknown keys or other kinds of values are
@@ -63,18 +63,16 @@ typedef struct S2sTrainOptions {
     const char *command;   /* recorded in results.json */
     int resume;
     int show_progress;     /* per-epoch lines (and a progress bar on a terminal) on stderr */
-    long stop_at;          /* > 0: save last.ckpt and stop once this many steps are done
-                            * (a planned interruption; --resume continues) */
-    long checkpoint_every; /* > 0: also save last.ckpt every this many steps (besides
+    long stop_at;          /* > 0: save the resume point and stop once this many steps are
+                            * done (a planned interruption; --resume continues) */
+    long checkpoint_every; /* > 0: also save the resume point every this many steps (besides
                             * save_minutes and the epoch ends); SIGINT/SIGTERM save it at
                             * the next step boundary and stop (exit 128 + signal) */
 } S2sTrainOptions;
 
-/* s2s_train's return when it stopped at stop_at (not an error). */
-enum { S2S_TRAIN_STOPPED = -1 };
-
-/* Trains and writes the run directory. 0, S2S_TRAIN_STOPPED, or 1 (failed:
- * data, divergence, disk) / 2 (bad setting) after one clear message. */
+/* Trains and writes the run directory. 0, TRAIN_STOPPED (loop.h: stopped at
+ * stop_at), 128 + signal, or 1 (failed: data, divergence, disk) / 2 (bad
+ * setting) after one clear message. */
 int s2s_train(const S2sTrainOptions *o);
 
 /* A finished run's model.ckpt in half precision (half the bytes; decoding

@@ -23,8 +23,7 @@
 
 #include "train/trainer.h"
 
-#define INTERMEDIATE_KEY  "intermediate"
-#define INTERMEDIATE_NONE "none"
+/* INTERMEDIATE_KEY and INTERMEDIATE_NONE: models/run_config.h (a model's setting). */
 #define INTERMEDIATE_DIR  "intermediate"   /* under the target's run directory */
 
 /* Runs (or reuses) the intermediate stage of the target run o. Returns 0 with

@@ -19,7 +19,7 @@
  *   "warmup" (fraction of the steps with linear warm-up, default 0),
  *   "schedule" ("linear" decay to 0 after warm-up | "constant" | "cosine",
  *               default "linear"),
- *   "eval_batch" (int, default TRAINER_EVAL_BATCH in trainer.h).
+ *   "eval_batch" (int, default EVALUATE_BATCH_DEFAULT in train/evaluate.h).
  * `--max-len N` sets "max_len" and is refused for a model without that key.
  * The trainer hands the same config object (defaults overridden by the user) to
  * `create`, and stores it as config.json in the run directory. */
@@ -29,6 +29,10 @@
 #include <stdint.h>
 
 #include "tasks/task.h"
+
+/* A trained model's checkpoint in its directory: a run directory's (run_dir.h)
+ * and a shipped model's (models/<name>/), which --init DIR looks for. */
+#define MODEL_CKPT "model.ckpt"
 
 typedef struct cJSON cJSON;
 typedef struct Model Model;       /* opaque, one struct per model kind */
@@ -43,12 +47,12 @@ typedef struct TrainState {
     /* Data parallel (`mpirun -np N glue finetune`, ModelOps.data_parallel):
      * this rank's rows over the global batch's (1 in one process; the
      * gradient of the local mean times share sums to the global mean's, see
-     * trainer_sync_grads), this rank, and the run seed (rank > 0 draws its
+     * core/dist_grad.h), this rank, and the run seed (rank > 0 draws its
      * dropout from it; rank 0 keeps the model's own stream). */
     double share;
     int rank;
     uint64_t seed;
-    double bucket_mb;   /* the gradient sum's buckets (MiB; 0 = one sum), TRAINER_SETTING_BUCKET_MB */
+    double bucket_mb;   /* the gradient sum's buckets (MiB; 0 = one sum), RUN_SETTING_BUCKET_MB */
 } TrainState;
 
 typedef struct ModelOps {
@@ -88,7 +92,7 @@ typedef struct ModelOps {
      * defaults and checks come from: `--help-settings` prints its ranges. */
     const struct SettingSpec *settings;
     int num_settings;
-    /* 1: train_step calls trainer_sync_grads between its backward and the
+    /* 1: train_step sums the gradient over ranks (core/dist_grad.h) between its backward and the
      * clipping (BERT: in buckets started during the backward), so `mpirun -np N glue finetune` trains data-parallel (BERT).
      * 0: refused under more than one rank (fastText's Hogwild updates and the
      * sparse embedding rows of TextCNN/BiLSTM are not summed over ranks). */

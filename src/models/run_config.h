@@ -7,6 +7,7 @@
 #ifndef GLUE_RUN_CONFIG_H
 #define GLUE_RUN_CONFIG_H
 
+#include "core/blas.h"
 #include "models/model.h"
 
 /* defaults (taken over: freed on failure, returned on success), then the
@@ -99,5 +100,37 @@ void settings_describe(const SettingSpec *spec, int n, const char *key, char *ou
 /* Reads every spec into out; the range checks of settings_int/_real. An
  * absent key gives the spec's default (unless the reader is `required`). */
 void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void *out);
+
+/* ---- the harness's settings, as rows of a model's table ----
+ *
+ * Every model's defaults carry the keys the training loop (src/train) reads:
+ * epochs, lr, batch, warm-up (a fraction of the steps) and the learning-rate
+ * schedule; a model adds the rows of the others it supports. The rows live
+ * here, beside the table type, so that a model names them without including
+ * the harness. */
+#define RUN_MAX_EPOCHS 100000
+#define RUN_MAX_BATCH (1 << 20)
+extern const char *const RUN_SCHEDULES[];   /* "linear", "constant", "cosine" */
+#define RUN_SETTING_EPOCHS(def) {"epochs", SETTING_INT, SETTING_NO_FIELD, def, 1, RUN_MAX_EPOCHS, NULL, NULL}
+#define RUN_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, 1e-12, 10, NULL, NULL}
+#define RUN_SETTING_WARMUP(def) {"warmup", SETTING_REAL_BELOW, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
+#define RUN_SETTING_SCHEDULE(def) {"schedule", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, def, RUN_SCHEDULES}
+/* Data parallel (data-parallel models only): the gradient sum's bucket size
+ * in MiB, as pretraining's bucket_mb (0 = one sum after the backward). It
+ * changes no result beyond the order of sums (trainer_config_same ignores it). */
+#define RUN_SETTING_BUCKET_MB(def) {"bucket_mb", SETTING_REAL, SETTING_NO_FIELD, def, 0, 1024, NULL, NULL}
+/* Batches of rows of about one length (trainer_epoch_order), for models that
+ * pad a batch to its longest row and report row lengths (ModelOps.length). */
+#define RUN_SETTING_GROUP_BY_LENGTH(def) {"group_by_length", SETTING_BOOL, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
+/* "bf16": the training steps' matmul products from bf16-rounded operands
+ * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
+ * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
+ * stays fp32. results.json names what ran. */
+#define RUN_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES}
+/* A task to fine-tune on first, then on the run's own from it (intermediate-
+ * task transfer, src/experiments/intermediate.h): the key a model that
+ * supports it has, and its value for none. */
+#define INTERMEDIATE_KEY  "intermediate"
+#define INTERMEDIATE_NONE "none"
 
 #endif

@@ -58,7 +58,7 @@ typedef struct Run {
     const char *schedule;
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
-    MatmulPrecision precision;   /* of the training steps' products (TRAINER_SETTING_PRECISION), as it runs here */
+    MatmulPrecision precision;   /* of the training steps' products (RUN_SETTING_PRECISION), as it runs here */
     int *lengths;                /* then each training row's length, else NULL */
     /* Progress, saved in resume/trainer.json at the end of each epoch and every
      * checkpoint_every steps. */
@@ -130,8 +130,6 @@ float trainer_lr(float lr, const char *schedule, double warmup, long step, long 
     return (float)(lr * (1.0 - p));
 }
 
-const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
-
 int trainer_check_parallel(const ModelOps *ops) {
     if (dist_size() == 1 || ops->data_parallel) return 0;
     if (dist_rank() == 0)   /* every rank refuses; one says why */
@@ -139,65 +137,6 @@ int trainer_check_parallel(const ModelOps *ops) {
                    "%s does not train data-parallel: under mpirun -np %d only BERT fine-tunes", ops->name,
                    dist_size());
     return EXIT_USAGE;
-}
-
-/* g[lo, hi) *= share: this rank's rows' share of the global batch's mean. */
-static void trainer_scale(float *g, long lo, long hi, float share) {
-#pragma omp parallel for schedule(static)
-    for (long i = lo; i < hi; i++) g[i] *= share;
-}
-
-struct TrainerGradSum {
-    DistBuckets *buckets;
-    float *g;
-    long n;
-    long scaled;    /* [scaled, n) is scaled this step */
-    float share;
-};
-
-TrainerGradSum *trainer_grad_sum_create(Params *p, double bucket_mb) {
-    if (dist_size() == 1) return NULL;
-    TrainerGradSum *s = xcalloc(1, sizeof *s);
-    s->g = p->grad;
-    s->n = (long)p->total;
-    long floats = (long)(bucket_mb * (double)(1 << 20) / sizeof(float));   /* 0: one bucket */
-    s->buckets = dist_buckets_create(p->grad, s->n, floats);
-    s->scaled = s->n;
-    return s;
-}
-
-void trainer_grad_sum_free(TrainerGradSum *s) {
-    if (!s) return;
-    dist_buckets_free(s->buckets);
-    free(s);
-}
-
-void trainer_grad_sum_begin(TrainerGradSum *s, const TrainState *st) {
-    if (!s) return;
-    s->share = (float)st->share;
-    s->scaled = s->n;
-    dist_buckets_begin(s->buckets);
-}
-
-/* Scales what became final, then starts the buckets wholly inside it. */
-void trainer_grad_ready(void *ctx, long lo) {
-    TrainerGradSum *s = ctx;
-    if (!s || lo >= s->scaled) return;
-    trainer_scale(s->g, lo, s->scaled, s->share);
-    s->scaled = lo;
-    dist_buckets_ready(s->buckets, lo);
-}
-
-void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
-    if (dist_size() == 1) return;
-    if (s) {   /* a rank without rows ran no backward: all of it is still to scale and start */
-        trainer_grad_ready(s, 0);
-        dist_buckets_finish(s->buckets);
-        return;
-    }
-    long total = (long)p->total;
-    trainer_scale(p->grad, 0, total, (float)st->share);
-    dist_allreduce_floats(p->grad, total);
 }
 
 /* Settings that change no result beyond the order of sums. */
@@ -248,13 +187,13 @@ static int run_read_settings(Run *r) {
     const cJSON *c = r->o->config;
     SettingsReader s = settings_reader(c, r->ops->name, "glue finetune --help-settings lists the settings");
     s.required = 1;   /* every model's defaults have them */
-    r->epochs = (int)settings_int(&s, "epochs", 1, 1, TRAINER_MAX_EPOCHS);
-    r->batch = (int)settings_int(&s, "batch", 1, 1, TRAINER_MAX_BATCH);
+    r->epochs = (int)settings_int(&s, "epochs", 1, 1, RUN_MAX_EPOCHS);
+    r->batch = (int)settings_int(&s, "batch", 1, 1, RUN_MAX_BATCH);
     r->lr = (float)settings_real(&s, "lr", 1e-3, 1e-12, 10);
     s.required = 0;
     r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
-    r->schedule = TRAINER_SCHEDULES[settings_choice(&s, "schedule", TRAINER_SCHEDULES, 3)];
-    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
+    r->schedule = RUN_SCHEDULES[settings_choice(&s, "schedule", RUN_SCHEDULES, 3)];
+    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, RUN_MAX_BATCH);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
     int wanted = settings_choice(&s, "precision", MATMUL_PRECISION_NAMES, 2);

@@ -11,7 +11,6 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
-#include "train/trainer.h"
 
 /* Tasks with at most this many training rows get the small-data defaults:
  * more epochs (each is cheap) and the best epoch picked on dev. */
@@ -26,11 +25,11 @@ static const char *const BL_ACTIVATIONS[] = {"tanh", "relu", NULL};   /* BlActiv
 
 #define BL(field) offsetof(BlConfig, field)
 static const SettingSpec BL_SETTINGS[] = {
-    TRAINER_SETTING_EPOCHS(10),   /* per task below */
-    TRAINER_SETTING_LR(1e-3),
-    {"batch", SETTING_INT, BL(batch), 64, 1, TRAINER_MAX_BATCH, NULL, NULL},
-    TRAINER_SETTING_WARMUP(0.0),
-    TRAINER_SETTING_SCHEDULE("linear"),
+    RUN_SETTING_EPOCHS(10),   /* per task below */
+    RUN_SETTING_LR(1e-3),
+    {"batch", SETTING_INT, BL(batch), 64, 1, RUN_MAX_BATCH, NULL, NULL},
+    RUN_SETTING_WARMUP(0.0),
+    RUN_SETTING_SCHEDULE("linear"),
     {"dim", SETTING_INT, BL(dim), 300, 1, 4096, NULL, NULL},
     {"hidden", SETTING_INT, BL(hidden), 512, 1, 4096, NULL, NULL},
     {"mlp", SETTING_INT, BL(mlp), 512, 1, 16384, NULL, NULL},

@@ -15,12 +15,10 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/dist_grad.h"
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
-#include "experiments/intermediate.h"
 #include "models/run_config.h"
-#include "train/trainer.h"
-#include "train/run_dir.h"
 #include "nn/softmax_xent.h"
 #include "optim/clip.h"
 
@@ -40,7 +38,7 @@
 
 #define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 /* bert_task.h's shipped encoder; --init none: random init. */
-#define BERT_SHIPPED_ENCODER BERT_SHIPPED_ENCODER_DIR "/model.ckpt"
+#define BERT_SHIPPED_ENCODER BERT_SHIPPED_ENCODER_DIR "/" MODEL_CKPT
 #define BERT_INIT_NONE "none"
 #define BERT_DEFAULT_CONFIG_NAME "tiny"
 
@@ -59,8 +57,8 @@ static const char *const BERT_PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BER
 
 #define BS(field) offsetof(BertSettings, field)
 static const SettingSpec BERT_SETTINGS[] = {
-    TRAINER_SETTING_EPOCHS(4),   /* SST-2 2; STS-B 10; CoLA 20 (bert_default_config) */
-    TRAINER_SETTING_LR(3e-4),
+    RUN_SETTING_EPOCHS(4),   /* SST-2 2; STS-B 10; CoLA 20 (bert_default_config) */
+    RUN_SETTING_LR(3e-4),
     {"batch", SETTING_INT, BS(batch), 32, 1, 1 << 16, NULL, NULL},
     {"eval_batch", SETTING_INT, BS(eval_batch), 32, 1, 1 << 16, NULL, NULL},   /* = batch: one set of buffers */
     {"max_len", SETTING_INT, BS(max_len), 128, 3, 1 << 16, NULL, NULL},
@@ -68,13 +66,13 @@ static const SettingSpec BERT_SETTINGS[] = {
      * apart and compared by cosine (bert_siamese.c: the tiny encoder's best
      * on STS-B); "features": [u; v; |u-v|; u*v] of the texts apart. */
     {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
-    TRAINER_SETTING_WARMUP(0.1),
-    TRAINER_SETTING_SCHEDULE("linear"),
+    RUN_SETTING_WARMUP(0.1),
+    RUN_SETTING_SCHEDULE("linear"),
     /* mpirun: the gradient sum in buckets of this many MiB, each started as
      * soon as the backward has finished it (0: one sum after the backward) */
-    TRAINER_SETTING_BUCKET_MB(2),
-    TRAINER_SETTING_GROUP_BY_LENGTH(0),
-    TRAINER_SETTING_PRECISION,
+    RUN_SETTING_BUCKET_MB(2),
+    RUN_SETTING_GROUP_BY_LENGTH(0),
+    RUN_SETTING_PRECISION,
     {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
     {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},
@@ -160,7 +158,7 @@ static int bert_rows_per_example(const BertTaskModel *m) {
 
 void bert_task_model_free(BertTaskModel *m) {
     if (!m) return;
-    trainer_grad_sum_free(m->grad_sum);
+    dist_grad_sum_free(m->grad_sum);
     bert_free(m->bert);
     tokenizer_free(m->tok);
     vocab_free(m->vocab);
@@ -251,14 +249,14 @@ static int bert_init_path(const char *init, char *out, size_t cap) {
         snprintf(out, cap, "%s", init);
         return 0;
     }
-    run_file_path(init, RUN_CKPT, out, cap);
+    file_join(init, MODEL_CKPT, out, cap);
     if (file_exists(out)) return 0;
     DIR *d = opendir(init);
     int found = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t l = strlen(e->d_name);
         if (l > 5 && strcmp(e->d_name + l - 5, ".ckpt") == 0) {
-            if (found++ == 0) run_file_path(init, e->d_name, out, cap);
+            if (found++ == 0) file_join(init, e->d_name, out, cap);
         }
     }
     if (d) closedir(d);
@@ -476,11 +474,11 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
     /* Data parallel: the backward starts summing the gradients it has
      * finished (bert.h grad_ready: the heads' are final before it, written by
      * the losses, then the pooler's and each layer's as it goes down). */
-    if (!m->grad_sum && (m->grad_sum = trainer_grad_sum_create(b->params, st->bucket_mb)) != NULL) {
-        b->grad_ready = trainer_grad_ready;
+    if (!m->grad_sum && (m->grad_sum = dist_grad_sum_create(b->params->grad, (long)b->params->total, st->bucket_mb))) {
+        b->grad_ready = dist_grad_sum_ready;
         b->grad_ready_ctx = m->grad_sum;
     }
-    trainer_grad_sum_begin(m->grad_sum, st);
+    dist_grad_sum_begin(m->grad_sum, st->share);
     /* Data parallel: rank 0 keeps the model's stream (a one-process run is
      * unchanged); rank r > 0 draws from the run seed, its rank and the step, so
      * the resume point needs no per-rank state and continues with any N. */
@@ -503,7 +501,7 @@ static float bert_train_step(Model *model, const Encoded *e, const int *rows, in
                                 : bert_classify_loss(b, m->labels, rng, 1);
         bert_backward(b);
     }
-    trainer_sync_grads(st, b->params, m->grad_sum);   /* the global batch's gradient, on every rank */
+    dist_grad_sum_finish(m->grad_sum);   /* the global batch's gradient, on every rank */
     double norm = clip_grad_norm(b->params, m->clip);
     if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
     optim_step(&m->opt, b->params, st->lr);

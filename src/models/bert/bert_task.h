@@ -45,8 +45,8 @@ typedef struct BertTaskModel {
     float *targets;         /* (maxB) */
     float *logits;          /* (maxB, K) */
     /* Data parallel: the gradient sum in buckets the backward starts
-     * (trainer.h; created by the first training step, NULL in one process). */
-    struct TrainerGradSum *grad_sum;
+     * (core/dist_grad.h; created by the first training step, NULL in one process). */
+    struct DistGradSum *grad_sum;
 } BertTaskModel;
 
 /* A split as WordPiece ids: row r is ids[off[r] .. off[r+1]), "[CLS] a [SEP]

@@ -31,8 +31,10 @@ struct Model {
     float *w;            /* (K, D) */
     float *b;            /* (K) */
     float *vw, *vb;      /* momentum buffers, like w and b */
-    float *gw, *gb;      /* gradient scratch, like w and b */
+    float *gw, *gb;      /* gradients, like w and b */
     long steps;
+    const Encoded *last_e;   /* the last training forward's features and rows, for backward */
+    int *last_rows, last_n, cap_rows;
 };
 
 struct Encoded {
@@ -186,12 +188,59 @@ static void bow_predict(Model *m, const Encoded *e, const int *rows, int n, floa
     }
 }
 
+/* ---- logits for the harness's head ---- */
+
+static void bow_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+    for (int i = 0; i < n; i++) bow_forward(m, e, rows[i], logits + (size_t)i * (size_t)m->K);
+    if (!st) return;
+    memset(m->gw, 0, sizeof(float) * (size_t)m->K * (size_t)m->D);
+    memset(m->gb, 0, sizeof(float) * (size_t)m->K);
+    if (n > m->cap_rows) {
+        m->last_rows = xrealloc(m->last_rows, sizeof(int) * (size_t)n);
+        m->cap_rows = n;
+    }
+    memcpy(m->last_rows, rows, sizeof(int) * (size_t)n);
+    m->last_e = e;
+    m->last_n = n;
+}
+
+/* z = b + mean of the row's weight columns: each column gets dz / len. */
+static void bow_backward_ops(Model *m, const float *dlogits) {
+    const Encoded *e = m->last_e;
+    for (int i = 0; i < m->last_n; i++) {
+        int r = m->last_rows[i], len = bow_length(e, r);
+        for (int k = 0; k < m->K; k++) {
+            float dz = dlogits[(size_t)i * (size_t)m->K + (size_t)k];
+            m->gb[k] += dz;
+            for (int j = e->off[r]; j < e->off[r + 1]; j++) m->gw[(size_t)k * (size_t)m->D + (size_t)e->ids[j]] += dz / (float)len;
+        }
+    }
+}
+
+/* SGD with momentum. */
+static int bow_update_ops(Model *m, const TrainState *st) {
+    size_t kd = (size_t)m->K * (size_t)m->D;
+    for (size_t i = 0; i < kd; i++) {
+        m->vw[i] = m->momentum * m->vw[i] + m->gw[i];
+        m->w[i] -= st->lr * m->vw[i];
+    }
+    for (int k = 0; k < m->K; k++) {
+        m->vb[k] = m->momentum * m->vb[k] + m->gb[k];
+        m->b[k] -= st->lr * m->vb[k];
+    }
+    m->steps++;
+    /* Simulated kill -9 for the resume test: die without any cleanup. */
+    const char *crash = getenv("TEST_BOW_CRASH_AT_STEP");
+    if (crash && m->steps == atol(crash)) _exit(77);
+    return 0;
+}
+
 static long bow_num_params(const Model *m) { return (long)m->K * m->D + m->K; }
 
 static void bow_free(Model *m) {
     if (!m) return;
     cJSON_Delete(m->config);
-    free(m->w); free(m->b); free(m->vw); free(m->vb); free(m->gw); free(m->gb);
+    free(m->w); free(m->b); free(m->vw); free(m->vb); free(m->gw); free(m->gb); free(m->last_rows);
     free(m);
 }
 
@@ -267,6 +316,9 @@ static const ModelOps TEST_BOW_OPS = {
     .create = bow_create,
     .encode = bow_encode,
     .encoded_free = bow_encoded_free,
+    .forward = bow_forward_ops,
+    .backward = bow_backward_ops,
+    .update = bow_update_ops,
     .train_step = bow_train_step,
     .predict = bow_predict,
     .save = bow_save,

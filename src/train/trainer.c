@@ -11,7 +11,7 @@
  * run_write_outputs return at once elsewhere). The collectives, entered by
  * every rank at the same point: the agreement after preparation and the hash
  * check (trainer_run), and per step the interrupt flag, the gradient sum
- * (inside train_step) and the loss. A failed save on rank 0 ends its process
+ * (inside train_step_run) and the loss. A failed save on rank 0 ends its process
  * with a non-zero status, and dist_finalize then aborts the job. */
 #include "train/trainer.h"
 
@@ -27,6 +27,7 @@
 #include "experiments/intermediate.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
+#include "train/step.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -72,6 +73,7 @@ typedef struct Run {
     double train_seconds, eval_seconds;
     long eval_examples;
     cJSON *intermediate;         /* the intermediate stage's record (intermediate.h), or NULL */
+    TrainStep *steps;            /* forward, head, backward, sum, update (step.h) */
 } Run;
 
 /* The progress line of an epoch on stderr: bar, loss, examples/s, ETA. On a
@@ -537,7 +539,8 @@ static int run_train_epoch(Run *r, int epoch, double *mean_loss) {
             .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed,
             .bucket_mb = r->bucket_mb,
         };
-        double loss = r->ops->train_step(r->m, r->train_e, perm + i + lo, hi - lo, &st);
+        if (!r->steps) r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+        double loss = train_step_run(r->steps, perm + i + lo, hi - lo, &st);
         if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
             loss *= st.share;
             dist_allreduce_doubles(&loss, 1);
@@ -714,6 +717,7 @@ static void run_free(Run *r) {
         if (r->dev_e[s]) r->ops->encoded_free(r->dev_e[s]);
         dataset_free(&r->dev[s]);
     }
+    train_step_free(r->steps);
     if (r->train_e) r->ops->encoded_free(r->train_e);
     free(r->lengths);
     if (r->m) r->ops->free(r->m);

@@ -123,7 +123,7 @@ BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t
     memset(params_data(m->base.params, m->p.emb) + (size_t)WF_PAD * m->cfg.dim, 0, sizeof(float) * (size_t)m->cfg.dim);
     rng_seed_stream(&m->base.rng, seed, BL_STREAM_DROPOUT);
     m->base.opt = optim_adamw(m->cfg.weight_decay);
-    bl_buffers_alloc(m);
+    bl_buffers_alloc(m, m->cfg.batch);
     return m;
 }
 
@@ -175,6 +175,9 @@ const ModelOps BILSTM_OPS = {
     .create = bl_create,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
+    .forward = bl_forward_ops,
+    .backward = bl_backward_ops,
+    .update = bl_update_ops,
     .train_step = bl_train_step,
     .predict = bl_predict,
     .save = word_model_save_ops,

@@ -98,6 +98,7 @@ typedef struct BiLstm {
     BlParams p;
     BlBuffers buf;
     int training_ready;     /* grads, optimizer state and backward buffers exist */
+    int last_n, last_T;     /* the last training forward's examples and T */
 } BiLstm;
 
 /* bilstm.c */
@@ -110,8 +111,8 @@ BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t
 void bl_free(BiLstm *m);
 
 /* bilstm_net.c */
-/* Allocates the activation buffers (inference). */
-void bl_buffers_alloc(BiLstm *m);
+/* Allocates the activation buffers (inference) for batches of up to n examples. */
+void bl_buffers_alloc(BiLstm *m, int n);
 /* Gradients, optimizer state and backward buffers, once (fresh model, resume). */
 void bl_train_prepare(BiLstm *m);
 void bl_buffers_free(BlBuffers *b);
@@ -128,6 +129,10 @@ void bl_backward(BiLstm *m, int n, int T);
  * finite). */
 float bl_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
 void bl_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
+/* ModelOps' forward, backward and update (models/model.h). */
+void bl_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
+void bl_backward_ops(Model *m, const float *dlogits);
+int bl_update_ops(Model *m, const TrainState *st);
 
 /* bilstm_io.c */
 extern const WordModelKind BL_KIND;

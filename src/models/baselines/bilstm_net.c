@@ -28,11 +28,11 @@ static LstmDims bl_lstm_dims(const BiLstm *m, int R, int T) {
 
 static float *bl_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 
-void bl_buffers_alloc(BiLstm *m) {
+void bl_buffers_alloc(BiLstm *m, int n) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
-    b->cap_n = c->batch;
-    b->cap_r = c->batch * bl_seqs_per_example(m);
+    b->cap_n = n;
+    b->cap_r = n * bl_seqs_per_example(m);
     long RT = (long)b->cap_r * c->max_len, H = c->hidden, D = c->dim;
     b->ids = xmalloc(sizeof(int) * (size_t)RT);
     b->lengths = xmalloc(sizeof(int) * (size_t)b->cap_r);
@@ -281,6 +281,47 @@ float bl_train_step(Model *model, const Encoded *e, const int *rows, int n, cons
     if (!isfinite(norm)) return NAN;
     optim_step(&m->base.opt, m->base.params, st->lr);
     return loss_sum / (float)n;
+}
+
+/* ---- logits for the harness's head ---- */
+
+void bl_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+    BiLstm *m = (BiLstm *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
+    if (st) {
+        if (n > m->buf.cap_n) {   /* a bigger batch than configured: grow once */
+            bl_buffers_free(&m->buf);
+            m->training_ready = 0;
+            bl_buffers_alloc(m, n);
+        }
+        bl_train_prepare(m);   /* no-op after create / load_state */
+        params_zero_grad(m->base.params);
+        m->last_n = n;
+        if (n == 0) return;
+        m->last_T = bl_forward(m, s, rows, n, 1);
+        memcpy(logits, m->buf.out, sizeof(float) * (size_t)n * (size_t)m->K);
+        return;
+    }
+    for (int done = 0; done < n;) {   /* in buffer-sized chunks */
+        int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;
+        bl_forward(m, s, rows + done, k, 0);
+        memcpy(logits + (long)done * m->K, m->buf.out, sizeof(float) * (size_t)k * (size_t)m->K);
+        done += k;
+    }
+}
+
+void bl_backward_ops(Model *model, const float *dlogits) {
+    BiLstm *m = (BiLstm *)model;
+    memcpy(m->buf.dout, dlogits, sizeof(float) * (size_t)m->last_n * (size_t)m->K);
+    bl_backward(m, m->last_n, m->last_T);
+}
+
+int bl_update_ops(Model *model, const TrainState *st) {
+    BiLstm *m = (BiLstm *)model;
+    double norm = clip_grad_norm(m->base.params, m->cfg.clip);
+    if (!isfinite(norm)) return -1;
+    optim_step(&m->base.opt, m->base.params, st->lr);
+    return 0;
 }
 
 void bl_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {

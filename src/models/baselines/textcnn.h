@@ -131,6 +131,10 @@ void tc_batch_backward(TextCnn *m);
  * (n, K) class probabilities or (n, 1) scores. */
 float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
 void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
+/* ModelOps' forward, backward and update (models/model.h). */
+void tc_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
+void tc_backward_ops(Model *m, const float *dlogits);
+int tc_update_ops(Model *m, const TrainState *st);
 
 /* textcnn_io.c */
 extern const WordModelKind TC_KIND;

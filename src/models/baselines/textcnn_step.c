@@ -291,6 +291,43 @@ float tc_train_step(Model *model, const Encoded *e, const int *rows, int n, cons
     return loss;
 }
 
+/* ---- logits for the harness's head ---- */
+
+void tc_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+    TextCnn *m = (TextCnn *)model;
+    const WordSeqs *s = (const WordSeqs *)e;
+    if (st) {
+        if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
+            tc_work_free(&m->w);
+            tc_work_size(m, n);
+        }
+        params_zero_grad(m->base.params);
+        if (n == 0) return;
+        tc_batch_forward(m, s, rows, n, 1);
+        memcpy(logits, m->w.logits, (size_t)n * m->K * sizeof *logits);
+        return;
+    }
+    int cap = tc_work_rows(m);
+    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
+        int k = n - lo < cap ? n - lo : cap;
+        tc_batch_forward(m, s, rows + lo, k, 0);
+        memcpy(logits + (long)lo * m->K, m->w.logits, (size_t)k * m->K * sizeof *logits);
+    }
+}
+
+void tc_backward_ops(Model *model, const float *dlogits) {
+    TextCnn *m = (TextCnn *)model;
+    memcpy(m->w.dlogits, dlogits, (size_t)m->w.n * m->K * sizeof *dlogits);
+    tc_batch_backward(m);
+}
+
+int tc_update_ops(Model *model, const TrainState *st) {
+    TextCnn *m = (TextCnn *)model;
+    optim_step(&m->base.opt, m->base.params, st->lr);
+    tc_max_norm(m);
+    return 0;
+}
+
 void tc_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
     TextCnn *m = (TextCnn *)model;
     const WordSeqs *s = (const WordSeqs *)e;

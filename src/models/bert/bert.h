@@ -330,6 +330,22 @@ float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
  * the hidden-state gradient for bert_backward. Uses no parameters (a model's
  * pooler and classifier, if any, get none). Needs the full bert_forward. */
 float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward);
+/* The split the fine-tuning harness uses (the loss is its head's: the
+ * model gives logits and takes their gradient back). Each forward needs the
+ * matching head and a prior bert_forward (bert_forward_pooled for
+ * bert_head_forward); rng != NULL: dropout on the head's input (training).
+ * Each backward (after bert_reserve(..., train = 1)) ADDS the gradients of
+ * its forward's outputs given their gradient, into m->g and the hidden-state
+ * (or pooled) gradient for bert_backward.
+ *   bert_head_forward          logits (B, K) of the classifier/regressor on the pooled vectors
+ *   bert_pair_features_forward logits (n, K) of the pair-features head (layout as above)
+ *   bert_siamese_forward       scores (n) = cos(u_i, v_i) (layout as bert_siamese_loss'; no dropout) */
+void bert_head_forward(Bert *m, Rng *rng, float *logits);
+void bert_head_backward(Bert *m, const float *dlogits);
+void bert_pair_features_forward(Bert *m, int n, Rng *rng, float *logits);
+void bert_pair_features_backward(Bert *m, const float *dlogits);
+void bert_siamese_forward(Bert *m, float *scores);
+void bert_siamese_backward(Bert *m, const float *dscores);
 /* The head's outputs for the last bert_forward, without dropout (evaluation):
  * out (B, K) logits (K > 1) or (B, 1) scores (K == 1). */
 void bert_head_logits(Bert *m, float *out);

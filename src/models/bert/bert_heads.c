@@ -119,8 +119,8 @@ const float *bert_mlm_logits(const Bert *m) {
     return m->work->mlm_logits;
 }
 
-/* logits (B, K) = dropout(pooled) W_c^T + b_c. */
-static void bert_cls_forward(Bert *m, Rng *rng) {
+/* out (B, K) = dropout(pooled) W_c^T + b_c. */
+static void bert_cls_forward(Bert *m, Rng *rng, float *out) {
     BertWork *k = m->work;
     int B = k->B, C = m->cfg.hidden_size, K = m->heads.num_labels;
     const float *x = bert_pooled(m);
@@ -130,7 +130,8 @@ static void bert_cls_forward(Bert *m, Rng *rng) {
     } else {
         memcpy(k->head_in, x, sizeof(float) * (size_t)B * C);
     }
-    linear_forward(k->logits, x, m->w.cls_w, m->w.cls_b, B, C, K);
+    linear_forward(out, x, m->w.cls_w, m->w.cls_b, B, C, K);
+    k->head_dropped = rng && m->cfg.hidden_dropout > 0.0f;
 }
 
 /* dlogits (B, K) -> classifier weights and dpooled. */
@@ -152,7 +153,7 @@ float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward) {
     BertWork *k = bert_head_work(m, backward, "bert_classify_loss");
     if (m->heads.num_labels < 2) DIE("bert_classify_loss: the model has no classifier (K = %d)", m->heads.num_labels);
     int B = k->B, K = m->heads.num_labels;
-    bert_cls_forward(m, rng);
+    bert_cls_forward(m, rng, k->logits);
     if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)B * K);
     float loss = softmax_xent_forward_backward(backward ? k->dlogits : NULL, k->logits, labels, NULL, B, K,
                                                BERT_IGNORE_LABEL);
@@ -164,11 +165,24 @@ float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward) {
     BertWork *k = bert_head_work(m, backward, "bert_regress_loss");
     if (m->heads.num_labels != 1) DIE("bert_regress_loss: the model is not a regressor (K = %d)", m->heads.num_labels);
     int B = k->B;
-    bert_cls_forward(m, rng);
+    bert_cls_forward(m, rng, k->logits);
     if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)B);
     float loss = mse_forward_backward(backward ? k->dlogits : NULL, k->logits, targets, B);
     if (backward) bert_cls_backward(m, rng && m->cfg.hidden_dropout > 0.0f);
     return loss;
+}
+
+void bert_head_forward(Bert *m, Rng *rng, float *logits) {
+    bert_head_work(m, 0, "bert_head_forward");
+    if (m->heads.num_labels < 1 || m->heads.pair_features)
+        DIE("bert_head_forward: the model has no classification/regression head on the pooled vector");
+    bert_cls_forward(m, rng, logits);
+}
+
+void bert_head_backward(Bert *m, const float *dlogits) {
+    BertWork *k = bert_head_work(m, 1, "bert_head_backward");
+    memcpy(k->dlogits, dlogits, sizeof(float) * (size_t)k->B * (size_t)m->heads.num_labels);
+    bert_cls_backward(m, k->head_dropped);
 }
 
 void bert_head_logits(Bert *m, float *out) {

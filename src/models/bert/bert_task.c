@@ -535,6 +535,90 @@ static void bert_predict(Model *model, const Encoded *e, const int *rows, int n,
     }
 }
 
+/* ---- logits for the harness's head ---- */
+
+/* The dropout stream of a training step. Data parallel: rank 0 keeps the
+ * model's stream (a one-process run is unchanged); rank r > 0 draws from the
+ * run seed, its rank and the step, so the resume point needs no per-rank
+ * state and continues with any N. */
+static Rng *bert_step_rng(BertTaskModel *m, const TrainState *st, Rng *rank_rng) {
+    if (st->rank == 0) return &m->rng;
+    rng_seed_stream(rank_rng, st->seed + 0x9E3779B97F4A7C15ull * (uint64_t)st->step,
+                    BERT_DROPOUT_STREAM_RANKS + (uint64_t)st->rank);
+    return rank_rng;
+}
+
+/* Evaluation: logits (n, K) in forwards of at most m->pairs examples, every
+ * text in full where the head pools over tokens, [CLS] only otherwise. */
+static void bert_eval_logits(BertTaskModel *m, const Encoded *e, const int *rows, int n, float *logits) {
+    for (int i = 0; i < n; i += m->pairs) {
+        int b = n - i < m->pairs ? n - i : m->pairs;
+        int T = bert_fill_batch(m, e, rows + i, b);
+        float *o = logits + (long)i * m->K;
+        BertBatch batch = {b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
+        if (m->siamese || m->pair_features) bert_forward(m->bert, &batch, NULL);
+        else bert_forward_pooled(m->bert, &batch, NULL);
+        if (m->siamese) bert_siamese_forward(m->bert, o);
+        else if (m->pair_features) bert_pair_features_forward(m->bert, b, NULL, o);
+        else bert_head_forward(m->bert, NULL, o);
+    }
+}
+
+static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st,
+                             float *logits) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Bert *b = m->bert;
+    if (!st) {
+        bert_eval_logits(m, e, rows, n, logits);
+        return;
+    }
+    if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
+    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
+    params_zero_grad(b->params);
+    m->step_n = n;
+    if (n == 0) return;   /* a rank given no rows of a short last batch adds a zero gradient */
+    Rng rank_rng, *rng = bert_step_rng(m, st, &rank_rng);
+    int T = bert_fill_batch(m, e, rows, n);
+    BertBatch batch = {n * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
+    /* Heads on the pooled [CLS] vector: the last layer at [CLS] only. */
+    if (m->pair_features || m->siamese) bert_forward(b, &batch, rng);
+    else bert_forward_pooled(b, &batch, rng);
+    if (m->pair_features) bert_pair_features_forward(b, n, rng, logits);
+    else if (m->siamese) bert_siamese_forward(b, logits);
+    else bert_head_forward(b, rng, logits);
+}
+
+/* The heads' gradients are final before bert_backward (data parallel: its
+ * first grad_ready covers them), then the pooler's and each layer's. */
+static void bert_backward_ops(Model *model, const float *dlogits) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    if (m->step_n == 0) return;
+    if (m->pair_features) bert_pair_features_backward(m->bert, dlogits);
+    else if (m->siamese) bert_siamese_backward(m->bert, dlogits);
+    else bert_head_backward(m->bert, dlogits);
+    bert_backward(m->bert);
+}
+
+static int bert_update_ops(Model *model, const TrainState *st) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    double norm = clip_grad_norm(m->bert->params, m->clip);
+    if (!isfinite(norm)) return -1;
+    optim_step(&m->opt, m->bert->params, st->lr);
+    return 0;
+}
+
+static float *bert_data_parallel_ops(Model *model, long *n, void (*ready)(void *ctx, long lo), void *ctx) {
+    Bert *b = ((BertTaskModel *)model)->bert;
+    b->grad_ready = ready;
+    b->grad_ready_ctx = ctx;
+    *n = (long)b->params->total;
+    return b->params->grad;
+}
+
+static float bert_score_scale_ops(const Model *model) {
+    return ((const BertTaskModel *)model)->siamese ? BERT_SIAMESE_SCALE : 1.0f;
+}
+
 /* ---- ModelOps ---- */
 
 static int bert_save_ops(const Model *m, const char *path) { return bert_task_save((const BertTaskModel *)m, path); }
@@ -553,6 +637,9 @@ const ModelOps BERT_OPS = {
     .create = bert_ops_create,
     .encode = bert_encode,
     .encoded_free = bert_encoded_free,
+    .forward = bert_forward_ops,
+    .backward = bert_backward_ops,
+    .update = bert_update_ops,
     .train_step = bert_train_step,
     .predict = bert_predict,
     .save = bert_save_ops,
@@ -566,5 +653,6 @@ const ModelOps BERT_OPS = {
     .load_external = bert_hf_classifier_load,
     .settings = BERT_SETTINGS,
     .num_settings = NUM_BERT_SETTINGS,
-    .data_parallel = 1,
+    .score_scale = bert_score_scale_ops,
+    .data_parallel = bert_data_parallel_ops,
 };

@@ -44,6 +44,7 @@ typedef struct BertTaskModel {
     int *lengths, *labels;  /* (maxB) */
     float *targets;         /* (maxB) */
     float *logits;          /* (maxB, K) */
+    int step_n;             /* examples of the last training forward */
     /* Data parallel: the gradient sum in buckets the backward starts
      * (core/dist_grad.h; created by the first training step, NULL in one process). */
     struct DistGradSum *grad_sum;

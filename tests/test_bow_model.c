@@ -1,6 +1,7 @@
 /* test_bow_model.c — a tiny model for testing the trainer and the model commands:
  * multinomial logistic regression (or linear regression for STS-B) over hashed
- * bag-of-words features, trained with SGD + momentum. It trains in milliseconds,
+ * bag-of-words features — logits for the harness's head (softmax
+ * cross-entropy, or MSE) — trained with SGD + momentum. It trains in milliseconds,
  * so the whole finetune → eval → predict path can be tested end to end.
  *
  * Linked only into the test binary, which registers it (model_register) at load
@@ -41,8 +42,6 @@ struct Encoded {
     int n;
     int *off;            /* (n + 1) row r's features are ids[off[r] .. off[r+1]) */
     int *ids;            /* bucket ids */
-    int *label;          /* (n) */
-    float *score;        /* (n) */
 };
 
 static cJSON *bow_default_config(const Task *task) {
@@ -105,15 +104,11 @@ static Encoded *bow_encode(Model *m, const Dataset *d) {
     e->n = d->n;
     e->off = xmalloc(sizeof(int) * (size_t)(d->n + 1));
     e->ids = xmalloc(sizeof(int) * (size_t)(2 * m->max_len * (d->n ? d->n : 1)));
-    e->label = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
-    e->score = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1));
     int n = 0;
     for (int r = 0; r < d->n; r++) {
         e->off[r] = n;
         n += bow_words(m, d->ex[r].a, 0, e->ids, n);
         n += bow_words(m, d->ex[r].b, BOW_PAIR_SALT, e->ids, n);
-        e->label[r] = d->ex[r].label;
-        e->score[r] = d->ex[r].score;
     }
     e->off[d->n] = n;
     return e;
@@ -121,7 +116,7 @@ static Encoded *bow_encode(Model *m, const Dataset *d) {
 
 static void bow_encoded_free(Encoded *e) {
     if (!e) return;
-    free(e->off); free(e->ids); free(e->label); free(e->score);
+    free(e->off); free(e->ids);
     free(e);
 }
 
@@ -134,57 +129,6 @@ static void bow_forward(const Model *m, const Encoded *e, int r, float *z) {
         float s = 0;
         for (int j = e->off[r]; j < e->off[r + 1]; j++) s += m->w[(size_t)k * (size_t)m->D + (size_t)e->ids[j]];
         z[k] = m->b[k] + (len ? s / (float)len : 0.0f);
-    }
-}
-
-static void bow_softmax(float *z, int k) {
-    float mx = z[0], sum = 0;
-    for (int i = 1; i < k; i++) mx = z[i] > mx ? z[i] : mx;
-    for (int i = 0; i < k; i++) sum += (z[i] = expf(z[i] - mx));
-    for (int i = 0; i < k; i++) z[i] /= sum;
-}
-
-static float bow_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    size_t kd = (size_t)m->K * (size_t)m->D;
-    memset(m->gw, 0, sizeof(float) * kd);
-    memset(m->gb, 0, sizeof(float) * (size_t)m->K);
-    float z[TASK_MAX_LABELS], loss = 0;
-    for (int i = 0; i < n; i++) {
-        int r = rows[i], len = bow_length(e, r);
-        bow_forward(m, e, r, z);
-        if (m->K == 1) {                 /* squared error: d/dz 0.5 (z - y)^2 */
-            z[0] -= e->score[r];
-            loss += 0.5f * z[0] * z[0];
-        } else {                         /* cross-entropy: d/dz = p - onehot */
-            bow_softmax(z, m->K);
-            loss -= logf(z[e->label[r]] > 1e-30f ? z[e->label[r]] : 1e-30f);
-            z[e->label[r]] -= 1.0f;
-        }
-        for (int k = 0; k < m->K; k++) {
-            m->gb[k] += z[k] / (float)n;
-            for (int j = e->off[r]; j < e->off[r + 1]; j++)
-                m->gw[(size_t)k * (size_t)m->D + (size_t)e->ids[j]] += z[k] / (float)(len * n);
-        }
-    }
-    for (size_t i = 0; i < kd; i++) {
-        m->vw[i] = m->momentum * m->vw[i] + m->gw[i];
-        m->w[i] -= st->lr * m->vw[i];
-    }
-    for (int k = 0; k < m->K; k++) {
-        m->vb[k] = m->momentum * m->vb[k] + m->gb[k];
-        m->b[k] -= st->lr * m->vb[k];
-    }
-    m->steps++;
-    /* Simulated kill -9 for the resume test: die without any cleanup. */
-    const char *crash = getenv("TEST_BOW_CRASH_AT_STEP");
-    if (crash && m->steps == atol(crash)) _exit(77);
-    return loss / (float)n;
-}
-
-static void bow_predict(Model *m, const Encoded *e, const int *rows, int n, float *out) {
-    for (int i = 0; i < n; i++) {
-        bow_forward(m, e, rows[i], out + (size_t)i * (size_t)m->K);
-        if (m->K > 1) bow_softmax(out + (size_t)i * (size_t)m->K, m->K);
     }
 }
 
@@ -319,8 +263,6 @@ static const ModelOps TEST_BOW_OPS = {
     .forward = bow_forward_ops,
     .backward = bow_backward_ops,
     .update = bow_update_ops,
-    .train_step = bow_train_step,
-    .predict = bow_predict,
     .save = bow_save,
     .load = bow_load,
     .num_params = bow_num_params,

@@ -1,5 +1,5 @@
 /* bilstm.c — the BiLSTM baseline behind ModelOps: its config (defaults per
- * task), create / encode / train_step / predict / free. The network is in
+ * task), create / encode / free. The network (forward, backward, update) is in
  * bilstm_net.c, checkpoints in bilstm_io.c; see bilstm.h. */
 #include "models/baselines/bilstm.h"
 
@@ -178,8 +178,6 @@ const ModelOps BILSTM_OPS = {
     .forward = bl_forward_ops,
     .backward = bl_backward_ops,
     .update = bl_update_ops,
-    .train_step = bl_train_step,
-    .predict = bl_predict,
     .save = word_model_save_ops,
     .load = bl_load,
     .num_params = word_model_num_params,

@@ -2,7 +2,7 @@
  * [u; v; |u - v|; u * v] of their mean-pooled encodings (InferSent's
  * combination, Conneau et al. 2017, which the TextCNN and BiLSTM baselines
  * use), optionally after the pooled [CLS] of the joined pair. See bert.h
- * (bert_pair_features_loss) for the row layout.
+ * (bert_pair_features_forward) for the row layout.
  *
  * Why: the encoder reads a pair joined as "[CLS] a [SEP] b [SEP]" and must
  * learn to compare the texts through attention; a small, briefly pretrained
@@ -18,9 +18,6 @@
 #include "models/bert/bert_work.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
-#include "nn/softmax_xent.h"
-
-#define PAIR_IGNORE_LABEL (-1)
 
 /* out (C) = mean of the first len rows of h (T, C). */
 static void pair_mean_pool(float *out, const float *h, int len, int C) {
@@ -31,15 +28,13 @@ static void pair_mean_pool(float *out, const float *h, int len, int C) {
     }
 }
 
-/* The last forward's n pairs: f (n, F C) = their features, then logits
- * (n, K) = dropout(f) W^T + b into work->logits (dropout when rng). */
-static void pair_forward(Bert *m, int n, Rng *rng) {
+void bert_pair_features_forward(Bert *m, int n, Rng *rng, float *logits) {
     BertWork *k = m->work;
     int F = m->heads.pair_features, C = m->cfg.hidden_size, K = m->heads.num_labels, T = k ? k->T : 0;
-    if (!k || k->B == 0 || k->rows_only) DIE("bert_pair_features needs a full bert_forward first");
-    if (F != 4 && F != 5) DIE("bert_pair_features: the model has no pair-features head");
+    if (!k || k->B == 0 || k->rows_only) DIE("bert_pair_features_forward needs a full bert_forward first");
+    if (F != 4 && F != 5) DIE("bert_pair_features_forward: the model has no pair-features head");
     int first = F == 5 ? n : 0;   /* the block of first texts */
-    if (k->B != first + 2 * n) DIE("bert_pair_features: %d rows for %d pairs", k->B, n);
+    if (k->B != first + 2 * n) DIE("bert_pair_features_forward: %d rows for %d pairs", k->B, n);
     const float *h = bert_hidden(m);
     long FC = (long)F * C;
     float *f = k->pair_f;
@@ -60,24 +55,24 @@ static void pair_forward(Bert *m, int n, Rng *rng) {
         dropout_forward(k->head_in, k->head_mask, f, n * FC, m->cfg.hidden_dropout, rng);
         x = k->head_in;
     }
-    linear_forward(k->logits, x, m->w.cls_w, m->w.cls_b, n, (int)FC, K);
+    linear_forward(logits, x, m->w.cls_w, m->w.cls_b, n, (int)FC, K);
     k->pair_n = n;
 }
 
-/* From work->dlogits (n, K) of the last pair_forward: the classifier's
- * gradients, then back through dropout and the features into the hidden
- * states' (and, F = 5, the pooled vectors') gradients. */
-static void pair_backward(Bert *m) {
+/* The classifier's gradients, then back through dropout and the features
+ * into the hidden states' (and, F = 5, the pooled vectors') gradients. */
+void bert_pair_features_backward(Bert *m, const float *dlogits) {
     BertWork *k = m->work;
+    if (!k || k->pair_n == 0) DIE("bert_pair_features_backward before bert_pair_features_forward");
+    if (!k->train) DIE("bert_pair_features_backward without bert_reserve(..., train = 1)");
     int F = m->heads.pair_features, C = m->cfg.hidden_size, K = m->heads.num_labels, T = k->T, n = k->pair_n;
-    if (!k->train) DIE("bert_pair_features: backward without bert_reserve(..., train = 1)");
     int first = F == 5 ? n : 0;
     long FC = (long)F * C;
     const float *f = k->pair_f, *x = k->head_dropped ? k->head_in : f;
     float *df = k->pair_df;
-    matmul(df, k->dlogits, m->w.cls_w, n, (int)FC, K, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(m->g.cls_w, k->dlogits, x, K, (int)FC, n, MAT_T, MAT_N, 1.0f, 1.0f);
-    linear_bias_backward(m->g.cls_b, k->dlogits, n, K);
+    matmul(df, dlogits, m->w.cls_w, n, (int)FC, K, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(m->g.cls_w, dlogits, x, K, (int)FC, n, MAT_T, MAT_N, 1.0f, 1.0f);
+    linear_bias_backward(m->g.cls_b, dlogits, n, K);
     if (k->head_dropped) {
         float *d = k->head_in;   /* x is consumed: its buffer takes the undropped gradient */
         memset(d, 0, sizeof(float) * (size_t)(n * FC));
@@ -103,30 +98,4 @@ static void pair_backward(Bert *m) {
             for (int t = 0; t < lb; t++) db[(long)t * C + c] += dv / (float)lb;
         }
     }
-}
-
-void bert_pair_features_forward(Bert *m, int n, Rng *rng, float *logits) {
-    pair_forward(m, n, rng);
-    memcpy(logits, m->work->logits, sizeof(float) * (size_t)n * (size_t)m->heads.num_labels);
-}
-
-void bert_pair_features_backward(Bert *m, const float *dlogits) {
-    BertWork *k = m->work;
-    if (!k || k->pair_n == 0) DIE("bert_pair_features_backward before bert_pair_features_forward");
-    memcpy(k->dlogits, dlogits, sizeof(float) * (size_t)k->pair_n * (size_t)m->heads.num_labels);
-    pair_backward(m);
-}
-
-float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits) {
-    BertWork *k = m->work;
-    if (backward && k && !k->train) DIE("bert_pair_features_loss: backward without bert_reserve(..., train = 1)");
-    pair_forward(m, n, rng);
-    int K = m->heads.num_labels;
-    if (logits) memcpy(logits, k->logits, sizeof(float) * (size_t)n * K);
-    if (!labels) return 0.0f;
-    if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)n * K);
-    float loss = softmax_xent_forward_backward(backward ? k->dlogits : NULL, k->logits, labels, NULL, n, K,
-                                               PAIR_IGNORE_LABEL);
-    if (backward) pair_backward(m);
-    return loss;
 }

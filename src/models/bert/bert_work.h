@@ -64,12 +64,10 @@ struct BertWork {
     float *pair_f, *pair_df;
     int pair_n;
 
-    /* Classification / regression head. */
+    /* Classification / regression head (and the pair-features head's dropout). */
     float *head_in;        /* (B, C) dropout(pooled) */
     unsigned char *head_mask;     /* (B, C) */
     int head_dropped;      /* the last head forward applied dropout (head_in is dropout(input)) */
-    float *logits;         /* (B, K) */
-    float *dlogits;        /* (B, K) */
 
     /* MLM head on n gathered rows (the transform maps C -> E). */
     int mlm_n;

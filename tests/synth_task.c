@@ -10,6 +10,8 @@
 #include "core/common.h"
 #include "metrics/metrics.h"
 #include "tests/test.h"
+#include "train/evaluate.h"
+#include "train/step.h"
 
 const Task SYNTH_TASK2 = {.name = "synth2", .display = "SYNTH-2", .num_labels = 2,
                           .metrics = {METRIC_ACC, METRIC_NONE}};
@@ -133,8 +135,10 @@ void synth_free(Dataset *d) {
     free(d->ex);
 }
 
-void synth_train_epochs(const ModelOps *ops, Model *m, const Encoded *e, int n, const cJSON *cfg,
+void synth_train_epochs(const ModelOps *ops, Model *m, const Dataset *d, const Encoded *e, const cJSON *cfg,
                         uint64_t seed, int from, int to) {
+    int n = d->n;
+    TrainStep *step = train_step_create(ops, m, d, e);
     int batch = cJSON_GetObjectItem(cfg, "batch")->valueint;
     int epochs = cJSON_GetObjectItem(cfg, "epochs")->valueint;
     float lr = (float)cJSON_GetObjectItem(cfg, "lr")->valuedouble;
@@ -146,16 +150,18 @@ void synth_train_epochs(const ModelOps *ops, Model *m, const Encoded *e, int n, 
         rng_seed_stream(&r, seed, (uint64_t)ep);
         rng_shuffle_int(&r, rows, n);
         for (int s = 0; s < n; s += batch) {
-            long step = ep * steps_per_epoch + s / batch;
-            TrainState st = {.step = step, .total_steps = total, .progress = (double)step / (double)total,
-                             .lr = lr, .epoch = ep};
-            float loss = ops->train_step(m, e, rows + s, n - s < batch ? n - s : batch, &st);
+            long k = ep * steps_per_epoch + s / batch;
+            TrainState st = {.step = k, .total_steps = total, .progress = (double)k / (double)total,
+                             .lr = lr, .epoch = ep, .share = 1};
+            float loss = train_step_run(step, rows + s, n - s < batch ? n - s : batch, &st);
             if (!CHECK_MSG(isfinite(loss) && loss >= 0.0f, "%s: loss %g", ops->name, loss)) {
+                train_step_free(step);
                 free(rows);
                 return;
             }
         }
     }
+    train_step_free(step);
     free(rows);
 }
 
@@ -163,7 +169,7 @@ Model *synth_train(const ModelOps *ops, const Dataset *train, const cJSON *cfg, 
     Model *m = ops->create(cfg, train->task, train, seed);
     if (!m) return NULL;
     Encoded *e = ops->encode(m, train);
-    synth_train_epochs(ops, m, e, train->n, cfg, seed, 0, cJSON_GetObjectItem(cfg, "epochs")->valueint);
+    synth_train_epochs(ops, m, train, e, cfg, seed, 0, cJSON_GetObjectItem(cfg, "epochs")->valueint);
     ops->encoded_free(e);
     return m;
 }
@@ -176,7 +182,7 @@ float *synth_predict(const ModelOps *ops, Model *m, const Dataset *d, int batch)
     for (int i = 0; i < d->n; i++) rows[i] = i;
     float *out = xmalloc((size_t)d->n * (size_t)K * sizeof *out);
     for (int s = 0; s < d->n; s += batch)
-        ops->predict(m, e, rows + s, d->n - s < batch ? d->n - s : batch, out + (long)s * K);
+        evaluate_rows(ops, m, e, rows + s, d->n - s < batch ? d->n - s : batch, K, out + (long)s * K);
     free(rows);
     ops->encoded_free(e);
     return out;

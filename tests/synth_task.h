@@ -49,18 +49,20 @@ char *synth_text(Rng *r, const SynthTask *st, int cls, int len, int signal);
 Dataset synth_dataset(const SynthTask *st, int n, uint64_t seed);
 void synth_free(Dataset *d);
 
-/* The trainer's loop in small: epochs [from, to) of cfg "batch" rows at a time,
+/* The trainer's loop in small, through the harness's step (src/train/step.h)
+ * on d and its features e: epochs [from, to) of cfg "batch" rows at a time,
  * the rows shuffled per epoch by a stream of seed (so any epoch can be rerun
  * alone, as a resume does); each step's TrainState as the trainer fills it,
  * with cfg "lr" constant and progress over cfg "epochs". Stops at the first
  * loss that is negative or not finite, as a failed check. */
-void synth_train_epochs(const ModelOps *ops, Model *m, const Encoded *e, int n, const cJSON *cfg,
+void synth_train_epochs(const ModelOps *ops, Model *m, const Dataset *d, const Encoded *e, const cJSON *cfg,
                         uint64_t seed, int from, int to);
 /* A fresh model (seed) trained on train for all of cfg "epochs" (shuffles from
  * seed too); NULL when create refuses the config. */
 Model *synth_train(const ModelOps *ops, const Dataset *train, const cJSON *cfg, uint64_t seed);
-/* out (d->n, K) for all of d, K = d->task->num_labels, in calls of `batch` rows
- * in order (0: one call). Caller frees. */
+/* out (d->n, K) for all of d, K = d->task->num_labels, as evaluation reports
+ * them (src/train/evaluate.h evaluate_rows), in calls of `batch` rows in order
+ * (0: one call). Caller frees. */
 float *synth_predict(const ModelOps *ops, Model *m, const Dataset *d, int batch);
 /* Trains a fresh model (seed) on n_train examples of st (seed) and scores it on
  * n_dev others (seed + 1): dev accuracy in % for classes (each row's

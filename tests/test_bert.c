@@ -21,6 +21,7 @@
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "tests/capture.h"
+#include "tests/bert_task_loss.h"
 #include "tests/gradcheck.h"
 #include "tests/torchref.h"
 
@@ -85,8 +86,7 @@ static float ref_step(Bert *m, const RefBatch *b, int K, int nm, int backward, f
     if (backward) params_zero_grad(m->params);
     bert_forward(m, &(BertBatch){RB, RT, b->ids, b->segments, b->lengths}, NULL);
     losses[0] = nm ? bert_mlm_loss(m, b->positions, b->mlm_labels, nm, backward, NULL) : 0.0f;
-    losses[1] = K == 1 ? bert_regress_loss(m, b->targets, NULL, backward)
-                       : bert_classify_loss(m, b->labels, NULL, backward);
+    losses[1] = test_bert_head_loss(m, b->labels, b->targets, NULL, backward);
     if (backward) bert_backward(m);
     return losses[0] + losses[1];
 }
@@ -178,7 +178,7 @@ static void ref_compare(int K, int nm, int alibi, int pre_ln) {
                       hits, nm);
         }
         float logits[RB * 3];
-        bert_head_logits(m, logits);
+        bert_head_forward(m, NULL, logits);
         e = rel_err(logits, head, (long)RB * K);
         CHECK_MSG(e < 1e-5, "K=%d head logits: rel err %g", K, e);
         CHECK_NEAR(mine[1], losses[1], 1e-5 * losses[1]);
@@ -244,12 +244,12 @@ TEST(bert_padding_invariance) {
     float *h12 = malloc(sizeof(float) * 7 * C), logits12[2], logits7[2];
     memcpy(h12, bert_hidden(m) + (long)RT * C, sizeof(float) * 7 * C);
     float both[4];
-    bert_head_logits(m, both);
+    bert_head_forward(m, NULL, both);
     memcpy(logits12, both + 2, sizeof logits12);
     /* ... and alone with T = 7 and garbage-free: the same numbers. */
     bert_forward(m, &(BertBatch){1, 7, b.ids + RT, b.segments + RT, b.lengths + 1}, NULL);
     CHECK_MSG(torchref_max_diff(h12, bert_hidden(m), 7L * C) < 1e-5, "hidden states depend on padding");
-    bert_head_logits(m, logits7);
+    bert_head_forward(m, NULL, logits7);
     CHECK_NEAR(logits7[0], logits12[0], 1e-5);
     CHECK_NEAR(logits7[1], logits12[1], 1e-5);
     free(h12);
@@ -286,7 +286,7 @@ static void siamese_case_init(SiameseCase *c) {
 static void siamese_forward(void *ctx) {
     SiameseCase *c = ctx;
     bert_forward(c->m, &(BertBatch){2 * SN, ST, c->ids, NULL, c->lengths}, NULL);
-    c->loss = bert_siamese_loss(c->m, c->targets, NULL, 0);
+    c->loss = test_bert_siamese_loss(c->m, SN, c->targets, 0);
 }
 
 /* The gradients of the registered tensors, times dout[0] (the checker's loss
@@ -296,7 +296,7 @@ static void siamese_backward(void *ctx, const float *dout) {
     SiameseCase *c = ctx;
     params_zero_grad(c->m->params);
     bert_forward(c->m, &(BertBatch){2 * SN, ST, c->ids, NULL, c->lengths}, NULL);
-    bert_siamese_loss(c->m, c->targets, NULL, 1);
+    test_bert_siamese_loss(c->m, SN, c->targets, 1);
     bert_backward(c->m);
     for (int k = 0; k < siamese_check->n_tensors; k++)
         for (long i = 0; i < siamese_check->tensors[k].n; i++) siamese_check->tensors[k].grad[i] *= dout[0];
@@ -329,7 +329,7 @@ TEST(bert_siamese_scores_and_padding) {
     int C = c.m->cfg.hidden_size;
     siamese_forward(&c);
     float scores[SN];
-    bert_siamese_loss(c.m, NULL, scores, 0);
+    bert_siamese_forward(c.m, scores);
     const float *h = bert_hidden(c.m);
     double want_loss = 0;
     for (int i = 0; i < SN; i++) {
@@ -351,7 +351,7 @@ TEST(bert_siamese_scores_and_padding) {
     ids[8] = ids[9] = 0;
     bert_forward(c.m, &(BertBatch){2, 5, ids, NULL, lengths}, NULL);
     float alone;
-    bert_siamese_loss(c.m, NULL, &alone, 0);
+    bert_siamese_forward(c.m, &alone);
     CHECK_NEAR(alone, scores[1], 1e-5);
     bert_free(c.m);
 }
@@ -563,14 +563,14 @@ static void pair_case_init(PairCase *c, int F) {
 static void pair_forward(void *ctx) {
     PairCase *c = ctx;
     bert_forward(c->m, &(BertBatch){c->B, RT, c->ids, c->segments, c->lengths}, NULL);
-    c->loss = bert_pair_features_loss(c->m, PN, c->labels, NULL, 0, NULL);
+    c->loss = test_bert_pair_loss(c->m, PN, c->labels, NULL, 0);
 }
 
 static void pair_backward(void *ctx, const float *dout) {
     PairCase *c = ctx;
     params_zero_grad(c->m->params);
     bert_forward(c->m, &(BertBatch){c->B, RT, c->ids, c->segments, c->lengths}, NULL);
-    bert_pair_features_loss(c->m, PN, c->labels, NULL, 1, NULL);
+    test_bert_pair_loss(c->m, PN, c->labels, NULL, 1);
     bert_backward(c->m);
     Params *p = c->m->params;
     for (size_t i = 0; i < p->total; i++) p->grad[i] *= dout[0];
@@ -614,7 +614,7 @@ TEST(bert_pair_features_gradcheck) {
 static PairCase *head_case;
 static void head_forward(void *ctx) {
     PairCase *c = ctx;
-    c->loss = bert_pair_features_loss(c->m, PN, c->labels, NULL, 0, NULL);
+    c->loss = test_bert_pair_loss(c->m, PN, c->labels, NULL, 0);
 }
 static void head_backward(void *ctx, const float *dout) {
     PairCase *c = ctx;
@@ -623,7 +623,7 @@ static void head_backward(void *ctx, const float *dout) {
     memset(k->dhidden, 0, sizeof(float) * (size_t)N);
     memset(k->dpooled, 0, sizeof(float) * (size_t)c->B * c->m->cfg.hidden_size);
     params_zero_grad(c->m->params);
-    bert_pair_features_loss(c->m, PN, c->labels, NULL, 1, NULL);
+    test_bert_pair_loss(c->m, PN, c->labels, NULL, 1);
     for (long i = 0; i < N; i++) k->dhidden[i] *= dout[0];
     for (long i = 0; i < (long)c->B * c->m->cfg.hidden_size; i++) k->dpooled[i] *= dout[0];
     for (size_t i = 0; i < c->m->params->total; i++) c->m->params->grad[i] *= dout[0];

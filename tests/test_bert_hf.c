@@ -132,7 +132,7 @@ static void hf_forward(Bert *m, const HfBatch *hb, HfOut *o) {
     if (m->heads.num_labels > 0) {
         o->K = m->heads.num_labels;
         o->logits = malloc(sizeof(float) * (size_t)B * o->K);
-        bert_head_logits(m, o->logits);
+        bert_head_forward(m, NULL, o->logits);
     }
     if (m->heads.mlm) {
         int labels[HF_N_MLM];

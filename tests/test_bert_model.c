@@ -23,7 +23,9 @@
 #include "models/bert/bert.h"
 #include "models/model.h"
 #include "models/run_config.h"
+#include "train/evaluate.h"
 #include "train/run_dir.h"
+#include "train/step.h"
 #include "text/vocab.h"
 #include "tests/capture.h"
 
@@ -402,10 +404,11 @@ TEST(bert_resume_is_exact) {
     if (a) {
         Encoded *e = ops->encode(a, &train);
         int rows[16];
-        TrainState st = {.lr = 1e-3f, .total_steps = 10};
+        TrainState st = {.lr = 1e-3f, .total_steps = 10, .share = 1};
+        TrainStep *sa = train_step_create(ops, a, &train, e), *sb = NULL;
         for (int s = 0; s < 3; s++) {
             for (int i = 0; i < 16; i++) rows[i] = s * 16 + i;
-            ops->train_step(a, e, rows, 16, &st);
+            train_step_run(sa, rows, 16, &st);
         }
         char mp[512], sp[512];
         snprintf(mp, sizeof mp, "%s/m.ckpt", fx.root);
@@ -420,15 +423,18 @@ TEST(bert_resume_is_exact) {
         free(terr);
         Model *b = ops->load(mp, t);
         CHECK(b != NULL && ops->load_state(b, sp) == 0);
+        if (b) sb = train_step_create(ops, b, &train, e);
         for (int s = 3; s < 6 && b; s++) {
             for (int i = 0; i < 16; i++) rows[i] = s * 16 + i;
-            float la = ops->train_step(a, e, rows, 16, &st), lb = ops->train_step(b, e, rows, 16, &st);
+            float la = train_step_run(sa, rows, 16, &st), lb = train_step_run(sb, rows, 16, &st);
             CHECK_MSG(la == lb, "step %d: loss %.9g vs %.9g", s, la, lb);
         }
         float pa[32], pb[32];
         for (int i = 0; i < 16; i++) rows[i] = 100 + i;
-        ops->predict(a, e, rows, 16, pa);
-        if (b) ops->predict(b, e, rows, 16, pb);
+        evaluate_rows(ops, a, e, rows, 16, 2, pa);
+        if (b) evaluate_rows(ops, b, e, rows, 16, 2, pb);
+        train_step_free(sa);
+        train_step_free(sb);
         CHECK(b && memcmp(pa, pb, sizeof pa) == 0);
         /* The state of another architecture is refused with a message. */
         char p16[512];

@@ -46,11 +46,11 @@ TEST(bert_steps_allocate_nothing) {
     unsigned long before = xalloc_calls();
     for (int step = 0; step < 3; step++) na_train_step(trainer, &o, &full, pos, lab, &drop);
     bert_forward(classifier, &padded, NULL);
-    bert_head_logits(classifier, logits);
+    bert_head_forward(classifier, NULL, logits);
     bert_forward_pooled(classifier, &padded, NULL);
-    bert_head_logits(classifier, logits);
+    bert_head_forward(classifier, NULL, logits);
     bert_forward_pooled(classifier, &small, NULL);
-    bert_head_logits(classifier, logits);
+    bert_head_forward(classifier, NULL, logits);
     CHECK_MSG(xalloc_calls() == before, "%lu allocations in the timed steps", xalloc_calls() - before);
     /* The counter does count: creating a model allocates. */
     Bert *other = bert_create(&c, &(BertHeads){.num_labels = 2}, 7);

@@ -33,11 +33,11 @@ static void tp_check(int L, int alibi) {
         BertBatch batch = {B, TP_T, ids, seg, len};
         float full[TP_B * TP_K], cls[TP_B * TP_K], pooled[TP_B * 32];
         bert_forward(m, &batch, NULL);
-        bert_head_logits(m, full);
+        bert_head_forward(m, NULL, full);
         const float *p = bert_pooled(m);
         for (int i = 0; i < B * 32; i++) pooled[i] = p[i];
         bert_forward_pooled(m, &batch, NULL);
-        bert_head_logits(m, cls);
+        bert_head_forward(m, NULL, cls);
         CHECK_MSG(tp_max_diff(pooled, bert_pooled(m), (long)B * 32) < 2e-6, "L%d B%d pooled differ by %g", L, B,
                   tp_max_diff(pooled, bert_pooled(m), (long)B * 32));
         CHECK_MSG(tp_max_diff(full, cls, (long)B * TP_K) < 2e-6, "L%d B%d logits differ by %g", L, B,

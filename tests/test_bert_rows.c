@@ -13,6 +13,7 @@
 
 #include "core/rng.h"
 #include "models/bert/bert.h"
+#include "tests/bert_task_loss.h"
 #include "tests/gradcheck.h"
 #include "tests/test.h"
 
@@ -75,9 +76,8 @@ static float tr_step(RowsCase *c, int shortcut, int backward) {
     else if (m->heads.mlm) bert_forward_rows(m, &b, c->positions, c->n, rng);
     else bert_forward_pooled(m, &b, rng);
     c->acc = 0;
-    c->loss = m->heads.mlm               ? bert_mlm_loss(m, c->positions, c->mlm_labels, c->n, backward, &c->acc)
-              : m->heads.num_labels == 1 ? bert_regress_loss(m, c->targets, rng, backward)
-                                         : bert_classify_loss(m, c->labels, rng, backward);
+    c->loss = m->heads.mlm ? bert_mlm_loss(m, c->positions, c->mlm_labels, c->n, backward, &c->acc)
+                           : test_bert_head_loss(m, c->labels, c->targets, rng, backward);
     if (backward) bert_backward(m);
     return c->loss;
 }

@@ -20,6 +20,7 @@
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
 #include "tests/test.h"
+#include "train/evaluate.h"
 
 /* ---- synthetic data ---- */
 
@@ -217,10 +218,10 @@ static void padding_invariance(const SynthTask *st) {
         double worst = 0;
         for (int i = 1; i < d.n; i++) {
             int rows[2] = {0, i}, rev[2] = {i, 0};
-            BILSTM_OPS.predict(m, e, &i, 1, alone);
-            BILSTM_OPS.predict(m, e, rows, 2, batched);
+            evaluate_rows(&BILSTM_OPS, m, e, &i, 1, K, alone);
+            evaluate_rows(&BILSTM_OPS, m, e, rows, 2, K, batched);
             for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[K + k]));
-            BILSTM_OPS.predict(m, e, rev, 2, batched);
+            evaluate_rows(&BILSTM_OPS, m, e, rev, 2, K, batched);
             for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[k]));
         }
         CHECK_MSG(worst < 1e-6, "%s: padding changed an output by %g", st->name, worst);
@@ -332,7 +333,7 @@ TEST(bilstm_resume_is_exact) {
     Model *half = BILSTM_OPS.create(cfg, t, &tr, 5);
     if (CHECK(whole && half)) {
         Encoded *e = BILSTM_OPS.encode(half, &tr);
-        synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 0, 1);
+        synth_train_epochs(&BILSTM_OPS, half, &tr, e, cfg, 5, 0, 1);
         CHECK_EQ_INT(BILSTM_OPS.save(half, wpath), 0);
         CHECK_EQ_INT(BILSTM_OPS.save_state(half, spath), 0);
         BILSTM_OPS.encoded_free(e);
@@ -340,7 +341,7 @@ TEST(bilstm_resume_is_exact) {
         half = BILSTM_OPS.load(wpath, t);
         if (CHECK(half != NULL) && CHECK(BILSTM_OPS.load_state(half, spath) == 0)) {
             e = BILSTM_OPS.encode(half, &tr);
-            synth_train_epochs(&BILSTM_OPS, half, e, tr.n, cfg, 5, 1, 2);
+            synth_train_epochs(&BILSTM_OPS, half, &tr, e, cfg, 5, 1, 2);
             BILSTM_OPS.encoded_free(e);
             const Params *a = ((BiLstm *)whole)->base.params, *b = ((BiLstm *)half)->base.params;
             CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);

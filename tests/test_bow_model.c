@@ -1,6 +1,7 @@
 /* test_bow_model.c — a tiny model for testing the trainer and the model commands:
  * multinomial logistic regression (or linear regression for STS-B) over hashed
- * bag-of-words features, trained with SGD + momentum. It trains in milliseconds,
+ * bag-of-words features — logits for the harness's head (softmax
+ * cross-entropy, or MSE) — trained with SGD + momentum. It trains in milliseconds,
  * so the whole finetune → eval → predict path can be tested end to end.
  *
  * Linked only into the test binary, which registers it (model_register) at load
@@ -31,16 +32,16 @@ struct Model {
     float *w;            /* (K, D) */
     float *b;            /* (K) */
     float *vw, *vb;      /* momentum buffers, like w and b */
-    float *gw, *gb;      /* gradient scratch, like w and b */
+    float *gw, *gb;      /* gradients, like w and b */
     long steps;
+    const Encoded *last_e;   /* the last training forward's features and rows, for backward */
+    int *last_rows, last_n, cap_rows;
 };
 
 struct Encoded {
     int n;
     int *off;            /* (n + 1) row r's features are ids[off[r] .. off[r+1]) */
     int *ids;            /* bucket ids */
-    int *label;          /* (n) */
-    float *score;        /* (n) */
 };
 
 static cJSON *bow_default_config(const Task *task) {
@@ -103,15 +104,11 @@ static Encoded *bow_encode(Model *m, const Dataset *d) {
     e->n = d->n;
     e->off = xmalloc(sizeof(int) * (size_t)(d->n + 1));
     e->ids = xmalloc(sizeof(int) * (size_t)(2 * m->max_len * (d->n ? d->n : 1)));
-    e->label = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
-    e->score = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1));
     int n = 0;
     for (int r = 0; r < d->n; r++) {
         e->off[r] = n;
         n += bow_words(m, d->ex[r].a, 0, e->ids, n);
         n += bow_words(m, d->ex[r].b, BOW_PAIR_SALT, e->ids, n);
-        e->label[r] = d->ex[r].label;
-        e->score[r] = d->ex[r].score;
     }
     e->off[d->n] = n;
     return e;
@@ -119,7 +116,7 @@ static Encoded *bow_encode(Model *m, const Dataset *d) {
 
 static void bow_encoded_free(Encoded *e) {
     if (!e) return;
-    free(e->off); free(e->ids); free(e->label); free(e->score);
+    free(e->off); free(e->ids);
     free(e);
 }
 
@@ -135,35 +132,38 @@ static void bow_forward(const Model *m, const Encoded *e, int r, float *z) {
     }
 }
 
-static void bow_softmax(float *z, int k) {
-    float mx = z[0], sum = 0;
-    for (int i = 1; i < k; i++) mx = z[i] > mx ? z[i] : mx;
-    for (int i = 0; i < k; i++) sum += (z[i] = expf(z[i] - mx));
-    for (int i = 0; i < k; i++) z[i] /= sum;
+/* ---- logits for the harness's head ---- */
+
+static void bow_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+    for (int i = 0; i < n; i++) bow_forward(m, e, rows[i], logits + (size_t)i * (size_t)m->K);
+    if (!st) return;
+    memset(m->gw, 0, sizeof(float) * (size_t)m->K * (size_t)m->D);
+    memset(m->gb, 0, sizeof(float) * (size_t)m->K);
+    if (n > m->cap_rows) {
+        m->last_rows = xrealloc(m->last_rows, sizeof(int) * (size_t)n);
+        m->cap_rows = n;
+    }
+    memcpy(m->last_rows, rows, sizeof(int) * (size_t)n);
+    m->last_e = e;
+    m->last_n = n;
 }
 
-static float bow_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    size_t kd = (size_t)m->K * (size_t)m->D;
-    memset(m->gw, 0, sizeof(float) * kd);
-    memset(m->gb, 0, sizeof(float) * (size_t)m->K);
-    float z[TASK_MAX_LABELS], loss = 0;
-    for (int i = 0; i < n; i++) {
-        int r = rows[i], len = bow_length(e, r);
-        bow_forward(m, e, r, z);
-        if (m->K == 1) {                 /* squared error: d/dz 0.5 (z - y)^2 */
-            z[0] -= e->score[r];
-            loss += 0.5f * z[0] * z[0];
-        } else {                         /* cross-entropy: d/dz = p - onehot */
-            bow_softmax(z, m->K);
-            loss -= logf(z[e->label[r]] > 1e-30f ? z[e->label[r]] : 1e-30f);
-            z[e->label[r]] -= 1.0f;
-        }
+/* z = b + mean of the row's weight columns: each column gets dz / len. */
+static void bow_backward_ops(Model *m, const float *dlogits) {
+    const Encoded *e = m->last_e;
+    for (int i = 0; i < m->last_n; i++) {
+        int r = m->last_rows[i], len = bow_length(e, r);
         for (int k = 0; k < m->K; k++) {
-            m->gb[k] += z[k] / (float)n;
-            for (int j = e->off[r]; j < e->off[r + 1]; j++)
-                m->gw[(size_t)k * (size_t)m->D + (size_t)e->ids[j]] += z[k] / (float)(len * n);
+            float dz = dlogits[(size_t)i * (size_t)m->K + (size_t)k];
+            m->gb[k] += dz;
+            for (int j = e->off[r]; j < e->off[r + 1]; j++) m->gw[(size_t)k * (size_t)m->D + (size_t)e->ids[j]] += dz / (float)len;
         }
     }
+}
+
+/* SGD with momentum. */
+static int bow_update_ops(Model *m, const TrainState *st) {
+    size_t kd = (size_t)m->K * (size_t)m->D;
     for (size_t i = 0; i < kd; i++) {
         m->vw[i] = m->momentum * m->vw[i] + m->gw[i];
         m->w[i] -= st->lr * m->vw[i];
@@ -176,14 +176,7 @@ static float bow_train_step(Model *m, const Encoded *e, const int *rows, int n, 
     /* Simulated kill -9 for the resume test: die without any cleanup. */
     const char *crash = getenv("TEST_BOW_CRASH_AT_STEP");
     if (crash && m->steps == atol(crash)) _exit(77);
-    return loss / (float)n;
-}
-
-static void bow_predict(Model *m, const Encoded *e, const int *rows, int n, float *out) {
-    for (int i = 0; i < n; i++) {
-        bow_forward(m, e, rows[i], out + (size_t)i * (size_t)m->K);
-        if (m->K > 1) bow_softmax(out + (size_t)i * (size_t)m->K, m->K);
-    }
+    return 0;
 }
 
 static long bow_num_params(const Model *m) { return (long)m->K * m->D + m->K; }
@@ -191,7 +184,7 @@ static long bow_num_params(const Model *m) { return (long)m->K * m->D + m->K; }
 static void bow_free(Model *m) {
     if (!m) return;
     cJSON_Delete(m->config);
-    free(m->w); free(m->b); free(m->vw); free(m->vb); free(m->gw); free(m->gb);
+    free(m->w); free(m->b); free(m->vw); free(m->vb); free(m->gw); free(m->gb); free(m->last_rows);
     free(m);
 }
 
@@ -267,8 +260,9 @@ static const ModelOps TEST_BOW_OPS = {
     .create = bow_create,
     .encode = bow_encode,
     .encoded_free = bow_encoded_free,
-    .train_step = bow_train_step,
-    .predict = bow_predict,
+    .forward = bow_forward_ops,
+    .backward = bow_backward_ops,
+    .update = bow_update_ops,
     .save = bow_save,
     .load = bow_load,
     .num_params = bow_num_params,

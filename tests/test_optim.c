@@ -187,7 +187,7 @@ TEST(optim_sparse_rows_sgd_and_adamw) {
     }
 }
 
-/* Fine-tuning's rates (TRAINER_SETTING_WARMUP's fraction of the steps, here
+/* Fine-tuning's rates (RUN_SETTING_WARMUP's fraction of the steps, here
  * 10 of 100): the warm-up in float arithmetic, bit for bit the rates that
  * fine-tuned checkpoints were trained with, then the decay; and the re-warm-up
  * of a run continued from weights with a fresh optimizer. */

@@ -21,6 +21,21 @@ TEST(registry_has_every_model) {
     CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
 }
 
+/* model.h's contract: logits for the harness's head (forward, backward,
+ * update), or, only where the output layer is the loss (fastText), a step
+ * of its own (train_step, predict) — one or the other, whole. */
+TEST(registry_models_compute_logits_or_own_their_step) {
+    for (int i = 0; i < model_count(); i++) {
+        const ModelOps *ops = model_at(i);
+        int logits = ops->forward && ops->backward && ops->update, own = ops->train_step && ops->predict;
+        int any_logits = ops->forward || ops->backward || ops->update, any_own = ops->train_step || ops->predict;
+        CHECK_MSG(logits ? !any_own : own && !any_logits, "%s: forward/backward/update or train_step/predict",
+                  ops->name);
+        CHECK_MSG(own == (strcmp(ops->name, "fasttext") == 0), "%s: %s its own step", ops->name,
+                  own ? "takes" : "does not take");
+    }
+}
+
 TEST(registry_static_archive_link_keeps_models) {
     const char *bin = getenv("GLUE_STATIC_BIN");   /* make test sets it; build/ is the default build */
     if (!bin || !*bin) bin = "build/glue-static";

@@ -16,6 +16,7 @@
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
+#include "train/evaluate.h"
 
 /* Noise "n<k>" (k < 50) around the signal, which stands as one phrase so that a
  * window sees it whole. ORDER: label 1 iff "x y" rather than "y x" (same bag of
@@ -264,7 +265,7 @@ TEST(textcnn_batch_independent) {
         Encoded *e = TEXTCNN_OPS.encode(m, &d);
         for (int i = 0; i < d.n; i++) {
             float one[2];
-            TEXTCNN_OPS.predict(m, e, &i, 1, one);
+            evaluate_rows(&TEXTCNN_OPS, m, e, &i, 1, 2, one);
             if (!CHECK_MSG(one[0] == all[2 * i] && one[1] == all[2 * i + 1], "row %d alone %g, in batch %g", i,
                            one[0], all[2 * i]))
                 break;
@@ -295,7 +296,7 @@ TEST(textcnn_save_load_same_predictions) {
     char *path = temp_path("ckpt");
     if (CHECK(m != NULL)) {
         Encoded *e = TEXTCNN_OPS.encode(m, &tr);
-        synth_train_epochs(&TEXTCNN_OPS, m, e, tr.n, cfg, 3, 0, 1);
+        synth_train_epochs(&TEXTCNN_OPS, m, &tr, e, cfg, 3, 0, 1);
         TEXTCNN_OPS.encoded_free(e);
         CHECK(TEXTCNN_OPS.save(m, path) == 0);
         Model *l = TEXTCNN_OPS.load(path, &SYNTH_TASK2);
@@ -333,14 +334,14 @@ static void resume_exact(const char *optimizer, double lr) {
     char *ckpt = temp_path("resume"), *state = temp_path("state");
     if (CHECK(a && b)) {
         Encoded *ea = TEXTCNN_OPS.encode(a, &tr);
-        synth_train_epochs(&TEXTCNN_OPS, a, ea, tr.n, cfg, 5, 0, 2);
+        synth_train_epochs(&TEXTCNN_OPS, a, &tr, ea, cfg, 5, 0, 2);
         Encoded *eb = TEXTCNN_OPS.encode(b, &tr);
-        synth_train_epochs(&TEXTCNN_OPS, b, eb, tr.n, cfg, 5, 0, 1);
+        synth_train_epochs(&TEXTCNN_OPS, b, &tr, eb, cfg, 5, 0, 1);
         CHECK(TEXTCNN_OPS.save(b, ckpt) == 0 && TEXTCNN_OPS.save_state(b, state) == 0);
         TEXTCNN_OPS.free(b);
         b = TEXTCNN_OPS.load(ckpt, &SYNTH_TASK2);
         if (CHECK(b != NULL) && CHECK(TEXTCNN_OPS.load_state(b, state) == 0)) {
-            synth_train_epochs(&TEXTCNN_OPS, b, eb, tr.n, cfg, 5, 1, 2);
+            synth_train_epochs(&TEXTCNN_OPS, b, &tr, eb, cfg, 5, 1, 2);
             float *pa = synth_predict(&TEXTCNN_OPS, a, &dv, 0), *pb = synth_predict(&TEXTCNN_OPS, b, &dv, 0);
             CHECK_MSG(memcmp(pa, pb, (size_t)dv.n * 2 * sizeof *pa) == 0, "%s: resumed run differs", optimizer);
             const Params *p = ((TextCnn *)a)->base.params, *q = ((TextCnn *)b)->base.params;
@@ -394,7 +395,7 @@ TEST(textcnn_static_vectors_stay_frozen) {
         memcpy(before, m->emb, (size_t)V * 3 * sizeof *before);
         float conv0 = m->conv_w[0][0];
         Encoded *e = TEXTCNN_OPS.encode((Model *)m, &tr);
-        synth_train_epochs(&TEXTCNN_OPS, (Model *)m, e, tr.n, cfg, 1, 0, 1);
+        synth_train_epochs(&TEXTCNN_OPS, (Model *)m, &tr, e, cfg, 1, 0, 1);
         TEXTCNN_OPS.encoded_free(e);
         CHECK(memcmp(before, m->emb, (size_t)V * 3 * sizeof *before) == 0);   /* static: unchanged */
         CHECK(m->conv_w[0][0] != conv0);                                       /* the rest trains */
@@ -409,7 +410,7 @@ TEST(textcnn_static_vectors_stay_frozen) {
     if (CHECK(m != NULL)) {
         int x = word_vocab_id(&m->base.vocab, "x", 1);
         Encoded *e = TEXTCNN_OPS.encode((Model *)m, &tr);
-        synth_train_epochs(&TEXTCNN_OPS, (Model *)m, e, tr.n, cfg, 1, 0, 1);
+        synth_train_epochs(&TEXTCNN_OPS, (Model *)m, &tr, e, cfg, 1, 0, 1);
         TEXTCNN_OPS.encoded_free(e);
         CHECK(m->emb[x * 3 + 2] != 2.0f);
         for (int c = 0; c < 3; c++) CHECK(m->emb[WF_PAD * 3 + c] == 0.0f);   /* padding stays zero */

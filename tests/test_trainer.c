@@ -312,7 +312,7 @@ static double checkpoint_accuracy(const char *ckpt, const char *task, const char
     int correct = 0, k = t->num_labels;
     float p[TASK_MAX_LABELS];
     for (int i = 0; i < d.n; i++) {
-        bow()->predict(m, e, &i, 1, p);
+        evaluate_rows(bow(), m, e, &i, 1, k, p);
         int best = 0;
         for (int c = 1; c < k; c++) best = p[c] > p[best] ? c : best;
         correct += best == d.ex[i].label;

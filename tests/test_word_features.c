@@ -90,8 +90,6 @@ TEST(word_seqs_encode_truncates_and_pairs) {
     /* unseen words of b were in train, so they are known; a new split's are not */
     CHECK_EQ_INT(s->unknown, 0);
     CHECK_EQ_INT(s->off[4], s->tokens);
-    CHECK_EQ_INT(s->label[1], 1);
-    CHECK_NEAR(s->score[3], 3.0, 0);
     word_seqs_free(s);
     const char *const other[] = {"zebra THE"};
     Dataset o = wf_dataset(other, NULL, 1);

@@ -251,7 +251,7 @@ static void ours_train_step(Ours *o, int n_masked) {
  * the classifier reads (bert_forward_pooled). */
 static void ours_classify(Ours *o, Bert *m, int B, int T) {
     bert_forward_pooled(m, &(BertBatch){B, T, o->ids, o->segments, NULL}, NULL);
-    bert_head_logits(m, o->logits);
+    bert_head_forward(m, NULL, o->logits);
 }
 
 

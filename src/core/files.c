@@ -55,6 +55,11 @@ char *file_read(const char *path, size_t *len) {
     return buf;
 }
 
+void file_join(const char *dir, const char *file, char *out, size_t cap) {
+    int n = snprintf(out, cap, "%s/%s", dir, file);
+    if (n < 0 || (size_t)n >= cap) DIE("path too long: %s/%s", dir, file);
+}
+
 cJSON *json_file_read(const char *path, int report_missing) {
     size_t len;
     char *text = file_read(path, &len);

@@ -26,6 +26,8 @@ typedef struct cJSON cJSON;
 /* mkdir -p. 0 ok; else prints why and returns -1. */
 int file_make_dir(const char *dir);
 int file_exists(const char *path);
+/* "<dir>/<file>" into out (cap bytes); DIE if it does not fit. */
+void file_join(const char *dir, const char *file, char *out, size_t cap);
 /* Read a whole (small) file, NUL-terminated; NULL with errno set when it
  * cannot be read. */
 char *file_read(const char *path, size_t *len);

@@ -24,6 +24,7 @@
 
 #include "train/trainer.h"
 
+/* INTERMEDIATE_KEY and INTERMEDIATE_NONE: models/run_config.h (a model's setting). */
 #define INTERMEDIATE_DIR  "intermediate"   /* under the target's run directory */
 
 /* trainer_run(o), after the intermediate stage when o's config names one:

@@ -1,15 +1,37 @@
 /* model.h — the one interface every classifier implements (DESIGN §3): BERT,
- * fastText, TextCNN, BiLSTM. The trainer (src/train/trainer.c) and the commands
- * `glue finetune|eval|predict|compare` only ever talk to a ModelOps.
+ * fastText, TextCNN, BiLSTM. The harness (src/train: the loop, the head and
+ * evaluation) and the commands `glue finetune|eval|predict|compare` only
+ * ever talk to a ModelOps.
  *
  * Each model turns a Dataset into its own features once (`encode`: WordPiece ids
  * for BERT, word + bigram ids for fastText, word ids for TextCNN/BiLSTM), then
  * trains and predicts on minibatches given as row indices into those features.
  *
+ * Models compute logits; the harness owns the loss. A training step is
+ * composed in one place (src/train/step.c):
+ *   forward (logits, keeping what backward needs) -> the head's loss and its
+ *   gradient dlogits (src/train/head.h: softmax cross-entropy, regression
+ *   MSE) -> backward (adds every parameter's gradient) -> the gradient sum
+ *   over data-parallel ranks (core/dist_grad.h) -> update (the model's
+ *   clipping, optimizer and constraints);
+ * and prediction is forward without training, then the head's probabilities
+ * or scores. So a model never sees a label: the head reads them from the
+ * Dataset, and a new loss (class weights, a multi-label sigmoid head) is
+ * written once for every model.
+ *
+ * Except where a model's output layer IS its loss: fastText's hierarchical
+ * softmax (a path of binary decisions down a Huffman tree, never the K
+ * logits) and its plain softmax, both updated row by row by Hogwild threads
+ * inside the step, have no logits for a head to take. Such a model supplies
+ * `train_step` (the whole step, returning the mean loss) and `predict`
+ * (probabilities or scores) instead of forward/backward/update; fastText is
+ * the only one.
+ *
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
- * `train_step`, `predict`, `save`, `load`, `num_params` and `free` are required;
- * `length`, `save_state`/`load_state`, `use_bf16`, `load_external` and
- * `data_parallel` are optional (NULL or 0: the feature is absent, and the
+ * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
+ * `update` or `train_step` and `predict`, are required; `length`,
+ * `save_state`/`load_state`, `use_bf16`, `load_external`, `score_scale` and
+ * `data_parallel` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
  * one user_error message and a NULL return, never a crash.
@@ -19,7 +41,8 @@
  *   "warmup" (fraction of the steps with linear warm-up, default 0),
  *   "schedule" ("linear" decay to 0 after warm-up | "constant" | "cosine",
  *               default "linear"),
- *   "eval_batch" (int, default TRAINER_EVAL_BATCH in trainer.h).
+ *   "eval_batch" (int, default EVALUATE_BATCH_DEFAULT in train/evaluate.h).
+ * Their rows for a model's settings table: models/run_config.h (RUN_SETTING_*).
  * `--max-len N` sets "max_len" and is refused for a model without that key.
  * The trainer hands the same config object (defaults overridden by the user) to
  * `create`, and stores it as config.json in the run directory. */
@@ -30,25 +53,31 @@
 
 #include "tasks/task.h"
 
+/* A trained model's checkpoint in its directory: a run directory's (run_dir.h)
+ * and a shipped model's (models/<name>/), which --init DIR looks for. */
+#define MODEL_CKPT "model.ckpt"
+
 typedef struct cJSON cJSON;
 typedef struct Model Model;       /* opaque, one struct per model kind */
 typedef struct Encoded Encoded;   /* opaque, a split's features in the model's terms */
 
-/* What the trainer tells a step. */
+/* What the harness tells a training step. */
 typedef struct TrainState {
     long step, total_steps;   /* optimizer steps so far / planned */
     double progress;          /* fraction of training done, in [0,1] (fastText's lr decay) */
     float lr;                 /* learning rate for this step (schedule applied) */
     int epoch;                /* 0-based */
     /* Data parallel (`mpirun -np N glue finetune`, ModelOps.data_parallel):
+     * this rank, and the run seed (rank > 0 draws its dropout from them and
+     * the step; rank 0 keeps the model's own stream). The harness's own:
      * this rank's rows over the global batch's (1 in one process; the
-     * gradient of the local mean times share sums to the global mean's, see
-     * trainer_sync_grads), this rank, and the run seed (rank > 0 draws its
-     * dropout from it; rank 0 keeps the model's own stream). */
-    double share;
+     * gradient of the local mean times share sums to the global mean's,
+     * core/dist_grad.h), and the sum's buckets (MiB; 0 = one sum,
+     * RUN_SETTING_BUCKET_MB). */
     int rank;
     uint64_t seed;
-    double bucket_mb;   /* the gradient sum's buckets (MiB; 0 = one sum), TRAINER_SETTING_BUCKET_MB */
+    double share;
+    double bucket_mb;
 } TrainState;
 
 typedef struct ModelOps {
@@ -61,10 +90,29 @@ typedef struct ModelOps {
     Model *(*create)(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed);
     Encoded *(*encode)(Model *m, const Dataset *d);
     void (*encoded_free)(Encoded *e);
+
+    /* ---- logits, for the harness's head (every model but fastText) ---- */
+    /* logits (n, K) of rows[0..n) of e: K classes, or 1 score (regression).
+     * st != NULL: a training forward. It starts a step (zeroes the
+     * gradients), draws dropout as st says and keeps what backward needs; n
+     * is at most the configured batch, and may be 0 (a data-parallel rank
+     * given none of a short last batch: the zeroing only). st == NULL:
+     * evaluation, any n. */
+    void (*forward)(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
+    /* dlogits (n, K): the loss's gradient w.r.t. the last training forward's
+     * logits. ADDS every parameter's gradient. */
+    void (*backward)(Model *m, const float *dlogits);
+    /* One update from the gradients at st->lr: the model's clipping,
+     * optimizer step and constraints. 0, or -1 with nothing changed when the
+     * gradient is not finite (the harness reports the divergence). */
+    int (*update)(Model *m, const TrainState *st);
+
+    /* ---- a model whose output layer is its loss (fastText only; see above) ---- */
     /* One optimizer step on rows[0..n) of e; returns the mean loss. */
     float (*train_step)(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
     /* out: (n, K) class probabilities, or (n, 1) score for regression. */
     void (*predict)(Model *m, const Encoded *e, const int *rows, int n, float *out);
+
     int (*save)(const Model *m, const char *path);           /* 0 ok */
     Model *(*load)(const char *path, const Task *task);      /* NULL + message on error */
     long (*num_params)(const Model *m);
@@ -85,15 +133,24 @@ typedef struct ModelOps {
      * `eval/predict --init DIR` (BERT: a Hugging Face classifier directory).
      * NULL + message on error. */
     Model *(*load_external)(const char *dir, const Task *task);
+    /* Optional (NULL: 1). Regression: the model's output is the score divided
+     * by this (BERT's siamese head outputs a cosine, STS-B's scores are 0..5):
+     * the head compares it with score / scale and reports output * scale. */
+    float (*score_scale)(const Model *m);
     /* Optional (NULL: none). The settings table (models/run_config.h) the
      * defaults and checks come from: `--help-settings` prints its ranges. */
     const struct SettingSpec *settings;
     int num_settings;
-    /* 1: train_step calls trainer_sync_grads between its backward and the
-     * clipping (BERT: in buckets started during the backward), so `mpirun -np N glue finetune` trains data-parallel (BERT).
-     * 0: refused under more than one rank (fastText's Hogwild updates and the
-     * sparse embedding rows of TextCNN/BiLSTM are not summed over ranks). */
-    int data_parallel;
+    /* Optional (NULL: refused under more than one rank: fastText's Hogwild
+     * updates and the sparse embedding rows of TextCNN/BiLSTM are not summed
+     * over ranks). `mpirun -np N glue finetune` trains such a model
+     * data-parallel (BERT): it returns its gradients as one dense array of *n
+     * floats, which the harness sums over the ranks between backward and
+     * update, and from now on its backward calls ready(ctx, lo) when floats
+     * [lo, *n) are final (BERT: the heads', then each layer's as it goes
+     * down), so that the sum overlaps the backward. Called after a training
+     * forward; the array does not move afterwards. */
+    float *(*data_parallel)(Model *m, long *n, void (*ready)(void *ctx, long lo), void *ctx);
 } ModelOps;
 
 /* Registry: all model kinds, by name. */

@@ -17,6 +17,8 @@ static int num_models = MODELS_BUILT_IN;
 
 void model_register(const ModelOps *ops) {
     if (num_models == MODELS_MAX) DIE("model_register: more than %d models", MODELS_MAX);
+    int logits = ops->forward && ops->backward && ops->update, own = ops->train_step && ops->predict;
+    if (logits == own) DIE("model_register: %s needs forward, backward and update, or train_step and predict", ops->name);
     if (model_find(ops->name)) DIE("model_register: a model named '%s' exists", ops->name);
     models[num_models++] = ops;
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+const char *const RUN_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
+
 /* The keys of config, for "valid keys are ..." hints. */
 static void config_key_list(const cJSON *config, char *out, size_t cap) {
     size_t n = 0;

@@ -7,6 +7,7 @@
 #ifndef GLUE_RUN_CONFIG_H
 #define GLUE_RUN_CONFIG_H
 
+#include "core/blas.h"
 #include "models/model.h"
 
 /* defaults (taken over: freed on failure, returned on success), then the
@@ -128,13 +129,34 @@ void settings_table_read(SettingsReader *s, const SettingSpec *spec, int n, void
  * 0, or -1 after the message (a usage error). */
 int settings_table_check(const cJSON *config, const SettingSpec *spec, int n, const char *who, const char *hint);
 
-/* The ranges of the settings every trainer-driven model shares (the rows of
- * train/trainer.h's TRAINER_SETTING_* and the models that read these keys
- * into fields of their own, such as fastText): one definition, so a model's
- * table cannot promise more than the trainer takes. */
-#define SETTINGS_MAX_EPOCHS 100000
-#define SETTINGS_MAX_BATCH (1 << 20)
-#define SETTINGS_MIN_LR 1e-12
-#define SETTINGS_MAX_LR 10
-
+/* ---- the harness's settings, as rows of a model's table ----
+ *
+ * Every model's defaults carry the keys the training loop (src/train) reads:
+ * epochs, lr, batch, warm-up (a fraction of the steps) and the learning-rate
+ * schedule; a model adds the rows of the others it supports. The rows live
+ * here, beside the table type, so that a model names them without including
+ * the harness. */
+#define RUN_MAX_EPOCHS 100000
+#define RUN_MAX_BATCH (1 << 20)
+/* The learning rate's range, for the models that read lr into a field of
+ * their own (fastText) too: one definition, so no table promises more. */
+#define RUN_MIN_LR 1e-12
+#define RUN_MAX_LR 10
+extern const char *const RUN_SCHEDULES[];   /* "linear", "constant", "cosine" */
+#define RUN_SETTING_EPOCHS(def) {"epochs", SETTING_INT, SETTING_NO_FIELD, def, 1, RUN_MAX_EPOCHS, NULL, NULL}
+#define RUN_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, RUN_MIN_LR, RUN_MAX_LR, NULL, NULL}
+#define RUN_SETTING_WARMUP(def) {"warmup", SETTING_REAL_BELOW, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
+#define RUN_SETTING_SCHEDULE(def) {"schedule", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, def, RUN_SCHEDULES}
+/* Data parallel (data-parallel models only): the gradient sum's bucket size
+ * in MiB, as pretraining's bucket_mb (0 = one sum after the backward). It
+ * changes no result beyond the order of sums (trainer_config_same ignores it). */
+#define RUN_SETTING_BUCKET_MB(def) {"bucket_mb", SETTING_REAL, SETTING_NO_FIELD, def, 0, 1024, NULL, NULL}
+/* Batches of rows of about one length (trainer_epoch_order), for models that
+ * pad a batch to its longest row and report row lengths (ModelOps.length). */
+#define RUN_SETTING_GROUP_BY_LENGTH(def) {"group_by_length", SETTING_BOOL, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
+/* "bf16": the training steps' matmul products from bf16-rounded operands
+ * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
+ * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
+ * stays fp32. results.json names what ran. */
+#define RUN_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES}
 #endif

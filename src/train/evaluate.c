@@ -2,6 +2,7 @@
 #include "train/evaluate.h"
 
 #include "core/common.h"
+#include "train/head.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -17,6 +18,19 @@ static int rowlen_cmp(const void *a, const void *b) {
     const RowLen *x = a, *y = b;
     if (x->len != y->len) return x->len > y->len ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
+}
+
+void evaluate_rows(const ModelOps *ops, Model *m, const Encoded *e, const int *rows, int n, int num_outputs,
+                   float *out) {
+    if (!ops->forward) {
+        ops->predict(m, e, rows, n, out);
+        return;
+    }
+    Head h;
+    head_init(&h, num_outputs, ops->score_scale ? ops->score_scale(m) : 1.0f);
+    ops->forward(m, e, rows, n, NULL, out);   /* logits, then what they say, in place */
+    head_outputs(&h, out, n, out);
+    head_free(&h);
 }
 
 void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
@@ -36,7 +50,7 @@ void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n
     double t0 = now_seconds();
     for (int i = 0; i < n; i += batch) {
         int b = n - i < batch ? n - i : batch;
-        ops->predict(m, e, order + i, b, buf);
+        evaluate_rows(ops, m, e, order + i, b, num_outputs, buf);
         for (int r = 0; r < b; r++)
             memcpy(out + (size_t)order[i + r] * (size_t)num_outputs, buf + (size_t)r * (size_t)num_outputs,
                    sizeof(float) * (size_t)num_outputs);

@@ -14,8 +14,13 @@
 
 /* Outputs per row: K classes, or 1 score for regression (num_labels == 1). */
 int evaluate_num_outputs(const Task *t);
+/* out (n, num_outputs) for rows[0..n) of e, as reported: probabilities, or
+ * scores — the model's logits (ModelOps.forward) through the head (head.h),
+ * or its own predict (fastText). */
+void evaluate_rows(const ModelOps *ops, Model *m, const Encoded *e, const int *rows, int n, int num_outputs,
+                   float *out);
 /* out (n, evaluate_num_outputs) for rows 0..n) of e, in row order. *seconds (may be
- * NULL) gets the wall time spent in predict. */
+ * NULL) gets the wall time spent predicting. */
 void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n, int num_outputs,
                       int batch, float *out, double *seconds);
 /* Encode d, predict every row, free the features: out (d->n, evaluate_num_outputs),

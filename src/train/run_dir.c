@@ -32,10 +32,7 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap) {
     if (n < 0 || (size_t)n >= cap) DIE("run directory path too long: %s/%s/%s", run_root(), task, model);
 }
 
-void run_file_path(const char *dir, const char *file, char *out, size_t cap) {
-    int n = snprintf(out, cap, "%s/%s", dir, file);
-    if (n < 0 || (size_t)n >= cap) DIE("path too long: %s/%s", dir, file);
-}
+void run_file_path(const char *dir, const char *file, char *out, size_t cap) { file_join(dir, file, out, cap); }
 
 cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config) {
     cJSON *j = cJSON_CreateObject();

@@ -28,9 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/model.h"
+
 typedef struct cJSON cJSON;
 
-#define RUN_CKPT          "model.ckpt"
+#define RUN_CKPT          MODEL_CKPT   /* models/model.h */
 #define RUN_CONFIG        "config.json"
 #define RUN_RESULTS       "results.json"
 #define RUN_RESUME_DIR    "resume"
@@ -46,7 +48,7 @@ const char *run_root(void);
 const char *run_results_root(void);
 /* "<root>/<task>/<model>" into out (cap bytes); DIE if it does not fit. */
 void run_dir_path(const char *task, const char *model, char *out, size_t cap);
-/* "<dir>/<file>" into out; DIE if it does not fit. */
+/* "<dir>/<file>" into out; DIE if it does not fit (core/files.h file_join). */
 void run_file_path(const char *dir, const char *file, char *out, size_t cap);
 /* Directories, JSON files and atomic writes: core/files.h. */
 

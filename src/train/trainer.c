@@ -13,7 +13,7 @@
  * written by rank 0 only. The collectives, entered by every rank at the same
  * point: the agreement after preparation and the hash check (trainer_run),
  * and per step the interrupt flag (loop.c), the gradient sum (inside
- * train_step) and the loss. A failed save on rank 0 ends its process
+ * train_step_run) and the loss. A failed save on rank 0 ends its process
  * with a non-zero status, and dist_finalize then aborts the job. */
 #include "train/trainer.h"
 
@@ -29,6 +29,7 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/step.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -59,7 +60,7 @@ typedef struct Run {
     Schedule sched;              /* the learning rate of each step, once total_steps is known */
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
-    MatmulPrecision precision;   /* of the training steps' products (TRAINER_SETTING_PRECISION), as it runs here */
+    MatmulPrecision precision;   /* of the training steps' products (RUN_SETTING_PRECISION), as it runs here */
     int *lengths;                /* then each training row's length, else NULL */
     TrainLoop loop;              /* where the run is, the epoch records (loop.h) */
     long total_steps;
@@ -67,9 +68,8 @@ typedef struct Run {
     double loss_sum;             /* the epoch's loss so far (summed over its rows) */
     double eval_seconds;
     long eval_examples;
+    TrainStep *steps;            /* forward, head, backward, sum, update (step.h) */
 } Run;
-
-const char *const TRAINER_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
 
 int trainer_check_parallel(const ModelOps *ops) {
     if (dist_size() == 1 || ops->data_parallel) return 0;
@@ -78,65 +78,6 @@ int trainer_check_parallel(const ModelOps *ops) {
                    "%s does not train data-parallel: under mpirun -np %d only BERT fine-tunes", ops->name,
                    dist_size());
     return EXIT_USAGE;
-}
-
-/* g[lo, hi) *= share: this rank's rows' share of the global batch's mean. */
-static void trainer_scale(float *g, long lo, long hi, float share) {
-#pragma omp parallel for schedule(static)
-    for (long i = lo; i < hi; i++) g[i] *= share;
-}
-
-struct TrainerGradSum {
-    DistBuckets *buckets;
-    float *g;
-    long n;
-    long scaled;    /* [scaled, n) is scaled this step */
-    float share;
-};
-
-TrainerGradSum *trainer_grad_sum_create(Params *p, double bucket_mb) {
-    if (dist_size() == 1) return NULL;
-    TrainerGradSum *s = xcalloc(1, sizeof *s);
-    s->g = p->grad;
-    s->n = (long)p->total;
-    long floats = (long)(bucket_mb * (double)(1 << 20) / sizeof(float));   /* 0: one bucket */
-    s->buckets = dist_buckets_create(p->grad, s->n, floats);
-    s->scaled = s->n;
-    return s;
-}
-
-void trainer_grad_sum_free(TrainerGradSum *s) {
-    if (!s) return;
-    dist_buckets_free(s->buckets);
-    free(s);
-}
-
-void trainer_grad_sum_begin(TrainerGradSum *s, const TrainState *st) {
-    if (!s) return;
-    s->share = (float)st->share;
-    s->scaled = s->n;
-    dist_buckets_begin(s->buckets);
-}
-
-/* Scales what became final, then starts the buckets wholly inside it. */
-void trainer_grad_ready(void *ctx, long lo) {
-    TrainerGradSum *s = ctx;
-    if (!s || lo >= s->scaled) return;
-    trainer_scale(s->g, lo, s->scaled, s->share);
-    s->scaled = lo;
-    dist_buckets_ready(s->buckets, lo);
-}
-
-void trainer_sync_grads(const TrainState *st, Params *p, TrainerGradSum *s) {
-    if (dist_size() == 1) return;
-    if (s) {   /* a rank without rows ran no backward: all of it is still to scale and start */
-        trainer_grad_ready(s, 0);
-        dist_buckets_finish(s->buckets);
-        return;
-    }
-    long total = (long)p->total;
-    trainer_scale(p->grad, 0, total, (float)st->share);
-    dist_allreduce_floats(p->grad, total);
 }
 
 /* Settings that change no result beyond the order of sums; settings added
@@ -158,13 +99,13 @@ static int run_read_settings(Run *r) {
     const cJSON *c = r->o->config;
     SettingsReader s = settings_reader(c, r->ops->name, "glue finetune --help-settings lists the settings");
     s.required = 1;   /* every model's defaults have them */
-    r->epochs = (int)settings_int(&s, "epochs", 1, 1, TRAINER_MAX_EPOCHS);
-    r->batch = (int)settings_int(&s, "batch", 1, 1, TRAINER_MAX_BATCH);
+    r->epochs = (int)settings_int(&s, "epochs", 1, 1, RUN_MAX_EPOCHS);
+    r->batch = (int)settings_int(&s, "batch", 1, 1, RUN_MAX_BATCH);
     r->lr = (float)settings_real(&s, "lr", 1e-3, 1e-12, 10);
     s.required = 0;
     r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
-    r->schedule = TRAINER_SCHEDULES[settings_choice(&s, "schedule", TRAINER_SCHEDULES, 3)];
-    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, TRAINER_MAX_BATCH);
+    r->schedule = RUN_SCHEDULES[settings_choice(&s, "schedule", RUN_SCHEDULES, 3)];
+    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, RUN_MAX_BATCH);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
     int wanted = settings_choice(&s, "precision", MATMUL_PRECISION_NAMES, 2);
@@ -393,7 +334,8 @@ static int run_step(void *ctx, TrainLoop *L, double *mean_loss) {
         .progress = (double)L->step / (double)r->total_steps, .lr = schedule_lr(&r->sched, L->step),
         .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed, .bucket_mb = r->bucket_mb,
     };
-    double loss = r->ops->train_step(r->m, r->train_e, r->perm + i + lo, hi - lo, &st);
+    if (!r->steps) r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+    double loss = train_step_run(r->steps, r->perm + i + lo, hi - lo, &st);
     if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
         loss *= st.share;
         dist_allreduce_doubles(&loss, 1);
@@ -552,6 +494,7 @@ static void run_free(Run *r) {
         if (r->dev_e[s]) r->ops->encoded_free(r->dev_e[s]);
         dataset_free(&r->dev[s]);
     }
+    train_step_free(r->steps);
     if (r->train_e) r->ops->encoded_free(r->train_e);
     free(r->lengths);
     free(r->perm);
@@ -613,7 +556,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
         ScheduleKind kind;
-        schedule_parse(r.schedule, &kind);   /* TRAINER_SCHEDULES are schedule names */
+        schedule_parse(r.schedule, &kind);   /* RUN_SCHEDULES are schedule names */
         /* warm-up in float: the rates fine-tuning has always used (schedule.h) */
         r.sched = (Schedule){.kind = kind, .lr = r.lr, .warmup = (long)(r.warmup * (double)r.total_steps),
                              .total = r.total_steps, .warmup_float = 1};

@@ -16,7 +16,7 @@
  * with the same arguments and holds the model; rank r trains on rows
  * [b*r/N, b*(r+1)/N) of every global batch of b (the configured batch, so
  * the run equals the one-process run up to the order of sums when dropout
- * is off), the gradients are summed by trainer_sync_grads, and every rank
+ * is off), the gradients are summed (core/dist_grad.h), and every rank
  * evaluates (identical weights). Rank 0 alone writes files and progress.
  * Models without ModelOps.data_parallel are refused. */
 #ifndef GLUE_TRAINER_H
@@ -28,28 +28,8 @@
 #include "models/model.h"
 #include "models/run_config.h"
 
-/* The settings the trainer reads from every model's config, as rows of the
- * models' SettingSpec tables (default per model): epochs, batch, lr, warm-up
- * (a fraction of the steps) and the learning-rate schedule. */
-#define TRAINER_MAX_EPOCHS SETTINGS_MAX_EPOCHS   /* models/run_config.h: one definition */
-#define TRAINER_MAX_BATCH SETTINGS_MAX_BATCH
-extern const char *const TRAINER_SCHEDULES[];   /* "linear", "constant", "cosine" */
-#define TRAINER_SETTING_EPOCHS(def) {"epochs", SETTING_INT, SETTING_NO_FIELD, def, 1, TRAINER_MAX_EPOCHS, NULL, NULL}
-#define TRAINER_SETTING_LR(def) {"lr", SETTING_REAL, SETTING_NO_FIELD, def, SETTINGS_MIN_LR, SETTINGS_MAX_LR, NULL, NULL}
-#define TRAINER_SETTING_WARMUP(def) {"warmup", SETTING_REAL_BELOW, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
-#define TRAINER_SETTING_SCHEDULE(def) {"schedule", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, def, TRAINER_SCHEDULES}
-/* Data parallel (data-parallel models only): the gradient sum's bucket size
- * in MiB, as pretraining's bucket_mb (0 = one sum after the backward). It
- * changes no result beyond the order of sums (trainer_config_same ignores it). */
-#define TRAINER_SETTING_BUCKET_MB(def) {"bucket_mb", SETTING_REAL, SETTING_NO_FIELD, def, 0, 1024, NULL, NULL}
-/* Batches of rows of about one length (trainer_epoch_order), for models that
- * pad a batch to its longest row and report row lengths (ModelOps.length). */
-#define TRAINER_SETTING_GROUP_BY_LENGTH(def) {"group_by_length", SETTING_BOOL, SETTING_NO_FIELD, def, 0, 1, NULL, NULL}
-/* "bf16": the training steps' matmul products from bf16-rounded operands
- * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
- * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
- * stays fp32. results.json names what ran. */
-#define TRAINER_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES}
+/* The settings the trainer reads from every model's config are rows of the
+ * models' SettingSpec tables: models/run_config.h (RUN_SETTING_*). */
 
 typedef struct TrainerOptions {
     const Task *task;
@@ -99,33 +79,9 @@ int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, 
  * intermediate stage reuse instead of training again. */
 cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, double holdout);
 
-/* Data parallel (`mpirun -np N glue finetune`, dist.h): each rank's gradient
- * of its rows' mean loss, times st->share (its rows over the global batch's),
- * summed over the ranks: the gradient of the global batch's mean on every
- * rank, before the identical clip and optimizer step. A data-parallel model
- * (ModelOps.data_parallel) calls it between backward and clipping; it does
- * nothing in one process. The arena must be dense (no PARAM_SPARSE_ROWS:
- * another rank's rows would escape this rank's touched set). */
-struct Params;
 /* 0, or EXIT_USAGE after one message (from rank 0) when running under more
  * than one rank and ops is not data-parallel; every rank gets the same. */
 int trainer_check_parallel(const ModelOps *ops);
-/* The sum overlapping the backward (a model whose backward says which
- * gradients are final, as bert.h grad_ready): the arena's gradient in
- * buckets of st->bucket_mb MiB (core/dist.h DistBuckets), each scaled by
- * share and started as soon as the backward has finished it. Per step:
- *   trainer_grad_sum_begin(s, st);   before the backward
- *   trainer_grad_ready(s, lo);       floats [lo, end) of the arena are final
- *   trainer_sync_grads(st, p, s);    scales and starts the rest, waits for all
- * create returns NULL in one process (every call then does nothing); the
- * arena's gradient must not move while it lives. */
-typedef struct TrainerGradSum TrainerGradSum;
-TrainerGradSum *trainer_grad_sum_create(struct Params *p, double bucket_mb);
-void trainer_grad_sum_free(TrainerGradSum *s);
-void trainer_grad_sum_begin(TrainerGradSum *s, const TrainState *st);
-void trainer_grad_ready(void *s, long lo);   /* a Bert.grad_ready listener */
-/* s NULL: one blocking sum of the whole arena after the backward. */
-void trainer_sync_grads(const TrainState *st, struct Params *p, TrainerGradSum *s);
 /* The same config, but for keys that change no result (bucket_mb), present
  * or not: a run resumes, and a finished run counts as done, whatever they are;
  * and a switch added later (group_by_length) absent from one and false in the

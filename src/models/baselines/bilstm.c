@@ -1,5 +1,5 @@
 /* bilstm.c — the BiLSTM baseline behind ModelOps: its config (defaults per
- * task), create / encode / train_step / predict / free. The network is in
+ * task), create / encode / free. The network (forward, backward, update) is in
  * bilstm_net.c, checkpoints in bilstm_io.c; see bilstm.h. */
 #include "models/baselines/bilstm.h"
 
@@ -11,7 +11,6 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
-#include "train/trainer.h"
 
 /* Tasks with at most this many training rows get the small-data defaults:
  * more epochs (each is cheap) and the best epoch picked on dev. */
@@ -26,11 +25,11 @@ static const char *const BL_ACTIVATIONS[] = {"tanh", "relu", NULL};   /* BlActiv
 
 #define BL(field) offsetof(BlConfig, field)
 static const SettingSpec BL_SETTINGS[] = {
-    TRAINER_SETTING_EPOCHS(10),   /* per task below */
-    TRAINER_SETTING_LR(1e-3),
-    {"batch", SETTING_INT, BL(batch), 64, 1, TRAINER_MAX_BATCH, NULL, NULL},
-    TRAINER_SETTING_WARMUP(0.0),
-    TRAINER_SETTING_SCHEDULE("linear"),
+    RUN_SETTING_EPOCHS(10),   /* per task below */
+    RUN_SETTING_LR(1e-3),
+    {"batch", SETTING_INT, BL(batch), 64, 1, RUN_MAX_BATCH, NULL, NULL},
+    RUN_SETTING_WARMUP(0.0),
+    RUN_SETTING_SCHEDULE("linear"),
     {"dim", SETTING_INT, BL(dim), 300, 1, 4096, NULL, NULL},
     {"hidden", SETTING_INT, BL(hidden), 512, 1, 4096, NULL, NULL},
     {"mlp", SETTING_INT, BL(mlp), 512, 1, 16384, NULL, NULL},
@@ -124,7 +123,7 @@ BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t
     memset(params_data(m->base.params, m->p.emb) + (size_t)WF_PAD * m->cfg.dim, 0, sizeof(float) * (size_t)m->cfg.dim);
     rng_seed_stream(&m->base.rng, seed, BL_STREAM_DROPOUT);
     m->base.opt = optim_adamw(m->cfg.weight_decay);
-    bl_buffers_alloc(m);
+    bl_buffers_alloc(m, m->cfg.batch);
     return m;
 }
 
@@ -176,8 +175,9 @@ const ModelOps BILSTM_OPS = {
     .create = bl_create,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
-    .train_step = bl_train_step,
-    .predict = bl_predict,
+    .forward = bl_forward_ops,
+    .backward = bl_backward_ops,
+    .update = bl_update_ops,
     .save = word_model_save_ops,
     .load = bl_load,
     .num_params = word_model_num_params,

@@ -1,9 +1,9 @@
 /* bilstm.h — the GLUE BiLSTM baseline (Wang et al. 2018, "GLUE: A Multi-Task
  * Benchmark and Analysis Platform for Natural Language Understanding", §5) as a
  * ModelOps, shared between its files:
- *   bilstm.c       ModelOps: config (defaults per task), create, encode, predict,
+ *   bilstm.c       ModelOps: config (defaults per task), create, encode,
  *                  free, length
- *   bilstm_net.c   the network over a batch: forward, backward, the train step
+ *   bilstm_net.c   the network over a batch: forward, backward, the update
  *   bilstm_io.c    save / load and the optimizer state for exact --resume
  * Outside code needs only BILSTM_OPS (models/registry.c).
  *
@@ -13,8 +13,8 @@
  * classify u; pair tasks run both texts through the same encoder and classify
  * [u; v; |u - v|; u * v] (8H), as the GLUE baselines and InferSent do. The
  * classifier is an MLP: dropout -> linear (M) -> tanh or ReLU -> dropout ->
- * linear (K) -> softmax with cross-entropy, or one output with squared error
- * for regression (STS-B). Trained with Adam(W) and global-norm clipping.
+ * linear (K) logits (the harness's head: softmax with cross-entropy), or one
+ * output (squared error, regression: STS-B). Trained with Adam(W) and global-norm clipping.
  *
  * Shapes: n examples in a batch; R sequences (n, or 2n for pairs: the a texts
  * then the b texts); T = the longest sequence of the batch (<= max_len); V
@@ -84,8 +84,6 @@ typedef struct BlBuffers {
     float *dfeat, *dfeat_drop; /* (n, F) */
     float *dhid, *dact;     /* (n, M) */
     float *dout;            /* (n, K) */
-    float *target;          /* (n) regression targets */
-    int *labels;            /* (n) classes */
     int *touched;           /* (R * T) embedding rows written this step */
     unsigned char *seen;    /* (V) zeroed, for embedding_backward */
 } BlBuffers;
@@ -98,6 +96,7 @@ typedef struct BiLstm {
     BlParams p;
     BlBuffers buf;
     int training_ready;     /* grads, optimizer state and backward buffers exist */
+    int last_n, last_T;     /* the last training forward's examples and T */
 } BiLstm;
 
 /* bilstm.c */
@@ -110,8 +109,8 @@ BiLstm *bl_new(const cJSON *config, const Task *task, WordVocab *vocab, uint64_t
 void bl_free(BiLstm *m);
 
 /* bilstm_net.c */
-/* Allocates the activation buffers (inference). */
-void bl_buffers_alloc(BiLstm *m);
+/* Allocates the activation buffers (inference) for batches of up to n examples. */
+void bl_buffers_alloc(BiLstm *m, int n);
 /* Gradients, optimizer state and backward buffers, once (fresh model, resume). */
 void bl_train_prepare(BiLstm *m);
 void bl_buffers_free(BlBuffers *b);
@@ -121,13 +120,13 @@ int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train);
 /* Adds every parameter gradient given buf.dout (n, K) and the saved forward of
  * the same batch (T as bl_forward returned); marks the embedding rows touched. */
 void bl_backward(BiLstm *m, int n, int T);
-/* ModelOps' train_step and predict: the Model is a BiLstm (its first member
- * the WordModelBase the shared word-model functions read), the Encoded a
- * WordSeqs. One Adam step on rows[0..n) (any n): zero grads, forward, loss,
- * backward, clipping, update; returns the mean loss (NaN: the gradient was not
- * finite). */
-float bl_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
-void bl_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
+/* ModelOps' forward, backward and update (models/model.h): the Model is a
+ * BiLstm (its first member the WordModelBase the shared word-model functions
+ * read), the Encoded a WordSeqs. A training batch larger than the buffers
+ * grows them. */
+void bl_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
+void bl_backward_ops(Model *m, const float *dlogits);
+int bl_update_ops(Model *m, const TrainState *st);
 
 /* bilstm_io.c */
 extern const WordModelKind BL_KIND;

@@ -1,5 +1,6 @@
-/* bilstm_net.c — the BiLSTM network over a batch (see bilstm.h): forward,
- * backward in reverse order, the Adam step, and prediction. Every buffer is
+/* bilstm_net.c — the BiLSTM network over a batch (see bilstm.h): forward to
+ * logits, backward in reverse order from their gradient, and the update
+ * (clipping, the Adam step). Every buffer is
  * sized once for the largest batch (bl_buffers_alloc / bl_train_prepare); a
  * step only uses the front of each with the batch's own (R, T). */
 #include "models/baselines/bilstm.h"
@@ -15,8 +16,6 @@
 #include "nn/linear.h"
 #include "nn/lstm.h"
 #include "nn/maxpool.h"
-#include "nn/mse.h"
-#include "nn/softmax_xent.h"
 #include "optim/clip.h"
 
 /* Sequences per example: a, or a and b. */
@@ -28,11 +27,11 @@ static LstmDims bl_lstm_dims(const BiLstm *m, int R, int T) {
 
 static float *bl_floats(long n) { return xaligned_alloc(sizeof(float) * (size_t)(n > 0 ? n : 1)); }
 
-void bl_buffers_alloc(BiLstm *m) {
+void bl_buffers_alloc(BiLstm *m, int n) {
     BlBuffers *b = &m->buf;
     const BlConfig *c = &m->cfg;
-    b->cap_n = c->batch;
-    b->cap_r = c->batch * bl_seqs_per_example(m);
+    b->cap_n = n;
+    b->cap_r = n * bl_seqs_per_example(m);
     long RT = (long)b->cap_r * c->max_len, H = c->hidden, D = c->dim;
     b->ids = xmalloc(sizeof(int) * (size_t)RT);
     b->lengths = xmalloc(sizeof(int) * (size_t)b->cap_r);
@@ -70,8 +69,6 @@ void bl_train_prepare(BiLstm *m) {
     b->dhid = bl_floats(n * c->mlp);
     b->dact = bl_floats(n * c->mlp);
     b->dout = bl_floats(n * m->K);
-    b->target = bl_floats(n);
-    b->labels = xmalloc(sizeof(int) * (size_t)n);
     b->touched = xmalloc(sizeof(int) * (size_t)RT);
     b->seen = xcalloc((size_t)word_vocab_size(&m->base.vocab), 1);
     m->training_ready = 1;
@@ -80,8 +77,8 @@ void bl_train_prepare(BiLstm *m) {
 void bl_buffers_free(BlBuffers *b) {
     void *all[] = {b->ids, b->lengths, b->x, b->h, b->gates, b->cell, b->lstm_scratch, b->pooled, b->argmax,
                    b->feat, b->act, b->hid, b->out, b->x_mask, b->feat_mask, b->hid_mask, b->dx, b->dx_drop,
-                   b->dh, b->dpooled, b->dfeat, b->dfeat_drop, b->dhid, b->dact, b->dout, b->target,
-                   b->labels, b->touched, b->seen};
+                   b->dh, b->dpooled, b->dfeat, b->dfeat_drop, b->dhid, b->dact, b->dout, b->touched,
+                   b->seen};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
     memset(b, 0, sizeof *b);
 }
@@ -159,19 +156,6 @@ int bl_forward(BiLstm *m, const WordSeqs *s, const int *rows, int n, int train) 
 }
 
 /* ---- backward ---- */
-
-/* The loss of buf.out against the batch's labels or scores, its gradient in
- * buf.dout. */
-static float bl_loss(BiLstm *m, const WordSeqs *s, const int *rows, int n) {
-    BlBuffers *b = &m->buf;
-    memset(b->dout, 0, sizeof(float) * (size_t)n * (size_t)m->K);
-    if (m->K == 1) {
-        for (int i = 0; i < n; i++) b->target[i] = s->score[rows[i]];
-        return mse_forward_backward(b->dout, b->out, b->target, n);
-    }
-    for (int i = 0; i < n; i++) b->labels[i] = s->label[rows[i]];
-    return softmax_xent_forward_backward(b->dout, b->out, b->labels, NULL, n, m->K, -1);
-}
 
 /* dpooled (R, 2H) from dfeat (n, F): the inverse of bl_features. d|x|/dx is
  * taken as 0 at x = 0, as PyTorch's abs does. */
@@ -258,41 +242,43 @@ void bl_backward(BiLstm *m, int n, int T) {
     params_touch_rows(p, m->p.emb, b->touched, touched);
 }
 
-float bl_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    BiLstm *m = (BiLstm *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
-    bl_train_prepare(m);   /* no-op after create / load_state */
-    float loss_sum = 0.0f;
-    int done = 0;
-    /* A batch larger than the buffers (a caller's choice) is one step over
-     * several chunks: gradients of the chunks add up, weighted to the mean. */
-    params_zero_grad(m->base.params);
-    while (done < n) {
-        int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;
-        int T = bl_forward(m, s, rows + done, k, 1);
-        float loss = bl_loss(m, s, rows + done, k);
-        if (k < n)
-            for (long i = 0; i < (long)k * m->K; i++) m->buf.dout[i] *= (float)k / (float)n;
-        bl_backward(m, k, T);
-        loss_sum += loss * (float)k;
-        done += k;
-    }
-    double norm = clip_grad_norm(m->base.params, m->cfg.clip);
-    if (!isfinite(norm)) return NAN;
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return loss_sum / (float)n;
-}
+/* ---- logits for the harness's head ---- */
 
-void bl_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+void bl_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     BiLstm *m = (BiLstm *)model;
     const WordSeqs *s = (const WordSeqs *)e;
-    int K = m->K;
-    for (int done = 0; done < n;) {
+    if (st) {
+        if (n > m->buf.cap_n) {   /* a bigger batch than configured: grow once */
+            bl_buffers_free(&m->buf);
+            m->training_ready = 0;
+            bl_buffers_alloc(m, n);
+        }
+        bl_train_prepare(m);   /* no-op after create / load_state */
+        params_zero_grad(m->base.params);
+        m->last_n = n;
+        if (n == 0) return;
+        m->last_T = bl_forward(m, s, rows, n, 1);
+        memcpy(logits, m->buf.out, sizeof(float) * (size_t)n * (size_t)m->K);
+        return;
+    }
+    for (int done = 0; done < n;) {   /* in buffer-sized chunks */
         int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;
         bl_forward(m, s, rows + done, k, 0);
-        float *o = out + (long)done * K;
-        if (K == 1) memcpy(o, m->buf.out, sizeof(float) * (size_t)k);
-        else softmax_forward(o, m->buf.out, k, K);
+        memcpy(logits + (long)done * m->K, m->buf.out, sizeof(float) * (size_t)k * (size_t)m->K);
         done += k;
     }
+}
+
+void bl_backward_ops(Model *model, const float *dlogits) {
+    BiLstm *m = (BiLstm *)model;
+    memcpy(m->buf.dout, dlogits, sizeof(float) * (size_t)m->last_n * (size_t)m->K);
+    bl_backward(m, m->last_n, m->last_T);
+}
+
+int bl_update_ops(Model *model, const TrainState *st) {
+    BiLstm *m = (BiLstm *)model;
+    double norm = clip_grad_norm(m->base.params, m->cfg.clip);
+    if (!isfinite(norm)) return -1;
+    optim_step(&m->base.opt, m->base.params, st->lr);
+    return 0;
 }

@@ -24,9 +24,9 @@ static const char *const FT_SPLITS[] = {"whitespace", "basic", NULL};      /* Wo
 #define FT(field) offsetof(FtConfig, field)
 static const SettingSpec FT_SETTINGS[] = {
     /* the trainer's keys, with the ranges the trainer holds every model to */
-    {"epochs", SETTING_INT, FT(epochs), 5, 1, SETTINGS_MAX_EPOCHS, NULL, NULL},
-    {"lr", SETTING_FLOAT, FT(lr), 0.1, SETTINGS_MIN_LR, SETTINGS_MAX_LR, NULL, NULL},
-    {"batch", SETTING_INT, SETTING_NO_FIELD, 1000, 1, SETTINGS_MAX_BATCH, NULL, NULL},   /* rows per step, shared by the threads */
+    {"epochs", SETTING_INT, FT(epochs), 5, 1, RUN_MAX_EPOCHS, NULL, NULL},
+    {"lr", SETTING_FLOAT, FT(lr), 0.1, RUN_MIN_LR, RUN_MAX_LR, NULL, NULL},
+    {"batch", SETTING_INT, SETTING_NO_FIELD, 1000, 1, RUN_MAX_BATCH, NULL, NULL},   /* rows per step, shared by the threads */
     {"dim", SETTING_INT, FT(dim), 100, 1, 10000, NULL, NULL},
     {"wordNgrams", SETTING_INT, FT(word_ngrams), 1, 1, 100, NULL, NULL},
     {"minCount", SETTING_INT, FT(min_count), 1, 1, 1e9, NULL, NULL},

@@ -11,7 +11,6 @@
 
 #include "core/common.h"
 #include "models/run_config.h"
-#include "train/trainer.h"
 
 /* Kim (2014): 300-d embeddings, widths 3, 4, 5 with 100 maps each, dropout 0.5,
  * max-norm 3, minibatch 50, Adadelta (rho 0.95; lr 1 is Zeiler's rule) at a
@@ -23,11 +22,11 @@ static const char *const TC_OPTIMIZERS[] = {"adadelta", "adamw", NULL};   /* or 
 
 #define TC(field) offsetof(TcConfig, field)
 static const SettingSpec TC_SETTINGS[] = {
-    TRAINER_SETTING_EPOCHS(20),   /* SST-2: 10 */
-    TRAINER_SETTING_LR(1.0),
+    RUN_SETTING_EPOCHS(20),   /* SST-2: 10 */
+    RUN_SETTING_LR(1.0),
     {"batch", SETTING_INT, TC(batch), 50, 1, 1 << 20, NULL, NULL},
     {"eval_batch", SETTING_INT, TC(eval_batch), 50, 1, 1 << 20, NULL, NULL},
-    TRAINER_SETTING_SCHEDULE("constant"),
+    RUN_SETTING_SCHEDULE("constant"),
     {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},
@@ -196,8 +195,9 @@ const ModelOps TEXTCNN_OPS = {
     .create = tc_create,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
-    .train_step = tc_train_step,
-    .predict = tc_predict,
+    .forward = tc_forward_ops,
+    .backward = tc_backward_ops,
+    .update = tc_update_ops,
     .save = word_model_save_ops,
     .load = tc_load,
     .num_params = word_model_num_params,

@@ -1,15 +1,15 @@
 /* textcnn.h — TextCNN (Kim 2014, "Convolutional Neural Networks for Sentence
  * Classification") as a ModelOps, shared between its files:
  *   textcnn.c        ModelOps: config (per-task defaults), create, encode, free
- *   textcnn_step.c   forward / backward over a batch, train_step, predict
+ *   textcnn_step.c   forward / backward over a batch, the ops' forward, backward, update
  *   textcnn_io.c     save / load and the optimizer state for --resume
  * Outside code needs only TEXTCNN_OPS (models/registry.c).
  *
  * The model: words (models/baselines/word_features.h) -> embedding (V, D) -> for each
  * window width W (3, 4, 5 by default) F filters (F, W, D) with a bias, convolved
  * over time -> max over time -> ReLU -> concatenation (3F) -> dropout -> a
- * linear layer (K classes, softmax + cross-entropy; or 1 output + squared error
- * for regression, STS-B). Kim's max-norm constraint rescales each row of the
+ * linear layer: K logits (the harness's head: softmax + cross-entropy), or 1
+ * output (squared error, regression: STS-B). Kim's max-norm constraint rescales each row of the
  * output weight to norm <= max_norm after every update.
  * Pair tasks: both sentences go through the same embedding and filters, giving
  * u and v; the output layer reads [u; v; |u - v|; u * v] (as GLUE's baselines).
@@ -90,8 +90,6 @@ typedef struct TcWork {
     float *drop, *ddrop;           /* (n, FC) after dropout / its gradient */
     unsigned char *mask;           /* (n, FC) dropout mask */
     float *logits, *dlogits;       /* (n, K) */
-    float *target;                 /* (n) regression targets */
-    int *labels;                   /* (n) */
     int *touched;                  /* (T) embedding rows written by a backward */
     unsigned char *seen;           /* (V) scratch of embedding_backward, kept zero */
 } TcWork;
@@ -125,12 +123,12 @@ void tc_work_free(TcWork *w);
  * backward that ADDS every parameter's gradient given w.dlogits (n, K). */
 void tc_batch_forward(TextCnn *m, const WordSeqs *s, const int *rows, int n, int train);
 void tc_batch_backward(TextCnn *m);
-/* ModelOps' train_step and predict: the Model is a TextCnn (its first member
- * the WordModelBase the shared word-model functions read), the Encoded a
- * WordSeqs. One optimizer step on rows[0..n), returning the mean loss; out
- * (n, K) class probabilities or (n, 1) scores. */
-float tc_train_step(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
-void tc_predict(Model *m, const Encoded *e, const int *rows, int n, float *out);
+/* ModelOps' forward, backward and update (models/model.h): the Model is a
+ * TextCnn (its first member the WordModelBase the shared word-model
+ * functions read), the Encoded a WordSeqs. */
+void tc_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
+void tc_backward_ops(Model *m, const float *dlogits);
+int tc_update_ops(Model *m, const TrainState *st);
 
 /* textcnn_io.c */
 extern const WordModelKind TC_KIND;

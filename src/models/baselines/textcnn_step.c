@@ -1,7 +1,7 @@
 /* textcnn_step.c — TextCNN's computation over a batch: layout of the word ids,
  * forward (embedding -> conv per width -> max over time -> ReLU -> features ->
- * dropout -> linear), loss, backward in reverse, the optimizer step with Kim's
- * max-norm constraint, and prediction. Every buffer is in TcWork, sized once
+ * dropout -> linear) to logits, backward in reverse from their gradient, and
+ * the update (optimizer step with Kim's max-norm constraint). Every buffer is in TcWork, sized once
  * (textcnn.h explains the packed layout and the shifted views). */
 #include "models/baselines/textcnn.h"
 
@@ -16,8 +16,6 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/maxpool.h"
-#include "nn/mse.h"
-#include "nn/softmax_xent.h"
 
 /* ---- workspace ---- */
 
@@ -65,8 +63,6 @@ static void tc_work_size(TextCnn *m, int n) {
     w->mask = xmalloc((size_t)n * m->FC);
     w->logits = xmalloc((size_t)n * m->K * sizeof *w->logits);
     w->dlogits = xmalloc((size_t)n * m->K * sizeof *w->dlogits);
-    w->target = xmalloc((size_t)n * sizeof *w->target);
-    w->labels = xmalloc((size_t)n * sizeof *w->labels);
     w->touched = xmalloc((size_t)BT * sizeof *w->touched);
     w->seen = xcalloc((size_t)word_vocab_size(&m->base.vocab), 1);
 }
@@ -74,8 +70,8 @@ static void tc_work_size(TextCnn *m, int n) {
 void tc_work_free(TcWork *w) {
     free(w->ids); free(w->start); free(w->len); free(w->x); free(w->dx); free(w->conv); free(w->dconv); free(w->col);
     free(w->argmax); free(w->pooled); free(w->dpooled); free(w->dpre); free(w->feat); free(w->dfeat);
-    free(w->drop); free(w->ddrop); free(w->mask); free(w->logits); free(w->dlogits); free(w->target);
-    free(w->labels); free(w->touched); free(w->seen);
+    free(w->drop); free(w->ddrop); free(w->mask); free(w->logits); free(w->dlogits);
+    free(w->touched); free(w->seen);
     memset(w, 0, sizeof *w);
 }
 
@@ -254,18 +250,6 @@ static void tc_max_norm(TextCnn *m) {
     }
 }
 
-/* Mean loss of the batch; dlogits (n, K) set to its gradient. */
-static float tc_loss(TextCnn *m, const WordSeqs *s, const int *rows, int n) {
-    TcWork *w = &m->w;
-    memset(w->dlogits, 0, (size_t)n * m->K * sizeof *w->dlogits);
-    if (m->K == 1) {
-        for (int j = 0; j < n; j++) w->target[j] = s->score[rows[j]];
-        return mse_forward_backward(w->dlogits, w->logits, w->target, n);
-    }
-    for (int j = 0; j < n; j++) w->labels[j] = s->label[rows[j]];
-    return softmax_xent_forward_backward(w->dlogits, w->logits, w->labels, NULL, n, m->K, -1);
-}
-
 void tc_batch_forward(TextCnn *m, const WordSeqs *s, const int *rows, int n, int train) {
     TcWork *w = &m->w;
     w->n = n;
@@ -275,31 +259,39 @@ void tc_batch_forward(TextCnn *m, const WordSeqs *s, const int *rows, int n, int
 
 void tc_batch_backward(TextCnn *m) { tc_backward(m, m->w.n, m->w.B, m->w.T); }
 
-float tc_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    TextCnn *m = (TextCnn *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
-    if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
-        tc_work_free(&m->w);
-        tc_work_size(m, n);
-    }
-    params_zero_grad(m->base.params);
-    tc_batch_forward(m, s, rows, n, 1);
-    float loss = tc_loss(m, s, rows, n);
-    tc_batch_backward(m);
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    tc_max_norm(m);
-    return loss;
-}
+/* ---- logits for the harness's head ---- */
 
-void tc_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
+void tc_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     TextCnn *m = (TextCnn *)model;
     const WordSeqs *s = (const WordSeqs *)e;
+    if (st) {
+        if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
+            tc_work_free(&m->w);
+            tc_work_size(m, n);
+        }
+        params_zero_grad(m->base.params);
+        if (n == 0) return;
+        tc_batch_forward(m, s, rows, n, 1);
+        memcpy(logits, m->w.logits, (size_t)n * m->K * sizeof *logits);
+        return;
+    }
     int cap = tc_work_rows(m);
     for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
         int k = n - lo < cap ? n - lo : cap;
         tc_batch_forward(m, s, rows + lo, k, 0);
-        float *o = out + (long)lo * m->K;
-        if (m->K == 1) memcpy(o, m->w.logits, (size_t)k * sizeof *o);
-        else softmax_forward(o, m->w.logits, k, m->K);
+        memcpy(logits + (long)lo * m->K, m->w.logits, (size_t)k * m->K * sizeof *logits);
     }
+}
+
+void tc_backward_ops(Model *model, const float *dlogits) {
+    TextCnn *m = (TextCnn *)model;
+    memcpy(m->w.dlogits, dlogits, (size_t)m->w.n * m->K * sizeof *dlogits);
+    tc_batch_backward(m);
+}
+
+int tc_update_ops(Model *model, const TrainState *st) {
+    TextCnn *m = (TextCnn *)model;
+    optim_step(&m->base.opt, m->base.params, st->lr);
+    tc_max_norm(m);
+    return 0;
 }

@@ -148,8 +148,6 @@ WordSeqs *word_seqs_encode(const WordVocab *v, const Dataset *d, int max_len) {
     s->off = xmalloc(n1 * sizeof *s->off);
     s->len_a = xmalloc(n1 * sizeof *s->len_a);
     s->len_b = xmalloc(n1 * sizeof *s->len_b);
-    s->label = xmalloc(n1 * sizeof *s->label);
-    s->score = xmalloc(n1 * sizeof *s->score);
     IdList b = {0};
     BasicTokenizer bt;
     basic_tokenizer_init(&bt, 1);
@@ -165,8 +163,6 @@ WordSeqs *word_seqs_encode(const WordVocab *v, const Dataset *d, int max_len) {
         if (wa > max_len && wa > longest) longest = wa;
         if (wb > max_len && wb > longest) longest = wb;
         s->off[r + 1] = b.n;
-        s->label[r] = x->label;
-        s->score[r] = x->score;
     }
     basic_tokenizer_free(&bt);
     dataset_report_truncated(d, cut, max_len, "words", longest);
@@ -181,8 +177,6 @@ void word_seqs_free(WordSeqs *s) {
     free(s->off);
     free(s->len_a);
     free(s->len_b);
-    free(s->label);
-    free(s->score);
     free(s);
 }
 

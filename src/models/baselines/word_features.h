@@ -10,8 +10,8 @@
  *      frequency order are one implementation; stored in checkpoints as two
  *      blobs (word_vocab_save / word_vocab_load).
  *   2. WordSeqs: each example's text a (and b for pair tasks) as word ids,
- *      truncated at max_len words each, with lengths, labels and scores: what a
- *      model's `encode` returns. A text can be empty (length 0): the model
+ *      truncated at max_len words each, with lengths: what a model's `encode`
+ *      returns (the labels stay in the Dataset, for the harness's head). A text can be empty (length 0): the model
  *      decides how to treat it (TextCNN pads it, the BiLSTM sees only padding).
  *   3. word_vectors_load: initialises rows of an embedding matrix (V, D) from a
  *      word-vectors text file in the fastText .vec format (header "N D", then
@@ -63,8 +63,6 @@ typedef struct WordSeqs {
     int32_t *ids;             /* all word ids, row after row: a then b */
     int64_t *off;             /* (n + 1) row r's ids are ids[off[r] .. off[r+1]) */
     int32_t *len_a, *len_b;   /* (n) words of a and of b after truncation (len_b 0 if !pair) */
-    int *label;               /* (n) class, -1 unlabelled */
-    float *score;             /* (n) regression target */
     int64_t tokens, unknown;  /* words kept, and how many of them are WF_UNK */
 } WordSeqs;
 

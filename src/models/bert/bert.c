@@ -251,7 +251,7 @@ static void bert_work_free(BertWork *k, int L) {
     }
     free(k->rows_asked); free(k->rows_slot); free(k->rows_pos); free(k->rows_flat); free(k->rows_in); free(k->drows); free(k->drows2);
     free(k->pair_f); free(k->pair_df);
-    free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask); free(k->logits); free(k->dlogits);
+    free(k->cls_x); free(k->pooled); free(k->head_in); free(k->head_mask);
     free(k->mlm_x); free(k->mlm_pre); free(k->mlm_act); free(k->mlm_mean); free(k->mlm_rstd); free(k->mlm_out);
     free(k->mlm_logits); free(k->mlm_dlogits); free(k->mlm_d1); free(k->mlm_d2); free(k->mlm_row_loss);
     free(k->dhidden); free(k->dpooled); free(k->dbuf); free(k->dhead);
@@ -294,7 +294,6 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     BertWork *k = m->work = xcalloc(1, sizeof *k);
     int C = m->cfg.hidden_size, L = m->cfg.num_layers, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
     int CE = C > E ? C : E;
-    int K = m->heads.num_labels > 0 ? m->heads.num_labels : 1;
     long N = (long)B * T, n = max_masked;
     k->maxB = B; k->maxT = T; k->max_masked = max_masked; k->train = train;
     k->ids = xmalloc(sizeof(int) * (size_t)N);
@@ -366,8 +365,6 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
         k->pair_f = bert_floats((long)B * C * F);
         k->pair_df = bert_floats((long)B * C * F);
     }
-    k->logits = bert_floats((long)B * K);
-    k->dlogits = bert_floats((long)B * K);
     if (m->heads.mlm && n > 0) {
         k->mlm_x = bert_floats(n * C);
         k->mlm_pre = bert_floats(n * E);

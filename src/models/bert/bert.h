@@ -7,15 +7,15 @@
  *   pooled = tanh(h_L[:, 0] W_p^T + b_p)        pooler on [CLS]
  *   MLM head:  logits = LN(gelu(h W_t^T + b_t)) · word^T + bias   (decoder TIED to
  *              the word embeddings), computed only on the masked positions
- *   classifier: logits = dropout(pooled) W_c^T + b_c   (K > 1, softmax xent)
- *   regression: score  = dropout(pooled) w_c^T + b_c   (K == 1, MSE; STS-B)
+ *   classifier: logits = dropout(pooled) W_c^T + b_c   (K > 1; the fine-tuning
+ *   regression: score  = dropout(pooled) w_c^T + b_c   (K == 1)  harness's loss)
  *
  * Files: bert.c (create: parameters, pointer structs, workspace),
  * bert_config.c (BertConfig <-> JSON, named configs), bert_forward.c
- * (embeddings, encoder and pooler forward/backward), bert_heads.c (MLM /
- * classification / regression losses), bert_io.c (checkpoints, vocabulary
- * blob), bert_work.h (the private workspace); bert_model*.c put BERT behind
- * the trainer's ModelOps (BERT_OPS, bert_task.h); bert_hf*.c (Hugging Face
+ * (embeddings, encoder and pooler forward/backward), bert_heads.c (the MLM
+ * loss; classification / regression logits and their backward), bert_io.c (checkpoints, vocabulary
+ * blob), bert_work.h (the private workspace); bert_task*.c put BERT behind
+ * ModelOps (BERT_OPS, bert_task.h); bert_hf*.c (Hugging Face
  * import/export) are built on this header.
  *
  * Parameters live in ONE Params arena (core/params.h) under Hugging Face's
@@ -56,9 +56,11 @@
  *   float acc, loss = bert_mlm_loss(m, positions, labels, n, 1, &acc);
  *   bert_backward(m);
  *   clip_grad_norm(m->params, 1.0f); optim_step(&opt, m->params, lr);
- * Fine-tuning replaces the MLM call by bert_classify_loss / bert_regress_loss;
- * heads can also be combined (their gradients add up). Evaluation:
- *   bert_forward(m, &batch, NULL); bert_head_logits(m, out);
+ * Fine-tuning replaces the MLM call by a task head's forward, the harness's
+ * loss (src/train/head.h) and the head's backward from its dlogits
+ * (bert_head_forward / bert_head_backward); heads can also be combined
+ * (their gradients add up). Evaluation:
+ *   bert_forward(m, &batch, NULL); bert_head_forward(m, NULL, logits);
  *
  * Threads: call from the main thread (see core/threads.h). Deterministic for a
  * seed, the dropout Rng's state and the thread count. */
@@ -304,6 +306,20 @@ float bert_rtd_loss(Bert *m, const unsigned char *replaced, float scale, int bac
 /* The (B, T) logits of the last bert_rtd_loss (padding positions: 0). */
 const float *bert_rtd_logits(const Bert *m);
 
+/* The task heads: logits forward, and backward from their gradient. The
+ * loss is the fine-tuning harness's (src/train/head.h), so each head gives
+ * its outputs and takes back the loss's gradient w.r.t. them. A forward
+ * needs the matching head and a prior bert_forward (or bert_forward_pooled
+ * for bert_head_forward); rng != NULL: dropout on the head's input
+ * (training), NULL: evaluation. A backward (after bert_reserve(..., train =
+ * 1)) takes the gradient of its last forward's outputs and ADDS the
+ * gradients into m->g and the hidden-state (or pooled) gradient for
+ * bert_backward.
+ *
+ * Classifier (K > 1) or regressor (K = 1) on the pooled [CLS] vectors:
+ * logits (B, K) = dropout(pooled) W_c^T + b_c. */
+void bert_head_forward(Bert *m, Rng *rng, float *logits);
+void bert_head_backward(Bert *m, const float *dlogits);
 /* Pair classification on features of the two texts (heads.pair_features 4
  * or 5; bert_pair_head.c), the head TextCNN and BiLSTM use: the last
  * bert_forward held, for n pairs, (F = 5 only) the joined pairs in rows
@@ -311,28 +327,17 @@ const float *bert_rtd_logits(const Bert *m);
  * "[CLS] b [SEP]" in the next two blocks of n rows. u, v = the mean over real
  * tokens of the texts' last hidden states; logits (n, K) = dropout(f) W^T + b
  * with f = [u; v; |u - v|; u * v] (F = 4) or [pooled; u; v; |u - v|; u * v]
- * (F = 5). Returns the mean cross-entropy against labels (n) (label -1
- * ignored; 0 when labels is NULL); logits (n, K), if non-NULL, get the logits
- * without dropout when rng is NULL. backward = 1 adds the gradients. */
-float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits);
-
-/* Classifier (K > 1): mean softmax cross-entropy of labels (B) in [0, K)
- * (label -1 is ignored). Dropout on the pooled vector when rng != NULL. */
-float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward);
-/* Regression (K == 1): mean squared error against targets (B). */
-float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward);
+ * (F = 5). */
+void bert_pair_features_forward(Bert *m, int n, Rng *rng, float *logits);
+void bert_pair_features_backward(Bert *m, const float *dlogits);
 /* Siamese similarity (bert_siamese.c; Sentence-BERT's regression objective):
  * the last bert_forward held 2n rows, the first texts of n pairs in rows
  * [0, n) and their second texts in rows [n, 2n), each "[CLS] text [SEP]".
- * Each row's output is mean-pooled over its real tokens (u, v), scores (n, or
- * NULL) get cos(u_i, v_i), and with targets (n) it returns the mean of
- * (cos - target)^2 (0 without targets); backward = 1 adds the gradient into
- * the hidden-state gradient for bert_backward. Uses no parameters (a model's
- * pooler and classifier, if any, get none). Needs the full bert_forward. */
-float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward);
-/* The head's outputs for the last bert_forward, without dropout (evaluation):
- * out (B, K) logits (K > 1) or (B, 1) scores (K == 1). */
-void bert_head_logits(Bert *m, float *out);
+ * Each row's output is mean-pooled over its real tokens (u, v); scores (n) =
+ * cos(u_i, v_i). No dropout and no parameters of its own (a model's pooler
+ * and classifier, if any, get no gradient). Needs the full bert_forward. */
+void bert_siamese_forward(Bert *m, float *scores);
+void bert_siamese_backward(Bert *m, const float *dscores);
 
 /* ---- checkpoints (bert_io.c), through core/checkpoint.h ---- */
 

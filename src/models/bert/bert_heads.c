@@ -1,7 +1,8 @@
 /* bert_heads.c — the heads on top of the encoder: masked LM (gathered rows,
- * decoder tied to the word embeddings), K-way classification and regression
- * on the pooled [CLS] vector. Each loss computes its gradient at once (when
- * asked) and adds the gradient w.r.t. the encoder output into work->dhidden or
+ * decoder tied to the word embeddings; pretraining's loss, with its gradient
+ * at once), and the K-way classifier or regressor on the pooled [CLS] vector
+ * (logits forward, and backward from the fine-tuning harness's dlogits). The
+ * gradients w.r.t. the encoder output go into work->dhidden or
  * work->dpooled, for bert_backward. See bert.h. */
 #include <math.h>
 #include <string.h>
@@ -15,10 +16,6 @@
 #include "nn/dropout.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
-#include "nn/mse.h"
-#include "nn/softmax_xent.h"
-
-#define BERT_IGNORE_LABEL (-1)
 
 static BertWork *bert_head_work(Bert *m, int backward, const char *what) {
     BertWork *k = m->work;
@@ -119,60 +116,33 @@ const float *bert_mlm_logits(const Bert *m) {
     return m->work->mlm_logits;
 }
 
-/* logits (B, K) = dropout(pooled) W_c^T + b_c. */
-static void bert_cls_forward(Bert *m, Rng *rng) {
-    BertWork *k = m->work;
+void bert_head_forward(Bert *m, Rng *rng, float *logits) {
+    BertWork *k = bert_head_work(m, 0, "bert_head_forward");
+    if (m->heads.num_labels < 1 || m->heads.pair_features)
+        DIE("bert_head_forward: the model has no classification/regression head on the pooled vector");
     int B = k->B, C = m->cfg.hidden_size, K = m->heads.num_labels;
     const float *x = bert_pooled(m);
-    if (rng && m->cfg.hidden_dropout > 0.0f) {
+    k->head_dropped = rng && m->cfg.hidden_dropout > 0.0f;
+    if (k->head_dropped) {
         dropout_forward(k->head_in, k->head_mask, x, (long)B * C, m->cfg.hidden_dropout, rng);
         x = k->head_in;
     } else {
         memcpy(k->head_in, x, sizeof(float) * (size_t)B * C);
     }
-    linear_forward(k->logits, x, m->w.cls_w, m->w.cls_b, B, C, K);
+    linear_forward(logits, x, m->w.cls_w, m->w.cls_b, B, C, K);
 }
 
 /* dlogits (B, K) -> classifier weights and dpooled. */
-static void bert_cls_backward(Bert *m, int dropped) {
-    BertWork *k = m->work;
+void bert_head_backward(Bert *m, const float *dlogits) {
+    BertWork *k = bert_head_work(m, 1, "bert_head_backward");
     int B = k->B, C = m->cfg.hidden_size, K = m->heads.num_labels;
-    matmul(k->dhead, k->dlogits, m->w.cls_w, B, C, K, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(m->g.cls_w, k->dlogits, k->head_in, K, C, B, MAT_T, MAT_N, 1.0f, 1.0f);
-    linear_bias_backward(m->g.cls_b, k->dlogits, B, K);
-    if (dropped) {
+    matmul(k->dhead, dlogits, m->w.cls_w, B, C, K, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(m->g.cls_w, dlogits, k->head_in, K, C, B, MAT_T, MAT_N, 1.0f, 1.0f);
+    linear_bias_backward(m->g.cls_b, dlogits, B, K);
+    if (k->head_dropped) {
         dropout_backward(k->dpooled, k->dhead, k->head_mask, (long)B * C, m->cfg.hidden_dropout);
     } else {
         for (long i = 0; i < (long)B * C; i++) k->dpooled[i] += k->dhead[i];
     }
     k->pooled_grad = 1;
-}
-
-float bert_classify_loss(Bert *m, const int *labels, Rng *rng, int backward) {
-    BertWork *k = bert_head_work(m, backward, "bert_classify_loss");
-    if (m->heads.num_labels < 2) DIE("bert_classify_loss: the model has no classifier (K = %d)", m->heads.num_labels);
-    int B = k->B, K = m->heads.num_labels;
-    bert_cls_forward(m, rng);
-    if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)B * K);
-    float loss = softmax_xent_forward_backward(backward ? k->dlogits : NULL, k->logits, labels, NULL, B, K,
-                                               BERT_IGNORE_LABEL);
-    if (backward) bert_cls_backward(m, rng && m->cfg.hidden_dropout > 0.0f);
-    return loss;
-}
-
-float bert_regress_loss(Bert *m, const float *targets, Rng *rng, int backward) {
-    BertWork *k = bert_head_work(m, backward, "bert_regress_loss");
-    if (m->heads.num_labels != 1) DIE("bert_regress_loss: the model is not a regressor (K = %d)", m->heads.num_labels);
-    int B = k->B;
-    bert_cls_forward(m, rng);
-    if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)B);
-    float loss = mse_forward_backward(backward ? k->dlogits : NULL, k->logits, targets, B);
-    if (backward) bert_cls_backward(m, rng && m->cfg.hidden_dropout > 0.0f);
-    return loss;
-}
-
-void bert_head_logits(Bert *m, float *out) {
-    BertWork *k = bert_head_work(m, 0, "bert_head_logits");
-    if (m->heads.num_labels < 1) DIE("bert_head_logits: the model has no classification/regression head");
-    linear_forward(out, bert_pooled(m), m->w.cls_w, m->w.cls_b, k->B, m->cfg.hidden_size, m->heads.num_labels);
 }

@@ -15,7 +15,6 @@
 
 #include "core/common.h"
 #include "core/files.h"
-#include "train/run_dir.h"
 
 /* Names shown in one missing/unused message before "... and N more". */
 enum { HF_NAMES_SHOWN = 8, HF_NAME_MAX = PARAM_NAME_MAX };
@@ -73,14 +72,14 @@ int bert_hf_is_dir(const char *path) {
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     for (int i = 0; i < 3; i++) {
         char f[4096];
-        run_file_path(path, WEIGHTS[i], f, sizeof f);
+        file_join(path, WEIGHTS[i], f, sizeof f);
         if (file_exists(f)) return 1;
     }
     return 0;
 }
 
 int bert_hf_vocab_path(const char *dir, char *out, size_t cap) {
-    run_file_path(dir, BERT_HF_VOCAB, out, cap);
+    file_join(dir, BERT_HF_VOCAB, out, cap);
     return file_exists(out) ? 0 : -1;
 }
 
@@ -318,7 +317,7 @@ static int hf_check_names(Checkpoint *c, const BertConfig *cfg, const BertHeads 
 /* config.json -> BertConfig, refusing other model types by name. */
 static int hf_read_config(const char *dir, BertConfig *cfg) {
     char path[4096];
-    run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
+    file_join(dir, BERT_HF_CONFIG, path, sizeof path);
     cJSON *j = json_file_read(path, 1);
     if (!j) return -1;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
@@ -363,7 +362,7 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
     }
     c->blobs = xrealloc(c->blobs, ((size_t)c->n_blobs + 1) * sizeof *c->blobs);
     c->blobs[c->n_blobs++] = (CkptBlob){xstrdup(BERT_VOCAB_BLOB), len, (unsigned char *)text};
-    run_file_path(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
+    file_join(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
     cJSON *tc = file_exists(path) ? json_file_read(path, 0) : NULL;
     const cJSON *lower = cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case");
     if (cJSON_IsFalse(lower))

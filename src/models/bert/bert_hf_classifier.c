@@ -20,7 +20,6 @@
 #include "models/bert/bert_hf.h"
 #include "models/bert/bert_task.h"
 #include "models/run_config.h"
-#include "train/run_dir.h"
 
 #define HF_CLS_HINT "pass a BertForSequenceClassification directory fine-tuned for this task"
 
@@ -28,7 +27,7 @@
  * id2label. 0 ok, -1 after a message. */
 static int hf_label_map(const char *dir, const Task *t, int K, int *perm) {
     char path[4200];
-    run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
+    file_join(dir, BERT_HF_CONFIG, path, sizeof path);
     cJSON *cfg = json_file_read(path, 1);
     if (!cfg) return -1;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(cfg, "id2label");

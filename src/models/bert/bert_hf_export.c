@@ -14,7 +14,6 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/safetensors.h"
-#include "train/run_dir.h"
 
 /* The class transformers instantiates from config.json's "architectures". */
 static const char *hf_architecture(const BertHeads *h) {
@@ -40,7 +39,7 @@ static int hf_write_weights(const Bert *m, const char *dir) {
     cJSON *meta = cJSON_CreateObject();
     cJSON_AddStringToObject(meta, "format", "pt");
     char path[4096];
-    run_file_path(dir, BERT_HF_WEIGHTS, path, sizeof path);
+    file_join(dir, BERT_HF_WEIGHTS, path, sizeof path);
     int rc = safetensors_write(path, t, n, meta);
     cJSON_Delete(meta);
     free(t);
@@ -69,7 +68,7 @@ static int hf_write_config(const Bert *m, const char *dir, const char *const *la
     if (!cJSON_GetObjectItemCaseSensitive(j, "pad_token_id")) cJSON_AddNumberToObject(j, "pad_token_id", 0);
     cJSON_AddStringToObject(j, "torch_dtype", "float32");
     char path[4096];
-    run_file_path(dir, BERT_HF_CONFIG, path, sizeof path);
+    file_join(dir, BERT_HF_CONFIG, path, sizeof path);
     int rc = json_file_write(path, j);
     cJSON_Delete(j);
     return rc;
@@ -80,7 +79,7 @@ static int hf_write_vocab(const Bert *m, const char *dir, const Vocab *vocab) {
     size_t len = 0;
     char *text = bert_vocab_text(vocab, &len);
     char path[4096];
-    run_file_path(dir, BERT_HF_VOCAB, path, sizeof path);
+    file_join(dir, BERT_HF_VOCAB, path, sizeof path);
     int rc = atomic_write(path, text, len);
     free(text);
     if (rc) return -1;
@@ -88,7 +87,7 @@ static int hf_write_vocab(const Bert *m, const char *dir, const Vocab *vocab) {
     cJSON_AddStringToObject(t, "tokenizer_class", "BertTokenizer");
     cJSON_AddBoolToObject(t, "do_lower_case", 1);
     cJSON_AddNumberToObject(t, "model_max_length", m->cfg.max_position);
-    run_file_path(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
+    file_join(dir, BERT_HF_TOKENIZER_CONFIG, path, sizeof path);
     rc = json_file_write(path, t);
     cJSON_Delete(t);
     return rc;

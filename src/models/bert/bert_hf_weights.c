@@ -14,7 +14,6 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/safetensors.h"
-#include "train/run_dir.h"
 
 static const char *const HINT_INDEX = "the index does not match its shards: download or save the model again";
 
@@ -60,7 +59,7 @@ static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
         if (seen) continue;
         loaded[n_loaded++] = it->valuestring;
         char path[4096];
-        run_file_path(dir, it->valuestring, path, sizeof path);
+        file_join(dir, it->valuestring, path, sizeof path);
         Checkpoint *shard = safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
         if (!shard) { ok = 0; break; }
         hfw_merge(all, shard);
@@ -81,11 +80,11 @@ static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
 
 Checkpoint *bert_hf_read_weights(const char *dir) {
     char path[4096];
-    run_file_path(dir, BERT_HF_WEIGHTS, path, sizeof path);
+    file_join(dir, BERT_HF_WEIGHTS, path, sizeof path);
     if (file_exists(path)) return safetensors_read(path, SAFETENSORS_OTHER_AS_BLOBS);
-    run_file_path(dir, BERT_HF_WEIGHTS_INDEX, path, sizeof path);
+    file_join(dir, BERT_HF_WEIGHTS_INDEX, path, sizeof path);
     if (file_exists(path)) return hfw_read_sharded(dir, path);
-    run_file_path(dir, BERT_HF_PICKLE, path, sizeof path);
+    file_join(dir, BERT_HF_PICKLE, path, sizeof path);
     if (file_exists(path))
         user_error("convert it once in Python: model.save_pretrained(DIR, safe_serialization=True)",
                    "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,

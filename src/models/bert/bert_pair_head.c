@@ -2,7 +2,7 @@
  * [u; v; |u - v|; u * v] of their mean-pooled encodings (InferSent's
  * combination, Conneau et al. 2017, which the TextCNN and BiLSTM baselines
  * use), optionally after the pooled [CLS] of the joined pair. See bert.h
- * (bert_pair_features_loss) for the row layout.
+ * (bert_pair_features_forward) for the row layout.
  *
  * Why: the encoder reads a pair joined as "[CLS] a [SEP] b [SEP]" and must
  * learn to compare the texts through attention; a small, briefly pretrained
@@ -18,9 +18,6 @@
 #include "models/bert/bert_work.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
-#include "nn/softmax_xent.h"
-
-#define PAIR_IGNORE_LABEL (-1)
 
 /* out (C) = mean of the first len rows of h (T, C). */
 static void pair_mean_pool(float *out, const float *h, int len, int C) {
@@ -31,14 +28,13 @@ static void pair_mean_pool(float *out, const float *h, int len, int C) {
     }
 }
 
-float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int backward, float *logits) {
+void bert_pair_features_forward(Bert *m, int n, Rng *rng, float *logits) {
     BertWork *k = m->work;
     int F = m->heads.pair_features, C = m->cfg.hidden_size, K = m->heads.num_labels, T = k ? k->T : 0;
-    if (!k || k->B == 0 || k->rows_only) DIE("bert_pair_features_loss needs a full bert_forward first");
-    if (F != 4 && F != 5) DIE("bert_pair_features_loss: the model has no pair-features head");
+    if (!k || k->B == 0 || k->rows_only) DIE("bert_pair_features_forward needs a full bert_forward first");
+    if (F != 4 && F != 5) DIE("bert_pair_features_forward: the model has no pair-features head");
     int first = F == 5 ? n : 0;   /* the block of first texts */
-    if (k->B != first + 2 * n) DIE("bert_pair_features_loss: %d rows for %d pairs", k->B, n);
-    if (backward && !k->train) DIE("bert_pair_features_loss: backward without bert_reserve(..., train = 1)");
+    if (k->B != first + 2 * n) DIE("bert_pair_features_forward: %d rows for %d pairs", k->B, n);
     const float *h = bert_hidden(m);
     long FC = (long)F * C;
     float *f = k->pair_f;
@@ -53,25 +49,31 @@ float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int b
             pr[c] = u[c] * v[c];
         }
     }
-    int dropped = rng && m->cfg.hidden_dropout > 0.0f;
+    k->head_dropped = rng && m->cfg.hidden_dropout > 0.0f;
     const float *x = f;
-    if (dropped) {
+    if (k->head_dropped) {
         dropout_forward(k->head_in, k->head_mask, f, n * FC, m->cfg.hidden_dropout, rng);
         x = k->head_in;
     }
-    linear_forward(k->logits, x, m->w.cls_w, m->w.cls_b, n, (int)FC, K);
-    if (logits) memcpy(logits, k->logits, sizeof(float) * (size_t)n * K);
-    if (!labels) return 0.0f;
-    if (backward) memset(k->dlogits, 0, sizeof(float) * (size_t)n * K);
-    float loss = softmax_xent_forward_backward(backward ? k->dlogits : NULL, k->logits, labels, NULL, n, K,
-                                               PAIR_IGNORE_LABEL);
-    if (!backward) return loss;
-    /* Classifier, then back through dropout to df (n, F C). */
+    linear_forward(logits, x, m->w.cls_w, m->w.cls_b, n, (int)FC, K);
+    k->pair_n = n;
+}
+
+/* The classifier's gradients, then back through dropout and the features
+ * into the hidden states' (and, F = 5, the pooled vectors') gradients. */
+void bert_pair_features_backward(Bert *m, const float *dlogits) {
+    BertWork *k = m->work;
+    if (!k || k->pair_n == 0) DIE("bert_pair_features_backward before bert_pair_features_forward");
+    if (!k->train) DIE("bert_pair_features_backward without bert_reserve(..., train = 1)");
+    int F = m->heads.pair_features, C = m->cfg.hidden_size, K = m->heads.num_labels, T = k->T, n = k->pair_n;
+    int first = F == 5 ? n : 0;
+    long FC = (long)F * C;
+    const float *f = k->pair_f, *x = k->head_dropped ? k->head_in : f;
     float *df = k->pair_df;
-    matmul(df, k->dlogits, m->w.cls_w, n, (int)FC, K, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(m->g.cls_w, k->dlogits, x, K, (int)FC, n, MAT_T, MAT_N, 1.0f, 1.0f);
-    linear_bias_backward(m->g.cls_b, k->dlogits, n, K);
-    if (dropped) {
+    matmul(df, dlogits, m->w.cls_w, n, (int)FC, K, MAT_N, MAT_N, 1.0f, 0.0f);
+    matmul(m->g.cls_w, dlogits, x, K, (int)FC, n, MAT_T, MAT_N, 1.0f, 1.0f);
+    linear_bias_backward(m->g.cls_b, dlogits, n, K);
+    if (k->head_dropped) {
         float *d = k->head_in;   /* x is consumed: its buffer takes the undropped gradient */
         memset(d, 0, sizeof(float) * (size_t)(n * FC));
         dropout_backward(d, df, k->head_mask, n * FC, m->cfg.hidden_dropout);
@@ -96,5 +98,4 @@ float bert_pair_features_loss(Bert *m, int n, const int *labels, Rng *rng, int b
             for (int t = 0; t < lb; t++) db[(long)t * C + c] += dv / (float)lb;
         }
     }
-    return loss;
 }

@@ -49,31 +49,42 @@ static double siamese_cosine(const double *u, const double *v, int C, double *du
     return cs;
 }
 
-float bert_siamese_loss(Bert *m, const float *targets, float *scores, int backward) {
-    BertWork *k = m->work;
-    if (!k || k->B == 0 || k->rows_only) DIE("bert_siamese_loss needs a full bert_forward first");
-    if (k->B % 2) DIE("bert_siamese_loss: %d rows; a siamese batch has two per pair", k->B);
-    if (backward && !k->train) DIE("bert_siamese_loss: backward without bert_reserve(..., train = 1)");
-    int n = k->B / 2, T = k->T, C = m->cfg.hidden_size;
+/* The last forward's pairs: n = B / 2, after the checks every entry point makes. */
+static int siamese_pairs(const Bert *m, const char *what) {
+    const BertWork *k = m->work;
+    if (!k || k->B == 0 || k->rows_only) DIE("%s needs a full bert_forward first", what);
+    if (k->B % 2) DIE("%s: %d rows; a siamese batch has two per pair", what, k->B);
+    return k->B / 2;
+}
+
+void bert_siamese_forward(Bert *m, float *scores) {
+    int n = siamese_pairs(m, "bert_siamese_forward"), T = m->work->T, C = m->cfg.hidden_size;
     const float *h = bert_hidden(m);
-    double u[C], v[C], du[C], dv[C], loss = 0.0;   /* C is the hidden size: a few KiB at most */
+    double u[C], v[C];   /* C is the hidden size: a few KiB at most */
+    for (int i = 0; i < n; i++) {
+        siamese_mean_pool(u, h + (long)i * T * C, m->work->lengths[i], C);
+        siamese_mean_pool(v, h + (long)(n + i) * T * C, m->work->lengths[n + i], C);
+        scores[i] = (float)siamese_cosine(u, v, C, NULL, NULL);
+    }
+}
+
+void bert_siamese_backward(Bert *m, const float *dscores) {
+    BertWork *k = m->work;
+    int n = siamese_pairs(m, "bert_siamese_backward"), T = k->T, C = m->cfg.hidden_size;
+    if (!k->train) DIE("bert_siamese_backward without bert_reserve(..., train = 1)");
+    const float *h = bert_hidden(m);
+    double u[C], v[C], du[C], dv[C];
     for (int i = 0; i < n; i++) {
         int la = k->lengths[i], lb = k->lengths[n + i];
         siamese_mean_pool(u, h + (long)i * T * C, la, C);
         siamese_mean_pool(v, h + (long)(n + i) * T * C, lb, C);
-        double cs = siamese_cosine(u, v, C, backward ? du : NULL, backward ? dv : NULL);
-        if (scores) scores[i] = (float)cs;
-        if (!targets) continue;
-        double err = cs - targets[i];
-        loss += err * err;
-        if (!backward) continue;
-        /* d loss / d h[row, t] = (2 err / n) d cos / d pooled / len, for each real token t. */
-        double ga = 2.0 * err / n / la, gb = 2.0 * err / n / lb;
+        siamese_cosine(u, v, C, du, dv);
+        /* d score / d h[row, t] = d cos / d pooled / len, for each real token t. */
+        double ga = (double)dscores[i] / la, gb = (double)dscores[i] / lb;
         float *da = k->dhidden + (long)i * T * C, *db = k->dhidden + (long)(n + i) * T * C;
         for (int t = 0; t < la; t++)
             for (int c = 0; c < C; c++) da[(long)t * C + c] += (float)(ga * du[c]);
         for (int t = 0; t < lb; t++)
             for (int c = 0; c < C; c++) db[(long)t * C + c] += (float)(gb * dv[c]);
     }
-    return targets ? (float)(loss / n) : 0.0f;
 }

@@ -1,8 +1,9 @@
 /* bert_task.c — BERT as a GLUE classifier/regressor behind ModelOps: the
  * fine-tuning recipe of the BERT miniatures (Turc et al. 2019: AdamW, warm-up
  * 10% then linear decay, batch 32, max_len 128, a few epochs), WordPiece pair
- * encoding "[CLS] a [SEP] b [SEP]", batches padded only to their longest row,
- * and one optimizer step per call. Checkpoints: bert_task_io.c. */
+ * encoding "[CLS] a [SEP] b [SEP]", batches padded only to their longest row;
+ * logits forward and backward for the harness's head (models/model.h), and
+ * the update (clipping, AdamW). Checkpoints: bert_task_io.c. */
 #include "models/bert/bert_task.h"
 
 #include <cjson/cJSON.h>
@@ -18,28 +19,26 @@
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
 #include "models/run_config.h"
-#include "train/trainer.h"
-#include "train/run_dir.h"
-#include "nn/softmax_xent.h"
 #include "optim/clip.h"
 
 /* Dropout draws from this stream of the seed (the trainer's shuffle and the
  * weight init use others). */
 #define BERT_DROPOUT_STREAM 0xD40Full
 /* Data parallel: rank r > 0 draws dropout from stream BERT_DROPOUT_STREAM_RANKS
- * + r of the run seed, re-seeded each step (see bert_train_step). */
+ * + r of the run seed, re-seeded each step (see bert_step_rng). */
 #define BERT_DROPOUT_STREAM_RANKS 0xD40F0000ull
 #define BERT_PAIR_CROSS "cross"
 #define BERT_PAIR_SIAMESE "siamese"
 #define BERT_PAIR_FEATURES "features"             /* [u; v; |u-v|; u*v] (bert_pair_head.c) */
 #define BERT_PAIR_CROSS_FEATURES "cross+features" /* [pooled [CLS]; u; v; |u-v|; u*v] */
 /* Siamese scores are cosines in [-1, 1]; STS-B's targets, GLUE's only
- * regression task, are 0..5: targets are divided by this, scores multiplied. */
+ * regression task, are 0..5: the head divides targets by this and multiplies
+ * scores (ModelOps.score_scale). */
 #define BERT_SIAMESE_SCALE 5.0f
 
 #define BERT_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 /* bert_task.h's shipped encoder; --init none: random init. */
-#define BERT_SHIPPED_ENCODER BERT_SHIPPED_ENCODER_DIR "/model.ckpt"
+#define BERT_SHIPPED_ENCODER BERT_SHIPPED_ENCODER_DIR "/" MODEL_CKPT
 #define BERT_INIT_NONE "none"
 #define BERT_DEFAULT_CONFIG_NAME "tiny"
 
@@ -58,8 +57,8 @@ static const char *const BERT_PAIRS[] = {BERT_PAIR_CROSS, BERT_PAIR_SIAMESE, BER
 
 #define BS(field) offsetof(BertSettings, field)
 static const SettingSpec BERT_SETTINGS[] = {
-    TRAINER_SETTING_EPOCHS(4),   /* SST-2 2; STS-B 10; CoLA 20 (bert_default_config) */
-    TRAINER_SETTING_LR(3e-4),
+    RUN_SETTING_EPOCHS(4),   /* SST-2 2; STS-B 10; CoLA 20 (bert_default_config) */
+    RUN_SETTING_LR(3e-4),
     {"batch", SETTING_INT, BS(batch), 32, 1, 1 << 16, NULL, NULL},
     {"eval_batch", SETTING_INT, BS(eval_batch), 32, 1, 1 << 16, NULL, NULL},   /* = batch: one set of buffers */
     {"max_len", SETTING_INT, BS(max_len), 128, 3, 1 << 16, NULL, NULL},
@@ -67,13 +66,13 @@ static const SettingSpec BERT_SETTINGS[] = {
      * apart and compared by cosine (bert_siamese.c: the tiny encoder's best
      * on STS-B); "features": [u; v; |u-v|; u*v] of the texts apart. */
     {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
-    TRAINER_SETTING_WARMUP(0.1),
-    TRAINER_SETTING_SCHEDULE("linear"),
+    RUN_SETTING_WARMUP(0.1),
+    RUN_SETTING_SCHEDULE("linear"),
     /* mpirun: the gradient sum in buckets of this many MiB, each started as
      * soon as the backward has finished it (0: one sum after the backward) */
-    TRAINER_SETTING_BUCKET_MB(2),
-    TRAINER_SETTING_GROUP_BY_LENGTH(0),
-    TRAINER_SETTING_PRECISION,
+    RUN_SETTING_BUCKET_MB(2),
+    RUN_SETTING_GROUP_BY_LENGTH(0),
+    RUN_SETTING_PRECISION,
     {"weight_decay", SETTING_REAL, BS(weight_decay), 0.01, 0, 1, NULL, NULL},   /* not on biases and LayerNorm */
     {"beta1", SETTING_REAL, BS(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, BS(beta2), 0.999, 0, 0.999999999, NULL, NULL},
@@ -159,12 +158,11 @@ static int bert_rows_per_example(const BertTaskModel *m) {
 
 void bert_task_model_free(BertTaskModel *m) {
     if (!m) return;
-    trainer_grad_sum_free(m->grad_sum);
     bert_free(m->bert);
     tokenizer_free(m->tok);
     vocab_free(m->vocab);
     cJSON_Delete(m->config);
-    free(m->ids); free(m->segments); free(m->lengths); free(m->labels); free(m->targets); free(m->logits);
+    free(m->ids); free(m->segments); free(m->lengths);
     free(m);
 }
 
@@ -227,9 +225,6 @@ BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config
     m->ids = xmalloc(sizeof(int) * (size_t)cells);
     m->segments = xmalloc(sizeof(int) * (size_t)cells);
     m->lengths = xmalloc(sizeof(int) * (size_t)m->maxB);
-    m->labels = xmalloc(sizeof(int) * (size_t)m->maxB);
-    m->targets = xmalloc(sizeof(float) * (size_t)m->maxB);
-    m->logits = xmalloc(sizeof(float) * (size_t)m->maxB * (size_t)m->K);
     bert_reserve(bert, m->maxB, m->max_len, 0, train);
     return m;
 fail:
@@ -250,14 +245,14 @@ static int bert_init_path(const char *init, char *out, size_t cap) {
         snprintf(out, cap, "%s", init);
         return 0;
     }
-    run_file_path(init, RUN_CKPT, out, cap);
+    file_join(init, MODEL_CKPT, out, cap);
     if (file_exists(out)) return 0;
     DIR *d = opendir(init);
     int found = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t l = strlen(e->d_name);
         if (l > 5 && strcmp(e->d_name + l - 5, ".ckpt") == 0) {
-            if (found++ == 0) run_file_path(init, e->d_name, out, cap);
+            if (found++ == 0) file_join(init, e->d_name, out, cap);
         }
     }
     if (d) closedir(d);
@@ -339,7 +334,7 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
 
 static void bert_encoded_free(Encoded *e) {
     if (!e) return;
-    free(e->off); free(e->ids); free(e->seg_start); free(e->label); free(e->score);
+    free(e->off); free(e->ids); free(e->seg_start);
     free(e);
 }
 
@@ -349,8 +344,6 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
     e->n = d->n;
     e->off = xmalloc(sizeof(long) * (size_t)(d->n + 1));
     e->seg_start = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
-    e->label = xmalloc(sizeof(int) * (size_t)(d->n ? d->n : 1));
-    e->score = xmalloc(sizeof(float) * (size_t)(d->n ? d->n : 1));
     long cap = 1024, used = 0;
     e->ids = xmalloc(sizeof(int) * (size_t)cap);
     int *row = xmalloc(sizeof(int) * (size_t)m->max_len), *seg = xmalloc(sizeof(int) * (size_t)m->max_len);
@@ -380,8 +373,6 @@ static Encoded *bert_encode(Model *model, const Dataset *d) {
         if (m->siamese) memcpy(e->ids + used + s, row2, sizeof(int) * (size_t)(T - s));
         e->off[i] = used;
         e->seg_start[i] = s;
-        e->label[i] = x->label;
-        e->score[i] = x->score;
         used += T;
     }
     e->off[d->n] = used;
@@ -414,7 +405,6 @@ static int bert_fill_siamese(BertTaskModel *m, const Encoded *e, const int *rows
             memset(m->segments + (long)row * T, 0, sizeof(int) * (size_t)T);
             m->lengths[row] = lens[half];
         }
-        m->targets[i] = e->score[r] / BERT_SIAMESE_SCALE;
     }
     return T;
 }
@@ -438,7 +428,6 @@ static void bert_fill_texts(BertTaskModel *m, const Encoded *e, const int *rows,
         for (int t = len - s + 1; t < T; t++) b[t] = pad;
         memset(m->segments + (long)(first + i) * T, 0, sizeof(int) * (size_t)T);
         memset(m->segments + (long)(first + n + i) * T, 0, sizeof(int) * (size_t)T);
-        m->labels[i] = e->label[r];
     }
 }
 
@@ -464,83 +453,93 @@ static int bert_fill_batch(BertTaskModel *m, const Encoded *e, const int *rows, 
         for (int t = len; t < T; t++) ids[t] = pad;
         for (int t = 0; t < T; t++) seg[t] = t >= e->seg_start[r] && t < len;
         m->lengths[i] = len;
-        m->labels[i] = e->label[r];
-        m->targets[i] = e->score[r];
     }
     if (m->pair_features == 5) bert_fill_texts(m, e, rows, n, n, T);   /* each part is no longer than the pair */
     return T;
 }
 
-/* ---- training and prediction ---- */
+/* ---- logits for the harness's head ---- */
 
-static float bert_train_step(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st) {
-    BertTaskModel *m = (BertTaskModel *)model;
-    Bert *b = m->bert;
-    if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
-    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
-    params_zero_grad(b->params);
-    /* Data parallel: the backward starts summing the gradients it has
-     * finished (bert.h grad_ready: the heads' are final before it, written by
-     * the losses, then the pooler's and each layer's as it goes down). */
-    if (!m->grad_sum && (m->grad_sum = trainer_grad_sum_create(b->params, st->bucket_mb)) != NULL) {
-        b->grad_ready = trainer_grad_ready;
-        b->grad_ready_ctx = m->grad_sum;
-    }
-    trainer_grad_sum_begin(m->grad_sum, st);
-    /* Data parallel: rank 0 keeps the model's stream (a one-process run is
-     * unchanged); rank r > 0 draws from the run seed, its rank and the step, so
-     * the resume point needs no per-rank state and continues with any N. */
-    Rng *rng = &m->rng, rank_rng;
-    if (st->rank > 0) {
-        rng_seed_stream(&rank_rng, st->seed + 0x9E3779B97F4A7C15ull * (uint64_t)st->step,
-                        BERT_DROPOUT_STREAM_RANKS + (uint64_t)st->rank);
-        rng = &rank_rng;
-    }
-    float loss = 0;   /* a rank given no rows of a short last batch adds a zero gradient */
-    if (n > 0) {
-        int T = bert_fill_batch(m, e, rows, n), B = n * bert_rows_per_example(m);
-        BertBatch batch = {B, T, m->ids, m->segments, m->lengths};
-        /* Heads on the pooled [CLS] vector: the last layer at [CLS] only. */
-        if (m->pair_features || m->siamese) bert_forward(b, &batch, rng);
-        else bert_forward_pooled(b, &batch, rng);
-        loss = m->pair_features ? bert_pair_features_loss(b, n, m->labels, rng, 1, NULL)
-               : m->siamese     ? bert_siamese_loss(b, m->targets, NULL, 1)
-               : m->K == 1      ? bert_regress_loss(b, m->targets, rng, 1)
-                                : bert_classify_loss(b, m->labels, rng, 1);
-        bert_backward(b);
-    }
-    trainer_sync_grads(st, b->params, m->grad_sum);   /* the global batch's gradient, on every rank */
-    double norm = clip_grad_norm(b->params, m->clip);
-    if (!isfinite(norm)) return NAN;   /* the trainer reports the divergence */
-    optim_step(&m->opt, b->params, st->lr);
-    return loss;
+/* The dropout stream of a training step. Data parallel: rank 0 keeps the
+ * model's stream (a one-process run is unchanged); rank r > 0 draws from the
+ * run seed, its rank and the step, so the resume point needs no per-rank
+ * state and continues with any N. */
+static Rng *bert_step_rng(BertTaskModel *m, const TrainState *st, Rng *rank_rng) {
+    if (st->rank == 0) return &m->rng;
+    rng_seed_stream(rank_rng, st->seed + 0x9E3779B97F4A7C15ull * (uint64_t)st->step,
+                    BERT_DROPOUT_STREAM_RANKS + (uint64_t)st->rank);
+    return rank_rng;
 }
 
-static void bert_predict(Model *model, const Encoded *e, const int *rows, int n, float *out) {
-    BertTaskModel *m = (BertTaskModel *)model;
+/* Evaluation: logits (n, K) in forwards of at most m->pairs examples, every
+ * text in full where the head pools over tokens, [CLS] only otherwise. */
+static void bert_eval_logits(BertTaskModel *m, const Encoded *e, const int *rows, int n, float *logits) {
     for (int i = 0; i < n; i += m->pairs) {
         int b = n - i < m->pairs ? n - i : m->pairs;
         int T = bert_fill_batch(m, e, rows + i, b);
-        if (m->siamese) {   /* both texts in full (the pooling reads every token) */
-            float *o = out + i;
-            bert_forward(m->bert, &(BertBatch){2 * b, T, m->ids, m->segments, m->lengths}, NULL);
-            bert_siamese_loss(m->bert, NULL, o, 0);
-            for (int r = 0; r < b; r++) o[r] *= BERT_SIAMESE_SCALE;
-            continue;
-        }
-        if (m->pair_features) {   /* every text in full, as in training */
-            float *o = out + (long)i * m->K;
-            bert_forward(m->bert, &(BertBatch){b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths},
-                         NULL);
-            bert_pair_features_loss(m->bert, b, NULL, NULL, 0, o);
-            softmax_forward(o, o, b, m->K);
-            continue;
-        }
-        bert_forward_pooled(m->bert, &(BertBatch){b, T, m->ids, m->segments, m->lengths}, NULL);   /* [CLS] only */
-        float *o = out + (long)i * m->K;
-        bert_head_logits(m->bert, o);
-        if (m->K > 1) softmax_forward(o, o, b, m->K);
+        float *o = logits + (long)i * m->K;
+        BertBatch batch = {b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
+        if (m->siamese || m->pair_features) bert_forward(m->bert, &batch, NULL);
+        else bert_forward_pooled(m->bert, &batch, NULL);
+        if (m->siamese) bert_siamese_forward(m->bert, o);
+        else if (m->pair_features) bert_pair_features_forward(m->bert, b, NULL, o);
+        else bert_head_forward(m->bert, NULL, o);
     }
+}
+
+static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st,
+                             float *logits) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    Bert *b = m->bert;
+    if (!st) {
+        bert_eval_logits(m, e, rows, n, logits);
+        return;
+    }
+    if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
+    bert_reserve(b, m->maxB, m->max_len, 0, 1);   /* no-op after create or load_state */
+    params_zero_grad(b->params);
+    m->step_n = n;
+    if (n == 0) return;   /* a rank given no rows of a short last batch adds a zero gradient */
+    Rng rank_rng, *rng = bert_step_rng(m, st, &rank_rng);
+    int T = bert_fill_batch(m, e, rows, n);
+    BertBatch batch = {n * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
+    /* Heads on the pooled [CLS] vector: the last layer at [CLS] only. */
+    if (m->pair_features || m->siamese) bert_forward(b, &batch, rng);
+    else bert_forward_pooled(b, &batch, rng);
+    if (m->pair_features) bert_pair_features_forward(b, n, rng, logits);
+    else if (m->siamese) bert_siamese_forward(b, logits);
+    else bert_head_forward(b, rng, logits);
+}
+
+/* The heads' gradients are final before bert_backward (data parallel: its
+ * first grad_ready covers them), then the pooler's and each layer's. */
+static void bert_backward_ops(Model *model, const float *dlogits) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    if (m->step_n == 0) return;
+    if (m->pair_features) bert_pair_features_backward(m->bert, dlogits);
+    else if (m->siamese) bert_siamese_backward(m->bert, dlogits);
+    else bert_head_backward(m->bert, dlogits);
+    bert_backward(m->bert);
+}
+
+static int bert_update_ops(Model *model, const TrainState *st) {
+    BertTaskModel *m = (BertTaskModel *)model;
+    double norm = clip_grad_norm(m->bert->params, m->clip);
+    if (!isfinite(norm)) return -1;
+    optim_step(&m->opt, m->bert->params, st->lr);
+    return 0;
+}
+
+static float *bert_data_parallel_ops(Model *model, long *n, void (*ready)(void *ctx, long lo), void *ctx) {
+    Bert *b = ((BertTaskModel *)model)->bert;
+    b->grad_ready = ready;
+    b->grad_ready_ctx = ctx;
+    *n = (long)b->params->total;
+    return b->params->grad;
+}
+
+static float bert_score_scale_ops(const Model *model) {
+    return ((const BertTaskModel *)model)->siamese ? BERT_SIAMESE_SCALE : 1.0f;
 }
 
 /* ---- ModelOps ---- */
@@ -561,8 +560,9 @@ const ModelOps BERT_OPS = {
     .create = bert_ops_create,
     .encode = bert_encode,
     .encoded_free = bert_encoded_free,
-    .train_step = bert_train_step,
-    .predict = bert_predict,
+    .forward = bert_forward_ops,
+    .backward = bert_backward_ops,
+    .update = bert_update_ops,
     .save = bert_save_ops,
     .load = bert_load_ops,
     .num_params = bert_num_params_ops,
@@ -574,5 +574,6 @@ const ModelOps BERT_OPS = {
     .load_external = bert_hf_classifier_load,
     .settings = BERT_SETTINGS,
     .num_settings = NUM_BERT_SETTINGS,
-    .data_parallel = 1,
+    .score_scale = bert_score_scale_ops,
+    .data_parallel = bert_data_parallel_ops,
 };

@@ -1,6 +1,7 @@
 /* bert_task.h — BERT behind ModelOps (BERT_OPS, name "bert"), shared between
  *   bert_task.c     config defaults, create (fresh or --init from a pretrained
- *                    checkpoint), WordPiece encoding, train_step, predict
+ *                    checkpoint), WordPiece encoding, forward to logits,
+ *                    backward, update
  *   bert_task_io.c  save / load of the fine-tuned model (weights + vocabulary +
  *                    run config) and save_state / load_state for exact --resume
  * The encoder itself is models/bert/bert.h; this layer adds the task: tokenizer,
@@ -41,12 +42,8 @@ typedef struct BertTaskModel {
     float clip;             /* global gradient-norm limit, <= 0: none */
     Rng rng;                /* dropout */
     int *ids, *segments;    /* (maxB, max_len) batch buffers */
-    int *lengths, *labels;  /* (maxB) */
-    float *targets;         /* (maxB) */
-    float *logits;          /* (maxB, K) */
-    /* Data parallel: the gradient sum in buckets the backward starts
-     * (trainer.h; created by the first training step, NULL in one process). */
-    struct TrainerGradSum *grad_sum;
+    int *lengths;           /* (maxB) */
+    int step_n;             /* examples of the last training forward */
 } BertTaskModel;
 
 /* A split as WordPiece ids: row r is ids[off[r] .. off[r+1]), "[CLS] a [SEP]
@@ -57,8 +54,6 @@ struct Encoded {
     long *off;              /* (n + 1) */
     int *ids;
     int *seg_start;         /* (n) = the row's length for a single text */
-    int *label;             /* (n) class, -1 unlabelled */
-    float *score;           /* (n) regression target */
 };
 
 /* bert_task.c: a model around an encoder (takes ownership of bert and vocab)

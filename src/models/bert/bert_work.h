@@ -59,14 +59,15 @@ struct BertWork {
     float *cls_x;          /* (B, C) hidden rows of [CLS] */
     float *pooled;         /* (B, C) */
 
-    /* Pair-features head (bert_pair_head.c): f (n, F C) before dropout, its gradient. */
+    /* Pair-features head (bert_pair_head.c): f (n, F C) before dropout, its
+     * gradient, and the pairs of the last forward. */
     float *pair_f, *pair_df;
+    int pair_n;
 
-    /* Classification / regression head. */
+    /* Classification / regression head (and the pair-features head's dropout). */
     float *head_in;        /* (B, C) dropout(pooled) */
     unsigned char *head_mask;     /* (B, C) */
-    float *logits;         /* (B, K) */
-    float *dlogits;        /* (B, K) */
+    int head_dropped;      /* the last head forward applied dropout (head_in is dropout(input)) */
 
     /* MLM head on n gathered rows (the transform maps C -> E). */
     int mlm_n;

@@ -31,7 +31,7 @@ static const Command COMMANDS[] = {
     {"tasks", cmd_tasks, "[--json]", "list the tasks (GLUE, its subsets, GoEmotions), their metrics and the rows found per split",
      "  Reads data/glue (or $GLUE_DATA) and prints one row per task: type, metrics,\n"
      "  rows per split or 'missing'.\n"},
-    {"data", cmd_data, "fetch [TASK|all|glue|mt|pretrain] [--mirror DIR] [--dest DIR] [--json]",
+    {"data", cmd_data, "fetch [TASK|all|glue|subsets|mt|pretrain] [--mirror DIR] [--dest DIR] [--json]",
      "fetch and check datasets (GLUE, GoEmotions, Multi30k, pretraining text)",
      "  With --mirror DIR (or $GLUE_MIRROR) copies from a folder laid out like\n"
      "  ../shared/data (gzipped files allowed); otherwise downloads the official\n"
@@ -208,7 +208,7 @@ static const Command COMMANDS[] = {
      "  The model: runs/<task>/<model>, --run DIR, or --init as for glue eval.\n"},
     {"compare", cmd_compare,
      "TASK|all [--with qnli-9k] [--models fasttext,textcnn,bilstm] [--retrain] [--seed S | --seeds S1,S2,..] "
-     "[--threads N] [--json]",
+     "[--init CKPT|DIR] [--set [TASK.]key=value]... [--threads N] [--json]",
      "train (or reuse) several models on tasks and print one comparison table",
      "  Reuses runs/<task>/<model>/ when it finished with the model's current\n"
      "  default settings, otherwise trains. Prints every task metric, the GLUE score,\n"

@@ -129,7 +129,7 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
     const ModelOps *ops = cJSON_IsString(jm) ? model_find(jm->valuestring) : NULL;
     char why[1024] = "", ckpt[4096], datafile[4096];
     const TaskSplit *dev = task_dev_split(t);
-    if (in->dir) run_file_path(in->dir, RUN_CKPT, ckpt, sizeof ckpt);
+    if (in->dir) file_join(in->dir, RUN_CKPT, ckpt, sizeof ckpt);
     if (!predict) snprintf(why, sizeof why, "not made (--no-predict)");
     else if (!in->dir) snprintf(why, sizeof why, "a results file without its run directory (no model.ckpt)");
     else if (!ops) snprintf(why, sizeof why, "model '%s' is not built into this binary",

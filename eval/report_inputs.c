@@ -110,7 +110,7 @@ static int load_results_tree(ReportInputs *r, ReportPage *p, const char *dir, co
             free(ents[i]);
             continue;
         }
-        run_file_path(dir, name, path, sizeof path);
+        file_join(dir, name, path, sizeof path);
         if (ends_with(name, ".json")) {
             snprintf(stem, sizeof stem, "%s%.*s", sub, (int)(strlen(name) - 5), name);
             int kind;
@@ -140,14 +140,14 @@ static void load_results_dir(ReportInputs *r, ReportPage *p, const char *dir) {
 /* A pretraining run: dir with log.jsonl or log.jsonl.gz. 1 if it is one. */
 static int add_pretrain(ReportInputs *r, ReportPage *p, const char *dir, int from_runs) {
     char log[4096], meta[4096];
-    run_file_path(dir, "log.jsonl", log, sizeof log);
-    if (!file_exists(log)) run_file_path(dir, "log.jsonl.gz", log, sizeof log);
+    file_join(dir, "log.jsonl", log, sizeof log);
+    if (!file_exists(log)) file_join(dir, "log.jsonl.gz", log, sizeof log);
     if (!file_exists(log)) return 0;
     /* The run's config (or its summary) says what was trained; optional. */
     cJSON *j = NULL;
     static const char *const META[] = {"summary.json", "pretrain_config.json", "config.json"};
     for (int k = 0; k < 3 && !j; k++) {
-        run_file_path(dir, META[k], meta, sizeof meta);
+        file_join(dir, META[k], meta, sizeof meta);
         char why[256];
         if (file_exists(meta)) j = report_json_file(meta, why, sizeof why);
     }
@@ -158,20 +158,20 @@ static int add_pretrain(ReportInputs *r, ReportPage *p, const char *dir, int fro
 static void walk_runs(ReportInputs *r, ReportPage *p, const char *dir, int depth) {
     char path[4096];
     int kind;
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
     int has_results = file_exists(path);
     if (has_results) {
         cJSON *j = inputs_read(p, path, &kind);
         if (j) inputs_add(r, p, kind, path, dir, dir, j, 1);
     }
-    run_file_path(dir, "seeds.json", path, sizeof path);
+    file_join(dir, "seeds.json", path, sizeof path);
     if (file_exists(path)) {
         cJSON *j = inputs_read(p, path, &kind);
         if (j) inputs_add(r, p, kind, path, dir, dir, j, 1);
     }
     int is_pretrain = add_pretrain(r, p, dir, 1);
     char cfg[4096];
-    run_file_path(dir, RUN_CONFIG, cfg, sizeof cfg);
+    file_join(dir, RUN_CONFIG, cfg, sizeof cfg);
     if (!has_results && !is_pretrain && file_exists(cfg))
         report_page_missing(p, "%s: a run without results.json (%s): no curves or dev predictions for it", dir,
                             resume_exists(dir) ? "still running, or interrupted: its command with --resume finishes it"
@@ -182,7 +182,7 @@ static void walk_runs(ReportInputs *r, ReportPage *p, const char *dir, int depth
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (ents[i]->d_name[0] != '.') {
-            run_file_path(dir, ents[i]->d_name, path, sizeof path);
+            file_join(dir, ents[i]->d_name, path, sizeof path);
             if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) walk_runs(r, p, path, depth + 1);
         }
         free(ents[i]);

@@ -3,7 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
-#include "train/run_dir.h"
+#include "core/files.h"
 #include "pretrain/pretrain_config.h"
 #include "pretrain/token_cache.h"
 #include "pretrain/train.h"
@@ -58,7 +58,7 @@ int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, con
 static Bert *mlm_eval_load(const char *init, Vocab **vocab) {
     char path[4200];
     struct stat st;
-    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) file_join(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
     else snprintf(path, sizeof path, "%s", init);
     Checkpoint *c = checkpoint_read(path);
     Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;

@@ -210,7 +210,7 @@ static int run_init_weights(Run *r) {
     const char *init = r->pc->init;
     char path[4200];
     struct stat st;
-    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) run_file_path(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) file_join(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
     else snprintf(path, sizeof path, "%s", init);
     Checkpoint *c = checkpoint_read(path);
     int rc = c ? bert_init_from(r->m, c) : -1, gen = 0;
@@ -252,7 +252,7 @@ static cJSON *run_ckpt_config(const Run *r) {
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
     char path[4400];
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     cJSON *cfg = run_ckpt_config(r);
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
@@ -264,7 +264,7 @@ static int run_write_files(void *ctx, const char *dir) {
     }
     if (checkpoint_writer_commit(w)) return 1;
     PretrainState st = {.pos = stream_tell(&r->stream), .mask_rng = r->mask_rng, .drop_rng = r->drop_rng};
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     if (!(w = checkpoint_writer_open(path, NULL, -1))) return 1;
     if (optim_save(&r->opt, r->m->params, w) || checkpoint_write_blob(w, PRETRAIN_STATE_BLOB, &st, sizeof st) ||
         (r->electra.gen && electra_save_state(&r->electra, w))) {
@@ -366,9 +366,9 @@ static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
         return RESUME_OTHER;
     }
     if (run_resume_steps(r, stored, (long)run_config_number(position, "step", 0))) return RESUME_OTHER;
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     Checkpoint *c = checkpoint_read(path), *st = NULL;
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     if (c) st = checkpoint_read(path);
     const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
     int rc = 1;
@@ -660,8 +660,8 @@ static int run_prepare(Run *r) {
     }
     r->rows = pc->batch / r->size;
     if (r->rank == 0 && file_make_dir(o->out_dir)) return 1;
-    run_file_path(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
-    run_file_path(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
+    file_join(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
+    file_join(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
     if (!o->resume && resume_exists(o->out_dir)) {
         user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
                    o->out_dir);
@@ -808,7 +808,7 @@ static int snapshot_generator(const Checkpoint *c, const cJSON *recipe, const Be
 static int snapshot_write(const char *out_dir, const Bert *m, const Bert *gen, const Vocab *v, long step) {
     char path[4200];
     if (file_make_dir(out_dir)) return 1;
-    run_file_path(out_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
+    file_join(out_dir, PRETRAIN_MODEL_CKPT, path, sizeof path);
     cJSON *cfg = bert_checkpoint_config(m);
     cJSON_AddNumberToObject(cfg, "step", (double)step);   /* the init_step of a continuation */
     if (gen) cJSON_AddItemToObject(cfg, ELECTRA_GEN_CONFIG, bert_config_to_json(&gen->cfg));
@@ -826,17 +826,17 @@ static int snapshot_write(const char *out_dir, const Bert *m, const Bert *gen, c
  * the weights (the model card reads them). 0, or 1 after a message. */
 static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     char path[4200], out[4200];
-    run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
-    run_file_path(out_dir, "pretrain_config.json", out, sizeof out);
+    file_join(run_dir, PRETRAIN_CONFIG, path, sizeof path);
+    file_join(out_dir, "pretrain_config.json", out, sizeof out);
     if (json_file_copy_portable(path, out)) return 1;
     size_t len;
-    run_file_path(run_dir, PRETRAIN_LOG, path, sizeof path);
+    file_join(run_dir, PRETRAIN_LOG, path, sizeof path);
     char *text = file_read(path, &len);
     if (!text) {
         user_error(NULL, "cannot read %s", path);
         return 1;
     }
-    run_file_path(out_dir, PRETRAIN_LOG, out, sizeof out);
+    file_join(out_dir, PRETRAIN_LOG, out, sizeof out);
     int rc = atomic_write(out, text, len) ? 1 : 0;
     free(text);
     return rc;
@@ -845,7 +845,7 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
 /* The weights of a resume point in dir. */
 static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
     char path[4400];
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     return (*(Checkpoint **)ctx = checkpoint_read(path)) ? 0 : 1;
 }
 

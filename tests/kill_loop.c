@@ -126,7 +126,7 @@ static void drop_timings(cJSON *j) {
 
 static cJSON *results_numbers(const char *dir) {
     char path[4096];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
     cJSON *r = json_file_read(path, 1), *keep = cJSON_CreateObject();
     static const char *const KEYS[] = {"epochs", "best"};
     for (int k = 0; k < 2; k++) {
@@ -172,8 +172,8 @@ KillLoop kill_test(const KillTest *t) {
            k.seconds, secs);
     CHECK_MSG(k.status == 0 && k.kills > 0, "%s: exit %d after %d kills", t->name, k.status, k.kills);
     char a[4200], b[4200];
-    run_file_path(ref, RUN_CKPT, a, sizeof a);
-    run_file_path(cut, RUN_CKPT, b, sizeof b);
+    file_join(ref, RUN_CKPT, a, sizeof a);
+    file_join(cut, RUN_CKPT, b, sizeof b);
     CHECK_MSG(kill_loop_same_file(a, b), "%s: model.ckpt differs from the uninterrupted run's", t->name);
     return k;
 }

@@ -154,7 +154,7 @@ TEST(protocol_resumes_interrupted_finetune) {
     snprintf(cut, sizeof cut, "%s/cut/baseline/rte-seed1", dir);
     snprintf(watch, sizeof watch, "%s/%s/%s", cut, RUN_RESUME_DIR, RUN_TRAINER_STATE);
     CHECK_MSG(kill_loop_signal(cmd, watch, SIGTERM) != 0, "the protocol was not stopped");
-    run_file_path(cut, RUN_RESULTS, done, sizeof done);
+    file_join(cut, RUN_RESULTS, done, sizeof done);
     CHECK_MSG(!file_exists(done), "the run finished before SIGTERM reached it");
     snprintf(cmd, sizeof cmd, base, glue_dir, test_glue_bin(), dir, "cut", dir, "cut");
     strcat(cmd, " 2>&1");

@@ -89,7 +89,7 @@ static int run_train(const char *out, long stop_at, int resume) {
 
 static cJSON *read_results(const char *dir) {
     char p[512];
-    run_file_path(dir, RUN_RESULTS, p, sizeof p);
+    file_join(dir, RUN_RESULTS, p, sizeof p);
     return json_file_read(p, 1);
 }
 
@@ -102,7 +102,7 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
     /* B stops in the middle of epoch 2, then resumes. */
     CHECK_EQ_INT(run_train(b, 20, 0), TRAIN_STOPPED);
     char p[512];
-    run_file_path(b, RUN_RESUME_DIR "/" RUN_TRAINER_STATE, p, sizeof p);
+    file_join(b, RUN_RESUME_DIR "/" RUN_TRAINER_STATE, p, sizeof p);
     CHECK(file_exists(p));
     CHECK_EQ_INT(run_train(b, 0, 1), 0);
     CHECK(!file_exists(p));   /* a finished run drops its resume state */
@@ -125,8 +125,8 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
     cJSON_Delete(ra);
     cJSON_Delete(rb);
     char ca[512], cb[512];
-    run_file_path(a, RUN_CKPT, ca, sizeof ca);
-    run_file_path(b, RUN_CKPT, cb, sizeof cb);
+    file_join(a, RUN_CKPT, ca, sizeof ca);
+    file_join(b, RUN_CKPT, cb, sizeof cb);
     Seq2Seq *ma = s2s_load(ca), *mb = s2s_load(cb);
     if (CHECK(ma && mb))
         CHECK_MSG(memcmp(ma->params->data, mb->params->data, sizeof(float) * ma->params->total) == 0,
@@ -152,7 +152,7 @@ TEST(seq2seq_train_old_resume_point_refused) {
               said ? said : "");
     free(said);
     char path[512];
-    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    file_join(dir, RUN_CONFIG, path, sizeof path);
     CHECK(!file_exists(path));
 }
 
@@ -335,7 +335,7 @@ static int snapshot_cli_run(const char *name, char *out, size_t cap, char *run_c
     char run[128], args[512];
     snprintf(run, sizeof run, "%s/cli", g_dir);
     snprintf(out, cap, "%s/%s", g_dir, name);
-    run_file_path(run, RUN_CKPT, run_ckpt, ckpt_cap);
+    file_join(run, RUN_CKPT, run_ckpt, ckpt_cap);
     if (!CHECK_MSG(file_exists(run_ckpt), "needs the run of seq2seq_translate_cli")) return -1;
     int st;
     snprintf(args, sizeof args, "snapshot %s %s", run, out);
@@ -353,18 +353,18 @@ TEST(seq2seq_translate_snapshot) {
     snprintf(run, sizeof run, "%s/cli", g_dir);
     if (snapshot_cli_run("cli-f16", snap, sizeof snap, a, sizeof a) != 0) return;
     int st;
-    run_file_path(snap, RUN_CKPT, b, sizeof b);
+    file_join(snap, RUN_CKPT, b, sizeof b);
     long full = file_bytes(a), half = file_bytes(b);
     CHECK_MSG(half > 0 && half < full * 0.7, "snapshot %ld bytes, the run's %ld", half, full);
-    run_file_path(snap, RUN_CONFIG, b, sizeof b);
+    file_join(snap, RUN_CONFIG, b, sizeof b);
     CHECK(file_exists(b));
-    run_file_path(snap, RUN_RESULTS, b, sizeof b);
+    file_join(snap, RUN_RESULTS, b, sizeof b);
     CHECK(file_exists(b));
     double bleu32 = eval_bleu(run), bleu16 = eval_bleu(snap);
     CHECK_MSG(bleu32 >= 0 && fabs(bleu16 - bleu32) <= 1.0, "BLEU float %.2f, half %.2f", bleu32, bleu16);
     /* A hand-edited decoding setting out of range: one message naming the
      * file and the key, exit 2, nothing decoded. */
-    run_file_path(snap, RUN_CONFIG, b, sizeof b);
+    file_join(snap, RUN_CONFIG, b, sizeof b);
     cJSON *cfg = json_file_read(b, 1);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "beam", cJSON_CreateNumber(0));
     CHECK(cfg && json_file_write(b, cfg) == 0);
@@ -392,7 +392,7 @@ TEST(seq2seq_translate_warns_on_empty_output) {
     char dir[128], ckpt[256], cmd[1024];
     if (snapshot_cli_run("mute", dir, sizeof dir, ckpt, sizeof ckpt) != 0) return;
     int st;
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     Seq2Seq *m = s2s_load(ckpt);
     if (!CHECK(m != NULL)) return;
     int C = m->cfg.d_model, sep = vocab_id(m->vocab, "[SEP]");

@@ -129,7 +129,7 @@ TEST(train_loop_stop_at_max_steps_and_divergence) {
 /* The client's files of a resume point (a marker file) and its reader. */
 static int fake_write_files(void *ctx, const char *dir) {
     char path[4400];
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     return atomic_write(path, "weights", 7) != 0;
 }
 
@@ -137,7 +137,7 @@ static int fake_read_point(void *ctx, const char *dir, const cJSON *position) {
     TrainLoop *L = ctx;
     char path[4400];
     if (run_config_number(position, "seed", -1) != (double)L->seed) return RESUME_OTHER;
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (!file_exists(path)) return 1;
     train_loop_restore(L, position);
     return 0;

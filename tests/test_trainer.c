@@ -326,13 +326,13 @@ static double checkpoint_accuracy(const char *ckpt, const char *task, const char
 
 static cJSON *read_json_file(const char *dir, const char *file) {
     char path[4096];
-    run_file_path(dir, file, path, sizeof path);
+    file_join(dir, file, path, sizeof path);
     return json_file_read(path, 1);
 }
 
 static int file_in(const char *dir, const char *file) {
     char path[4096];
-    run_file_path(dir, file, path, sizeof path);
+    file_join(dir, file, path, sizeof path);
     return file_exists(path);
 }
 
@@ -492,7 +492,7 @@ TEST(trainer_learns_synthetic_sst2) {
     CHECK_MSG(acc >= 95.0, "dev accuracy %.2f >= 95", acc);
     /* The kept checkpoint is the best epoch: recompute its accuracy independently. */
     char ckpt[4096];
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     CHECK_NEAR(checkpoint_accuracy(ckpt, "sst2", "dev"), acc, 1e-9);
     /* results.json on disk says the same, with every epoch and the run's facts. */
     cJSON *disk = read_json_file(dir, RUN_RESULTS);
@@ -573,7 +573,7 @@ static void crash_and_resume(const char *root, const char *whole, const cJSON *r
     stderr_restore(muted);
     if (damage) {   /* a flipped bit in the weights: resume.prev/, the point before, takes over */
         char path[4200];
-        run_file_path(cut, RUN_RESUME_DIR "/" RUN_LAST_CKPT, path, sizeof path);
+        file_join(cut, RUN_RESUME_DIR "/" RUN_LAST_CKPT, path, sizeof path);
         CHECK(test_flip_byte(path, 60, 4) == 0);
     }
     cJSON *rr = NULL;
@@ -592,8 +592,8 @@ static void crash_and_resume(const char *root, const char *whole, const cJSON *r
     CHECK_MSG(bw && cJSON_Compare(bw, br, 1), "the same best epoch");
     cJSON_Delete(bw); cJSON_Delete(br);
     char ca[4096], cb[4096];
-    run_file_path(whole, RUN_CKPT, ca, sizeof ca);
-    run_file_path(cut, RUN_CKPT, cb, sizeof cb);
+    file_join(whole, RUN_CKPT, ca, sizeof ca);
+    file_join(cut, RUN_CKPT, cb, sizeof cb);
     size_t na, nb;
     char *fa = file_read(ca, &na), *fb = file_read(cb, &nb);
     CHECK_MSG(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "identical best checkpoints");
@@ -647,7 +647,7 @@ TEST(trainer_mnli_reports_both_dev_splits) {
     /* Selection is on dev_matched: the score is its accuracy. */
     CHECK_NEAR(run_config_number(best, "score", 0), m, 1e-9);
     char ckpt[4096];
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     CHECK_NEAR(checkpoint_accuracy(ckpt, "mnli", "dev_mismatched"), mm, 1e-9);
     cJSON_Delete(res);
     fixture_remove(&fx);
@@ -707,7 +707,7 @@ TEST(trainer_cli_eval_predict) {
     CHECK_MSG(all > 0 && fabs(100 * hits / all - best) < 1e-9, "confusion %g/%g vs accuracy %g", hits, all, best);
     char preds[4200];
     run_dir_path("sst2", "testbow", dir, sizeof dir);
-    run_file_path(dir, "dev_predictions.tsv", preds, sizeof preds);
+    file_join(dir, "dev_predictions.tsv", preds, sizeof preds);
     const char *sc[] = {"score", "sst2", preds, "--json"};
     Ran rs = run_command(root, NULL, NULL, 4, sc);
     cJSON *sj = cJSON_Parse(rs.out);
@@ -725,7 +725,7 @@ TEST(trainer_cli_eval_predict) {
     CHECK(strstr(r.out, "SST-2.tsv") != NULL);
     ran_free(&r);
     char sub[4096];
-    run_file_path(dir, "SST-2.tsv", sub, sizeof sub);
+    file_join(dir, "SST-2.tsv", sub, sizeof sub);
     char *text = file_read(sub, NULL);
     CHECK(text && strncmp(text, "index\tprediction\n0\t", 19) == 0);
     int lines = 0;
@@ -793,7 +793,7 @@ TEST(trainer_cli_run_errors) {
     run_dir_path("sst2", "testbow", dir, sizeof dir);
     CHECK_EQ_INT(train("sst2", 1, dir, 0, NULL, 0, NULL), 0);
     char ckpt[4096];
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     FILE *f = fopen(ckpt, "r+b");
     fseek(f, 100, SEEK_SET);
     fputc(0x5A, f);
@@ -979,7 +979,7 @@ TEST(trainer_cli_compare) {
     char res_dir[4096], md[4096];
     snprintf(res_dir, sizeof res_dir, "%s/results", root);
     CHECK(file_in(res_dir, "compare.json"));
-    run_file_path(res_dir, "compare.md", md, sizeof md);
+    file_join(res_dir, "compare.md", md, sizeof md);
     char *text = file_read(md, NULL);
     CHECK_MSG(text && strstr(text, "| majority") && strstr(text, "| testbow") && strstr(text, "SST-2 (acc)"), "%s",
               text ? text : "(none)");
@@ -999,7 +999,7 @@ TEST(trainer_cli_compare) {
     ran_free(&r);
     char dir[4096], path[4200];
     run_dir_path("sst2", "testbow", dir, sizeof dir);
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
     char *before = file_read(path, NULL);
     r = run_command(root, NULL, NULL, 5, argv);
     CHECK_MSG(r.status == 0 && strstr(r.err, "kept") && strstr(r.out, "compare/sst2/testbow-seed42"), "%s %s", r.err,
@@ -1023,7 +1023,7 @@ TEST(trainer_cli_compare) {
     for (int k = 0; k < 2; k++) {
         char rd[4200], rp[4300];
         snprintf(rd, sizeof rd, "%s/compare/sst2/testbow-seed%d", run_root(), k ? 7 : 42);
-        run_file_path(rd, RUN_RESULTS, rp, sizeof rp);
+        file_join(rd, RUN_RESULTS, rp, sizeof rp);
         cJSON *res = json_file_read(rp, 1);
         double acc = metric_of(cJSON_GetObjectItemCaseSensitive(res, "best"), "dev", "accuracy");
         if (k) s7 = acc; else s42 = acc;
@@ -1079,13 +1079,13 @@ TEST(trainer_cli_compare_settings) {
     /* the run was trained with dim 64 and 2 epochs (mnli.epochs left SST-2 alone) */
     char dir[4200], path[4300];
     snprintf(dir, sizeof dir, "%s", run);   /* absolute here: the runs are outside the project */
-    run_file_path(dir, "config.json", path, sizeof path);
+    file_join(dir, "config.json", path, sizeof path);
     cJSON *cfg = json_file_read(path, 1);
     CHECK_MSG(cfg && run_config_number(cfg, "dim", 0) == 64 && run_config_number(cfg, "epochs", 0) == 2, "%s", path);
     cJSON_Delete(cfg);
     char res[4096], md[4200];
     snprintf(res, sizeof res, "%s/results", fx.root);
-    run_file_path(res, "compare.md", md, sizeof md);
+    file_join(res, "compare.md", md, sizeof md);
     char *text = file_read(md, NULL);
     CHECK_MSG(text && strstr(text, "| testbow * |") && strstr(text, "testbow *: its defaults with `dim=64` `sst2.epochs=2`"),
               "%s", text ? text : "(none)");

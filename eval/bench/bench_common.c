@@ -96,7 +96,7 @@ int bench_write_results(const char *name, const cJSON *json) {
     const char *slash = strrchr(name, '/');
     snprintf(dir, sizeof dir, "%s/%.*s", root, slash ? (int)(slash - name) : 0, name);
     if (file_make_dir(slash ? dir : root) != 0) return -1;
-    run_file_path(root, name, path, sizeof path);
+    file_join(root, name, path, sizeof path);
     if (json_file_write(path, json) != 0) return -1;
     fprintf(stderr, "glue: wrote %s\n", path);
     return 0;

@@ -30,7 +30,7 @@ const Task *cli_find_task(const char *name) {
 int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
-    run_file_path(run, USER_DATA_FILE, path, sizeof path);
+    file_join(run, USER_DATA_FILE, path, sizeof path);
     if (!file_exists(path)) return 0;
     *out = user_data_load(path);
     return *out ? 0 : -1;
@@ -68,7 +68,7 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
 static int cli_find_dataset(const char *name, const char *model, char *out, size_t cap) {
     char dir[4096];
     run_dir_path(name, model ? model : "", dir, sizeof dir);
-    run_file_path(dir, USER_DATA_FILE, out, cap);
+    file_join(dir, USER_DATA_FILE, out, cap);
     if (model && file_exists(out)) return 0;
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
@@ -79,7 +79,7 @@ static int cli_find_dataset(const char *name, const char *model, char *out, size
         char sub[4400];
         if (e->d_name[0] == '.') continue;
         snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-        run_file_path(sub, USER_DATA_FILE, out, cap);
+        file_join(sub, USER_DATA_FILE, out, cap);
         if (file_exists(out)) rc = 0;
     }
     if (d) closedir(d);
@@ -90,7 +90,7 @@ int cli_record_dataset(const Task *t, const char *dir) {
     char path[4200];
     if (!t->user) return 0;
     if (file_make_dir(dir) != 0) return -1;
-    run_file_path(dir, USER_DATA_FILE, path, sizeof path);
+    file_join(dir, USER_DATA_FILE, path, sizeof path);
     return user_data_save(t, path);
 }
 
@@ -140,7 +140,7 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
         user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         return NULL;
     }
-    run_file_path(dir, RUN_CKPT, path, sizeof path);
+    file_join(dir, RUN_CKPT, path, sizeof path);
     snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
     if (!file_exists(path)) {
         user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
@@ -173,7 +173,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
         return NULL;
     }
     char ckpt[4200];
-    run_file_path(where, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(where, RUN_CKPT, ckpt, sizeof ckpt);
     if (run || (S_ISDIR(st.st_mode) && file_exists(ckpt))) {   /* a glue run directory */
         snprintf(dir, cap, "%s", where);
         return cli_load_run(ops, t, dir, bf16);

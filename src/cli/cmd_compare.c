@@ -80,8 +80,8 @@ static int compare_has_data(const Task *t) {
 static double compare_intermediate_seconds(const cJSON *results, const char *dir) {
     if (!cJSON_GetObjectItemCaseSensitive(results, INTERMEDIATE_KEY)) return 0;
     char stage[4200], path[4300];
-    run_file_path(dir, INTERMEDIATE_DIR, stage, sizeof stage);
-    run_file_path(stage, RUN_RESULTS, path, sizeof path);
+    file_join(dir, INTERMEDIATE_DIR, stage, sizeof stage);
+    file_join(stage, RUN_RESULTS, path, sizeof path);
     cJSON *r = json_file_read(path, 0);
     double s = run_config_number(r, "train_seconds", 0);
     cJSON_Delete(r);
@@ -151,7 +151,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     cJSON *res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     if (!res) {
         char prev[4200];
-        run_file_path(dir, RUN_RESULTS, prev, sizeof prev);
+        file_join(dir, RUN_RESULTS, prev, sizeof prev);
         if (!c->retrain && file_exists(prev))
             fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
@@ -470,9 +470,9 @@ static int compare_write(const cJSON *summary) {
     const char *root = run_results_root();
     if (file_make_dir(root) != 0) return 1;
     char path[4096];
-    run_file_path(root, "compare.json", path, sizeof path);
+    file_join(root, "compare.json", path, sizeof path);
     if (json_file_write(path, summary) != 0) return 1;
-    run_file_path(root, "compare.md", path, sizeof path);
+    file_join(root, "compare.md", path, sizeof path);
     AtomicFile out;
     FILE *f = atomic_open(&out, path);
     if (!f) return 1;

@@ -44,7 +44,7 @@ typedef struct EvalArgs {
 /* The eval batch the run was configured with (config.json), else the default. */
 static int eval_batch_of(const char *dir) {
     char path[4096];
-    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    file_join(dir, RUN_CONFIG, path, sizeof path);
     cJSON *c = json_file_read(path, 0);
     int b = (int)run_config_number(c, "eval_batch", EVALUATE_BATCH_DEFAULT);
     cJSON_Delete(c);
@@ -71,7 +71,7 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
     }
     char name[256], path[4400], where[4400];
     snprintf(name, sizeof name, "%s_predictions.tsv", d->split->name);
-    run_file_path(dir, name, path, sizeof path);
+    file_join(dir, name, path, sizeof path);
     int rc = predictions_write(path, t, index, label, score, n) ? 1 : 0;
     cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "dev_predictions");
     if (!all) all = cJSON_AddObjectToObject(out, "dev_predictions");
@@ -144,7 +144,7 @@ static int eval_task_test(const ModelOps *ops, Model *m, const Task *t, int batc
             score[i] = k == 1 ? pred[i] : 0;
         }
         char path[4096];
-        run_file_path(dir, sp->submit, path, sizeof path);
+        file_join(dir, sp->submit, path, sizeof path);
         if (rc == 0) rc = predictions_write(path, t, index, label, score, d.n) ? 1 : 0;
         if (rc == 0) {
             cJSON *o = cJSON_AddObjectToObject(out, sp->name);
@@ -318,7 +318,7 @@ static int eval_all(const EvalArgs *e, const ModelOps *ops, cJSON *tasks, cJSON 
         const Task *t = &TASKS[i];
         char dir[4096], ckpt[4096];
         run_dir_path(cli_run_task(t)->name, ops->name, dir, sizeof dir);
-        run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+        file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
         const TaskSplit *dev = task_dev_split(t);
         int usable = strcmp(e->split, "test") == 0 || (dev && dev->col_label >= 0);
         if (!usable) continue;

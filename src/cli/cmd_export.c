@@ -70,7 +70,7 @@ int cmd_export(int argc, char **argv) {
     if (task_name && !(task = task_find_or_report(task_name))) return EXIT_USAGE;
 
     char ckpt[4096];
-    if (export_is_dir(pos[0])) run_file_path(pos[0], RUN_CKPT, ckpt, sizeof ckpt);
+    if (export_is_dir(pos[0])) file_join(pos[0], RUN_CKPT, ckpt, sizeof ckpt);
     else snprintf(ckpt, sizeof ckpt, "%s", pos[0]);
     Checkpoint *c = checkpoint_read(ckpt);
     Bert *m = c ? bert_from_checkpoint(c, NULL, 1, 0) : NULL;

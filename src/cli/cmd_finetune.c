@@ -263,7 +263,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         }
     }
     char path[4200];
-    run_file_path(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
+    file_join(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
     int rc = json_file_write(path, out);
     if (rc == 0 && f->json) {
         json_print_line(out);

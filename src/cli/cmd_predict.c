@@ -146,7 +146,7 @@ static const ModelOps *predict_default_model(const Task *rt) {
         const ModelOps *ops = model_at(i);
         char dir[4096], path[4200];
         run_dir_path(rt->name, ops->name, dir, sizeof dir);
-        run_file_path(dir, RUN_CKPT, path, sizeof path);
+        file_join(dir, RUN_CKPT, path, sizeof path);
         if (!file_exists(path)) continue;
         if (strcmp(ops->name, "bert") == 0) return ops;
         if (!found) found = ops;

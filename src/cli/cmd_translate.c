@@ -59,10 +59,10 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
     char dir[4096], path[4200];
     if (!where) translate_default_dir(dir, sizeof dir);
     else snprintf(dir, sizeof dir, "%s", where);
-    run_file_path(dir, RUN_CKPT, path, sizeof path);
+    file_join(dir, RUN_CKPT, path, sizeof path);
     if (!where && !file_exists(path)) {
         char shipped[4200];
-        run_file_path(TRANSLATE_SHIPPED_MODEL, RUN_CKPT, shipped, sizeof shipped);
+        file_join(TRANSLATE_SHIPPED_MODEL, RUN_CKPT, shipped, sizeof shipped);
         if (file_exists(shipped)) {
             snprintf(dir, sizeof dir, "%s", TRANSLATE_SHIPPED_MODEL);
             snprintf(path, sizeof path, "%s", shipped);
@@ -119,7 +119,7 @@ static int translate_train(int argc, char **argv) {
     else
     if (rc == 0) {
         char path[4200];
-        run_file_path(dir, RUN_RESULTS, path, sizeof path);
+        file_join(dir, RUN_RESULTS, path, sizeof path);
         cJSON *res = json_file_read(path, 1);
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
         if (best) {
@@ -165,7 +165,7 @@ static const char *translate_split_stem(const char *name) {
 /* The run's config.json (data_dir, languages, decoding), else the defaults. */
 static cJSON *translate_run_config(const char *dir) {
     char path[4200];
-    run_file_path(dir, RUN_CONFIG, path, sizeof path);
+    file_join(dir, RUN_CONFIG, path, sizeof path);
     cJSON *c = file_exists(path) ? json_file_read(path, 1) : NULL;
     return c ? c : s2s_run_config_default();
 }
@@ -179,7 +179,7 @@ static Seq2Seq *translate_open(const char *where, long beam, double alpha, char 
     if (!m) return NULL;
     *cfg = translate_run_config(dir);
     char who[4200];
-    run_file_path(dir, RUN_CONFIG, who, sizeof who);
+    file_join(dir, RUN_CONFIG, who, sizeof who);
     if (s2s_decode_settings(*cfg, who, dec) != 0) {
         cJSON_Delete(*cfg);
         *cfg = NULL;

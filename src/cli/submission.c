@@ -63,7 +63,7 @@ static int submission_majority(const Task *t, const TaskSplit *sp, const char *d
         label[i] = k == 1 ? -1 : evaluate_argmax(out + (size_t)i * (size_t)k, k);
         score[i] = k == 1 ? out[i] : 0;
     }
-    run_file_path(dir, sp->submit, path, cap);
+    file_join(dir, sp->submit, path, cap);
     int rows = file_make_dir(dir) == 0 && predictions_write(path, t, index, label, score, test.n) == 0 ? test.n : -1;
     if (rows >= 0)
         fprintf(stderr, "%s: no trained model, majority class of %s written (flagged)\n", sp->submit, source);

@@ -51,7 +51,7 @@ static void tr_describe_run(cJSON *entry, const char *run_dir, const cJSON *cfg)
     tr_set(entry, "lpr_keys", cJSON_CreateNumber(run_config_number(cfg, "lpr_keys", 0)));
     tr_set(entry, "lpr_values", cJSON_CreateNumber(run_config_number(cfg, "lpr_values", 0)));
     char path[4200];
-    run_file_path(run_dir, RUN_RESULTS, path, sizeof path);
+    file_join(run_dir, RUN_RESULTS, path, sizeof path);
     cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
     tr_set(entry, "finished", cJSON_CreateBool(res != NULL));
     if (!res) return;

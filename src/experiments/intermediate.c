@@ -65,7 +65,7 @@ static cJSON *intermediate_summary(const Task *t, const char *dir, const cJSON *
 /* Where o's stage runs: stage_dir, else <out_dir>/intermediate. */
 static void intermediate_dir(const TrainerOptions *o, const char *stage_dir, char *dir, size_t size) {
     if (stage_dir) snprintf(dir, size, "%s", stage_dir);
-    else run_file_path(o->out_dir, INTERMEDIATE_DIR, dir, size);
+    else file_join(o->out_dir, INTERMEDIATE_DIR, dir, size);
 }
 
 /* The task o's config names (*t NULL: none). 0, or EXIT_USAGE after a message. */
@@ -158,7 +158,7 @@ static int intermediate_resuming(const TrainerOptions *o) {
  * hours first: trainer_run says why at once. */
 static int intermediate_target_blocked(const TrainerOptions *o) {
     char path[4300];
-    run_file_path(o->out_dir, RUN_RESULTS, path, sizeof path);
+    file_join(o->out_dir, RUN_RESULTS, path, sizeof path);
     if (!o->resume && !o->overwrite && file_exists(path)) return 1;
     const TaskSplit *train = task_split(o->task, "train"), *dev = o->holdout > 0 ? NULL : task_dev_split(o->task);
     if (!train || (o->holdout <= 0 && !dev)) return 1;

@@ -74,7 +74,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     /* A change that leaves this task alone shares the baseline's fine-tunes. */
     const ProtocolRow *owner = run_config_sets_for_task(row->sets, row->n_sets, t->name, task_sets) > 0 ? row : &o->rows[0];
     snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
     const ModelOps *ops = model_find(o->model);
     const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
     int nsets = run_config_sets_for_task(o->sets, o->n_sets < PROTOCOL_MAX_SETS ? o->n_sets : PROTOCOL_MAX_SETS,

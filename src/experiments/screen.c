@@ -43,7 +43,7 @@ static void screen_run_name(const char *dir, char *out, size_t cap) {
 static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const Task *t, long seed) {
     char dir[4096], path[4200], init[4200];
     snprintf(dir, sizeof dir, "%s/screen/%s-seed%ld", run_dir, t->name, seed);
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
     if (file_exists(path)) return json_file_read(path, 1);
     const ModelOps *ops = model_find("bert");
     snprintf(init, sizeof init, "init=%s/model.ckpt", run_dir);
@@ -104,14 +104,14 @@ static double screen_number(const cJSON *j, const char *key) {
 static cJSON *screen_row(const ScreenOptions *o, const char *run_dir) {
     char path[4200], name[256];
     screen_run_name(run_dir, name, sizeof name);
-    run_file_path(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
+    file_join(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
     if (!file_exists(path)) {
         user_error("finish it first (glue pretrain ... --out DIR --resume)", "%s: not a finished pretraining run (no %s)",
                    run_dir, PRETRAIN_SUMMARY);
         return NULL;
     }
     cJSON *summary = json_file_read(path, 1);
-    run_file_path(run_dir, PRETRAIN_CONFIG, path, sizeof path);
+    file_join(run_dir, PRETRAIN_CONFIG, path, sizeof path);
     cJSON *config = summary ? json_file_read(path, 1) : NULL;
     if (!config) {
         cJSON_Delete(summary);

@@ -12,7 +12,6 @@
 #include "core/files.h"
 #include "experiments/intermediate.h"
 #include "models/run_config.h"
-#include "train/run_dir.h"
 
 void search_default_grid(SearchOptions *o) {
     static const double LRS[] = {3e-4, 1e-4, 5e-5, 3e-5};
@@ -56,7 +55,7 @@ static cJSON *search_train(const SearchOptions *o, const cJSON *config, const ch
         return done;
     }
     char stage[4200];
-    run_file_path(o->base.out_dir, INTERMEDIATE_DIR, stage, sizeof stage);
+    file_join(o->base.out_dir, INTERMEDIATE_DIR, stage, sizeof stage);
     TrainerOptions t = o->base;
     t.config = config;
     t.out_dir = dir;
@@ -131,7 +130,7 @@ int search_run(const SearchOptions *o, cJSON **result) {
             cJSON_AddItemToObject(f, "best", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res, "best"), 1));
             cJSON_Delete(res);
             char path[4200];
-            run_file_path(out, SEARCH_FILE, path, sizeof path);
+            file_join(out, SEARCH_FILE, path, sizeof path);
             rc = json_file_write(path, s) ? 1 : 0;
         }
     }

@@ -22,9 +22,9 @@
 /* resume/, resume.prev/ and resume.tmp/ of out_dir into d; which of the
  * first two exist (bits 0 and 1). */
 static int resume_dirs(const char *out_dir, char d[3][4200]) {
-    run_file_path(out_dir, RUN_RESUME_DIR, d[0], sizeof d[0]);
-    run_file_path(out_dir, RUN_RESUME_DIR ".prev", d[1], sizeof d[1]);
-    run_file_path(out_dir, RUN_RESUME_DIR ".tmp", d[2], sizeof d[2]);
+    file_join(out_dir, RUN_RESUME_DIR, d[0], sizeof d[0]);
+    file_join(out_dir, RUN_RESUME_DIR ".prev", d[1], sizeof d[1]);
+    file_join(out_dir, RUN_RESUME_DIR ".tmp", d[2], sizeof d[2]);
     return file_exists(d[0]) | file_exists(d[1]) << 1;
 }
 
@@ -35,7 +35,7 @@ static void resume_dir_remove(const char *dir) {
     char path[4400];
     while (d && (e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            run_file_path(dir, e->d_name, path, sizeof path), unlink(path);
+            file_join(dir, e->d_name, path, sizeof path), unlink(path);
     if (d) closedir(d);
     rmdir(dir);
 }
@@ -48,7 +48,7 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
         user_error_io("check free disk space and permissions", "%s: cannot create: %s", d[2], strerror(errno));
         return 1;
     }
-    run_file_path(d[2], RUN_TRAINER_STATE, path, sizeof path);
+    file_join(d[2], RUN_TRAINER_STATE, path, sizeof path);
     if (write(ctx, d[2]) != 0 || json_file_write(path, position) != 0) return 1;
     resume_dir_remove(d[1]);
     if ((file_exists(d[0]) && rename(d[0], d[1]) != 0) || rename(d[2], d[0]) != 0) {
@@ -62,7 +62,7 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
 /* read() on the point in dir. */
 static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
     char path[4400];
-    run_file_path(dir, RUN_TRAINER_STATE, path, sizeof path);
+    file_join(dir, RUN_TRAINER_STATE, path, sizeof path);
     cJSON *position = json_file_read(path, 1);
     if (!position) return 1;
     int rc = read(ctx, dir, position);
@@ -73,8 +73,8 @@ static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
 int resume_is_old(const char *out_dir, char *old, size_t cap) {
     char d[3][4200];
     if (resume_dirs(out_dir, d)) return 0;
-    run_file_path(out_dir, RESUME_OLD_FILE, old, cap);
-    if (!file_exists(old)) run_file_path(out_dir, RESUME_OLD_PREV, old, cap);
+    file_join(out_dir, RESUME_OLD_FILE, old, cap);
+    if (!file_exists(old)) file_join(out_dir, RESUME_OLD_PREV, old, cap);
     return file_exists(old);
 }
 
@@ -111,7 +111,7 @@ cJSON *resume_position(const char *out_dir) {
     char d[3][4200], path[4400];
     resume_dirs(out_dir, d);
     for (int i = 0; i < 2; i++) {
-        run_file_path(d[i], RUN_TRAINER_STATE, path, sizeof path);
+        file_join(d[i], RUN_TRAINER_STATE, path, sizeof path);
         cJSON *position = file_exists(path) ? json_file_read(path, 0) : NULL;
         if (position) return position;
     }

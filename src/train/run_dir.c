@@ -32,8 +32,6 @@ void run_dir_path(const char *task, const char *model, char *out, size_t cap) {
     if (n < 0 || (size_t)n >= cap) DIE("run directory path too long: %s/%s/%s", run_root(), task, model);
 }
 
-void run_file_path(const char *dir, const char *file, char *out, size_t cap) { file_join(dir, file, out, cap); }
-
 cJSON *run_results_head(const char *command, uint64_t seed, int threads, const cJSON *config) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "command", command ? command : "");
@@ -47,15 +45,15 @@ cJSON *run_results_head(const char *command, uint64_t seed, int threads, const c
 int run_dir_begin(const char *out_dir, const char *results, const cJSON *config) {
     char path[4200];
     if (file_make_dir(out_dir)) return 1;
-    run_file_path(out_dir, results, path, sizeof path);
+    file_join(out_dir, results, path, sizeof path);
     unlink(path);
-    run_file_path(out_dir, RUN_CONFIG, path, sizeof path);
+    file_join(out_dir, RUN_CONFIG, path, sizeof path);
     return json_file_write(path, config) ? 1 : 0;
 }
 
 int run_dir_finish(const char *out_dir, const char *results_file, const cJSON *results, int keep_resume) {
     char path[4200];
-    run_file_path(out_dir, results_file, path, sizeof path);
+    file_join(out_dir, results_file, path, sizeof path);
     if (json_file_write(path, results) != 0) return 1;
     if (!keep_resume) resume_remove(out_dir);
     return 0;

@@ -48,8 +48,7 @@ const char *run_root(void);
 const char *run_results_root(void);
 /* "<root>/<task>/<model>" into out (cap bytes); DIE if it does not fit. */
 void run_dir_path(const char *task, const char *model, char *out, size_t cap);
-/* "<dir>/<file>" into out; DIE if it does not fit (core/files.h file_join). */
-void run_file_path(const char *dir, const char *file, char *out, size_t cap);
+/* "<dir>/<file>": core/files.h file_join. */
 /* Directories, JSON files and atomic writes: core/files.h. */
 
 /* ---- every training run's (fine-tuning, translation, pretraining) ---- */

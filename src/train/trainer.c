@@ -208,8 +208,8 @@ int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, 
 
 cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, double holdout) {
     char path[4200], ckpt[4200];
-    run_file_path(dir, RUN_RESULTS, path, sizeof path);
-    run_file_path(dir, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(path) || !file_exists(ckpt)) return NULL;
     cJSON *res = json_file_read(path, 0);
     if (res && seed >= 0 && run_identity_matches(res, config, (uint64_t)seed, holdout) &&
@@ -225,9 +225,9 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
 static int run_write_files(void *ctx, const char *dir) {
     Run *r = ctx;
     char path[4400];
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (r->ops->save(r->m, path) != 0) return 1;
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     return r->ops->save_state && r->ops->save_state(r->m, path) != 0;
 }
 
@@ -253,9 +253,9 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
                    "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
     }
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (!(r->m = r->ops->load(path, r->t))) return 1;
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     if (!r->ops->load_state)
         user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
                      "uninterrupted one", r->ops->name);
@@ -397,7 +397,7 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
     cJSON_AddNumberToObject(rec, "score", isfinite(score) ? score : 0.0);
     int is_best = train_loop_record(L, rec, score);
     char path[4200];
-    run_file_path(r->o->out_dir, RUN_CKPT, path, sizeof path);
+    file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
     /* one rank writes (the same weights on all); a model saves through core/checkpoint: atomically */
     if (is_best && r->rank == 0 && r->ops->save(r->m, path) != 0) return 1;
     run_log_epoch(r, rec, L->epoch, loss, is_best);
@@ -454,7 +454,7 @@ static cJSON *run_results(const Run *r) {
  * written yet when this is checked). 0, or EXIT_USAGE after a message. */
 static int run_refuse_finished(const Run *r) {
     char done[4200];
-    run_file_path(r->o->out_dir, RUN_RESULTS, done, sizeof done);
+    file_join(r->o->out_dir, RUN_RESULTS, done, sizeof done);
     if (r->o->resume || r->o->overwrite || !file_exists(done)) return 0;
     if (r->rank == 0)
         user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",

@@ -126,7 +126,7 @@ static Vocab *s2s_run_vocab(const cJSON *c, int vocab_tokens, const char *out_di
     const char *given = run_config_string(c, "vocab", "");
     char path[4096];
     if (*given) return vocab_load(given);
-    run_file_path(out_dir, S2S_VOCAB_FILE, path, sizeof path);
+    file_join(out_dir, S2S_VOCAB_FILE, path, sizeof path);
     if (file_exists(path)) return vocab_load(path);
     WordpieceTrainer *tr = wordpiece_trainer_create();
     wordpiece_trainer_set_options(tr, 1, 1);
@@ -216,9 +216,9 @@ static double s2s_run_cpu(const S2sRun *r) { return r->cpu_before + cpu_seconds(
 static int s2s_write_files(void *ctx, const char *dir) {
     S2sRun *r = ctx;
     char path[4400];
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     CkptWriter *w = checkpoint_writer_open(path, NULL, -1);
     if (!w) return 1;
     if (checkpoint_write_blob(w, S2S_RNG_BLOB, &r->m->rng, sizeof r->m->rng) ||
@@ -251,9 +251,9 @@ static int s2s_read_point(void *ctx, const char *dir, const cJSON *p) {
                    "%s: the interrupted run used other settings", dir);
         return RESUME_OTHER;
     }
-    run_file_path(dir, RUN_LAST_CKPT, path, sizeof path);
+    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (s2s_load_weights(r->m, path) != 0) return 1;
-    run_file_path(dir, RUN_LAST_STATE, path, sizeof path);
+    file_join(dir, RUN_LAST_STATE, path, sizeof path);
     Checkpoint *c = checkpoint_read(path);
     const CkptBlob *rb = c ? checkpoint_find_blob(c, S2S_RNG_BLOB) : NULL;
     int rc = 1;
@@ -289,7 +289,7 @@ static S2sLoss s2s_dev_eval(S2sRun *r, BleuScore *bleu) {
 static void s2s_epoch_ckpt(const S2sRun *r, int epoch, char *out, size_t cap) {
     char name[64];
     snprintf(name, sizeof name, "epoch%d.ckpt", epoch);
-    run_file_path(r->o->out_dir, name, out, cap);
+    file_join(r->o->out_dir, name, out, cap);
 }
 
 /* Dev loss and BLEU after an epoch; keeps the best checkpoint (and, for the
@@ -321,7 +321,7 @@ static int s2s_end_epoch(void *ctx, TrainLoop *L, double epoch_seconds) {
                 L->epoch + 1, s->epochs, L->step, loss, ppl, dev_loss, dev_ppl, bleu.bleu, is_best ? "  (best)" : "");
     if (is_best) {
         char path[4096];
-        run_file_path(r->o->out_dir, RUN_CKPT, path, sizeof path);
+        file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
         if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
     }
     if (s->average_last > 0 && L->epoch + 1 > s->epochs - s->average_last) {
@@ -366,10 +366,10 @@ static int s2s_average(S2sRun *r) {
             fprintf(stderr, "average of the last %d epochs: dev loss %.4f  dev BLEU %.2f%s\n", n, dev_loss, bleu.bleu,
                     is_best ? "  (best)" : "");
         char path[4096];
-        run_file_path(r->o->out_dir, "averaged.ckpt", path, sizeof path);
+        file_join(r->o->out_dir, "averaged.ckpt", path, sizeof path);
         rc = s2s_save(r->m, path, CKPT_F32) != 0;
         if (rc == 0 && is_best) {
-            run_file_path(r->o->out_dir, RUN_CKPT, path, sizeof path);
+            file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
             rc = s2s_save(r->m, path, CKPT_F32) != 0;
         }
         r->averaged = rec;
@@ -485,19 +485,19 @@ static int s2s_write_results(S2sRun *r) {
 
 int s2s_snapshot(const char *run_dir, const char *out_dir) {
     char path[4200], out[4200];
-    run_file_path(run_dir, RUN_CKPT, path, sizeof path);
+    file_join(run_dir, RUN_CKPT, path, sizeof path);
     Seq2Seq *m = s2s_load(path);
     int rc = m && file_make_dir(out_dir) == 0 ? 0 : 1;
     if (rc == 0) {
-        run_file_path(out_dir, RUN_CKPT, out, sizeof out);
+        file_join(out_dir, RUN_CKPT, out, sizeof out);
         rc = s2s_save(m, out, CKPT_F16) ? 1 : 0;
     }
     /* The run's settings (decoding reads them) and what it measured, with
      * paths under the home directory written ~. */
     static const char *const FILES[] = {RUN_CONFIG, RUN_RESULTS};
     for (int i = 0; i < 2 && rc == 0; i++) {
-        run_file_path(run_dir, FILES[i], path, sizeof path);
-        run_file_path(out_dir, FILES[i], out, sizeof out);
+        file_join(run_dir, FILES[i], path, sizeof path);
+        file_join(out_dir, FILES[i], out, sizeof out);
         rc = json_file_copy_portable(path, out) ? 1 : 0;
     }
     if (rc == 0) printf("snapshot of %s in %s: %s (float16), %s, %s\n", run_dir, out_dir, RUN_CKPT, RUN_CONFIG, RUN_RESULTS);

@@ -188,9 +188,7 @@ int translate_results_add(const char *file, const char *run_dir, const cJSON *ru
     if (!splits) splits = cJSON_AddObjectToObject(entry, "splits");
     tr_set(splits, score->split, tr_score_json(score));
     char md[4200];
-    size_t n = strlen(file);
-    if (n > 5 && strcmp(file + n - 5, ".json") == 0) snprintf(md, sizeof md, "%.*s.md", (int)(n - 5), file);
-    else snprintf(md, sizeof md, "%s.md", file);
+    file_md_twin(file, md, sizeof md);
     int rc = json_file_write(file, doc) != 0 || tr_write_markdown(md, doc) != 0;
     cJSON_Delete(doc);
     return rc;

@@ -55,6 +55,12 @@ char *file_read(const char *path, size_t *len) {
     return buf;
 }
 
+void file_md_twin(const char *json_path, char *out, size_t cap) {
+    size_t n = strlen(json_path);
+    if (n > 5 && strcmp(json_path + n - 5, ".json") == 0) n -= 5;
+    snprintf(out, cap, "%.*s.md", (int)n, json_path);
+}
+
 void file_join(const char *dir, const char *file, char *out, size_t cap) {
     int n = snprintf(out, cap, "%s/%s", dir, file);
     if (n < 0 || (size_t)n >= cap) DIE("path too long: %s/%s", dir, file);

@@ -28,6 +28,9 @@ int file_make_dir(const char *dir);
 int file_exists(const char *path);
 /* "<dir>/<file>" into out (cap bytes); DIE if it does not fit. */
 void file_join(const char *dir, const char *file, char *out, size_t cap);
+/* The Markdown twin of a table file: "x.json" -> "x.md" (any other name gets
+ * ".md" appended), into out (cap bytes). */
+void file_md_twin(const char *json_path, char *out, size_t cap);
 /* Read a whole (small) file, NUL-terminated; NULL with errno set when it
  * cannot be read. */
 char *file_read(const char *path, size_t *len);

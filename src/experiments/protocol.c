@@ -176,9 +176,7 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
 /* The Markdown twin of the table. */
 static int protocol_write_md(const cJSON *table, const char *json_path) {
     char path[4200];
-    size_t n = strlen(json_path);
-    snprintf(path, sizeof path, "%.*s.md", (int)(n > 5 && strcmp(json_path + n - 5, ".json") == 0 ? n - 5 : n),
-             json_path);
+    file_md_twin(json_path, path, sizeof path);
     AtomicFile out;
     FILE *f = atomic_open(&out, path);
     if (!f) return -1;

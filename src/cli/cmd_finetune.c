@@ -22,6 +22,7 @@
 #include "train/run_dir.h"
 #include "experiments/intermediate.h"
 #include "experiments/search.h"
+#include "train/multitask.h"
 #include "train/trainer.h"
 #include "tasks/user_data.h"
 
@@ -291,6 +292,9 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
 
 /* Every rank of a data-parallel run comes here (dist.h). */
 static int finetune_ranked(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)   /* `glue finetune multi --tasks ...`: multi-task (cmd_finetune_multi.c) */
+        if (strcmp(argv[i], MULTITASK_NAME) == 0 && (i == 1 || argv[i - 1][0] != '-'))
+            return cmd_finetune_multi(argc, argv);
     FinetuneArgs f = {0};
     int rc = finetune_parse(argc, argv, &f);
     if (rc) return rc;

@@ -15,6 +15,8 @@ int cmd_score(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);
+/* `glue finetune multi --tasks ...` (cmd_finetune_multi.c), which cmd_finetune hands over to. */
+int cmd_finetune_multi(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -215,6 +215,7 @@ static void bert_bind_grads(Bert *m) {
 #define BERT_MIRROR(f) g->f = bert_grad_of(m, w->f);
     BERT_TOP_FIELDS(BERT_MIRROR)
 #undef BERT_MIRROR
+    if (m->head) bert_attach_head(m, m->head);   /* its gradients live in its own arena */
     /* Shared embedding tables: their gradients live in the donor's arena. */
     const BertWeights *dg = m->emb_donor ? &m->emb_donor->g : NULL;
     if (dg && !dg->word_emb) DIE("bert: reserve the embedding donor for training before the model sharing them");
@@ -283,8 +284,12 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     BertWork *old = m->work;
     if (B < 1 || T < 1 || max_masked < 0) DIE("bert_reserve: B %d T %d max_masked %d", B, T, max_masked);
     if (T > m->cfg.max_position) DIE("bert_reserve: T %d > max_position %d", T, m->cfg.max_position);
+    int F = m->heads.pair_features ? m->heads.pair_features : 1;   /* classifier input: F * C */
     if (old) {
-        if (B <= old->maxB && T <= old->maxT && max_masked <= old->max_masked && (train <= old->train)) return;
+        if (B <= old->maxB && T <= old->maxT && max_masked <= old->max_masked && train <= old->train &&
+            F <= old->maxF)
+            return;
+        F = F > old->maxF ? F : old->maxF;   /* never shrinks: several heads take turns (bert_attach_head) */
         B = B > old->maxB ? B : old->maxB;
         T = T > old->maxT ? T : old->maxT;
         max_masked = max_masked > old->max_masked ? max_masked : old->max_masked;
@@ -295,7 +300,7 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     int C = m->cfg.hidden_size, L = m->cfg.num_layers, V = m->cfg.vocab_size, E = bert_embedding_size(&m->cfg);
     int CE = C > E ? C : E;
     long N = (long)B * T, n = max_masked;
-    k->maxB = B; k->maxT = T; k->max_masked = max_masked; k->train = train;
+    k->maxB = B; k->maxT = T; k->max_masked = max_masked; k->train = train; k->maxF = F;
     k->ids = xmalloc(sizeof(int) * (size_t)N);
     k->segments = xmalloc(sizeof(int) * (size_t)N);
     k->pos_ids = xmalloc(sizeof(int) * (size_t)N);
@@ -358,10 +363,9 @@ void bert_reserve(Bert *m, int B, int T, int max_masked, int train) {
     k->scratch = bert_floats(s > N * CE ? s : N * CE);   /* the embedding backward uses N*E of it */
     k->cls_x = bert_floats((long)B * C);
     k->pooled = bert_floats((long)B * C);
-    long F = m->heads.pair_features ? m->heads.pair_features : 1;   /* classifier input: F * C */
     k->head_in = bert_floats((long)B * C * F);
     k->head_mask = xmalloc((size_t)B * (size_t)C * (size_t)F);
-    if (m->heads.pair_features) {
+    if (F > 1) {
         k->pair_f = bert_floats((long)B * C * F);
         k->pair_df = bert_floats((long)B * C * F);
     }
@@ -411,4 +415,42 @@ void bert_set_layer_decay(Bert *m, double decay) {
         else if (sscanf(t->name, "bert.encoder.layer.%d.", &layer) == 1) depth = layer + 1;
         t->lr_scale = (float)pow(decay, L + 1 - depth);
     }
+}
+
+/* ---- task heads in arenas of their own (multi-task fine-tuning) ---- */
+
+BertTaskHead *bert_task_head_create(const Bert *m, int num_labels, int pair_features, uint64_t seed) {
+    if (num_labels < 1 || (pair_features && (pair_features < 4 || pair_features > 5 || num_labels < 2)))
+        DIE("bert_task_head_create: %d labels, pair_features %d", num_labels, pair_features);
+    BertTaskHead *h = xcalloc(1, sizeof *h);
+    h->num_labels = num_labels;
+    h->pair_features = pair_features;
+    int C = m->cfg.hidden_size, in = pair_features ? pair_features * C : C;
+    h->params = params_create();
+    BERT_MATRIX(h->params, "classifier.weight", num_labels, in);
+    BERT_BIAS(h->params, "classifier.bias", num_labels);
+    Rng rng;
+    rng_seed(&rng, seed);
+    params_allocate(h->params, &rng);
+    params_grad_enable(h->params);   /* small; a head attached for training needs them at once */
+    return h;
+}
+
+void bert_task_head_free(BertTaskHead *h) {
+    if (!h) return;
+    params_free(h->params);
+    free(h);
+}
+
+void bert_attach_head(Bert *m, BertTaskHead *h) {
+    if (m->params && params_find(m->params, "classifier.weight") >= 0)
+        DIE("bert_attach_head: the model has a classifier of its own");
+    if (h && !m->heads.pooler) DIE("bert_attach_head: the model has no pooler");
+    m->head = h;
+    m->heads.num_labels = h ? h->num_labels : 0;
+    m->heads.pair_features = h ? h->pair_features : 0;
+    m->w.cls_w = h ? params_data(h->params, 0) : NULL;
+    m->w.cls_b = h ? params_data(h->params, 1) : NULL;
+    m->g.cls_w = h ? h->params->grad + params_tensor(h->params, 0)->offset : NULL;
+    m->g.cls_b = h ? h->params->grad + params_tensor(h->params, 1)->offset : NULL;
 }

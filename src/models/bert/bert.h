@@ -198,6 +198,9 @@ typedef struct Bert {
      * nobody listens. */
     void (*grad_ready)(void *ctx, long lo);
     void *grad_ready_ctx;
+    /* The task head attached in place of a classifier of the model's own
+     * (bert_attach_head), or NULL. */
+    struct BertTaskHead *head;
 } Bert;
 
 /* A batch of token ids. Row b has lengths[b] real tokens then padding (any id,
@@ -235,6 +238,26 @@ long bert_num_params(const Bert *m);
  * (and their projection), i + 1 for encoder layer i, L + 1 for the pooler and
  * heads (which keep the full rate). decay 1 restores one rate for all. */
 void bert_set_layer_decay(Bert *m, double decay);
+
+/* A task head in an arena of its own, for multi-task fine-tuning (MT-DNN:
+ * one encoder, a head per task; models/bert/bert_multi.h): the classifier
+ * (or regressor) that BertHeads.num_labels and .pair_features describe,
+ * tensors "classifier.weight" (K, F*C or C) and "classifier.bias" (K), drawn
+ * from seed as bert_create draws them, with its gradients enabled. */
+typedef struct BertTaskHead {
+    int num_labels, pair_features;
+    Params *params;
+} BertTaskHead;
+BertTaskHead *bert_task_head_create(const Bert *m, int num_labels, int pair_features, uint64_t seed);
+void bert_task_head_free(BertTaskHead *h);
+/* Makes h the classifier of m (a model made without one, with a pooler):
+ * from now on the task-head forwards and backwards (bert_head_*,
+ * bert_pair_features_*) read h's weights and add into h's gradients, and
+ * m->heads says h's num_labels and pair_features; bert_reserve sizes the head
+ * buffers for the largest head attached so far. NULL detaches (before
+ * saving the encoder: its checkpoint then has no classifier). The heads take
+ * turns; m never frees them. */
+void bert_attach_head(Bert *m, BertTaskHead *h);
 
 /* ---- forward / backward (bert_forward.c) ---- */
 

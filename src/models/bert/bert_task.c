@@ -158,17 +158,20 @@ static int bert_rows_per_example(const BertTaskModel *m) {
 
 void bert_task_model_free(BertTaskModel *m) {
     if (!m) return;
-    bert_free(m->bert);
+    if (!m->encoder_opt) bert_free(m->bert);   /* shared: the multi-task model's */
     tokenizer_free(m->tok);
-    vocab_free(m->vocab);
+    if (!m->encoder_opt) vocab_free(m->vocab);
     cJSON_Delete(m->config);
     free(m->ids); free(m->segments); free(m->lengths);
     free(m);
 }
 
-BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed,
-                                   int train) {
+static BertTaskModel *bert_task_model_make(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task,
+                                           uint64_t seed, int train, BertTaskHead *head, Optimizer *encoder_opt) {
     BertTaskModel *m = xcalloc(1, sizeof *m);
+    m->head = head;
+    m->encoder_opt = encoder_opt;
+    if (head) bert_attach_head(bert, head);
     m->bert = bert;
     m->vocab = vocab;
     m->task = task;
@@ -232,6 +235,17 @@ fail:
     return NULL;
 }
 
+BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task, uint64_t seed,
+                                   int train) {
+    return bert_task_model_make(bert, vocab, config, task, seed, train, NULL, NULL);
+}
+
+BertTaskModel *bert_task_model_shared(Bert *bert, Vocab *vocab, BertTaskHead *head, Optimizer *encoder_opt,
+                                      const cJSON *config, const Task *task, uint64_t seed) {
+    if (!head || !encoder_opt) DIE("bert_task_model_shared: no head or no encoder optimizer");
+    return bert_task_model_make(bert, vocab, config, task, seed, 1, head, encoder_opt);
+}
+
 /* `init` names a checkpoint file, or a directory holding model.ckpt or
  * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
 static int bert_init_path(const char *init, char *out, size_t cap) {
@@ -292,15 +306,11 @@ static Vocab *bert_init_vocab(const Checkpoint *c, const cJSON *config, const ch
     return NULL;
 }
 
-/* A fresh model: the pretrained encoder (init) with a new task head, or the
- * named config (or file) sized to the vocabulary, from random init. */
-static Model *bert_ops_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
-    (void)train;
+Bert *bert_task_encoder(const cJSON *config, const BertHeads *want, uint64_t seed, Vocab **vocab_out) {
     const char *init;
+    *vocab_out = NULL;
     if (bert_init_setting(config, &init) != 0) return NULL;
-    BertSettings s;
-    if (bert_settings_read(config, &s) != 0) return NULL;
-    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels, .pair_features = s.pair_features};
+    BertHeads heads = *want;
     Vocab *vocab = NULL;
     Bert *bert = NULL;
     if (init) {
@@ -327,7 +337,25 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
         vocab_free(vocab);
         return NULL;
     }
-    return (Model *)bert_task_model_new(bert, vocab, config, task, seed, 1);
+    *vocab_out = vocab;
+    return bert;
+}
+
+/* A fresh model: the pretrained encoder (init) with a new task head, or the
+ * named config (or file) sized to the vocabulary, from random init. */
+static Model *bert_ops_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    (void)train;
+    BertSettings s;
+    if (bert_settings_read(config, &s) != 0) return NULL;
+    BertHeads heads = {.pooler = 1, .num_labels = task->num_labels, .pair_features = s.pair_features};
+    Vocab *vocab;
+    Bert *bert = bert_task_encoder(config, &heads, seed, &vocab);
+    return bert ? (Model *)bert_task_model_new(bert, vocab, config, task, seed, 1) : NULL;
+}
+
+int bert_task_pair_features(const cJSON *config) {
+    BertSettings s;
+    return bert_settings_read(config, &s) != 0 ? -1 : s.pair_features;
 }
 
 /* ---- features ---- */
@@ -491,6 +519,8 @@ static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, in
                              float *logits) {
     BertTaskModel *m = (BertTaskModel *)model;
     Bert *b = m->bert;
+    if (m->head) bert_attach_head(b, m->head);   /* multi-task: this task's turn on the shared encoder */
+    if (m->head && st) params_zero_grad(m->head->params);
     if (!st) {
         bert_eval_logits(m, e, rows, n, logits);
         return;
@@ -524,6 +554,13 @@ static void bert_backward_ops(Model *model, const float *dlogits) {
 
 static int bert_update_ops(Model *model, const TrainState *st) {
     BertTaskModel *m = (BertTaskModel *)model;
+    if (m->encoder_opt) {   /* multi-task: the shared encoder and this task's head, one norm for both */
+        Params *ps[2] = {m->bert->params, m->head->params};
+        if (!isfinite(clip_grad_norm_many(ps, 2, m->clip))) return -1;
+        optim_step(m->encoder_opt, m->bert->params, st->lr);
+        optim_step(&m->opt, m->head->params, st->lr);
+        return 0;
+    }
     double norm = clip_grad_norm(m->bert->params, m->clip);
     if (!isfinite(norm)) return -1;
     optim_step(&m->opt, m->bert->params, st->lr);
@@ -531,6 +568,7 @@ static int bert_update_ops(Model *model, const TrainState *st) {
 }
 
 static float *bert_data_parallel_ops(Model *model, long *n, void (*ready)(void *ctx, long lo), void *ctx) {
+    if (((BertTaskModel *)model)->head) DIE("bert: multi-task models do not train data-parallel");
     Bert *b = ((BertTaskModel *)model)->bert;
     b->grad_ready = ready;
     b->grad_ready_ctx = ctx;

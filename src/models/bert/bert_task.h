@@ -44,6 +44,13 @@ typedef struct BertTaskModel {
     int *ids, *segments;    /* (maxB, max_len) batch buffers */
     int *lengths;           /* (maxB) */
     int step_n;             /* examples of the last training forward */
+    /* Multi-task (bert_multi.h): bert and vocab are shared with the other
+     * tasks' models (none of them owns or frees them), this task's head is
+     * `head`, attached to the encoder at each forward, and an update steps
+     * the encoder with *encoder_opt (the group's) and the head with opt,
+     * clipped together. NULL, NULL: a model of its own. */
+    BertTaskHead *head;
+    Optimizer *encoder_opt;
 } BertTaskModel;
 
 /* A split as WordPiece ids: row r is ids[off[r] .. off[r+1]), "[CLS] a [SEP]
@@ -61,7 +68,21 @@ struct Encoded {
  * (train = 1) or prediction only; NULL after a message. */
 BertTaskModel *bert_task_model_new(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task,
                                    uint64_t seed, int train);
+/* A model of `task` over the encoder bert that other tasks' models share,
+ * with head (attached to bert) and the encoder's optimizer encoder_opt
+ * (BertTaskModel.head, .encoder_opt), for training. Owns neither bert, vocab,
+ * head nor encoder_opt. NULL after a message. */
+BertTaskModel *bert_task_model_shared(Bert *bert, Vocab *vocab, BertTaskHead *head, Optimizer *encoder_opt,
+                                      const cJSON *config, const Task *task, uint64_t seed);
 void bert_task_model_free(BertTaskModel *m);
+/* The encoder a run's config starts from, with the heads `want`: its "init"
+ * (a glue checkpoint, its directory, a Hugging Face directory; the heads'
+ * tensors it has are loaded, a classifier never) or, for init "none", the
+ * "bert" config from random init; *vocab its vocabulary. NULL after a message. */
+Bert *bert_task_encoder(const cJSON *config, const BertHeads *want, uint64_t seed, Vocab **vocab);
+/* The classifier inputs the config's pair_encoding asks for
+ * (BertHeads.pair_features: 0, 4 or 5), or -1 after a message. */
+int bert_task_pair_features(const cJSON *config);
 
 /* bert_task_io.c */
 int bert_task_save(const BertTaskModel *m, const char *path);

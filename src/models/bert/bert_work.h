@@ -11,6 +11,8 @@
 
 struct BertWork {
     int maxB, maxT, max_masked, train;   /* train: gradient buffers exist */
+    int maxF;              /* the classifier inputs the head buffers hold, in units of C (an attached
+                            * head may need more than the model's own: bert_attach_head) */
 
     /* The last bert_forward. */
     int B, T;

@@ -1,0 +1,188 @@
+/* cmd_finetune_multi.c — `glue finetune multi --tasks A,B,... [options]`:
+ * multi-task fine-tuning of one BERT encoder (train/multitask.h) into
+ * runs/multi/bert/ (or --out DIR); then `glue finetune TASK --init DIR`
+ * fine-tunes each task from its encoder. Settings: BERT's defaults of no
+ * task in particular (pair_encoding "task": each task's own head), plus
+ * "temperature", then --config, the options and --set. */
+#include "cli/cli_run.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/files.h"
+#include "core/threads.h"
+#include "models/run_config.h"
+#include "train/multitask.h"
+#include "train/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MULTI_USAGE                                                                                        \
+    "glue finetune multi --tasks TASK1,TASK2[,...] [--epochs N] [--lr X] [--batch N] [--max-len N]\n"  \
+    "       [--init CKPT|DIR] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n"              \
+    "       [--set key=value ...] (temperature=T: 1 proportional to size) [--checkpoint-every STEPS]\n" \
+    "       [--resume] [--overwrite] [--strict] [--json]"
+#define MULTI_MAX_SETS 64
+#define MULTI_DEFAULT_SEED 42
+
+/* "a,b,c" into tasks: known, trainable, single-label, each once, at least
+ * two. The count, or -1 after a message. */
+static int multi_parse_tasks(const char *list, const Task **tasks) {
+    char buf[1024];
+    const char *names[MULTITASK_MAX_TASKS + 1];
+    if (!list || !*list) {
+        user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: --tasks names no task");
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = cli_split_list(buf, names, MULTITASK_MAX_TASKS + 1);
+    if (n == 0) {
+        user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: --tasks %s names no task", list);
+        return -1;
+    }
+    if (n < 0 || n > MULTITASK_MAX_TASKS) {
+        user_error(NULL, "finetune multi: at most %d tasks", MULTITASK_MAX_TASKS);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!*names[i]) {
+            user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: an empty task name in --tasks %s", list);
+            return -1;
+        }
+        if (!(tasks[i] = cli_find_task(names[i]))) return -1;
+        if (tasks[i]->scored_with) {
+            user_error(NULL, "%s has no training data: it is scored with the %s model", tasks[i]->display,
+                       tasks[i]->scored_with);
+            return -1;
+        }
+        if (cli_refuse_multi_label(tasks[i], "training")) return -1;
+        for (int j = 0; j < i; j++)
+            if (tasks[j] == tasks[i]) {
+                user_error("name each task once", "finetune multi: %s is in --tasks twice", tasks[i]->name);
+                return -1;
+            }
+    }
+    if (n < 2) {
+        user_error("glue finetune TASK trains one task", "finetune multi: --tasks %s names one task; a "
+                   "multi-task run needs two or more", list);
+        return -1;
+    }
+    return n;
+}
+
+/* The run's settings: BERT's defaults of no task, each task's own head,
+ * temperature 1, then --config and the sets; "tasks" the names. NULL after
+ * a message. Each task's settings are checked against BERT's table. */
+static cJSON *multi_config(const MultiTaskOptions *o, const char *file, const char **sets, const char **origin,
+                           int nsets) {
+    const ModelOps *bert = model_find("bert");
+    cJSON *d = bert->default_config(NULL);
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "pair_encoding", cJSON_CreateString("task"));
+    cJSON_AddNumberToObject(d, MULTITASK_TEMPERATURE_KEY, 1);
+    cJSON *config = run_config_build(d, file, sets, origin, nsets);
+    if (!config) return NULL;
+    cJSON *names = cJSON_AddArrayToObject(config, MULTITASK_TASKS_KEY);
+    for (int i = 0; i < o->n; i++) cJSON_AddItemToArray(names, cJSON_CreateString(o->tasks[i]->name));
+    for (int i = 0; i < o->n && config; i++) {
+        cJSON *c = multitask_task_config(config, o->tasks[i]);
+        if (!c || settings_table_check(c, bert->settings, bert->num_settings, bert->name,
+                                       "glue finetune --help-settings lists the settings") != 0) {
+            cJSON_Delete(config);
+            config = NULL;
+        }
+        cJSON_Delete(c);
+    }
+    return config;
+}
+
+static void multi_print(const cJSON *res, const char *dir, int json) {
+    if (json) {
+        json_print_line(res);
+        return;
+    }
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
+    printf("multi-task bert: best epoch %d of %d, mean score %.2f\n", (int)run_config_number(best, "epoch", 0),
+           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "epochs")), run_config_number(best, "score", 0));
+    for (const cJSON *t = cJSON_GetObjectItemCaseSensitive(best, "tasks")->child; t; t = t->next) {
+        printf("  %-10s", t->string);
+        for (const cJSON *s = t->child; s; s = s->next) {
+            if (!cJSON_IsObject(s)) continue;
+            printf("  %s", s->string);
+            for (const cJSON *m = s->child; m; m = m->next) {
+                char v[32];
+                cli_metric_text(m, v, sizeof v);
+                printf(" %s %s", m->string, v);
+            }
+        }
+        printf("\n");
+    }
+    printf("  %.1f s training -> %s (per task: glue finetune TASK --init %s)\n",
+           run_config_number(res, "train_seconds", 0), dir, dir);
+}
+
+int cmd_finetune_multi(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    MultiTaskOptions o = {.show_progress = 1};
+    const char *list = args_str(&a, "--tasks", NULL), *out = args_str(&a, "--out", NULL);
+    const char *file = args_str(&a, "--config", NULL);
+    long seed = args_int(&a, "--seed", MULTI_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
+    o.checkpoint_every = args_int(&a, "--checkpoint-every", 0);
+    o.resume = args_flag(&a, "--resume");
+    o.overwrite = args_flag(&a, "--overwrite");
+    o.strict = args_flag(&a, "--strict");
+    int json = args_flag(&a, "--json");
+    const char *sets[MULTI_MAX_SETS + 5], *origin[MULTI_MAX_SETS + 5];
+    int nsets = args_strs(&a, "--set", sets, MULTI_MAX_SETS);
+    if (nsets > MULTI_MAX_SETS) {
+        user_error(NULL, "at most %d --set options", MULTI_MAX_SETS);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < nsets; i++) origin[i] = "--set";
+    static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
+    static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
+    char shortcut[5][4096];
+    for (int k = 0; k < 5; k++) {
+        const char *v = args_str(&a, OPT[k], NULL);
+        if (!v) continue;
+        snprintf(shortcut[k], sizeof shortcut[k], "%s=%s", KEY[k], v);
+        origin[nsets] = OPT[k];
+        sets[nsets++] = shortcut[k];
+    }
+    const char *pos[2];
+    int npos = args_positional(&a, pos, 2);
+    int rc = args_finish(&a, MULTI_USAGE);
+    if (rc) return rc;
+    if (npos != 1 || strcmp(pos[0], MULTITASK_NAME) != 0) {
+        user_error(NULL, "finetune multi: unexpected argument %s", npos > 1 ? pos[1] : "");
+        fprintf(stderr, "usage: %s\n", MULTI_USAGE);
+        return EXIT_USAGE;
+    }
+    if (seed < 0 || threads < 0 || o.checkpoint_every < 0) {
+        user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
+        return EXIT_USAGE;
+    }
+    if (run_config_conflicts(sets, origin, nsets) != 0) return EXIT_USAGE;
+    if ((o.n = multi_parse_tasks(list, o.tasks)) < 0) return EXIT_USAGE;
+    cJSON *config = multi_config(&o, file, sets, origin, nsets);
+    if (!config) return EXIT_USAGE;
+    char dir[4096];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else run_dir_path(MULTITASK_NAME, "bert", dir, sizeof dir);
+    char *command = cli_command_line(argc, argv);
+    o.config = config;
+    o.seed = (uint64_t)seed;
+    o.threads = threads_init((int)threads);
+    o.out_dir = dir;
+    o.data_root = task_data_root();
+    o.command = command;
+    cJSON *res = NULL;
+    rc = multitask_run(&o, &res);
+    if (rc == 0) multi_print(res, dir, json);
+    cJSON_Delete(res);
+    cJSON_Delete(config);
+    free(command);
+    return rc;
+}

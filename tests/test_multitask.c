@@ -1,0 +1,281 @@
+/* test_multitask.c — multi-task fine-tuning (train/multitask.h,
+ * models/bert/bert_multi.h) through `glue finetune multi`, on a micro BERT
+ * (dropout 0, one thread) and three synthetic tasks with the three kinds of
+ * head: SST-2 (one text, classes), MRPC (pair features: do the two texts
+ * share a polarity) and STS-B (regression: 5 when the first text is
+ * positive, 0 else):
+ *   - the steps per epoch by temperature: each task's own batches at T = 1,
+ *     in proportion to n^(1/T) otherwise, toward uniform as T grows;
+ *   - one run learns every task above its majority baseline, and records a
+ *     block per task per epoch and their mean;
+ *   - a run stopped (SIGTERM) and killed (SIGKILL) at random moments and
+ *     resumed ends with the uninterrupted run's numbers and model, bit for
+ *     bit;
+ *   - `glue finetune sst2 --init RUN` starts from the multi-task encoder
+ *     (one epoch with the encoder all but frozen is far above what the
+ *     same run from a fresh encoder reaches), with a fresh head;
+ *   - bad task lists and settings: one message, exit 2, nothing trained. */
+#include "tests/test.h"
+
+#include "core/common.h"
+#include "core/files.h"
+#include "core/rng.h"
+#include "models/run_config.h"
+#include "tests/kill_loop.h"
+#include "train/multitask.h"
+#include "train/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const POS[] = {"good", "great", "fine", "excellent"};
+static const char *const NEG[] = {"bad", "awful", "poor", "terrible"};
+static const char *const FILL[] = {"the", "movie", "was", "a", "film", "plot", "and", "it", "is", "very", "really", "cast"};
+#define NFILL 12
+
+typedef struct {
+    char root[64];
+    char env[512];
+    char micro[512];   /* the encoder settings of the micro BERT */
+    int majority[3];   /* dev rows of the larger class, of sst2 and mrpc, in % (x1) */
+} Fx;
+
+/* Filler around one word of polarity y. */
+static void sentence(Rng *r, int y, FILE *f) {
+    int at = (int)rng_below(r, 5);
+    for (int w = 0; w < 6; w++)
+        fprintf(f, "%s%s", w ? " " : "", w == at ? (y ? POS : NEG)[rng_below(r, 4)] : FILL[rng_below(r, NFILL)]);
+}
+
+/* One split of task k (0 sst2, 1 mrpc, 2 stsb) with n rows; the count of label 1 (sst2, mrpc). */
+static int write_split(const Fx *fx, int k, const char *split, int n, Rng *r) {
+    static const char *const DIR[3] = {"SST-2", "MRPC", "STS-B"};
+    char path[256];
+    snprintf(path, sizeof path, "%s/glue/%s/%s.tsv", fx->root, DIR[k], split);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    if (k == 0) fprintf(f, "sentence\tlabel\n");
+    if (k == 1) fprintf(f, "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n");
+    if (k == 2) fprintf(f, "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n");
+    int ones = 0;
+    for (int i = 0; i < n; i++) {
+        int a = (int)rng_below(r, 2), b = (int)rng_below(r, 2), same = a == b;
+        if (k == 0) {
+            sentence(r, a, f);
+            fprintf(f, "\t%d\n", a);
+            ones += a;
+            continue;
+        }
+        if (k == 1) fprintf(f, "%d\t%d\t%d\t", same, i, i + n);
+        else fprintf(f, "%d\tg\tf\t2012\t%d\ts\ts\t", i, i);
+        sentence(r, a, f);
+        fprintf(f, "\t");
+        sentence(r, b, f);
+        if (k == 1) fprintf(f, "\n");
+        else fprintf(f, "\t%.3f\n", a ? 5.0 : 0.0);
+        ones += same;
+    }
+    fclose(f);
+    return ones;
+}
+
+static int fx_make(Fx *fx) {
+    snprintf(fx->root, sizeof fx->root, "/tmp/glue_multitask_XXXXXX");
+    if (!mkdtemp(fx->root)) return 0;
+    char path[256];
+    snprintf(path, sizeof path, "mkdir -p %s/glue/SST-2 %s/glue/MRPC %s/glue/STS-B", fx->root, fx->root, fx->root);
+    if (system(path) != 0) return 0;
+    Rng r;
+    rng_seed(&r, 5);
+    static const int TRAIN[3] = {160, 128, 96}, DEV[3] = {40, 40, 40};
+    for (int k = 0; k < 3; k++) {
+        if (write_split(fx, k, "train", TRAIN[k], &r) < 0) return 0;
+        int ones = write_split(fx, k, "dev", DEV[k], &r);
+        if (ones < 0) return 0;
+        fx->majority[k] = 100 * (ones > DEV[k] - ones ? ones : DEV[k] - ones) / DEV[k];
+    }
+    snprintf(path, sizeof path, "%s/vocab.txt", fx->root);
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    fprintf(f, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    for (int i = 0; i < 4; i++) fprintf(f, "%s\n%s\n", POS[i], NEG[i]);
+    for (int i = 0; i < NFILL; i++) fprintf(f, "%s\n", FILL[i]);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/micro.json", fx->root);
+    if (!(f = fopen(path, "w"))) return 0;
+    fprintf(f, "{\"vocab_size\": 25, \"hidden_size\": 32, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
+               " \"intermediate_size\": 64, \"max_position_embeddings\": 64, \"hidden_dropout_prob\": 0,"
+               " \"attention_probs_dropout_prob\": 0}\n");
+    fclose(f);
+    snprintf(fx->env, sizeof fx->env, "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results", fx->root,
+             fx->root, fx->root);
+    snprintf(fx->micro, sizeof fx->micro, "--set bert=%s/micro.json --set vocab=%s/vocab.txt --set init=none "
+             "--max-len 24 --batch 8 --lr 3e-3", fx->root, fx->root);
+    return 1;
+}
+
+static void fx_remove(const Fx *fx) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
+}
+
+/* `glue finetune ARGS --threads 1 --seed 3`; the exit status, stderr in *err. */
+static int fx_finetune(const Fx *fx, const char *args, char **err) {
+    char cmd[4096], errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/last.err", fx->root);
+    snprintf(cmd, sizeof cmd, "%s %s finetune %s --threads 1 --seed 3 >/dev/null 2>%s", fx->env, test_glue_bin(),
+             args, errpath);
+    int st;
+    free(test_run(cmd, &st));
+    *err = file_read(errpath, NULL);
+    if (!*err) *err = xstrdup("");
+    return st;
+}
+
+static cJSON *fx_json(const Fx *fx, const char *rel) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", fx->root, rel);
+    return json_file_read(path, 0);
+}
+
+static double num_at(const cJSON *j, const char *const *keys, int n) {
+    for (int i = 0; i < n && j; i++) j = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+    return cJSON_IsNumber(j) ? j->valuedouble : NAN;
+}
+
+TEST(multitask_quotas_by_temperature) {
+    const long batches[3] = {100, 10, 1};
+    const int n[3] = {3200, 320, 20};
+    long q[3];
+    multitask_quotas(batches, n, 3, 1.0, q);
+    CHECK(q[0] == 100 && q[1] == 10 && q[2] == 1);
+    /* T = 2: in proportion to sqrt(n) = 56.57, 17.89, 4.47 of 111 steps. */
+    multitask_quotas(batches, n, 3, 2.0, q);
+    double w[3] = {sqrt(3200.0), sqrt(320.0), sqrt(20.0)}, s = w[0] + w[1] + w[2];
+    for (int t = 0; t < 3; t++)
+        CHECK_MSG(fabs((double)q[t] - 111 * w[t] / s) < 1.0, "T=2 task %d: %ld steps, want %.2f", t, q[t],
+                  111 * w[t] / s);
+    CHECK_EQ_INT(q[0] + q[1] + q[2], 111);
+    /* Flatter as T grows, near uniform at 1000. */
+    long q5[3];
+    multitask_quotas(batches, n, 3, 5.0, q5);
+    CHECK(q5[0] < q[0] && q5[2] > q[2] && q5[0] + q5[1] + q5[2] == 111);
+    multitask_quotas(batches, n, 3, 1000.0, q);
+    for (int t = 0; t < 3; t++) CHECK_MSG(labs(q[t] - 37) <= 1, "T=1000 task %d: %ld steps", t, q[t]);
+    /* Never a task without a step. */
+    const long b2[2] = {1000, 1};
+    const int n2[2] = {32000, 1};
+    multitask_quotas(b2, n2, 2, 1.5, q);
+    CHECK(q[1] >= 1 && q[0] + q[1] == 1001);
+}
+
+#define MT_TASKS "--tasks sst2,mrpc,stsb"
+
+TEST(multitask_learns_each_task_and_init) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char args[2048], *err;
+    snprintf(args, sizeof args, "multi " MT_TASKS " %s --epochs 10 --out %s/mt", fx.micro, fx.root);
+    int st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 0, "exit %d: %s", st, err);
+    free(err);
+    cJSON *res = fx_json(&fx, "mt/results.json");
+    CHECK(res != NULL);
+    const cJSON *epochs = cJSON_GetObjectItemCaseSensitive(res, "epochs");
+    CHECK(cJSON_GetArraySize(epochs) == 10);
+    /* T = 1: the tasks' own batches (160/8, 128/8, 96/8). */
+    static const char *const Q[][2] = {{"quotas", "sst2"}, {"quotas", "mrpc"}, {"quotas", "stsb"}};
+    CHECK(num_at(res, Q[0], 2) == 20 && num_at(res, Q[1], 2) == 16 && num_at(res, Q[2], 2) == 12);
+    static const char *const ACC[] = {"best", "tasks", "sst2", "dev", "accuracy"};
+    static const char *const MACC[] = {"best", "tasks", "mrpc", "dev", "accuracy"};
+    static const char *const PEARSON[] = {"best", "tasks", "stsb", "dev", "pearson"};
+    double sst2 = num_at(res, ACC, 5), mrpc = num_at(res, MACC, 5), stsb = num_at(res, PEARSON, 5);
+    CHECK_MSG(sst2 >= fx.majority[0] + 20, "sst2 accuracy %.2f, majority %d", sst2, fx.majority[0]);
+    CHECK_MSG(mrpc >= fx.majority[1] + 15, "mrpc accuracy %.2f, majority %d", mrpc, fx.majority[1]);
+    CHECK_MSG(stsb >= 60, "stsb pearson %.2f (majority: 0)", stsb);
+    /* The mean of the three scores (mrpc: of f1 and accuracy). */
+    static const char *const S[3][4] = {{"best", "tasks", "sst2", "score"}, {"best", "tasks", "mrpc", "score"},
+                                        {"best", "tasks", "stsb", "score"}};
+    static const char *const MEAN[] = {"best", "score"};
+    double mean = (num_at(res, S[0], 4) + num_at(res, S[1], 4) + num_at(res, S[2], 4)) / 3;
+    CHECK_MSG(fabs(mean - num_at(res, MEAN, 2)) < 1e-9, "mean %.4f, recorded %.4f", mean, num_at(res, MEAN, 2));
+    cJSON_Delete(res);
+    /* Per-task fine-tuning from the multi-task encoder for one epoch, the
+     * encoder all but frozen (layer_decay: its layers at lr x 1e-3 and
+     * less), so that what the encoder brings decides: from a fresh one the
+     * same run stays near chance. */
+    const char *slow = "--max-len 24 --batch 8 --lr 3e-3 --epochs 1 --set layer_decay=0.001";
+    snprintf(args, sizeof args, "sst2 %s --init %s/mt --out %s/from-mt", slow, fx.root, fx.root);
+    st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 0, "exit %d: %s", st, err);
+    free(err);
+    snprintf(args, sizeof args, "sst2 %s --set bert=%s/micro.json --set vocab=%s/vocab.txt --init none "
+             "--out %s/fresh", slow, fx.root, fx.root, fx.root);
+    st = fx_finetune(&fx, args, &err);
+    CHECK_MSG(st == 0, "exit %d: %s", st, err);
+    free(err);
+    cJSON *a = fx_json(&fx, "from-mt/results.json"), *b = fx_json(&fx, "fresh/results.json");
+    static const char *const BEST[] = {"best", "dev", "accuracy"};
+    double from_mt = num_at(a, BEST, 3), fresh = num_at(b, BEST, 3);
+    CHECK_MSG(from_mt >= fx.majority[0] + 25 && fresh < fx.majority[0] + 15,
+              "sst2 after one slow epoch: %.2f from the multi-task encoder, %.2f fresh (majority %d)", from_mt, fresh,
+              fx.majority[0]);
+    cJSON_Delete(a), cJSON_Delete(b);
+    fx_remove(&fx);
+}
+
+TEST(multitask_resume_is_exact) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char command[4096], watch[256];
+    snprintf(command, sizeof command, "env %s %s finetune multi " MT_TASKS " %s --epochs 3 --threads 1 --seed 4 "
+             "--set temperature=2", fx.env, test_glue_bin(), fx.micro);
+    snprintf(watch, sizeof watch, "%s/%s", RUN_RESUME_DIR, RUN_TRAINER_STATE);
+    KillTest t = {.name = "finetune multi", .command = command, .killed = "--checkpoint-every 2", .dir = fx.root,
+                  .watch = watch, .sigterm = 1, .seed = 8};
+    KillLoop k = kill_test(&t);
+    CHECK_MSG(k.status == 0, "the killed run ended with %d", k.status);
+    char ref[128], cut[128];
+    snprintf(ref, sizeof ref, "%s/ref", fx.root);
+    snprintf(cut, sizeof cut, "%s/cut", fx.root);
+    CHECK_MSG(kill_loop_same_results(ref, cut), "the resumed multi-task run differs from the uninterrupted one");
+    cJSON *r = fx_json(&fx, "cut/results.json");
+    static const char *const T[] = {"temperature"};
+    CHECK(r && num_at(r, T, 1) == 2);
+    cJSON_Delete(r);
+    fx_remove(&fx);
+}
+
+TEST(multitask_bad_input) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    static const struct { const char *args, *says; } BAD[] = {
+        {"--tasks sst2,nosuch", "unknown task"},
+        {"--tasks sst2,mrpc,sst2", "in --tasks twice"},
+        {"--tasks ''", "names no task"},
+        {"--tasks ,", "names no task"},
+        {"", "names no task"},
+        {"--tasks sst2", "needs two or more"},
+        {"--tasks sst2,goemotions", "multi-label"},
+        {"--tasks sst2,ax", "no training data"},
+        {MT_TASKS " --set temperature=0.5", "temperature"},
+        {MT_TASKS " --set intermediate=rte", "intermediate"},
+        {MT_TASKS " --set pair_swap=true", "pair_swap"},
+        {MT_TASKS " --set nosuch=1", "nosuch"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char args[2048], *err, path[256];
+        snprintf(args, sizeof args, "multi %s %s --out %s/bad%zu", BAD[i].args, fx.micro, fx.root, i);
+        int st = fx_finetune(&fx, args, &err);
+        CHECK_MSG(st == 2 && strstr(err, BAD[i].says) && strlen(err) < 600, "%s: exit %d: %s", BAD[i].args, st, err);
+        free(err);
+        snprintf(path, sizeof path, "%s/bad%zu/%s", fx.root, i, RUN_RESULTS);
+        CHECK(access(path, F_OK) != 0);
+    }
+    fx_remove(&fx);
+}

@@ -14,6 +14,9 @@
  *   - `glue finetune sst2 --init RUN` starts from the multi-task encoder
  *     (one epoch with the encoder all but frozen is far above what the
  *     same run from a fresh encoder reaches), with a fresh head;
+ *   - as a protocol row's stage (--set intermediate=multi:A+B+...), the
+ *     multi-task run is trained once per seed and every task of the row
+ *     is fine-tuned from it;
  *   - bad task lists and settings: one message, exit 2, nothing trained. */
 #include "tests/test.h"
 
@@ -108,7 +111,7 @@ static int fx_make(Fx *fx) {
     snprintf(path, sizeof path, "%s/micro.json", fx->root);
     if (!(f = fopen(path, "w"))) return 0;
     fprintf(f, "{\"vocab_size\": 25, \"hidden_size\": 32, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,"
-               " \"intermediate_size\": 64, \"max_position_embeddings\": 64, \"hidden_dropout_prob\": 0,"
+               " \"intermediate_size\": 64, \"max_position_embeddings\": 128, \"hidden_dropout_prob\": 0,"
                " \"attention_probs_dropout_prob\": 0}\n");
     fclose(f);
     snprintf(fx->env, sizeof fx->env, "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results", fx->root,
@@ -256,7 +259,7 @@ TEST(multitask_bad_input) {
     if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
     static const struct { const char *args, *says; } BAD[] = {
         {"--tasks sst2,nosuch", "unknown task"},
-        {"--tasks sst2,mrpc,sst2", "in --tasks twice"},
+        {"--tasks sst2,mrpc,sst2", "is in sst2,mrpc,sst2 twice"},
         {"--tasks ''", "names no task"},
         {"--tasks ,", "names no task"},
         {"", "names no task"},
@@ -277,5 +280,52 @@ TEST(multitask_bad_input) {
         snprintf(path, sizeof path, "%s/bad%zu/%s", fx.root, i, RUN_RESULTS);
         CHECK(access(path, F_OK) != 0);
     }
+    fx_remove(&fx);
+}
+
+/* `glue protocol --change mt:intermediate=multi:...`: one multi-task run
+ * per seed, shared by the row's tasks, each fine-tuned from it. */
+TEST(multitask_protocol_stage) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    char cmd[4096], errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/protocol.err", fx.root);
+    snprintf(cmd, sizeof cmd, "%s %s protocol --model bert --tasks sst2,mrpc --seeds 3 --set bert=%s/micro.json "
+             "--set vocab=%s/vocab.txt --set init=none --set max_len=24 --set epochs=2 --set lr=3e-3 "
+             "--change mt:intermediate=multi:sst2+mrpc+stsb --threads 1 >/dev/null 2>%s", fx.env, test_glue_bin(),
+             fx.root, fx.root, errpath);
+    int st;
+    free(test_run(cmd, &st));
+    char *err = file_read(errpath, NULL);
+    const char *first = err ? strstr(err, "intermediate task multi first") : NULL;
+    int reused = 0;
+    for (const char *at = err; at && (at = strstr(at, "intermediate task multi: the finished run")) != NULL; at++)
+        reused++;
+    CHECK_MSG(st == 0 && first && !strstr(first + 1, "intermediate task multi first") && reused == 1,
+              "exit %d, want the multi-task stage trained once and reused once: %s", st, err ? err : "");
+    free(err);
+    cJSON *a = fx_json(&fx, "runs/protocol/mt/sst2-seed3/results.json");
+    cJSON *b = fx_json(&fx, "runs/protocol/mt/mrpc-seed3/results.json");
+    const cJSON *ia = cJSON_GetObjectItemCaseSensitive(a, "intermediate");
+    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(b, "intermediate");
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(ia, "run"), *rb = cJSON_GetObjectItemCaseSensitive(ib, "run");
+    char want[192];
+    snprintf(want, sizeof want, "%s/runs/protocol/intermediate/multi-seed3-", fx.root);
+    CHECK_MSG(cJSON_IsString(ra) && cJSON_IsString(rb) && !strncmp(ra->valuestring, want, strlen(want)) &&
+              !strcmp(ra->valuestring, rb->valuestring), "the rows' stages: %s and %s",
+              cJSON_IsString(ra) ? ra->valuestring : "none", cJSON_IsString(rb) ? rb->valuestring : "none");
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(ia, "tasks");
+    CHECK(cJSON_GetArraySize(tasks) == 3);
+    /* The stage is a multi-task run; the target started from it. */
+    if (cJSON_IsString(ra)) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/results.json", ra->valuestring);
+        cJSON *m = json_file_read(path, 0);
+        CHECK(m && !strcmp(run_config_string(m, "task", ""), "multi"));
+        cJSON_Delete(m);
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(a, "config");
+        CHECK(!strcmp(run_config_string(cfg, "intermediate", ""), "multi:sst2+mrpc+stsb"));
+    }
+    cJSON_Delete(a), cJSON_Delete(b);
     fx_remove(&fx);
 }

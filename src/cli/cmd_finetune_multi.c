@@ -27,64 +27,12 @@
 #define MULTI_MAX_SETS 64
 #define MULTI_DEFAULT_SEED 42
 
-/* "a,b,c" into tasks: known, trainable, single-label, each once, at least
- * two. The count, or -1 after a message. */
-static int multi_parse_tasks(const char *list, const Task **tasks) {
-    char buf[1024];
-    const char *names[MULTITASK_MAX_TASKS + 1];
-    if (!list || !*list) {
-        user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: --tasks names no task");
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", list);
-    int n = cli_split_list(buf, names, MULTITASK_MAX_TASKS + 1);
-    if (n == 0) {
-        user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: --tasks %s names no task", list);
-        return -1;
-    }
-    if (n < 0 || n > MULTITASK_MAX_TASKS) {
-        user_error(NULL, "finetune multi: at most %d tasks", MULTITASK_MAX_TASKS);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        if (!*names[i]) {
-            user_error("e.g. --tasks cola,sst2,mrpc,stsb", "finetune multi: an empty task name in --tasks %s", list);
-            return -1;
-        }
-        if (!(tasks[i] = cli_find_task(names[i]))) return -1;
-        if (tasks[i]->scored_with) {
-            user_error(NULL, "%s has no training data: it is scored with the %s model", tasks[i]->display,
-                       tasks[i]->scored_with);
-            return -1;
-        }
-        if (cli_refuse_multi_label(tasks[i], "training")) return -1;
-        for (int j = 0; j < i; j++)
-            if (tasks[j] == tasks[i]) {
-                user_error("name each task once", "finetune multi: %s is in --tasks twice", tasks[i]->name);
-                return -1;
-            }
-    }
-    if (n < 2) {
-        user_error("glue finetune TASK trains one task", "finetune multi: --tasks %s names one task; a "
-                   "multi-task run needs two or more", list);
-        return -1;
-    }
-    return n;
-}
-
-/* The run's settings: BERT's defaults of no task, each task's own head,
- * temperature 1, then --config and the sets; "tasks" the names. NULL after
- * a message. Each task's settings are checked against BERT's table. */
+/* The run's settings (multitask_default_config, then --config and the
+ * sets), each task's checked against BERT's table. NULL after a message. */
 static cJSON *multi_config(const MultiTaskOptions *o, const char *file, const char **sets, const char **origin,
                            int nsets) {
     const ModelOps *bert = model_find("bert");
-    cJSON *d = bert->default_config(NULL);
-    cJSON_ReplaceItemInObjectCaseSensitive(d, "pair_encoding", cJSON_CreateString("task"));
-    cJSON_AddNumberToObject(d, MULTITASK_TEMPERATURE_KEY, 1);
-    cJSON *config = run_config_build(d, file, sets, origin, nsets);
-    if (!config) return NULL;
-    cJSON *names = cJSON_AddArrayToObject(config, MULTITASK_TASKS_KEY);
-    for (int i = 0; i < o->n; i++) cJSON_AddItemToArray(names, cJSON_CreateString(o->tasks[i]->name));
+    cJSON *config = run_config_build(multitask_default_config(o->tasks, o->n), file, sets, origin, nsets);
     for (int i = 0; i < o->n && config; i++) {
         cJSON *c = multitask_task_config(config, o->tasks[i]);
         if (!c || settings_table_check(c, bert->settings, bert->num_settings, bert->name,
@@ -165,7 +113,7 @@ int cmd_finetune_multi(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (run_config_conflicts(sets, origin, nsets) != 0) return EXIT_USAGE;
-    if ((o.n = multi_parse_tasks(list, o.tasks)) < 0) return EXIT_USAGE;
+    if ((o.n = multitask_parse_tasks(list, o.tasks, 0)) < 0) return EXIT_USAGE;
     cJSON *config = multi_config(&o, file, sets, origin, nsets);
     if (!config) return EXIT_USAGE;
     char dir[4096];

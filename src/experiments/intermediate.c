@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "models/run_config.h"
 #include "train/resume.h"
+#include "train/multitask.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -22,10 +23,21 @@
  * ("init" first). */
 static const char *const ENCODER_KEYS[] = {"init", "bert", "vocab"};
 
-/* The intermediate task's default recipe for the model, from the target's
- * encoder, with no stage of its own (no chains). */
-static cJSON *intermediate_config(const TrainerOptions *o, const Task *t) {
-    cJSON *c = o->ops->default_config(t);
+/* What the stage is: one task (t), or a multi-task run (n tasks; the
+ * setting "multi" or "multi:A+B+...", train/multitask.h). */
+typedef struct Stage {
+    const Task *t;
+    const Task *tasks[MULTITASK_MAX_TASKS];
+    int n;
+} Stage;
+
+static const char *stage_name(const Stage *st) { return st->n ? MULTITASK_NAME : st->t->name; }
+
+/* The stage's recipe from the target's encoder, with no stage of its own
+ * (no chains): the intermediate task's default recipe for the model, or the
+ * multi-task run's defaults. */
+static cJSON *intermediate_config(const TrainerOptions *o, const Stage *st) {
+    cJSON *c = st->n ? multitask_default_config(st->tasks, st->n) : o->ops->default_config(st->t);
     for (size_t i = 0; i < sizeof ENCODER_KEYS / sizeof ENCODER_KEYS[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->config, ENCODER_KEYS[i]);
         if (v) cJSON_ReplaceItemInObjectCaseSensitive(c, ENCODER_KEYS[i], cJSON_Duplicate(v, 1));
@@ -50,9 +62,10 @@ static cJSON *intermediate_target_config(const TrainerOptions *o, const char *di
     return c;
 }
 
-static cJSON *intermediate_summary(const Task *t, const char *dir, const cJSON *res) {
+static cJSON *intermediate_summary(const Stage *st, const char *dir, const cJSON *res) {
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "task", t->name);
+    cJSON_AddStringToObject(s, "task", stage_name(st));
+    if (st->n) cJSON_AddItemToObject(s, MULTITASK_TASKS_KEY, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(res, MULTITASK_TASKS_KEY), 1));
     char portable[4200];
     file_portable_path(dir, portable, sizeof portable);
     cJSON_AddStringToObject(s, "run", portable);
@@ -68,27 +81,35 @@ static void intermediate_dir(const TrainerOptions *o, const char *stage_dir, cha
     else file_join(o->out_dir, INTERMEDIATE_DIR, dir, size);
 }
 
-/* The task o's config names (*t NULL: none). 0, or EXIT_USAGE after a message. */
-static int intermediate_task(const TrainerOptions *o, const Task **t) {
+/* The stage o's config names (st->t NULL and st->n 0: none). 0, or
+ * EXIT_USAGE after a message. */
+static int intermediate_task(const TrainerOptions *o, Stage *st, int quiet) {
     const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
-    *t = NULL;
+    memset(st, 0, sizeof *st);
     if (strcmp(name, INTERMEDIATE_NONE) == 0) return 0;
-    if (!(*t = task_find_or_report(name))) return EXIT_USAGE;
+    size_t m = strlen(MULTITASK_NAME);
+    if (strncmp(name, MULTITASK_NAME, m) == 0 && (name[m] == '\0' || name[m] == ':')) {
+        st->n = multitask_parse_tasks(name[m] ? name + m + 1 : MULTITASK_DEFAULT_TASKS, st->tasks, quiet);
+        return st->n > 0 ? 0 : EXIT_USAGE;
+    }
+    const Task **t = &st->t;
+    if (!(*t = quiet ? task_find(name) : task_find_or_report(name))) return EXIT_USAGE;
     if (*t != o->task) return 0;
+    if (quiet) return EXIT_USAGE;
     user_error("name another task (mnli-9k before rte), or none", "%s: intermediate=%s is the task itself",
                o->task->name, name);
     return EXIT_USAGE;
 }
 
 void intermediate_shared_dir(const TrainerOptions *o, const char *root, char *dir, size_t size) {
-    const char *name = run_config_string(o->config, INTERMEDIATE_KEY, INTERMEDIATE_NONE);
-    const Task *t = strcmp(name, INTERMEDIATE_NONE) ? task_find(name) : NULL;
+    Stage st;
     dir[0] = '\0';
-    if (!t || t == o->task) return;   /* none, or an error intermediate_run reports */
-    cJSON *config = intermediate_config(o, t);
+    int bad = intermediate_task(o, &st, 1);
+    if (bad || (!st.t && !st.n)) return;   /* none, or an error intermediate_run reports */
+    cJSON *config = intermediate_config(o, &st);
     char *text = cJSON_PrintUnformatted(config);
     uint64_t h = dist_hash(DIST_HASH_INIT, text, strlen(text));
-    snprintf(dir, size, "%s/%s/%s-seed%llu-%08llx", root, INTERMEDIATE_DIR, t->name, (unsigned long long)o->seed,
+    snprintf(dir, size, "%s/%s/%s-seed%llu-%08llx", root, INTERMEDIATE_DIR, stage_name(&st), (unsigned long long)o->seed,
              (unsigned long long)(h & 0xffffffffULL));
     free(text);
     cJSON_Delete(config);
@@ -96,48 +117,65 @@ void intermediate_shared_dir(const TrainerOptions *o, const char *root, char *di
 
 /* The record of the finished intermediate run in dir, or NULL when there is
  * none (a resumed target's: its stage ran before it). */
-static cJSON *intermediate_record(const TrainerOptions *o, const Task *t, const char *dir) {
-    cJSON *config = intermediate_config(o, t), *res = trainer_finished_run(dir, config, (long)o->seed, 0);
-    cJSON *s = res ? intermediate_summary(t, dir, res) : NULL;
+static cJSON *intermediate_record(const TrainerOptions *o, const Stage *st, const char *dir) {
+    cJSON *config = intermediate_config(o, st), *res = trainer_finished_run(dir, config, (long)o->seed, 0);
+    cJSON *s = res ? intermediate_summary(st, dir, res) : NULL;
     cJSON_Delete(res);
     cJSON_Delete(config);
     return s;
 }
 
-/* Runs (or reuses) the stage of the target o on task t in dir. 0 with
+/* Trains the stage st of the target o into dir (a run of other settings
+ * there is replaced, an interrupted one of these continued): *res its
+ * results. The exit code of its run. */
+static int intermediate_train(const TrainerOptions *o, const Stage *st, const cJSON *config, const char *dir,
+                              cJSON **res) {
+    int resume = trainer_can_resume(dir, config, o->seed, 0);   /* the target's own state: continued */
+    if (st->n) {
+        MultiTaskOptions mo = {.n = st->n, .config = config, .seed = o->seed, .threads = o->threads, .out_dir = dir,
+                               .data_root = o->data_root, .command = o->command, .resume = resume,
+                               .strict = o->strict, .show_progress = o->show_progress, .overwrite = 1,
+                               .checkpoint_every = o->checkpoint_every};
+        memcpy(mo.tasks, st->tasks, sizeof st->tasks);
+        return multitask_run(&mo, res);
+    }
+    TrainerOptions io = *o;
+    io.task = st->t;
+    io.config = config;
+    io.out_dir = dir;
+    io.model_config = NULL;
+    io.intermediate = NULL;
+    io.resume = resume;
+    io.overwrite = 1;      /* a finished run of other settings is replaced */
+    io.holdout = 0;        /* it selects on its own task's split, never on the target's */
+    return trainer_run(&io, res);
+}
+
+/* Runs (or reuses) the stage st of the target o in dir. 0 with
  * *model_config the config to create the target's model from (o's, with
  * "init" the intermediate run) and *summary the record for results.json
  * (both the caller's to free), or the exit code of the stage's run. */
-static int intermediate_stage(const TrainerOptions *o, const Task *t, const char *dir, cJSON **model_config,
+static int intermediate_stage(const TrainerOptions *o, const Stage *st, const char *dir, cJSON **model_config,
                               cJSON **summary) {
     *model_config = NULL;
     *summary = NULL;
-    cJSON *config = intermediate_config(o, t);
+    cJSON *config = intermediate_config(o, st);
     cJSON *res = trainer_finished_run(dir, config, (long)o->seed, 0);
     int rc = 0, say = o->show_progress && dist_rank() == 0;   /* one rank speaks */
     if (res) {
         if (say)
             fprintf(stderr, "intermediate task %s: the finished run in %s (seed %llu, best %s %.2f at epoch %d)\n",
-                    t->name, dir, (unsigned long long)o->seed, run_config_string(res, "selection", "score"),
+                    stage_name(st), dir, (unsigned long long)o->seed, run_config_string(res, "selection", "score"),
                     run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "score", 0),
                     (int)run_config_number(cJSON_GetObjectItemCaseSensitive(res, "best"), "epoch", 0));
     } else {
-        if (say) fprintf(stderr, "intermediate task %s first, into %s\n", t->name, dir);
-        TrainerOptions io = *o;
-        io.task = t;
-        io.config = config;
-        io.out_dir = dir;
-        io.model_config = NULL;
-        io.intermediate = NULL;
-        io.resume = trainer_can_resume(dir, config, o->seed, 0);   /* the target's own state: continued */
-        io.overwrite = 1;      /* a finished run of other settings is replaced */
-        io.holdout = 0;        /* it selects on its own task's split, never on the target's */
-        rc = trainer_run(&io, &res);
+        if (say) fprintf(stderr, "intermediate task %s first, into %s\n", stage_name(st), dir);
+        rc = intermediate_train(o, st, config, dir, &res);
     }
     /* Data parallel: rank 0 wrote the weights every rank reads next. */
     if (dist_size() > 1) rc = dist_max_int(rc);
     if (rc == 0 && res) {
-        *summary = intermediate_summary(t, dir, res);
+        *summary = intermediate_summary(st, dir, res);
         *model_config = intermediate_target_config(o, dir);
     }
     cJSON_Delete(res);
@@ -167,24 +205,24 @@ static int intermediate_target_blocked(const TrainerOptions *o) {
 }
 
 int intermediate_run(const TrainerOptions *o, const char *stage_dir, cJSON **results) {
-    const Task *t = NULL;
+    Stage st = {0};
     if (results) *results = NULL;
     if (!intermediate_target_blocked(o)) {
-        int bad = intermediate_task(o, &t);
+        int bad = intermediate_task(o, &st, 0);
         if (bad) return bad;
     }
-    if (!t) return trainer_run(o, results);
+    if (!st.t && !st.n) return trainer_run(o, results);
     char dir[4096];
     intermediate_dir(o, stage_dir, dir, sizeof dir);
     cJSON *from = NULL, *record = NULL;
     int rc = 0;
     if (intermediate_resuming(o)) {
-        record = intermediate_record(o, t, dir);
+        record = intermediate_record(o, &st, dir);
         /* Should the resume point not be read after all, the target starts
          * from the stage, never from the bare encoder. */
         if (record) from = intermediate_target_config(o, dir);
     } else {
-        rc = intermediate_stage(o, t, dir, &from, &record);
+        rc = intermediate_stage(o, &st, dir, &from, &record);
     }
     if (rc == 0) {
         TrainerOptions target = *o;

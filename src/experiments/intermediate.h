@@ -18,7 +18,14 @@
  * The intermediate run is the target's own state: a finished one made with
  * the same settings and seed is reused, an interrupted one is continued, and
  * one of other settings is replaced. The target's results.json records the
- * intermediate task, its directory and its best epoch (INTERMEDIATE_KEY). */
+ * intermediate task, its directory and its best epoch (INTERMEDIATE_KEY).
+ *
+ * The stage may be a multi-task run (MT-DNN, train/multitask.h): "multi"
+ * trains MULTITASK_DEFAULT_TASKS, "multi:A+B+..." those tasks, with the
+ * multi-task defaults from the target's encoder; the target then starts
+ * from its encoder. It does not depend on the target task, so a protocol's
+ * tasks share one per seed: `glue protocol --change mtdnn:intermediate=multi`
+ * is MT-DNN's recipe as a row. */
 #ifndef GLUE_INTERMEDIATE_H
 #define GLUE_INTERMEDIATE_H
 

@@ -133,6 +133,54 @@ cJSON *multitask_task_config(const cJSON *config, const Task *t) {
     return c;
 }
 
+int multitask_parse_tasks(const char *list, const Task **tasks, int quiet) {
+    const char *hint = "e.g. --tasks cola,sst2,mrpc,stsb";
+    int n = 0;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",+");
+        char name[64];
+        if (len > 0 && len < sizeof name) {
+            if (n == MULTITASK_MAX_TASKS) {
+                if (!quiet) user_error(hint, "multi-task: more than %d tasks in %s", MULTITASK_MAX_TASKS, list);
+                return -1;
+            }
+            memcpy(name, p, len);
+            name[len] = '\0';
+            const Task *t = quiet ? task_find(name) : task_find_or_report(name);
+            if (!t) return -1;
+            if (t->scored_with || t->multi_label) {
+                if (!quiet) user_error(hint, "multi-task: %s %s", t->display, t->multi_label ? "is multi-label, which the "
+                           "heads do not train yet" : "has no training data");
+                return -1;
+            }
+            for (int j = 0; j < n; j++)
+                if (tasks[j] == t) {
+                    if (!quiet) user_error("name each task once", "multi-task: %s is in %s twice", t->name, list);
+                    return -1;
+                }
+            tasks[n++] = t;
+        } else if (len > 0) {
+            if (!quiet) user_error(hint, "multi-task: no task is called %.*s", (int)len, p);
+            return -1;
+        }
+        p += len;
+        if (*p) p++;
+    }
+    if (n == 0 && !quiet) user_error(hint, "multi-task: '%s' names no task", list ? list : "");
+    else if (n == 1 && !quiet) user_error("glue finetune TASK trains one task", "multi-task: '%s' names one task; a "
+                                "multi-task run needs two or more", list);
+    return n >= 2 ? n : -1;
+}
+
+cJSON *multitask_default_config(const Task *const *tasks, int n) {
+    cJSON *d = model_find("bert")->default_config(NULL);
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "pair_encoding", cJSON_CreateString(MT_PAIR_OWN));
+    cJSON_AddNumberToObject(d, MULTITASK_TEMPERATURE_KEY, 1);
+    cJSON *names = cJSON_AddArrayToObject(d, MULTITASK_TASKS_KEY);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(names, cJSON_CreateString(tasks[i]->name));
+    return d;
+}
+
 static int mt_read_settings(Mt *r) {
     SettingsReader s = settings_reader(r->o->config, "multi-task", MT_HINT);
     s.required = 1;

@@ -39,6 +39,11 @@
 #define MULTITASK_TEMPERATURE_KEY "temperature"
 #define MULTITASK_TASKS_KEY "tasks"
 
+/* The tasks of the multi-task stage `--set intermediate=multi` names
+ * (experiments/intermediate.h): every GLUE task with training data at the
+ * size this repository trains it (the 9k subsets of the four large ones). */
+#define MULTITASK_DEFAULT_TASKS "cola,sst2,mrpc,stsb,rte,wnli,mnli-9k,qnli-9k,qqp-9k,snli-9k"
+
 typedef struct MultiTaskOptions {
     const Task *tasks[MULTITASK_MAX_TASKS];
     int n;
@@ -62,6 +67,15 @@ void multitask_quotas(const long *batches, const int *n, int count, double tempe
  * multi-task run does not do (an intermediate task, pair_swap,
  * group_by_length, bf16 training). */
 cJSON *multitask_task_config(const cJSON *config, const Task *t);
+
+/* "a,b,c" (or "a+b+c", which a --set value can hold) into tasks: known
+ * tasks with training data, single-label, each once, two or more. The
+ * count, or -1 after one message (quiet: without it). */
+int multitask_parse_tasks(const char *list, const Task **tasks, int quiet);
+/* A run's settings before --config and --set: BERT's defaults of no task
+ * in particular, pair_encoding "task" (each task's own head), temperature
+ * 1, and "tasks" the names. Caller frees. */
+cJSON *multitask_default_config(const Task *const *tasks, int n);
 
 /* Trains and writes the run directory. 0 and *results (results.json's
  * content, caller frees; may be NULL), or the exit code after one message

@@ -141,7 +141,12 @@ static const Command COMMANDS[] = {
      "  columns by header name (1-based numbers with --no-header, keys for JSONL),\n"
      "  classes = the train file's labels in sorted order; the run records the\n"
      "  dataset (dataset.json) so eval, predict and compare NAME reuse it.\n"
-     "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"},
+     "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"
+     "  glue finetune multi --tasks A,B,... [options above]: multi-task (MT-DNN): one\n"
+     "  BERT encoder, a head per task, batches drawn by task size (--set temperature=T:\n"
+     "  p ~ n^(1/T), 1 = proportional), every task's dev metrics per epoch; into\n"
+     "  runs/multi/bert (--out DIR), whose encoder glue finetune TASK --init DIR takes.\n"
+     "  --set intermediate=multi[:A+B+..] makes it a task's first stage (docs/multitask.md).\n"},
     {"pretrain", cmd_pretrain,
      "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...  |  snapshot RUN_DIR OUT_DIR",

@@ -4,6 +4,9 @@
  * head: SST-2 (one text, classes), MRPC (pair features: do the two texts
  * share a polarity) and STS-B (regression: 5 when the first text is
  * positive, 0 else):
+ *   - a head attached to an encoder (bert_attach_head) computes what the
+ *     same classifier built into the model computes, logits and gradients,
+ *     for a [CLS] head and a wider pair-features head attached after it;
  *   - the steps per epoch by temperature: each task's own batches at T = 1,
  *     in proportion to n^(1/T) otherwise, toward uniform as T grows;
  *   - one run learns every task above its majority baseline, and records a
@@ -23,6 +26,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/rng.h"
+#include "models/bert/bert.h"
 #include "models/run_config.h"
 #include "tests/kill_loop.h"
 #include "train/multitask.h"
@@ -328,4 +332,64 @@ TEST(multitask_protocol_stage) {
     }
     cJSON_Delete(a), cJSON_Delete(b);
     fx_remove(&fx);
+}
+
+/* Model b (a built-in classifier of K labels reading F features) against
+ * encoder e with head h attached (the same weights): logits, and after one
+ * backward of the same dlogits, the classifier's and the word embeddings'
+ * gradients, bit for bit. n examples: [CLS] rows, or pairs (2n rows). */
+static void same_as_builtin(Bert *b, Bert *e, BertTaskHead *h, int n, int F) {
+    int K = h->num_labels, C = b->cfg.hidden_size, rows = F ? 2 * n : n, T = 6;
+    memcpy(params_data(h->params, 0), b->w.cls_w, sizeof(float) * (size_t)K * (size_t)(F ? F : 1) * (size_t)C);
+    memcpy(params_data(h->params, 1), b->w.cls_b, sizeof(float) * (size_t)K);
+    bert_attach_head(e, h);
+    bert_reserve(b, rows, T, 0, 1);
+    bert_reserve(e, rows, T, 0, 1);
+    int ids[64], lengths[16];
+    Rng r;
+    rng_seed(&r, 21);
+    for (int i = 0; i < rows * T; i++) ids[i] = 5 + (int)rng_below(&r, 20);
+    for (int i = 0; i < rows; i++) ids[i * T] = 2, lengths[i] = 3 + (int)rng_below(&r, 4);
+    BertBatch batch = {rows, T, ids, NULL, lengths};
+    float lb[32], le[32], d[32];
+    Bert *m[2] = {b, e};
+    float *out[2] = {lb, le};
+    for (int k = 0; k < 2; k++) {
+        params_zero_grad(m[k]->params);
+        params_zero_grad(h->params);
+        Rng drop;
+        rng_seed(&drop, 3);
+        bert_forward(m[k], &batch, &drop);
+        if (F) bert_pair_features_forward(m[k], n, &drop, out[k]);
+        else bert_head_forward(m[k], &drop, out[k]);
+        for (int i = 0; i < n * K; i++) d[i] = 0.1f * (float)(i % 5) - 0.2f;
+        if (F) bert_pair_features_backward(m[k], d);
+        else bert_head_backward(m[k], d);
+        bert_backward(m[k]);   /* b's gradients stay in b's arena; e's head's in h's */
+    }
+    CHECK_MSG(memcmp(lb, le, sizeof(float) * (size_t)(n * K)) == 0, "F=%d: the attached head's logits differ", F);
+    CHECK_MSG(memcmp(b->g.cls_w, params_grad(h->params, 0), sizeof(float) * (size_t)K * (size_t)(F ? F : 1) * C) == 0 &&
+              memcmp(b->g.cls_b, params_grad(h->params, 1), sizeof(float) * (size_t)K) == 0,
+              "F=%d: the attached head's gradients differ", F);
+    long emb = (long)b->cfg.vocab_size * bert_embedding_size(&b->cfg);
+    CHECK_MSG(memcmp(b->g.word_emb, e->g.word_emb, sizeof(float) * (size_t)emb) == 0,
+              "F=%d: the encoder's gradients differ", F);
+}
+
+TEST(multitask_attached_head_is_the_builtin_one) {
+    BertConfig cfg = {.vocab_size = 30, .hidden_size = 16, .num_layers = 1, .num_heads = 2, .intermediate_size = 32,
+                      .max_position = 16, .type_vocab_size = 2, .layer_norm_eps = 1e-12f};
+    /* The same seed draws the same encoder; the classifier is declared last. */
+    Bert *b3 = bert_create(&cfg, &(BertHeads){.pooler = 1, .num_labels = 3}, 7);
+    Bert *b2 = bert_create(&cfg, &(BertHeads){.pooler = 1, .num_labels = 2, .pair_features = 4}, 7);
+    Bert *e = bert_create(&cfg, &(BertHeads){.pooler = 1}, 7);
+    BertTaskHead *h3 = bert_task_head_create(e, 3, 0, 1), *h2 = bert_task_head_create(e, 2, 4, 2);
+    same_as_builtin(b3, e, h3, 8, 0);
+    /* A wider head after the encoder's buffers were sized for [CLS] heads of as many rows. */
+    same_as_builtin(b2, e, h2, 4, 4);
+    /* Detached, the encoder saves as one without a classifier. */
+    bert_attach_head(e, NULL);
+    CHECK(e->heads.num_labels == 0 && e->w.cls_w == NULL);
+    bert_task_head_free(h3), bert_task_head_free(h2);
+    bert_free(b3), bert_free(b2), bert_free(e);
 }

@@ -443,8 +443,7 @@ void bert_task_head_free(BertTaskHead *h) {
 }
 
 void bert_attach_head(Bert *m, BertTaskHead *h) {
-    if (m->params && params_find(m->params, "classifier.weight") >= 0)
-        DIE("bert_attach_head: the model has a classifier of its own");
+    if (m->heads.num_labels > 0 && !m->head) DIE("bert_attach_head: the model has a classifier of its own");
     if (h && !m->heads.pooler) DIE("bert_attach_head: the model has no pooler");
     m->head = h;
     m->heads.num_labels = h ? h->num_labels : 0;

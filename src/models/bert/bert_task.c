@@ -93,7 +93,8 @@ static const SettingSpec BERT_SETTINGS[] = {
     {"init", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, BERT_INIT_NONE, NULL},
     {"vocab", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "", NULL},   /* "": the default vocabulary (tokenizer.h) */
     /* a task to fine-tune on first, then on this one from it (STILTs:
-     * experiments/intermediate.h), e.g. mnli-9k before rte; "none": straight */
+     * experiments/intermediate.h), e.g. mnli-9k before rte, or "multi"
+     * (multi:A+B+...) a multi-task run; "none": straight */
     {INTERMEDIATE_KEY, SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, INTERMEDIATE_NONE, NULL},
 };
 #undef BS

@@ -11,6 +11,7 @@
 #include <string.h>
 
 const char *const RUN_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
+const char *const RUN_LOSSES[] = {"ce", "focal", NULL};
 
 /* The keys of config, for "valid keys are ..." hints. */
 static void config_key_list(const cJSON *config, char *out, size_t cap) {

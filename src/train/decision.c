@@ -5,6 +5,7 @@
 #include "core/files.h"
 #include "metrics/thresholds.h"
 #include "models/run_config.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -132,4 +133,15 @@ int decision_load(Decision *d, const Task *t, const char *dir) {
     d->have_tuned = rc == 0;
     cJSON_Delete(j);
     return rc;
+}
+
+int decision_of_run(Decision *d, const Task *t, const char *dir) {
+    decision_default(d, t->num_labels);
+    if (!t->multi_label || !dir || !dir[0]) return 0;
+    char path[4200];
+    file_join(dir, RUN_CONFIG, path, sizeof path);
+    cJSON *config = json_file_read(path, 0);
+    int rc = config ? decision_read(d, config, t) : 0;   /* no config.json: a run of before the rule */
+    cJSON_Delete(config);
+    return rc ? rc : decision_load(d, t, dir);
 }

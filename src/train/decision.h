@@ -57,5 +57,9 @@ cJSON *decision_json(const Decision *d, const Task *t);
  * rules); read them back (0; -1 after a message when a tuned run has none). */
 int decision_save(const Decision *d, const Task *t, const char *dir);
 int decision_load(Decision *d, const Task *t, const char *dir);
+/* The rule a trained run predicts with: its config.json's settings and, for
+ * threshold=tuned, its DECISION_FILE; the default rule when dir is "" (a
+ * model given by --init) or t is not multi-label. 0, or -1 after a message. */
+int decision_of_run(Decision *d, const Task *t, const char *dir);
 
 #endif

@@ -1,5 +1,7 @@
 /* report_dev.c — where each run goes right and wrong on dev: a confusion
- * matrix per classification run, predicted against gold similarity for STS-B.
+ * matrix per classification run, predicted against gold similarity for STS-B,
+ * per-label F1 bars and the threshold curve of a multi-label run
+ * (report_multilabel.h).
  *
  * Runs do not store their dev predictions, so they are made here, at report
  * time, the way `glue eval` makes them: the run's model.ckpt is loaded and the
@@ -12,7 +14,9 @@
 
 #include "core/common.h"
 #include "core/files.h"
+#include "eval/report_multilabel.h"
 #include "eval/svg_plot.h"
+#include "train/decision.h"
 #include "train/evaluate.h"
 #include "models/model.h"
 #include "train/run_dir.h"
@@ -159,11 +163,15 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
         fprintf(p->f, ".</p>\n");
         if (predict) report_page_missing(p, "%s: no dev predictions: %s", in->name, why);
     } else {
-        cJSON *fresh = evaluate_metrics(t, &d, out);
+        Decision rule;   /* a multi-label run's rule, its tuned thresholds included */
+        if (decision_of_run(&rule, t, in->dir) != 0) decision_default(&rule, t->num_labels);
+        cJSON *fresh = evaluate_metrics_rule(t, &d, out, &rule);
         const cJSON *best = cJSON_GetObjectItemCaseSensitive(in->json, "best");
         dev_metrics_line(p, fresh, cJSON_GetObjectItemCaseSensitive(best, dev->name));
         cJSON_Delete(fresh);
-        if (t->num_labels > 1) {
+        if (t->multi_label) {
+            report_multilabel_dev(p, t, &d, out, &rule, slug, title);
+        } else if (t->num_labels > 1) {
             snprintf(id, sizeof id, "confusion-%s", slug);
             char cap[64];
             snprintf(cap, sizeof cap, "%d dev examples", d.n);

@@ -6,9 +6,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/common.h"
 #include "metrics/metrics.h"
+#include "metrics/multilabel.h"
+#include "metrics/thresholds.h"
+#include "train/decision.h"
 #include "tests/test.h"
 #include "train/evaluate.h"
 #include "train/step.h"
@@ -17,6 +21,8 @@ const Task SYNTH_TASK2 = {.name = "synth2", .display = "SYNTH-2", .num_labels = 
                           .metrics = {METRIC_ACC, METRIC_NONE}};
 const Task SYNTH_TASK3 = {.name = "synth3", .display = "SYNTH-3", .num_labels = 3,
                           .metrics = {METRIC_ACC, METRIC_NONE}};
+const Task SYNTH_TASKML = {.name = "synthml", .display = "SYNTH-ML", .num_labels = 4, .multi_label = 1,
+                           .labels = {"a", "b", "c", "d"}, .metrics = {METRIC_MACRO_F1, METRIC_MICRO_F1}};
 const Task SYNTH_TASKR = {.name = "synthr", .display = "SYNTH-R", .num_labels = 1,
                           .metrics = {METRIC_PEARSON, METRIC_NONE}};
 
@@ -119,6 +125,30 @@ Dataset synth_dataset(const SynthTask *st, int n, uint64_t seed) {
             x->a = synth_spliced(&r, st, synth_range(&r, st->len_min, st->len_max) - 2, 0, 0,
                                  x->label ? "x y" : "y x");
             break;
+        case SYNTH_MULTI: {   /* the set, then the words of each of its labels in turn */
+            int set[TASK_MAX_LABELS], n = 0, K = st->task->num_labels;
+            for (int k = 0; k < K; k++)
+                if (rng_below(&r, 5) < 2) set[n++] = k;
+            if (n == 0) set[n++] = (int)rng_below(&r, (uint32_t)K);
+            x->label = -1;
+            x->labels = xmalloc(sizeof(int) * (size_t)n);
+            x->nlabels = n;
+            size_t len = 1;
+            char *parts[TASK_MAX_LABELS];
+            for (int j = 0; j < n; j++) {
+                x->labels[j] = set[j];
+                parts[j] = synth_class_text(&r, st, set[j]);
+                len += strlen(parts[j]) + 1;
+            }
+            x->a = xmalloc(len);
+            x->a[0] = '\0';
+            for (int j = 0; j < n; j++) {
+                if (j) strcat(x->a, " ");
+                strcat(x->a, parts[j]);
+                free(parts[j]);
+            }
+            break;
+        }
         case SYNTH_COUNT: {
             int k = synth_range(&r, st->signal_min, st->signal_max);
             x->a = synth_text(&r, st, 1, synth_range(&r, st->len_min, st->len_max), k);
@@ -131,7 +161,7 @@ Dataset synth_dataset(const SynthTask *st, int n, uint64_t seed) {
 }
 
 void synth_free(Dataset *d) {
-    for (int i = 0; i < d->n; i++) { free(d->ex[i].a); free(d->ex[i].b); }
+    for (int i = 0; i < d->n; i++) { free(d->ex[i].a); free(d->ex[i].b); free(d->ex[i].labels); }
     free(d->ex);
 }
 
@@ -182,7 +212,7 @@ float *synth_predict(const ModelOps *ops, Model *m, const Dataset *d, int batch)
     for (int i = 0; i < d->n; i++) rows[i] = i;
     float *out = xmalloc((size_t)d->n * (size_t)K * sizeof *out);
     for (int s = 0; s < d->n; s += batch)
-        evaluate_rows(ops, m, e, rows + s, d->n - s < batch ? d->n - s : batch, K, out + (long)s * K);
+        evaluate_rows_task(ops, m, e, rows + s, d->n - s < batch ? d->n - s : batch, d->task, out + (long)s * K);
     free(rows);
     ops->encoded_free(e);
     return out;
@@ -206,6 +236,17 @@ static double synth_accuracy(const char *name, const float *out, const Dataset *
     return 100.0 * ok / d->n;
 }
 
+/* Macro-F1 in % of out (n, K) probabilities at threshold 0.5 against d's label sets. */
+static double synth_macro_f1(const float *out, const Dataset *d) {
+    int K = d->task->num_labels;
+    uint8_t *gold = decision_gold(d, K), *pred = xmalloc((size_t)d->n * (size_t)K);
+    thresholds_apply(out, d->n, K, THRESHOLD_DEFAULT, pred);
+    double f1 = multilabel_metric(METRIC_MACRO_F1, pred, gold, d->n, K);
+    free(gold);
+    free(pred);
+    return 100.0 * f1;
+}
+
 static double synth_pearson(const float *out, const Dataset *d) {
     double *x = xmalloc((size_t)d->n * sizeof *x), *y = xmalloc((size_t)d->n * sizeof *y);
     for (int i = 0; i < d->n; i++) { x[i] = out[i]; y[i] = d->ex[i].score; }
@@ -222,7 +263,8 @@ double synth_learn(const ModelOps *ops, const SynthTask *st, const cJSON *cfg, i
     double score = NAN;
     if (CHECK_MSG(m != NULL, "%s: %s refused the config", st->name, ops->name)) {
         float *out = synth_predict(ops, m, &dv, 64);   /* evaluation's batches, not one call */
-        score = st->task->num_labels == 1 ? synth_pearson(out, &dv) : synth_accuracy(st->name, out, &dv);
+        score = st->task->multi_label ? synth_macro_f1(out, &dv)
+                : st->task->num_labels == 1 ? synth_pearson(out, &dv) : synth_accuracy(st->name, out, &dv);
         free(out);
         ops->free(m);
     }

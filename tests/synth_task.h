@@ -19,8 +19,9 @@
 #include "core/rng.h"
 #include "models/model.h"
 
-/* What the data are labelled for: 2 or 3 classes (accuracy), a score (Pearson). */
-extern const Task SYNTH_TASK2, SYNTH_TASK3, SYNTH_TASKR;
+/* What the data are labelled for: 2 or 3 classes (accuracy), a score
+ * (Pearson), a set of 4 labels (macro-F1 at threshold 0.5). */
+extern const Task SYNTH_TASK2, SYNTH_TASK3, SYNTH_TASKR, SYNTH_TASKML;
 
 typedef enum {
     SYNTH_CLASS,       /* a holds words of its class (label uniform over the task's classes) */
@@ -28,6 +29,8 @@ typedef enum {
     SYNTH_SAME_TOPIC,  /* pair: a and b hold words of one topic each (of 4); label 1 iff the same */
     SYNTH_ORDER,       /* label 1 iff a holds "x y", 0 iff "y x" (the 2 signal words) */
     SYNTH_COUNT,       /* regression: the score is the number of class-1 words in a */
+    SYNTH_MULTI,       /* multi-label: each label in the row's set with probability 2/5 (at least
+                        * one); a holds words of every label of its set */
 } SynthKind;
 
 typedef struct SynthTask {
@@ -66,7 +69,8 @@ Model *synth_train(const ModelOps *ops, const Dataset *train, const cJSON *cfg, 
 float *synth_predict(const ModelOps *ops, Model *m, const Dataset *d, int batch);
 /* Trains a fresh model (seed) on n_train examples of st (seed) and scores it on
  * n_dev others (seed + 1): dev accuracy in % for classes (each row's
- * probabilities are checked to sum to 1), Pearson r for a score; NAN when the
+ * probabilities are checked to sum to 1), Pearson r for a score, macro-F1 in
+ * % at threshold 0.5 for label sets; NAN when the
  * model is not created, so that any threshold fails. */
 double synth_learn(const ModelOps *ops, const SynthTask *st, const cJSON *cfg, int n_train, int n_dev,
                    uint64_t seed);

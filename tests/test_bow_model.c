@@ -44,6 +44,9 @@ struct Encoded {
     int *ids;            /* bucket ids */
 };
 
+/* The harness's head and prediction-rule settings (class weights, focal loss, thresholds). */
+static const SettingSpec BOW_HEAD_SETTINGS[] = {RUN_SETTINGS_LOSS, RUN_SETTINGS_DECISION};
+
 static cJSON *bow_default_config(const Task *task) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "epochs", 6);
@@ -55,6 +58,7 @@ static cJSON *bow_default_config(const Task *task) {
     cJSON_AddNumberToObject(c, "max_len", 64);
     cJSON_AddNumberToObject(c, "momentum", 0.9);
     cJSON_AddNumberToObject(c, "eval_batch", 32);
+    settings_table_defaults(c, BOW_HEAD_SETTINGS, (int)(sizeof BOW_HEAD_SETTINGS / sizeof BOW_HEAD_SETTINGS[0]));
     (void)task;
     return c;
 }

@@ -42,7 +42,7 @@ static void head_case_backward(void *p, const float *dout) {
 /* rows: the dataset's rows in a shuffled order (the head reads d->ex[rows[i]]). */
 static void head_case_init(HeadCase *c, const Dataset *d, int K, float scale, uint64_t seed) {
     memset(c, 0, sizeof *c);
-    head_init(&c->h, K, scale);
+    head_init(&c->h, K, 0, scale);
     c->d = d;
     c->n = d->n;
     for (int i = 0; i < c->n; i++) c->rows[i] = (i * 4 + 2) % c->n;   /* 9 and 4 coprime: a permutation */
@@ -159,7 +159,7 @@ TEST(head_regression_mse_matches_definition_gradient_and_torch) {
 /* No rows (a data-parallel rank given none of a short last batch): loss 0. */
 TEST(head_loss_of_no_rows_is_zero) {
     Head h;
-    head_init(&h, 3, 1.0f);
+    head_init(&h, 3, 0, 1.0f);
     CHECK_NEAR(head_loss(&h, NULL, NULL, 0, NULL, NULL), 0, 0);
     head_free(&h);
 }

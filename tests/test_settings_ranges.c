@@ -109,6 +109,9 @@ TEST(settings_ranges_printed_are_enforced) {
         int n = ranges_printed(RANGE_MODELS[m], r, RANGE_MAX_SETTINGS);
         for (int k = 0; k < n; k++) {
             double in[2], out[2];
+            /* top_k applies to multi-label tasks only (this data is single-label, which refuses it
+             * whatever its value): its range is held in test_multilabel_train.c and test_tasks_multilabel.c */
+            if (strcmp(r[k].key, "top_k") == 0) continue;
             ranges_values(&r[k], in, out);
             for (int i = 0; i < 2; i++) {
                 range_try(&f, RANGE_MODELS[m], &r[k], in[i], 1);

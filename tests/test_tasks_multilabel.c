@@ -4,8 +4,9 @@
  * ../shared/data loaded strictly with every row's label set equal to what awk
  * cuts out of the file, and every malformed label set (no label, an empty
  * element, a repeat, an id out of range, a name instead of an id) reported as
- * file:line and skipped, or fatal with strict; and until the models have a
- * multi-label head, the commands that would train on it refuse with one line. */
+ * file:line and skipped, or fatal with strict; and settings that do not fit
+ * it refused with one line (training it: test_multilabel_train.c,
+ * test_user_data_multilabel.c). */
 #include "metrics/glue_score.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
@@ -145,24 +146,33 @@ TEST(tasks_multilabel_bad_label_sets) {
     free(test_run(cmd, NULL));
 }
 
-/* Until the models have a multi-label head, the commands that would train on
- * (or score) GoEmotions refuse with one line and exit 2, writing nothing. */
-TEST(tasks_goemotions_training_refused) {
+/* Settings that do not fit GoEmotions (or the task), and glue score on it
+ * (prediction files hold one label per row), refuse with one line and exit
+ * 2 before anything is written; the data need not be there. */
+TEST(tasks_goemotions_bad_settings_refused) {
     char dir[] = "/tmp/glue_test_mlrun_XXXXXX", cmd[8192];
     if (!CHECK(mkdtemp(dir) != NULL)) return;
-    const char *commands[] = {"finetune goemotions --model fasttext", "finetune goemotions --seeds 1,2",
-                              "compare goemotions --models fasttext", "protocol --tasks goemotions --model fasttext",
-                              "score goemotions preds.tsv"};
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    static const struct { const char *args, *want; } cases[] = {
+        {"finetune goemotions --model textcnn --set class_weights=balanced", "class_weights applies to single-label"},
+        {"finetune goemotions --model bilstm --set threshold=1.5", "threshold must be a probability in (0, 1)"},
+        {"finetune goemotions --model textcnn --set top_k=29", "top_k must be a whole number in [1, 28]"},
+        {"finetune goemotions --model textcnn --set top_k=2 --set threshold=0.3", "two prediction rules"},
+        {"finetune goemotions --model textcnn --set focal_gamma=-1", "focal_gamma"},
+        {"finetune sst2 --model textcnn --set pos_weight=balanced", "pos_weight applies to multi-label"},
+        {"finetune sst2 --model bilstm --set threshold=0.3", "threshold applies to multi-label"},
+        {"finetune stsb --model textcnn --set class_weights=balanced", "STS-B is regression"},
+        {"finetune sst2 --model textcnn --set class_weights=positive:2,sideways:1", "'sideways' is not a label of SST-2"},
+        {"score goemotions preds.tsv", "prediction files of label sets are not read"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char bin[4096];
         if (!CHECK(realpath(test_glue_bin(), bin) != NULL)) break;   /* the command runs in dir */
-        snprintf(cmd, sizeof cmd, "cd '%s' && GLUE_RUNS=runs GLUE_RESULTS=results '%s' %s 2>&1", dir, bin, commands[i]);
+        snprintf(cmd, sizeof cmd, "cd '%s' && GLUE_DATA=data GLUE_RUNS=runs GLUE_RESULTS=results '%s' %s 2>&1", dir,
+                 bin, cases[i].args);
         int st = -1;
         char *out = test_run(cmd, &st);
-        const char *want = strstr(commands[i], "score") ? "glue: error: multi-label scoring needs"
-                                                        : "glue: error: multi-label training needs";
-        CHECK_MSG(st == 2 && strncmp(out, want, strlen(want)) == 0 && strchr(out, '\n') == out + strlen(out) - 1,
-                  "%s: exit %d, '%s'", commands[i], st, out);
+        CHECK_MSG(st == 2 && strncmp(out, "glue: error: ", 13) == 0 && strstr(out, cases[i].want),
+                  "%s: exit %d, '%s'", cases[i].args, st, out);
         free(out);
     }
     snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);

@@ -5,13 +5,15 @@
  * read as multi-label; each bad label set (no label, an empty element, a label
  * twice, a dev label train never had, one label everywhere) as file:line,
  * skipped or fatal with strict; bad option combinations; dataset.json keeping
- * the multi-label description; and `glue finetune` refusing to train it (one
- * line, exit 2, nothing written) until the models have a multi-label head. */
+ * the multi-label description; and the round trip through the binary
+ * (finetune, eval, predict with label names). */
 #include "tasks/user_data.h"
 #include "tests/capture.h"
 #include "tests/test.h"
 
+#include <cjson/cJSON.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -247,26 +249,90 @@ TEST(user_data_multi_label_bad_files_and_options) {
     ml_rmdir(&d);
 }
 
-/* The command: detection said, then the refusal, exit 2, no run directory. */
-TEST(user_data_multi_label_finetune_refused) {
+/* Rows of a fastText-format multi-label file: each row 1-2 of four topics,
+ * each topic shown by one of its words among filler. */
+static void ml_write_topics(const MlDir *d, const char *name, int n, unsigned seed, char *path) {
+    static const char *const TOPIC[4] = {"sport", "music", "food", "news"};
+    static const char *const WORD[4][3] = {{"goal", "match", "team"}, {"song", "guitar", "band"},
+                                           {"pizza", "bread", "soup"}, {"election", "vote", "minister"}};
+    static const char *const FILL[6] = {"the", "a", "today", "we", "saw", "really"};
+    snprintf(path, 256, "%s/%s", d->dir, name);
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL)) return;
+    unsigned r = seed;
+    for (int i = 0; i < n; i++) {
+        r = r * 1103515245u + 12345u;
+        int a = (int)(r >> 16) % 4, two = (r >> 8) % 3 == 0, b = (a + 1 + (int)(r >> 20) % 3) % 4;
+        fprintf(f, "__label__%s%s%s", TOPIC[a], two ? " __label__" : "", two ? TOPIC[b] : "");
+        fprintf(f, " %s %s %s", FILL[(r >> 3) % 6], WORD[a][(r >> 5) % 3], FILL[(r >> 7) % 6]);
+        if (two) fprintf(f, " %s", WORD[b][(r >> 9) % 3]);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+}
+
+/* The round trip on a user's multi-label data through the binary: detection
+ * said, finetune (fastText's one-vs-all, thresholds tuned on dev), eval
+ * (macro-F1 from the checkpoint, the per-label table by label name, written
+ * beside the run), predict (label names with probabilities). */
+TEST(user_data_multi_label_round_trip) {
     MlDir d;
     if (!ml_mkdir(&d)) return;
-    char ft[256], cmd[2048];
-    ml_file(&d, "ft.txt", "__label__a __label__b t\n__label__c t\n", ft);
-    snprintf(cmd, sizeof cmd, "%s finetune --train %s --dev %s --format fasttext --model fasttext --out %s/run 2>&1",
-             test_glue_bin(), ft, ft, d.dir);
+    char tr[256], dv[256], cmd[4096];
+    ml_write_topics(&d, "train.txt", 400, 7, tr);
+    ml_write_topics(&d, "dev.txt", 120, 8, dv);
+    snprintf(cmd, sizeof cmd, "%s finetune --train %s --dev %s --format fasttext --name topics --model fasttext "
+             "--threads 1 --set dim=16 --set bucket=10000 --set epochs=15 --set lr=0.5 --set threshold=tuned "
+             "--out %s/run --json 2>%s/err.txt", test_glue_bin(), tr, dv, d.dir, d.dir);
     int st = -1;
     char *out = test_run(cmd, &st);
-    CHECK_MSG(st == 2 && strstr(out, "ft.txt:1: 2 labels on one row") &&
-              strstr(out, "glue: error: multi-label training needs"), "exit %d: %s", st, out);
+    snprintf(cmd, sizeof cmd, "cat %s/err.txt", d.dir);
+    char *err = test_run(cmd, NULL);
+    CHECK_MSG(st == 0 && strstr(err, "the dataset is multi-label"), "finetune exit %d: %s", st, err);
+    free(err);
+    cJSON *res = cJSON_Parse(out ? out : "");
+    const cJSON *dev = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "best"), "dev");
+    double f1 = cJSON_GetNumberValue(cJSON_GetObjectItem(dev, "macro_f1"));
+    CHECK_MSG(f1 > 90, "dev macro-F1 %.1f", f1);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "details"), "per_label")) == 4);
+    cJSON_Delete(res);
+    free(out);
+    /* eval: the same number from the checkpoint and thresholds.json, the table by name */
+    snprintf(cmd, sizeof cmd, "%s eval --model fasttext --run %s/run --json 2>&1", test_glue_bin(), d.dir);
+    out = test_run(cmd, &st);
+    res = cJSON_Parse(out ? out : "");
+    const cJSON *task = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "tasks"), "topics");
+    double again = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(task, "dev"), "macro_f1"));
+    const cJSON *table = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(task, "details"), "dev"), "per_label");
+    CHECK_MSG(st == 0 && fabs(again - f1) < 1e-9 && cJSON_GetArraySize(table) == 4, "eval exit %d: %s", st, out);
+    int named = 0;
+    for (const cJSON *row = table ? table->child : NULL; row; row = row->next)
+        named += strcmp(cJSON_GetObjectItem(row, "label")->valuestring, "sport") == 0;
+    CHECK(named == 1);
+    cJSON_Delete(res);
+    free(out);
+    snprintf(cmd, sizeof cmd, "test -s %s/run/dev_per_label.md && test -s %s/run/thresholds.json && "
+             "grep -q '| music |' %s/run/dev_per_label.md", d.dir, d.dir, d.dir);
+    free(test_run(cmd, &st));
+    CHECK_MSG(st == 0, "per-label table or thresholds missing in %s/run", d.dir);
+    /* predict: the label by name with its probability, under the tuned thresholds */
+    snprintf(cmd, sizeof cmd, "%s predict --model fasttext --run %s/run 'today soup we' 2>&1", test_glue_bin(), d.dir);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strncmp(out, "food=0.", 7) == 0 && !strchr(out, '\t'), "predict exit %d: %s", st, out);
+    free(out);
+    /* top_k=2: both topics of a two-topic text */
+    snprintf(cmd, sizeof cmd, "%s finetune --train %s --dev %s --format fasttext --name topics --model fasttext "
+             "--threads 1 --set dim=16 --set bucket=10000 --set epochs=15 --set lr=0.5 --set top_k=2 --out %s/run2 "
+             ">/dev/null 2>&1 && %s predict --model fasttext --run %s/run2 'the goal really song' 2>&1",
+             test_glue_bin(), tr, dv, d.dir, test_glue_bin(), d.dir);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "sport=0.") && strstr(out, "music=0.") && !strstr(out, "food="),
+              "top_k=2 predict exit %d: %s", st, out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s finetune --train %s --dev %s --format fasttext --multi-label --label-sep x --model fasttext 2>&1",
-             test_glue_bin(), ft, ft);
+             test_glue_bin(), tr, dv);
     out = test_run(cmd, &st);
     CHECK_MSG(st == 2 && strstr(out, "--label-sep is for a TSV/CSV label column"), "exit %d: %s", st, out);
     free(out);
-    snprintf(cmd, sizeof cmd, "test -e %s/run", d.dir);
-    free(test_run(cmd, &st));
-    CHECK_MSG(st != 0, "%s/run was written", d.dir);
     ml_rmdir(&d);
 }

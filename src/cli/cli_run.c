@@ -96,15 +96,6 @@ int cli_record_dataset(const Task *t, const char *dir) {
 
 void cli_task_free(const Task *t) { user_data_free(t); }
 
-int cli_refuse_multi_label(const Task *t, const char *what) {
-    if (!t || !t->multi_label) return 0;
-    const char *needs = strcmp(what, "scoring") == 0
-                            ? "prediction files of label sets, which glue does not read yet"
-                            : "sigmoid outputs and a binary cross-entropy head, which the models do not have yet";
-    user_error(NULL, "multi-label %s needs %s (%s is multi-label)", what, needs, t->display);
-    return EXIT_USAGE;
-}
-
 const ModelOps *cli_find_model(const char *name) {
     const ModelOps *ops = model_find(name);
     if (ops) return ops;

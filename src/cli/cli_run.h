@@ -23,11 +23,6 @@ int cli_record_dataset(const Task *t, const char *dir);
 /* The user's dataset recorded in run directory run (its dataset.json) into
  * *out, NULL when it has none. 0, or -1 after a message (unreadable). */
 int cli_run_dataset(const char *run, const Task **out);
-/* Until the models have a multi-label head: EXIT_USAGE after one line when t
- * (NULL: none) is multi-label, else 0. Called by every command that would
- * train on or score a task (what: "training", "scoring") before it reads or
- * writes anything; delete it and its calls when the head lands. */
-int cli_refuse_multi_label(const Task *t, const char *what);
 /* The model kind named, or NULL after a message with a suggestion. */
 const ModelOps *cli_find_model(const char *name);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */

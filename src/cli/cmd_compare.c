@@ -353,7 +353,7 @@ static int compare_pick_tasks(const CompareArgs *c, cJSON *summary) {
     char *list = xstrdup(c->with), *save = NULL;
     for (char *name = strtok_r(list, ",", &save); name && rc == 0; name = strtok_r(NULL, ",", &save)) {
         const Task *t = task_find_or_report(name);
-        if (!t || cli_refuse_multi_label(t, "training")) {
+        if (!t) {
             rc = EXIT_USAGE;
         } else if (!compare_has_data(t)) {
             user_error_io("fetch it: glue data fetch subsets (or all)", "%s: train or dev data not found under %s",
@@ -375,7 +375,7 @@ static int compare_pick_target(const CompareArgs *c, cJSON *summary) {
     cJSON *missing = cJSON_AddArrayToObject(summary, "tasks_missing");
     if (strcmp(c->target, "all") != 0) {
         const Task *t = cli_resolve_task(c->target, NULL, NULL);   /* registered: found by name below */
-        if (!t || cli_refuse_multi_label(t, "training")) return EXIT_USAGE;
+        if (!t) return EXIT_USAGE;
         if (!compare_has_data(t)) {
             user_error_io("fetch it: glue data fetch", "%s: train or dev data not found under %s", t->display,
                        task_data_root());

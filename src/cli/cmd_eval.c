@@ -15,8 +15,10 @@
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "core/threads.h"
+#include "eval/label_table.h"
 #include "eval/predictions.h"
 #include "eval/report.h"
+#include "train/decision.h"
 #include "train/evaluate.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
@@ -94,6 +96,24 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
     return rc;
 }
 
+/* The split's per-label table and averages into out["details"][split], and
+ * beside the run (dir, "" for none) as <split>_per_label.json / .md. 0 ok. */
+static int eval_details(const ModelOps *ops, const Task *t, const Dataset *d, const float *pred,
+                        const Decision *rule, const char *dir, cJSON *out) {
+    cJSON *details = evaluate_details(t, d, pred, rule);
+    if (!details) return 0;   /* regression */
+    int rc = 0;
+    if (dir[0]) {
+        char title[256];
+        snprintf(title, sizeof title, "%s %s, %s", t->display, d->split->name, ops->name);
+        rc = label_table_write(details, dir, d->split->name, title);
+    }
+    cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "details");
+    if (!all) all = cJSON_AddObjectToObject(out, "details");
+    cJSON_AddItemToObject(all, d->split->name, details);
+    return rc;
+}
+
 static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, const char *dir,
                          cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
@@ -102,6 +122,8 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
         user_error("give --test FILE to glue finetune", "%s has no test file", t->display);
         return EXIT_USAGE;
     }
+    Decision rule;   /* a multi-label run's rule, with the thresholds it chose on dev */
+    if (decision_of_run(&rule, t, dir) != 0) return 1;
     long examples = 0;
     double seconds = 0;
     for (int s = 0; s < nd; s++) {
@@ -110,8 +132,9 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
         double secs = 0;
         float *pred = evaluate_predict_dataset(ops, m, &d, batch, &secs);
         if (!pred) { dataset_free(&d); return 1; }
-        cJSON_AddItemToObject(out, dev[s]->name, evaluate_metrics(t, &d, pred));
-        int rc = dir[0] && !test ? eval_save_dev_predictions(t, &d, pred, dir, out) : 0;
+        cJSON_AddItemToObject(out, dev[s]->name, evaluate_metrics_rule(t, &d, pred, &rule));
+        int rc = dir[0] && !test && !t->multi_label ? eval_save_dev_predictions(t, &d, pred, dir, out) : 0;
+        if (rc == 0) rc = eval_details(ops, t, &d, pred, &rule, dir, out);
         if (rc) { free(pred); dataset_free(&d); return rc; }
         examples += d.n;
         seconds += secs;
@@ -179,8 +202,11 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
     int batch = dir[0] ? eval_batch_of(dir) : EVALUATE_BATCH_DEFAULT;
-    int rc = test && !t->user ? eval_task_test(ops, m, t, batch, dir, out)
-                              : eval_task_dev(ops, m, t, batch, test, dir, out);
+    /* a test split with public labels (GoEmotions) is scored here, as a user's test file */
+    const TaskSplit *ts = task_split(t, "test");
+    int scored = t->user || (ts && ts->col_label >= 0 && !ts->submit);
+    int rc = test && !scored ? eval_task_test(ops, m, t, batch, dir, out)
+                             : eval_task_dev(ops, m, t, batch, test, dir, out);
     ops->free(m);
     if (rc == 0) cJSON_AddItemToObject(tasks, t->name, out);
     else cJSON_Delete(out);
@@ -190,12 +216,15 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
 /* one: the task of a single-task eval (a user's dataset is not in the registry). */
 static void eval_print_text(const EvalArgs *e, const cJSON *summary, const Task *one) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
-    int test = strcmp(e->split, "test") == 0;
+    /* a scored test split (labels public, or a user's file) is shown as dev is */
+    int scored = tasks->child && cJSON_GetObjectItemCaseSensitive(tasks->child, "examples");
+    int test = strcmp(e->split, "test") == 0 && !scored;
     static const char *const TEST_HEAD[] = {"Task", "Rows", "File"};
     static const char *const DEV_HEAD[] = {"Task", "Dev", "Examples", "Examples/s"};
     int ncols = test ? 3 : 4;
     ReportTable *tab = report_table_create(ncols);
-    for (int c = 0; c < ncols; c++) report_table_add(tab, "%s", test ? TEST_HEAD[c] : DEV_HEAD[c]);
+    for (int c = 0; c < ncols; c++)
+        report_table_add(tab, "%s", test ? TEST_HEAD[c] : c == 1 && scored && strcmp(e->split, "test") == 0 ? "Test" : DEV_HEAD[c]);
     for (const cJSON *it = tasks->child; it; it = it->next) {
         const Task *t = one ? one : task_find(it->string);
         if (test) {
@@ -210,7 +239,18 @@ static void eval_print_text(const EvalArgs *e, const cJSON *summary, const Task 
         char head[128];
         report_task_header(t, head, sizeof head);
         report_table_add(tab, "%s", head);
-        report_task_cell(tab, t, it);
+        const cJSON *split = cJSON_GetObjectItemCaseSensitive(it, e->split);
+        if (strcmp(e->split, "test") == 0 && split) {   /* the task's metrics on its test split */
+            char cell[128] = "";
+            for (int k = 0, len = 0; k < 2; k++) {
+                const cJSON *v = t->metrics[k] == METRIC_NONE ? NULL
+                                 : cJSON_GetObjectItemCaseSensitive(split, metric_name(t->metrics[k]));
+                if (v) len += snprintf(cell + len, sizeof cell - (size_t)len, "%s%.2f", len ? "/" : "", v->valuedouble);
+            }
+            report_table_add(tab, "%s", cell[0] ? cell : "-");
+        } else {
+            report_task_cell(tab, t, it);
+        }
         report_table_add(tab, "%.0f", run_config_number(it, "examples", 0));
         report_table_add(tab, "%.0f", run_config_number(it, "examples_per_sec", 0));
     }

@@ -19,6 +19,8 @@
 #include "core/stats.h"
 #include "core/threads.h"
 #include "models/run_config.h"
+#include "train/decision.h"
+#include "train/head.h"
 #include "train/run_dir.h"
 #include "experiments/intermediate.h"
 #include "experiments/search.h"
@@ -319,7 +321,6 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
                    t->display, t->scored_with, t->name);
         return EXIT_USAGE;
     }
-    if (cli_refuse_multi_label(t, "training")) return EXIT_USAGE;
     const ModelOps *ops = cli_find_model(f.model);
     if (!ops) return EXIT_USAGE;
     if (trainer_check_parallel(ops)) return EXIT_USAGE;   /* before any file is written */
@@ -335,8 +336,10 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     /* Every setting within the range --help-settings prints, before anything
      * is written (dataset.json, the run directory): the model reads its table
      * again when it is made, after the data are loaded. */
+    Decision rule;
     if (settings_table_check(config, ops->settings, ops->num_settings, ops->name,
-                             "glue finetune --help-settings --model M lists the settings") != 0) {
+                             "glue finetune --help-settings --model M lists the settings") != 0 ||
+        (ops->forward && head_settings_check(config, t) != 0) || decision_read(&rule, config, t) != 0) {
         cJSON_Delete(config);
         return EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 /* cmd_predict.c — `glue predict TASK [--model M] [TEXT [TEXT_B]] [--json]`: the
- * label and class probabilities (STS-B: the similarity score) of a trained run
+ * label and class probabilities (STS-B: the similarity score; a multi-label
+ * task: every label its rule predicts, with its probability) of a trained run
  * for one text or pair, or for every line of stdin (a, or a<TAB>b for pair
  * tasks), one prediction per line. Input must be valid UTF-8, as in the task
  * files. */
@@ -9,6 +10,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/threads.h"
+#include "train/decision.h"
 #include "train/evaluate.h"
 #include "train/run_dir.h"
 
@@ -78,10 +80,29 @@ static long predict_read_stdin(const Task *t, Dataset *d, long *lines) {
     return bad;
 }
 
-static cJSON *predict_json(const Task *t, const float *p) {
+/* A multi-label row's predicted set under rule into set (K). */
+static void predict_set(const Decision *rule, const float *p, uint8_t *set) { decision_apply(rule, p, 1, set); }
+
+static cJSON *predict_json(const Task *t, const Decision *rule, const float *p) {
     cJSON *o = cJSON_CreateObject();
     if (t->num_labels == 1) {
         cJSON_AddNumberToObject(o, "score", p[0]);
+        return o;
+    }
+    if (t->multi_label) {   /* every predicted label (maybe none) with its probability */
+        uint8_t set[TASK_MAX_LABELS];
+        predict_set(rule, p, set);
+        cJSON *labels = cJSON_AddArrayToObject(o, "labels");
+        for (int k = 0; k < t->num_labels; k++) {
+            if (!set[k]) continue;
+            cJSON *l = cJSON_CreateObject();
+            cJSON_AddStringToObject(l, "label", task_label_name(t, k));
+            cJSON_AddStringToObject(l, "label_id", t->labels[k]);
+            cJSON_AddNumberToObject(l, "probability", p[k]);
+            cJSON_AddItemToArray(labels, l);
+        }
+        cJSON *probs = cJSON_AddObjectToObject(o, "probabilities");
+        for (int k = 0; k < t->num_labels; k++) cJSON_AddNumberToObject(probs, task_label_name(t, k), p[k]);
         return o;
     }
     int best = evaluate_argmax(p, t->num_labels);
@@ -92,9 +113,20 @@ static cJSON *predict_json(const Task *t, const float *p) {
     return o;
 }
 
-/* "label<TAB>name_0=p_0<TAB>..." line: the label's name, then each class's probability. */
-static void predict_print_line(const Task *t, const float *p) {
+/* "label<TAB>name_0=p_0<TAB>..." line: the label's name, then each class's
+ * probability; multi-label: each predicted label as name=p ("(none)" when
+ * no label is predicted). */
+static void predict_print_line(const Task *t, const Decision *rule, const float *p) {
     if (t->num_labels == 1) { printf("%.4f\n", p[0]); return; }
+    if (t->multi_label) {
+        uint8_t set[TASK_MAX_LABELS];
+        predict_set(rule, p, set);
+        int n = 0;
+        for (int k = 0; k < t->num_labels; k++)
+            if (set[k]) printf("%s%s=%.4f", n++ ? "\t" : "", task_label_name(t, k), p[k]);
+        printf("%s\n", n ? "" : "(none)");
+        return;
+    }
     printf("%s", task_label_name(t, evaluate_argmax(p, t->num_labels)));
     for (int k = 0; k < t->num_labels; k++) printf("\t%s=%.4f", task_label_name(t, k), p[k]);
     printf("\n");
@@ -103,7 +135,8 @@ static void predict_print_line(const Task *t, const float *p) {
 /* One output per input line (lines: how many stdin had; 0 for texts given as
  * arguments): a prediction, or for a skipped line "-" (text) / an object with
  * the line's number and "error" (JSON). */
-static void predict_print(const Task *t, const Dataset *d, const float *out, int json, long lines) {
+static void predict_print(const Task *t, const Decision *rule, const Dataset *d, const float *out, int json,
+                          long lines) {
     int k = evaluate_num_outputs(t);
     if (json) {
         cJSON *o;
@@ -113,7 +146,7 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
             for (long no = 1, i = 0; no <= lines; no++) {
                 cJSON *p;
                 if (i < d->n && d->ex[i].line == no) {
-                    p = predict_json(t, out + (size_t)i++ * (size_t)k);
+                    p = predict_json(t, rule, out + (size_t)i++ * (size_t)k);
                 } else {
                     p = cJSON_CreateObject();
                     cJSON_AddStringToObject(p, "error", "skipped (see stderr)");
@@ -122,18 +155,18 @@ static void predict_print(const Task *t, const Dataset *d, const float *out, int
                 cJSON_AddItemToArray(arr, p);
             }
         } else {
-            o = predict_json(t, out);
+            o = predict_json(t, rule, out);
         }
         json_print_line(o);
         cJSON_Delete(o);
         return;
     }
     if (!lines) {
-        predict_print_line(t, out);
+        predict_print_line(t, rule, out);
         return;
     }
     for (long no = 1, i = 0; no <= lines; no++) {
-        if (i < d->n && d->ex[i].line == no) predict_print_line(t, out + (size_t)i++ * (size_t)k);
+        if (i < d->n && d->ex[i].line == no) predict_print_line(t, rule, out + (size_t)i++ * (size_t)k);
         else printf("-\n");   /* the line was skipped: one output line per input line */
     }
 }
@@ -213,6 +246,11 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     char dir[4096];
     Model *m = cli_load_model(ops, rt, run, init, bf16, dir, sizeof dir);
     if (!m) return 1;
+    Decision rule;   /* a multi-label run's prediction rule (its tuned thresholds) */
+    if (decision_of_run(&rule, t, dir) != 0) {
+        ops->free(m);
+        return 1;
+    }
     /* The dev split's layout (pair or not), named for what it is in messages
      * ("1 of 3 rows of SST-2 input truncated ..."). */
     TaskSplit input = task_dev_split(t) ? *task_dev_split(t) : t->splits[0];
@@ -223,7 +261,7 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);
     else bad = predict_read_stdin(t, &d, &lines);
     float *out = d.n ? evaluate_predict_dataset(ops, m, &d, EVALUATE_BATCH_DEFAULT, NULL) : NULL;
-    if (out || d.n == 0) predict_print(t, &d, out, json, lines);
+    if (out || d.n == 0) predict_print(t, &rule, &d, out, json, lines);
     if ((!out && d.n) || bad) rc = 1;
     if (bad) fprintf(stderr, "%ld of %ld lines skipped (no prediction; see above)\n", bad, lines);
     free(out);

@@ -244,8 +244,6 @@ static int pretrain_screen_cmd(int argc, char **argv) {
                    SCREEN_MAX_RUNS, SCREEN_MAX_TASKS, SCREEN_MAX_SEEDS);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < nt; i++)
-        if (cli_refuse_multi_label(task_find(tasks[i]), "training")) return EXIT_USAGE;
     char *command = cli_command_line(argc, argv);
     ScreenOptions o = {.runs = pos + 1, .n_runs = npos - 1, .tasks = tasks, .n_tasks = nt, .seeds = seeds,
                        .n_seeds = ns, .sets = sets, .n_sets = nsets, .results = results, .command = command, .threads = threads_init((int)threads)};

@@ -58,8 +58,6 @@ int cmd_protocol(int argc, char **argv) {
                    PROTOCOL_MAX_TASKS, PROTOCOL_MAX_SEEDS, PROTOCOL_MAX_ROWS - 1);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < nt; i++)
-        if (cli_refuse_multi_label(task_find(tasks[i]), "training")) return EXIT_USAGE;
     ProtocolRow rows[PROTOCOL_MAX_ROWS] = {{.name = "baseline"}};
     char *texts[PROTOCOL_MAX_ROWS] = {0};
     for (int i = 0; i < nch && rc == 0; i++) {

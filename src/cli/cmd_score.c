@@ -104,7 +104,12 @@ int cmd_score(int argc, char **argv) {
         return EXIT_USAGE;
     }
     const Task *t = task_find_or_report(pos[0]);
-    if (!t || cli_refuse_multi_label(t, "scoring")) return EXIT_USAGE;
+    if (!t) return EXIT_USAGE;
+    if (t->multi_label) {   /* a prediction file holds one label per row */
+        user_error("glue eval TASK --split test scores a multi-label run",
+                   "score: %s is multi-label; prediction files of label sets are not read", t->display);
+        return EXIT_USAGE;
+    }
     const TaskSplit *s = score_split(t, split_name);
     if (!s) return EXIT_USAGE;
 

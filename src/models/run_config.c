@@ -11,6 +11,10 @@
 #include <string.h>
 
 const char *const RUN_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
+const char *const RUN_LOSSES[] = {"ce", "focal", NULL};
+const char *const RUN_CLASS_WEIGHTS_HELP[] = {"none, balanced, or label:weight,... (single-label)", NULL};
+const char *const RUN_POS_WEIGHT_HELP[] = {"none, balanced, or a number > 0 (multi-label)", NULL};
+const char *const RUN_THRESHOLD_HELP[] = {"a probability in (0, 1), or tuned (multi-label)", NULL};
 
 /* The keys of config, for "valid keys are ..." hints. */
 static void config_key_list(const cJSON *config, char *out, size_t cap) {
@@ -442,8 +446,8 @@ void settings_describe(const SettingSpec *spec, int n, const char *key, char *ou
         case SETTING_BOOL:
             snprintf(out, cap, "true or false");
             break;
-        case SETTING_STRING:
-            snprintf(out, cap, "text");
+        case SETTING_STRING:   /* choices, when given, holds what the text may say */
+            snprintf(out, cap, "%s", p->choices ? p->choices[0] : "text");
             break;
         case SETTING_CHOICE: {
             size_t used = (size_t)snprintf(out, cap, "one of:");

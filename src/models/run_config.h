@@ -112,7 +112,8 @@ typedef struct SettingSpec {
     size_t offset;             /* offsetof(the struct, field), or SETTING_NO_FIELD */
     double def, lo, hi;        /* numbers and booleans */
     const char *text;          /* SETTING_STRING, SETTING_CHOICE: the default */
-    const char *const *choices;/* SETTING_CHOICE: NULL-terminated */
+    const char *const *choices;/* SETTING_CHOICE: NULL-terminated; SETTING_STRING: NULL, or
+                                * {what the text may be, NULL} for --help-settings */
 } SettingSpec;
 /* Adds every spec's default to config (in table order). */
 void settings_table_defaults(cJSON *config, const SettingSpec *spec, int n);
@@ -158,5 +159,29 @@ extern const char *const RUN_SCHEDULES[];   /* "linear", "constant", "cosine" */
  * with fp32 sums (core/blas.h's MATMUL_BF16, mixed precision) where the CPU
  * has a fast bf16 dot product, fp32 with one line elsewhere; evaluation
  * stays fp32. results.json names what ran. */
+/* The head's loss (src/train/head.h), rows of every model whose logits the
+ * harness's head takes: "ce" (softmax cross-entropy, or binary cross-entropy
+ * per label for a multi-label task) or "focal" (Lin et al. 2017, focal_gamma);
+ * class_weights (single-label: "none", "balanced" as scikit-learn's
+ * n_samples / (K count), or "label:weight,..." by label name); pos_weight
+ * (multi-label: "none", "balanced" = negatives / positives per label in
+ * train, or one number for every label). */
+extern const char *const RUN_LOSSES[];   /* "ce", "focal" */
+/* What the string settings below may say, for --help-settings. */
+extern const char *const RUN_CLASS_WEIGHTS_HELP[], *const RUN_POS_WEIGHT_HELP[], *const RUN_THRESHOLD_HELP[];
+#define RUN_MAX_FOCAL_GAMMA 10
+#define RUN_SETTINGS_LOSS                                                                        \
+    {"loss", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "ce", RUN_LOSSES},                       \
+    {"focal_gamma", SETTING_REAL, SETTING_NO_FIELD, 2, 0, RUN_MAX_FOCAL_GAMMA, NULL, NULL},      \
+    {"class_weights", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_CLASS_WEIGHTS_HELP}, \
+    {"pos_weight", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_POS_WEIGHT_HELP}
+/* The prediction rule of a multi-label task (src/train/decision.h), rows of
+ * every classifier: threshold (a probability in (0, 1), default 0.5, or
+ * "tuned": one per label chosen on dev after training) or top_k (> 0: the k
+ * most probable labels of each row, instead of a threshold). */
+#define RUN_MAX_TOP_K 100
+#define RUN_SETTINGS_DECISION                                                                    \
+    {"threshold", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "0.5", RUN_THRESHOLD_HELP},         \
+    {"top_k", SETTING_INT, SETTING_NO_FIELD, 0, 0, RUN_MAX_TOP_K, NULL, NULL}
 #define RUN_SETTING_PRECISION {"precision", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "fp32", MATMUL_PRECISION_NAMES}
 #endif

@@ -20,33 +20,66 @@
  * scores are 0..5) says so (ModelOps.score_scale): the loss compares the output
  * with score / scale, and the reported score is output * scale.
  *
- * Where the next cases go (multi-label and imbalanced classes): a
- * HEAD_SIGMOID kind for a multi-label task (K independent sigmoid outputs,
- * binary cross-entropy against each row's label set, reported as sigmoid
- * probabilities), per-class weights as the row weights softmax_xent already
- * takes (weight[label]), a positive weight per label inside the BCE, and a
- * focal term: each a case of head_loss and a field of Head, set from the
- * task and the run's settings, with no model changed. */
+ *   HEAD_SIGMOID     a multi-label task (Task.multi_label): K independent
+ *                    sigmoid outputs, mean binary cross-entropy with logits
+ *                    (nn/sigmoid_bce.h) against each row's label set
+ *                    (Example.labels), over the labelled rows; reports the
+ *                    sigmoid probabilities (the prediction rule that turns
+ *                    them into label sets: decision.h).
+ *
+ * The run's loss settings (models/run_config.h RUN_SETTINGS_LOSS), set by
+ * head_configure from the config and the training split, with no model
+ * changed:
+ *   loss=focal        the focal term (1 - p_t)^focal_gamma (Lin et al. 2017)
+ *                     on softmax (nn/softmax_focal.h) or sigmoid outputs;
+ *   class_weights     softmax: each row weighted by its class's weight, the
+ *                     mean normalised by the weights' sum (PyTorch's
+ *                     CrossEntropyLoss(weight=)); "balanced" is scikit-learn's
+ *                     n_samples / (K count_k) over train's labelled rows;
+ *   pos_weight        sigmoid: each label's positive term weighted (PyTorch's
+ *                     BCEWithLogitsLoss(pos_weight=)); "balanced" is
+ *                     negatives / positives of the label in train.
+ * A weight of a class or label absent from train is 1 (nothing to balance).
+ * Settings that do not apply (class_weights on a multi-label or regression
+ * task, pos_weight on a single-label one, focal on regression) are refused by
+ * head_settings_check, before a run writes anything. */
 #ifndef GLUE_HEAD_H
 #define GLUE_HEAD_H
 
 #include "tasks/task.h"
 
-typedef enum { HEAD_SOFTMAX, HEAD_REGRESSION } HeadKind;
+typedef enum { HEAD_SOFTMAX, HEAD_REGRESSION, HEAD_SIGMOID } HeadKind;
+typedef struct cJSON cJSON;
 
 typedef struct Head {
     HeadKind kind;
     int K;              /* outputs per row: classes, or 1 score */
     float score_scale;  /* regression: the model's outputs are scores / this (1: the scores themselves) */
+    int focal;          /* loss=focal */
+    float gamma;        /* its exponent (0: plain cross-entropy) */
+    float *class_weight;/* softmax: (K) per class, or NULL (all 1) */
+    float *pos_weight;  /* sigmoid: (K) per label, or NULL (all 1) */
     int cap;            /* rows the scratch below holds */
     int *labels;        /* (cap) a batch's classes */
-    float *targets;     /* (cap) a batch's scores / score_scale */
+    float *targets;     /* (cap) a batch's scores / score_scale; sigmoid: (cap, K) 0/1 */
+    float *weights;     /* (cap) a batch's row weights (class weights) */
+    unsigned char *mask;/* (cap) sigmoid: the batch's labelled rows */
 } Head;
 
-/* A head for num_outputs outputs per row (1: regression, else classes) and a
- * model's score_scale (1 when it has none; must be > 0). */
-void head_init(Head *h, int num_outputs, float score_scale);
+/* A head for num_outputs outputs per row (1: regression, else classes; with
+ * multi_label: K sigmoid labels) and a model's score_scale (1 when it has
+ * none; must be > 0). Plain cross-entropy until head_configure. */
+void head_init(Head *h, int num_outputs, int multi_label, float score_scale);
 void head_free(Head *h);
+/* 0, or -1 after one message (a usage error), for the loss settings of
+ * config (absent keys: the defaults) on task t: values, and where they apply. */
+int head_settings_check(const cJSON *config, const Task *t);
+/* The loss settings of config (checked by head_settings_check: dies on a bad
+ * one), with the weights "balanced" computes from train. */
+void head_configure(Head *h, const cJSON *config, const Dataset *train);
+/* What the head computes, as the run records it: {"kind": "sigmoid", "loss":
+ * "bce", "pos_weight": [...], ...}. Caller frees. */
+cJSON *head_describe(const Head *h);
 
 /* The mean loss of logits (n, K) for rows[0..n) of d (their labels or
  * scores); dlogits (n, K), if non-NULL, gets the loss's gradient WRITTEN. n = 0

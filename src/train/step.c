@@ -26,9 +26,15 @@ static void train_step_ready(void *ctx, long lo) { dist_grad_sum_ready(((TrainSt
 TrainStep *train_step_create(const ModelOps *ops, Model *m, const Dataset *train, const Encoded *train_e) {
     TrainStep *s = xcalloc(1, sizeof *s);
     *s = (TrainStep){.ops = ops, .m = m, .train = train, .train_e = train_e};
-    head_init(&s->head, train->task->num_labels, ops->score_scale ? ops->score_scale(m) : 1.0f);
+    head_init(&s->head, train->task->num_labels, train->task->multi_label, ops->score_scale ? ops->score_scale(m) : 1.0f);
     return s;
 }
+
+void train_step_configure(TrainStep *s, const cJSON *config) {
+    if (s->ops->forward) head_configure(&s->head, config, s->train);
+}
+
+cJSON *train_step_describe(const TrainStep *s) { return s->ops->forward ? head_describe(&s->head) : NULL; }
 
 void train_step_free(TrainStep *s) {
     if (!s) return;

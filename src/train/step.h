@@ -21,6 +21,13 @@ TrainStep *train_step_create(const ModelOps *ops, Model *m, const Dataset *train
 /* One optimizer step on rows[0..n) of the training split; the mean loss over
  * them, or NaN when the gradient was not finite (nothing updated). Data
  * parallel, every rank calls it at every step, with its own rows (n may be 0). */
+/* The run's loss settings (head.h head_configure; checked before by
+ * head_settings_check): class weights, pos_weight, focal loss. Without it
+ * the head is plain cross-entropy. Nothing for a model with its own step. */
+void train_step_configure(TrainStep *s, const cJSON *config);
+/* What the head computes (head_describe), or NULL for a model with its own
+ * step. Caller frees. */
+cJSON *train_step_describe(const TrainStep *s);
 float train_step_run(TrainStep *s, const int *rows, int n, const TrainState *st);
 void train_step_free(TrainStep *s);
 

@@ -23,7 +23,9 @@
 #include "core/files.h"
 #include "core/params.h"
 #include "core/rng.h"
+#include "train/decision.h"
 #include "train/evaluate.h"
+#include "train/head.h"
 #include "models/run_config.h"
 #include "optim/schedule.h"
 #include "train/loop.h"
@@ -69,6 +71,8 @@ typedef struct Run {
     double eval_seconds;
     long eval_examples;
     TrainStep *steps;            /* forward, head, backward, sum, update (step.h) */
+    Decision decision;           /* multi-label: the prediction rule, tuned on dev (decision.h) */
+    cJSON *details, *best_details;  /* the selection split's per-label table and averages: this epoch's, the kept one's */
 } Run;
 
 int trainer_check_parallel(const ModelOps *ops) {
@@ -85,7 +89,9 @@ int trainer_check_parallel(const ModelOps *ops) {
  * the behaviour before them. */
 static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
 #define TRAINER_LATER_SETTINGS \
-    "{\"group_by_length\": false, \"" INTERMEDIATE_KEY "\": \"" INTERMEDIATE_NONE "\", \"precision\": \"fp32\"}"
+    "{\"group_by_length\": false, \"" INTERMEDIATE_KEY "\": \"" INTERMEDIATE_NONE "\", \"precision\": \"fp32\", " \
+    "\"loss\": \"ce\", \"focal_gamma\": 2, \"class_weights\": \"none\", \"pos_weight\": \"none\", " \
+    "\"threshold\": \"0.5\", \"top_k\": 0}"
 
 int trainer_config_same(const cJSON *a, const cJSON *b) {
     if (!cJSON_IsObject(a) || !cJSON_IsObject(b)) return a && b && cJSON_Compare(a, b, 1);
@@ -110,6 +116,9 @@ static int run_read_settings(Run *r) {
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
     int wanted = settings_choice(&s, "precision", MATMUL_PRECISION_NAMES, 2);
     if (s.failed) return EXIT_USAGE;
+    /* the head's loss (a model with its own step has its own) and a multi-label prediction rule */
+    if ((r->ops->forward && head_settings_check(c, r->t) != 0) || decision_read(&r->decision, c, r->t) != 0)
+        return EXIT_USAGE;
     r->precision = matmul_training_precision((MatmulPrecision)wanted, r->rank == 0);   /* run_train_epoch sets it */
     return 0;
 }
@@ -334,7 +343,10 @@ static int run_step(void *ctx, TrainLoop *L, double *mean_loss) {
         .progress = (double)L->step / (double)r->total_steps, .lr = schedule_lr(&r->sched, L->step),
         .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed, .bucket_mb = r->bucket_mb,
     };
-    if (!r->steps) r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+    if (!r->steps) {
+        r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+        train_step_configure(r->steps, r->o->config);
+    }
     double loss = train_step_run(r->steps, r->perm + i + lo, hi - lo, &st);
     if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
         loss *= st.share;
@@ -359,10 +371,19 @@ static double run_evaluate(Run *r, cJSON *rec) {
         int n = r->dev[s].n;
         float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)k);  /* (n, K) */
         double secs;
-        evaluate_predict_all(r->ops, r->m, r->dev_e[s], n, k, r->eval_batch, out, &secs);
+        evaluate_predict_all(r->ops, r->m, r->dev_e[s], n, r->t, r->eval_batch, out, &secs);
         r->eval_seconds += secs;
         r->eval_examples += n;
-        cJSON *metrics = evaluate_metrics(r->t, &r->dev[s], out);
+        if (s == 0 && r->t->multi_label) {   /* threshold=tuned: chosen on the selection split */
+            uint8_t *gold = decision_gold(&r->dev[0], r->t->num_labels);
+            decision_tune(&r->decision, out, gold, n);
+            free(gold);
+        }
+        cJSON *metrics = evaluate_metrics_rule(r->t, &r->dev[s], out, &r->decision);
+        if (s == 0) {
+            cJSON_Delete(r->details);
+            r->details = evaluate_details(r->t, &r->dev[s], out, &r->decision);
+        }
         if (s == 0) score = evaluate_score(r->t, metrics);
         cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
         free(out);
@@ -400,6 +421,12 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
     file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
     /* one rank writes (the same weights on all); a model saves through core/checkpoint: atomically */
     if (is_best && r->rank == 0 && r->ops->save(r->m, path) != 0) return 1;
+    if (is_best && r->rank == 0 && decision_save(&r->decision, r->t, r->o->out_dir) != 0) return 1;
+    if (is_best) {
+        cJSON_Delete(r->best_details);
+        r->best_details = r->details;
+        r->details = NULL;
+    }
     run_log_epoch(r, rec, L->epoch, loss, is_best);
     return 0;
 }
@@ -409,7 +436,7 @@ static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_step, .des
 
 static char *selection_text(const Run *r) {
     char buf[128];
-    if (r->t->metrics[1] != METRIC_NONE)
+    if (r->t->metrics[1] != METRIC_NONE && !r->t->multi_label)   /* evaluate_score */
         snprintf(buf, sizeof buf, "mean of %s and %s on %s", metric_name(r->t->metrics[0]),
                  metric_name(r->t->metrics[1]), r->dev_split[0]->name);
     else
@@ -445,6 +472,12 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "selection", sel);
     free(sel);
     if (o->intermediate) cJSON_AddItemToObject(j, INTERMEDIATE_KEY, cJSON_Duplicate(o->intermediate, 1));
+    cJSON *head = r->steps ? train_step_describe(r->steps) : NULL;   /* the loss that ran */
+    if (head) cJSON_AddItemToObject(j, "head", head);
+    /* the kept epoch's per-label table on the selection split (not after a
+     * resume past it: that epoch's outputs are gone) */
+    if (r->best_details)
+        cJSON_AddItemToObject(j, "details", cJSON_Duplicate(r->best_details, 1));
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->loop.history, 1));
     cJSON_AddItemToObject(j, "best", cJSON_Duplicate(r->loop.best, 1));
     return j;
@@ -495,6 +528,8 @@ static void run_free(Run *r) {
         dataset_free(&r->dev[s]);
     }
     train_step_free(r->steps);
+    cJSON_Delete(r->details);
+    cJSON_Delete(r->best_details);
     if (r->train_e) r->ops->encoded_free(r->train_e);
     free(r->lengths);
     free(r->perm);

@@ -30,6 +30,8 @@ static const SettingSpec BL_SETTINGS[] = {
     {"batch", SETTING_INT, BL(batch), 64, 1, RUN_MAX_BATCH, NULL, NULL},
     RUN_SETTING_WARMUP(0.0),
     RUN_SETTING_SCHEDULE("linear"),
+    RUN_SETTINGS_LOSS,
+    RUN_SETTINGS_DECISION,
     {"dim", SETTING_INT, BL(dim), 300, 1, 4096, NULL, NULL},
     {"hidden", SETTING_INT, BL(hidden), 512, 1, 4096, NULL, NULL},
     {"mlp", SETTING_INT, BL(mlp), 512, 1, 16384, NULL, NULL},

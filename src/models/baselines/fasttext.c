@@ -18,7 +18,7 @@
  * (epochs, lr, batch; model.h). The learning rate decays linearly to 0 per token
  * as in the reference, whatever "schedule" the trainer would use for others.
  * `glue bench fasttext` trains with these, like the official tool it runs. */
-static const char *const FT_LOSSES[] = {"softmax", "hs", NULL};           /* FtLoss order */
+static const char *const FT_LOSSES[] = {"softmax", "hs", "ova", NULL};    /* FtLoss order */
 static const char *const FT_SPLITS[] = {"whitespace", "basic", NULL};      /* WordSplit order */
 
 #define FT(field) offsetof(FtConfig, field)
@@ -36,6 +36,7 @@ static const SettingSpec FT_SETTINGS[] = {
     {"loss", SETTING_CHOICE, FT(loss), 0, 0, 0, "softmax", FT_LOSSES},
     {"tokenizer", SETTING_CHOICE, FT(tokenizer), 0, 0, 0, "whitespace", FT_SPLITS},   /* basic: BERT's words */
     {"threads", SETTING_INT, FT(threads), 0, 0, 256, NULL, NULL},   /* 0: the process's (glue --threads) */
+    RUN_SETTINGS_DECISION,   /* a multi-label task's prediction rule (the harness reads it) */
 };
 #undef FT
 #define NUM_FT_SETTINGS ((int)(sizeof FT_SETTINGS / sizeof FT_SETTINGS[0]))
@@ -59,6 +60,8 @@ static cJSON *ft_default_config(const Task *task) {
     cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(25));
     cJSON_ReplaceItemInObjectCaseSensitive(c, "wordNgrams", cJSON_CreateNumber(2));
     cJSON_ReplaceItemInObjectCaseSensitive(c, "tokenizer", cJSON_CreateString("basic"));
+    /* A multi-label task: K binary logistic losses, as the official `-loss ova`. */
+    if (task && task->multi_label) cJSON_ReplaceItemInObjectCaseSensitive(c, "loss", cJSON_CreateString("ova"));
     return c;
 }
 
@@ -91,6 +94,13 @@ FastText *ft_new(const cJSON *config, const Task *task, uint64_t seed) {
     m->task = task;
     m->K = task->num_labels;
     if (ft_config_parse(config, seed, &m->cfg) != 0) {
+        free(m);
+        return NULL;
+    }
+    if (task->multi_label && m->cfg.loss != FT_LOSS_OVA) {
+        user_error_usage("--set loss=ova (the default for a multi-label task)",
+                         "fasttext: loss=%s gives one label per row; %s is multi-label", FT_LOSSES[m->cfg.loss],
+                         task->display);
         free(m);
         return NULL;
     }

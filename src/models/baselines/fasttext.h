@@ -33,7 +33,7 @@ cJSON *ft_reference_config(void);
 #define FT_EOS WORD_EOS
 #define FT_SEP WORD_SEP
 
-typedef enum { FT_LOSS_SOFTMAX, FT_LOSS_HS } FtLoss;
+typedef enum { FT_LOSS_SOFTMAX, FT_LOSS_HS, FT_LOSS_OVA } FtLoss;
 
 typedef struct FtConfig {
     int dim;            /* C: embedding size */
@@ -84,9 +84,16 @@ struct Encoded {
     int32_t *ids;       /* rows of wi */
     int32_t *ntok;      /* (n) tokens per row, for the learning-rate schedule */
     int *label;         /* (n) class, -1 unlabelled */
+    uint8_t *target;    /* multi-label task: (n, K) 0/1, row r's label set; else NULL */
     float *score;       /* (n) regression target */
     int64_t total_tokens;
 };
+
+/* fasttext_ova.c: one-vs-all (multi-label). The K binary logistic losses of
+ * one example against target (K) 0/1 with their SGD step (grad += the step
+ * for h); probs (K): each label's sigmoid. */
+float ft_ova_update(float *wo, const float *h, float *grad, int C, int K, const uint8_t *target, float lr);
+void ft_ova_probs(const float *wo, const float *h, int C, int K, float *probs);
 
 /* fasttext_dict.c */
 /* Builds the vocabulary from train; 0 ok, -1 (message printed) when it is empty. */

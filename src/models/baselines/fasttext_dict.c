@@ -92,6 +92,7 @@ Encoded *ft_encode(FastText *m, const Dataset *d) {
     e->ntok = xmalloc(((size_t)d->n + 1) * sizeof *e->ntok);
     e->label = xmalloc(((size_t)d->n + 1) * sizeof *e->label);
     e->score = xmalloc(((size_t)d->n + 1) * sizeof *e->score);
+    if (m->task->multi_label) e->target = xcalloc(((size_t)d->n + 1) * (size_t)m->K, 1);
     IdBuf b = {0};
     WordList w = {0};
     e->off[0] = 0;
@@ -101,6 +102,9 @@ Encoded *ft_encode(FastText *m, const Dataset *d) {
         e->off[r + 1] = b.n;
         e->label[r] = d->ex[r].label;
         e->score[r] = d->ex[r].score;
+        for (int j = 0; e->target && j < d->ex[r].nlabels; j++)
+            if (d->ex[r].labels[j] >= 0 && d->ex[r].labels[j] < m->K)
+                e->target[(size_t)r * (size_t)m->K + (size_t)d->ex[r].labels[j]] = 1;
     }
     word_list_free(&w);
     free(b.hashes);
@@ -118,6 +122,7 @@ void ft_encoded_free(Encoded *e) {
     free(e->ids);
     free(e->ntok);
     free(e->label);
+    free(e->target);
     free(e->score);
     free(e);
 }

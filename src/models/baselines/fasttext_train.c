@@ -53,8 +53,10 @@ static void ft_softmax(const FastText *m, const float *h, float *out) {
 
 /* The output layer's loss for one example, with its SGD step (grad += the step
  * for h): softmax cross-entropy, hierarchical softmax, or squared error. */
-static float ft_output_update(FastText *m, const float *h, float *grad, float *out, int y,
-                              float target, float lr) {
+static float ft_output_update(FastText *m, const Encoded *e, int r, const float *h, float *grad, float *out,
+                              float lr) {
+    int y = e->label[r];
+    float target = e->score[r];
     int C = m->cfg.dim;
     if (m->K == 1) {   /* our regression extension: 0.5 (wo.h + b - target)^2 */
         float err = target - (vec_dot(m->wo, h, C) + m->bias);
@@ -63,6 +65,12 @@ static float ft_output_update(FastText *m, const float *h, float *grad, float *o
         vec_axpy(m->wo, alpha, h, C);
         m->bias += alpha;
         return 0.5f * err * err;
+    }
+    if (m->cfg.loss == FT_LOSS_OVA) {
+        uint8_t one[TASK_MAX_LABELS] = {0};   /* a single-label task: its class alone */
+        const uint8_t *t = e->target ? e->target + (size_t)r * (size_t)m->K : one;
+        if (!e->target) one[y] = 1;
+        return ft_ova_update(m->wo, h, grad, C, m->K, t, lr);
     }
     if (m->cfg.loss == FT_LOSS_HS) return ft_hs_update(&m->tree, m->wo, h, grad, C, y, lr);
     ft_softmax(m, h, out);
@@ -79,12 +87,17 @@ static float ft_output_update(FastText *m, const float *h, float *grad, float *o
 static float ft_update_example(FastText *m, const Encoded *e, int r, float lr, float *scratch) {
     int C = m->cfg.dim;
     int L = (int)(e->off[r + 1] - e->off[r]);
-    if (L == 0 || (m->K > 1 && (e->label[r] < 0 || e->label[r] >= m->K))) return 0.0f;
+    int unlabelled = e->target ? 0 : m->K > 1 && (e->label[r] < 0 || e->label[r] >= m->K);
+    if (e->target) {   /* a multi-label row without labels is unlabelled */
+        unlabelled = 1;
+        for (int k = 0; k < m->K; k++) unlabelled &= !e->target[(size_t)r * (size_t)m->K + (size_t)k];
+    }
+    if (L == 0 || unlabelled) return 0.0f;
     const int32_t *ids = e->ids + e->off[r];
     float *h = scratch, *grad = scratch + C, *out = scratch + 2 * C;
     ft_hidden(m, ids, L, h);
     memset(grad, 0, (size_t)C * sizeof *grad);
-    float loss = ft_output_update(m, h, grad, out, e->label[r], e->score[r], lr);
+    float loss = ft_output_update(m, e, r, h, grad, out, lr);
     float inv = 1.0f / (float)L;
     for (int i = 0; i < L; i++) vec_axpy(m->wi + (size_t)ids[i] * C, inv, grad, C);
     return loss;
@@ -142,12 +155,14 @@ float ft_train_rows(FastText *m, const Encoded *e, const int *rows, int n, doubl
 static void ft_predict_one(const FastText *m, const Encoded *e, int r, float *scratch, float *out) {
     int C = m->cfg.dim, L = (int)(e->off[r + 1] - e->off[r]);
     if (L == 0) {   /* nothing known about the text: the uninformed answer */
-        for (int k = 0; k < m->K; k++) out[k] = m->K == 1 ? m->bias : 1.0f / (float)m->K;
+        for (int k = 0; k < m->K; k++)
+            out[k] = m->K == 1 ? m->bias : m->cfg.loss == FT_LOSS_OVA ? 0.0f : 1.0f / (float)m->K;
         return;
     }
     ft_hidden(m, e->ids + e->off[r], L, scratch);
     if (m->K == 1) out[0] = vec_dot(m->wo, scratch, C) + m->bias;
     else if (m->cfg.loss == FT_LOSS_HS) ft_hs_probs(&m->tree, m->wo, scratch, C, out);
+    else if (m->cfg.loss == FT_LOSS_OVA) ft_ova_probs(m->wo, scratch, C, m->K, out);
     else ft_softmax(m, scratch, out);
 }
 

@@ -27,6 +27,8 @@ static const SettingSpec TC_SETTINGS[] = {
     {"batch", SETTING_INT, TC(batch), 50, 1, 1 << 20, NULL, NULL},
     {"eval_batch", SETTING_INT, TC(eval_batch), 50, 1, 1 << 20, NULL, NULL},
     RUN_SETTING_SCHEDULE("constant"),
+    RUN_SETTINGS_LOSS,
+    RUN_SETTINGS_DECISION,
     {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},

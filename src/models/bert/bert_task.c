@@ -68,6 +68,8 @@ static const SettingSpec BERT_SETTINGS[] = {
     {"pair_encoding", SETTING_CHOICE, BS(pair), 0, 0, 0, BERT_PAIR_CROSS, BERT_PAIRS},
     RUN_SETTING_WARMUP(0.1),
     RUN_SETTING_SCHEDULE("linear"),
+    RUN_SETTINGS_LOSS,
+    RUN_SETTINGS_DECISION,
     /* mpirun: the gradient sum in buckets of this many MiB, each started as
      * soon as the backward has finished it (0: one sum after the backward) */
     RUN_SETTING_BUCKET_MB(2),

@@ -376,7 +376,7 @@ static double mt_evaluate_task(Mt *r, MtTask *k, cJSON *rec) {
         int n = k->dev[s].n;
         float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)K);
         double secs;
-        evaluate_predict_all(r->ops, k->m, k->dev_e[s], n, K, r->eval_batch, out, &secs);
+        evaluate_predict_all(r->ops, k->m, k->dev_e[s], n, k->t, r->eval_batch, out, &secs);
         r->eval_seconds += secs;
         cJSON *metrics = evaluate_metrics(k->t, &k->dev[s], out);
         if (s == 0) score = evaluate_score(k->t, metrics);

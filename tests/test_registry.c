@@ -9,15 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BUILT_IN "bert, fasttext, textcnn, bilstm, dpcnn"
+#define BUILT_IN "bert, fasttext, textcnn, bilstm, dpcnn, transformer"
 
 TEST(registry_has_every_model) {
-    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "testbow"};
-    for (int i = 0; i < 6; i++) {
+    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "transformer", "testbow"};
+    for (int i = 0; i < 7; i++) {
         const ModelOps *ops = model_find(names[i]);
         CHECK_MSG(ops && strcmp(ops->name, names[i]) == 0, "model %s missing", names[i]);
     }
-    CHECK_EQ_INT(model_count(), 6);
+    CHECK_EQ_INT(model_count(), 7);
     CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
 }
 

@@ -35,7 +35,7 @@ static const SettingSpec TF_SETTINGS[] = {
     {"eval_batch", SETTING_INT, TF(eval_batch), 128, 1, 1 << 20, NULL, NULL},
     RUN_SETTING_WARMUP(0.1),
     RUN_SETTING_SCHEDULE("linear"),
-    RUN_SETTING_GROUP_BY_LENGTH(0),
+    RUN_SETTING_GROUP_BY_LENGTH(1),   /* Vaswani et al. batch by approximate length */
     {"weight_decay", SETTING_REAL, TF(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, TF(dim), 128, 2, 4096, NULL, NULL},
     {"heads", SETTING_INT, TF(heads), 4, 1, 64, NULL, NULL},

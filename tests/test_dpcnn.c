@@ -132,5 +132,6 @@ TEST(dpcnn_save_load_resume_batch) {
     zoo_check_save_load(&DPCNN_OPS, &DP_SAME, cfg);
     zoo_check_resume_exact(&DPCNN_OPS, &DP_ORDER, cfg);
     zoo_check_batch_independent(&DPCNN_OPS, &DP_SAME, cfg, 1e-6);   /* GEMMs of another height round otherwise */
+    zoo_check_divergence_refused(&DPCNN_OPS, &DP_ORDER, cfg);
     cJSON_Delete(cfg);
 }

@@ -112,3 +112,26 @@ void zoo_check_batch_independent(const ModelOps *ops, const SynthTask *st, const
     }
     synth_free(&d);
 }
+
+void zoo_check_divergence_refused(const ModelOps *ops, const SynthTask *st, const cJSON *cfg) {
+    Dataset d = synth_dataset(st, 8, 51);
+    int K = st->task->num_labels, rows[4] = {0, 1, 2, 3};
+    Model *m = ops->create(cfg, st->task, &d, 3);
+    if (CHECK(m != NULL)) {
+        Encoded *e = ops->encode(m, &d);
+        const Params *p = ((WordModelBase *)m)->params;
+        float *before = xmalloc(p->total * sizeof *before), logits[4 * 8], dlogits[4 * 8];
+        memcpy(before, p->data, p->total * sizeof *before);
+        TrainState ts = {.total_steps = 1, .lr = 1e-3f, .share = 1};
+        ops->forward(m, e, rows, 4, &ts, logits);
+        for (int i = 0; i < 4 * K; i++) dlogits[i] = i == 1 ? NAN : 0.1f;
+        ops->backward(m, dlogits);
+        CHECK_MSG(ops->update(m, &ts) == -1, "%s: a NaN gradient was not reported", ops->name);
+        CHECK_MSG(memcmp(before, p->data, p->total * sizeof *before) == 0, "%s: weights changed on a NaN gradient",
+                  ops->name);
+        free(before);
+        ops->encoded_free(e);
+        ops->free(m);
+    }
+    synth_free(&d);
+}

@@ -6,6 +6,7 @@
  * explains the layout). */
 #include "models/baselines/dpcnn.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/maxpool.h"
+#include "optim/clip.h"
 
 /* The downsampling of dpcnn.h: size 3, stride 2, one position of padding. */
 enum { DP_POOL = 3, DP_STRIDE = 2, DP_POOL_PAD = 1, DP_WIDTH = 3 };
@@ -315,6 +317,7 @@ void dp_backward_ops(Model *model, const float *dlogits) {
 
 int dp_update_ops(Model *model, const TrainState *st) {
     Dpcnn *m = (Dpcnn *)model;
+    if (!isfinite(clip_grad_norm(m->base.params, 0))) return -1;   /* diverged: measured, nothing changed */
     optim_step(&m->base.opt, m->base.params, st->lr);
     return 0;
 }

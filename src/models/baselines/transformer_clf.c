@@ -46,7 +46,7 @@ static const SettingSpec TF_SETTINGS[] = {
     {"eps", SETTING_FLOAT, TF(eps), 1e-5, 1e-12, 1, NULL, NULL},
     {"pool", SETTING_CHOICE, TF(pool), 0, 0, 0, "mean", TF_POOLS},
     {"min_count", SETTING_INT, TF(min_count), 1, 1, 1e9, NULL, NULL},
-    {"max_len", SETTING_INT, TF(max_len), 128, 1, 100000, NULL, NULL},
+    {"max_len", SETTING_INT, TF(max_len), 128, 1, 1024, NULL, NULL},   /* attention memory grows as its square */
 };
 #undef TF
 #define NUM_TF_SETTINGS ((int)(sizeof TF_SETTINGS / sizeof TF_SETTINGS[0]))

@@ -15,6 +15,7 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/positions.h"
+#include "optim/clip.h"
 
 /* ---- workspace ---- */
 
@@ -276,6 +277,7 @@ void tf_backward_ops(Model *model, const float *dlogits) {
 
 int tf_update_ops(Model *model, const TrainState *st) {
     TransformerClf *m = (TransformerClf *)model;
+    if (!isfinite(clip_grad_norm(m->base.params, 0))) return -1;   /* diverged: measured, nothing changed */
     optim_step(&m->base.opt, m->base.params, st->lr);
     return 0;
 }

@@ -111,3 +111,50 @@ TEST(nn_maxpool_time_lengths_and_gradcheck) {
     /* Steps past a sequence's length never receive gradient. */
     for (int t = 3; t < MT; t++) CHECK_NEAR(c.dx[(1 * MT + t) * MF + 2], 0, 0);
 }
+
+/* ---- windows of size 3, stride 2, pad 1 (DPCNN's downsampling) ---- */
+
+enum { WT = 7, WF = 3 };
+
+typedef struct {
+    float x[WT * WF], y[WT * WF], dx[WT * WF];
+    int argmax[WT * WF], T, TO;
+} WinCase;
+
+static void win_forward(void *p) {
+    WinCase *c = p;
+    maxpool_window_forward(c->y, c->argmax, c->x, c->T, WF, 3, 2, 1);
+}
+
+static void win_backward(void *p, const float *dy) {
+    WinCase *c = p;
+    maxpool_window_backward(c->dx, dy, c->argmax, c->TO, WF);
+}
+
+TEST(nn_maxpool_window_halves_and_gradcheck) {
+    /* Lengths 1..7 give ceil(L/2) windows, each the max of steps 2o-1..2o+1 in range. */
+    for (int T = 1; T <= WT; T++) {
+        WinCase c = {.T = T, .TO = maxpool_window_out_len(T, 3, 2, 1)};
+        CHECK_EQ_INT(c.TO, (T + 1) / 2);
+        Rng rng;
+        rng_seed(&rng, 7 + T);
+        for (int f = 0; f < WF; f++) {   /* distinct multiples of 0.1: no argmax flips under the check */
+            int perm[WT];
+            for (int t = 0; t < WT; t++) perm[t] = t;
+            rng_shuffle_int(&rng, perm, WT);
+            for (int t = 0; t < T; t++) c.x[t * WF + f] = 0.1f * perm[t] - 0.3f;
+        }
+        win_forward(&c);
+        for (int o = 0; o < c.TO; o++)
+            for (int f = 0; f < WF; f++) {
+                float best = -1e30f;
+                for (int t = 2 * o - 1; t <= 2 * o + 1; t++)
+                    if (t >= 0 && t < T && c.x[t * WF + f] > best) best = c.x[t * WF + f];
+                CHECK_NEAR(c.y[o * WF + f], best, 0);
+            }
+        GradCheck g;
+        gradcheck_init(&g, &c, win_forward, win_backward, c.y, (long)c.TO * WF);
+        gradcheck_add(&g, "x", c.x, c.dx, (long)T * WF);
+        gradcheck_expect(&g, "maxpool_window");
+    }
+}

@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const RANGE_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm"};
+static const char *const RANGE_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "transformer"};
+#define NUM_RANGE_MODELS ((int)(sizeof RANGE_MODELS / sizeof RANGE_MODELS[0]))
 #define RANGE_MAX_SETTINGS 64
 
 typedef struct {
@@ -104,7 +105,7 @@ TEST(settings_ranges_printed_are_enforced) {
     CliFixture f;
     if (ranges_fixture(&f) != 0) { cli_fixture_close(&f); return; }
     int tried = 0;
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < NUM_RANGE_MODELS; m++) {
         PrintedRange r[RANGE_MAX_SETTINGS];
         int n = ranges_printed(RANGE_MODELS[m], r, RANGE_MAX_SETTINGS);
         for (int k = 0; k < n; k++) {
@@ -158,7 +159,7 @@ TEST(settings_ranges_run_minimum) {
     CliFixture f;
     if (ranges_fixture(&f) != 0) { cli_fixture_close(&f); return; }
     int runs = 0, refusals = 0;
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < NUM_RANGE_MODELS; m++) {
         PrintedRange r[RANGE_MAX_SETTINGS];
         int n = ranges_printed(RANGE_MODELS[m], r, RANGE_MAX_SETTINGS);
         for (int k = 0; k < n; k++) {

@@ -1,0 +1,137 @@
+/* zoo_checks.c — save/load, exact resume and batch independence of a word
+ * model through ModelOps (see zoo_checks.h). */
+#include "tests/zoo_checks.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/common.h"
+#include "models/baselines/word_model_io.h"
+#include "tests/capture.h"
+#include "tests/test.h"
+#include "train/evaluate.h"
+
+static char *zoo_temp(const char *tag) {
+    char *p = xmalloc(64);
+    snprintf(p, 64, "/tmp/glue_zoo_%s_XXXXXX", tag);
+    int fd = mkstemp(p);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    return p;
+}
+
+void zoo_check_save_load(const ModelOps *ops, const SynthTask *st, const cJSON *cfg) {
+    Dataset tr = synth_dataset(st, 200, 31);
+    Model *m = ops->create(cfg, st->task, &tr, 4);
+    char *path = zoo_temp("ckpt");
+    int K = st->task->num_labels;
+    if (CHECK(m != NULL)) {
+        Encoded *e = ops->encode(m, &tr);
+        synth_train_epochs(ops, m, &tr, e, cfg, 3, 0, 1);
+        ops->encoded_free(e);
+        CHECK(ops->save(m, path) == 0);
+        Model *l = ops->load(path, st->task);
+        if (CHECK(l != NULL)) {
+            float *a = synth_predict(ops, m, &tr, 0), *b = synth_predict(ops, l, &tr, 0);
+            CHECK_MSG(memcmp(a, b, (size_t)tr.n * K * sizeof *a) == 0, "%s: loaded model predicts otherwise", ops->name);
+            CHECK_EQ_INT(ops->num_params(l), ops->num_params(m));
+            free(a);
+            free(b);
+            ops->free(l);
+        }
+        const Task *other = st->task == &SYNTH_TASKR ? &SYNTH_TASK2 : &SYNTH_TASKR;
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        Model *x = ops->load(path, other);
+        char *err = stderr_capture_end(&cap);
+        CHECK(x == NULL);
+        CHECK_MSG(strstr(err, "trained for task") != NULL, "message: %s", err);
+        free(err);
+        ops->free(m);
+    }
+    unlink(path);
+    free(path);
+    synth_free(&tr);
+}
+
+void zoo_check_resume_exact(const ModelOps *ops, const SynthTask *st, const cJSON *cfg) {
+    Dataset tr = synth_dataset(st, 200, 41), dv = synth_dataset(st, 60, 42);
+    Model *a = ops->create(cfg, st->task, &tr, 8), *b = ops->create(cfg, st->task, &tr, 8);
+    char *ckpt = zoo_temp("resume"), *state = zoo_temp("state");
+    int K = st->task->num_labels;
+    if (CHECK(a && b)) {
+        Encoded *ea = ops->encode(a, &tr), *eb = ops->encode(b, &tr);
+        synth_train_epochs(ops, a, &tr, ea, cfg, 5, 0, 2);
+        synth_train_epochs(ops, b, &tr, eb, cfg, 5, 0, 1);
+        CHECK(ops->save(b, ckpt) == 0 && ops->save_state(b, state) == 0);
+        ops->free(b);
+        b = ops->load(ckpt, st->task);
+        if (CHECK(b != NULL) && CHECK(ops->load_state(b, state) == 0)) {
+            synth_train_epochs(ops, b, &tr, eb, cfg, 5, 1, 2);
+            float *pa = synth_predict(ops, a, &dv, 0), *pb = synth_predict(ops, b, &dv, 0);
+            CHECK_MSG(memcmp(pa, pb, (size_t)dv.n * K * sizeof *pa) == 0, "%s: resumed run differs", ops->name);
+            const Params *p = ((WordModelBase *)a)->params, *q = ((WordModelBase *)b)->params;
+            CHECK_MSG(memcmp(p->data, q->data, p->total * sizeof *p->data) == 0, "%s: weights differ", ops->name);
+            free(pa);
+            free(pb);
+        }
+        ops->encoded_free(ea);
+        ops->encoded_free(eb);
+    }
+    if (a) ops->free(a);
+    if (b) ops->free(b);
+    unlink(ckpt);
+    unlink(state);
+    free(ckpt);
+    free(state);
+    synth_free(&tr);
+    synth_free(&dv);
+}
+
+void zoo_check_batch_independent(const ModelOps *ops, const SynthTask *st, const cJSON *cfg, double tol) {
+    Dataset d = synth_dataset(st, 40, 21);
+    int K = st->task->num_labels;
+    Model *m = ops->create(cfg, st->task, &d, 2);
+    if (CHECK(m != NULL)) {
+        float *all = synth_predict(ops, m, &d, 0);
+        Encoded *e = ops->encode(m, &d);
+        float one[8];
+        for (int i = 0; i < d.n; i++) {
+            evaluate_rows(ops, m, e, &i, 1, K, one);
+            double worst = 0;
+            for (int k = 0; k < K; k++) worst = fmax(worst, fabs((double)one[k] - all[(long)i * K + k]));
+            if (!CHECK_MSG(worst <= tol, "%s: row %d alone differs from in its batch by %g", ops->name, i, worst)) break;
+        }
+        ops->encoded_free(e);
+        free(all);
+        ops->free(m);
+    }
+    synth_free(&d);
+}
+
+void zoo_check_divergence_refused(const ModelOps *ops, const SynthTask *st, const cJSON *cfg) {
+    Dataset d = synth_dataset(st, 8, 51);
+    int K = st->task->num_labels, rows[4] = {0, 1, 2, 3};
+    Model *m = ops->create(cfg, st->task, &d, 3);
+    if (CHECK(m != NULL)) {
+        Encoded *e = ops->encode(m, &d);
+        const Params *p = ((WordModelBase *)m)->params;
+        float *before = xmalloc(p->total * sizeof *before), logits[4 * 8], dlogits[4 * 8];
+        memcpy(before, p->data, p->total * sizeof *before);
+        TrainState ts = {.total_steps = 1, .lr = 1e-3f, .share = 1};
+        ops->forward(m, e, rows, 4, &ts, logits);
+        for (int i = 0; i < 4 * K; i++) dlogits[i] = i == 1 ? NAN : 0.1f;
+        ops->backward(m, dlogits);
+        CHECK_MSG(ops->update(m, &ts) == -1, "%s: a NaN gradient was not reported", ops->name);
+        CHECK_MSG(memcmp(before, p->data, p->total * sizeof *before) == 0, "%s: weights changed on a NaN gradient",
+                  ops->name);
+        free(before);
+        ops->encoded_free(e);
+        ops->free(m);
+    }
+    synth_free(&d);
+}

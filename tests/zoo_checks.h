@@ -1,0 +1,25 @@
+/* zoo_checks.h — the checks every word model of the zoo passes through
+ * ModelOps alone (tests only): save/load gives the same predictions and
+ * refuses another task's file; training interrupted after an epoch, saved
+ * with its state, loaded and continued is bit-identical to an uninterrupted
+ * run; a row's prediction does not depend on the rest of its batch; a
+ * non-finite gradient is refused. The model
+ * must be a word model (models/baselines/word_model_io.h: a WordModelBase first). */
+#ifndef GLUE_TESTS_ZOO_CHECKS_H
+#define GLUE_TESTS_ZOO_CHECKS_H
+
+#include "models/model.h"
+#include "tests/synth_task.h"
+
+/* cfg trains for at least 2 epochs in resume; st's task is two-class. */
+void zoo_check_save_load(const ModelOps *ops, const SynthTask *st, const cJSON *cfg);
+void zoo_check_resume_exact(const ModelOps *ops, const SynthTask *st, const cJSON *cfg);
+/* tol: 0 for bit-identical rows; a model whose GEMMs run over its whole batch
+ * may differ in the last bits (BLAS blocking), so it passes its bound. */
+void zoo_check_batch_independent(const ModelOps *ops, const SynthTask *st, const cJSON *cfg, double tol);
+
+/* A gradient with a NaN: update returns -1 and changes no weight (the
+ * harness then reports the divergence). */
+void zoo_check_divergence_refused(const ModelOps *ops, const SynthTask *st, const cJSON *cfg);
+
+#endif

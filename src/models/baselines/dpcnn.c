@@ -29,6 +29,8 @@ static const SettingSpec DP_SETTINGS[] = {
     {"batch", SETTING_INT, DP(batch), 128, 1, 1 << 20, NULL, NULL},
     {"eval_batch", SETTING_INT, DP(eval_batch), 128, 1, 1 << 20, NULL, NULL},
     RUN_SETTING_SCHEDULE("constant"),
+    RUN_SETTINGS_LOSS,
+    RUN_SETTINGS_DECISION,
     {"optimizer", SETTING_CHOICE, DP(optimizer_index), 0, 0, 0, "adamw", DP_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, DP(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, DP(dim), 300, 1, 4096, NULL, NULL},

@@ -36,6 +36,8 @@ static const SettingSpec TF_SETTINGS[] = {
     RUN_SETTING_WARMUP(0.1),
     RUN_SETTING_SCHEDULE("linear"),
     RUN_SETTING_GROUP_BY_LENGTH(1),   /* Vaswani et al. batch by approximate length */
+    RUN_SETTINGS_LOSS,
+    RUN_SETTINGS_DECISION,
     {"weight_decay", SETTING_REAL, TF(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, TF(dim), 128, 2, 4096, NULL, NULL},
     {"heads", SETTING_INT, TF(heads), 4, 1, 64, NULL, NULL},

@@ -30,6 +30,16 @@ int cli_run_dataset(const char *run, const Task **out);
 int cli_refuse_multi_label(const Task *t, const char *what);
 /* The model kind named, or NULL after a message with a suggestion. */
 const ModelOps *cli_find_model(const char *name);
+/* The model kind of the trained model a command scores: the one the
+ * checkpoint of --run DIR or --init DIR|CKPT says wrote it, so a run predicts
+ * by itself; where there is none (no run given, or --init names a model
+ * trained elsewhere), --model (NULL: not given), else def (NULL: none, and
+ * NULL is returned without a message for the caller to choose). A --model
+ * contradicting the run is refused. NULL after a message. */
+const ModelOps *cli_choose_model(const char *model, const char *run, const char *init, const char *def);
+/* The command that trains ops on t into dir (for hints): `glue finetune TASK
+ * --model M`, or for a user's dataset its --train/--dev form. */
+void cli_finetune_hint(const Task *t, const ModelOps *ops, const char *dir, char *out, size_t cap);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */
 const Task *cli_run_task(const Task *t);
 /* The trained model in dir (dir/model.ckpt), switched to bf16 inference weights

@@ -2,7 +2,8 @@
  * label and class probabilities (STS-B: the similarity score) of a trained run
  * for one text or pair, or for every line of stdin (a, or a<TAB>b for pair
  * tasks), one prediction per line. Input must be valid UTF-8, as in the task
- * files. */
+ * files. The model kind comes from the run (--run DIR, --init of a glue
+ * checkpoint); --model only chooses among runs/<task>/<model>. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -169,8 +170,9 @@ int cmd_predict(int argc, char **argv) {
     int npos = args_positional(&a, pos, 4);
     int rc = args_finish(&a, PREDICT_USAGE);
     if (rc) return rc;
-    const ModelOps *ops = model ? cli_find_model(model) : NULL;
-    if (model && !ops) return EXIT_USAGE;
+    /* A run (or a glue checkpoint) says which model it is; --model only where there is none. */
+    const ModelOps *ops = cli_choose_model(model, run, init, run || init ? "bert" : NULL);
+    if ((model || run || init) && !ops) return EXIT_USAGE;
     /* With --run DIR of a run on a user's dataset, TASK may be left out: the
      * first argument is then a text unless it is that dataset's name. */
     const Task *t = NULL;
@@ -184,7 +186,7 @@ int cmd_predict(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* No --model: what is trained for the task (BERT when it is). */
-    if (!ops) ops = run || init ? model_find("bert") : predict_default_model(cli_run_task(t));
+    if (!ops) ops = predict_default_model(cli_run_task(t));
     rc = predict_run(t, ops, run, init, pos + skip, npos - skip, json, bf16);
     cli_task_free(t);
     return rc;

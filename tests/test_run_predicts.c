@@ -51,8 +51,8 @@ static char *run_glue(const CliFixture *f, const char *args, int with_stderr, in
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && " RUN_CHILD_ENV "=1 GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results OMP_NUM_THREADS=1 '%s' %s %s",
-             f->dir, f->dir, f->dir, self, args, with_stderr ? "2>&1" : "2>/dev/null");
+             "cd '%s' && " RUN_CHILD_ENV "=1 GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results OMP_NUM_THREADS=1 "
+             "'%s' %s %s", f->dir, f->dir, f->dir, f->dir, self, args, with_stderr ? "2>&1" : "2>/dev/null");
     return test_run(cmd, status);
 }
 
@@ -122,6 +122,33 @@ TEST(run_predicts_hint_names_a_command_that_exists) {
     out = run_glue(&f, "predict --run run 'a day'", 1, &st);
     CHECK_MSG(st == EXIT_IO && strstr(out, "glue finetune --train FILE --dev FILE") && !strstr(out, "finetune train"),
               "exit %d: %s", st, out);
+    free(out);
+    cli_fixture_close(&f);
+}
+
+/* A registry task's run (SST-2 here) says its task too: no TASK needed. */
+TEST(run_predicts_registry_task_from_the_run) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    const char *rows = "sentence\tlabel\na warm and sunny film \t1\na cold and dull film \t0\n"
+                       "sunny and warm \t1\ndull and cold \t0\n";
+    CHECK(cli_fixture_write(&f, "glue/SST-2/train.tsv", rows, -1) == 0);
+    CHECK(cli_fixture_write(&f, "glue/SST-2/dev.tsv", rows, -1) == 0);
+    int st;
+    char *out = run_glue(&f, "finetune sst2 --model testbow --out run --epochs 1", 1, &st);
+    CHECK_MSG(st == 0, "finetune: %s", out);
+    free(out);
+    out = run_glue(&f, "predict --run run --json 'a sunny film'", 0, &st);
+    CHECK_MSG(st == 0 && probabilities_ok(out) && strstr(out, "\"positive\""), "predict: exit %d: %s", st, out);
+    free(out);
+    out = run_glue(&f, "predict SST-2 --run run 'a sunny film'", 0, &st);
+    CHECK_MSG(st == 0 && (strncmp(out, "positive", 8) == 0 || strncmp(out, "negative", 8) == 0), "exit %d: %s", st, out);
+    free(out);
+    out = run_glue(&f, "eval --run run --json", 0, &st);
+    CHECK_MSG(st == 0 && strstr(out, "\"sst2\""), "eval: exit %d: %s", st, out);
+    free(out);
+    out = run_glue(&f, "eval mrpc --run run", 1, &st);
+    CHECK_MSG(st == EXIT_USAGE && strstr(out, "trained on the task 'sst2'"), "eval mrpc: exit %d: %s", st, out);
     free(out);
     cli_fixture_close(&f);
 }

@@ -32,7 +32,18 @@ int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
     file_join(run, USER_DATA_FILE, path, sizeof path);
-    if (!file_exists(path)) return 0;
+    if (!file_exists(path)) {   /* a registry task's run: its results (or checkpoint) name it */
+        file_join(run, RUN_RESULTS, path, sizeof path);
+        cJSON *res = json_file_read(path, 0);
+        if (!res) {
+            file_join(run, RUN_CKPT, path, sizeof path);
+            res = checkpoint_peek_config(path);
+        }
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(res, "task");
+        *out = cJSON_IsString(name) ? task_find(name->valuestring) : NULL;
+        cJSON_Delete(res);
+        return 0;
+    }
     *out = user_data_load(path);
     return *out ? 0 : -1;
 }
@@ -45,9 +56,9 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
         const Task *t;
         if (cli_run_dataset(run, &t) != 0) return NULL;
         if (t) {
-            if (name && strcmp(name, t->name) != 0) {
-                user_error("drop the task name, or name the run of that task", "%s was trained on the dataset '%s', not '%s'",
-                           run, t->name, name);
+            if (name && strcmp(name, t->name) != 0 && task_find(name) != t) {
+                user_error("drop the task name, or name the run of that task", "%s was trained on %s '%s', not '%s'",
+                           run, t->user ? "the dataset" : "the task", t->name, name);
                 user_data_free(t);
                 return NULL;
             }

@@ -10,8 +10,8 @@
  * caller exits with EXIT_USAGE. */
 const Task *cli_find_task(const char *name);
 /* The task a model command works on, with a user's own dataset recorded by
- * `glue finetune --train FILE ...` (tasks/user_data.h): the dataset.json of
- * --run DIR when it has one (name, if given, must be that dataset's), else the
+ * `glue finetune --train FILE ...` (tasks/user_data.h): the task of --run DIR
+ * when it records one (cli_run_dataset; name, if given, must be it), else the
  * task named — a GLUE task, or else the dataset recorded in
  * runs/<name>/<model>/ (model NULL, or no such run: any model's run of name).
  * NULL after a message. Release with cli_task_free. */
@@ -20,8 +20,10 @@ void cli_task_free(const Task *t);
 /* Records a user's dataset in run directory dir (dataset.json; nothing for a
  * registry task), so eval and predict find it. 0, or -1 after a message. */
 int cli_record_dataset(const Task *t, const char *dir);
-/* The user's dataset recorded in run directory run (its dataset.json) into
- * *out, NULL when it has none. 0, or -1 after a message (unreadable). */
+/* The task run directory run was trained on into *out: the user's dataset
+ * it recorded (dataset.json), else the registry task its results.json (or
+ * checkpoint) names; NULL when it says none. 0, or -1 after a message
+ * (an unreadable dataset.json). */
 int cli_run_dataset(const char *run, const Task **out);
 /* Until the models have a multi-label head: EXIT_USAGE after one line when t
  * (NULL: none) is multi-label, else 0. Called by every command that would

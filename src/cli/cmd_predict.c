@@ -20,7 +20,7 @@
 
 #define PREDICT_USAGE                                                                                  \
     "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]\n" \
-    "   (a run on your own dataset: glue predict NAME --model M ..., or glue predict --run DIR [TEXT])"
+    "   (glue predict --run DIR [TEXT [TEXT_B]]: the run says its task or dataset and its model)"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -173,11 +173,11 @@ int cmd_predict(int argc, char **argv) {
     /* A run (or a glue checkpoint) says which model it is; --model only where there is none. */
     const ModelOps *ops = cli_choose_model(model, run, init, run || init ? "bert" : NULL);
     if ((model || run || init) && !ops) return EXIT_USAGE;
-    /* With --run DIR of a run on a user's dataset, TASK may be left out: the
-     * first argument is then a text unless it is that dataset's name. */
+    /* With --run DIR, TASK may be left out (the run says it): the first
+     * argument is then a text unless it names the run's task or dataset. */
     const Task *t = NULL;
     if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
-    int skip = !t || (npos > 0 && strcmp(pos[0], t->name) == 0);   /* pos[0] is TASK */
+    int skip = !t || (npos > 0 && (strcmp(pos[0], t->name) == 0 || task_find(pos[0]) == t));   /* pos[0] is TASK */
     if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops ? ops->name : "bert", run)))) {
         if (npos < 1) {
             user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);

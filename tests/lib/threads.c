@@ -12,9 +12,16 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { THREADS = 4, ROUNDS = 3, NTEXTS = 12 };
+
+/* OpenMP threads per call ($GLUE_TEST_OMP_THREADS, default 1). */
+static int omp_threads(void) {
+    const char *s = getenv("GLUE_TEST_OMP_THREADS");
+    return s && atoi(s) > 0 ? atoi(s) : 1;
+}
 
 static const char *TEXTS[NTEXTS] = {
     "the day was sunny and warm", "a cold wet morning", "ok", "stormy", "the warm sun came out at noon",
@@ -53,7 +60,7 @@ static void *open_job(void *arg) {
     char err[GLUE_ERROR_MAX];
     for (int r = 0; r < ROUNDS; r++) {
         glue_model *m;
-        if (glue_open(j->dir, 1, &m, err, sizeof err) != GLUE_OK) {
+        if (glue_open(j->dir, omp_threads(), &m, err, sizeof err) != GLUE_OK) {
             fprintf(stderr, "open %s: %s\n", j->dir, err);
             j->failures++;
             continue;
@@ -75,7 +82,7 @@ static void *open_job(void *arg) {
 static int check_run(const char *dir) {
     char err[GLUE_ERROR_MAX];
     glue_model *m;
-    if (glue_open(dir, 1, &m, err, sizeof err) != GLUE_OK) return fprintf(stderr, "%s\n", err), 1;
+    if (glue_open(dir, omp_threads(), &m, err, sizeof err) != GLUE_OK) return fprintf(stderr, "%s\n", err), 1;
     int k = glue_num_labels(m);
     static float ref[NTEXTS * NTEXTS * GLUE_MAX_LABELS];
     const char *b[NTEXTS];

@@ -20,7 +20,7 @@ LIBGLUE_SRC := $(sort $(wildcard src/lib/*.c src/core/*.c src/nn/*.c src/optim/*
                  src/models/*.c src/models/*/*.c tasks/*.c src/train/*.c))
 LIBGLUE_OBJ := $(LIBGLUE_SRC:%.c=$(BUILD)/pic/%.o)
 LIBGLUE_API := $(BUILD)/pic/src/lib/glue_lib.o
-LIBGLUE_LIBS = -fopenmp $(filter-out -lmpi %/openmpi/lib,$(DEP_LIBS))
+LIBGLUE_LIBS = -fopenmp $(filter-out -lmpi %/openmpi/lib -lmicrohttpd,$(DEP_LIBS))
 LIBGLUE_SO := $(BUILD)/lib/libglue.so.$(GLUE_API_VERSION)
 LIBGLUE_A := $(BUILD)/lib/libglue.a
 PREFIX ?= /usr/local

@@ -27,7 +27,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
 GLUE_BIN ?= glue
 
-.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign lib lib-test tsan install
+.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign lib lib-test tsan install bench-serve
 all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
@@ -166,6 +166,12 @@ bench: $(GLUE_BIN)
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config tiny
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config mini
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config small
+
+# glue serve under wrk at 1, 8 and 64 connections vs offline predict
+# (tests/serve/bench.sh): the SST-2 run `make run` trains; a quiet machine.
+SERVE_RUN ?= runs/sst2/bert
+bench-serve: $(GLUE_BIN)
+	sh tests/serve/bench.sh $(abspath $(GLUE_BIN)) $(SERVE_RUN) results/serve_bench
 
 clean:
 	rm -rf build build-* $(GLUE_BIN)

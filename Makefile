@@ -27,7 +27,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
 GLUE_BIN ?= glue
 
-.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign
+.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign lib lib-test tsan install bench-serve
 all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
@@ -47,15 +47,15 @@ $(BUILD)/glue_tests: $(BUILD)/deps.mk $(TEST_OBJ) $(LIB_OBJ)
 # GELU loop stays scalar below AVX-512. The program never enables FP traps.
 # -fno-math-errno lets sqrtf vectorise (AdamW; the result is the same
 # correctly rounded root, only errno, never read, is not set).
-$(BUILD)/src/core/kernels_portable.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno
-$(BUILD)/src/core/kernels_avx2.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx2 -mfma
-$(BUILD)/src/core/kernels_avx512.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
+$(BUILD)/src/core/kernels_portable.o $(BUILD)/pic/src/core/kernels_portable.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno
+$(BUILD)/src/core/kernels_avx2.o $(BUILD)/pic/src/core/kernels_avx2.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx2 -mfma
+$(BUILD)/src/core/kernels_avx512.o $(BUILD)/pic/src/core/kernels_avx512.o: KERN_FLAGS := -fno-trapping-math -fno-math-errno -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
 
 # The commit a binary was built from, for results files (core/provenance.c is
 # rebuilt every time, so it is never stale).
 GLUE_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
-$(BUILD)/src/core/provenance.o: CPPFLAGS_ALL += -DGLUE_COMMIT='"$(GLUE_COMMIT)"'
-$(BUILD)/src/core/provenance.o: FORCE
+$(BUILD)/src/core/provenance.o $(BUILD)/pic/src/core/provenance.o: CPPFLAGS_ALL += -DGLUE_COMMIT='"$(GLUE_COMMIT)"'
+$(BUILD)/src/core/provenance.o $(BUILD)/pic/src/core/provenance.o: FORCE
 .PHONY: FORCE
 FORCE:
 
@@ -63,14 +63,17 @@ $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(KERN_FLAGS) -c $< -o $@
 
-# The library as a static archive and a glue linked from it: a registry that
-# named its models weakly would lose them all here (tests/test_registry.c).
-$(BUILD)/libglue.a: $(LIB_OBJ)
+# Every object of the program as a static archive and a glue linked from it:
+# a registry that named its models weakly would lose them all here
+# (tests/test_registry.c). Not libglue (below): that is the public library.
+$(BUILD)/glue-objs.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $(LIB_OBJ)
 
-$(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/libglue.a
-	$(CC) $(CFLAGS) $(MAIN_OBJ) $(BUILD)/libglue.a -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
+$(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/glue-objs.a
+	$(CC) $(CFLAGS) $(MAIN_OBJ) $(BUILD)/glue-objs.a -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
+
+include src/lib/lib.mk
 
 # The tests call ./glue for the CLI checks and the PyTorch references; GLUE_BIN
 # tells them which binary this build produced.
@@ -80,6 +83,7 @@ $(BUILD)/glue-static: $(BUILD)/deps.mk $(MAIN_OBJ) $(BUILD)/libglue.a
 FUZZ_IN_TEST ?= 1
 test: $(GLUE_BIN) $(BUILD)/glue_tests $(BUILD)/glue-static
 	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) --no-print-directory fuzz-seeds))
+	$(if $(T),,$(MAKE) --no-print-directory lib-test)
 	GLUE_BIN=$(abspath $(GLUE_BIN)) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
 
 # Sanitizer reports go to files (a leak in a `glue` the tests run as a child
@@ -142,9 +146,9 @@ fuzz-seeds: fuzz-build
 fuzz-bins: $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
 	echo $(GLUE_COMMIT) > $(BUILD)/fuzz/COMMIT
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue.a
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/glue-objs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) -fsanitize=fuzzer $< $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libglue.a \
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS) -fsanitize=fuzzer $< $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/glue-objs.a \
 	  -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
 
 # The main job: the data, then SST-2 fine-tuned from the shipped pretrained
@@ -162,6 +166,12 @@ bench: $(GLUE_BIN)
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config tiny
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config mini
 	GLUE_RESULTS=results ./$(GLUE_BIN) bench bert --config small
+
+# glue serve under wrk at 1, 8 and 64 connections vs offline predict
+# (tests/serve/bench.sh): the SST-2 run `make run` trains; a quiet machine.
+SERVE_RUN ?= runs/sst2/bert
+bench-serve: $(GLUE_BIN)
+	sh tests/serve/bench.sh $(abspath $(GLUE_BIN)) $(SERVE_RUN) results/serve_bench
 
 clean:
 	rm -rf build build-* $(GLUE_BIN)

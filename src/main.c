@@ -210,7 +210,23 @@ static const Command COMMANDS[] = {
      "label and probabilities (STS-B: a score) for a text or a pair",
      "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"
      "  and prints one prediction per line (--json: one object with all of them).\n"
-     "  The model: runs/<task>/<model>, --run DIR, or --init as for glue eval.\n"},
+     "  The model: --run DIR (the run says its task and model: TASK and --model\n"
+     "  may be left out), --init as for glue eval, or runs/<task>/<model>.\n"},
+    {"serve", cmd_serve,
+     "--run DIR | --run NAME=DIR ... [--host 127.0.0.1] [--port 8080] [--threads N] [--workers N] [--max-batch 64] "
+     "[--max-wait-ms 5] [--max-pending 4096] [--max-body BYTES] [--max-text BYTES] [--max-texts 1024] [--timeout S] "
+     "[--max-connections 256] [--drain-seconds 30]",
+     "answer predictions of trained runs over HTTP",
+     "  POST /v1/predict {\"texts\": [...]} or {\"pairs\": [[a, b], ...]} (\"model\": NAME when\n"
+     "  several are served) answers each text's label and probabilities (or score),\n"
+     "  with the model's name, kind, task and version (its checkpoint's CRC-32).\n"
+     "  GET /v1/models lists them, /healthz says ok, /metrics is Prometheus text.\n"
+     "  Concurrent requests are batched: an inference thread (--workers) waits up\n"
+     "  to --max-wait-ms for --max-batch texts of one model. Bounded: --max-body,\n"
+     "  --max-text bytes and --max-texts per request (413), --max-pending texts\n"
+     "  queued (503), a connection silent for --timeout seconds is closed. A bad\n"
+     "  request is a 400 saying what is wrong. SIGTERM/SIGINT: stop accepting,\n"
+     "  answer what is in flight (up to --drain-seconds), exit 0.\n"},
     {"compare", cmd_compare,
      "TASK|all [--with qnli-9k] [--models fasttext,textcnn,bilstm] [--retrain] [--seed S | --seeds S1,S2,..] "
      "[--init CKPT|DIR] [--set [TASK.]key=value]... [--threads N] [--json]",

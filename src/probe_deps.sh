@@ -1,5 +1,5 @@
 #!/bin/sh
-# Finds the four system libraries glue links against (pkg-config first, a test
+# Finds the five system libraries glue links against (pkg-config first, a test
 # compile second), installs a missing one with apt-get when running as root, and
 # otherwise prints the exact command to run. Writes make variables on stdout;
 # human-readable findings go to stderr so `make` shows them.
@@ -39,6 +39,7 @@ probe_all() {
     probe zlib     zlib        zlib1g-dev       zlib.h       -lz
     probe utf8proc libutf8proc libutf8proc-dev  utf8proc.h   -lutf8proc
     probe cJSON    libcjson    libcjson-dev     cjson/cJSON.h -lcjson
+    probe libmicrohttpd libmicrohttpd libmicrohttpd-dev microhttpd.h -lmicrohttpd   # glue serve
 }
 
 probe_all

@@ -10,6 +10,7 @@
 #include "core/lines.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,15 +160,21 @@ static const Task *task_at(int i) {
 static int task_count(void) { return NUM_TASKS + NUM_SUBSET_TASKS + NUM_EXTRA_TASKS; }
 
 /* The user's own dataset of this process (glue finetune --train, or read back
- * from a run's dataset.json), NULL when none. */
-static const Task *USER_TASK;
+ * from a run's dataset.json), NULL when none. Atomic: the library
+ * (include/glue.h) may open runs of users' datasets from several threads at
+ * once; it never looks tasks up by name, so which one is registered does not
+ * matter to it. */
+static const Task *_Atomic USER_TASK;
 
-void task_register_user(const Task *t) { USER_TASK = t; }
+void task_register_user(const Task *t) { atomic_store(&USER_TASK, t); }
+
+void task_unregister_user(const Task *t) { atomic_compare_exchange_strong(&USER_TASK, &t, NULL); }
 
 const Task *task_find(const char *name) {
     char want[64], have[64];
     if (!name) return NULL;
-    if (USER_TASK && strcmp(name, USER_TASK->name) == 0) return USER_TASK;
+    const Task *user = atomic_load(&USER_TASK);
+    if (user && strcmp(name, user->name) == 0) return user;
     task_normalize(name, want, sizeof want);
     for (size_t i = 0; i < sizeof TASK_ALIASES / sizeof TASK_ALIASES[0]; i++)
         if (strcmp(want, TASK_ALIASES[i].alias) == 0) task_normalize(TASK_ALIASES[i].name, want, sizeof want);

@@ -120,6 +120,8 @@ int dataset_add_swapped_pairs(Dataset *d);
 const Task *task_find(const char *name);
 /* Registers t as the user's dataset task_find knows (NULL: none). */
 void task_register_user(const Task *t);
+/* Forgets t if it is the one registered (it is being freed). */
+void task_unregister_user(const Task *t);
 /* The closest task id to a misspelt name (for "did you mean"). */
 const char *task_suggest(const char *name);
 /* task_find, or NULL after printing "unknown task 'x' (did you mean 'y'?)". */

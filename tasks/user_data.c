@@ -433,7 +433,7 @@ static void user_task_build(UserData *u) {
 
 void user_data_free(const Task *t) {
     if (!t || !t->user) return;
-    if (task_find(t->name) == t) task_register_user(NULL);
+    task_unregister_user(t);
     UserData *u = (UserData *)t->user;
     for (int k = 0; k < NUM_COLS; k++) free(u->col[k]);
     for (int f = 0; f < NUM_FILES; f++) free(u->file[f]);

@@ -33,6 +33,9 @@ typedef struct {
 static const Layer LAYERS[] = {
     {"src/main.c", "commands", 90},           /* the commands (top) */
     {"src/cli/", "commands", 90},
+    {"src/serve/", "serve", 88},              /* glue serve's HTTP server, a client of libglue */
+    {"src/lib/", "lib", 85},                  /* libglue, the C library (its header: include/) */
+    {"include/", "lib", 85},
     {"eval/", "eval", 80},                    /* reporting over runs: tables, HTML report, predictions, submission zip, bench/ */
     {"src/experiments/", "experiments", 70},  /* search, protocol, intermediate transfer, pretraining screens */
     {"pretrain/", "pretrain", 60},            /* a client of the harness */

@@ -1,6 +1,7 @@
 /* cli_run.c — shared pieces of the model commands (see cli_run.h). */
 #include "cli/cli_run.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "core/gemm_bf16.h"
@@ -31,7 +32,18 @@ int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
     file_join(run, USER_DATA_FILE, path, sizeof path);
-    if (!file_exists(path)) return 0;
+    if (!file_exists(path)) {   /* a registry task's run: its results (or checkpoint) name it */
+        file_join(run, RUN_RESULTS, path, sizeof path);
+        cJSON *res = json_file_read(path, 0);
+        if (!res) {
+            file_join(run, RUN_CKPT, path, sizeof path);
+            res = checkpoint_peek_config(path);
+        }
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(res, "task");
+        *out = cJSON_IsString(name) ? task_find(name->valuestring) : NULL;
+        cJSON_Delete(res);
+        return 0;
+    }
     *out = user_data_load(path);
     return *out ? 0 : -1;
 }
@@ -44,9 +56,9 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
         const Task *t;
         if (cli_run_dataset(run, &t) != 0) return NULL;
         if (t) {
-            if (name && strcmp(name, t->name) != 0) {
-                user_error("drop the task name, or name the run of that task", "%s was trained on the dataset '%s', not '%s'",
-                           run, t->name, name);
+            if (name && strcmp(name, t->name) != 0 && task_find(name) != t) {
+                user_error("drop the task name, or name the run of that task", "%s was trained on %s '%s', not '%s'",
+                           run, t->user ? "the dataset" : "the task", t->name, name);
                 user_data_free(t);
                 return NULL;
             }
@@ -125,22 +137,64 @@ static void cli_use_bf16(const ModelOps *ops, Model *m) {
                       "this CPU", kernels_level_name(kernels_level()));
 }
 
+void cli_finetune_hint(const Task *t, const ModelOps *ops, const char *dir, char *out, size_t cap) {
+    /* A user's dataset has no name finetune knows: it is trained from its files. */
+    if (t->user) snprintf(out, cap, "glue finetune --train FILE --dev FILE --model %s --out %s", ops->name, dir);
+    else snprintf(out, cap, "glue finetune %s --model %s", t->name, ops->name);
+}
+
+/* The checkpoint a run directory or --init names, when it is glue's: out
+ * (cap bytes) gets its path; 0 when there is none (an external model
+ * directory, or nothing there yet). */
+static int cli_run_checkpoint(const char *run, const char *init, char *out, size_t cap) {
+    struct stat st;
+    const char *where = run ? run : init;
+    if (!where || stat(where, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) snprintf(out, cap, "%s", where);
+    else file_join(where, RUN_CKPT, out, cap);
+    return file_exists(out);
+}
+
+const ModelOps *cli_choose_model(const char *model, const char *run, const char *init, const char *def) {
+    char ckpt[4200];
+    cJSON *config = cli_run_checkpoint(run, init, ckpt, sizeof ckpt) ? checkpoint_peek_config(ckpt) : NULL;
+    if (!config && run) {   /* no checkpoint (yet): a run's results say which model it trained */
+        file_join(run, RUN_RESULTS, ckpt, sizeof ckpt);
+        config = json_file_read(ckpt, 0);
+    }
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(config, "model");
+    const ModelOps *ops = NULL;
+    if (!cJSON_IsString(kind)) {   /* not a glue checkpoint (or none yet): --model says, or the default */
+        ops = model || def ? cli_find_model(model ? model : def) : NULL;
+    } else if (!(ops = model_find(kind->valuestring))) {
+        user_error_data("read it with the glue that trained it", "%s: trained with model '%s', which this glue does not have",
+                        ckpt, kind->valuestring);
+    } else if (model && strcmp(model, ops->name) != 0) {
+        user_error_usage("drop --model: the run says which model it is", "--model %s contradicts %s: it holds a %s model",
+                         model, run ? run : init, ops->name);
+        ops = NULL;
+    }
+    cJSON_Delete(config);
+    return ops;
+}
+
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
-    char path[4096], hint[256];
+    char path[4096], hint[320];
     if (bf16 && !ops->use_bf16) {
         user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
         return NULL;
     }
     file_join(dir, RUN_CKPT, path, sizeof path);
-    snprintf(hint, sizeof hint, "train it first: glue finetune %s --model %s", t->name, ops->name);
+    char how[256];
+    cli_finetune_hint(t, ops, dir, how, sizeof how);
+    snprintf(hint, sizeof hint, "train it first: %s", how);
     if (!file_exists(path)) {
         user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
     Model *m = ops->load(path, t);
     /* The model said what is wrong with the file; say what to do about it. */
-    if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: glue finetune %s --model %s\n",
-                    t->name, ops->name);
+    if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: %s\n", how);
     if (m && bf16) cli_use_bf16(ops, m);
     return m;
 }

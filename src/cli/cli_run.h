@@ -10,8 +10,8 @@
  * caller exits with EXIT_USAGE. */
 const Task *cli_find_task(const char *name);
 /* The task a model command works on, with a user's own dataset recorded by
- * `glue finetune --train FILE ...` (tasks/user_data.h): the dataset.json of
- * --run DIR when it has one (name, if given, must be that dataset's), else the
+ * `glue finetune --train FILE ...` (tasks/user_data.h): the task of --run DIR
+ * when it records one (cli_run_dataset; name, if given, must be it), else the
  * task named — a GLUE task, or else the dataset recorded in
  * runs/<name>/<model>/ (model NULL, or no such run: any model's run of name).
  * NULL after a message. Release with cli_task_free. */
@@ -20,11 +20,23 @@ void cli_task_free(const Task *t);
 /* Records a user's dataset in run directory dir (dataset.json; nothing for a
  * registry task), so eval and predict find it. 0, or -1 after a message. */
 int cli_record_dataset(const Task *t, const char *dir);
-/* The user's dataset recorded in run directory run (its dataset.json) into
- * *out, NULL when it has none. 0, or -1 after a message (unreadable). */
+/* The task run directory run was trained on into *out: the user's dataset
+ * it recorded (dataset.json), else the registry task its results.json (or
+ * checkpoint) names; NULL when it says none. 0, or -1 after a message
+ * (an unreadable dataset.json). */
 int cli_run_dataset(const char *run, const Task **out);
 /* The model kind named, or NULL after a message with a suggestion. */
 const ModelOps *cli_find_model(const char *name);
+/* The model kind of the trained model a command scores: the one the
+ * checkpoint of --run DIR or --init DIR|CKPT says wrote it, so a run predicts
+ * by itself; where there is none (no run given, or --init names a model
+ * trained elsewhere), --model (NULL: not given), else def (NULL: none, and
+ * NULL is returned without a message for the caller to choose). A --model
+ * contradicting the run is refused. NULL after a message. */
+const ModelOps *cli_choose_model(const char *model, const char *run, const char *init, const char *def);
+/* The command that trains ops on t into dir (for hints): `glue finetune TASK
+ * --model M`, or for a user's dataset its --train/--dev form. */
+void cli_finetune_hint(const Task *t, const ModelOps *ops, const char *dir, char *out, size_t cap);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */
 const Task *cli_run_task(const Task *t);
 /* The trained model in dir (dir/model.ckpt), switched to bf16 inference weights

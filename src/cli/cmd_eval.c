@@ -315,7 +315,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     args_init(&a, argc, argv);
     e->json = args_flag(&a, "--json");
     e->bf16 = args_flag(&a, "--bf16");
-    e->model = args_str(&a, "--model", "bert");
+    e->model = args_str(&a, "--model", NULL);
     e->split = args_str(&a, "--split", "dev");
     e->submit = args_str(&a, "--submit", NULL);
     e->results = args_str(&a, "--results", NULL);
@@ -379,8 +379,10 @@ int cmd_eval(int argc, char **argv) {
     EvalArgs e = {0};
     int rc = eval_parse(argc, argv, &e);
     if (rc) return rc;
-    const ModelOps *ops = cli_find_model(e.model);
+    /* A run says which model it is; --model only where there is none. */
+    const ModelOps *ops = cli_choose_model(e.model, e.run, e.init, "bert");
     if (!ops) return EXIT_USAGE;
+    e.model = ops->name;
     const Task *t = e.all ? NULL : cli_resolve_task(e.target, ops->name, e.run);
     if (!e.all && !t) return EXIT_USAGE;
     rc = eval_task_or_all(&e, ops, t);

@@ -3,7 +3,8 @@
  * task: every label its rule predicts, with its probability) of a trained run
  * for one text or pair, or for every line of stdin (a, or a<TAB>b for pair
  * tasks), one prediction per line. Input must be valid UTF-8, as in the task
- * files. */
+ * files. The model kind comes from the run (--run DIR, --init of a glue
+ * checkpoint); --model only chooses among runs/<task>/<model>. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/args.h"
@@ -21,7 +22,7 @@
 
 #define PREDICT_USAGE                                                                                  \
     "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]\n" \
-    "   (a run on your own dataset: glue predict NAME --model M ..., or glue predict --run DIR [TEXT])"
+    "   (glue predict --run DIR [TEXT [TEXT_B]]: the run says its task or dataset and its model)"
 
 static int is_pair(const Task *t) {
     const TaskSplit *s = task_dev_split(t);
@@ -202,13 +203,14 @@ int cmd_predict(int argc, char **argv) {
     int npos = args_positional(&a, pos, 4);
     int rc = args_finish(&a, PREDICT_USAGE);
     if (rc) return rc;
-    const ModelOps *ops = model ? cli_find_model(model) : NULL;
-    if (model && !ops) return EXIT_USAGE;
-    /* With --run DIR of a run on a user's dataset, TASK may be left out: the
-     * first argument is then a text unless it is that dataset's name. */
+    /* A run (or a glue checkpoint) says which model it is; --model only where there is none. */
+    const ModelOps *ops = cli_choose_model(model, run, init, run || init ? "bert" : NULL);
+    if ((model || run || init) && !ops) return EXIT_USAGE;
+    /* With --run DIR, TASK may be left out (the run says it): the first
+     * argument is then a text unless it names the run's task or dataset. */
     const Task *t = NULL;
     if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
-    int skip = !t || (npos > 0 && strcmp(pos[0], t->name) == 0);   /* pos[0] is TASK */
+    int skip = !t || (npos > 0 && (strcmp(pos[0], t->name) == 0 || task_find(pos[0]) == t));   /* pos[0] is TASK */
     if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops ? ops->name : "bert", run)))) {
         if (npos < 1) {
             user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
@@ -217,7 +219,7 @@ int cmd_predict(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* No --model: what is trained for the task (BERT when it is). */
-    if (!ops) ops = run || init ? model_find("bert") : predict_default_model(cli_run_task(t));
+    if (!ops) ops = predict_default_model(cli_run_task(t));
     rc = predict_run(t, ops, run, init, pos + skip, npos - skip, json, bf16);
     cli_task_free(t);
     return rc;

@@ -98,6 +98,11 @@ int checkpoint_save_params(const char *path, const cJSON *config, const Params *
  * message for a missing, empty, truncated, corrupt or foreign file. */
 Checkpoint *checkpoint_read(const char *path);
 void checkpoint_free(Checkpoint *c);
+/* Only the stored config (the first record), without verifying the rest of
+ * the file: what a command reads to learn which model wrote a checkpoint
+ * before loading it (the load verifies everything). NULL, silently, when path
+ * is not a readable glue checkpoint. Caller frees (cJSON_Delete). */
+cJSON *checkpoint_peek_config(const char *path);
 const CkptTensor *checkpoint_find_tensor(const Checkpoint *c, const char *name);
 const CkptBlob *checkpoint_find_blob(const Checkpoint *c, const char *name);
 

@@ -323,3 +323,33 @@ const CkptBlob *checkpoint_find_blob(const Checkpoint *c, const char *name) {
         if (c->blobs[i].name && strcmp(c->blobs[i].name, name) == 0) return &c->blobs[i];
     return NULL;
 }
+
+cJSON *checkpoint_peek_config(const char *path) {
+    unsigned char h[CKPT_HEADER_SIZE];
+    CkptHeader hd;
+    struct stat st;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t got = fread(h, 1, sizeof h, f);
+    int ok = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && got == sizeof h &&
+             memcmp(h, CKPT_MAGIC, 8) == 0;
+    fclose(f);
+    if (!ok) return NULL;
+    memcpy(&hd.stored, h + 16, 8);
+    memcpy(&hd.raw, h + 24, 8);
+    if (hd.stored > (uint64_t)st.st_size) return NULL;
+    /* The config is the first record: inflate only as far as its end. */
+    CkptIn r = {.stored_left = hd.stored, .raw_left = hd.raw};
+    Checkpoint c = {0};
+    if (!(r.f = fopen(path, "rb")) || fseek(r.f, CKPT_HEADER_SIZE, SEEK_SET) != 0) {
+        if (r.f) fclose(r.f);
+        return NULL;
+    }
+    r.in = xmalloc(CKPT_IO_CHUNK);
+    if (inflateInit(&r.z) != Z_OK) DIE("checkpoint: inflateInit failed");
+    if (ckin_config(&r, &c) != 0) c.config = NULL;
+    inflateEnd(&r.z);
+    free(r.in);
+    fclose(r.f);
+    return c.config;
+}

@@ -18,7 +18,30 @@ void die_at(const char *file, int line, const char *fmt, ...) {
     abort();
 }
 
+/* This thread's capture (common.h): where its messages go instead of stderr. */
+static _Thread_local ErrorCapture *capture;
+
+void error_capture_begin(ErrorCapture *c) {
+    c->message[0] = '\0';
+    c->kind = 0;
+    capture = c;
+}
+
+void error_capture_end(void) { capture = NULL; }
+
+/* The first error of a capture (the cause; later ones are its consequences). */
+static void error_capture_add(const char *hint, const char *fmt, va_list ap) {
+    if (capture->message[0]) return;
+    size_t cap = sizeof capture->message;
+    int n = vsnprintf(capture->message, cap, fmt, ap);
+    if (hint && n >= 0 && (size_t)n < cap) snprintf(capture->message + n, cap - (size_t)n, " (hint: %s)", hint);
+}
+
 static void user_error_v(const char *hint, const char *fmt, va_list ap) {
+    if (capture) {
+        error_capture_add(hint, fmt, ap);
+        return;
+    }
     fflush(stdout);
     fputs("glue: error: ", stderr);
     vfprintf(stderr, fmt, ap);
@@ -36,7 +59,8 @@ void user_error(const char *hint, const char *fmt, ...) {
 #define USER_ERROR_OF_KIND(name, code)                 \
     void name(const char *hint, const char *fmt, ...) { \
         va_list ap;                                     \
-        exit_code_note(code);                           \
+        if (!capture) exit_code_note(code);             \
+        else if (!capture->kind) capture->kind = code;  \
         va_start(ap, fmt);                              \
         user_error_v(hint, fmt, ap);                    \
         va_end(ap);                                     \
@@ -48,6 +72,7 @@ USER_ERROR_OF_KIND(user_error_usage, EXIT_USAGE)
 
 void user_warning(const char *fmt, ...) {
     va_list ap;
+    if (capture) return;   /* a library call prints nothing; warnings are not failures */
     fflush(stdout);
     fputs("glue: warning: ", stderr);
     va_start(ap, fmt);

@@ -32,6 +32,18 @@ void user_error_usage(const char *hint, const char *fmt, ...) __attribute__((for
 /* "glue: warning: ..." on stderr. */
 void user_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A library call (include/glue.h) prints nothing: between begin and end,
+ * this thread's user_error messages go into c (the first one, its hint
+ * appended; kind: the EXIT_* of a user_error_data/_io/_usage, else 0, and no
+ * exit code is noted for the process) and its warnings are dropped. Other
+ * threads are unaffected. */
+typedef struct ErrorCapture {
+    char message[1024];
+    int kind;
+} ErrorCapture;
+void error_capture_begin(ErrorCapture *c);
+void error_capture_end(void);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -75,9 +75,13 @@ int threads_in_forked_child(void) { return getpid() != threads_loader_pid; }
  * runs (and libc resets the environment after .preinit_array), so when the
  * user has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, this constructor
  * sets GOMP_SPINCOUNT and re-executes the program once with the same
- * arguments (same pid, same open files); if exec fails it carries on. */
+ * arguments (same pid, same open files); if exec fails it carries on.
+ * Not in the library (include/glue.h, built with GLUE_LIBRARY): re-executing
+ * someone else's program is not a library's to do; it runs with whatever
+ * spin its program chose. */
 #define THREADS_SPINCOUNT "3000"
 
+#ifndef GLUE_LIBRARY
 __attribute__((constructor)) static void threads_short_spin(int argc, char **argv) {
     (void)argc;
     if (!argv || !argv[0] || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
@@ -85,6 +89,7 @@ __attribute__((constructor)) static void threads_short_spin(int argc, char **arg
     execv("/proc/self/exe", argv);
     unsetenv("GOMP_SPINCOUNT");
 }
+#endif
 
 int threads_init(int n) {
     if (n <= 0) n = threads_default();

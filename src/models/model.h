@@ -113,7 +113,9 @@ typedef struct ModelOps {
     /* out: (n, K) class probabilities, or (n, 1) score for regression. */
     void (*predict)(Model *m, const Encoded *e, const int *rows, int n, float *out);
 
-    int (*save)(const Model *m, const char *path);           /* 0 ok */
+    /* 0 ok. A glue checkpoint (core/checkpoint.h) whose config names the
+     * model, {"model": name, ...}: a run says by itself which model it is. */
+    int (*save)(const Model *m, const char *path);
     Model *(*load)(const char *path, const Task *task);      /* NULL + message on error */
     long (*num_params)(const Model *m);
     void (*free)(Model *m);

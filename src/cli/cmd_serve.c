@@ -1,0 +1,155 @@
+/* cmd_serve.c — `glue serve --run DIR | --run NAME=DIR ... [--host H] [--port P]`:
+ * trained runs behind HTTP (serve/server.h: the endpoints, limits and
+ * errors; serve/batcher.h: dynamic batching on fixed inference threads).
+ * Each model is opened through libglue (include/glue.h), as any program
+ * would. SIGTERM or SIGINT: stop accepting, answer what is in flight, exit 0. */
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/common.h"
+#include "core/crc32.h"
+#include "core/files.h"
+#include "serve/server.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SERVE_USAGE                                                                                          \
+    "glue serve --run DIR | --run NAME=DIR ... [--host 127.0.0.1] [--port 8080] [--threads N] [--workers N]\n" \
+    "       [--max-batch 64] [--max-wait-ms 5] [--max-pending 4096] [--max-body BYTES] [--max-text BYTES]\n"  \
+    "       [--max-texts 1024] [--timeout S] [--max-connections 256] [--drain-seconds 30]"
+
+enum { SERVE_MAX_MODELS = 16 };
+
+/* "crc32:xxxxxxxx" of the model's checkpoint into sm->version. */
+static void serve_version(const char *dir, ServeModel *sm) {
+    char ckpt[4200];
+    struct stat st;
+    uint32_t crc = 0;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) file_join(dir, "model.ckpt", ckpt, sizeof ckpt);
+    else snprintf(ckpt, sizeof ckpt, "%s", dir);
+    if (crc32_file(ckpt, 0, -1, &crc) != 0) crc = 0;
+    snprintf(sm->version, sizeof sm->version, "crc32:%08x", crc);
+}
+
+/* Opens every --run (NAME=DIR; a bare DIR is named after its last component). */
+static int serve_open(const char *const *runs, int n, int threads, ServeModel *models) {
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(runs[i], '='), *dir = eq ? eq + 1 : runs[i];
+        char err[GLUE_ERROR_MAX], *name = eq ? xstrndup(runs[i], (size_t)(eq - runs[i])) : NULL;
+        if (!name) {   /* runs/sst2/bert -> "bert"; trailing slashes ignored */
+            char *copy = xstrdup(dir), *end = copy + strlen(copy);
+            while (end > copy + 1 && end[-1] == '/') *--end = '\0';
+            char *slash = strrchr(copy, '/');
+            name = xstrdup(slash ? slash + 1 : copy);
+            free(copy);
+        }
+        models[i].name = name;
+        for (int j = 0; j < i; j++)
+            if (strcmp(models[j].name, name) == 0) {
+                user_error_usage("name them: --run NAME=DIR", "two models named '%s'", name);
+                return -1;
+            }
+        int st = glue_open(dir, threads, &models[i].model, err, sizeof err);
+        if (st != GLUE_OK) {
+            if (st == GLUE_ERR_IO) user_error_io(NULL, "%s", err);
+            else user_error_data(NULL, "%s", err);
+            return -1;
+        }
+        serve_version(dir, &models[i]);
+    }
+    return 0;
+}
+
+static void serve_close(ServeModel *models, int n) {
+    for (int i = 0; i < n; i++) {
+        glue_close(models[i].model);
+        free((char *)models[i].name);
+    }
+}
+
+/* The options into cfg; 0, or EXIT_USAGE after a message. */
+static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **runs, int *nruns, int *threads,
+                       double *drain) {
+    Args a;
+    args_init(&a, argc, argv);
+    *nruns = args_strs(&a, "--run", runs, SERVE_MAX_MODELS);
+    cfg->host = args_str(&a, "--host", "127.0.0.1");
+    long port = args_int(&a, "--port", 8080);
+    *threads = (int)args_int(&a, "--threads", 0);
+    cfg->workers = (int)args_int(&a, "--workers", 1);
+    cfg->max_batch = (int)args_int(&a, "--max-batch", 64);
+    cfg->max_wait_ms = (int)args_int(&a, "--max-wait-ms", 5);
+    cfg->max_pending = args_int(&a, "--max-pending", 4096);
+    cfg->limits.max_body = (size_t)args_int(&a, "--max-body", 1 << 20);
+    cfg->limits.max_text = (size_t)args_int(&a, "--max-text", 20000);
+    cfg->limits.max_texts = (int)args_int(&a, "--max-texts", 1024);
+    cfg->timeout_s = (int)args_int(&a, "--timeout", 10);
+    cfg->max_connections = (int)args_int(&a, "--max-connections", 256);
+    *drain = args_double(&a, "--drain-seconds", 30);
+    const char *pos[1];
+    int npos = args_positional(&a, pos, 1);
+    int rc = args_finish(&a, SERVE_USAGE);
+    if (rc) return rc;
+    cfg->port = (int)port;
+    const char *bad = npos ? "serve takes no positional arguments (--run DIR)"
+                    : *nruns == 0 ? "give the model to serve: --run DIR"
+                    : *nruns > SERVE_MAX_MODELS ? "too many --run (at most 16)"
+                    : port < 0 || port > 65535 ? "--port: 0..65535 (0: any free port)"
+                    : *threads < 0 || cfg->workers < 1 || cfg->workers > 64 ? "--threads >= 0, --workers 1..64"
+                    : cfg->max_batch < 1 || cfg->max_wait_ms < 0 || cfg->max_wait_ms > 10000 ? "--max-batch >= 1, --max-wait-ms 0..10000"
+                    : cfg->max_pending < 1 || cfg->limits.max_body < 16 || cfg->limits.max_text < 1 || cfg->limits.max_texts < 1
+                        ? "--max-pending, --max-texts >= 1, --max-body >= 16, --max-text >= 1"
+                    : cfg->timeout_s < 1 || cfg->max_connections < 1 || *drain < 0 ? "--timeout, --max-connections >= 1, --drain-seconds >= 0"
+                                                                                  : NULL;
+    if (bad) {
+        user_error_usage(SERVE_USAGE, "%s", bad);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv) {
+    ServeConfig cfg = {0};
+    const char *runs[SERVE_MAX_MODELS + 1];
+    int nruns, threads;
+    double drain;
+    int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);
+    if (rc) return rc;
+    ServeModel models[SERVE_MAX_MODELS] = {0};
+    if (serve_open(runs, nruns, threads, models) != 0) {
+        serve_close(models, nruns);
+        return EXIT_FAILED;
+    }
+    /* Every thread started from here on (libmicrohttpd's, the inference
+     * threads) inherits the block: the signals come to sigwait below. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    char err[512];
+    Server *s = server_start(models, nruns, &cfg, err, sizeof err);
+    if (!s) {
+        user_error_usage(NULL, "%s", err);
+        serve_close(models, nruns);
+        return EXIT_FAILED;
+    }
+    fprintf(stderr, "glue serve: http://%s:%d/v1/predict (", cfg.host, server_port(s));
+    for (int i = 0; i < nruns; i++)
+        fprintf(stderr, "%s%s: %s on %s", i ? ", " : "", models[i].name, glue_model_kind(models[i].model),
+                glue_task(models[i].model));
+    fprintf(stderr, ")\n");
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "glue serve: %s: answering the requests in flight, then stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    int left = server_drain(s, drain);
+    server_stop(s);
+    serve_close(models, nruns);
+    if (left) user_warning("%d requests were still unanswered after --drain-seconds %g", left, drain);
+    fprintf(stderr, "glue serve: stopped\n");
+    return 0;
+}

@@ -1,0 +1,39 @@
+/* batcher.h — dynamic batching for glue serve: requests from many connection
+ * threads are queued, and a fixed number of inference threads each take the
+ * oldest request's model and as many queued requests of that model as fit in
+ * max_batch texts, waiting up to max_wait_ms for more when the batch is not
+ * full, then predict them in one glue_predict call. The queue is bounded
+ * (max_pending texts): beyond it a request is refused at once (HTTP 503),
+ * so memory stays bounded however many clients send. */
+#ifndef GLUE_SERVE_BATCHER_H
+#define GLUE_SERVE_BATCHER_H
+
+#include "include/glue.h"
+#include "serve/metrics.h"
+
+typedef struct Batcher Batcher;
+
+typedef struct BatchJob {
+    glue_model *model;
+    int n;
+    const char *const *a, *const *b;   /* (n) texts; b NULL for single texts */
+    float *probs;                      /* (n * glue_num_labels) out */
+    int status;                        /* out: GLUE_OK or the glue_status */
+    char error[GLUE_ERROR_MAX];        /* out, when status != GLUE_OK */
+    /* the batcher's */
+    double queued_at;
+    int done;
+    struct BatchJob *next;
+} BatchJob;
+
+/* Starts workers inference threads. metrics (may be NULL) gets each batch's size. */
+Batcher *batcher_start(int workers, int max_batch, int max_wait_ms, long max_pending, ServeMetrics *metrics);
+/* Queues job and waits until it is predicted: 0 (job->status says how it
+ * went), or -1 at once when the queue is full or stopping (nothing done). */
+int batcher_run(Batcher *b, BatchJob *job);
+/* Texts queued now. */
+long batcher_pending(Batcher *b);
+/* Predicts what is queued, then stops the threads and frees b. */
+void batcher_stop(Batcher *b);
+
+#endif

@@ -1,0 +1,38 @@
+/* test_serve.c — `glue serve` end to end: trains a fastText run on single
+ * texts and a TextCNN run on pairs with the glue binary under test, then
+ * tests/serve/test_serve.py (with /usr/bin/python3) drives the server: the
+ * endpoints, every bad-request class, batching, a full queue, a stalled
+ * client and the SIGTERM drain (see that file). */
+#include "tests/cli_fixture.h"
+#include "tests/test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TEST(serve_endpoints_limits_and_drain) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    CHECK(cli_fixture_two_class(&f, "days.tsv", 60) == 0);
+    const char *pairs = "text_a\ttext_b\tlabel\nit was sunny\tthe sky was clear\tsame\nit was icy\tthe sun was out\tother\n"
+                        "a warm day\ta mild day\tsame\na cold day\ta bright day\tother\n";
+    CHECK(cli_fixture_write(&f, "pairs.tsv", pairs, -1) == 0);
+    int st;
+    char *out = cli_fixture_glue(&f, "finetune --train days.tsv --dev days.tsv --model fasttext --set bucket=10000 "
+                                     "--set dim=16 --epochs 2 --out days --threads 1", &st);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    out = cli_fixture_glue(&f, "finetune --train pairs.tsv --dev pairs.tsv --model textcnn --epochs 1 --out pairs --threads 1",
+                           &st);
+    CHECK_MSG(st == 0, "%s", out);
+    free(out);
+    char cmd[4096], days[512], pair[512];
+    cli_fixture_path(&f, "days", days, sizeof days);
+    cli_fixture_path(&f, "pairs", pair, sizeof pair);
+    snprintf(cmd, sizeof cmd, "timeout 300 /usr/bin/python3 tests/serve/test_serve.py '%s' '%s' '%s' 2>&1", cli_fixture_bin(),
+             days, pair);
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "serve: all checks passed"), "exit %d:\n%s", st, out);
+    free(out);
+    cli_fixture_close(&f);
+}

@@ -1,4 +1,4 @@
-/* test_registry.c — the model registry: the four built-in models are found by
+/* test_registry.c — the model registry: the built-in models are found by
  * name in this binary and in a glue linked from the library as a static archive
  * (make builds $GLUE_STATIC_BIN that way; weak references used to drop every
  * model there), and the test binary's own model is added by model_register. */
@@ -9,15 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BUILT_IN "bert, fasttext, textcnn, bilstm"
+#define BUILT_IN "bert, fasttext, textcnn, bilstm, textrnn"
 
 TEST(registry_has_every_model) {
-    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "testbow"};
-    for (int i = 0; i < 5; i++) {
+    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "testbow"};
+    enum { N = sizeof names / sizeof names[0] };
+    for (int i = 0; i < N; i++) {
         const ModelOps *ops = model_find(names[i]);
         CHECK_MSG(ops && strcmp(ops->name, names[i]) == 0, "model %s missing", names[i]);
     }
-    CHECK_EQ_INT(model_count(), 5);
+    CHECK_EQ_INT(model_count(), N);
     CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
 }
 

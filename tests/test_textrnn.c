@@ -4,7 +4,8 @@
  * against a PyTorch reference (tests/ref/textrnn_ref.py: nn.LSTM / nn.GRU on
  * packed sequences, the pooling, the pair features, the classifier); learning
  * small synthetic tasks; checkpoint round trip and exact resume; refused
- * settings. The BiLSTM configuration's own tests are test_bilstm.c. */
+ * settings. The same for RCNN (its encoder on this network). The BiLSTM
+ * configuration's own tests are test_bilstm.c. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ static void set_str(cJSON *c, const char *key, const char *v) { cJSON_ReplaceIte
 /* A small config of ops with cell and pool ("" keeps the default). */
 static cJSON *small_config(const ModelOps *ops, const Task *t, int epochs, const char *cell, const char *pool) {
     cJSON *c = ops->default_config(t);
+    if (ops == &RCNN_OPS) set_num(c, "context", 8);
     set_num(c, "epochs", epochs);
     set_num(c, "batch", 32);
     set_num(c, "dim", 16);
@@ -107,6 +109,7 @@ static double net_kink_margin(const TextRnn *m, int n, int T) {
 static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, Dataset *d, NetCase *c, uint64_t seed) {
     set_num(cfg, "dim", 5);
     set_num(cfg, "hidden", 4);
+    if (ops == &RCNN_OPS) set_num(cfg, "context", 3);
     set_num(cfg, "dropout", 0);
     set_num(cfg, "emb_dropout", 0);
     *d = small_dataset(st, 4);
@@ -198,8 +201,9 @@ static void net_vs_torch(const ModelOps *ops, const SynthTask *st, const char *c
         out[n_out++] = (RefTensor){gname[h], ref_g[h], pt->numel};
     }
     char args[256];
-    snprintf(args, sizeof args, "%s %d %d %d %d %d %d %d %s %s %d", ops->name, c.n, m->base.pair, T,
-             m->cfg.dim, m->cfg.hidden, mlp, K, cell, pool, word_vocab_size(&m->base.vocab));
+    snprintf(args, sizeof args, "%s %d %d %d %d %d %d %d %s %s %d %d", ops->name, c.n, m->base.pair, T,
+             m->cfg.dim, m->cfg.hidden, mlp, K, cell[0] ? cell : "-", pool[0] ? pool : "-",
+             word_vocab_size(&m->base.vocab), m->cfg.context);
     if (torchref_run("textrnn_ref.py", args, in, n_in, out, n_out) == 1) {
         net_forward(&c);
         double dl = torchref_max_diff(m->buf.out, ref_out, nout);
@@ -225,6 +229,11 @@ TEST(textrnn_matches_torch_gru_last_pair) { net_vs_torch(&TEXTRNN_OPS, &TR_PAIR,
 TEST(textrnn_matches_torch_lstm_mean) { net_vs_torch(&TEXTRNN_OPS, &TR_COUNT, "lstm", "mean", 0); }
 TEST(textrnn_matches_torch_gru_max) { net_vs_torch(&TEXTRNN_OPS, &TR_SINGLE, "gru", "max", 6); }
 
+TEST(rcnn_gradcheck_single) { net_gradcheck(&RCNN_OPS, &TR_SINGLE, "", "", 0); }
+TEST(rcnn_gradcheck_pair_mlp) { net_gradcheck(&RCNN_OPS, &TR_PAIR, "", "", 6); }
+TEST(rcnn_matches_torch) { net_vs_torch(&RCNN_OPS, &TR_SINGLE, "", "", 0); }
+TEST(rcnn_matches_torch_pair) { net_vs_torch(&RCNN_OPS, &TR_PAIR, "", "", 0); }
+
 /* ---- learning ---- */
 
 TEST(textrnn_learns_single_sentence) {
@@ -238,6 +247,17 @@ TEST(textrnn_learns_pairs) {
     /* Neither text alone says the label (chance is 50%). */
     cJSON *cfg = small_config(&TEXTRNN_OPS, TR_PAIR.task, 8, "lstm", "mean");
     double acc = synth_learn(&TEXTRNN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
+    CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
+}
+
+TEST(rcnn_learns) {
+    cJSON *cfg = small_config(&RCNN_OPS, TR_SINGLE.task, 3, "", "");
+    double acc = synth_learn(&RCNN_OPS, &TR_SINGLE, cfg, 1500, 400, 11);
+    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
+    cfg = small_config(&RCNN_OPS, TR_PAIR.task, 8, "", "");
+    acc = synth_learn(&RCNN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
     CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
     cJSON_Delete(cfg);
 }
@@ -296,6 +316,7 @@ static void save_load_resume(const ModelOps *ops, const char *cell, const char *
 }
 
 TEST(textrnn_save_load_resume_exact) { save_load_resume(&TEXTRNN_OPS, "gru", "attention"); }
+TEST(rcnn_save_load_resume_exact) { save_load_resume(&RCNN_OPS, "", ""); }
 
 /* A bilstm checkpoint is not a textrnn one (and the other way round): each
  * model's files say which they are. */

@@ -62,7 +62,9 @@ void rnn_input_projection(float *gates, const float *x, const int *lengths, long
     int packed = N < (long)d.B * d.T;
     if (packed) rnn_pack(xp, x, lengths, d, d.C);
     /* The bias first, then the GEMM accumulates (beta 1). */
-    for (long n = 0; n < N; n++) memcpy(gates + n * G, b_ih, sizeof(float) * (size_t)G);
+    for (long n = 0; n < N; n++)
+        if (b_ih) memcpy(gates + n * G, b_ih, sizeof(float) * (size_t)G);
+        else memset(gates + n * G, 0, sizeof(float) * (size_t)G);
     if (N > 0) matmul(gates, packed ? xp : x, w_ih, (int)N, G, d.C, MAT_N, MAT_T, 1.0f, 1.0f);
     if (packed) rnn_unpack_inplace(gates, lengths, d, G, N);
 }

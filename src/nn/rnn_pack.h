@@ -33,8 +33,9 @@ void rnn_pack(float *dst, const float *src, const int *lengths, RnnDims d, int w
 void rnn_unpack_inplace(float *x, const int *lengths, RnnDims d, int width, long N);
 void rnn_pack_inplace(float *x, const int *lengths, RnnDims d, int width);
 
-/* gates (B, T, G) = x W_ih^T + b_ih at the valid positions (the padded ones
- * untouched), one GEMM over the packed rows; xp (B*T, C) scratch. */
+/* gates (B, T, G) = x W_ih^T + b_ih (b_ih NULL: no bias) at the valid
+ * positions (the padded ones untouched), one GEMM over the packed rows; xp
+ * (B*T, C) scratch. */
 void rnn_input_projection(float *gates, const float *x, const int *lengths, long N, const float *w_ih,
                           const float *b_ih, RnnDims d, int G, float *xp);
 

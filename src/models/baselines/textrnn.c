@@ -69,32 +69,54 @@ static const SettingSpec TEXTRNN_SETTINGS[] = {
     {"cell", SETTING_CHOICE, TR(cell), 0, 0, 0, "lstm", TR_CELLS},
     {"pool", SETTING_CHOICE, TR(pool), 0, 0, 0, "attention", TR_POOLS},
 };
+
+/* rcnn, Lai et al. 2015: word embeddings and left / right contexts of 50, the
+ * latent semantic layer 100, its max over the words into one linear layer
+ * (mlp 0). The paper trains with SGD at 0.01 and no dropout; here Adam at 1e-3
+ * and dropout 0.5 before the output layer (brightmart's TextRCNN), the epochs,
+ * batch and clipping of the other word models. */
+static const SettingSpec RCNN_SETTINGS[] = {
+    TR_COMMON_SETTINGS,
+    {"dim", SETTING_INT, TR(dim), 50, 1, 4096, NULL, NULL},
+    {"context", SETTING_INT, TR(context), 50, 1, 4096, NULL, NULL},
+    {"hidden", SETTING_INT, TR(hidden), 100, 1, 4096, NULL, NULL},
+    {"mlp", SETTING_INT, TR(mlp), 0, 0, 16384, NULL, NULL},
+    {"emb_dropout", SETTING_FLOAT_BELOW, TR(emb_dropout), 0.0, 0, 1, NULL, NULL},
+};
 #undef TR
+#define NUM_RCNN_SETTINGS ((int)(sizeof RCNN_SETTINGS / sizeof RCNN_SETTINGS[0]))
 #define NUM_TR_SETTINGS ((int)(sizeof TEXTRNN_SETTINGS / sizeof TEXTRNN_SETTINGS[0]))
 
-const WordModelKind TEXTRNN_KIND = {"textrnn", "TextRNN"}, BILSTM_KIND = {"bilstm", "BiLSTM"};
+const WordModelKind TEXTRNN_KIND = {"textrnn", "TextRNN"}, BILSTM_KIND = {"bilstm", "BiLSTM"},
+                    RCNN_KIND = {"rcnn", "RCNN"};
 
-static const SettingSpec *tr_settings(const WordModelKind *kind) {
-    return kind == &BILSTM_KIND ? BILSTM_SETTINGS : TEXTRNN_SETTINGS;
+static const SettingSpec *tr_settings(const WordModelKind *kind, int *n) {
+    *n = kind == &RCNN_KIND ? NUM_RCNN_SETTINGS : NUM_TR_SETTINGS;
+    return kind == &BILSTM_KIND ? BILSTM_SETTINGS : kind == &RCNN_KIND ? RCNN_SETTINGS : TEXTRNN_SETTINGS;
 }
 
 static cJSON *tr_defaults(const WordModelKind *kind, const Task *task) {
     const TaskSplit *train = task ? task_split(task, "train") : NULL;
     int small = train && train->official_rows > 0 && train->official_rows <= TR_SMALL_TASK_ROWS;
     cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, tr_settings(kind), NUM_TR_SETTINGS);
+    int n;
+    const SettingSpec *spec = tr_settings(kind, &n);
+    settings_table_defaults(c, spec, n);
     cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(small ? 10 : 2));
     return c;
 }
 static cJSON *tr_default_config_textrnn(const Task *task) { return tr_defaults(&TEXTRNN_KIND, task); }
 static cJSON *tr_default_config_bilstm(const Task *task) { return tr_defaults(&BILSTM_KIND, task); }
+static cJSON *tr_default_config_rcnn(const Task *task) { return tr_defaults(&RCNN_KIND, task); }
 
 #define TR_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 
 int tr_config_parse(const WordModelKind *kind, const cJSON *j, TrConfig *c) {
     memset(c, 0, sizeof *c);
     SettingsReader s = settings_reader(j, kind->name, TR_CONFIG_HINT);
-    settings_table_read(&s, tr_settings(kind), NUM_TR_SETTINGS, c);
+    int n;
+    const SettingSpec *spec = tr_settings(kind, &n);
+    settings_table_read(&s, spec, n, c);
     return s.failed ? -1 : 0;
 }
 
@@ -113,7 +135,7 @@ static void tr_declare(TextRnn *m) {
      * as in PyTorch's nn.Embedding would saturate the gates at the start. */
     m->p.emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_NORMAL(0.1f), PARAM_SPARSE_ROWS | PARAM_NO_DECAY);
     float a = 1.0f / sqrtf((float)H);
-    for (int dir = 0; dir < 2; dir++) {
+    for (int dir = 0; m->enc == TR_ENC_BIRNN && dir < 2; dir++) {
         char name[64];
         snprintf(name, sizeof name, "%s.w_ih%s", cell, suffix[dir]);
         m->p.w_ih[dir] = params_declare(p, name, PARAM_SHAPE(G * H, D), PARAM_INIT_UNIFORM(a), 0);
@@ -124,6 +146,7 @@ static void tr_declare(TextRnn *m) {
         snprintf(name, sizeof name, "%s.b_hh%s", cell, suffix[dir]);
         m->p.b_hh[dir] = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
     }
+    if (m->enc == TR_ENC_RCNN) rcnn_declare(m);
     float a1 = 1.0f / sqrtf((float)F), a2 = 1.0f / sqrtf((float)(M > 0 ? M : F));
     m->p.w1 = m->p.b1 = -1;
     if (M > 0) {
@@ -156,7 +179,8 @@ TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     m->base.pair = pair != 0;
-    m->P = 2 * m->cfg.hidden;
+    m->enc = kind == &RCNN_KIND ? TR_ENC_RCNN : TR_ENC_BIRNN;
+    m->P = m->enc == TR_ENC_RCNN ? m->cfg.hidden : 2 * m->cfg.hidden;
     m->F = (m->base.pair ? 4 : 1) * m->P;
     m->base.seed = seed;
     m->base.params = params_create();
@@ -211,6 +235,9 @@ static Model *tr_create(const WordModelKind *kind, const cJSON *config, const Ta
 static Model *tr_create_textrnn(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     return tr_create(&TEXTRNN_KIND, config, task, train, seed);
 }
+static Model *tr_create_rcnn(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    return tr_create(&RCNN_KIND, config, task, train, seed);
+}
 static Model *tr_create_bilstm(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     return tr_create(&BILSTM_KIND, config, task, train, seed);
 }
@@ -223,12 +250,13 @@ static int tr_length(const Encoded *e, int row) {
 }
 
 /* The two differ in their name (checkpoints say which), defaults and load. */
-#define TR_OPS(NAME, SUFFIX, TABLE)                                                    \
+#define TR_OPS(NAME, SUFFIX, TABLE, NUM)                                                    \
     {.name = NAME, .default_config = tr_default_config_##SUFFIX, .create = tr_create_##SUFFIX, \
      .encode = word_model_encode, .encoded_free = word_model_encoded_free, .forward = tr_forward_ops, \
      .backward = tr_backward_ops, .update = tr_update_ops, .save = word_model_save_ops,          \
      .load = tr_load_##SUFFIX, .num_params = word_model_num_params, .free = tr_free_ops,         \
      .length = tr_length, .save_state = word_model_save_state_ops, .load_state = tr_load_state,  \
-     .settings = TABLE, .num_settings = NUM_TR_SETTINGS}
-const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS);
-const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS);
+     .settings = TABLE, .num_settings = NUM}
+const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS, NUM_TR_SETTINGS);
+const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS, NUM_TR_SETTINGS);
+const ModelOps RCNN_OPS = TR_OPS("rcnn", rcnn, RCNN_SETTINGS, NUM_RCNN_SETTINGS);

@@ -2,12 +2,13 @@
  * Short-Term Memory Networks for Relation Classification"; NeuralClassifier's
  * TextRNN) and, as its configuration cell=lstm pool=max, the GLUE BiLSTM
  * baseline (Wang et al. 2018, §5), as ModelOps shared between its files:
- *   textrnn.c          ModelOps of `textrnn` and `bilstm`: settings tables
+ *   textrnn.c          ModelOps of `textrnn`, `bilstm` and `rcnn`: settings tables
  *                      (defaults per task), create, encode, free, length
  *   textrnn_net.c      the network over a batch: forward, backward, update
  *   textrnn_encoder.c  the BiRNN encoder and its pooling
  *   textrnn_io.c       load and the optimizer state for exact --resume
- * Outside code needs only TEXTRNN_OPS and BILSTM_OPS (models/registry.c).
+ *   rcnn.c             RCNN's encoder (Lai et al. 2015) on the same network
+ * Outside code needs only the ModelOps (models/registry.c).
  *
  * The network, per text: word embedding (D, random or from a .vec file) ->
  * dropout -> one-layer bidirectional LSTM or GRU (H per direction, nn/lstm.h,
@@ -36,7 +37,10 @@
 #include "models/baselines/word_model_io.h"
 #include "optim/optim.h"
 
-extern const ModelOps TEXTRNN_OPS, BILSTM_OPS;
+extern const ModelOps TEXTRNN_OPS, BILSTM_OPS, RCNN_OPS;
+
+/* The encoder of a text into u (P): what the models on this network differ in. */
+typedef enum { TR_ENC_BIRNN, TR_ENC_RCNN } TrEncoder;
 
 typedef enum { TR_ACT_TANH, TR_ACT_RELU } TrActivation;
 typedef enum { TR_CELL_LSTM, TR_CELL_GRU } TrCell;
@@ -56,6 +60,7 @@ typedef struct TrConfig {
     TrActivation act;
     TrCell cell;
     TrPool pool;
+    int context;           /* RCNN: the left / right context size */
     const char *vectors;   /* .vec file for the embedding init, "" for random */
 } TrConfig;
 
@@ -65,6 +70,8 @@ typedef struct TrParams {
     int w_ih[2], w_hh[2], b_ih[2], b_hh[2]; /* per direction: (GH, D), (GH, H), (GH), (GH); G 4 (LSTM) or 3 (GRU) */
     int w1, b1, w2, b2;                  /* (M, F), (M), (K, M), (K); mlp 0: w2 (K, F), no w1, b1 */
     int attn;                            /* (2H) attention pooling's w, or -1 */
+    int ctx_ws[2], ctx_w[2], ctx_c0[2];  /* RCNN left, right context: (Hc, D), (Hc, Hc), (Hc) */
+    int y_w, y_b;                        /* RCNN: (H, 2Hc + D), (H) */
 } TrParams;
 
 /* Activations for the largest batch (cap_n examples, cap_r sequences of up to
@@ -83,6 +90,8 @@ typedef struct TrBuffers {
     float *pooled;          /* (R, P) */
     int *argmax;            /* (R, P) max pooling */
     float *keys, *alpha;    /* (R, T, 2H) tanh(H), (R, T): attention pooling */
+    float *cat, *ctx_hs;    /* RCNN: (R, T, 2Hc + D) [c_l; e; c_r], (2, R, T, Hc) context states;
+                               its y (R, T, H) is in h */
     float *feat;            /* (n, F) after dropout */
     float *hid;             /* (n, M) after activation and dropout */
     float *act;             /* (n, M) after activation, before dropout */
@@ -93,6 +102,7 @@ typedef struct TrBuffers {
     float *dh;              /* (R, T, 2H) */
     float *dpooled;         /* (R, P) */
     float *dkeys;           /* (R, T, 2H) attention pooling */
+    float *dcat;            /* RCNN (R, T, 2Hc + D) */
     float *dfeat, *dfeat_drop; /* (n, F) */
     float *dhid, *dact;     /* (n, M) */
     float *dout;            /* (n, K) */
@@ -104,7 +114,8 @@ typedef struct TextRnn {
     WordModelBase base;     /* first: task, config, pair, seed, vocab, params, optimizer, dropout rng */
     TrConfig cfg;
     int K;                  /* classes, 1 = regression */
-    int P;                  /* pooled: 2H */
+    TrEncoder enc;
+    int P;                  /* pooled: 2H (RCNN: H) */
     int F;                  /* features: P, or 4P for pairs */
     TrParams p;
     TrBuffers buf;
@@ -151,11 +162,20 @@ void tr_encode_forward(TextRnn *m, int R, int T);
  * (R, T, D), the gradient of the embeddings after dropout. */
 void tr_encode_backward(TextRnn *m, int R, int T);
 
+/* rcnn.c */
+void rcnn_declare(TextRnn *m);
+void rcnn_buffers_alloc(TextRnn *m, long RT);
+void rcnn_train_alloc(TextRnn *m, long RT);
+long rcnn_scratch_size(const TextRnn *m, int R, int T);
+void rcnn_encode_forward(TextRnn *m, int R, int T);
+void rcnn_encode_backward(TextRnn *m, int R, int T);
+
 /* textrnn_io.c */
-extern const WordModelKind TEXTRNN_KIND, BILSTM_KIND;
+extern const WordModelKind TEXTRNN_KIND, BILSTM_KIND, RCNN_KIND;
 /* ModelOps' load of textrnn and of bilstm (saving: word_model_io.h). */
 Model *tr_load_textrnn(const char *path, const Task *task);
 Model *tr_load_bilstm(const char *path, const Task *task);
+Model *tr_load_rcnn(const char *path, const Task *task);
 int tr_load_state(Model *m, const char *path);
 
 #endif

@@ -18,6 +18,7 @@ static RnnDims tr_dims(const TextRnn *m, int R, int T) {
 }
 
 long tr_rnn_scratch_size(const TextRnn *m, int R, int T) {
+    if (m->enc == TR_ENC_RCNN) return rcnn_scratch_size(m, R, T);
     return m->cfg.cell == TR_CELL_GRU ? gru_scratch_size(tr_dims(m, R, T)) : lstm_scratch_size(tr_dims(m, R, T));
 }
 
@@ -65,6 +66,10 @@ static void tr_rnn_backward(TextRnn *m, int R, int T) {
 }
 
 void tr_encode_forward(TextRnn *m, int R, int T) {
+    if (m->enc == TR_ENC_RCNN) {
+        rcnn_encode_forward(m, R, T);
+        return;
+    }
     TrBuffers *b = &m->buf;
     int H = m->cfg.hidden;
     long n = (long)R * T * 2 * H;
@@ -85,6 +90,10 @@ void tr_encode_forward(TextRnn *m, int R, int T) {
 }
 
 void tr_encode_backward(TextRnn *m, int R, int T) {
+    if (m->enc == TR_ENC_RCNN) {
+        rcnn_encode_backward(m, R, T);
+        return;
+    }
     TrBuffers *b = &m->buf;
     int H = m->cfg.hidden;
     long n = (long)R * T * 2 * H;

@@ -32,8 +32,12 @@ void tr_buffers_alloc(TextRnn *m, int n) {
     b->lengths = xmalloc(sizeof(int) * (size_t)b->cap_r);
     b->x = tr_floats(RT * D);
     b->h = tr_floats(RT * 2 * H);
-    b->gates = tr_floats(2 * RT * 4 * H);
-    b->state = tr_floats(2 * RT * H);
+    if (m->enc == TR_ENC_BIRNN) {
+        b->gates = tr_floats(2 * RT * 4 * H);
+        b->state = tr_floats(2 * RT * H);
+    } else {
+        rcnn_buffers_alloc(m, RT);
+    }
     b->rnn_scratch = tr_floats(tr_rnn_scratch_size(m, b->cap_r, c->max_len));
     b->pooled = tr_floats((long)b->cap_r * m->P);
     b->argmax = xmalloc(sizeof(int) * (size_t)b->cap_r * (size_t)m->P);
@@ -64,6 +68,7 @@ void tr_train_prepare(TextRnn *m) {
     b->dh = tr_floats(RT * 2 * H);
     b->dpooled = tr_floats((long)b->cap_r * m->P);
     if (c->pool == TR_POOL_ATTENTION) b->dkeys = tr_floats(RT * 2 * H);
+    if (m->enc == TR_ENC_RCNN) rcnn_train_alloc(m, RT);
     b->dfeat = tr_floats(n * m->F);
     b->dfeat_drop = tr_floats(n * m->F);
     b->dhid = tr_floats(n * c->mlp);
@@ -76,7 +81,7 @@ void tr_train_prepare(TextRnn *m) {
 
 void tr_buffers_free(TrBuffers *b) {
     void *all[] = {b->ids, b->lengths, b->x, b->h, b->gates, b->state, b->rnn_scratch, b->pooled, b->argmax,
-                   b->keys, b->alpha, b->dkeys,
+                   b->keys, b->alpha, b->dkeys, b->cat, b->ctx_hs, b->dcat,
                    b->feat, b->act, b->hid, b->out, b->x_mask, b->feat_mask, b->hid_mask, b->dx, b->dx_drop,
                    b->dh, b->dpooled, b->dfeat, b->dfeat_drop, b->dhid, b->dact, b->dout, b->touched,
                    b->seen};

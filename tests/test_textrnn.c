@@ -4,7 +4,7 @@
  * against a PyTorch reference (tests/ref/textrnn_ref.py: nn.LSTM / nn.GRU on
  * packed sequences, the pooling, the pair features, the classifier); learning
  * small synthetic tasks; checkpoint round trip and exact resume; refused
- * settings. The same for RCNN (its encoder on this network). The BiLSTM
+ * settings. The same for RCNN and HAN (their encoders on this network). The BiLSTM
  * configuration's own tests are test_bilstm.c. */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -37,6 +37,7 @@ static void set_str(cJSON *c, const char *key, const char *v) { cJSON_ReplaceIte
 static cJSON *small_config(const ModelOps *ops, const Task *t, int epochs, const char *cell, const char *pool) {
     cJSON *c = ops->default_config(t);
     if (ops == &RCNN_OPS) set_num(c, "context", 8);
+    if (ops == &HAN_OPS) set_num(c, "attention", 16);
     set_num(c, "epochs", epochs);
     set_num(c, "batch", 32);
     set_num(c, "dim", 16);
@@ -70,8 +71,9 @@ static void net_backward(void *p, const float *dout) {
 
 /* n (<= 4) short rows of unequal lengths (pairs: b too). */
 static Dataset small_dataset(const SynthTask *st, int n) {
-    static const char *const A[4] = {"n1 n2 n3", "n4", "n5 n6 n2 n7", "c1k0"};
-    static const char *const B[4] = {"n7", "n9 n1", "c0k1", "n3 n4 n5"};
+    /* Some of two sentences (HAN's sentence level; one for the other models). */
+    static const char *const A[4] = {"n1 n2. N3", "n4", "n5 n6! N2 n7", "c1k0"};
+    static const char *const B[4] = {"n7", "n9. N1", "c0k1", "n3 n4. N5"};
     Dataset d = {.task = st->task, .n = n};
     d.ex = xcalloc((size_t)n, sizeof *d.ex);
     for (int i = 0; i < n; i++) {
@@ -88,7 +90,8 @@ static Dataset small_dataset(const SynthTask *st, int n) {
 static double net_kink_margin(const TextRnn *m, int n, int T) {
     int R = n * (m->base.pair ? 2 : 1), P = m->P;
     double margin = INFINITY;
-    for (int r = 0; m->cfg.pool == TR_POOL_MAX && r < R; r++)
+    int maxpool = m->enc == TR_ENC_RCNN || (m->enc == TR_ENC_BIRNN && m->cfg.pool == TR_POOL_MAX);
+    for (int r = 0; maxpool && r < R; r++)   /* h: the BiRNN's outputs, RCNN's y */
         for (int f = 0; f < P; f++) {
             double top = -INFINITY, second = -INFINITY;
             for (int t = 0; t < m->buf.lengths[r]; t++) {
@@ -110,6 +113,7 @@ static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, 
     set_num(cfg, "dim", 5);
     set_num(cfg, "hidden", 4);
     if (ops == &RCNN_OPS) set_num(cfg, "context", 3);
+    if (ops == &HAN_OPS) set_num(cfg, "attention", 3);
     set_num(cfg, "dropout", 0);
     set_num(cfg, "emb_dropout", 0);
     *d = small_dataset(st, 4);
@@ -127,7 +131,7 @@ static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, 
         margin = net_kink_margin(m, c->n, c->T);
     }
     if (!CHECK_MSG(margin >= 0.02, "%s: no weights away from kinks (margin %g)", st->name, margin)) {
-        word_seqs_free(c->s);
+        ops->encoded_free((Encoded *)c->s);
         ops->free((Model *)m);
         return NULL;
     }
@@ -149,7 +153,7 @@ static void net_gradcheck(const ModelOps *ops, const SynthTask *st, const char *
         for (int h = 0; h < params_num_tensors(p); h++)
             gradcheck_add(&g, params_tensor(p, h)->name, params_data(p, h), params_grad(p, h), params_tensor(p, h)->numel);
         gradcheck_expect(&g, what);
-        word_seqs_free(c.s);
+        ops->encoded_free((Encoded *)c.s);
         ops->free((Model *)m);
     }
     cJSON_Delete(cfg);
@@ -185,13 +189,23 @@ static void net_vs_torch(const ModelOps *ops, const SynthTask *st, const char *c
     gradcheck_fill(r, nout, -1, 1, 5);
     for (long i = 0; i < (long)R * T; i++) ids[i] = (float)m->buf.ids[i];
     for (int i = 0; i < R; i++) lens[i] = (float)m->buf.lengths[i];
-    RefTensor in[GRADCHECK_MAX_TENSORS + 3], out[GRADCHECK_MAX_TENSORS + 1];
+    RefTensor in[GRADCHECK_MAX_TENSORS + 5], out[GRADCHECK_MAX_TENSORS + 1];
     float *ref_g[GRADCHECK_MAX_TENSORS];
     char gname[GRADCHECK_MAX_TENSORS][128];
     int n_in = 0, n_out = 0;
     in[n_in++] = (RefTensor){"ids", ids, (long)R * T};
     in[n_in++] = (RefTensor){"lengths", lens, R};
     in[n_in++] = (RefTensor){"r", r, nout};
+    /* HAN: the batch's sentences (words of each, and how many per text). */
+    int sl[64], sc[8];
+    float fsl[64], fsc[8];
+    int RS = ops == &HAN_OPS ? han_batch_sentences(m, sl, sc) : 0;
+    for (int k = 0; k < RS; k++) fsl[k] = (float)sl[k];
+    for (int k = 0; k < R && RS; k++) fsc[k] = (float)sc[k];
+    if (RS) {
+        in[n_in++] = (RefTensor){"sents", fsl, RS};
+        in[n_in++] = (RefTensor){"nsents", fsc, R};
+    }
     out[n_out++] = (RefTensor){"logits", ref_out, nout};
     for (int h = 0; h < nt && h < GRADCHECK_MAX_TENSORS; h++) {
         const ParamTensor *pt = params_tensor(p, h);
@@ -203,7 +217,8 @@ static void net_vs_torch(const ModelOps *ops, const SynthTask *st, const char *c
     char args[256];
     snprintf(args, sizeof args, "%s %d %d %d %d %d %d %d %s %s %d %d", ops->name, c.n, m->base.pair, T,
              m->cfg.dim, m->cfg.hidden, mlp, K, cell[0] ? cell : "-", pool[0] ? pool : "-",
-             word_vocab_size(&m->base.vocab), m->cfg.context);
+             word_vocab_size(&m->base.vocab), ops == &HAN_OPS ? m->cfg.attention : m->cfg.context);
+    if (RS) snprintf(args + strlen(args), sizeof args - strlen(args), " %d", RS);
     if (torchref_run("textrnn_ref.py", args, in, n_in, out, n_out) == 1) {
         net_forward(&c);
         double dl = torchref_max_diff(m->buf.out, ref_out, nout);
@@ -217,7 +232,7 @@ static void net_vs_torch(const ModelOps *ops, const SynthTask *st, const char *c
     }
     for (int h = 0; h < nt && h < GRADCHECK_MAX_TENSORS; h++) free(ref_g[h]);
     free(r); free(ref_out); free(ids); free(lens);
-    word_seqs_free(c.s);
+    ops->encoded_free((Encoded *)c.s);
     ops->free((Model *)m);
     cJSON_Delete(cfg);
     synth_free(&d);
@@ -233,6 +248,33 @@ TEST(rcnn_gradcheck_single) { net_gradcheck(&RCNN_OPS, &TR_SINGLE, "", "", 0); }
 TEST(rcnn_gradcheck_pair_mlp) { net_gradcheck(&RCNN_OPS, &TR_PAIR, "", "", 6); }
 TEST(rcnn_matches_torch) { net_vs_torch(&RCNN_OPS, &TR_SINGLE, "", "", 0); }
 TEST(rcnn_matches_torch_pair) { net_vs_torch(&RCNN_OPS, &TR_PAIR, "", "", 0); }
+
+TEST(han_gradcheck_single) { net_gradcheck(&HAN_OPS, &TR_SINGLE, "", "", 0); }
+TEST(han_gradcheck_pair_mlp) { net_gradcheck(&HAN_OPS, &TR_PAIR, "", "", 6); }
+TEST(han_matches_torch) { net_vs_torch(&HAN_OPS, &TR_SINGLE, "", "", 0); }
+TEST(han_matches_torch_pair) { net_vs_torch(&HAN_OPS, &TR_PAIR, "", "", 0); }
+
+/* HAN splits its texts into sentences when it encodes them. */
+TEST(han_sees_sentences) {
+    cJSON *cfg = small_config(&HAN_OPS, TR_PAIR.task, 1, "", "");
+    Dataset d;
+    NetCase c;
+    TextRnn *m = net_model(&HAN_OPS, cfg, &TR_PAIR, &d, &c, 3);
+    if (m) {
+        int lens[16], counts[8];
+        int RS = han_batch_sentences(m, lens, counts);
+        /* a: "n1 n2. N3" "n4" "n5 n6! N2 n7" "c1k0"; b: "n7" "n9. N1" "c0k1" "n3 n4. N5" */
+        static const int want_counts[8] = {2, 1, 2, 1, 1, 2, 1, 2};
+        static const int want_lens[12] = {3, 1, 1, 3, 2, 1, 1, 2, 1, 1, 3, 1};
+        CHECK_EQ_INT(RS, 12);
+        CHECK(memcmp(counts, want_counts, sizeof want_counts) == 0);
+        CHECK(RS == 12 && memcmp(lens, want_lens, sizeof want_lens) == 0);
+        HAN_OPS.encoded_free((Encoded *)c.s);
+        HAN_OPS.free((Model *)m);
+    }
+    cJSON_Delete(cfg);
+    synth_free(&d);
+}
 
 /* ---- learning ---- */
 
@@ -258,6 +300,17 @@ TEST(rcnn_learns) {
     cJSON_Delete(cfg);
     cfg = small_config(&RCNN_OPS, TR_PAIR.task, 8, "", "");
     acc = synth_learn(&RCNN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
+    CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
+}
+
+TEST(han_learns) {
+    cJSON *cfg = small_config(&HAN_OPS, TR_SINGLE.task, 3, "", "");
+    double acc = synth_learn(&HAN_OPS, &TR_SINGLE, cfg, 1500, 400, 11);
+    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
+    cJSON_Delete(cfg);
+    cfg = small_config(&HAN_OPS, TR_PAIR.task, 8, "", "");
+    acc = synth_learn(&HAN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
     CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
     cJSON_Delete(cfg);
 }
@@ -317,6 +370,7 @@ static void save_load_resume(const ModelOps *ops, const char *cell, const char *
 
 TEST(textrnn_save_load_resume_exact) { save_load_resume(&TEXTRNN_OPS, "gru", "attention"); }
 TEST(rcnn_save_load_resume_exact) { save_load_resume(&RCNN_OPS, "", ""); }
+TEST(han_save_load_resume_exact) { save_load_resume(&HAN_OPS, "", ""); }
 
 /* A bilstm checkpoint is not a textrnn one (and the other way round): each
  * model's files say which they are. */

@@ -2,7 +2,9 @@
 (src/models/baselines/textrnn*): the whole network in PyTorch from the C
 model's tensors (their checkpoint names), word ids and lengths; saves the
 logits and the gradients of sum(logits * R) w.r.t. every tensor.
-usage: textrnn_ref.py DIR MODEL N PAIR T D H M K CELL POOL V CTX"""
+usage: textrnn_ref.py DIR MODEL N PAIR T D H M K CELL POOL V CTX [RS]
+(CTX: RCNN's context size, HAN's attention size; RS: HAN's sentences in the
+batch, their word counts in sents.f32 and each text's count in nsents.f32)"""
 import sys
 
 from torchref import load, save, torch
@@ -23,7 +25,14 @@ if model == "rcnn":
     for side in ("left", "right"):
         shapes.update({"rcnn.%s.w_s" % side: (CTX, D), "rcnn.%s.w" % side: (CTX, CTX), "rcnn.%s.c0" % side: (CTX,)})
     shapes.update({"rcnn.y.w": (H, 2 * CTX + D), "rcnn.y.b": (H,)})
-for sfx in ("", "_reverse") if model != "rcnn" else ():
+if model == "han":
+    A = CTX
+    for level, inp in (("word", D), ("sent", 2 * H)):
+        for sfx in ("", "_reverse"):
+            shapes.update({"han.%s.gru.w_ih%s" % (level, sfx): (3 * H, inp), "han.%s.gru.w_hh%s" % (level, sfx): (3 * H, H),
+                           "han.%s.gru.b_ih%s" % (level, sfx): (3 * H,), "han.%s.gru.b_hh%s" % (level, sfx): (3 * H,)})
+        shapes.update({"han.%s.att.w" % level: (A, 2 * H), "han.%s.att.b" % level: (A,), "han.%s.att.u" % level: (A,)})
+for sfx in ("", "_reverse") if model not in ("rcnn", "han") else ():
     shapes.update({"%s.w_ih%s" % (CELL, sfx): (G * H, D), "%s.w_hh%s" % (CELL, sfx): (G * H, H),
                    "%s.b_ih%s" % (CELL, sfx): (G * H,), "%s.b_hh%s" % (CELL, sfx): (G * H,)})
 if M:
@@ -54,6 +63,44 @@ def rcnn_pool():
     return torch.stack(rows)
 
 
+def gru_of(prefix):
+    rnn = torch.nn.GRU(t[prefix + ".w_ih"].shape[1], H, batch_first=True, bidirectional=True)
+    for sfx in ("", "_reverse"):
+        for w in ("w_ih", "w_hh", "b_ih", "b_hh"):
+            attr = w.replace("w_", "weight_").replace("b_", "bias_") + "_l0" + sfx
+            delattr(rnn, attr)
+            setattr(rnn, attr, t["%s.%s%s" % (prefix, w, sfx)])
+    return rnn
+
+
+def han_attend(h, level):
+    """Yang et al.: u = tanh(W h + b), alpha = softmax(u . u_w), sum alpha h (h: (steps, 2H))."""
+    u = torch.tanh(h @ t["han.%s.att.w" % level].T + t["han.%s.att.b" % level])
+    alpha = torch.softmax(u @ t["han.%s.att.u" % level], 0)
+    return (alpha[:, None] * h).sum(0)
+
+
+def han_pool():
+    sents = load(d, "sents", (int(sys.argv[14]),)).long().tolist()
+    nsents = load(d, "nsents", (R,)).long().tolist()
+    words, sentence = gru_of("han.word.gru"), gru_of("han.sent.gru")
+    rows, k = [], 0
+    for b in range(R):
+        vecs, start = [], 0
+        for _ in range(nsents[b]):
+            n = sents[k]
+            k += 1
+            h, _ = words(x[b, start:start + n][None])
+            vecs.append(han_attend(h[0], "word"))
+            start += n
+        if not vecs:
+            rows.append(torch.zeros(2 * H))
+            continue
+        h, _ = sentence(torch.stack(vecs)[None])
+        rows.append(han_attend(h[0], "sent"))
+    return torch.stack(rows)
+
+
 def birnn_pool():
     rnn = (torch.nn.GRU if CELL == "gru" else torch.nn.LSTM)(D, H, batch_first=True, bidirectional=True)
     for sfx in ("", "_reverse"):
@@ -79,7 +126,7 @@ def birnn_pool():
     return pooled
 
 
-pooled = rcnn_pool() if model == "rcnn" else birnn_pool()
+pooled = rcnn_pool() if model == "rcnn" else han_pool() if model == "han" else birnn_pool()
 if PAIR:
     u, v = pooled[:N], pooled[N:]
     feat = torch.cat([u, v, (u - v).abs(), u * v], 1)

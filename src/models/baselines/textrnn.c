@@ -83,16 +83,34 @@ static const SettingSpec RCNN_SETTINGS[] = {
     {"mlp", SETTING_INT, TR(mlp), 0, 0, 16384, NULL, NULL},
     {"emb_dropout", SETTING_FLOAT_BELOW, TR(emb_dropout), 0.0, 0, 1, NULL, NULL},
 };
+
+/* han, Yang et al. 2016: 200-dimensional word vectors, bidirectional GRUs of
+ * 50 per direction at both levels, attention of 100, the document vector into
+ * one linear layer (mlp 0). The paper trains with SGD (momentum 0.9) and no
+ * dropout; here Adam at 1e-3 and dropout 0.5 before the output layer, as the
+ * other word models, and their epochs, batch and clipping. */
+static const SettingSpec HAN_SETTINGS[] = {
+    TR_COMMON_SETTINGS,
+    {"dim", SETTING_INT, TR(dim), 200, 1, 4096, NULL, NULL},
+    {"hidden", SETTING_INT, TR(hidden), 50, 1, 4096, NULL, NULL},
+    {"attention", SETTING_INT, TR(attention), 100, 1, 4096, NULL, NULL},
+    {"mlp", SETTING_INT, TR(mlp), 0, 0, 16384, NULL, NULL},
+    {"emb_dropout", SETTING_FLOAT_BELOW, TR(emb_dropout), 0.0, 0, 1, NULL, NULL},
+};
+#define NUM_HAN_SETTINGS ((int)(sizeof HAN_SETTINGS / sizeof HAN_SETTINGS[0]))
 #undef TR
 #define NUM_RCNN_SETTINGS ((int)(sizeof RCNN_SETTINGS / sizeof RCNN_SETTINGS[0]))
 #define NUM_TR_SETTINGS ((int)(sizeof TEXTRNN_SETTINGS / sizeof TEXTRNN_SETTINGS[0]))
 
 const WordModelKind TEXTRNN_KIND = {"textrnn", "TextRNN"}, BILSTM_KIND = {"bilstm", "BiLSTM"},
-                    RCNN_KIND = {"rcnn", "RCNN"};
+                    RCNN_KIND = {"rcnn", "RCNN"}, HAN_KIND = {"han", "HAN"};
 
 static const SettingSpec *tr_settings(const WordModelKind *kind, int *n) {
-    *n = kind == &RCNN_KIND ? NUM_RCNN_SETTINGS : NUM_TR_SETTINGS;
-    return kind == &BILSTM_KIND ? BILSTM_SETTINGS : kind == &RCNN_KIND ? RCNN_SETTINGS : TEXTRNN_SETTINGS;
+    *n = kind == &RCNN_KIND ? NUM_RCNN_SETTINGS : kind == &HAN_KIND ? NUM_HAN_SETTINGS : NUM_TR_SETTINGS;
+    return kind == &BILSTM_KIND ? BILSTM_SETTINGS
+           : kind == &RCNN_KIND ? RCNN_SETTINGS
+           : kind == &HAN_KIND  ? HAN_SETTINGS
+                                : TEXTRNN_SETTINGS;
 }
 
 static cJSON *tr_defaults(const WordModelKind *kind, const Task *task) {
@@ -108,6 +126,7 @@ static cJSON *tr_defaults(const WordModelKind *kind, const Task *task) {
 static cJSON *tr_default_config_textrnn(const Task *task) { return tr_defaults(&TEXTRNN_KIND, task); }
 static cJSON *tr_default_config_bilstm(const Task *task) { return tr_defaults(&BILSTM_KIND, task); }
 static cJSON *tr_default_config_rcnn(const Task *task) { return tr_defaults(&RCNN_KIND, task); }
+static cJSON *tr_default_config_han(const Task *task) { return tr_defaults(&HAN_KIND, task); }
 
 #define TR_CONFIG_HINT "fix the setting (glue finetune ... --set key=value)"
 
@@ -127,15 +146,15 @@ int tr_config_parse(const WordModelKind *kind, const cJSON *j, TrConfig *c) {
 static void tr_declare(TextRnn *m) {
     const TrConfig *c = &m->cfg;
     int V = word_vocab_size(&m->base.vocab), D = c->dim, H = c->hidden, M = c->mlp, F = m->F, K = m->K;
-    int G = c->cell == TR_CELL_GRU ? 3 : 4;
-    const char *cell = c->cell == TR_CELL_GRU ? "gru" : "lstm";
+    int gru = c->cell == TR_CELL_GRU || m->enc == TR_ENC_HAN, G = gru ? 3 : 4;
+    const char *cell = m->enc == TR_ENC_HAN ? "han.word.gru" : gru ? "gru" : "lstm";
     Params *p = m->base.params;
     static const char *const suffix[2] = {"", "_reverse"};
     /* Word vectors of the scale of the recurrent input weights' reach; N(0, 1)
      * as in PyTorch's nn.Embedding would saturate the gates at the start. */
     m->p.emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_NORMAL(0.1f), PARAM_SPARSE_ROWS | PARAM_NO_DECAY);
     float a = 1.0f / sqrtf((float)H);
-    for (int dir = 0; m->enc == TR_ENC_BIRNN && dir < 2; dir++) {
+    for (int dir = 0; m->enc != TR_ENC_RCNN && dir < 2; dir++) {   /* HAN: its word level's */
         char name[64];
         snprintf(name, sizeof name, "%s.w_ih%s", cell, suffix[dir]);
         m->p.w_ih[dir] = params_declare(p, name, PARAM_SHAPE(G * H, D), PARAM_INIT_UNIFORM(a), 0);
@@ -147,6 +166,7 @@ static void tr_declare(TextRnn *m) {
         m->p.b_hh[dir] = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
     }
     if (m->enc == TR_ENC_RCNN) rcnn_declare(m);
+    if (m->enc == TR_ENC_HAN) han_declare(m);
     float a1 = 1.0f / sqrtf((float)F), a2 = 1.0f / sqrtf((float)(M > 0 ? M : F));
     m->p.w1 = m->p.b1 = -1;
     if (M > 0) {
@@ -179,7 +199,7 @@ TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     m->base.pair = pair != 0;
-    m->enc = kind == &RCNN_KIND ? TR_ENC_RCNN : TR_ENC_BIRNN;
+    m->enc = kind == &RCNN_KIND ? TR_ENC_RCNN : kind == &HAN_KIND ? TR_ENC_HAN : TR_ENC_BIRNN;
     m->P = m->enc == TR_ENC_RCNN ? m->cfg.hidden : 2 * m->cfg.hidden;
     m->F = (m->base.pair ? 4 : 1) * m->P;
     m->base.seed = seed;
@@ -238,6 +258,9 @@ static Model *tr_create_textrnn(const cJSON *config, const Task *task, const Dat
 static Model *tr_create_rcnn(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     return tr_create(&RCNN_KIND, config, task, train, seed);
 }
+static Model *tr_create_han(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
+    return tr_create(&HAN_KIND, config, task, train, seed);
+}
 static Model *tr_create_bilstm(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     return tr_create(&BILSTM_KIND, config, task, train, seed);
 }
@@ -250,13 +273,17 @@ static int tr_length(const Encoded *e, int row) {
 }
 
 /* The two differ in their name (checkpoints say which), defaults and load. */
-#define TR_OPS(NAME, SUFFIX, TABLE, NUM)                                                    \
+#define TR_OPS(NAME, SUFFIX, TABLE, NUM, ENCODE, ENCODED_FREE)                                                    \
     {.name = NAME, .default_config = tr_default_config_##SUFFIX, .create = tr_create_##SUFFIX, \
-     .encode = word_model_encode, .encoded_free = word_model_encoded_free, .forward = tr_forward_ops, \
+     .encode = ENCODE, .encoded_free = ENCODED_FREE, .forward = tr_forward_ops,                  \
      .backward = tr_backward_ops, .update = tr_update_ops, .save = word_model_save_ops,          \
      .load = tr_load_##SUFFIX, .num_params = word_model_num_params, .free = tr_free_ops,         \
      .length = tr_length, .save_state = word_model_save_state_ops, .load_state = tr_load_state,  \
      .settings = TABLE, .num_settings = NUM}
-const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS, NUM_TR_SETTINGS);
-const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS, NUM_TR_SETTINGS);
-const ModelOps RCNN_OPS = TR_OPS("rcnn", rcnn, RCNN_SETTINGS, NUM_RCNN_SETTINGS);
+const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS, NUM_TR_SETTINGS,
+                                   word_model_encode, word_model_encoded_free);
+const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS, NUM_TR_SETTINGS,
+                                   word_model_encode, word_model_encoded_free);
+const ModelOps RCNN_OPS = TR_OPS("rcnn", rcnn, RCNN_SETTINGS, NUM_RCNN_SETTINGS,
+                                   word_model_encode, word_model_encoded_free);
+const ModelOps HAN_OPS = TR_OPS("han", han, HAN_SETTINGS, NUM_HAN_SETTINGS, han_encode, han_encoded_free);

@@ -8,6 +8,8 @@
  *   textrnn_encoder.c  the BiRNN encoder and its pooling
  *   textrnn_io.c       load and the optimizer state for exact --resume
  *   rcnn.c             RCNN's encoder (Lai et al. 2015) on the same network
+ *   han.c              HAN's (Yang et al. 2016): its encoded splits (words
+ *                      and sentences) and its two-level encoder
  * Outside code needs only the ModelOps (models/registry.c).
  *
  * The network, per text: word embedding (D, random or from a .vec file) ->
@@ -37,10 +39,10 @@
 #include "models/baselines/word_model_io.h"
 #include "optim/optim.h"
 
-extern const ModelOps TEXTRNN_OPS, BILSTM_OPS, RCNN_OPS;
+extern const ModelOps TEXTRNN_OPS, BILSTM_OPS, RCNN_OPS, HAN_OPS;
 
 /* The encoder of a text into u (P): what the models on this network differ in. */
-typedef enum { TR_ENC_BIRNN, TR_ENC_RCNN } TrEncoder;
+typedef enum { TR_ENC_BIRNN, TR_ENC_RCNN, TR_ENC_HAN } TrEncoder;
 
 typedef enum { TR_ACT_TANH, TR_ACT_RELU } TrActivation;
 typedef enum { TR_CELL_LSTM, TR_CELL_GRU } TrCell;
@@ -61,6 +63,7 @@ typedef struct TrConfig {
     TrCell cell;
     TrPool pool;
     int context;           /* RCNN: the left / right context size */
+    int attention;         /* HAN: the attention's hidden size */
     const char *vectors;   /* .vec file for the embedding init, "" for random */
 } TrConfig;
 
@@ -72,6 +75,10 @@ typedef struct TrParams {
     int attn;                            /* (2H) attention pooling's w, or -1 */
     int ctx_ws[2], ctx_w[2], ctx_c0[2];  /* RCNN left, right context: (Hc, D), (Hc, Hc), (Hc) */
     int y_w, y_b;                        /* RCNN: (H, 2Hc + D), (H) */
+    /* HAN, word level then sentence level: the BiGRU as w_ih.. above (the word
+     * level's) and here the sentence level's; attention (A, 2H), (A), (A) */
+    int s_ih[2], s_hh[2], s_bih[2], s_bhh[2];
+    int att_w[2], att_b[2], att_u[2];
 } TrParams;
 
 /* Activations for the largest batch (cap_n examples, cap_r sequences of up to
@@ -103,6 +110,9 @@ typedef struct TrBuffers {
     float *dpooled;         /* (R, P) */
     float *dkeys;           /* (R, T, 2H) attention pooling */
     float *dcat;            /* RCNN (R, T, 2Hc + D) */
+    struct HanBuffers *han; /* HAN's, sized per batch (han.c) */
+    const WordSeqs *seqs;   /* the forward's batch: its features and rows */
+    const int *rows;
     float *dfeat, *dfeat_drop; /* (n, F) */
     float *dhid, *dact;     /* (n, M) */
     float *dout;            /* (n, K) */
@@ -157,7 +167,7 @@ int tr_update_ops(Model *m, const TrainState *st);
 /* Scratch floats of the recurrent op (either cell) for R sequences of T steps. */
 long tr_rnn_scratch_size(const TextRnn *m, int R, int T);
 /* buf.pooled (R, P) from buf.x (R, T, D) and buf.lengths. */
-void tr_encode_forward(TextRnn *m, int R, int T);
+void tr_encode_forward(TextRnn *m, int R, int T, int train);
 /* From buf.dpooled: adds the encoder's parameter gradients and writes buf.dx
  * (R, T, D), the gradient of the embeddings after dropout. */
 void tr_encode_backward(TextRnn *m, int R, int T);
@@ -170,12 +180,24 @@ long rcnn_scratch_size(const TextRnn *m, int R, int T);
 void rcnn_encode_forward(TextRnn *m, int R, int T);
 void rcnn_encode_backward(TextRnn *m, int R, int T);
 
+/* han.c */
+Encoded *han_encode(Model *m, const Dataset *d);
+void han_encoded_free(Encoded *e);
+void han_declare(TextRnn *m);
+void han_buffers_free(struct HanBuffers *h);
+void han_encode_forward(TextRnn *m, int R, int T, int train);
+void han_encode_backward(TextRnn *m, int R, int T);
+/* The last forward's sentences (tests): lens (RS) the words of each, counts
+ * (R) each text's; either may be NULL. Returns RS. */
+int han_batch_sentences(const TextRnn *m, int *lens, int *counts);
+
 /* textrnn_io.c */
-extern const WordModelKind TEXTRNN_KIND, BILSTM_KIND, RCNN_KIND;
+extern const WordModelKind TEXTRNN_KIND, BILSTM_KIND, RCNN_KIND, HAN_KIND;
 /* ModelOps' load of textrnn and of bilstm (saving: word_model_io.h). */
 Model *tr_load_textrnn(const char *path, const Task *task);
 Model *tr_load_bilstm(const char *path, const Task *task);
 Model *tr_load_rcnn(const char *path, const Task *task);
+Model *tr_load_han(const char *path, const Task *task);
 int tr_load_state(Model *m, const char *path);
 
 #endif

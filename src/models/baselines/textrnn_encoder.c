@@ -19,6 +19,7 @@ static RnnDims tr_dims(const TextRnn *m, int R, int T) {
 
 long tr_rnn_scratch_size(const TextRnn *m, int R, int T) {
     if (m->enc == TR_ENC_RCNN) return rcnn_scratch_size(m, R, T);
+    if (m->enc == TR_ENC_HAN) return 1;   /* its buffers are its own */
     return m->cfg.cell == TR_CELL_GRU ? gru_scratch_size(tr_dims(m, R, T)) : lstm_scratch_size(tr_dims(m, R, T));
 }
 
@@ -65,9 +66,13 @@ static void tr_rnn_backward(TextRnn *m, int R, int T) {
     }
 }
 
-void tr_encode_forward(TextRnn *m, int R, int T) {
+void tr_encode_forward(TextRnn *m, int R, int T, int train) {
     if (m->enc == TR_ENC_RCNN) {
         rcnn_encode_forward(m, R, T);
+        return;
+    }
+    if (m->enc == TR_ENC_HAN) {
+        han_encode_forward(m, R, T, train);
         return;
     }
     TrBuffers *b = &m->buf;
@@ -92,6 +97,10 @@ void tr_encode_forward(TextRnn *m, int R, int T) {
 void tr_encode_backward(TextRnn *m, int R, int T) {
     if (m->enc == TR_ENC_RCNN) {
         rcnn_encode_backward(m, R, T);
+        return;
+    }
+    if (m->enc == TR_ENC_HAN) {
+        han_encode_backward(m, R, T);
         return;
     }
     TrBuffers *b = &m->buf;

@@ -27,6 +27,7 @@ static Model *tr_load(const WordModelKind *kind, const char *path, const Task *t
 Model *tr_load_textrnn(const char *path, const Task *task) { return tr_load(&TEXTRNN_KIND, path, task); }
 Model *tr_load_bilstm(const char *path, const Task *task) { return tr_load(&BILSTM_KIND, path, task); }
 Model *tr_load_rcnn(const char *path, const Task *task) { return tr_load(&RCNN_KIND, path, task); }
+Model *tr_load_han(const char *path, const Task *task) { return tr_load(&HAN_KIND, path, task); }
 
 int tr_load_state(Model *m, const char *path) {
     tr_train_prepare((TextRnn *)m);   /* the optimizer's slots exist before they are filled */

@@ -35,7 +35,7 @@ void tr_buffers_alloc(TextRnn *m, int n) {
     if (m->enc == TR_ENC_BIRNN) {
         b->gates = tr_floats(2 * RT * 4 * H);
         b->state = tr_floats(2 * RT * H);
-    } else {
+    } else if (m->enc == TR_ENC_RCNN) {
         rcnn_buffers_alloc(m, RT);
     }
     b->rnn_scratch = tr_floats(tr_rnn_scratch_size(m, b->cap_r, c->max_len));
@@ -86,6 +86,7 @@ void tr_buffers_free(TrBuffers *b) {
                    b->dh, b->dpooled, b->dfeat, b->dfeat_drop, b->dhid, b->dact, b->dout, b->touched,
                    b->seen};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+    han_buffers_free(b->han);
     memset(b, 0, sizeof *b);
 }
 
@@ -140,7 +141,9 @@ int tr_forward(TextRnn *m, const WordSeqs *s, const int *rows, int n, int train)
     long RT = (long)R * T;
     embedding_forward(b->x, b->ids, params_data(p, m->p.emb), (int)RT, V, D);
     if (train && c->emb_dropout > 0) dropout_forward(b->x, b->x_mask, b->x, RT * D, c->emb_dropout, &m->base.rng);
-    tr_encode_forward(m, R, T);
+    b->seqs = s;
+    b->rows = rows;
+    tr_encode_forward(m, R, T, train);
     tr_features(m, n);
     if (train && c->dropout > 0) dropout_forward(b->feat, b->feat_mask, b->feat, (long)n * m->F, c->dropout, &m->base.rng);
     if (M == 0) {   /* one linear layer on the features */

@@ -55,10 +55,13 @@ static const SettingSpec BILSTM_SETTINGS[] = {
 };
 
 /* textrnn, Zhou et al. 2016: a BiLSTM with attention pooling, 100-dimensional
- * word vectors, dropout 0.3 on the embeddings and 0.5 before the output layer,
- * the output layer a linear map of h* (mlp 0). Their hidden size is not given;
- * 100 as the embedding (NeuralClassifier's TextRNN also keeps the two equal).
- * Adam at 1e-3 instead of their AdaDelta, and the epochs, batch and clipping of
+ * word vectors (they tried 50 and 100), dropout 0.3 on the embeddings and 0.5
+ * before the output layer, the output layer a linear map of h* (mlp 0). Their
+ * hidden size is not given: 100, as the embedding (NeuralClassifier's TextRNN
+ * also keeps the two equal). Differences, said here once: the two directions
+ * are concatenated (NeuralClassifier's TextRNN, and what bilstm needs), not
+ * summed as Zhou et al. do; no dropout on the LSTM outputs (their 0.3); Adam
+ * at 1e-3 instead of AdaDelta and no L2; the epochs, batch and clipping of
  * bilstm, so that the two differ in the network only. */
 static const SettingSpec TEXTRNN_SETTINGS[] = {
     TR_COMMON_SETTINGS,

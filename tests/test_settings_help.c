@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const HELP_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm"};
+static const char *const HELP_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han"};
 
 TEST(settings_help_any_order_any_task) {
     static const char *const SHAPES[] = {
@@ -16,7 +16,7 @@ TEST(settings_help_any_order_any_task) {
         "finetune --model %s --epochs 3 --help-settings", "finetune --train a.tsv --dev b.tsv --model %s --help-settings",
         "finetune --help-settings --model=%s",
     };
-    for (int m = 0; m < 4; m++)
+    for (size_t m = 0; m < sizeof HELP_MODELS / sizeof HELP_MODELS[0]; m++)
         for (size_t k = 0; k < sizeof SHAPES / sizeof SHAPES[0]; k++) {
             char args[256], cmd[600], head[64];
             snprintf(args, sizeof args, SHAPES[k], HELP_MODELS[m]);

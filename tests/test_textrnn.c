@@ -405,3 +405,43 @@ TEST(textrnn_refuses_settings_and_other_files) {
     cJSON_Delete(cfg);
     synth_free(&tr);
 }
+
+/* Empty texts (a batch of only empty ones too) give finite outputs and a
+ * training step, in every model of this network. */
+TEST(recurrent_models_empty_texts) {
+    const ModelOps *const models[] = {&TEXTRNN_OPS, &BILSTM_OPS, &RCNN_OPS, &HAN_OPS};
+    Dataset tr = synth_dataset(&TR_PAIR, 40, 91);
+    Dataset d = small_dataset(&TR_PAIR, 3);
+    free(d.ex[0].a);
+    free(d.ex[2].b);
+    free(d.ex[1].a);
+    free(d.ex[1].b);
+    d.ex[0].a = xstrdup("");
+    d.ex[2].b = xstrdup("  ");
+    d.ex[1].a = xstrdup("");
+    d.ex[1].b = xstrdup("");
+    for (int k = 0; k < 4; k++) {
+        const ModelOps *ops = models[k];
+        cJSON *cfg = small_config(ops, tr.task, 1, "", "");
+        Model *m = ops->create(cfg, tr.task, &tr, 1);
+        if (CHECK(m != NULL)) {
+            Encoded *e = ops->encode(m, &d);
+            float out[6];
+            int all[3] = {0, 1, 2}, empty[1] = {1};
+            TrainState st = {.lr = 0.01f, .total_steps = 1, .share = 1};
+            ops->forward(m, e, empty, 1, NULL, out);
+            CHECK_MSG(isfinite(out[0]) && isfinite(out[1]), "%s: empty row", ops->name);
+            ops->forward(m, e, all, 3, &st, out);
+            float dl[6] = {0.1f, -0.1f, 0.2f, -0.2f, 0.3f, -0.3f};
+            ops->backward(m, dl);
+            CHECK_EQ_INT(ops->update(m, &st), 0);
+            ops->forward(m, e, all, 3, NULL, out);
+            for (int i = 0; i < 6; i++) CHECK_MSG(isfinite(out[i]), "%s: output %d", ops->name, i);
+            ops->encoded_free(e);
+            ops->free(m);
+        }
+        cJSON_Delete(cfg);
+    }
+    synth_free(&d);
+    synth_free(&tr);
+}

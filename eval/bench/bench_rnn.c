@@ -7,9 +7,11 @@
  *   train  zero the gradients, forward, backward (the gradients of the input
  *          and of every weight), as a training step runs the layer;
  *   infer  forward only.
- * Medians of --reps timed calls after one warm-up each side; the PyTorch child
- * runs first on the same threads (OMP_NUM_THREADS, torch.set_num_threads),
- * then ours. The ratio is PyTorch's median over ours (above 1: ours faster).
+ * Medians of --reps timed calls after one warm-up each side. For each cell
+ * and length in turn, a PyTorch child (on the same threads: OMP_NUM_THREADS,
+ * torch.set_num_threads) times that block, then ours does, so the two sides
+ * of a ratio are measured minutes apart at most, not a whole run apart. The
+ * ratio is PyTorch's median over ours (above 1: ours faster).
  * The load average at the start and end is recorded: numbers taken while
  * other jobs run say so. Results: bench/<cpu>/bench_rnn.json and its .md. */
 #include "eval/bench/bench.h"
@@ -146,15 +148,17 @@ static void ours_call(Ours *o, int cell, int what) {
 
 /* ---- PyTorch ---- */
 
-/* The child's JSON (NULL after a message; the caller then reports ours alone). */
-static cJSON *torch_run(const RnnBench *b) {
+/* The child's JSON for one cell and length (NULL after a message). */
+static cJSON *torch_run(const RnnBench *b, int cell, int T) {
     char dir[4096], outp[4200], errp[4200], a[5][24];
     if (bench_tmpdir_make("bench-rnn", dir, sizeof dir) != 0) return NULL;
     snprintf(outp, sizeof outp, "%s/out.json", dir);
     snprintf(errp, sizeof errp, "%s/err.txt", dir);
     int vals[5] = {b->B, b->D, b->H, b->threads, b->reps};
     for (int i = 0; i < 5; i++) snprintf(a[i], sizeof a[i], "%d", vals[i]);
-    const char *argv[] = {b->python, b->script, a[0], a[1], a[2], a[3], a[4], b->lengths_arg, NULL};
+    char len[16];
+    snprintf(len, sizeof len, "%d", T);
+    const char *argv[] = {b->python, b->script, a[0], a[1], a[2], a[3], a[4], len, BR_CELL_NAMES[cell], NULL};
     char omp[32];
     snprintf(omp, sizeof omp, "%d", b->threads);
     setenv("OMP_NUM_THREADS", omp, 1);
@@ -234,13 +238,17 @@ int bench_rnn(int argc, char **argv) {
     threads_init(b.threads);
     double load0 = 0, load1 = 0;
     getloadavg(&load0, 1);
-    cJSON *torch = b.torch ? torch_run(&b) : NULL;
-    if (b.torch && !torch) return 1;
     cJSON *j = cJSON_CreateObject(), *rows = cJSON_CreateArray();
     cJSON_AddItemToObject(j, "provenance", provenance_json(b.threads, 1));
     for (int cell = 0; cell < BR_CELLS; cell++)
         for (int li = 0; li < b.n_len; li++) {
             int T = b.lengths[li];
+            cJSON *torch = b.torch ? torch_run(&b, cell, T) : NULL;
+            if (b.torch && !torch) {
+                cJSON_Delete(j);
+                cJSON_Delete(rows);
+                return 1;
+            }
             Ours o;
             ours_init(&o, &b, T);
             for (int what = 0; what < BR_WHATS; what++) {
@@ -263,6 +271,7 @@ int bench_rnn(int argc, char **argv) {
                 fprintf(stderr, "\n");
             }
             ours_free(&o);
+            cJSON_Delete(torch);
         }
     getloadavg(&load1, 1);
     cJSON *m = cJSON_CreateObject();
@@ -279,7 +288,6 @@ int bench_rnn(int argc, char **argv) {
     cJSON_AddNumberToObject(cfg, "reps", b.reps);
     cJSON_AddItemToObject(j, "config", cfg);
     cJSON_AddItemToObject(j, "results", rows);
-    cJSON_Delete(torch);
     if (b.json) json_print_line(j);
     char name[512], dir[256], path[4200];
     bench_cpu_dir(dir, sizeof dir);

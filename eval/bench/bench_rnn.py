@@ -4,7 +4,7 @@ side times ours: `train` = zero the gradients, forward, backward of
 sum(out * G) (gradients of x and every weight); `infer` = forward under
 torch.inference_mode(). One warm-up call, then REPS timed calls of each; prints
 {"lstm": {"20": {"train": [s, ..], "infer": [..]}, ..}, "gru": {..}} on stdout.
-usage: bench_rnn.py BATCH DIM HIDDEN THREADS REPS L1[,L2..]"""
+usage: bench_rnn.py BATCH DIM HIDDEN THREADS REPS L1[,L2..] [lstm,gru]"""
 import json
 import sys
 import time
@@ -16,10 +16,12 @@ except ImportError:
 
 B, D, H, threads, reps = (int(a) for a in sys.argv[1:6])
 lengths = [int(t) for t in sys.argv[6].split(",")]
+cells = sys.argv[7].split(",") if len(sys.argv) > 7 else ["lstm", "gru"]
 torch.set_num_threads(threads)
 torch.manual_seed(1)
 out = {}
-for cell, cls in (("lstm", torch.nn.LSTM), ("gru", torch.nn.GRU)):
+for cell in cells:
+    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[cell]
     rnn = cls(D, H, batch_first=True, bidirectional=True)
     out[cell] = {}
     for T in lengths:

@@ -90,7 +90,7 @@ typedef struct TrBuffers {
     int *ids;               /* (R, T) word ids, WF_PAD after the end */
     int *lengths;           /* (R) */
     float *x;               /* (R, T, D) embeddings (after dropout) */
-    float *h;               /* (R, T, 2H) BiLSTM outputs */
+    float *h;               /* (R, T, 2H) the BiRNN's outputs (RCNN: its y, (R, T, H)) */
     float *gates, *state;   /* (2, R, T, 4H), (2, R, T, H) saved for the backward: the
                                LSTM's gates and cell, the GRU's gates and hn */
     float *rnn_scratch;     /* lstm_ or gru_scratch_size */

@@ -107,7 +107,7 @@ static const Command COMMANDS[] = {
      "  else runs/translate when you trained one, else the shipped\n"
      "  models/translate-en-de-multi30k (run from the repository).\n"},
     {"finetune", cmd_finetune,
-     "TASK [--model bert|fasttext|textcnn|bilstm] [--epochs N] [--lr X] [--batch N] [--max-len N] "
+     "TASK [--model bert|fasttext|textcnn|bilstm|textrnn|rcnn|han] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
      "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]  |  "
      "--train FILE --dev FILE [--test FILE] ...",
@@ -338,7 +338,7 @@ static int print_settings(const char *cmd, int argc, char **argv) {
         }
         const ModelOps *ops = model_find(model);
         if (!ops) {
-            user_error("models: bert, fasttext, textcnn, bilstm", "unknown model '%s'", model);
+            user_error("models: bert, fasttext, textcnn, bilstm, textrnn, rcnn, han", "unknown model '%s'", model);
             return EXIT_USAGE;
         }
         d = ops->default_config(task);

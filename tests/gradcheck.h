@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#define GRADCHECK_MAX_TENSORS 16
+#define GRADCHECK_MAX_TENSORS 32
 
 typedef struct {
     const char *name;

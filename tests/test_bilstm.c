@@ -1,4 +1,4 @@
-/* test_bilstm.c — the BiLSTM baseline (src/models/baselines/bilstm*): finite-difference
+/* test_bilstm.c — the BiLSTM baseline (textrnn cell=lstm pool=max, src/models/baselines/textrnn*): finite-difference
  * gradients of the whole network (single and pair features), learning small
  * synthetic tasks (single sentence, a pair task that needs both texts,
  * regression), invariance to padding (a row's prediction does not depend on
@@ -14,7 +14,7 @@
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/rng.h"
-#include "models/baselines/bilstm.h"
+#include "models/baselines/textrnn.h"
 #include "nn/lstm.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
@@ -66,20 +66,20 @@ static cJSON *small_config(const Task *t, int epochs) {
 /* ---- gradients ---- */
 
 typedef struct {
-    BiLstm *m;
+    TextRnn *m;
     WordSeqs *s;
     int rows[4], n, T;
 } NetCase;
 
 static void net_forward(void *p) {
     NetCase *c = p;
-    c->T = bl_forward(c->m, c->s, c->rows, c->n, 1);
+    c->T = tr_forward(c->m, c->s, c->rows, c->n, 1);
 }
 
 static void net_backward(void *p, const float *dout) {
     NetCase *c = p;
     memcpy(c->m->buf.dout, dout, sizeof(float) * (size_t)c->n * (size_t)c->m->K);
-    bl_backward(c->m, c->n, c->T);
+    tr_backward(c->m, c->n, c->T);
 }
 
 /* n (<= 4) short rows of unequal lengths (1..3 words; pairs: b too). Short, so
@@ -102,7 +102,7 @@ static Dataset gradcheck_dataset(const SynthTask *st, int n) {
 /* The smallest distance of the network to a kink at its current point: the
  * gap between the largest and second largest step of every max over time, and
  * |u - v| of every pair feature. */
-static double net_kink_margin(const BiLstm *m, int n, int T) {
+static double net_kink_margin(const TextRnn *m, int n, int T) {
     int R = n * (m->base.pair ? 2 : 1), H2 = 2 * m->cfg.hidden;
     double margin = INFINITY;
     for (int r = 0; r < R; r++)
@@ -140,7 +140,7 @@ static void net_gradcheck(const SynthTask *st, int n, int hidden, uint64_t seed)
     config_set(cfg, "mlp", 6);
     config_set(cfg, "dropout", 0);
     config_set(cfg, "emb_dropout", 0);
-    BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, t, &d, seed);
+    TextRnn *m = (TextRnn *)BILSTM_OPS.create(cfg, t, &d, seed);
     if (CHECK(m != NULL)) {
         NetCase c = {.m = m, .s = (WordSeqs *)BILSTM_OPS.encode((Model *)m, &d), .rows = {0, 1, 2, 3}, .n = n};
         Params *p = m->base.params;
@@ -343,7 +343,7 @@ TEST(bilstm_resume_is_exact) {
             e = BILSTM_OPS.encode(half, &tr);
             synth_train_epochs(&BILSTM_OPS, half, &tr, e, cfg, 5, 1, 2);
             BILSTM_OPS.encoded_free(e);
-            const Params *a = ((BiLstm *)whole)->base.params, *b = ((BiLstm *)half)->base.params;
+            const Params *a = ((TextRnn *)whole)->base.params, *b = ((TextRnn *)half)->base.params;
             CHECK(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0);
         }
         /* A state file that is not one, or a weights file given as state. */
@@ -406,7 +406,7 @@ TEST(bilstm_vectors_init) {
     fclose(f);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "vectors", cJSON_CreateString(path));
     stderr_quiet();
-    BiLstm *m = (BiLstm *)BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
+    TextRnn *m = (TextRnn *)BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
     free(stderr_quiet_end());
     if (CHECK(m != NULL)) {
         int id = word_vocab_id(&m->base.vocab, "c1k0", 4);

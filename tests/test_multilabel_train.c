@@ -14,7 +14,7 @@
 
 #include "core/common.h"
 #include "metrics/multilabel.h"
-#include "models/baselines/bilstm.h"
+#include "models/baselines/textrnn.h"
 #include "models/baselines/fasttext.h"
 #include "models/baselines/textcnn.h"
 #include "nn/sigmoid_bce.h"

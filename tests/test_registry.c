@@ -9,15 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BUILT_IN "bert, fasttext, textcnn, bilstm, dpcnn, transformer"
+#define BUILT_IN "bert, fasttext, textcnn, bilstm, textrnn, rcnn, han, dpcnn, transformer"
 
 TEST(registry_has_every_model) {
-    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "transformer", "testbow"};
-    for (int i = 0; i < 7; i++) {
+    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han", "dpcnn", "transformer", "testbow"};
+    enum { N = sizeof names / sizeof names[0] };
+    for (int i = 0; i < N; i++) {
         const ModelOps *ops = model_find(names[i]);
         CHECK_MSG(ops && strcmp(ops->name, names[i]) == 0, "model %s missing", names[i]);
     }
-    CHECK_EQ_INT(model_count(), 7);
+    CHECK_EQ_INT(model_count(), N);
     CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
 }
 

@@ -19,7 +19,7 @@
 
 #include "core/common.h"
 #include "core/params.h"
-#include "models/baselines/bilstm.h"
+#include "models/baselines/textrnn.h"
 #include "models/baselines/textcnn.h"
 #include "models/bert/bert_task.h"
 #include "models/run_config.h"
@@ -36,7 +36,7 @@ enum { STEP_ROWS = 64, STEP_BATCH = 8, STEP_STEPS = 5 };
 static Params *step_params(const ModelOps *ops, Model *m) {
     if (ops == &BERT_OPS) return ((BertTaskModel *)m)->bert->params;
     if (ops == &TEXTCNN_OPS) return ((TextCnn *)m)->base.params;
-    if (ops == &BILSTM_OPS) return ((BiLstm *)m)->base.params;
+    if (ops == &BILSTM_OPS) return ((TextRnn *)m)->base.params;
     return NULL;
 }
 

@@ -40,8 +40,8 @@ TEST(truncation_counted_word_models) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
     if (trunc_file(&f, "tr.tsv", 8) || trunc_file(&f, "dev.tsv", 6)) { cli_fixture_close(&f); return; }
-    static const char *const MODELS[] = {"textcnn", "bilstm"};
-    for (int m = 0; m < 2; m++) {
+    static const char *const MODELS[] = {"textcnn", "bilstm", "han"};   /* han: its own encoding (sentences) */
+    for (int m = 0; m < 3; m++) {
         char args[512];
         snprintf(args, sizeof args, "finetune --train tr.tsv --dev dev.tsv --model %s --max-len 4 --epochs 1 "
                  "--threads 1 --out %s", MODELS[m], MODELS[m]);

@@ -16,6 +16,7 @@ typedef struct cJSON cJSON;
 int bench_fasttext(int argc, char **argv);
 int bench_bert(int argc, char **argv);
 int bench_scaling(int argc, char **argv);
+int bench_rnn(int argc, char **argv);
 
 /* {"median": .., "min": .., "max": ..} of repeated timings (core/stats.h). */
 cJSON *bench_stats_json(Summary s);

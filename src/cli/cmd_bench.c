@@ -18,6 +18,7 @@ static const Bench BENCHES[] = {
     {"fasttext", bench_fasttext, "accuracy and training time vs the official fastText binary"},
     {"bert", bench_bert, "training/inference speed and latency vs the same model in PyTorch"},
     {"scaling", bench_scaling, "data-parallel pretraining: 1 rank x 2 threads vs 2 ranks x 1 thread (MPI)"},
+    {"rnn", bench_rnn, "BiLSTM / BiGRU training and inference speed vs PyTorch's nn.LSTM / nn.GRU"},
 };
 static const int NUM_BENCHES = (int)(sizeof BENCHES / sizeof BENCHES[0]);
 

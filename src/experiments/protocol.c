@@ -252,7 +252,7 @@ static cJSON *protocol_table(const ProtocolOptions *o, const char *encoder) {
 
 int protocol_run(const ProtocolOptions *o) {
     if (!model_find(o->model)) {
-        user_error("models: bert, fasttext, textcnn, bilstm", "unknown model '%s'", o->model);
+        user_error("models: bert, fasttext, textcnn, bilstm, textrnn, rcnn, han", "unknown model '%s'", o->model);
         return EXIT_USAGE;
     }
     for (int i = 0; i < o->n_tasks; i++)

@@ -15,12 +15,11 @@
 #ifndef GLUE_NN_LSTM_H
 #define GLUE_NN_LSTM_H
 
-typedef struct {
-    int B, T, C, H;  /* batch, padded time steps, input size, hidden size */
-    int reverse;     /* 1: run each sequence backwards over its valid part */
-    int ldh;         /* row stride of h and dh: H (0 means H), or 2H when the two
-                        directions of a BiLSTM write one (B, T, 2H) output */
-} LstmDims;
+#include "nn/rnn_pack.h"
+
+/* B, T, C, H, reverse and ldh (the row stride of h and dh: 2H when the two
+ * directions of a BiLSTM write one (B, T, 2H) output): nn/rnn_pack.h. */
+typedef RnnDims LstmDims;
 
 typedef struct {
     const float *w_ih;  /* (4H, C) */

@@ -1,0 +1,158 @@
+/* gru.c — GRU / BiGRU forward and backward through time (see gru.h). The
+ * packing, the input projection and the weight gradients are the recurrent
+ * ops' shared ones (rnn_pack.c); what is the GRU's own is the step. As in
+ * lstm.c, the element-wise step work stays single-threaded between the BLAS
+ * calls, and nothing is allocated: every buffer is the caller's scratch. */
+#include "nn/gru.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/blas.h"
+#include "core/common.h"
+
+static float gru_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+long gru_scratch_size(GruDims d) {
+    long B = d.B, T = d.T, H = d.H, C = d.C;
+    long fwd = B * H + B * 3 * H + B * T * C;                      /* hprev, rec, packed x */
+    long bwd = 2 * B * T * 3 * H + B * 3 * H + 2 * B * H           /* dGi, dGh, dGs, dh_rec, dh_act */
+               + B * T * H + B * T * C;                            /* Hprev, packed x / dx */
+    return fwd > bwd ? fwd : bwd;
+}
+
+/* Zeroes h, gates and hn at the padded positions t >= len of every sequence. */
+static void gru_zero_padding(float *h, float *gates, float *hn, const int *lengths, GruDims d) {
+    int H = d.H, ldh = rnn_ldh(d);
+    for (int b = 0; b < d.B; b++)
+        for (int t = rnn_len(lengths, b, d.T); t < d.T; t++) {
+            long bt = (long)b * d.T + t;
+            memset(h + bt * ldh, 0, sizeof(float) * (size_t)H);
+            memset(gates + bt * 3 * H, 0, sizeof(float) * 3 * (size_t)H);
+            memset(hn + bt * H, 0, sizeof(float) * (size_t)H);
+        }
+}
+
+/* Step s of every active sequence. gates holds the input projections; rec
+ * (active rows, 3H) is h_prev W_hh^T in batch order, or NULL at s = 0. */
+static void gru_step_forward(float *h, float *gates, float *hn, const float *rec, const int *lengths,
+                             const float *b_hh, GruDims d, int s) {
+    int H = d.H, ldh = rnn_ldh(d);
+    long k = 0;
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        if (s >= len) continue;
+        long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
+        float *G = gates + bt * 3 * H, *HN = hn + bt * H, *out = h + bt * ldh;
+        const float *hp = s > 0 ? h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh : NULL;
+        const float *r = rec ? rec + k++ * 3 * H : NULL;
+        for (int j = 0; j < H; j++) {
+            float rg = gru_sigmoid(G[j] + b_hh[j] + (r ? r[j] : 0.0f));
+            float zg = gru_sigmoid(G[H + j] + b_hh[H + j] + (r ? r[H + j] : 0.0f));
+            float hnj = b_hh[2 * H + j] + (r ? r[2 * H + j] : 0.0f);
+            float ng = tanhf(G[2 * H + j] + rg * hnj);
+            G[j] = rg; G[H + j] = zg; G[2 * H + j] = ng;
+            HN[j] = hnj;
+            out[j] = (1.0f - zg) * ng + (hp ? zg * hp[j] : 0.0f);
+        }
+    }
+}
+
+void gru_forward(float *h, float *gates, float *hn, const float *x, const int *lengths, GruWeights w, GruDims d,
+                 float *scratch) {
+    int B = d.B, H = d.H, maxlen;
+    float *hprev = scratch;                  /* (active rows, H) */
+    float *rec = hprev + (long)B * H;        /* (active rows, 3H) */
+    float *xp = rec + (long)B * 3 * H;       /* (N, C) packed input */
+    long N = rnn_count(lengths, d, &maxlen);
+    rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 3 * H, xp);
+    for (int s = 0; s < maxlen; s++) {
+        if (s > 0) {
+            int k = rnn_gather_prev(hprev, h, lengths, d, s);
+            matmul(rec, hprev, w.w_hh, k, 3 * H, H, MAT_N, MAT_T, 1.0f, 0.0f);
+        }
+        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
+    }
+    gru_zero_padding(h, gates, hn, lengths, d);
+}
+
+/* Step s backwards: the output's gradient dh plus dh_rec (carried from step
+ * s + 1) into the pre-activation gradients of the input side dGi and of the
+ * recurrent side dGh (B, T, 3H; they differ in n: the recurrent one is scaled
+ * by r), the latter also to dGs (active rows, 3H); dh_rec becomes the direct
+ * part z * dh of the gradient of h_prev. Returns the active rows. */
+static int gru_step_backward(float *dGi, float *dGh, float *dGs, float *dh_rec, const float *dh, const float *h,
+                             const float *gates, const float *hn, const int *lengths, GruDims d, int s) {
+    int H = d.H, ldh = rnn_ldh(d), k = 0;
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        if (s >= len) continue;
+        float *gs = dGs + (long)k++ * 3 * H, *gi = dGi + ((long)b * d.T + rnn_pos(len, s, d.reverse)) * 3 * H;
+        long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
+        const float *G = gates + bt * 3 * H, *HN = hn + bt * H;
+        const float *hp = s > 0 ? h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh : NULL;
+        float *dr = dh_rec + (long)b * H;
+        for (int j = 0; j < H; j++) {
+            float rg = G[j], zg = G[H + j], ng = G[2 * H + j], hpj = hp ? hp[j] : 0.0f;
+            float dht = dh[bt * ldh + j] + dr[j];
+            float dn = dht * (1.0f - zg) * (1.0f - ng * ng);
+            float dzp = dht * (hpj - ng) * zg * (1.0f - zg);
+            float drp = dn * HN[j] * rg * (1.0f - rg);
+            gi[j] = drp; gi[H + j] = dzp; gi[2 * H + j] = dn;
+            gs[j] = drp; gs[H + j] = dzp; gs[2 * H + j] = dn * rg;
+            dr[j] = dht * zg;
+        }
+        memcpy(dGh + bt * 3 * H, gs, sizeof(float) * 3 * (size_t)H);
+    }
+    return k;
+}
+
+void gru_backward(float *dx, GruGrads g, const float *dh, const float *h, const float *gates, const float *hn,
+                  const float *x, const int *lengths, GruWeights w, GruDims d, float *scratch) {
+    int B = d.B, T = d.T, H = d.H, maxlen;
+    float *dGi = scratch;                        /* (B, T, 3H) */
+    float *dGh = dGi + (long)B * T * 3 * H;      /* (B, T, 3H) */
+    float *dGs = dGh + (long)B * T * 3 * H;      /* (active rows, 3H) */
+    float *dh_rec = dGs + (long)B * 3 * H;       /* (B, H) */
+    float *dh_act = dh_rec + (long)B * H;        /* (active rows, H) */
+    float *Hprev = dh_act + (long)B * H;         /* (N, H) */
+    float *xp = Hprev + (long)B * T * H;         /* (N, C) */
+    rnn_count(lengths, d, &maxlen);
+    memset(dGi, 0, sizeof(float) * 2 * (size_t)B * T * 3 * H);
+    memset(dh_rec, 0, sizeof(float) * (size_t)B * H);   /* zero until a sequence's last step */
+    for (int s = maxlen - 1; s >= 0; s--) {
+        int k = gru_step_backward(dGi, dGh, dGs, dh_rec, dh, h, gates, hn, lengths, d, s);
+        if (s == 0) break;
+        matmul(dh_act, dGs, w.w_hh, k, H, 3 * H, MAT_N, MAT_N, 1.0f, 0.0f);
+        k = 0;   /* added to the direct part, in the active sequences' rows */
+        for (int b = 0; b < B; b++)
+            if (s < rnn_len(lengths, b, T)) {
+                const float *src = dh_act + (long)k++ * H;
+                float *dst = dh_rec + (long)b * H;
+                for (int j = 0; j < H; j++) dst[j] += src[j];
+            }
+    }
+    rnn_backward_weights(dx, g.w_ih, g.b_ih, g.w_hh, g.b_hh, dGi, dGh, Hprev, xp, h, x, lengths, w.w_ih, w.w_hh, d,
+                         3 * H);
+}
+
+void bigru_forward(float *h, float *gates, float *hn, const float *x, const int *lengths, const GruWeights w[2],
+                   GruDims d, float *scratch) {
+    d.ldh = 2 * d.H;
+    for (int dir = 0; dir < 2; dir++) {
+        d.reverse = dir;
+        gru_forward(h + (long)dir * d.H, gates + (long)dir * d.B * d.T * 3 * d.H, hn + (long)dir * d.B * d.T * d.H,
+                    x, lengths, w[dir], d, scratch);
+    }
+}
+
+void bigru_backward(float *dx, const GruGrads g[2], const float *dh, const float *h, const float *gates,
+                    const float *hn, const float *x, const int *lengths, const GruWeights w[2], GruDims d,
+                    float *scratch) {
+    d.ldh = 2 * d.H;
+    for (int dir = 0; dir < 2; dir++) {
+        d.reverse = dir;
+        gru_backward(dx, g[dir], dh + (long)dir * d.H, h + (long)dir * d.H, gates + (long)dir * d.B * d.T * 3 * d.H,
+                     hn + (long)dir * d.B * d.T * d.H, x, lengths, w[dir], d, scratch);
+    }
+}

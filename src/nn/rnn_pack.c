@@ -1,0 +1,127 @@
+/* rnn_pack.c — packed variable-length batches for the recurrent ops (see
+ * rnn_pack.h). The projections here are single-threaded GEMMs between the
+ * per-step loops of lstm.c and gru.c (the reason is in lstm.c's header). */
+#include "nn/rnn_pack.h"
+
+#include <string.h>
+
+#include "core/blas.h"
+#include "core/common.h"
+#include "nn/linear.h"
+
+int rnn_len(const int *lengths, int b, int T) {
+    if (!lengths) return T;
+    if (lengths[b] < 0 || lengths[b] > T) DIE("rnn: length %d of sequence %d outside [0, %d]", lengths[b], b, T);
+    return lengths[b];
+}
+
+long rnn_count(const int *lengths, RnnDims d, int *maxlen) {
+    long n = 0;
+    *maxlen = 0;
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        n += len;
+        *maxlen = len > *maxlen ? len : *maxlen;
+    }
+    return n;
+}
+
+void rnn_pack(float *dst, const float *src, const int *lengths, RnnDims d, int width) {
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        memcpy(dst, src + (long)b * d.T * width, sizeof(float) * (size_t)len * (size_t)width);
+        dst += (long)len * width;
+    }
+}
+
+/* Last sequence first: a row's padded position is never before its packed
+ * one, so no row is overwritten before it is moved. */
+void rnn_unpack_inplace(float *x, const int *lengths, RnnDims d, int width, long N) {
+    long p = N;
+    for (int b = d.B - 1; b >= 0; b--) {
+        int len = rnn_len(lengths, b, d.T);
+        p -= len;
+        if (p != (long)b * d.T)
+            memmove(x + (long)b * d.T * width, x + p * width, sizeof(float) * (size_t)len * (size_t)width);
+    }
+}
+
+/* First sequence first: a packed position is never after the padded one. */
+void rnn_pack_inplace(float *x, const int *lengths, RnnDims d, int width) {
+    long p = 0;
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        if (p != (long)b * d.T)
+            memmove(x + p * width, x + (long)b * d.T * width, sizeof(float) * (size_t)len * (size_t)width);
+        p += len;
+    }
+}
+
+void rnn_input_projection(float *gates, const float *x, const int *lengths, long N, const float *w_ih,
+                          const float *b_ih, RnnDims d, int G, float *xp) {
+    int packed = N < (long)d.B * d.T;
+    if (packed) rnn_pack(xp, x, lengths, d, d.C);
+    /* The bias first, then the GEMM accumulates (beta 1). */
+    for (long n = 0; n < N; n++)
+        if (b_ih) memcpy(gates + n * G, b_ih, sizeof(float) * (size_t)G);
+        else memset(gates + n * G, 0, sizeof(float) * (size_t)G);
+    if (N > 0) matmul(gates, packed ? xp : x, w_ih, (int)N, G, d.C, MAT_N, MAT_T, 1.0f, 1.0f);
+    if (packed) rnn_unpack_inplace(gates, lengths, d, G, N);
+}
+
+int rnn_gather_prev(float *hprev, const float *h, const int *lengths, RnnDims d, int s) {
+    int k = 0, H = d.H, ldh = rnn_ldh(d);
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        if (s < len)
+            memcpy(hprev + (long)k++ * H, h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh,
+                   sizeof(float) * (size_t)H);
+    }
+    return k;
+}
+
+/* Hprev (N, H) packed like the valid positions: at each, the h that step
+ * consumed (0 at s = 0), so all recurrent weight grads are one matmul. */
+static void rnn_gather_hprev(float *Hprev, const float *h, const int *lengths, RnnDims d) {
+    int H = d.H, ldh = rnn_ldh(d);
+    for (int b = 0; b < d.B; b++) {
+        int len = rnn_len(lengths, b, d.T);
+        if (len > 0) memset(Hprev + (long)rnn_pos(len, 0, d.reverse) * H, 0, sizeof(float) * (size_t)H);
+        for (int s = 1; s < len; s++)
+            memcpy(Hprev + (long)rnn_pos(len, s, d.reverse) * H,
+                   h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh, sizeof(float) * (size_t)H);
+        Hprev += (long)len * H;
+    }
+}
+
+void rnn_backward_weights(float *dx, float *g_w_ih, float *g_b_ih, float *g_w_hh, float *g_b_hh, float *dGi,
+                          float *dGh, float *Hprev, float *xp, const float *h, const float *x,
+                          const int *lengths, const float *w_ih, const float *w_hh, RnnDims d, int G) {
+    int maxlen;
+    long N = rnn_count(lengths, d, &maxlen);
+    if (N == 0) return;
+    int packed = N < (long)d.B * d.T;
+    if (packed) {
+        rnn_pack_inplace(dGi, lengths, d, G);
+        if (dGh != dGi) rnn_pack_inplace(dGh, lengths, d, G);
+        rnn_pack(xp, x, lengths, d, d.C);
+    }
+    linear_backward(NULL, g_w_ih, g_b_ih, dGi, packed ? xp : x, w_ih, (int)N, d.C, G);
+    if (g_w_hh || g_b_hh) {
+        if (g_w_hh) rnn_gather_hprev(Hprev, h, lengths, d);
+        linear_backward(NULL, g_w_hh, g_b_hh, dGh, Hprev, w_hh, (int)N, d.H, G);
+    }
+    if (!dx) return;
+    if (!packed) {
+        matmul(dx, dGi, w_ih, (int)N, d.C, G, MAT_N, MAT_N, 1.0f, 1.0f);
+        return;
+    }
+    matmul(xp, dGi, w_ih, (int)N, d.C, G, MAT_N, MAT_N, 1.0f, 0.0f);   /* packed dx (N, C) */
+    const float *src = xp;
+    for (int b = 0; b < d.B; b++) {
+        long n = (long)rnn_len(lengths, b, d.T) * d.C;
+        float *dst = dx + (long)b * d.T * d.C;
+        for (long i = 0; i < n; i++) dst[i] += src[i];
+        src += n;
+    }
+}

@@ -1,0 +1,56 @@
+/* rnn_pack.h — what the recurrent ops (nn/lstm.h, nn/gru.h) share: the shape
+ * of a padded batch of variable-length sequences, and the packing that makes
+ * their cost follow the valid tokens rather than the padded (B, T) box, as with
+ * PyTorch's packed sequences.
+ *
+ * Sequence b is valid for t < lengths[b] (lengths NULL: all T). The valid
+ * positions, gathered in (b, t) order, are the N = sum(lengths) rows of a
+ * packed (N, .) matrix; the input projection of every step and the weight
+ * gradients are one GEMM each over it. A reverse op reads a sequence from its
+ * last valid step back to t = 0 and writes its outputs where it read. */
+#ifndef GLUE_NN_RNN_PACK_H
+#define GLUE_NN_RNN_PACK_H
+
+typedef struct {
+    int B, T, C, H;  /* batch, padded time steps, input size, hidden size */
+    int reverse;     /* 1: run each sequence backwards over its valid part */
+    int ldh;         /* row stride of h and dh: H (0 means H), or 2H when the two
+                        directions of a bidirectional op write one (B, T, 2H) output */
+} RnnDims;
+
+static inline int rnn_ldh(RnnDims d) { return d.ldh > 0 ? d.ldh : d.H; }
+/* Length of sequence b (dies on one outside [0, T]). */
+int rnn_len(const int *lengths, int b, int T);
+/* Position written at step s of a sequence of length len. */
+static inline int rnn_pos(int len, int s, int reverse) { return reverse ? len - 1 - s : s; }
+/* N = sum of lengths; *maxlen gets the longest. */
+long rnn_count(const int *lengths, RnnDims d, int *maxlen);
+
+/* dst (N, width) = the valid rows of src (B, T, width). */
+void rnn_pack(float *dst, const float *src, const int *lengths, RnnDims d, int width);
+/* In place in x (B, T, width): packed rows spread out to their padded
+ * positions, and the inverse. */
+void rnn_unpack_inplace(float *x, const int *lengths, RnnDims d, int width, long N);
+void rnn_pack_inplace(float *x, const int *lengths, RnnDims d, int width);
+
+/* gates (B, T, G) = x W_ih^T + b_ih (b_ih NULL: no bias) at the valid
+ * positions (the padded ones untouched), one GEMM over the packed rows; xp
+ * (B*T, C) scratch. */
+void rnn_input_projection(float *gates, const float *x, const int *lengths, long N, const float *w_ih,
+                          const float *b_ih, RnnDims d, int G, float *xp);
+
+/* hprev (active rows, H) = the h of step s - 1 of every sequence with s < len,
+ * in batch order, from h (B, T, ldh); returns the count. */
+int rnn_gather_prev(float *hprev, const float *h, const int *lengths, RnnDims d, int s);
+
+/* The weight and input gradients once the pre-activation gradients of every
+ * valid position are complete: dGi (B, T, G) of the input projection, dGh
+ * (B, T, G) of the recurrent one (may be dGi: the LSTM's are the same). Both
+ * are packed in place; Hprev (B*T, H) and xp (B*T, C) are scratch. Adds
+ *   g_w_ih += dGi^T x, g_b_ih += sum dGi, g_w_hh += dGh^T h_prev,
+ *   g_b_hh += sum dGh, dx += dGi W_ih   (any gradient may be NULL). */
+void rnn_backward_weights(float *dx, float *g_w_ih, float *g_b_ih, float *g_w_hh, float *g_b_hh, float *dGi,
+                          float *dGh, float *Hprev, float *xp, const float *h, const float *x,
+                          const int *lengths, const float *w_ih, const float *w_hh, RnnDims d, int G);
+
+#endif

@@ -45,7 +45,9 @@ int int8_quantize_rows(int8_t *q, float *scale, const float *W, int N, int K) {
             if (!isfinite(row[k])) return -1;
             mx = fmaxf(mx, fabsf(row[k]));
         }
-        float s = mx / 127.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
+        /* A row of zeros: q 0 with scale 1, so that every scale is positive
+         * (a zero scale in a checkpoint is damage, int8_weights_pack). */
+        float s = mx > 0.0f ? mx / 127.0f : 1.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
         scale[n] = s;
         for (int k = 0; k < K; k++) {
             float v = rintf(row[k] * inv);
@@ -59,7 +61,7 @@ int int8_weights_pack(Int8Weights *p, const int8_t *q, const float *scale, int N
     memset(p, 0, sizeof *p);
     if (K >= GI_MAX_K) return *why = "too many inputs for int32 sums (K >= 133000)", -1;
     for (int n = 0; n < N; n++)
-        if (!isfinite(scale[n]) || scale[n] < 0.0f) return *why = "a scale is NaN, infinite or negative", -1;
+        if (!isfinite(scale[n]) || scale[n] <= 0.0f) return *why = "a scale is NaN, infinite, zero or negative", -1;
     for (long i = 0; i < (long)N * K; i++)
         if (q[i] == -128) return *why = "a weight is -128 (int8 weights are in [-127, 127])", -1;
     p->N = N;

@@ -42,11 +42,11 @@ typedef struct Int8Weights {
 } Int8Weights;
 
 /* Row n of W (N, K) -> q (N, K) int8 and scale (N): symmetric per row. A row
- * of zeros gets scale 0 and q 0. -1 (nothing else said) if W holds a NaN or
+ * of zeros gets scale 1 and q 0 (every scale is positive). -1 (nothing else said) if W holds a NaN or
  * infinity. */
 int int8_quantize_rows(int8_t *q, float *scale, const float *W, int N, int K);
 /* Packs q (N, K) with its row scales (as int8_quantize_rows makes them).
- * -1 with *why set (static text) when a scale is negative or not finite, or a
+ * -1 with *why set (static text) when a scale is not positive or not finite, or a
  * q is -128 (the kernels' no-saturation bound); the caller says where. */
 int int8_weights_pack(Int8Weights *p, const int8_t *q, const float *scale, int N, int K, const char **why);
 /* Quantizes and packs W (N, K); -1 if W is not finite. */

@@ -1,7 +1,8 @@
 /* gemm_int8.c — int8 inference GEMMs (see gemm_int8.h for the numbers).
  *
- * x is quantized once per product (gi_quantize: shared by every kernel, so
- * every kernel multiplies the same bytes), rows padded with zeros to a
+ * x is quantized once per product, row block by row block as the tiles need
+ * it (the same bytes whichever kernel runs: the AVX-512 and the C quantizer
+ * do the same IEEE operations), rows padded with zeros to a
  * multiple of 4 k. W is packed once as [panel][group of 4 k][32 columns][4 k]:
  * one group of a panel is 128 bytes, two zmm (vpdpbusd sums 4 adjacent u8 x s8
  * products per 32-bit lane) or four ymm (vpmaddubsw pairs them into int16,
@@ -22,7 +23,7 @@
 #include "core/fastmath.h"
 #include "core/kernels.h"
 
-enum { GI_NR = 32, GI_MR = 12, GI_MR_AVX2 = 4, GI_MC = 96, GI_MAX_K = 133000 };
+enum { GI_NR = 32, GI_MR = 12, GI_MR_AVX2 = 4, GI_MC = 24, GI_MAX_K = 133000 };
 typedef enum { GI_PORTABLE, GI_AVX2, GI_VNNI } GiKernel;
 static const char *const GI_NAMES[] = {"portable", "avx2", "vnni"};
 
@@ -176,11 +177,10 @@ static GI_AVX512_TARGET void gi_quantize_row_avx512(uint8_t *dst, int32_t *z, fl
     }
 }
 
-/* x (M, K) -> xq (M, lda), z, sx (M), row by row. */
-static void gi_quantize(uint8_t *xq, int32_t *z, float *sx, const float *x, int M, int K, long lda) {
+/* Rows [m0, m1) of x (M, K) -> xq (M, lda), z, sx (M). */
+static void gi_quantize(uint8_t *xq, int32_t *z, float *sx, const float *x, int m0, int m1, int K, long lda) {
     int wide = gi_kernel() == GI_VNNI;
-    #pragma omp parallel for if ((long)M * K > 65536)
-    for (int m = 0; m < M; m++) {
+    for (int m = m0; m < m1; m++) {
         if (wide) gi_quantize_row_avx512(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, K, lda);
         else gi_quantize_row(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, K, lda);
     }
@@ -355,6 +355,7 @@ typedef struct {
     long lda;
     const int32_t *z;
     const float *sx;
+    const float *x;   /* the fp32 rows (M, K) still to quantize into xq, z, sx; NULL: done */
 } GiRows;
 
 /* y (or raw) rows [0, M) over every panel of w, one parallel region. */
@@ -365,6 +366,14 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
     int mr_max = kind == GI_AVX2 ? GI_MR_AVX2 : GI_MR, N = w->N;
     int team = omp_in_parallel() || (long)M * N * w->K < (1L << 18) ? 1 : omp_get_max_threads();
     int blocks = (M + mr_max - 1) / mr_max, by_rows = blocks >= 2 * team;
+    /* Split by rows, each thread quantizes its own row block just before its
+     * tiles read it (x is still in cache); split by panels, every thread
+     * needs every row: quantized first. */
+    if (x->x && !by_rows) {
+        #pragma omp parallel for num_threads(team)
+        for (int m = 0; m < M; m++)
+            gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m, m + 1, w->K, x->lda);
+    }
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -379,6 +388,7 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
         }
         for (int m0 = r_lo; m0 < r_hi; m0 += GI_MC) {
             int mc = r_hi - m0 < GI_MC ? r_hi - m0 : GI_MC;
+            if (x->x && by_rows) gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m0, m0 + mc, w->K, x->lda);
             for (int pn = p_lo; pn < p_hi; pn++) {
                 const int8_t *bp = w->data + (long)pn * w->groups * GI_NR * 4;
                 int c0 = pn * GI_NR;
@@ -417,8 +427,7 @@ void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const fl
         g_z = xmalloc(sizeof(int32_t) * g_rows_cap);
         g_sx = xmalloc(sizeof(float) * g_rows_cap);
     }
-    gi_quantize(g_xq, g_z, g_sx, x, M, w->K, lda);
-    GiRows rows = {.xq = g_xq, .lda = lda, .z = g_z, .sx = g_sx};
+    GiRows rows = {.xq = g_xq, .lda = lda, .z = g_z, .sx = g_sx, .x = x};
     gi_drive(&rows, M, w, y, NULL, bias, gelu);
 }
 

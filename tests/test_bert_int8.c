@@ -91,6 +91,15 @@ TEST(bert_int8_logits_close_to_fp32) {
     CHECK(bert_use_int8(q, 1) == 0);
     tiny_run(q, &b);
     check_close(&a, &b, f->cfg.hidden_size, "int8 forward");
+    /* As eval and predict run it: the last layer only at [CLS] (cross-attention,
+     * int8 on the weights' row panels): the same integer products, so the same
+     * logits up to the fp32 attention's summation order. */
+    float pooled[I8_B * I8_LABELS];
+    bert_forward_pooled(q, &(BertBatch){I8_B, I8_T, b.ids, NULL, NULL}, NULL);
+    bert_head_forward(q, NULL, pooled);
+    for (int i = 0; i < I8_B * I8_LABELS; i++)
+        CHECK_MSG(fabsf(pooled[i] - b.logits[i]) <= 1e-4f * (1.0f + fabsf(b.logits[i])), "pooled int8 logit %d: %g vs %g",
+                  i, pooled[i], b.logits[i]);
     /* Off again: the fp32 forward, bit for bit. */
     bert_use_int8(q, 0);
     tiny_run(q, &b);

@@ -101,6 +101,17 @@ int int8_weights_quantize(Int8Weights *p, const float *W, int N, int K) {
     return rc;
 }
 
+int int8_weights_rows(const Int8Weights *w, int n0, int n1, Int8Weights *v) {
+    if (n0 % GI_NR != 0 || n0 < 0 || n1 < n0 || n1 > w->N) return -1;
+    *v = *w;
+    v->N = n1 - n0;
+    v->panels = (v->N + GI_NR - 1) / GI_NR;   /* the last may reach past n1: its columns are not written */
+    v->data = w->data + (long)(n0 / GI_NR) * w->groups * GI_NR * 4;
+    v->colsum = w->colsum + n0;
+    v->scale = w->scale + n0;
+    return 0;
+}
+
 void int8_weights_free(Int8Weights *p) {
     free(p->data);
     free(p->colsum);

@@ -52,6 +52,9 @@ int int8_weights_pack(Int8Weights *p, const int8_t *q, const float *scale, int N
 /* Quantizes and packs W (N, K); -1 if W is not finite. */
 int int8_weights_quantize(Int8Weights *p, const float *W, int N, int K);
 void int8_weights_free(Int8Weights *p);
+/* *v = rows [n0, n1) of w, sharing its memory (free only w): 0, or -1 when n0
+ * is not a multiple of 32 (the packing's panel) or the range is not in w. */
+int int8_weights_rows(const Int8Weights *w, int n0, int n1, Int8Weights *v);
 
 /* y (M, N) = act(x (M, K) W^T + bias), y only written; bias (N) may be NULL;
  * act is GELU (x Phi(x), core/fastmath.h) when gelu is set. A row of x with a

@@ -313,6 +313,15 @@ void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, co
 
 /* ---- cross-attention ---- */
 
+/* y (rows, n1 - n0) = x (rows, K) W[n0, n1)^T + b[n0, n1): through W's int8
+ * copy when it has one (BERT's last layer at the rows its head reads), else fp32. */
+static void block_project_rows(float *y, const float *x, int rows, const float *w, const struct Int8Weights *q,
+                               const float *b, int n0, int n1, int K) {
+    Int8Weights view;
+    if (q && int8_weights_rows(q, n0, n1, &view) == 0) matmul_int8(y, x, &view, rows, b + n0, 0);
+    else linear_forward(y, x, w + (long)n0 * K, b + n0, rows, K, n1 - n0);
+}
+
 void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem, const BlockAttnParams *w,
                            const BlockDims *d, Rng *rng, float *scratch) {
     long N = (long)d->B * d->T;
@@ -320,10 +329,10 @@ void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem
     a->train = rng != NULL;
     if (d->pre_ln) DIE("block_cross_attn_forward: pre-LN cross-attention is not implemented");
     AttnDims ad = block_attn_dims(d, 1, a->train);
-    linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
-    linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
+    block_project_rows(a->qkv, x, (int)N, w->w_qkv, w->int8_qkv, w->b_qkv, 0, C, C);
+    block_project_rows(a->kv, mem, d->B * d->Tk, w->w_qkv, w->int8_qkv, w->b_qkv, C, 3 * C, C);
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
-    linear_forward(a->tail.res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    block_project_rows(a->tail.res, a->ctx, (int)N, w->w_o, w->int8_o, w->b_o, 0, C, C);
     block_tail_forward(a->out, a->tail.res, a->tail.mean, a->tail.rstd, a->tail.drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }

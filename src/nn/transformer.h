@@ -103,7 +103,8 @@ typedef struct BlockAttnParams {
      * and w_o that self-attention's forward uses instead, or NULL (always NULL
      * in gradients; cross-attention ignores them). */
     const struct Bf16Weights *bf16_qkv, *bf16_o;
-    /* Inference with int8 weights (core/gemm_int8.h), the same way; ahead of bf16. */
+    /* Inference with int8 weights (core/gemm_int8.h), the same way, ahead of
+     * bf16; cross-attention uses them too (BERT's last layer at [CLS]). */
     const struct Int8Weights *int8_qkv, *int8_o;
 } BlockAttnParams;
 

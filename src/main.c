@@ -188,7 +188,7 @@ static const Command COMMANDS[] = {
      "    schedule) rather than from zero. --set init=CKPT|RUN_DIR starts any run\n"
      "    from a checkpoint of the same architecture (continued pretraining).\n"},
     {"eval", cmd_eval, "TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip] "
-                       "[--results FILE] [--bf16] [--json]",
+                       "[--results FILE] [--bf16 | --int8] [--json]",
      "evaluate trained runs on dev, or write test predictions for the leaderboard",
      "  Loads runs/<task>/<model>/model.ckpt, or for one TASK the run directory --run DIR\n"
      "  (e.g. a glue finetune --out or --seeds run), or --init: a run directory, a\n"
@@ -205,8 +205,10 @@ static const Command COMMANDS[] = {
      "  majority class (flagged); a task without test data is listed as missing.\n"
      "  --bf16 (bert): the encoder's dense layers with bf16 weights and products\n"
      "  (AVX512-BF16), an inference approximation; see docs/results.md for its accuracy.\n"
-     "  On a CPU without AVX512-BF16 it runs the fp32 path (faster there) and says so.\n"},
-    {"predict", cmd_predict, "TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]",
+     "  On a CPU without AVX512-BF16 it runs the fp32 path (faster there) and says so.\n"
+     "  --int8 (bert): the encoder's dense layers with int8 weights quantized as the\n"
+     "  run loads (glue quantize stores them); see glue quantize --help.\n"},
+    {"predict", cmd_predict, "TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16 | --int8] [--json]",
      "label and probabilities (STS-B: a score) for a text or a pair",
      "  With no TEXT reads stdin: one text, or a<TAB>b for pair tasks, per line,\n"
      "  and prints one prediction per line (--json: one object with all of them).\n"
@@ -289,6 +291,19 @@ static const Command COMMANDS[] = {
      "  translation BLEU and benchmark ratios with their CPU, and the source of\n"
      "  every number. Inputs that are missing or unreadable are listed at the top\n"
      "  of the page; the command fails only when the page cannot be written.\n"},
+    {"quantize", cmd_quantize, "RUN_DIR [--out DIR] [--threads N] [--json]",
+     "write a fine-tuned run as an int8 run (a quarter of the checkpoint)",
+     "  BERT: each encoder layer's dense weights (QKV, attention output, FFN in and\n"
+     "  out) stored in int8 with a scale per output row; at inference the activations\n"
+     "  entering them are quantized per row (7 bits with a zero point) and the\n"
+     "  products run in int32 (AVX512-VNNI, AVX2 or portable kernels, the same\n"
+     "  integers from each). Embeddings, LayerNorm, the attention's scores and\n"
+     "  softmax, the pooler and the heads stay fp32. Writes DIR (default\n"
+     "  RUN_DIR-int8): model.ckpt, config.json, and results.json with the int8\n"
+     "  model's dev metrics (measured now) as \"best\" and the fp32 ones under\n"
+     "  \"quantized\"; eval, predict, compare and report read it like any run.\n"
+     "  glue eval/predict --int8 quantizes a run the same way as it loads.\n"
+     "  Other models have no int8 path yet (the command says so and fails).\n"},
     {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK] [--threads N] [--json]",
      "write a glue BERT checkpoint as a Hugging Face model directory",
      "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"

@@ -59,6 +59,12 @@ TEST(bench_bert_runs_and_reports_every_measurement) {
             CHECK(train && infer && lat);
             CHECK(stat_median(train, "ours_tokens_per_s") > 0 && stat_median(infer, "ours_tokens_per_s") > 0);
             CHECK(stat_median(lat, "ours_ms") > 0);
+            /* The int8 rows, with their speed-up over our fp32 rows, and the int8 kernel (portable here). */
+            const cJSON *i8 = cJSON_GetObjectItem(j, "infer_int8"), *l8 = cJSON_GetObjectItem(j, "latency_int8");
+            CHECK(i8 && l8 && stat_median(i8, "ours_tokens_per_s") > 0 && stat_median(l8, "speedup_vs_ours_fp32") > 0);
+            const cJSON *k8 = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "machine"), "int8_gemm");
+            CHECK_MSG(cJSON_IsString(k8) && strcmp(k8->valuestring, "portable") == 0, "int8_gemm: %s",
+                      cJSON_IsString(k8) ? k8->valuestring : "(none)");
             /* Achieved GFLOP/s = FLOPs per call / time per call. */
             const cJSON *gf = cJSON_GetObjectItem(train, "gflop_per_call");
             double want = cJSON_IsNumber(gf) ? gf->valuedouble / (stat_median(train, "ours_ms") * 1e-3) : -1;

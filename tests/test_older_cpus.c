@@ -40,6 +40,7 @@ static const char *const SUITES[] = {
     "bert_matches_torch_regression",
     "transformer_gradcheck",
     "optim_adamw_matches_torch",
+    "gemm_int8_kernels_bit_identical",
 };
 enum { NSUITES = sizeof SUITES / sizeof SUITES[0] };
 

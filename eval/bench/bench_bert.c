@@ -18,6 +18,13 @@
  *            sums) where the CPU has the bf16 dot product (kernel level
  *            avx512bf16), the fp32 path elsewhere; against PyTorch under
  *            torch.autocast("cpu", bfloat16).
+ *   infer_int8, latency_int8   the same two as --int8 runs them: our encoder's
+ *            dense layers through core/gemm_int8 (bert_use_int8: int8 weights
+ *            per output row, activations quantized per row as they come, int32
+ *            sums); against PyTorch's torch.quantization.quantize_dynamic(model,
+ *            {nn.Linear}, dtype=torch.qint8) of its same model (fbgemm or onednn,
+ *            whichever its build chose: also per-row dynamic activations). The
+ *            rows also give the speed-up over our own fp32 (infer, latency).
  *   train_bf16  the training step with matmul's bf16 precision (core/blas.h:
  *            the dense layers' products from bf16-rounded operands, fp32 sums,
  *            everything else fp32) where the CPU has the bf16 dot product, the
@@ -46,6 +53,7 @@
 #include "core/blas.h"
 #include "core/common.h"
 #include "core/gemm_bf16.h"
+#include "core/gemm_int8.h"
 #include "core/kernels.h"
 #include "core/provenance.h"
 #include "core/sgemm.h"
@@ -69,12 +77,16 @@ extern char *openblas_get_corename(void);
 /* The three measurements. */
 /* The *_bf16 measurements: ours with bf16 encoder weights (bert_use_bf16)
  * against PyTorch under bf16 autocast. */
-enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_INFER_BF16, BB_LATENCY_BF16, BB_TRAIN_BF16, BB_NUM };
-static const char *const BB_NAMES[BB_NUM] = {"train", "infer", "latency", "infer_bf16", "latency_bf16", "train_bf16"};
+enum { BB_TRAIN, BB_INFER, BB_LATENCY, BB_INFER_BF16, BB_LATENCY_BF16, BB_TRAIN_BF16, BB_INFER_INT8,
+       BB_LATENCY_INT8, BB_NUM };
+static const char *const BB_NAMES[BB_NUM] = {"train",      "infer",      "latency",     "infer_bf16",
+                                             "latency_bf16", "train_bf16", "infer_int8", "latency_int8"};
 
 static int bb_is_train(int what) { return what == BB_TRAIN || what == BB_TRAIN_BF16; }
 
-static int bb_is_latency(int what) { return what == BB_LATENCY || what == BB_LATENCY_BF16; }
+static int bb_is_latency(int what) { return what == BB_LATENCY || what == BB_LATENCY_BF16 || what == BB_LATENCY_INT8; }
+
+static int bb_is_int8(int what) { return what == BB_INFER_INT8 || what == BB_LATENCY_INT8; }
 
 typedef struct {
     BertConfig cfg;
@@ -188,6 +200,7 @@ static void bb_py_stop(BertBench *b) {
 
 typedef struct {
     Bert *trainer, *classifier, *classifier_bf16;   /* the last: the same weights, bf16 inference */
+    Bert *classifier_int8;                          /* the same weights, int8 inference */
     Optimizer opt;
     Rng drop;
     int *ids, *segments, *positions, *labels;   /* (B, T), (B, T), (n), (n) */
@@ -207,6 +220,9 @@ static void ours_init(Ours *o, const BertBench *b) {
     /* What --bf16 runs (src/cli/cli_run.c): bf16 weights where the CPU has the
      * bf16 dot product, the fp32 path elsewhere. */
     if (gemm_bf16_native()) bert_use_bf16(o->classifier_bf16, 1);
+    o->classifier_int8 = bert_create(c, &(BertHeads){.pooler = 1, .num_labels = BB_LABELS}, BB_SEED + 1);
+    bert_reserve(o->classifier_int8, BB_B, BB_T, 0, 0);
+    if (bert_use_int8(o->classifier_int8, 1) != 0) DIE("bench bert: a fresh model's weights are not finite");
     o->opt = optim_adamw(0.01);
     o->opt.eps = 1e-6;
     rng_seed(&o->drop, BB_SEED + 2);
@@ -235,6 +251,7 @@ static void ours_free(Ours *o) {
     bert_free(o->trainer);
     bert_free(o->classifier);
     bert_free(o->classifier_bf16);
+    bert_free(o->classifier_int8);
     free(o->ids); free(o->segments); free(o->positions); free(o->labels);
 }
 
@@ -265,9 +282,12 @@ static double ours_time(Ours *o, const BertBench *b, int what, int k, double *cp
             if (what == BB_TRAIN_BF16) matmul_set_precision(MATMUL_BF16);
             ours_train_step(o, b->n_masked);
             matmul_set_precision(MATMUL_FP32);
-        } else
-            ours_classify(o, what == BB_INFER_BF16 || what == BB_LATENCY_BF16 ? o->classifier_bf16 : o->classifier, bb_is_latency(what) ? 1 : BB_B,
-                          bb_is_latency(what) ? BB_LAT_T : BB_T);
+        } else {
+            Bert *m = what == BB_INFER_BF16 || what == BB_LATENCY_BF16 ? o->classifier_bf16
+                      : bb_is_int8(what)                              ? o->classifier_int8
+                                                                      : o->classifier;
+            ours_classify(o, m, bb_is_latency(what) ? 1 : BB_B, bb_is_latency(what) ? BB_LAT_T : BB_T);
+        }
     }
     if (cpu) *cpu = cpu_seconds() - c0;
     if (cpu) o->timed_allocations += xalloc_calls() - a0;   /* not the warm-up (no cpu) */
@@ -398,6 +418,8 @@ static int bench_bert_parse(int argc, char **argv, BertBench *b) {
     b->iters[BB_INFER_BF16] = b->iters[BB_INFER];
     b->iters[BB_LATENCY_BF16] = b->iters[BB_LATENCY];
     b->iters[BB_TRAIN_BF16] = b->iters[BB_TRAIN];
+    b->iters[BB_INFER_INT8] = b->iters[BB_INFER];
+    b->iters[BB_LATENCY_INT8] = b->iters[BB_LATENCY];
     if (b->torch && access(b->script, R_OK) != 0) {
         user_error("run from the source tree, or give --script PATH", "bench bert: cannot read %s", b->script);
         return EXIT_USAGE;
@@ -484,6 +506,23 @@ static void bb_print(const BertBench *b, int what, const BbSeries *s) {
     fflush(stdout);
 }
 
+/* Our int8 row against our fp32 row of the same shape: fp32 time / int8 time per repetition. */
+static Summary bb_vs_fp32(const BertBench *b, const BbSeries *q, const BbSeries *f) {
+    double r[BENCH_BERT_MAX_REPS];
+    for (int i = 0; i < b->reps; i++) r[i] = f->ours[i] / q->ours[i];
+    return summarize(r, b->reps);
+}
+
+static void bb_print_vs_fp32(const BertBench *b, const BbSeries *q, const BbSeries *f) {
+    Summary r = bb_vs_fp32(b, q, f);
+    printf("%-12s ours int8 vs ours fp32: %.2fx (min %.2f, max %.2f)\n", "", r.median, r.min, r.max);
+    fflush(stdout);
+}
+
+static void bb_vs_fp32_json(const BertBench *b, cJSON *row, const BbSeries *q, const BbSeries *f) {
+    cJSON_AddItemToObject(row, "speedup_vs_ours_fp32", bench_stats_json(bb_vs_fp32(b, q, f)));
+}
+
 static double bb_peak_mib(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -504,6 +543,7 @@ static cJSON *bb_machine_json(const BertBench *b, double load0) {
                                                                : "none: --bf16 runs the fp32 path on this CPU");
     cJSON_AddStringToObject(j, "train_bf16", gemm_bf16_native() ? "bf16 products (matmul precision bf16)"
                                                                 : "none: the fp32 step on this CPU");
+    cJSON_AddStringToObject(j, "int8_gemm", gemm_int8_kernel());
     const char *forced_k = getenv("GLUE_KERNELS");
     if (forced_k && *forced_k) cJSON_AddStringToObject(j, "GLUE_KERNELS", forced_k);
     cJSON_AddNumberToObject(j, "cores", threads_default());
@@ -557,6 +597,7 @@ int bench_bert(int argc, char **argv) {
         for (int rep = 0; rep < b.reps && !fail; rep++)
             fail = bb_rep(&b, &o, w, rep, &s[w], &gm[w], buf, cap) != 0;
         if (!fail) bb_print(&b, w, &s[w]);
+        if (!fail && bb_is_int8(w)) bb_print_vs_fp32(&b, &s[w], &s[w == BB_INFER_INT8 ? BB_INFER : BB_LATENCY]);
     }
     double torch_mib = b.torch && !fail ? bb_py_ask(&b, "mem", 0, NULL) : 0.0, ours_mib = bb_peak_mib();
     bb_py_stop(&b);
@@ -572,7 +613,11 @@ int bench_bert(int argc, char **argv) {
         cJSON_AddItemToObject(j, "provenance", provenance_json(b.threads, -1));   /* the build measured */
         cJSON_AddNumberToObject(j, "reps", b.reps);
         cJSON_AddNumberToObject(j, "masked_positions", b.n_masked);
-        for (int w = 0; w < BB_NUM; w++) cJSON_AddItemToObject(j, BB_NAMES[w], bb_series_json(&b, w, &s[w], &gm[w]));
+        for (int w = 0; w < BB_NUM; w++) {
+            cJSON *row = bb_series_json(&b, w, &s[w], &gm[w]);
+            if (bb_is_int8(w)) bb_vs_fp32_json(&b, row, &s[w], &s[w == BB_INFER_INT8 ? BB_INFER : BB_LATENCY]);
+            cJSON_AddItemToObject(j, BB_NAMES[w], row);
+        }
         cJSON_AddNumberToObject(j, "ours_peak_mib", ours_mib);
         cJSON_AddNumberToObject(j, "ours_allocations_in_timed_calls", (double)o.timed_allocations);
         if (b.torch) cJSON_AddNumberToObject(j, "torch_peak_mib", torch_mib);

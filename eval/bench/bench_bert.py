@@ -13,11 +13,15 @@ It is a server so that the C side can alternate A/B with it in one run: after
   infer K      K classification forwards of (B, T) under torch.inference_mode
   latency K    K classification forwards of (1, LAT_T)
   infer_bf16 K, latency_bf16 K   the same under torch.autocast("cpu", bfloat16)
+  infer_int8 K, latency_int8 K   the same with the classifier under
+     torch.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+     (the same weights; the quantized engine PyTorch chose: fbgemm or onednn/x86)
   train_bf16 K K training steps with the forward and loss under torch.autocast("cpu", bfloat16)
      -> "WALL CPU": elapsed wall seconds, and CPU seconds of all its threads
   mem          -> peak resident memory of this process in MiB (getrusage)
   quit
 usage: bench_bert.py V C L NH FF P B T NMASKED LAT_T THREADS"""
+import copy
 import math
 import resource
 import sys
@@ -117,6 +121,8 @@ lat_ids, lat_seg = ids[:1, :LAT_T].contiguous(), seg[:1, :LAT_T].contiguous()
 trainer = Bert(mlm=True, num_labels=0).train()
 opt = make_optimizer(trainer)
 classifier = Bert(mlm=False, num_labels=2).eval()
+classifier_int8 = torch.quantization.quantize_dynamic(copy.deepcopy(classifier), {torch.nn.Linear},
+                                                      dtype=torch.qint8)
 
 
 def train_step():
@@ -144,6 +150,11 @@ def infer_bf16(x, s):
         classifier.classify(x, s)
 
 
+def infer_int8(x, s):
+    with torch.inference_mode():
+        classifier_int8.classify(x, s)
+
+
 def timed(fn, k):
     """Wall seconds and CPU seconds (all threads of the process) of k calls."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -169,6 +180,10 @@ for line in sys.stdin:
         print(timed(lambda: infer_bf16(ids, seg), int(cmd[1])), flush=True)
     elif cmd[0] == "latency_bf16":
         print(timed(lambda: infer_bf16(lat_ids, lat_seg), int(cmd[1])), flush=True)
+    elif cmd[0] == "infer_int8":
+        print(timed(lambda: infer_int8(ids, seg), int(cmd[1])), flush=True)
+    elif cmd[0] == "latency_int8":
+        print(timed(lambda: infer_int8(lat_ids, lat_seg), int(cmd[1])), flush=True)
     elif cmd[0] == "mem":
         print("%.1f" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0), flush=True)
     elif cmd[0] == "quit":

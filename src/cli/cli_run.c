@@ -178,12 +178,37 @@ const ModelOps *cli_choose_model(const char *model, const char *run, const char 
     return ops;
 }
 
-Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16) {
-    char path[4096], hint[320];
-    if (bf16 && !ops->use_bf16) {
+/* Whether ops can run what prec (CLI_BF16 | CLI_INT8) asks; 0, or -1 after a message. */
+static int cli_check_precision(const ModelOps *ops, int prec) {
+    if ((prec & CLI_BF16) && (prec & CLI_INT8)) {
+        user_error_usage("give one of them", "--bf16 and --int8 both set the inference weights");
+        return -1;
+    }
+    if ((prec & CLI_BF16) && !ops->use_bf16) {
         user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
+        return -1;
+    }
+    if ((prec & CLI_INT8) && !ops->use_int8) {
+        user_error_usage("drop --int8 for this model", "%s has no int8 inference path (bert has)", ops->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* m switched to what prec asks (checked by cli_check_precision); NULL (m freed) on failure. */
+static Model *cli_use_precision(const ModelOps *ops, Model *m, int prec) {
+    if (!m) return NULL;
+    if (prec & CLI_BF16) cli_use_bf16(ops, m);
+    if ((prec & CLI_INT8) && ops->use_int8(m) != 0) {
+        ops->free(m);
         return NULL;
     }
+    return m;
+}
+
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int prec) {
+    char path[4096], hint[320];
+    if (cli_check_precision(ops, prec) != 0) return NULL;
     file_join(dir, RUN_CKPT, path, sizeof path);
     char how[256];
     cli_finetune_hint(t, ops, dir, how, sizeof how);
@@ -195,11 +220,10 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf1
     Model *m = ops->load(path, t);
     /* The model said what is wrong with the file; say what to do about it. */
     if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: %s\n", how);
-    if (m && bf16) cli_use_bf16(ops, m);
-    return m;
+    return cli_use_precision(ops, m, prec);
 }
 
-Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int bf16, char *dir,
+Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int prec, char *dir,
                       size_t cap) {
     struct stat st;
     dir[0] = '\0';
@@ -209,7 +233,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     }
     if (!run && !init) {
         run_dir_path(t->name, ops->name, dir, cap);
-        return cli_load_run(ops, t, dir, bf16);
+        return cli_load_run(ops, t, dir, prec);
     }
     const char *where = run ? run : init;
     if (stat(where, &st) != 0) {
@@ -221,8 +245,9 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     file_join(where, RUN_CKPT, ckpt, sizeof ckpt);
     if (run || (S_ISDIR(st.st_mode) && file_exists(ckpt))) {   /* a glue run directory */
         snprintf(dir, cap, "%s", where);
-        return cli_load_run(ops, t, dir, bf16);
+        return cli_load_run(ops, t, dir, prec);
     }
+    if (cli_check_precision(ops, prec) != 0) return NULL;
     Model *m = NULL;
     if (!S_ISDIR(st.st_mode)) {
         m = ops->load(init, t);   /* a checkpoint file */
@@ -233,13 +258,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
                    init, ops->name);
         return NULL;
     }
-    if (m && bf16 && ops->use_bf16) cli_use_bf16(ops, m);
-    else if (m && bf16) {
-        user_error_usage("drop --bf16 for this model", "%s has no bf16 inference path (bert has)", ops->name);
-        ops->free(m);
-        m = NULL;
-    }
-    return m;
+    return cli_use_precision(ops, m, prec);
 }
 
 int cli_check_text(const char *s, size_t len, const char *origin) {

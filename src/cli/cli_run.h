@@ -39,17 +39,19 @@ const ModelOps *cli_choose_model(const char *model, const char *run, const char 
 void cli_finetune_hint(const Task *t, const ModelOps *ops, const char *dir, char *out, size_t cap);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */
 const Task *cli_run_task(const Task *t);
-/* The trained model in dir (dir/model.ckpt), switched to bf16 inference weights
- * when bf16 is set. NULL after a message that says how to train it when the run
- * is missing, or what is wrong with the checkpoint, or that the model has no bf16 path. */
-Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int bf16);
+/* Inference weights a command asks for (prec, a bit set; 0: as stored). */
+enum { CLI_BF16 = 1, CLI_INT8 = 2 };
+/* The trained model in dir (dir/model.ckpt), switched to bf16 or int8 inference
+ * weights as prec asks. NULL after a message that says how to train it when the run
+ * is missing, or what is wrong with the checkpoint, or that the model has no such path. */
+Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int prec);
 /* Which trained model a command scores: the run directory --run DIR, or
  * --init X (a run directory, a model checkpoint file, or a model trained
  * elsewhere that the model kind can read: ModelOps.load_external), or by
  * default runs/<task>/<model>. dir (cap bytes) gets the run directory, or ""
  * when the model is not a glue run (nothing can be written beside it).
  * NULL after a message. */
-Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int bf16, char *dir,
+Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const char *init, int prec, char *dir,
                       size_t cap);
 /* "glue finetune sst2 --model fasttext" from argv (argv[0] = command), with
  * arguments quoted when the shell would need it. Caller frees. */

@@ -13,6 +13,7 @@
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/gemm_bf16.h"
+#include "core/gemm_int8.h"
 #include "core/kernels.h"
 #include "core/threads.h"
 #include "eval/label_table.h"
@@ -30,7 +31,7 @@
 
 #define EVAL_USAGE \
     "glue eval TASK|all [--model M] [--run DIR | --init DIR|CKPT] [--split dev|test] [--submit FILE.zip]\n" \
-    "       [--results FILE] [--bf16] [--json]\n"                                                      \
+    "       [--results FILE] [--bf16 | --int8] [--json]\n"                                               \
     "   (a run on your own dataset: glue eval NAME --model M, or glue eval --run DIR;\n"              \
     "    --split test scores its --test file)"
 
@@ -40,6 +41,7 @@ typedef struct EvalArgs {
     const char *results;  /* --results FILE (all, dev split); NULL: the default */
     int json, all;
     int bf16;             /* --bf16: bf16 inference weights */
+    int int8;             /* --int8: int8 inference weights, quantized as the run loads */
     const char *run, *init;   /* --run DIR / --init DIR|CKPT: the model to score (one task) */
 } EvalArgs;
 
@@ -191,7 +193,8 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
                    "eval --split test writes the leaderboard file into a run directory; --init %s is not one", e->init);
         return EXIT_USAGE;
     }
-    Model *m = cli_load_model(ops, rt, e->run, e->init, e->bf16, dir, sizeof dir);
+    Model *m = cli_load_model(ops, rt, e->run, e->init, (e->bf16 ? CLI_BF16 : 0) | (e->int8 ? CLI_INT8 : 0), dir,
+                              sizeof dir);
     if (!m) return 1;
     cJSON *out = cJSON_CreateObject();
     char where[4200];
@@ -201,6 +204,7 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
      * has no AVX512-BF16 and --bf16 ran the fp32 path, src/cli/cli_run.c). */
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
+    if (e->int8) cJSON_AddStringToObject(out, "int8", gemm_int8_kernel());
     int batch = dir[0] ? eval_batch_of(dir) : EVALUATE_BATCH_DEFAULT;
     /* a test split with public labels (GoEmotions) is scored here, as a user's test file */
     const TaskSplit *ts = task_split(t, "test");
@@ -315,6 +319,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     args_init(&a, argc, argv);
     e->json = args_flag(&a, "--json");
     e->bf16 = args_flag(&a, "--bf16");
+    e->int8 = args_flag(&a, "--int8");
     e->model = args_str(&a, "--model", NULL);
     e->split = args_str(&a, "--split", "dev");
     e->submit = args_str(&a, "--submit", NULL);

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #define PREDICT_USAGE                                                                                  \
-    "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16] [--json]\n" \
+    "glue predict TASK [--model M] [--run DIR | --init DIR|CKPT] [TEXT [TEXT_B]] [--bf16|--int8] [--json]\n" \
     "   (glue predict --run DIR [TEXT [TEXT_B]]: the run says its task or dataset and its model)"
 
 static int is_pair(const Task *t) {
@@ -196,7 +196,8 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
 int cmd_predict(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
-    int json = args_flag(&a, "--json"), bf16 = args_flag(&a, "--bf16");
+    int json = args_flag(&a, "--json"), bf16 = args_flag(&a, "--bf16") ? CLI_BF16 : 0;
+    bf16 |= args_flag(&a, "--int8") ? CLI_INT8 : 0;   /* the precision bits (cli_run.h) */
     const char *model = args_str(&a, "--model", NULL);
     const char *run = args_str(&a, "--run", NULL), *init = args_str(&a, "--init", NULL);
     const char *pos[4];

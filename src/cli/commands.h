@@ -24,6 +24,7 @@ int cmd_protocol(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_pretrain(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

@@ -26,6 +26,7 @@ struct CkptWriter {
     uint64_t stored, raw;  /* bytes written to the file after the header / fed to deflate */
     uint32_t crc;          /* over the stored bytes so far */
     int err;               /* errno of the first failure, 0 while all is well */
+    int has_i8;            /* an int8 tensor was written: format version 2 */
 };
 
 static void ckw_fail(CkptWriter *w, int err) {
@@ -147,6 +148,23 @@ int checkpoint_write_tensor(CkptWriter *w, const char *name, CkptDtype dtype, co
     return w->err ? -1 : 0;
 }
 
+int checkpoint_write_tensor_i8(CkptWriter *w, const char *name, const int *shape, int ndim, const int8_t *data) {
+    if (ndim < 0 || ndim > CHECKPOINT_MAX_DIMS) DIE("checkpoint: '%s' has %d dims", name, ndim);
+    size_t numel = 1;
+    ckw_u8(w, CKPT_REC_TENSOR);
+    ckw_name(w, name);
+    ckw_u8(w, (uint8_t)CKPT_I8);
+    ckw_u8(w, (uint8_t)ndim);
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) DIE("checkpoint: '%s' has a negative dimension", name);
+        ckw_u64(w, (uint64_t)shape[d]);
+        numel *= (size_t)shape[d];
+    }
+    ckw_put(w, data, numel);
+    w->has_i8 = 1;
+    return w->err ? -1 : 0;
+}
+
 int checkpoint_write_blob(CkptWriter *w, const char *name, const void *data, size_t size) {
     ckw_u8(w, CKPT_REC_BLOB);
     ckw_name(w, name);
@@ -201,7 +219,7 @@ static void ckw_sync_dir(const char *path) {
 
 /* Header (40 bytes) for the stored payload; also finishes the CRC over it. */
 static void ckw_header(CkptWriter *w, unsigned char *h) {
-    uint32_t version = CHECKPOINT_VERSION, hsize = CKPT_HEADER_SIZE, zero = 0;
+    uint32_t version = w->has_i8 ? CHECKPOINT_VERSION_INT8 : CHECKPOINT_VERSION, hsize = CKPT_HEADER_SIZE, zero = 0;
     memcpy(h, CKPT_MAGIC, 8);
     memcpy(h + 8, &version, 4);
     memcpy(h + 12, &hsize, 4);

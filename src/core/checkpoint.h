@@ -3,7 +3,9 @@
  *
  * File layout (little-endian):
  *   0   "GLUECKPT"                          magic
- *   8   u32 format version (CHECKPOINT_VERSION)
+ *   8   u32 format version: 1 (CHECKPOINT_VERSION), or 2 (CHECKPOINT_VERSION_INT8)
+ *         when the file holds an int8 tensor, so that a glue that predates
+ *         int8 tensors refuses the file by its version instead of misreading it
  *   12  u32 header size (40)
  *   16  u64 stored payload bytes (after the header, zlib stream)
  *   24  u64 raw payload bytes (after inflating)
@@ -12,7 +14,7 @@
  *   40  payload: zlib stream of records, each a u8 kind then
  *         CONFIG  u32 length, JSON text (always the first record)
  *         TENSOR  u16 name length, name, u8 dtype, u8 ndim, i64 shape[ndim],
- *                 numel * dtype size bytes of data
+ *                 numel * dtype size bytes of data (int8: one byte each)
  *         BLOB    u16 name length, name, u64 length, bytes
  *         END
  * The CRC is checked before anything is parsed, so a flipped byte anywhere
@@ -32,18 +34,21 @@
 #define GLUE_CHECKPOINT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/params.h"
 
 typedef struct cJSON cJSON;
 
-enum { CHECKPOINT_VERSION = 1, CHECKPOINT_MAX_DIMS = 8 };
+enum { CHECKPOINT_VERSION = 1, CHECKPOINT_VERSION_INT8 = 2, CHECKPOINT_MAX_DIMS = 8 };
 /* zlib level for checkpoint_writer_open(level < 0). The stream is deflated
  * with Huffman coding only (Z_HUFFMAN_ONLY): float weights shrink ~7-8% that
  * way, as much as with string matching, at ~100 MB/s instead of ~35 MB/s. */
 enum { CHECKPOINT_DEFAULT_LEVEL = 1 };
 
-typedef enum { CKPT_F32 = 0, CKPT_F16 = 1, CKPT_BF16 = 2 } CkptDtype;
+/* CKPT_I8: signed bytes (quantized weights, models/bert/bert_int8.c), read
+ * back as the same whole numbers in f32; only in version-2 files. */
+typedef enum { CKPT_F32 = 0, CKPT_F16 = 1, CKPT_BF16 = 2, CKPT_I8 = 3 } CkptDtype;
 
 typedef struct {
     char *name;
@@ -77,6 +82,8 @@ CkptWriter *checkpoint_writer_open(const char *path, const cJSON *config, int le
 /* data (numel of shape), stored as dtype (rounded to nearest even for f16/bf16). */
 int checkpoint_write_tensor(CkptWriter *w, const char *name, CkptDtype dtype, const int *shape,
                             int ndim, const float *data);
+/* data (numel of shape) stored as int8 (CKPT_I8); the file becomes version 2. */
+int checkpoint_write_tensor_i8(CkptWriter *w, const char *name, const int *shape, int ndim, const int8_t *data);
 int checkpoint_write_blob(CkptWriter *w, const char *name, const void *data, size_t size);
 /* Every tensor of p (its data), by name, in declaration order. */
 int checkpoint_write_params(CkptWriter *w, const Params *p, CkptDtype dtype);

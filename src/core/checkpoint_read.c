@@ -51,9 +51,10 @@ static int ckr_check_header(const char *path, const unsigned char *h, size_t got
     memcpy(&hd->raw, h + 24, 8);
     memcpy(&hd->crc, h + 32, 4);
     memcpy(&hd->reserved, h + 36, 4);
-    if (hd->version != CHECKPOINT_VERSION) {
+    if (hd->version != CHECKPOINT_VERSION && hd->version != CHECKPOINT_VERSION_INT8) {
         user_error_data("read it with the glue version that wrote it, or retrain",
-                   "%s: checkpoint format version %u; this glue reads version %d", path, hd->version, CHECKPOINT_VERSION);
+                   "%s: checkpoint format version %u; this glue reads versions %d and %d", path, hd->version,
+                   CHECKPOINT_VERSION, CHECKPOINT_VERSION_INT8);
         return -1;
     }
     if (hd->header_size != CKPT_HEADER_SIZE || hd->reserved != 0) {
@@ -109,6 +110,7 @@ typedef struct {
     unsigned char *in;      /* (CKPT_IO_CHUNK) */
     uint64_t stored_left;   /* compressed bytes still in the file */
     uint64_t raw_left;      /* payload bytes not yet handed out */
+    uint32_t version;       /* the header's: int8 tensors only in version 2 */
 } CkptIn;
 
 /* More compressed input when zlib has used up what it had; -1 on a read error. */
@@ -177,11 +179,17 @@ static char *ckin_name(CkptIn *r) {
     return s;
 }
 
-static size_t ckpt_dtype_size(CkptDtype d) { return d == CKPT_F32 ? 4 : 2; }
+static size_t ckpt_dtype_size(CkptDtype d) { return d == CKPT_F32 ? 4 : d == CKPT_I8 ? 1 : 2; }
 
 /* Tensor data (numel) of dtype into dst as f32. */
 static int ckin_floats(CkptIn *r, float *dst, size_t numel, CkptDtype dtype) {
     if (dtype == CKPT_F32) return ckin_read(r, dst, numel * sizeof(float));
+    if (dtype == CKPT_I8) {   /* read into the float array's tail, widened front to back */
+        int8_t *bytes = (int8_t *)(dst + numel) - numel;
+        int rc = ckin_read(r, bytes, numel);
+        for (size_t i = 0; i < numel && rc == 0; i++) dst[i] = (float)bytes[i];
+        return rc;
+    }
     uint16_t *buf = xmalloc(CKPT_CONVERT_CHUNK * sizeof *buf);
     int rc = 0;
     for (size_t i = 0; i < numel && rc == 0; i += CKPT_CONVERT_CHUNK) {
@@ -198,7 +206,7 @@ static int ckin_tensor(CkptIn *r, CkptTensor *t) {
     uint8_t dtype, ndim;
     memset(t, 0, sizeof *t);
     if (!(t->name = ckin_name(r))) return -1;
-    if (ckin_u8(r, &dtype) || dtype > CKPT_BF16 || ckin_u8(r, &ndim) || ndim > CHECKPOINT_MAX_DIMS) return -1;
+    if (ckin_u8(r, &dtype) || dtype > CKPT_I8 || (dtype == CKPT_I8 && r->version < CHECKPOINT_VERSION_INT8) || ckin_u8(r, &ndim) || ndim > CHECKPOINT_MAX_DIMS) return -1;
     t->dtype = (CkptDtype)dtype;
     t->ndim = ndim;
     uint64_t numel = 1;
@@ -263,7 +271,7 @@ static int ckin_records(CkptIn *r, Checkpoint *c) {
 }
 
 static int ckr_parse(const char *path, const CkptHeader *hd, Checkpoint *c) {
-    CkptIn r = {.stored_left = hd->stored, .raw_left = hd->raw};
+    CkptIn r = {.stored_left = hd->stored, .raw_left = hd->raw, .version = hd->version};
     r.f = fopen(path, "rb");
     if (!r.f || fseek(r.f, CKPT_HEADER_SIZE, SEEK_SET) != 0) {
         user_error_io(NULL, "%s: cannot read checkpoint: %s", path, strerror(errno));

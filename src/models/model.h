@@ -30,7 +30,7 @@
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
- * `save_state`/`load_state`, `use_bf16`, `load_external`, `score_scale` and
+ * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale` and
  * `data_parallel` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
@@ -131,6 +131,13 @@ typedef struct ModelOps {
     /* Optional (NULL: no such path). Evaluate from here on with bf16 weights
      * (core/gemm_bf16.h), an inference approximation: `eval`/`predict --bf16`. */
     void (*use_bf16)(Model *m);
+    /* Optional (NULL: no such path). Evaluate from here on with int8 weights
+     * (core/gemm_int8.h): `eval`/`predict --int8`; 0, or -1 after a message.
+     * save_int8: an int8 checkpoint of the model (`glue quantize`), which
+     * `load` reads back as a model that runs int8; -1 after a message (also
+     * for a model that was loaded from one). */
+    int (*use_int8)(Model *m);
+    int (*save_int8)(const Model *m, const char *path);
     /* Optional (NULL: none). A model trained elsewhere, scored as it is:
      * `eval/predict --init DIR` (BERT: a Hugging Face classifier directory).
      * NULL + message on error. */

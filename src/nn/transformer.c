@@ -14,6 +14,7 @@
 
 #include "core/blas.h"
 #include "core/gemm_bf16.h"
+#include "core/gemm_int8.h"
 #include "core/common.h"
 #include "core/kernels.h"
 #include "nn/dropout.h"
@@ -228,15 +229,17 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
 }
 
 /* The end both sublayers share: the output projection of in (N, K) by W (C, K)
- * (its bf16 copy when there is one), then the residual with dropout, and
+ * (its int8 or bf16 copy when there is one), then the residual with dropout, and
  * LayerNorm after it (post-LN) or not (pre-LN: the stream stays raw). */
 static void block_output_forward(const BlockTailActs *o, float *out, const float *in, int K, const float *w,
-                                 const struct Bf16Weights *w_bf16, const float *b, const float *x,
-                                 const float *ln_g, const float *ln_b, const BlockDims *d, Rng *rng) {
+                                 const struct Bf16Weights *w_bf16, const struct Int8Weights *w_int8,
+                                 const float *b, const float *x, const float *ln_g, const float *ln_b,
+                                 const BlockDims *d, Rng *rng) {
     long N = (long)d->B * d->T;
     int C = d->C;
     float *proj = d->pre_ln ? out : o->res;
-    if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
+    if (w_int8) matmul_int8(proj, in, w_int8, (int)N, b, 0);
+    else if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
     else linear_forward(proj, in, w, b, (int)N, K, C);
     if (d->pre_ln) block_pre_tail_forward(out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
     else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
@@ -277,10 +280,11 @@ void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnPa
         layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
         in = a->tail.res;
     }
-    if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
+    if (w->int8_qkv) matmul_int8(a->qkv, in, w->int8_qkv, (int)N, w->b_qkv, 0);
+    else if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    block_output_forward(&a->tail, a->out, a->ctx, C, w->w_o, w->bf16_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->ctx, C, w->w_o, w->bf16_o, w->int8_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, const BlockAttnActs *a,
@@ -309,6 +313,15 @@ void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, co
 
 /* ---- cross-attention ---- */
 
+/* y (rows, n1 - n0) = x (rows, K) W[n0, n1)^T + b[n0, n1): through W's int8
+ * copy when it has one (BERT's last layer at the rows its head reads), else fp32. */
+static void block_project_rows(float *y, const float *x, int rows, const float *w, const struct Int8Weights *q,
+                               const float *b, int n0, int n1, int K) {
+    Int8Weights view;
+    if (q && int8_weights_rows(q, n0, n1, &view) == 0) matmul_int8(y, x, &view, rows, b + n0, 0);
+    else linear_forward(y, x, w + (long)n0 * K, b + n0, rows, K, n1 - n0);
+}
+
 void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem, const BlockAttnParams *w,
                            const BlockDims *d, Rng *rng, float *scratch) {
     long N = (long)d->B * d->T;
@@ -316,10 +329,10 @@ void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem
     a->train = rng != NULL;
     if (d->pre_ln) DIE("block_cross_attn_forward: pre-LN cross-attention is not implemented");
     AttnDims ad = block_attn_dims(d, 1, a->train);
-    linear_forward(a->qkv, x, w->w_qkv, w->b_qkv, (int)N, C, C);
-    linear_forward(a->kv, mem, w->w_qkv + (long)C * C, w->b_qkv + C, d->B * d->Tk, C, 2 * C);
+    block_project_rows(a->qkv, x, (int)N, w->w_qkv, w->int8_qkv, w->b_qkv, 0, C, C);
+    block_project_rows(a->kv, mem, d->B * d->Tk, w->w_qkv, w->int8_qkv, w->b_qkv, C, 3 * C, C);
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
-    linear_forward(a->tail.res, a->ctx, w->w_o, w->b_o, (int)N, C, C);
+    block_project_rows(a->tail.res, a->ctx, (int)N, w->w_o, w->int8_o, w->b_o, 0, C, C);
     block_tail_forward(a->out, a->tail.res, a->tail.mean, a->tail.rstd, a->tail.drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
 }
@@ -376,13 +389,15 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
         in = a->tail.res;
     }
-    if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
+    if (w->int8_in) {   /* inference only, as bf16 below */
+        matmul_int8(a->act, in, w->int8_in, (int)N, w->b_in, 1);
+    } else if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
         matmul_bf16(a->act, in, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
     } else {
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    block_output_forward(&a->tail, a->out, a->act, FF, w->w_out, w->bf16_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->act, FF, w->w_out, w->bf16_out, w->int8_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const BlockFfnActs *a,

@@ -103,6 +103,9 @@ typedef struct BlockAttnParams {
      * and w_o that self-attention's forward uses instead, or NULL (always NULL
      * in gradients; cross-attention ignores them). */
     const struct Bf16Weights *bf16_qkv, *bf16_o;
+    /* Inference with int8 weights (core/gemm_int8.h), the same way, ahead of
+     * bf16; cross-attention uses them too (BERT's last layer at [CLS]). */
+    const struct Int8Weights *int8_qkv, *int8_o;
 } BlockAttnParams;
 
 /* Weights of an FFN sublayer, or their gradients. */
@@ -113,6 +116,7 @@ typedef struct BlockFfnParams {
     float *b_out;             /* (C) */
     float *ln_g, *ln_b;       /* (C) */
     const struct Bf16Weights *bf16_in, *bf16_out;   /* as BlockAttnParams' bf16_* */
+    const struct Int8Weights *int8_in, *int8_out;   /* as BlockAttnParams' int8_* */
 } BlockFfnParams;
 
 /* What the residual + LayerNorm end of either sublayer keeps for its backward. */

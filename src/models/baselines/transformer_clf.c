@@ -133,10 +133,11 @@ static void tf_bind_layer(TransformerClf *m, int l, const TfLayerHandles *h, int
     float *(*at)(const Params *, int) = grad ? params_grad : params_data;
     BlockAttnParams *a = grad ? &m->attn_g[l] : &m->attn[l];
     BlockFfnParams *f = grad ? &m->ffn_g[l] : &m->ffn[l];
-    *a = (BlockAttnParams){at(p, h->qkv_w), at(p, h->qkv_b), at(p, h->o_w), at(p, h->o_b), at(p, h->ln1_g),
-                           at(p, h->ln1_b), NULL, NULL};
-    *f = (BlockFfnParams){at(p, h->in_w), at(p, h->in_b), at(p, h->out_w), at(p, h->out_b), at(p, h->ln2_g),
-                          at(p, h->ln2_b), NULL, NULL};
+    /* Designated: the inference-only packed copies (bf16, int8) stay NULL. */
+    *a = (BlockAttnParams){.w_qkv = at(p, h->qkv_w), .b_qkv = at(p, h->qkv_b), .w_o = at(p, h->o_w),
+                           .b_o = at(p, h->o_b), .ln_g = at(p, h->ln1_g), .ln_b = at(p, h->ln1_b)};
+    *f = (BlockFfnParams){.w_in = at(p, h->in_w), .b_in = at(p, h->in_b), .w_out = at(p, h->out_w),
+                          .b_out = at(p, h->out_b), .ln_g = at(p, h->ln2_g), .ln_b = at(p, h->ln2_b)};
 }
 
 static void tf_build(TransformerClf *m, uint64_t seed) {

@@ -262,6 +262,7 @@ static void bert_work_free(BertWork *k, int L) {
 void bert_free(Bert *m) {
     if (!m) return;
     bert_use_bf16(m, 0);
+    bert_use_int8(m, 0);
     bert_work_free(m->work, m->cfg.num_layers);
     free(m->w.layers);
     free(m->g.layers);

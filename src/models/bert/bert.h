@@ -181,6 +181,9 @@ typedef struct Bert {
     BertWork *work;           /* NULL until bert_reserve */
     float *alibi_slopes;      /* (NH) when cfg.alibi, else NULL */
     struct Bf16Weights *bf16; /* (4L) packed encoder weights while bert_use_bf16 is on, else NULL */
+    struct Int8Weights *int8; /* (4L) int8 encoder weights while bert_use_int8 is on, else NULL */
+    int int8_stored;          /* loaded from an int8 checkpoint (bert_int8.c): the fp32 weights are
+                               * the int8 ones dequantized, and there is nothing to quantize */
     const struct Bert *emb_donor; /* bert_create_sharing: whose embedding tables this model uses */
     /* The count bert_mlm_loss and bert_rtd_loss average over (loss, accuracy
      * and gradient): 0 = their own (n positions, real tokens). Data-parallel
@@ -295,6 +298,14 @@ void bert_forward_rows(Bert *m, const BertBatch *batch, const int *positions, in
  * not follow an optimizer step); call it again after changing the weights.
  * Needs AVX512-BF16; the commands use it only where gemm_bf16_native(). */
 void bert_use_bf16(Bert *m, int on);
+/* Inference with int8 weights (core/gemm_int8.h, bert_int8.c): on = 1
+ * quantizes each layer's four dense weights (QKV, attention output, FFN in and
+ * out; per output row) and the forwards run them through the int8 GEMM with
+ * activations quantized per row; 0 frees them. Embeddings, LayerNorms, the
+ * attention's score and context products, softmax, pooler and heads stay
+ * fp32. bert_backward is refused while on. -1 after a message when a weight
+ * is not finite. */
+int bert_use_int8(Bert *m, int on);
 /* The last layer's output (B, T, C) of the last bert_forward. */
 const float *bert_hidden(const Bert *m);
 /* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */
@@ -413,5 +424,19 @@ Bert *bert_load(const char *path);
 char *bert_vocab_text(const Vocab *v, size_t *len);
 /* The vocabulary stored in c, or NULL (no message) when it has none. */
 Vocab *bert_checkpoint_vocab(const Checkpoint *c);
+
+/* An int8 checkpoint of m (bert_save_as's layout, the four dense weights of
+ * each layer stored as int8 with a "<name>_scale" tensor of row scales, and
+ * "quantized" in the config): a quarter of the fp32 file. 0, or -1 after a
+ * message (m loaded from an int8 checkpoint, a weight not finite, the disk). */
+int bert_save_int8(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab);
+/* 1 when c is an int8 checkpoint (its config has "quantized"). */
+int bert_checkpoint_is_int8(const Checkpoint *c);
+/* m just read from the int8 checkpoint c (bert_from_checkpoint): its dense
+ * weights dequantized and packed from the stored integers. -1 after a message
+ * naming the tensor for a missing or malformed one, a scale that is NaN,
+ * infinite, zero or negative, a weight of -128, or an int8 format version
+ * this glue does not read. */
+int bert_int8_load(Bert *m, const Checkpoint *c);
 
 #endif

@@ -307,6 +307,7 @@ void bert_backward(Bert *m) {
     BertWork *k = m->work;
     if (!k || !k->train) DIE("bert_backward without bert_reserve(..., train = 1)");
     if (m->bf16) DIE("bert_backward with bf16 inference weights on (bert_use_bf16(m, 0) first)");
+    if (m->int8) DIE("bert_backward with int8 inference weights on (bert_use_int8(m, 0) first)");
     int L = m->cfg.num_layers;
     if (k->pooled_grad) bert_pooler_backward(m);
     /* Ping-pong between dhidden and dbuf: each sublayer reads dy from one and

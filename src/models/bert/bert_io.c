@@ -131,6 +131,11 @@ static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int
 int bert_init_from(Bert *m, const Checkpoint *c) {
     BertConfig cfg;
     if (bert_checkpoint_read_config(c, &cfg, NULL) != 0) return -1;
+    if (bert_checkpoint_is_int8(c)) {
+        user_error("start from the fp32 run it was quantized from", "%s: an int8 checkpoint is for inference only; "
+                   "glue does not train from it", c->path);
+        return -1;
+    }
     const BertConfig *a = &m->cfg;
     if (cfg.vocab_size != a->vocab_size || cfg.hidden_size != a->hidden_size || cfg.num_layers != a->num_layers ||
         cfg.num_heads != a->num_heads || cfg.intermediate_size != a->intermediate_size ||
@@ -151,8 +156,14 @@ Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy
     BertConfig cfg;
     BertHeads stored;
     if (bert_checkpoint_read_config(c, &cfg, &stored) != 0) return NULL;
+    if (bert_checkpoint_is_int8(c) && (heads || !copy_classifier)) {   /* a model to train from it */
+        user_error("start from the fp32 run it was quantized from", "%s: an int8 checkpoint is for inference only; "
+                   "glue does not train from it", c->path);
+        return NULL;
+    }
     Bert *m = bert_create(&cfg, heads ? heads : &stored, seed);
-    if (bert_copy_tensors(m, c, heads == NULL, copy_classifier) != 0) {
+    /* An int8 checkpoint: its dense weights packed from the stored integers. */
+    if (bert_copy_tensors(m, c, heads == NULL, copy_classifier) != 0 || bert_int8_load(m, c) != 0) {
         bert_free(m);
         return NULL;
     }

@@ -594,6 +594,10 @@ static int bert_load_state_ops(Model *m, const char *path) { return bert_task_lo
 static long bert_num_params_ops(const Model *m) { return bert_num_params(((const BertTaskModel *)m)->bert); }
 static void bert_free_ops(Model *m) { bert_task_model_free((BertTaskModel *)m); }
 static void bert_use_bf16_ops(Model *m) { bert_use_bf16(((BertTaskModel *)m)->bert, 1); }
+static int bert_use_int8_ops(Model *m) { return bert_use_int8(((BertTaskModel *)m)->bert, 1); }
+static int bert_save_int8_ops(const Model *m, const char *path) {
+    return bert_task_save_int8((const BertTaskModel *)m, path);
+}
 
 const ModelOps BERT_OPS = {
     .name = "bert",
@@ -612,6 +616,8 @@ const ModelOps BERT_OPS = {
     .save_state = bert_save_state_ops,
     .load_state = bert_load_state_ops,
     .use_bf16 = bert_use_bf16_ops,
+    .use_int8 = bert_use_int8_ops,
+    .save_int8 = bert_save_int8_ops,
     .load_external = bert_hf_classifier_load,
     .settings = BERT_SETTINGS,
     .num_settings = NUM_BERT_SETTINGS,

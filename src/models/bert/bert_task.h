@@ -86,6 +86,8 @@ int bert_task_pair_features(const cJSON *config);
 
 /* bert_task_io.c */
 int bert_task_save(const BertTaskModel *m, const char *path);
+/* The same as an int8 checkpoint (bert_save_int8); -1 after a message. */
+int bert_task_save_int8(const BertTaskModel *m, const char *path);
 BertTaskModel *bert_task_load(const char *path, const Task *task);
 int bert_task_save_state(const BertTaskModel *m, const char *path);
 int bert_task_load_state(BertTaskModel *m, const char *path);

@@ -15,11 +15,24 @@
 #define BERT_RNG_BLOB "dropout_rng"
 #define BERT_MODEL_HINT "pass a model.ckpt written by `glue finetune TASK` (model bert)"
 
-int bert_task_save(const BertTaskModel *m, const char *path) {
+/* The config record's task and run config. */
+static cJSON *bert_task_extra(const BertTaskModel *m) {
     cJSON *extra = cJSON_CreateObject();
     cJSON_AddStringToObject(extra, "task", m->task->name);
     cJSON_AddItemToObject(extra, "run", cJSON_Duplicate(m->config, 1));
+    return extra;
+}
+
+int bert_task_save(const BertTaskModel *m, const char *path) {
+    cJSON *extra = bert_task_extra(m);
     int rc = bert_save_with(m->bert, path, extra, m->vocab);
+    cJSON_Delete(extra);
+    return rc;
+}
+
+int bert_task_save_int8(const BertTaskModel *m, const char *path) {
+    cJSON *extra = bert_task_extra(m);
+    int rc = bert_save_int8(m->bert, path, extra, m->vocab);
     cJSON_Delete(extra);
     return rc;
 }

@@ -1,0 +1,72 @@
+/* gemm_int8.h — int8 inference GEMMs: y (M, N) = act(x (M, K) W^T + bias) with
+ * W (N, K) in int8 and x quantized row by row as each product starts.
+ *
+ * Why: on x86 an 8-bit dot product does four multiply-adds per 32-bit lane
+ * (vpdpbusd: 64 per AVX-512 instruction, where vfmadd231ps does 16), and int8
+ * weights are a quarter of the memory a forward streams. The field's dynamic
+ * quantization (PyTorch's quantize_dynamic, ONNX Runtime) does the same.
+ *
+ * The numbers:
+ *   W: symmetric, per output channel (row n): scale_w[n] = max|W[n]| / 127,
+ *      q = round(W / scale_w) in [-127, 127] (never -128).
+ *   x: per row, dynamic, asymmetric, 7 bits: u8 in [0, 127] with a zero point
+ *      z (the row's range [min(0, x), max(0, x)] over 127 steps, so 0 is exact).
+ *      Unsigned because vpdpbusd and vpmaddubsw multiply u8 by s8; 7 bits (as
+ *      PyTorch's fbgemm does, reduce_range) because vpmaddubsw adds two u8 x s8
+ *      products into int16 with saturation: 127 * 127 * 2 = 32258 fits, 255 * 127
+ *      * 2 does not. With 7 bits no kernel ever saturates, so every kernel
+ *      computes the exact int32 sum and the outputs are bit-identical.
+ *   y[m][n] = (float)(sum_k qx qw - z[m] * colsum[n]) * (scale_x[m] * scale_w[n])
+ *             + bias[n], then GELU when asked; colsum[n] = sum_k qw[n][k].
+ *   Every float step is one IEEE operation in the same order in every kernel
+ *   (no FMA), and GELU is one shared function: the same bits at every level.
+ *   int32 holds any sum for K < 2^31 / 127^2 (133,000; checked).
+ *
+ * Kernels, chosen at run time from core/kernels.h's level (GLUE_KERNELS forces
+ * one): "vnni" (vpdpbusd on zmm; the avx512 levels on CPUs with AVX512-VNNI),
+ * "avx2" (vpmaddubsw + vpmaddwd on ymm; the avx2 level, and avx512 without
+ * VNNI), "portable" (C). tests/test_gemm_int8.c compares them bit for bit.
+ * Call from the main thread, outside parallel regions (core/threads.h's rule). */
+#ifndef GLUE_GEMM_INT8_H
+#define GLUE_GEMM_INT8_H
+
+#include <stdint.h>
+
+typedef struct Int8Weights {
+    int N, K;
+    int groups;        /* ceil(K / 4): K padded with zeros to a multiple of 4 */
+    int panels;        /* ceil(N / 32): N padded with zero rows */
+    int8_t *data;      /* [panel][group][32 columns][4 k] */
+    int32_t *colsum;   /* (panels * 32) sum over k of each row's int8 weights */
+    float *scale;      /* (panels * 32) per-row scale, 0 in the padding */
+} Int8Weights;
+
+/* Row n of W (N, K) -> q (N, K) int8 and scale (N): symmetric per row. A row
+ * of zeros gets scale 1 and q 0 (every scale is positive). -1 (nothing else said) if W holds a NaN or
+ * infinity. */
+int int8_quantize_rows(int8_t *q, float *scale, const float *W, int N, int K);
+/* Packs q (N, K) with its row scales (as int8_quantize_rows makes them).
+ * -1 with *why set (static text) when a scale is not positive or not finite, or a
+ * q is -128 (the kernels' no-saturation bound); the caller says where. */
+int int8_weights_pack(Int8Weights *p, const int8_t *q, const float *scale, int N, int K, const char **why);
+/* Quantizes and packs W (N, K); -1 if W is not finite. */
+int int8_weights_quantize(Int8Weights *p, const float *W, int N, int K);
+void int8_weights_free(Int8Weights *p);
+/* *v = rows [n0, n1) of w, sharing its memory (free only w): 0, or -1 when n0
+ * is not a multiple of 32 (the packing's panel) or the range is not in w. */
+int int8_weights_rows(const Int8Weights *w, int n0, int n1, Int8Weights *v);
+
+/* y (M, N) = act(x (M, K) W^T + bias), y only written; bias (N) may be NULL;
+ * act is GELU (x Phi(x), core/fastmath.h) when gelu is set. A row of x with a
+ * NaN or infinity gives a row of NaN. */
+void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu);
+
+/* The kernel matmul_int8 runs at the current level: "vnni", "avx2", "portable". */
+const char *gemm_int8_kernel(void);
+
+/* For tests: s (M, N) = sum_k xq[m][k] w[n][k] in int32 from activations
+ * already quantized (xq (M, K) row-major, each in [0, 127]) by the current
+ * level's kernel. */
+void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w);
+
+#endif

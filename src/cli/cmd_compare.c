@@ -158,10 +158,6 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
         res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     }
     int reused = res != NULL;
-    if (!res && cli_record_dataset(t, dir) != 0) {
-        cJSON_Delete(config);
-        return NULL;
-    }
     if (!res) {
         fprintf(stderr, "== %s on %s\n", ops->name, t->display);
         TrainerOptions o = {

@@ -149,9 +149,21 @@ int train_loop_run(TrainLoop *L) {
 
 /* ---- epoch records ---- */
 
+/* A tie on the score goes to the lower "dev_loss", at equal loss to the
+ * later epoch: a model perfect on a small dev set from its first epoch keeps
+ * learning, and keeps the checkpoint that did. Without losses (translation,
+ * pretraining) the earlier stays. */
+static int loop_wins_tie(const cJSON *rec, const cJSON *best) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "dev_loss");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(best, "dev_loss");
+    return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble <= b->valuedouble;
+}
+
 int train_loop_record(TrainLoop *L, cJSON *rec, double score) {
     cJSON_AddItemToArray(L->history, rec);
-    if (L->best && !(isfinite(score) && score > L->best_score)) return 0;   /* ties: the earlier stays */
+    if (L->best && !(isfinite(score) && (score > L->best_score || (score == L->best_score &&
+                                                                   loop_wins_tie(rec, L->best)))))
+        return 0;
     cJSON_Delete(L->best);
     L->best = cJSON_Duplicate(rec, 1);
     L->best_score = isfinite(score) ? score : -INFINITY;

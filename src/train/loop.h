@@ -77,7 +77,8 @@ int train_loop_run(TrainLoop *L);
 /* Training seconds so far (during the run: with the running stretch). */
 double train_loop_seconds(const TrainLoop *L);
 /* rec (taken) into the history, and the best when its score is strictly
- * higher (the first always; NAN never beats one). 1 when it is the best. */
+ * higher, or equal with a "dev_loss" in rec no higher than the best's (the
+ * first always; NAN never beats one). 1 when it is the best. */
 int train_loop_record(TrainLoop *L, cJSON *rec, double score);
 
 /* trainer.json with the loop's keys; the client adds its own and writes it

@@ -7,7 +7,15 @@
  *   results.json  what happened (schema below)
  *   <submit>      leaderboard predictions written by `glue eval --split test`
  * and, only while a run is unfinished (for `glue finetune --resume`), its
- * resume point: resume/ and resume.prev/ (resume.h).
+ * resume point: resume/ and resume.prev/ (resume.h); while a run is running,
+ * its lock run.lock (run_lock.h).
+ *
+ * A run directory is a transaction (run_txn.h): every refusal comes
+ * before anything is written; one run at a time holds it; a run that replaces
+ * another (--overwrite) trains in the stage <dir>.next and is swapped in
+ * (renameat2 RENAME_EXCHANGE) only when it finished, so the directory always
+ * holds the old run or the new one, never a mix; an interrupted run is never
+ * started over unless asked.
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FT "finetune --model fasttext --threads 1 --epochs 3 --batch 8 --checkpoint-every 1 --out out "
+#define FT "finetune --model fasttext --threads 1 --epochs 3 --batch 8 --checkpoint-every 1 --set bucket=1000 --out out "
 #define RUN_A FT "--train a.tsv --dev a.tsv"
 #define RUN_B FT "--train b.tsv --dev b.tsv --set lr=0.5"
 
@@ -294,5 +294,42 @@ TEST(run_dir_ties_go_to_lower_dev_loss) {
     int kept = cJSON_GetObjectItemCaseSensitive(best, "epoch")->valueint;
     CHECK_MSG(kept == at && kept > 1, "kept epoch %d; the lowest dev loss is epoch %d", kept, at);
     cJSON_Delete(r);
+    cli_fixture_close(&f);
+}
+
+/* glue compare adds to the table before it: the rows and cells it did not
+ * compute stay (it replaced the whole table). */
+TEST(run_dir_compare_merges_rows) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0 || two_datasets(&f) != 0) return;
+    static const char *const CMDS[] = {
+        "finetune --train a.tsv --dev a.tsv --model fasttext --threads 1 --set bucket=1000",
+        "compare a --models fasttext --threads 1 --set bucket=1000",
+        "finetune --train b.tsv --dev b.tsv --model fasttext --threads 1 --set bucket=1000",
+        "compare b --models fasttext --threads 1 --set bucket=1000 --set epochs=2",
+    };
+    for (int i = 0; i < 4; i++)
+        if (glue_ok(&f, CMDS[i]) != 0) { cli_fixture_close(&f); return; }
+    char path[512];
+    cli_fixture_path(&f, "results/compare.json", path, sizeof path);
+    cJSON *j = json_file_read(path, 1);
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(j, "tasks");
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(j, "models");
+    /* The table's columns: b (a's dataset is not loaded by compare b; its cells stay in the rows). */
+    CHECK_MSG(cJSON_GetArraySize(tasks) == 1, "tasks: %d", cJSON_GetArraySize(tasks));
+    int fasttext_rows = 0, settings_rows = 0;
+    for (const cJSON *m = models ? models->child : NULL; m; m = m->next) {
+        const cJSON *cells = cJSON_GetObjectItemCaseSensitive(m, "tasks");
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring, "fasttext") != 0) continue;
+        fasttext_rows++;
+        /* compare a's row (bucket=1000) and compare b's (with epochs=2): two rows, a and b kept */
+        settings_rows += cJSON_GetObjectItemCaseSensitive(cells, "a") || cJSON_GetObjectItemCaseSensitive(cells, "b");
+    }
+    CHECK_MSG(fasttext_rows == 2 && settings_rows == 2, "%d fasttext rows, %d with their cells", fasttext_rows,
+              settings_rows);
+    const cJSON *maj = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(models, 0), "tasks");
+    CHECK_MSG(cJSON_GetObjectItemCaseSensitive(maj, "a") && cJSON_GetObjectItemCaseSensitive(maj, "b"),
+              "the majority row lost a task");
+    cJSON_Delete(j);
     cli_fixture_close(&f);
 }

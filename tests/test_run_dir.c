@@ -1,7 +1,8 @@
 /* test_run_dir.c — a run directory is a transaction (train/run_txn.h): a
  * refusal writes nothing; one run at a time (a lock naming its owner; a stale
  * one taken over); an interrupted run is not started over unless asked;
- * --overwrite swaps the new run in only when it finished — killed after
+ * --overwrite swaps the new run in only when it finished (an interrupted
+ * one continues from its stage with --resume) — killed after
  * every one of its writes (checkpoint, results, dataset, resume point), the
  * directory holds the old run, never a mix; the label order a run was
  * trained with is checked; epoch ties go to the lower dev loss. */
@@ -61,6 +62,13 @@ static int two_datasets(const CliFixture *f) {
         if (i == 11) cli_fixture_write(f, "bsmall.tsv", b, -1);   /* 12 rows: a dev too small to select on */
     }
     return cli_fixture_write(f, "a.tsv", a, -1) || cli_fixture_write(f, "b.tsv", b, -1) ? -1 : 0;
+}
+
+/* Every file of a finished run, of b's dataset. */
+static int now_is_b(const Snapshot *s) {
+    for (int i = 0; i < NFILES; i++)
+        if (!s->data[i]) return 0;
+    return strstr(s->data[0], "\"yes\"") && strstr(s->data[2], "\"yes\"");
 }
 
 static int glue_ok(const CliFixture *f, const char *args) {
@@ -163,6 +171,20 @@ TEST(run_dir_interrupted_is_not_restarted) {
     CHECK(cli_fixture_exists(&f, "out/resume") && !cli_fixture_exists(&f, "out/results.json"));
     CHECK(glue_ok(&f, RUN_A " --resume") == 0);
     CHECK(cli_fixture_exists(&f, "out/results.json") && !cli_fixture_exists(&f, "out/resume"));
+    /* An --overwrite interrupted in its stage: the old run stays; --resume
+     * continues the stage and swaps it in. */
+    Snapshot a, now;
+    snap_take(&f, "out", &a);
+    st = glue_killed_at(&f, RUN_B " --overwrite", 12, &out);
+    free(out);
+    snap_take(&f, "out", &now);
+    CHECK_MSG(st == 137 && !snap_differs(&a, &now) && cli_fixture_exists(&f, "out.next/resume"), "exit %d", st);
+    snap_free(&now);
+    CHECK(glue_ok(&f, RUN_B " --resume") == 0);
+    snap_take(&f, "out", &now);
+    CHECK_MSG(now_is_b(&now) && !cli_fixture_exists(&f, "out.next"), "the stage was not swapped in");
+    snap_free(&now);
+    snap_free(&a);
     cli_fixture_close(&f);
 }
 
@@ -174,13 +196,6 @@ static int eval_names(const CliFixture *f, const char *label) {
     CHECK_MSG(ok, "predict: %d: %s", st, out);
     free(out);
     return ok;
-}
-
-/* Every file of a finished run, of b's dataset. */
-static int now_is_b(const Snapshot *s) {
-    for (int i = 0; i < NFILES; i++)
-        if (!s->data[i]) return 0;
-    return strstr(s->data[0], "\"yes\"") && strstr(s->data[2], "\"yes\"");
 }
 
 TEST(run_dir_overwrite_killed_at_every_write) {
@@ -207,6 +222,8 @@ TEST(run_dir_overwrite_killed_at_every_write) {
         else snap_free(&now);
         if (d && !whole_new) break;
     }
+    printf("  --overwrite: killed after each of its first %d writes (%d after the swap), then finished\n", kills,
+           swapped);
     CHECK_MSG(st == 0 && kills >= 10 && swapped >= 1, "--overwrite: exit %d after %d kills (%d after the swap)", st,
               kills, swapped);
     snap_take(&f, "out", &now);
@@ -239,6 +256,7 @@ TEST(run_dir_fresh_run_killed_at_every_write) {
         snprintf(rm, sizeof rm, "rm -rf '%s/out' '%s/out.next'", f.dir, f.dir);
         if (system(rm) != 0) break;
     }
+    printf("  a fresh run: killed after each of its first %d writes, then finished\n", kills);
     CHECK_MSG(kills >= 8, "only %d kill points", kills);
     eval_names(&f, "yes");
     cli_fixture_close(&f);

@@ -40,7 +40,8 @@ static void run_txn_stage_path(const char *dir, char *out, size_t cap) {
 void run_dir_work(const char *dir, int resume, char *work, size_t cap) {
     char stage[4200];
     run_txn_stage_path(dir, stage, sizeof stage);
-    if (resume && !run_dir_holds(dir) && (run_dir_holds(stage) & RUN_HOLDS_RESUME)) snprintf(work, cap, "%s", stage);
+    if (resume && !(run_dir_holds(dir) & RUN_HOLDS_RESUME) && (run_dir_holds(stage) & RUN_HOLDS_RESUME))
+        snprintf(work, cap, "%s", stage);
     else run_txn_name(dir, work, cap);
 }
 

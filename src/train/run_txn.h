@@ -28,7 +28,7 @@ enum { RUN_HOLDS_RESULTS = 1, RUN_HOLDS_RESUME = 2, RUN_HOLDS_CKPT = 4 };
 int run_dir_holds(const char *dir);
 /* Where a run into dir works, the same on every rank (no writes): dir, or
  * with resume its stage when that holds the resume point of an interrupted
- * --overwrite (and dir neither a finished nor an interrupted run). */
+ * --overwrite (and dir none of its own). */
 void run_dir_work(const char *dir, int resume, char *work, size_t cap);
 /* Makes dir, takes its lock (and the stage's, when x->work is the stage).
  * 0, or the exit code after a message (EXIT_USAGE: in use, naming the owner). */

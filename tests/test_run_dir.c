@@ -7,6 +7,8 @@
  * directory holds the old run, never a mix; the label order a run was
  * trained with is checked; epoch ties go to the lower dev loss. */
 #include "core/files.h"
+#include "tasks/user_data.h"
+#include "train/loop.h"
 #include "train/run_lock.h"
 #include "tests/cli_fixture.h"
 #include "tests/test.h"
@@ -349,5 +351,38 @@ TEST(run_dir_compare_merges_rows) {
     CHECK_MSG(cJSON_GetObjectItemCaseSensitive(maj, "a") && cJSON_GetObjectItemCaseSensitive(maj, "b"),
               "the majority row lost a task");
     cJSON_Delete(j);
+    cli_fixture_close(&f);
+}
+
+/* What fuzz_resume and fuzz_dataset_json found: a resume position beyond
+ * its type (an epoch of 1e308 was cast to int: undefined) is a damaged
+ * point, nothing restored; a dataset.json naming a label twice (every cell
+ * of it was the first class) is refused. */
+TEST(run_dir_damaged_position_and_repeated_label) {
+    static const char *const BAD[] = {"{\"epoch\": 1e308}", "{\"step\": -1}", "{\"batch\": 2.5}",
+                                      "{\"epoch\": 1, \"train_seconds\": -3}", "{\"step\": 1e19}"};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        cJSON *p = cJSON_Parse(BAD[i]), *config = cJSON_CreateObject();
+        TrainLoop L;
+        train_loop_init(&L, NULL, NULL, "x", config, 1);
+        CHECK_MSG(train_loop_restore(&L, p) == -1 && L.epoch == 0 && L.step == 0, "%s restored", BAD[i]);
+        train_loop_free(&L);
+        cJSON_Delete(p);
+        cJSON_Delete(config);
+    }
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    static const char *const LABELS[] = {"[\"a\", \"a\"]", "[\"a\", \"\"]", "[\"a\", \"b\"]"};
+    for (int i = 0; i < 3; i++) {
+        char text[512], path[512];
+        snprintf(text, sizeof text, "{\"name\": \"x\", \"format\": \"tsv\", \"header\": true, \"columns\": {\"text_a\": "
+                 "\"text\", \"label\": \"label\"}, \"labels\": %s, \"files\": {\"train\": \"t\", \"dev\": \"d\"}}",
+                 LABELS[i]);
+        CHECK(cli_fixture_write(&f, "dataset.json", text, -1) == 0);
+        cli_fixture_path(&f, "dataset.json", path, sizeof path);
+        const Task *t = user_data_load(path);
+        CHECK_MSG(i == 2 ? t != NULL : t == NULL, "labels %s: %s", LABELS[i], t ? "loaded" : "refused");
+        user_data_free(t);
+    }
     cli_fixture_close(&f);
 }

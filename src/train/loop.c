@@ -2,6 +2,7 @@
 #include "train/loop.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -186,11 +187,24 @@ cJSON *train_loop_position(const TrainLoop *L) {
     return j;
 }
 
-void train_loop_restore(TrainLoop *L, const cJSON *p) {
-    L->epoch = (int)run_config_number(p, "epoch", 0);
-    L->batch = (long)run_config_number(p, "batch", L->batch);
-    L->step = (long)run_config_number(p, "step", 0);
-    L->seconds = run_config_number(p, "train_seconds", 0);
+/* A count of the position: a whole number in [0, max], else -1 (damaged) and *out kept. */
+static int loop_count(const cJSON *p, const char *key, double fallback, double max, double *out) {
+    double v = run_config_number(p, key, fallback);
+    if (!(v >= 0 && v <= max && v == floor(v))) return -1;
+    *out = v;
+    return 0;
+}
+
+int train_loop_restore(TrainLoop *L, const cJSON *p) {
+    double epoch = 0, batch = (double)L->batch, step = 0, secs = 0;
+    if (loop_count(p, "epoch", 0, INT_MAX, &epoch) | loop_count(p, "batch", (double)L->batch, LONG_MAX / 2, &batch) |
+        loop_count(p, "step", 0, LONG_MAX / 2, &step) ||
+        !((secs = run_config_number(p, "train_seconds", 0)) >= 0 && secs < 1e300))
+        return -1;   /* out of range, negative or not a number: nothing restored */
+    L->epoch = (int)epoch;
+    L->batch = (long)batch;
+    L->step = (long)step;
+    L->seconds = secs;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
     if (cJSON_IsArray(h)) cJSON_Delete(L->history), L->history = cJSON_Duplicate(h, 1);
@@ -202,4 +216,5 @@ void train_loop_restore(TrainLoop *L, const cJSON *p) {
     char where[64];
     if (L->show_progress && L->rank == 0)
         fprintf(stderr, "resuming %s at step %ld%s\n", L->out_dir, L->step, loop_where(L, where, sizeof where));
+    return 0;
 }

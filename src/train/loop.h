@@ -85,7 +85,8 @@ int train_loop_record(TrainLoop *L, cJSON *rec, double score);
  * with resume_write. Caller frees. */
 cJSON *train_loop_position(const TrainLoop *L);
 /* The loop's keys from trainer.json: where to continue (said on stderr;
- * "batch" absent: L->batch stays). */
-void train_loop_restore(TrainLoop *L, const cJSON *position);
+ * "batch" absent: L->batch stays). 0; -1 when a count is negative, not a
+ * whole number or beyond its type (a damaged point: nothing restored). */
+int train_loop_restore(TrainLoop *L, const cJSON *position);
 
 #endif

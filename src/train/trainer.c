@@ -279,11 +279,17 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
         r->m = NULL;
         return 1;
     }
-    r->loop.batch = (long)run_config_number(st, "next_row", 0) / r->batch;   /* written before "batch" was */
-    train_loop_restore(&r->loop, st);
+    double next_row = run_config_number(st, "next_row", 0), evals = run_config_number(st, "eval_examples", 0);
+    if (next_row >= 0 && next_row < 1e15) r->loop.batch = (long)next_row / r->batch;   /* written before "batch" was */
+    if (!(next_row >= 0 && next_row < 1e15) || !(evals >= 0 && evals < 1e15) || train_loop_restore(&r->loop, st)) {
+        user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", dir, RUN_TRAINER_STATE);
+        r->ops->free(r->m);
+        r->m = NULL;
+        return 1;
+    }
     r->loss_sum = json_exact(st, "loss_sum", 0);
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
-    r->eval_examples = (long)run_config_number(st, "eval_examples", 0);
+    r->eval_examples = (long)evals;
     return 0;
 }
 

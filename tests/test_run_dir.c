@@ -360,7 +360,8 @@ TEST(run_dir_compare_merges_rows) {
  * of it was the first class) is refused. */
 TEST(run_dir_damaged_position_and_repeated_label) {
     static const char *const BAD[] = {"{\"epoch\": 1e308}", "{\"step\": -1}", "{\"batch\": 2.5}",
-                                      "{\"epoch\": 1, \"train_seconds\": -3}", "{\"step\": 1e19}"};
+                                      "{\"epoch\": 1, \"train_seconds\": -3}", "{\"step\": 1e19}",
+                                      "{\"epoch\": 1, \"best\": {\"epoch\": 1}, \"best_score\": \"nan\"}"};
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         cJSON *p = cJSON_Parse(BAD[i]), *config = cJSON_CreateObject();
         TrainLoop L;

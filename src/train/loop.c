@@ -197,21 +197,23 @@ static int loop_count(const cJSON *p, const char *key, double fallback, double m
 
 int train_loop_restore(TrainLoop *L, const cJSON *p) {
     double epoch = 0, batch = (double)L->batch, step = 0, secs = 0;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
+    /* A best score that is not a number would never be beaten (every comparison false). */
+    double best = cJSON_IsObject(b) ? json_exact(p, "best_score", run_config_number(b, "score", -INFINITY)) : 0;
     if (loop_count(p, "epoch", 0, INT_MAX, &epoch) | loop_count(p, "batch", (double)L->batch, LONG_MAX / 2, &batch) |
         loop_count(p, "step", 0, LONG_MAX / 2, &step) ||
-        !((secs = run_config_number(p, "train_seconds", 0)) >= 0 && secs < 1e300))
+        !((secs = run_config_number(p, "train_seconds", 0)) >= 0 && secs < 1e300) || isnan(best))
         return -1;   /* out of range, negative or not a number: nothing restored */
     L->epoch = (int)epoch;
     L->batch = (long)batch;
     L->step = (long)step;
     L->seconds = secs;
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
     if (cJSON_IsArray(h)) cJSON_Delete(L->history), L->history = cJSON_Duplicate(h, 1);
     if (cJSON_IsObject(b)) {
         cJSON_Delete(L->best);
         L->best = cJSON_Duplicate(b, 1);
-        L->best_score = json_exact(p, "best_score", run_config_number(b, "score", -INFINITY));
+        L->best_score = best;
     }
     char where[64];
     if (L->show_progress && L->rank == 0)

@@ -322,7 +322,8 @@ ReportTable *report_compare_costs(const cJSON *compare) {
             const cJSON *reused = cJSON_GetObjectItemCaseSensitive(t, "reused");
             char label[256];
             report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
-            report_table_add(tab, "%s", task_find(t->string)->display);
+            const Task *known = task_find(t->string);   /* a user's dataset of an earlier compare: its name */
+            report_table_add(tab, "%s", known ? known->display : t->string);
             add_number(tab, t, "best_epoch", format_plain);
             add_number(tab, t, "train_seconds", format_seconds);
             add_number(tab, t, "eval_examples_per_sec", format_plain);

@@ -392,8 +392,13 @@ static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
         run_models_free(r);
         return 1;
     }
-    train_loop_restore(&r->loop, position);
-    r->tokens = (long)run_config_number(position, "tokens", 0);
+    double tokens = run_config_number(position, "tokens", 0);
+    if (!(tokens >= 0 && tokens < 9e18) || train_loop_restore(&r->loop, position) != 0) {
+        user_error_data("delete it to start over", "%s: a resume position out of range (damaged)", r->o->out_dir);
+        run_models_free(r);
+        return 1;
+    }
+    r->tokens = (long)tokens;
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "core/provenance.h"
 #include "models/model.h"
 #include "models/run_config.h"
+#include "models/seq2seq/seq2seq.h"
 #include "train/translate.h"
 #include "pretrain/pretrain_config.h"
 
@@ -341,15 +342,21 @@ static void print_overview(FILE *f) {
 static int print_settings(const char *cmd, int argc, char **argv) {
     cJSON *d = NULL;
     const char *what = cmd;
-    const SettingSpec *spec = NULL;
-    int nspec = 0;
+    const SettingSpec *spec = NULL, *model_spec = NULL;
+    int nspec = 0, nmodel = 0;
     const Task *task = NULL;   /* finetune TASK: the task's own defaults */
     if (strcmp(cmd, "finetune") == 0) {
-        const char *model = "bert";
+        const char *model = "bert", *named = NULL;   /* named: a model's name where the task goes */
         for (int k = 2; k < argc; k++) {
             if (strcmp(argv[k], "--model") == 0 && k + 1 < argc) model = argv[++k];
             else if (strncmp(argv[k], "--model=", 8) == 0) model = argv[k] + 8;
-            else if (argv[k][0] != '-' && !task) task = task_find(argv[k]);
+            else if (argv[k][0] != '-' && !task && !(task = task_find(argv[k])) && model_find(argv[k]))
+                named = argv[k];
+        }
+        if (named && strcmp(model, "bert") == 0) {   /* no --model: the name given is the model meant */
+            fprintf(stderr, "glue: %s is a model, not a task: its settings (glue finetune TASK --model %s "
+                    "trains it)\n", named, named);
+            model = named;
         }
         const ModelOps *ops = model_find(model);
         if (!ops) {
@@ -366,6 +373,7 @@ static int print_settings(const char *cmd, int argc, char **argv) {
     } else if (strcmp(cmd, "translate") == 0) {
         d = s2s_run_config_default();
         spec = s2s_run_settings(&nspec);
+        model_spec = s2s_model_settings(&nmodel);   /* the model's keys beside the run's */
     } else {
         user_error("finetune, pretrain and translate have --set keys", "glue %s has no settings", cmd);
         return EXIT_USAGE;
@@ -375,6 +383,7 @@ static int print_settings(const char *cmd, int argc, char **argv) {
     for (const cJSON *it = d->child; it; it = it->next) {
         char *v = cJSON_PrintUnformatted(it), range[512];
         settings_describe(spec, nspec, it->string, range, sizeof range);
+        if (!range[0] && model_spec) settings_describe(model_spec, nmodel, it->string, range, sizeof range);
         printf("  %-20s %-28s %s\n", it->string, v, range);
         free(v);
     }

@@ -735,6 +735,11 @@ const Task *user_data_load(const char *path) {
             u->file[fi] = json_string(files, SPLIT_NAMES[fi]) ? xstrdup(json_string(files, SPLIT_NAMES[fi])) : NULL;
         const cJSON *l;
         cJSON_ArrayForEach(l, labels) ok &= cJSON_IsString(l) && (u->labels[u->num_labels++] = xstrdup(l->valuestring));
+        /* A label twice (or empty) would make one class unreachable: every cell maps to the first. */
+        for (int i = 0; ok && i < u->num_labels; i++) {
+            ok &= u->labels[i][0] != '\0';
+            for (int k = 0; k < i; k++) ok &= strcmp(u->labels[i], u->labels[k]) != 0;
+        }
         ok &= u->format == USER_FASTTEXT || (u->col[COL_A] && u->col[COL_LABEL]);
         ok &= u->regression || u->num_labels >= 2;
         ok &= !(u->regression && u->multi_label);

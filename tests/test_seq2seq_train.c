@@ -192,7 +192,10 @@ TEST(seq2seq_train_averages_last_epochs) {
 /* Runs `glue translate ...`; returns stdout (caller frees), *status the exit code. */
 static char *glue(const char *args, int *status) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s translate %s 2>/dev/null", test_glue_bin(), args);
+    /* The runs root: the cli test's run (beside which eval writes its
+     * hypotheses; a model outside it, such as the snapshot's sibling folder,
+     * has them written under it), never the working directory's runs/. */
+    snprintf(cmd, sizeof cmd, "GLUE_RUNS='%s/cli' %s translate %s 2>/dev/null", g_dir, test_glue_bin(), args);
     char *out = test_run(cmd, status);
     return out ? out : calloc(1, 1);
 }
@@ -362,6 +365,15 @@ TEST(seq2seq_translate_snapshot) {
     CHECK(file_exists(b));
     double bleu32 = eval_bleu(run), bleu16 = eval_bleu(snap);
     CHECK_MSG(bleu32 >= 0 && fabs(bleu16 - bleu32) <= 1.0, "BLEU float %.2f, half %.2f", bleu32, bleu16);
+    /* eval writes its hypotheses beside a run under the runs root (cli/), and
+     * never into another model's folder (a shipped one): under the root. */
+    char hyp[512];
+    snprintf(hyp, sizeof hyp, "%s/test_2016_flickr.beam3.hyp.de", snap);
+    CHECK_MSG(!file_exists(hyp), "eval wrote into the model's folder %s", snap);
+    snprintf(hyp, sizeof hyp, "%s/cli/translate/eval/cli-f16/test_2016_flickr.beam3.hyp.de", g_dir);
+    CHECK_MSG(file_exists(hyp), "no hypotheses at %s", hyp);
+    snprintf(hyp, sizeof hyp, "%s/test_2016_flickr.beam3.hyp.de", run);
+    CHECK_MSG(file_exists(hyp), "no hypotheses beside the run %s", hyp);
     /* A hand-edited decoding setting out of range: one message naming the
      * file and the key, exit 2, nothing decoded. */
     file_join(snap, RUN_CONFIG, b, sizeof b);

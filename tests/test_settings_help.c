@@ -40,3 +40,38 @@ TEST(settings_help_any_order_any_task) {
         free(out);
     }
 }
+
+/* A model's name where the task goes shows that model's settings, saying so
+ * (it showed BERT's); translate prints a range for every key, the model's
+ * from the table its reader enforces. */
+TEST(settings_help_model_as_task_and_translate_ranges) {
+    for (int m = 1; m < 4; m++) {
+        char cmd[600], head[64];
+        snprintf(cmd, sizeof cmd, "%s finetune %s --help-settings 2>&1", test_glue_bin(), HELP_MODELS[m]);
+        snprintf(head, sizeof head, "glue finetune (%s)", HELP_MODELS[m]);
+        int st = -1;
+        char *out = test_run(cmd, &st);
+        CHECK_MSG(st == 0 && strstr(out, head) && strstr(out, "is a model, not a task"), "%s: %d: %.300s",
+                  HELP_MODELS[m], st, out);
+        free(out);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s translate --help-settings 2>&1", test_glue_bin());
+    int st = -1, rows = 0, bare = 0;
+    char *out = test_run(cmd, &st);
+    CHECK(st == 0);
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "  ", 2) != 0) continue;
+        rows++;
+        if (!strstr(line, " in [") && !strstr(line, "one of:") && !strstr(line, "text")) {
+            bare++;
+            CHECK_MSG(0, "no range: %s", line);
+        }
+    }
+    CHECK_MSG(rows >= 30 && bare == 0, "%d rows, %d without a range", rows, bare);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s translate train --set d_model=1 --out /nonexistent/x 2>&1", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 2 && strstr(out, "d_model") && strstr(out, "[2, 65536]"), "%d: %s", st, out);
+    free(out);
+}

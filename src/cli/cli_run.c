@@ -8,6 +8,7 @@
 #include "core/kernels.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 #include "train/trainer.h"
 #include "tasks/user_data.h"
 #include "text/utf8.h"
@@ -217,6 +218,7 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int pre
         user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
+    if (run_dir_check_labels(dir, t) != 0) return NULL;
     Model *m = ops->load(path, t);
     /* The model said what is wrong with the file; say what to do about it. */
     if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: %s\n", how);

@@ -158,10 +158,6 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
         res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     }
     int reused = res != NULL;
-    if (!res && cli_record_dataset(t, dir) != 0) {
-        cJSON_Delete(config);
-        return NULL;
-    }
     if (!res) {
         fprintf(stderr, "== %s on %s\n", ops->name, t->display);
         TrainerOptions o = {
@@ -465,6 +461,62 @@ static int compare_fill(CompareArgs *c, cJSON *summary) {
     return rc;
 }
 
+/* The row of models (a model with its settings) named like m, or NULL. */
+static cJSON *compare_find_row(cJSON *models, const cJSON *m) {
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(m, "settings");
+    for (cJSON *it = models->child; it; it = it->next) {
+        const cJSON *its = cJSON_GetObjectItemCaseSensitive(it, "settings");
+        if (strcmp(run_config_string(it, "model", ""), run_config_string(m, "model", "?")) == 0 &&
+            (set && its ? cJSON_Compare(set, its, 1) : !set && !its))
+            return it;
+    }
+    return NULL;
+}
+
+/* A table of several runs adds to the one before it: the rows (a model with
+ * its settings) and cells (a task of a row) of results/compare.json this
+ * compare did not compute are kept, a recomputed cell replaces its old one,
+ * and a row that gained cells has its totals counted again. */
+static void compare_merge_previous(cJSON *summary) {
+    char path[4096];
+    file_join(run_results_root(), "compare.json", path, sizeof path);
+    cJSON *old = file_exists(path) ? json_file_read(path, 0) : NULL;
+    cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    cJSON *models = cJSON_GetObjectItemCaseSensitive(summary, "models");
+    const cJSON *otasks = cJSON_GetObjectItemCaseSensitive(old, "tasks");
+    const cJSON *omodels = cJSON_GetObjectItemCaseSensitive(old, "models");
+    if (!cJSON_IsArray(otasks) || !cJSON_IsArray(omodels) || !tasks || !models) { cJSON_Delete(old); return; }
+    for (const cJSON *ot = otasks->child; ot; ot = ot->next) {
+        int have = !cJSON_IsString(ot);
+        for (const cJSON *t = tasks->child; t && !have; t = t->next) have = strcmp(t->valuestring, ot->valuestring) == 0;
+        /* A column the tables can show: a known task (one user's dataset is known at a time, this
+         * compare's; another's cells stay in the rows, in compare.json). */
+        if (!have && task_find(ot->valuestring))
+            cJSON_AddItemToArray(tasks, cJSON_CreateString(ot->valuestring));
+    }
+    int rows = 0, cells = 0;
+    for (const cJSON *om = omodels->child; om; om = om->next) {
+        cJSON *nm = compare_find_row(models, om);
+        const cJSON *ocells = cJSON_GetObjectItemCaseSensitive(om, "tasks");
+        if (!nm) { cJSON_AddItemToArray(models, cJSON_Duplicate(om, 1)), rows++; continue; }
+        cJSON *per = cJSON_GetObjectItemCaseSensitive(nm, "tasks");
+        int added = 0;
+        for (const cJSON *c = ocells ? ocells->child : NULL; c && per; c = c->next)
+            if (!cJSON_GetObjectItemCaseSensitive(per, c->string))
+                cJSON_AddItemToObject(per, c->string, cJSON_Duplicate(c, 1)), added++;
+        if (!added) continue;
+        static const char *const TOTALS[] = {"train_seconds", "eval_examples_per_sec", "num_params", "glue",
+                                             "glue_with_subsets", "glue_seeds", "glue_std"};
+        for (size_t k = 0; k < sizeof TOTALS / sizeof TOTALS[0]; k++) cJSON_DeleteItemFromObjectCaseSensitive(nm, TOTALS[k]);
+        compare_totals(nm);
+        cells += added;
+    }
+    if (rows || cells)
+        fprintf(stderr, "%s: kept %d rows and %d cells of the previous table this compare did not compute\n", path,
+                rows, cells);
+    cJSON_Delete(old);
+}
+
 /* results/compare.json and results/compare.md. */
 static int compare_write(const cJSON *summary) {
     const char *root = run_results_root();
@@ -494,6 +546,7 @@ int cmd_compare(int argc, char **argv) {
     rc = compare_pick_tasks(&c, summary);
     if (rc == 0) {
         rc = compare_fill(&c, summary);
+        compare_merge_previous(summary);
         if (compare_write(summary) != 0) rc = 1;
         if (c.json) {
             json_print_line(summary);

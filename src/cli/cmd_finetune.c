@@ -398,8 +398,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
             if (rank == 0) fprintf(stderr, "seed %ld: finished in %s, kept\n", f.seeds[i], seed_dir);
             continue;
         }
-        rc = rank == 0 && cli_record_dataset(t, o.out_dir) ? 1 : 0;
-        if (rc == 0) rc = intermediate_run(&o, NULL, &res[i]);
+        rc = intermediate_run(&o, NULL, &res[i]);   /* dataset.json: the trainer's, once nothing is refused */
         if (rc == 0 && rank == 0 && (!f.nseeds || !f.json)) finetune_print(res[i], o.out_dir, f.json);
     }
     for (int i = 0; i < nruns && rc == 0; i++) rc = finetune_check_numbers(res[i], rank);

@@ -14,7 +14,9 @@
  * raw references, cased, 13a — and the lower-cased BLEU against the
  * Moses-tokenised lower-cased references of data/mt/multi30k/tok (13a on both
  * sides, so the reference's &quot; escapes match), the number most papers on
- * Multi30k report; it writes the hypotheses next to the model. */
+ * Multi30k report; it writes the hypotheses next to a model trained under
+ * the runs root, and under <runs>/translate/eval/ for any other (the
+ * shipped one's folder is never written), unless --out FILE. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "cli/translate_results.h"
@@ -29,6 +31,7 @@
 #include "train/translate.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +88,17 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
 
 /* ---- train ---- */
 
+#define TRANSLATE_HELP_SETTINGS "glue translate --help-settings lists the settings with their ranges"
+
+/* The rules across the model's keys (heads divides d_model, ...), up front;
+ * the vocabulary's size is not known yet: any valid one stands in. */
+static int translate_check_model(const cJSON *config) {
+    S2sConfig mc = s2s_config_default();
+    if (s2s_config_from_json(&mc, config) != 0) return -1;
+    if (mc.vocab_size < 5) mc.vocab_size = 5;
+    return s2s_config_check(&mc);
+}
+
 static int translate_train(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
@@ -107,6 +121,16 @@ static int translate_train(int argc, char **argv) {
     }
     cJSON *config = s2s_run_config_build(config_file, sets, NULL, nsets);
     if (!config) return EXIT_USAGE;
+    /* The model's and the run's settings within the ranges --help-settings
+     * prints, before any data is read or file written. */
+    int n_model = 0, n_run = 0;
+    const SettingSpec *model_spec = s2s_model_settings(&n_model), *run_spec = s2s_run_settings(&n_run);
+    if (settings_table_check(config, model_spec, n_model, "translate train", TRANSLATE_HELP_SETTINGS) != 0 ||
+        settings_table_check(config, run_spec, n_run, "translate train", TRANSLATE_HELP_SETTINGS) != 0 ||
+        translate_check_model(config) != 0) {
+        cJSON_Delete(config);
+        return EXIT_USAGE;
+    }
     char dir[4096];
     if (out) snprintf(dir, sizeof dir, "%s", out);
     else translate_default_dir(dir, sizeof dir);
@@ -259,6 +283,30 @@ static int translate_decoding_options(long beam, long threads) {
     return 0;
 }
 
+/* 1 when dir is inside the runs root ($GLUE_RUNS or runs). */
+static int translate_under_runs(const char *dir) {
+    char root[PATH_MAX], real[PATH_MAX];
+    if (!realpath(run_root(), root) || !realpath(dir, real)) return 0;
+    size_t n = strlen(root);
+    return strncmp(root, real, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+/* Where eval writes the hypotheses (without --out): beside a model trained
+ * under the runs root, else (a shipped model, one trained elsewhere) in
+ * <runs>/translate/eval/<the model folder's name>/, never into that folder. */
+static int translate_hyp_path(const char *dir, const char *name, char *out, size_t cap) {
+    if (translate_under_runs(dir)) {
+        file_join(dir, name, out, cap);
+        return 0;
+    }
+    char real[PATH_MAX], where[4400];
+    const char *base = realpath(dir, real) ? strrchr(real, '/') : NULL;
+    snprintf(where, sizeof where, "%s/translate/eval/%s", run_root(), base && base[1] ? base + 1 : "model");
+    if (file_make_dir(where) != 0) return -1;
+    file_join(where, name, out, cap);
+    return 0;
+}
+
 static int translate_eval(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
@@ -289,11 +337,13 @@ static int translate_eval(int argc, char **argv) {
     snprintf(src, sizeof src, "%s/%s.%s", data, stem, sl);
     snprintf(ref, sizeof ref, "%s/%s.%s", data, stem, tl);
     snprintf(tok, sizeof tok, "%s/../tok/%s.lc.norm.tok.%s", data, stem, tl);
+    char hyp_name[256];
+    snprintf(hyp_name, sizeof hyp_name, "%s.beam%d.hyp.%s", stem, dec.beam, tl);
     if (out) snprintf(hyp_path, sizeof hyp_path, "%s", out);
-    else snprintf(hyp_path, sizeof hyp_path, "%s/%s.beam%d.hyp.%s", dir, stem, dec.beam, tl);
+    else if (translate_hyp_path(dir, hyp_name, hyp_path, sizeof hyp_path) != 0) rc = 1;
     SubwordTokenizer *t = subword_create(m->vocab);
     S2sCorpus c;
-    rc = !t || s2s_corpus_load(&c, src, ref, t, 1) != 0;
+    rc = rc || !t || s2s_corpus_load(&c, src, ref, t, 1) != 0;
     subword_free(t);
     if (rc == 0) {
         translate_report_truncated(m, c.src_len, c.n, "sources");

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/checkpoint_format.h"
+#include "core/files.h"
 #include "core/common.h"
 #include "core/crc32.h"
 #include "core/half.h"
@@ -247,6 +248,7 @@ int checkpoint_writer_commit(CkptWriter *w) {
         return -1;
     }
     ckw_sync_dir(w->path);
+    file_write_point();
     ckw_free(w);
     return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -181,6 +183,7 @@ int atomic_commit(AtomicFile *a) {
         a->f = NULL;
     }
     if (!err && rename(a->tmp, a->path) != 0) err = errno;
+    if (!err) file_write_point();
     if (err) {
         user_error_io("check free disk space and permissions", "cannot write %s: %s", a->path, strerror(err));
         unlink(a->tmp);
@@ -206,4 +209,24 @@ int atomic_write(const char *path, const void *data, size_t len) {
         return -1;
     }
     return atomic_commit(&a);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+int file_remove_tree(const char *dir) {
+    if (!file_exists(dir)) return 0;
+    return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void file_write_point(void) {
+    static long left = -1;   /* writes before the kill; 0: no hook */
+    if (left < 0) {
+        const char *v = getenv("GLUE_TEST_KILL_AFTER_WRITES");
+        left = v && *v ? strtol(v, NULL, 10) : 0;
+        if (left < 0) left = 0;
+    }
+    if (left > 0 && --left == 0) raise(SIGKILL);
 }

@@ -81,4 +81,14 @@ void atomic_abort(AtomicFile *a);
 /* The whole of data as path, atomically. 0 ok; else prints why, -1. */
 int atomic_write(const char *path, const void *data, size_t len);
 
+/* Removes dir and everything under it (rm -rf); quiet when it is missing.
+ * 0, or -1 with errno set. */
+int file_remove_tree(const char *dir);
+/* Called after every rename that publishes a write (atomic_commit, a
+ * checkpoint, a resume point, a run swapped in). A test hook: with
+ * GLUE_TEST_KILL_AFTER_WRITES=N in the environment the process kills itself
+ * (SIGKILL) right after its Nth, so a test can stop a run at every point of
+ * its writes; without it, nothing. */
+void file_write_point(void);
+
 #endif

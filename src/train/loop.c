@@ -2,6 +2,7 @@
 #include "train/loop.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -149,9 +150,21 @@ int train_loop_run(TrainLoop *L) {
 
 /* ---- epoch records ---- */
 
+/* A tie on the score goes to the lower "dev_loss", at equal loss to the
+ * later epoch: a model perfect on a small dev set from its first epoch keeps
+ * learning, and keeps the checkpoint that did. Without losses (translation,
+ * pretraining) the earlier stays. */
+static int loop_wins_tie(const cJSON *rec, const cJSON *best) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "dev_loss");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(best, "dev_loss");
+    return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble <= b->valuedouble;
+}
+
 int train_loop_record(TrainLoop *L, cJSON *rec, double score) {
     cJSON_AddItemToArray(L->history, rec);
-    if (L->best && !(isfinite(score) && score > L->best_score)) return 0;   /* ties: the earlier stays */
+    if (L->best && !(isfinite(score) && (score > L->best_score || (score == L->best_score &&
+                                                                   loop_wins_tie(rec, L->best)))))
+        return 0;
     cJSON_Delete(L->best);
     L->best = cJSON_Duplicate(rec, 1);
     L->best_score = isfinite(score) ? score : -INFINITY;
@@ -174,20 +187,36 @@ cJSON *train_loop_position(const TrainLoop *L) {
     return j;
 }
 
-void train_loop_restore(TrainLoop *L, const cJSON *p) {
-    L->epoch = (int)run_config_number(p, "epoch", 0);
-    L->batch = (long)run_config_number(p, "batch", L->batch);
-    L->step = (long)run_config_number(p, "step", 0);
-    L->seconds = run_config_number(p, "train_seconds", 0);
+/* A count of the position: a whole number in [0, max], else -1 (damaged) and *out kept. */
+static int loop_count(const cJSON *p, const char *key, double fallback, double max, double *out) {
+    double v = run_config_number(p, key, fallback);
+    if (!(v >= 0 && v <= max && v == floor(v))) return -1;
+    *out = v;
+    return 0;
+}
+
+int train_loop_restore(TrainLoop *L, const cJSON *p) {
+    double epoch = 0, batch = (double)L->batch, step = 0, secs = 0;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "history");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "best");
+    /* A best score that is not a number would never be beaten (every comparison false). */
+    double best = cJSON_IsObject(b) ? json_exact(p, "best_score", run_config_number(b, "score", -INFINITY)) : 0;
+    if (loop_count(p, "epoch", 0, INT_MAX, &epoch) | loop_count(p, "batch", (double)L->batch, LONG_MAX / 2, &batch) |
+        loop_count(p, "step", 0, LONG_MAX / 2, &step) ||
+        !((secs = run_config_number(p, "train_seconds", 0)) >= 0 && secs < 1e300) || isnan(best))
+        return -1;   /* out of range, negative or not a number: nothing restored */
+    L->epoch = (int)epoch;
+    L->batch = (long)batch;
+    L->step = (long)step;
+    L->seconds = secs;
     if (cJSON_IsArray(h)) cJSON_Delete(L->history), L->history = cJSON_Duplicate(h, 1);
     if (cJSON_IsObject(b)) {
         cJSON_Delete(L->best);
         L->best = cJSON_Duplicate(b, 1);
-        L->best_score = json_exact(p, "best_score", run_config_number(b, "score", -INFINITY));
+        L->best_score = best;
     }
     char where[64];
     if (L->show_progress && L->rank == 0)
         fprintf(stderr, "resuming %s at step %ld%s\n", L->out_dir, L->step, loop_where(L, where, sizeof where));
+    return 0;
 }

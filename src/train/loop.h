@@ -77,14 +77,16 @@ int train_loop_run(TrainLoop *L);
 /* Training seconds so far (during the run: with the running stretch). */
 double train_loop_seconds(const TrainLoop *L);
 /* rec (taken) into the history, and the best when its score is strictly
- * higher (the first always; NAN never beats one). 1 when it is the best. */
+ * higher, or equal with a "dev_loss" in rec no higher than the best's (the
+ * first always; NAN never beats one). 1 when it is the best. */
 int train_loop_record(TrainLoop *L, cJSON *rec, double score);
 
 /* trainer.json with the loop's keys; the client adds its own and writes it
  * with resume_write. Caller frees. */
 cJSON *train_loop_position(const TrainLoop *L);
 /* The loop's keys from trainer.json: where to continue (said on stderr;
- * "batch" absent: L->batch stays). */
-void train_loop_restore(TrainLoop *L, const cJSON *position);
+ * "batch" absent: L->batch stays). 0; -1 when a count is negative, not a
+ * whole number or beyond its type (a damaged point: nothing restored). */
+int train_loop_restore(TrainLoop *L, const cJSON *position);
 
 #endif

@@ -51,11 +51,14 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
     file_join(d[2], RUN_TRAINER_STATE, path, sizeof path);
     if (write(ctx, d[2]) != 0 || json_file_write(path, position) != 0) return 1;
     resume_dir_remove(d[1]);
-    if ((file_exists(d[0]) && rename(d[0], d[1]) != 0) || rename(d[2], d[0]) != 0) {
+    int moved = file_exists(d[0]) && rename(d[0], d[1]) == 0;
+    if (moved) file_write_point();   /* a kill here leaves resume.prev/ alone: the reader's case */
+    if ((file_exists(d[0]) && !moved) || rename(d[2], d[0]) != 0) {
         user_error_io("check free disk space and permissions", "%s: cannot replace it with %s: %s", d[0], d[2],
                    strerror(errno));
         return 1;
     }
+    file_write_point();
     return 0;
 }
 

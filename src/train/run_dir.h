@@ -7,7 +7,15 @@
  *   results.json  what happened (schema below)
  *   <submit>      leaderboard predictions written by `glue eval --split test`
  * and, only while a run is unfinished (for `glue finetune --resume`), its
- * resume point: resume/ and resume.prev/ (resume.h).
+ * resume point: resume/ and resume.prev/ (resume.h); while a run is running,
+ * its lock run.lock (run_lock.h).
+ *
+ * A run directory is a transaction (run_txn.h): every refusal comes
+ * before anything is written; one run at a time holds it; a run that replaces
+ * another (--overwrite) trains in the stage <dir>.next and is swapped in
+ * (renameat2 RENAME_EXCHANGE) only when it finished, so the directory always
+ * holds the old run or the new one, never a mix; an interrupted run is never
+ * started over unless asked.
  *
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
@@ -15,13 +23,15 @@
  *     "train_examples": 3668, "train_seconds": 12.5, "train_examples_per_sec": 880.4,
  *     "eval_examples_per_sec": 50000.0,
  *     "selection": "mean of f1 and accuracy on dev",
- *     "epochs": [ {"epoch": 1, "loss": 0.61, "seconds": 4.1, "score": 80.2,
+ *     "labels": ["0", "1"],   (the label order the model was trained with; run_txn.h)
+ *     "epochs": [ {"epoch": 1, "loss": 0.61, "seconds": 4.1, "score": 80.2, "dev_loss": 0.52,
  *                  "dev": {"f1": 81.0, "accuracy": 79.4}}, ... ],
  *     "best": {"epoch": 2, "score": 82.3, "dev": {"f1": 83.1, "accuracy": 81.5}} }
  * Each dev split is a key of its own ("dev", or "dev_matched" and
  * "dev_mismatched" for MNLI); "score" is the selection score (mean of the
- * selection split's metrics). The file is written once, when training ends:
- * its presence means a finished run. */
+ * selection split's metrics), "dev_loss" its loss (a tie on the score goes
+ * to the lower: loop.h). The file is written once, when training ends: its
+ * presence means a finished run. */
 #ifndef GLUE_RUN_DIR_H
 #define GLUE_RUN_DIR_H
 

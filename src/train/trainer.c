@@ -24,6 +24,7 @@
 #include "core/params.h"
 #include "core/rng.h"
 #include "train/decision.h"
+#include "train/dev_loss.h"
 #include "train/evaluate.h"
 #include "train/head.h"
 #include "models/run_config.h"
@@ -31,7 +32,9 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 #include "train/step.h"
+#include "tasks/user_data.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -73,6 +76,7 @@ typedef struct Run {
     TrainStep *steps;            /* forward, head, backward, sum, update (step.h) */
     Decision decision;           /* multi-label: the prediction rule, tuned on dev (decision.h) */
     cJSON *details, *best_details;  /* the selection split's per-label table and averages: this epoch's, the kept one's */
+    RunDirTxn txn;               /* the run directory: lock, stage (run_txn.h); rank 0's */
 } Run;
 
 int trainer_check_parallel(const ModelOps *ops) {
@@ -249,6 +253,7 @@ static int run_save(void *ctx, TrainLoop *L) {
     run_add_holdout(st, r->o);
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
     cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
+    cJSON_AddItemToObject(st, "labels", run_labels_json(r->t));   /* the order the weights were trained for */
     int rc = resume_write(r->o->out_dir, st, run_write_files, r);
     cJSON_Delete(st);
     return rc;
@@ -262,6 +267,16 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
                    "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
     }
+    cJSON *labels = run_labels_json(r->t);
+    const cJSON *had = cJSON_GetObjectItemCaseSensitive(st, "labels");
+    int same = !had || cJSON_Compare(had, labels, 1);
+    cJSON_Delete(labels);
+    if (!same) {
+        user_error_data("a run's label order is fixed when it starts: restore it, or start over with --overwrite",
+                        "%s/%s: the interrupted run was trained with other labels or another order than %s's",
+                        dir, RUN_TRAINER_STATE, r->t->display);
+        return RESUME_OTHER;
+    }
     file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     if (!(r->m = r->ops->load(path, r->t))) return 1;
     file_join(dir, RUN_LAST_STATE, path, sizeof path);
@@ -273,11 +288,17 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
         r->m = NULL;
         return 1;
     }
-    r->loop.batch = (long)run_config_number(st, "next_row", 0) / r->batch;   /* written before "batch" was */
-    train_loop_restore(&r->loop, st);
+    double next_row = run_config_number(st, "next_row", 0), evals = run_config_number(st, "eval_examples", 0);
+    if (next_row >= 0 && next_row < 1e15) r->loop.batch = (long)next_row / r->batch;   /* written before "batch" was */
+    if (!(next_row >= 0 && next_row < 1e15) || !(evals >= 0 && evals < 1e15) || train_loop_restore(&r->loop, st)) {
+        user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", dir, RUN_TRAINER_STATE);
+        r->ops->free(r->m);
+        r->m = NULL;
+        return 1;
+    }
     r->loss_sum = json_exact(st, "loss_sum", 0);
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
-    r->eval_examples = (long)run_config_number(st, "eval_examples", 0);
+    r->eval_examples = (long)evals;
     return 0;
 }
 
@@ -385,6 +406,8 @@ static double run_evaluate(Run *r, cJSON *rec) {
             r->details = evaluate_details(r->t, &r->dev[s], out, &r->decision);
         }
         if (s == 0) score = evaluate_score(r->t, metrics);
+        double loss = s == 0 ? dev_loss(r->t, &r->dev[s], out) : NAN;   /* breaks a tie (loop.c) */
+        if (isfinite(loss)) cJSON_AddNumberToObject(rec, "dev_loss", loss);
         cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
         free(out);
     }
@@ -450,6 +473,7 @@ static cJSON *run_results(const Run *r) {
     run_add_holdout(j, o);
     cJSON_AddStringToObject(j, "task", r->t->name);
     cJSON_AddStringToObject(j, "model", r->ops->name);
+    cJSON_AddItemToObject(j, "labels", run_labels_json(r->t));   /* checked by run_dir_check_labels */
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
     cJSON_AddNumberToObject(j, "train_examples", r->train.n);
     cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[r->precision]);   /* what ran */
@@ -483,22 +507,27 @@ static cJSON *run_results(const Run *r) {
     return j;
 }
 
-/* A finished run in out_dir is not trained over unless asked (nothing is
- * written yet when this is checked). 0, or EXIT_USAGE after a message. */
-static int run_refuse_finished(const Run *r) {
-    char done[4200];
-    file_join(r->o->out_dir, RUN_RESULTS, done, sizeof done);
-    if (r->o->resume || r->o->overwrite || !file_exists(done)) return 0;
-    if (r->rank == 0)
-        user_error("--overwrite replaces it, --out DIR trains elsewhere, glue eval scores it",
-                   "%s already holds a finished run (%s)", r->o->out_dir, RUN_RESULTS);
-    return EXIT_USAGE;
+/* A finished or interrupted run in out_dir is not trained over unless asked
+ * (nothing is written yet when this is checked); asked (--overwrite), the run
+ * trains in a stage swapped in when it finished (run_txn.h). 0, or the exit
+ * code after a message. */
+static int run_refuse_finished(Run *r) {
+    const char *dir = r->txn.dir[0] ? r->txn.dir : r->o->out_dir;
+    int rc = run_dir_check(dir, r->o->out_dir, r->o->resume, r->o->overwrite, r->rank == 0);
+    if (rc || r->rank != 0) return rc;
+    if (run_dir_stage(&r->txn, r->o->overwrite, r->o->resume) != 0) return 1;
+    ((TrainerOptions *)r->o)->out_dir = r->txn.work;   /* trainer_run's own copy */
+    r->loop.out_dir = r->txn.work;
+    return 0;
 }
 
 /* Model and features: resumed, or fresh (from o->model_config when given:
  * an intermediate stage's run), then every split encoded once. 0, or the
  * exit code after a message. */
 static int run_prepare(Run *r) {
+    if (r->o->resume && run_dir_check(r->txn.dir[0] ? r->txn.dir : r->o->out_dir, r->o->out_dir, 1,
+                                      r->o->overwrite, r->rank == 0))
+        return EXIT_USAGE;
     if (r->o->resume && resume_read(r->o->out_dir, run_read_files, r) > 0) return 1;
     if (!r->m) {
         const cJSON *from = r->o->model_config ? r->o->model_config : r->o->config;
@@ -565,6 +594,14 @@ static void run_banner(const Run *r) {
     free(settings);
 }
 
+/* A user's dataset (tasks/user_data.h) beside the model, as dataset.json:
+ * what eval and predict read the labels and files from. */
+static int run_record_dataset(const Run *r) {
+    char path[4400];
+    file_join(r->o->out_dir, USER_DATA_FILE, path, sizeof path);
+    return user_data_save(r->t, path) ? 1 : 0;
+}
+
 int trainer_run(const TrainerOptions *opt, cJSON **results) {
     TrainerOptions own = *opt;
     int rank = dist_rank(), size = dist_size();
@@ -578,8 +615,11 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress, L->rank = rank;
     int rc = run_read_settings(&r);
     L->epochs = r.epochs;
-    if (rc == 0 && rank == 0) rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = run_load_data(&r);
+    /* The directory: locked (rank 0), and where this run works (run_txn.h). */
+    if (rc == 0 && rank == 0) rc = run_dir_open(&r.txn, opt->out_dir, o->resume);
+    else if (rc == 0) run_dir_work(opt->out_dir, o->resume, r.txn.work, sizeof r.txn.work);
+    if (rc == 0) own.out_dir = L->out_dir = r.txn.work;
     if (rc == 0) rc = run_prepare(&r);
     /* Data parallel: every rank has read what it needs from out_dir before
      * rank 0 writes there, and they go on together or not at all. */
@@ -588,6 +628,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
         if (rc == 0 && run_check_ranks(&r)) rc = EXIT_USAGE;
     }
     if (rc == 0 && rank == 0) rc = run_dir_begin(o->out_dir, RUN_RESULTS, o->config);
+    if (rc == 0 && rank == 0 && o->task->user) rc = run_record_dataset(&r);
     if (rc == 0) {
         r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
         ScheduleKind kind;
@@ -596,6 +637,10 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
         r.sched = (Schedule){.kind = kind, .lr = r.lr, .warmup = (long)(r.warmup * (double)r.total_steps),
                              .total = r.total_steps, .warmup_float = 1};
         if (o->show_progress) run_banner(&r);
+        if (rank == 0 && r.dev[0].n < DEV_LOSS_MIN_SELECT_ROWS)
+            user_warning("%s has %d rows: too few to select an epoch on (one row is %.1f points); ties go to the "
+                         "lower dev loss, then the later epoch", r.dev_split[0]->name, r.dev[0].n,
+                         100.0 / (r.dev[0].n ? r.dev[0].n : 1));
         dist_stats_reset();   /* results.json's gradient_sums count the training's */
         rc = train_loop_run(L);
         matmul_set_precision(MATMUL_FP32);
@@ -603,9 +648,11 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0) {
         cJSON *res = run_results(&r);
         rc = rank == 0 ? run_dir_finish(o->out_dir, RUN_RESULTS, res, 0) : 0;
+        if (rc == 0 && rank == 0) rc = run_dir_commit(&r.txn);
         if (rc == 0 && results) *results = res;
         else cJSON_Delete(res);
     }
+    run_dir_close(&r.txn, rc == 0);
     run_free(&r);
     return rc;
 }

@@ -264,7 +264,10 @@ static int s2s_read_point(void *ctx, const char *dir, const cJSON *p) {
     if (rc == 0) memcpy(&r->m->rng, rb->data, sizeof r->m->rng);
     checkpoint_free(c);
     if (rc) return 1;
-    train_loop_restore(&r->loop, p);
+    if (train_loop_restore(&r->loop, p) != 0) {
+        user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", dir, RUN_TRAINER_STATE);
+        return 1;
+    }
     r->loss_sum = json_exact(p, "loss_sum", 0);
     r->nll_sum = json_exact(p, "nll_sum", 0);
     r->tokens = json_exact(p, "tokens", 0);

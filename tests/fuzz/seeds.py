@@ -190,6 +190,39 @@ def token_cache_seeds():
     put("fuzz_token_cache", "build_brown", b"\x05The/at cat/nn sat/vbd ./.\n")
 
 
+def run_dir_seeds():
+    """fuzz_resume, fuzz_dataset_json, fuzz_run_lock: a run directory's
+    resume state, dataset.json and lock file, valid and near misses."""
+    cfg = {"epochs": 3}
+    rec = {"epoch": 1, "loss": 0.5, "seconds": 1.0, "score": 80.0, "dev_loss": 0.4, "dev": {"accuracy": 80.0}}
+    pos = {"epoch": 1, "batch": 2, "step": 7, "seed": 1, "train_seconds": 3.5, "best_score": "0x1.4p+6",
+           "config": cfg, "history": [rec], "best": rec, "next_row": 16, "loss_sum": "0x1p-1",
+           "labels": ["0", "1"]}
+    text = json.dumps(pos).encode()
+    absurd = dict(pos, epoch=1e308, batch=-5, step=1e300, train_seconds=-1,
+                  best_score="nan", history={"x": 1}, best=[1])
+    results = json.dumps({"labels": ["1", "0"], "best": rec}).encode()
+    put("fuzz_resume", "both", bytes([3 | 1 << 3]) + text + SEP + text + SEP + results)
+    put("fuzz_resume", "prev_only", bytes([2]) + b"" + SEP + text)
+    put("fuzz_resume", "absurd", bytes([1 | 4]) + json.dumps(absurd).encode() + SEP + b"{" + SEP + results)
+    put("fuzz_resume", "damaged", bytes([3]) + text[:40] + SEP + b"[]")
+    put("fuzz_resume", "results_only", bytes([4 | 2 << 3]) + SEP + SEP + results)
+    meta = {"name": "x", "format": "tsv", "header": True, "regression": False, "multi_label": False,
+            "label_sep": ",", "columns": {"text_a": "text", "text_b": None, "label": "label"},
+            "labels": ["neg", "pos"], "files": {"train": "/nonexistent", "dev": "/nonexistent"}}
+    put("fuzz_dataset_json", "two", bytes([0]) + json.dumps(meta).encode())
+    put("fuzz_dataset_json", "reordered", bytes([0]) + json.dumps(dict(meta, labels=["pos", "neg"])).encode())
+    put("fuzz_dataset_json", "own_order", bytes([1]) + json.dumps(dict(meta, labels=["c", "a", "b"])).encode())
+    put("fuzz_dataset_json", "regression", bytes([1]) + json.dumps(dict(meta, regression=True, labels=[])).encode())
+    put("fuzz_dataset_json", "repeated", bytes([0]) + json.dumps(dict(meta, labels=["a", "a"])).encode())
+    put("fuzz_dataset_json", "multi", bytes([1]) + json.dumps(dict(meta, multi_label=True, labels=["a", "b", "c"])).encode())
+    put("fuzz_run_lock", "owner", b"pid=4242\nhost=node7\n")
+    put("fuzz_run_lock", "no_host", b"pid=1\n")
+    put("fuzz_run_lock", "huge_pid", b"pid=99999999999999999999\nhost=x\n")
+    put("fuzz_run_lock", "empty", b"")
+    put("fuzz_run_lock", "spaces", b"host=a b\npid=12\n")
+
+
 if __name__ == "__main__":
     task_seeds()
     text_seeds()
@@ -198,3 +231,4 @@ if __name__ == "__main__":
     hf_seeds()
     config_seeds()
     token_cache_seeds()
+    run_dir_seeds()

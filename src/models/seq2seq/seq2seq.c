@@ -39,31 +39,58 @@ S2sConfig s2s_config_default(void) {
 }
 
 static const char *const S2S_POS_NAMES[] = {"sinusoid", "learned", "lpr"};
+static const char *const S2S_POS_CHOICES[] = {"sinusoid", "learned", "lpr", NULL};
 
 const char *s2s_pos_name(S2sPos p) { return S2S_POS_NAMES[p]; }
 
-/* Absent keys keep c's values; present ones must be numbers (ranges:
- * s2s_config_check). */
+/* The model's numeric settings with the ranges the reader enforces: one
+ * table, which `glue translate --help-settings` prints (s2s_model_settings).
+ * The rules across keys (heads divides d_model; lpr needs lpr_keys or
+ * lpr_values) stay in s2s_config_check, and vocab_size, which the
+ * vocabulary sets. The defaults: s2s_config_default's. */
+#define S2F(field) offsetof(S2sConfig, field)
+static const SettingSpec S2S_MODEL_SETTINGS[] = {
+    {"d_model", SETTING_INT, S2F(d_model), 256, 2, S2S_MAX_DIM, NULL, NULL},
+    {"heads", SETTING_INT, S2F(heads), 4, 1, S2S_MAX_DIM, NULL, NULL},
+    {"ffn", SETTING_INT, S2F(ffn), 1024, 1, S2S_MAX_DIM, NULL, NULL},
+    {"encoder_layers", SETTING_INT, S2F(encoder_layers), 3, 1, S2S_MAX_LAYERS, NULL, NULL},
+    {"decoder_layers", SETTING_INT, S2F(decoder_layers), 3, 1, S2S_MAX_LAYERS, NULL, NULL},
+    {"max_len", SETTING_INT, S2F(max_len), 128, 4, 4096, NULL, NULL},
+    {"dropout", SETTING_FLOAT_BELOW, S2F(dropout), 0.1, 0, 1, NULL, NULL},
+    {"attention_dropout", SETTING_FLOAT_BELOW, S2F(attention_dropout), 0, 0, 1, NULL, NULL},
+    {"layer_norm_eps", SETTING_FLOAT, S2F(layer_norm_eps), 1e-5, 1e-30, 1, NULL, NULL},
+    {"lpr_base", SETTING_INT, S2F(lpr_base), 4, 1, 1e9, NULL, NULL},
+    {"lpr_keys", SETTING_INT, S2F(lpr_keys), 1, 0, 1, NULL, NULL},
+    {"lpr_values", SETTING_INT, S2F(lpr_values), 1, 0, 1, NULL, NULL},
+    {"label_smoothing", SETTING_FLOAT_BELOW, S2F(label_smoothing), 0.1, 0, 1, NULL, NULL},
+    {"positions", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "sinusoid", S2S_POS_CHOICES},   /* read below */
+};
+#undef S2F
+enum { S2S_NUM_MODEL_SETTINGS = sizeof S2S_MODEL_SETTINGS / sizeof S2S_MODEL_SETTINGS[0] };
+
+const SettingSpec *s2s_model_settings(int *n) {
+    *n = S2S_NUM_MODEL_SETTINGS;
+    return S2S_MODEL_SETTINGS;
+}
+
+/* Absent keys keep c's values; present ones must be numbers in the table's
+ * ranges. */
 int s2s_config_from_json(S2sConfig *c, const cJSON *j) {
-    SettingsReader r = settings_reader(j, "translation config", NULL);
-#define S2S_WHOLE(key, field) c->field = (int)settings_int(&r, key, c->field, -1e9, 1e9)
-#define S2S_REAL(key, field) c->field = (float)settings_real(&r, key, c->field, -1e30, 1e30)
-    S2S_WHOLE("vocab_size", vocab_size);
-    S2S_WHOLE("d_model", d_model);
-    S2S_WHOLE("heads", heads);
-    S2S_WHOLE("ffn", ffn);
-    S2S_WHOLE("encoder_layers", encoder_layers);
-    S2S_WHOLE("decoder_layers", decoder_layers);
-    S2S_WHOLE("max_len", max_len);
-    S2S_REAL("dropout", dropout);
-    S2S_REAL("attention_dropout", attention_dropout);
-    S2S_REAL("layer_norm_eps", layer_norm_eps);
-    S2S_WHOLE("lpr_base", lpr_base);
-    S2S_WHOLE("lpr_keys", lpr_keys);
-    S2S_WHOLE("lpr_values", lpr_values);
-    S2S_REAL("label_smoothing", label_smoothing);
-#undef S2S_WHOLE
-#undef S2S_REAL
+    SettingsReader r = settings_reader(j, "translation config", "glue translate --help-settings lists the settings");
+    c->vocab_size = (int)settings_int(&r, "vocab_size", c->vocab_size, -1e9, 1e9);   /* s2s_config_check: >= 5 */
+    for (int i = 0; i < S2S_NUM_MODEL_SETTINGS; i++) {
+        const SettingSpec *p = &S2S_MODEL_SETTINGS[i];
+        if (p->kind == SETTING_CHOICE) continue;
+        char *field = (char *)c + p->offset;
+        if (p->kind == SETTING_INT) {
+            int *v = (int *)field;
+            *v = (int)settings_int(&r, p->key, *v, p->lo, p->hi);
+        } else {
+            float *v = (float *)field;
+            *v = (float)(p->kind == SETTING_FLOAT_BELOW ? settings_real_below(&r, p->key, *v, p->lo, p->hi)
+                                                        : settings_real(&r, p->key, *v, p->lo, p->hi));
+        }
+    }
     if (r.failed) return -1;
     const cJSON *pos = cJSON_GetObjectItemCaseSensitive(j, "positions");
     if (pos) {

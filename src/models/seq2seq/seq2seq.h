@@ -112,6 +112,9 @@ S2sConfig s2s_config_default(void);
 /* Overrides the fields present in j (unknown keys are ignored here: the caller
  * decides which keys a file may have). 0, or -1 after a message. */
 int s2s_config_from_json(S2sConfig *c, const cJSON *j);
+/* The model's numeric settings with their ranges (models/run_config.h), what
+ * s2s_config_from_json enforces and --help-settings prints. */
+const struct SettingSpec *s2s_model_settings(int *n);
 cJSON *s2s_config_to_json(const S2sConfig *c);
 /* 0 when consistent (C % NH, positive sizes, ...), else -1 after a message. */
 int s2s_config_check(const S2sConfig *c);

@@ -1,0 +1,58 @@
+/* run_txn.h — a run directory as a transaction: every refusal comes before
+ * anything is written; one run at a time holds the directory (run_lock.h); a
+ * run that replaces another (--overwrite) trains in the stage <dir>.next and
+ * is swapped in (renameat2 RENAME_EXCHANGE) only when it finished, the old run
+ * kept until then, so the directory always holds the old run or the new one,
+ * never a mix; an interrupted run is never started over unless asked; the
+ * label order a run was trained with is recorded ("labels" in results.json
+ * and the resume point) and checked against the task that claims it. */
+#ifndef GLUE_TRAIN_RUN_TXN_H
+#define GLUE_TRAIN_RUN_TXN_H
+
+#include <stddef.h>
+
+#include "models/model.h"
+#include "train/run_lock.h"
+
+#define RUN_STAGE_SUFFIX ".next"
+
+typedef struct RunDirTxn {
+    char dir[4200];      /* the run directory (no trailing '/') */
+    char work[4200];     /* where this run writes: dir, or its stage <dir>.next */
+    RunLock lock, stage_lock;
+    int made;            /* dir did not exist before the run */
+} RunDirTxn;
+
+/* What a directory holds (bits). */
+enum { RUN_HOLDS_RESULTS = 1, RUN_HOLDS_RESUME = 2, RUN_HOLDS_CKPT = 4 };
+int run_dir_holds(const char *dir);
+/* Where a run into dir works, the same on every rank (no writes): dir, or
+ * with resume its stage when that holds the resume point of an interrupted
+ * --overwrite (and dir none of its own). */
+void run_dir_work(const char *dir, int resume, char *work, size_t cap);
+/* Makes dir, takes its lock (and the stage's, when x->work is the stage).
+ * 0, or the exit code after a message (EXIT_USAGE: in use, naming the owner). */
+int run_dir_open(RunDirTxn *x, const char *dir, int resume);
+/* The refusals, before anything is written: a finished run (unless resume or
+ * overwrite), an interrupted one (unless resume or overwrite: the message
+ * names both), resume with nothing to resume in a finished run. say: print
+ * the message (one rank of several speaks). 0, or EXIT_USAGE. */
+int run_dir_check(const char *dir, const char *work, int resume, int overwrite, int say);
+/* With overwrite (and not resuming) over a directory that holds a run: the
+ * run goes to a fresh stage (x->work), locked. 0, or 1 after a message. */
+int run_dir_stage(RunDirTxn *x, int overwrite, int resume);
+/* The run in x->work finished: a stage is swapped in for dir, the old run
+ * removed. 0, or 1 after a message. */
+int run_dir_commit(RunDirTxn *x);
+/* Ends the transaction: the locks released; after a failure (ok 0) a stage
+ * without a resume point is removed, and dir when the run made it and left
+ * it empty. */
+void run_dir_close(RunDirTxn *x, int ok);
+/* 0 when the labels the run in dir was trained with (results.json, else its
+ * resume point: "labels") are t's, in order, or when it records none; else
+ * -1 after a data error naming both orders. */
+int run_dir_check_labels(const char *dir, const Task *t);
+/* t's labels as a JSON array (what run_dir_check_labels compares). */
+cJSON *run_labels_json(const Task *t);
+
+#endif

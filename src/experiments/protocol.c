@@ -216,15 +216,16 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
             cJSON_GetObjectItemCaseSensitive(table, "encoder")->valuestring);
     for (const cJSON *s = cJSON_GetObjectItemCaseSensitive(table, "seeds")->child; s; s = s->next)
         fprintf(f, "%s%ld", s == cJSON_GetObjectItemCaseSensitive(table, "seeds")->child ? " " : ", ", (long)s->valuedouble);
-    fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100) on its dev split at "
-               "the best epoch; for a classification task whose metric is not macro-F1, also its macro-F1 (the mean of the "
-               "labels' F1) on the same split and epoch. **The epoch is selected on dev**, as `glue finetune` does: the numbers are "
-               "optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
+    fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100; a multi-label task's "
+               "macro-F1) on its dev split at the best epoch; for a classification task whose metric is not "
+               "macro-F1, also its macro-F1 (the mean of the labels' F1) on the same split and epoch. **The epoch is "
+               "selected on dev**, as `glue finetune` does: the numbers are optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
                "seed's mean); Δ: against the baseline row (the default recipe%s). A setting `task.key=value` applies "
                "to that task only.\n\n| change | settings |", shared ? " with the settings for every row" : "");
     for (const cJSON *t = tasks->child; t; t = t->next) {
         const Task *task = task_find(t->valuestring);
-        fprintf(f, " %s |", task->display);
+        /* a multi-label task's score is its macro-F1 alone (evaluate_score): the header says so */
+        fprintf(f, " %s%s |", task->display, task->metrics[0] == METRIC_MACRO_F1 ? " macro-F1" : "");
         if (protocol_shows_macro_f1(task)) fprintf(f, " %s macro-F1 |", task->display);
     }
     fprintf(f, " score | Δ |\n|---|---|");

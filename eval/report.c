@@ -267,6 +267,31 @@ void report_compare_settings(const cJSON *compare, FILE *f, const char *before) 
     }
 }
 
+/* 1 when some model's entry of task has test metrics (public test labels). */
+static int compare_has_test(const cJSON *models, const char *task) {
+    for (const cJSON *m = models->child; m; m = m->next)
+        if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "tasks"),
+                                                                              task), "test"))
+            return 1;
+    return 0;
+}
+
+/* A test cell: the task's metrics on test, "a/b", each "± std" over seeds when there were several. */
+static void compare_test_cell(ReportTable *tab, const Task *t, const cJSON *entry) {
+    const cJSON *test = cJSON_GetObjectItemCaseSensitive(entry, "test");
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(entry, "test_std");
+    char buf[128] = "";
+    int len = 0;
+    for (int k = 0; k < 2 && test && t->metrics[k] != METRIC_NONE; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(test, metric_name(t->metrics[k]));
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(sd, metric_name(t->metrics[k]));
+        if (!cJSON_IsNumber(v)) continue;
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%.2f", len ? " / " : "", v->valuedouble);
+        if (cJSON_IsNumber(s)) len += snprintf(buf + len, sizeof buf - (size_t)len, " ± %.2f", s->valuedouble);
+    }
+    report_table_add(tab, "%s", len ? buf : "-");
+}
+
 ReportTable *report_compare_table(const cJSON *compare) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(compare, "tasks");
     const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
@@ -274,12 +299,14 @@ ReportTable *report_compare_table(const cJSON *compare) {
     int extra = 0;
     for (const cJSON *m = models->child; m; m = m->next)
         extra |= cJSON_GetObjectItemCaseSensitive(m, "glue_with_subsets") != NULL;
+    for (const cJSON *it = tasks->child; it; it = it->next) extra += compare_has_test(models, it->valuestring);
     ReportTable *tab = report_table_create(nt + 5 + extra);
     report_table_add(tab, "Model");
     for (const cJSON *it = tasks->child; it; it = it->next) {
         char head[128];
         report_task_header(task_find(it->valuestring), head, sizeof head);
         report_table_add(tab, "%s", head);
+        if (compare_has_test(models, it->valuestring)) report_table_add(tab, "%s test", head);
     }
     report_table_add(tab, "GLUE");
     int with_subsets = 0;   /* a --with qnli-9k run: the seven-task score beside */
@@ -293,8 +320,11 @@ ReportTable *report_compare_table(const cJSON *compare) {
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
         char label[256];
         report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
-        for (const cJSON *it = tasks->child; it; it = it->next)
-            report_task_cell(tab, task_find(it->valuestring), cJSON_GetObjectItemCaseSensitive(per, it->valuestring));
+        for (const cJSON *it = tasks->child; it; it = it->next) {
+            const cJSON *entry = cJSON_GetObjectItemCaseSensitive(per, it->valuestring);
+            report_task_cell(tab, task_find(it->valuestring), entry);
+            if (compare_has_test(models, it->valuestring)) compare_test_cell(tab, task_find(it->valuestring), entry);
+        }
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "glue_score");
         const cJSON *gsd = cJSON_GetObjectItemCaseSensitive(m, "glue_std");
         if (cJSON_IsNumber(g) && cJSON_IsNumber(gsd))   /* several seeds: the mean and its spread */
@@ -364,6 +394,13 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
         if (strcmp(it->valuestring, "qnli-9k") == 0)
             fprintf(f, " GLUE+QNLI-9k: the same with the QNLI subset task (trained on 8,999 of QNLI's 104,743 "
                        "training pairs, scored on the official dev) counted as QNLI; the GLUE column leaves it out.");
+    int test = 0;
+    for (const cJSON *it = tl ? tl->child : NULL; it; it = it->next)
+        test |= compare_has_test(cJSON_GetObjectItemCaseSensitive(compare, "models"), it->valuestring);
+    if (test)
+        fprintf(f, " A \"test\" column: the same runs scored on the task's test split (its labels are public), "
+                   "each under its own prediction rule (thresholds chosen on dev, never on test)%s.",
+                cJSON_GetArraySize(seeds) > 1 ? ", the mean over the seeds ± their standard deviation" : "");
     fprintf(f, "\n\n");
     ReportTable *tab = report_compare_table(compare);
     report_table_print_markdown(tab, f);

@@ -42,7 +42,8 @@ cJSON *report_glue_score_with_subsets(const cJSON *tasks);
 
 /* `glue compare` output, from its summary (schema in cmd_compare.c): one row per
  * model with each task's metrics, the GLUE score, training seconds (sum over
- * tasks), evaluation examples/s (mean over tasks) and parameters (largest). */
+ * tasks), evaluation examples/s (mean over tasks) and parameters (largest);
+ * a task with public test labels also gets a test column ("test", ± "test_std"). */
 ReportTable *report_compare_table(const cJSON *compare);
 /* One row per (model, task): seconds, examples/s, parameters, best epoch, reused. */
 ReportTable *report_compare_costs(const cJSON *compare);

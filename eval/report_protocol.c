@@ -31,7 +31,8 @@ static void number_list(const cJSON *arr, int decimals, char *out, size_t cap) {
         n += (size_t)snprintf(out + n, cap - n, "%s%.*f", s == arr->child ? "" : ", ", decimals, s->valuedouble);
 }
 
-/* A task entry {"metrics": {...}, "seed_scores": [...], "score", "std"}. */
+/* A task entry {"metrics": {...}, "seed_scores": [...], "score", "std"} (and
+ * "macro_f1", "macro_f1_std" for a classification task, in the hover). */
 static void seeds_cell(ReportPage *p, const cJSON *tj, int source) {
     if (!cJSON_IsObject(tj)) {
         fputs("<td>-</td>", p->f);
@@ -42,7 +43,11 @@ static void seeds_cell(ReportPage *p, const cJSON *tj, int source) {
     for (const cJSON *m = report_members(field(tj, "metrics")); m && n > 0 && n < (int)sizeof note; m = m->next)
         n += snprintf(note + n, sizeof note - (size_t)n, " %s %.2f%s", m->string, m->valuedouble, m->next ? "," : "");
     number_list(field(tj, "seed_scores"), 2, scores, sizeof scores);
-    if (n > 0 && n < (int)sizeof note) snprintf(note + n, sizeof note - (size_t)n, "; score of each seed: %s", scores);
+    if (n > 0 && n < (int)sizeof note) n += snprintf(note + n, sizeof note - (size_t)n, "; score of each seed: %s", scores);
+    const cJSON *f1 = field(tj, "macro_f1");   /* a classification task's macro-F1 beside its metric */
+    if (cJSON_IsNumber(f1) && n > 0 && n < (int)sizeof note)
+        snprintf(note + n, sizeof note - (size_t)n, "; macro-F1 %.2f ± %.2f", f1->valuedouble,
+                 report_num(tj, "macro_f1_std"));
     fputs("<td", p->f);
     report_page_title_note(p, source, note);
     fputs(">", p->f);

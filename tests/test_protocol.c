@@ -1,5 +1,6 @@
 /* test_protocol.c — `glue protocol` (experiments/protocol.c): the table's numbers
- * are the seed means of the fine-tunes' best dev scores, a change that leaves
+ * are the seed means of the fine-tunes' best dev scores (and of their
+ * macro-F1, a column beside each classification task's metric), a change that leaves
  * a task alone reuses the baseline's fine-tunes, a second run reuses every
  * fine-tune and replaces rows by name, bad changes are usage errors. fastText
  * on RTE and MRPC (real GLUE files: a second of training). */
@@ -28,6 +29,17 @@ static double best_dev_score(const char *dir) {
     for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) sum += m->valuedouble, n++;
     cJSON_Delete(r);
     return n ? sum / n : NAN;
+}
+
+/* A fine-tune's macro-F1 at its best epoch (results.json "details"). */
+static double best_dev_macro_f1(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    cJSON *r = json_file_read(path, 1);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "details"), "macro_f1");
+    double f1 = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(r);
+    return f1;
 }
 
 TEST(protocol_table_means_reuse_and_errors) {
@@ -72,6 +84,15 @@ TEST(protocol_table_means_reuse_and_errors) {
             CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tj, "score")->valuedouble, (s1 + s2) / 2, 1e-9);
             CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tj, "std")->valuedouble, fabs(s1 - s2) / sqrt(2.0), 1e-9);
             row_score += (s1 + s2) / 4;
+            /* a classification task's macro-F1 beside its metric: the seeds' mean and spread */
+            double f1 = best_dev_macro_f1(d1), f2 = best_dev_macro_f1(d2);
+            const cJSON *mf = cJSON_GetObjectItemCaseSensitive(tj, "macro_f1");
+            CHECK_MSG(isfinite(f1) && isfinite(f2) && cJSON_IsNumber(mf), "%s %s: no macro-F1", NAMES[r], TASKS[t]);
+            if (cJSON_IsNumber(mf)) {
+                CHECK_NEAR(mf->valuedouble, (f1 + f2) / 2, 1e-9);
+                CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(tj, "macro_f1_std")->valuedouble, fabs(f1 - f2) / sqrt(2.0),
+                           1e-9);
+            }
         }
         CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(row, "score")->valuedouble, row_score, 1e-9);
         if (r == 0) base_score = row_score;
@@ -81,7 +102,8 @@ TEST(protocol_table_means_reuse_and_errors) {
     char *md = file_read(path, NULL);
     char want[128];
     snprintf(want, sizeof want, "| baseline | the settings for every row |");   /* --set epochs=3 ... */
-    CHECK_MSG(md && strstr(md, want) && strstr(md, "| mr | `mrpc.wordNgrams=1` |") && strstr(md, "selected on dev"),
+    CHECK_MSG(md && strstr(md, want) && strstr(md, "| mr | `mrpc.wordNgrams=1` |") && strstr(md, "selected on dev") &&
+                  strstr(md, "| change | settings | RTE | RTE macro-F1 | MRPC | MRPC macro-F1 | score |"),
               "markdown:\n%s", md ? md : "(none)");
     free(md);
     (void)base_score;

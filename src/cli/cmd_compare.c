@@ -12,6 +12,12 @@
  * is computed directly: the most frequent training class (STS-B: the mean
  * training score), which is what the GLUE baselines report for WNLI.
  *
+ * A task whose test labels are public (GoEmotions, a user's dataset with a
+ * labelled --test file) also gets each run scored on test under the run's own
+ * rule (its thresholds chosen on dev), as `glue eval --split test --run DIR`
+ * scores it, kept in the run directory (cli/run_score.h): the entry's "test"
+ * (the seed mean) and "test_std".
+ *
  * Summary (results/compare.json, and --json):
  *   {"seed": 42, "tasks": ["cola", ...], "tasks_missing": ["mnli", ...],
  *    "models": [{"model": "fasttext", "glue": {glue_score_json},
@@ -22,6 +28,7 @@
  *    "wnli_majority": {"accuracy": 56.34}} */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cli/run_score.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/crc32.h"
@@ -172,6 +179,12 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     }
     cJSON *e = res ? compare_entry(res, dir, reused) : NULL;
     cJSON_Delete(res);
+    if (e && run_score_test_public(t)) {   /* test labels public: scored under the run's rule, once per run */
+        cJSON *test = run_score_test(ops, t, dir);
+        if (test) cJSON_AddItemToObject(e, "test", cJSON_DetachItemFromObjectCaseSensitive(test, "test"));
+        else cJSON_Delete(e), e = NULL;
+        cJSON_Delete(test);
+    }
     cJSON_Delete(config);
     return e;
 }
@@ -191,6 +204,15 @@ static cJSON *compare_mean_entry(const Task *t, cJSON **e, int n) {
                 sum += run_config_number(cJSON_GetObjectItemCaseSensitive(e[k], split->string), v->string, NAN);
             cJSON_AddNumberToObject(avg, v->string, sum / n);
         }
+    }
+    /* The spread over seeds of each test metric (the test columns show mean ± std). */
+    const cJSON *test = cJSON_GetObjectItemCaseSensitive(e[0], "test");
+    cJSON *test_std = test ? cJSON_AddObjectToObject(m, "test_std") : NULL;
+    for (const cJSON *v = test ? test->child : NULL; v; v = v->next) {
+        double x[COMPARE_MAX_SEEDS];
+        for (int k = 0; k < n; k++)
+            x[k] = run_config_number(cJSON_GetObjectItemCaseSensitive(e[k], "test"), v->string, NAN);
+        cJSON_AddNumberToObject(test_std, v->string, summarize(x, n).std);
     }
     const TaskSplit *dev[TASK_MAX_SPLITS];
     task_dev_splits(t, dev, TASK_MAX_SPLITS);

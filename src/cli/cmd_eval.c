@@ -7,6 +7,7 @@
  * eval_all_extras(), which sees that summary. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cli/run_score.h"
 #include "cli/submission.h"
 #include "core/args.h"
 #include "core/common.h"
@@ -16,7 +17,6 @@
 #include "core/gemm_int8.h"
 #include "core/kernels.h"
 #include "core/threads.h"
-#include "eval/label_table.h"
 #include "eval/predictions.h"
 #include "eval/report.h"
 #include "train/decision.h"
@@ -44,16 +44,6 @@ typedef struct EvalArgs {
     int int8;             /* --int8: int8 inference weights, quantized as the run loads */
     const char *run, *init;   /* --run DIR / --init DIR|CKPT: the model to score (one task) */
 } EvalArgs;
-
-/* The eval batch the run was configured with (config.json), else the default. */
-static int eval_batch_of(const char *dir) {
-    char path[4096];
-    file_join(dir, RUN_CONFIG, path, sizeof path);
-    cJSON *c = json_file_read(path, 0);
-    int b = (int)run_config_number(c, "eval_batch", EVALUATE_BATCH_DEFAULT);
-    cJSON_Delete(c);
-    return b > 0 ? b : EVALUATE_BATCH_DEFAULT;
-}
 
 /* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
  * the labelled dev splits — or, for a user's dataset with --split test, its
@@ -98,24 +88,6 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
     return rc;
 }
 
-/* The split's per-label table and averages into out["details"][split], and
- * beside the run (dir, "" for none) as <split>_per_label.json / .md. 0 ok. */
-static int eval_details(const ModelOps *ops, const Task *t, const Dataset *d, const float *pred,
-                        const Decision *rule, const char *dir, cJSON *out) {
-    cJSON *details = evaluate_details(t, d, pred, rule);
-    if (!details) return 0;   /* regression */
-    int rc = 0;
-    if (dir[0]) {
-        char title[256];
-        snprintf(title, sizeof title, "%s %s, %s", t->display, d->split->name, ops->name);
-        rc = label_table_write(details, dir, d->split->name, title);
-    }
-    cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "details");
-    if (!all) all = cJSON_AddObjectToObject(out, "details");
-    cJSON_AddItemToObject(all, d->split->name, details);
-    return rc;
-}
-
 static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, const char *dir,
                          cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
@@ -132,16 +104,14 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
         Dataset d;
         if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) return 1;
         double secs = 0;
-        float *pred = evaluate_predict_dataset(ops, m, &d, batch, &secs);
-        if (!pred) { dataset_free(&d); return 1; }
-        cJSON_AddItemToObject(out, dev[s]->name, evaluate_metrics_rule(t, &d, pred, &rule));
-        int rc = dir[0] && !test && !t->multi_label ? eval_save_dev_predictions(t, &d, pred, dir, out) : 0;
-        if (rc == 0) rc = eval_details(ops, t, &d, pred, &rule, dir, out);
-        if (rc) { free(pred); dataset_free(&d); return rc; }
+        float *pred = NULL;
+        int rc = run_score_dataset(ops, m, t, &d, batch, &rule, dir, out, &pred, &secs);
+        if (rc == 0 && dir[0] && !test && !t->multi_label) rc = eval_save_dev_predictions(t, &d, pred, dir, out);
         examples += d.n;
         seconds += secs;
         free(pred);
         dataset_free(&d);
+        if (rc) return rc;
     }
     cJSON_AddNumberToObject(out, "examples", (double)examples);
     cJSON_AddNumberToObject(out, "examples_per_sec", seconds > 0 ? examples / seconds : 0);
@@ -205,10 +175,9 @@ static int eval_one(const EvalArgs *e, const ModelOps *ops, const Task *t, cJSON
     cJSON_AddStringToObject(out, "kernels", kernels_level_name(kernels_level()));
     if (e->bf16) cJSON_AddBoolToObject(out, "bf16", gemm_bf16_native());
     if (e->int8) cJSON_AddStringToObject(out, "int8", gemm_int8_kernel());
-    int batch = dir[0] ? eval_batch_of(dir) : EVALUATE_BATCH_DEFAULT;
+    int batch = dir[0] ? run_score_batch(dir) : EVALUATE_BATCH_DEFAULT;
     /* a test split with public labels (GoEmotions) is scored here, as a user's test file */
-    const TaskSplit *ts = task_split(t, "test");
-    int scored = t->user || (ts && ts->col_label >= 0 && !ts->submit);
+    int scored = t->user || run_score_test_public(t);
     int rc = test && !scored ? eval_task_test(ops, m, t, batch, dir, out)
                              : eval_task_dev(ops, m, t, batch, test, dir, out);
     ops->free(m);

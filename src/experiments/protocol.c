@@ -126,6 +126,32 @@ static double protocol_score(const Task *t, const cJSON *res, cJSON *sums) {
     return dev ? evaluate_score(t, dev) : NAN;
 }
 
+/* 1 when the table shows a macro-F1 column for t: a classification task
+ * whose score is another metric (CoLA's MCC, SST-2's accuracy; GoEmotions'
+ * score is macro-F1 already). */
+static int protocol_shows_macro_f1(const Task *t) {
+    return (t->multi_label || t->num_labels >= 2) && t->metrics[0] != METRIC_MACRO_F1;
+}
+
+/* A fine-tune's macro-F1 on its selection split at the best epoch, from the
+ * per-label averages the trainer keeps in results.json ("details"); NAN when
+ * they are not there (a run resumed past its best epoch keeps none). */
+static double protocol_macro_f1(const cJSON *res) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "details"), "macro_f1");
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    return NAN;
+}
+
+/* The seed mean and spread of a task's macro-F1 into tj (nothing when a
+ * seed lacks it: a partial mean would not compare). */
+static void protocol_add_macro_f1(cJSON *tj, const double *f1, int n) {
+    for (int k = 0; k < n; k++)
+        if (!isfinite(f1[k])) return;
+    Summary sm = summarize(f1, n);
+    cJSON_AddNumberToObject(tj, "macro_f1", sm.mean);
+    cJSON_AddNumberToObject(tj, "macro_f1_std", n > 1 ? sm.std : 0.0);
+}
+
 /* One row of the table: every task x seed. NULL after a message. */
 static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
     cJSON *j = cJSON_CreateObject();
@@ -141,10 +167,11 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
     for (int i = 0; i < o->n_tasks; i++) {
         const Task *t = task_find(o->tasks[i]);
         cJSON *sums = cJSON_CreateObject(), *scores = cJSON_CreateArray();
-        double s[PROTOCOL_MAX_SEEDS];
+        double s[PROTOCOL_MAX_SEEDS], f1[PROTOCOL_MAX_SEEDS];
         for (int k = 0; k < o->n_seeds; k++) {
             cJSON *res = protocol_finetune(o, row, t, o->seeds[k]);
             s[k] = res ? protocol_score(t, res, sums) : NAN;
+            f1[k] = protocol_macro_f1(res);
             cJSON_Delete(res);
             if (!isfinite(s[k])) {
                 if (res) user_error(NULL, "%s/%s/%s-seed%ld: its dev metric is missing or not a number", o->root,
@@ -164,6 +191,7 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
         cJSON_AddItemToObject(tj, "seed_scores", scores);
         cJSON_AddNumberToObject(tj, "score", sm.mean);
         cJSON_AddNumberToObject(tj, "std", o->n_seeds > 1 ? sm.std : 0.0);
+        if (protocol_shows_macro_f1(t)) protocol_add_macro_f1(tj, f1, o->n_seeds);
         total += sm.mean / o->n_tasks;
     }
     /* The spread of the row: over seeds, of each seed's mean over the tasks. */
@@ -188,14 +216,21 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
             cJSON_GetObjectItemCaseSensitive(table, "encoder")->valuestring);
     for (const cJSON *s = cJSON_GetObjectItemCaseSensitive(table, "seeds")->child; s; s = s->next)
         fprintf(f, "%s%ld", s == cJSON_GetObjectItemCaseSensitive(table, "seeds")->child ? " " : ", ", (long)s->valuedouble);
-    fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100) on its dev split at "
-               "the best epoch. **The epoch is selected on dev**, as `glue finetune` does: the numbers are "
-               "optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
+    fprintf(f, " ± their standard deviation of the task's score (the mean of its metrics, ×100; a multi-label task's "
+               "macro-F1) on its dev split at the best epoch; for a classification task whose metric is not "
+               "macro-F1, also its macro-F1 (the mean of the labels' F1) on the same split and epoch. **The epoch is "
+               "selected on dev**, as `glue finetune` does: the numbers are optimistic, alike for every row. Score: the mean over the tasks (± the spread over seeds of each "
                "seed's mean); Δ: against the baseline row (the default recipe%s). A setting `task.key=value` applies "
                "to that task only.\n\n| change | settings |", shared ? " with the settings for every row" : "");
-    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, " %s |", task_find(t->valuestring)->display);
+    for (const cJSON *t = tasks->child; t; t = t->next) {
+        const Task *task = task_find(t->valuestring);
+        /* a multi-label task's score is its macro-F1 alone (evaluate_score): the header says so */
+        fprintf(f, " %s%s |", task->display, task->metrics[0] == METRIC_MACRO_F1 ? " macro-F1" : "");
+        if (protocol_shows_macro_f1(task)) fprintf(f, " %s macro-F1 |", task->display);
+    }
     fprintf(f, " score | Δ |\n|---|---|");
-    for (const cJSON *t = tasks->child; t; t = t->next) fprintf(f, "---|");
+    for (const cJSON *t = tasks->child; t; t = t->next)
+        fprintf(f, protocol_shows_macro_f1(task_find(t->valuestring)) ? "---|---|" : "---|");
     fprintf(f, "---|---|\n");
     double base = NAN;
     for (const cJSON *r = cJSON_GetObjectItemCaseSensitive(table, "rows")->child; r; r = r->next) {
@@ -211,6 +246,11 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
             if (tj)
                 fprintf(f, " %.2f ± %.2f |", cJSON_GetObjectItemCaseSensitive(tj, "score")->valuedouble,
                         cJSON_GetObjectItemCaseSensitive(tj, "std")->valuedouble);
+            else fprintf(f, " - |");
+            if (!protocol_shows_macro_f1(task_find(t->valuestring))) continue;
+            const cJSON *mf = cJSON_GetObjectItemCaseSensitive(tj, "macro_f1");
+            if (cJSON_IsNumber(mf))
+                fprintf(f, " %.2f ± %.2f |", mf->valuedouble, run_config_number(tj, "macro_f1_std", 0));
             else fprintf(f, " - |");
         }
         fprintf(f, " **%.2f** ± %.2f | %+.2f |\n", score, cJSON_GetObjectItemCaseSensitive(r, "std")->valuedouble,

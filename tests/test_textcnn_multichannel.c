@@ -1,7 +1,8 @@
 /* test_textcnn_multichannel.c — Kim's CNN-multichannel (models/baselines/textcnn.h):
  * logits and every gradient against a PyTorch Conv2d over the two channels
  * (tests/ref/textcnn_ref.py), the frozen channel unchanged by training while
- * the other moves, save/load exact, and it learns a fixture. (The whole-model
+ * the other moves, save/load exact, it learns a fixture; the embedding size
+ * taken from the vectors file. (The whole-model
  * finite-difference check is in test_textcnn.c.) */
 #include "tests/test.h"
 
@@ -206,4 +207,40 @@ TEST(textcnn_multichannel_learns_word_order) {
     unlink(vec);
     free(vec);
     cJSON_Delete(cfg);
+}
+
+/* dim left at 0: the vectors' size (a 6-d file), written into the config so a
+ * saved model loads with it; rand without dim is Kim's 300. */
+TEST(textcnn_dim_from_vectors) {
+    Dataset tr = synth_dataset(&MC_ORDER, 60, 81);
+    char *vec = mc_vectors(6, 400);
+    cJSON *cfg = mc_config(6, 4, "[3, 4, 5]", vec, 1);
+    set_num(cfg, "dim", 0);
+    set_str(cfg, "embedding", "non-static");
+    TextCnn *m = mc_create(cfg, &tr, 3);
+    char *path = xstrdup("/tmp/glue_mc_dim_XXXXXX");
+    close(mkstemp(path));
+    if (CHECK(m != NULL)) {
+        CHECK_EQ_INT(m->cfg.dim, 6);
+        CHECK(TEXTCNN_OPS.save((Model *)m, path) == 0);
+        TextCnn *l = (TextCnn *)TEXTCNN_OPS.load(path, &SYNTH_TASK2);
+        if (CHECK(l != NULL)) {
+            CHECK_EQ_INT(l->cfg.dim, 6);
+            TEXTCNN_OPS.free((Model *)l);
+        }
+        TEXTCNN_OPS.free((Model *)m);
+    }
+    set_str(cfg, "embedding", "rand");
+    set_str(cfg, "vectors", "");
+    m = mc_create(cfg, &tr, 3);
+    if (CHECK(m != NULL)) {
+        CHECK_EQ_INT(m->cfg.dim, 300);
+        TEXTCNN_OPS.free((Model *)m);
+    }
+    unlink(path);
+    free(path);
+    unlink(vec);
+    free(vec);
+    cJSON_Delete(cfg);
+    synth_free(&tr);
 }

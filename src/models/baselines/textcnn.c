@@ -29,7 +29,7 @@ static const SettingSpec TC_SETTINGS[] = {
     RUN_SETTING_SCHEDULE("constant"),
     {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
-    {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},
+    {"dim", SETTING_INT, TC(dim), 0, 0, 4096, NULL, NULL},   /* 0: the vectors file's, or 300 (Kim's) */
     {"filters", SETTING_INT, TC(filters), 100, 1, 4096, NULL, NULL},
     {"dropout", SETTING_FLOAT_BELOW, TC(dropout), 0.5, 0, 1, NULL, NULL},
     {"max_norm", SETTING_FLOAT, TC(max_norm), 3.0, 0, 1e30, NULL, NULL},
@@ -165,6 +165,24 @@ TextCnn *tc_new(const cJSON *config, const Task *task) {
     return m;
 }
 
+/* dim 0: the size of the vectors (so a file of any size loads without
+ * --set dim), or Kim's 300 for rand. The size is written into the config, so
+ * the checkpoint and a loaded model have it. */
+#define TC_RAND_DIM 300
+
+static int tc_resolve_dim(TextCnn *m) {
+    if (m->cfg.dim > 0) return 0;
+    int d = m->cfg.embedding == TC_EMB_RAND ? TC_RAND_DIM : word_vectors_dim(m->cfg.vectors);
+    if (d < 0) return -1;
+    if (d > 4096) {
+        user_error_usage(TC_HINT, "textcnn: %s has %d-dimensional vectors, more than 4096", m->cfg.vectors, d);
+        return -1;
+    }
+    m->cfg.dim = d;
+    cJSON_ReplaceItemInObjectCaseSensitive(m->base.config, "dim", cJSON_CreateNumber(d));
+    return 0;
+}
+
 /* Pair task: the training split's rows carry a text b. */
 static int tc_is_pair(const Dataset *train) {
     if (train->split) return train->split->col_b >= 0;
@@ -175,6 +193,10 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
     TextCnn *m = tc_new(config, task);
     if (!m) return NULL;
     m->base.pair = tc_is_pair(train);
+    if (tc_resolve_dim(m) != 0) {
+        tc_free(m);
+        return NULL;
+    }
     if (word_vocab_build(&m->base.vocab, train, m->cfg.min_count) != 0) {
         tc_free(m);
         return NULL;

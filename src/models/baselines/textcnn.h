@@ -61,7 +61,7 @@ enum { TC_MAX_WINDOWS = 8, TC_MAX_WIDTH = 32 };
 typedef enum { TC_EMB_RAND, TC_EMB_STATIC, TC_EMB_NON_STATIC, TC_EMB_MULTICHANNEL } TcEmbedding;
 
 typedef struct TcConfig {
-    int dim;                       /* D */
+    int dim;                       /* D (set 0: the vectors file's size, or 300 for rand; resolved at create) */
     int channels;                  /* 2 for multichannel, else 1 */
     int filters;                   /* F per width */
     int num_windows;               /* NW */

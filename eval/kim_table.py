@@ -63,7 +63,7 @@ def main():
     vectors = [v.split("=", 1) for v in args.vectors.split(",")]
     if any(len(v) != 2 for v in vectors):
         p.error("--vectors wants method=FILE pairs")
-    rows = [run(args, "rand", "-", None)]
+    rows = [run(args, "rand", "none", None)]
     for method, vec in vectors:
         for variant in VARIANTS:
             rows.append(run(args, variant, method, vec))

@@ -212,7 +212,16 @@ TEST(vectors_eval_neighbours_and_analogies) {
     int rc = vec_table_load(&t, qs);
     char *err = stderr_capture_end(&cap);
     CHECK(rc == -1);
-    CHECK_MSG(strstr(err, "expected the header") != NULL, "message: %s", err);
+    CHECK_MSG(strstr(err, ":1: expected a word and 1 numbers") != NULL, "message: %s", err);   /* ": capitals" */
+    char *plain = vm_write("car 0 0 1\ncars -1 -1 1 2\n");   /* no header: the first row tells D */
+    stderr_capture_begin(&cap);
+    rc = vec_table_load(&t, plain);
+    free(err);
+    err = stderr_capture_end(&cap);
+    CHECK(rc == -1);
+    CHECK_MSG(strstr(err, ":2: expected a word and 3 numbers") != NULL, "message: %s", err);
+    unlink(plain);
+    free(plain);
     free(err);
     char cmd[1024];
     int status;

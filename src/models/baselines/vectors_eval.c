@@ -18,7 +18,19 @@ static void ve_lower(char *s) {
     for (; *s; s++) *s = (char)tolower((unsigned char)*s);
 }
 
-/* The words of the header or a row: word then D numbers. 0 ok, -1 bad. */
+/* Fields of a line separated by spaces or tabs. */
+static int ve_fields(const char *p) {
+    int n = 0;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        n++;
+        while (*p && *p != ' ' && *p != '\t') p++;
+    }
+    return n;
+}
+
+/* A row: word then D numbers, stored scaled to length 1. 0 ok, -1 bad. */
 static int ve_row(VecTable *t, char *line, long line_no, const char *path, long *cap) {
     char *save = NULL, *w = strtok_r(line, " \t", &save);
     if (!w) return 0;
@@ -57,12 +69,22 @@ int vec_table_load(VecTable *t, const char *path) {
     int got, rc = 0;
     long cap = 0, declared;
     while (rc == 0 && (got = lines_next(&r, &line, &len)) == 1) {
-        if (r.line_no == 1) {
-            if (sscanf(line, "%ld %d", &declared, &t->D) != 2 || t->D < 1 || t->D > 100000) {
-                user_error(VE_HINT, "%s:1: expected the header \"N D\"", path);
-                rc = -1;
+        if (len == 0) continue;
+        if (t->D == 0) {   /* the header "N D", or a first row that tells D */
+            char tail;
+            if (sscanf(line, "%ld %d %c", &declared, &t->D, &tail) == 2) {
+                if (t->D < 1 || t->D > 100000) {
+                    user_error(VE_HINT, "%s:%ld: a header \"N D\" with D in 1..100000", path, r.line_no);
+                    rc = -1;
+                }
+                continue;
             }
-            continue;
+            t->D = ve_fields(line) - 1;
+            if (t->D < 1) {
+                user_error(VE_HINT, "%s:%ld: expected the header \"N D\" or a word and its numbers", path, r.line_no);
+                rc = -1;
+                continue;
+            }
         }
         rc = ve_row(t, line, r.line_no, path, &cap);
     }

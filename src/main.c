@@ -55,15 +55,21 @@ static const Command COMMANDS[] = {
      "  --cased keeps case and accents; --mark-joins counts a word that follows the\n"
      "  previous one without a space as a '##' continuation (\"dog.\" -> dog ##.), for\n"
      "  the exactly reversible translation tokenizer (glue translate).\n"},
-    {"vectors", cmd_vectors, "train --corpus FILE... --out FILE.vec [--dim 300] [--epochs 5] [--min-count 5] [--max-words N] [--threads N] [--json]",
-     "train fastText skip-gram word vectors (char n-grams) on text files (.gz allowed)",
-     "  fastText's skip-gram with negative sampling and character n-grams (Bojanowski\n"
-     "  et al. 2017) over the BERT basic tokenizer's lower-cased words, so the vectors\n"
-     "  match TextCNN's and the BiLSTM's vocabulary: use them with --set\n"
-     "  embedding=non-static --set vectors=FILE.vec. Also --lr 0.05 --window 5 --neg 5\n"
-     "  --minn 3 --maxn 6 --bucket 2000000 --sample 1e-4 (the reference's defaults) and\n"
-     "  --seed S; --max-words N reads only the first N words. WikiExtractor's <doc>\n"
-     "  lines are skipped. One thread is deterministic; more run Hogwild.\n"},
+    {"vectors", cmd_vectors, "train|eval ... (glue vectors train --corpus FILE... --out FILE.vec [--method skipgram|cbow|glove]; glue vectors eval FILE.vec [--analogies FILE])",
+     "train word vectors (fastText skip-gram or CBOW, GloVe) on text files (.gz allowed), or check a .vec file",
+     "  train: fastText's skip-gram or CBOW with negative sampling and character\n"
+     "  n-grams (Bojanowski et al. 2017), or GloVe (Pennington et al. 2014: counts in\n"
+     "  a window weighted 1/distance, weighted least squares, AdaGrad, W + W~), over\n"
+     "  the BERT basic tokenizer's lower-cased words, so the vectors match TextCNN's\n"
+     "  and the BiLSTM's vocabulary: use them with --set embedding=non-static (or\n"
+     "  static, multichannel) --set vectors=FILE.vec. --dim 300 --epochs 5 --lr 0.05\n"
+     "  --window 5 --neg 5 --min-count 5 --minn 3 --maxn 6 --bucket 2000000 --sample\n"
+     "  1e-4 (the reference's defaults); GloVe: --window 10 --epochs 15 --x-max 100\n"
+     "  --alpha 0.75, no n-grams. --seed S; --max-words N reads only the first N words.\n"
+     "  WikiExtractor's <doc> lines are skipped. One thread is deterministic.\n"
+     "  eval: nearest neighbours of --words (default a few) and, with --analogies FILE\n"
+     "  (word2vec's questions-words format; data/analogies/ has one), the accuracy of\n"
+     "  b - a + c per category; --json for a machine-readable line.\n"},
     {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"

@@ -124,9 +124,9 @@ static double tc_kink_margin(const TextCnn *m, int n) {
     double margin = INFINITY;
     for (int k = 0; k < NW; k++) {
         int W = c->window[k], s = c->max_window - W;
-        Conv1dDims d = {.B = 1, .T = T, .C = c->dim, .F = F, .W = W};
+        Conv1dDims d = {.B = 1, .T = T, .C = tc_width(c), .F = F, .W = W};
         float *col = xmalloc((size_t)conv1d_scratch_size(d) * sizeof *col);
-        conv1d_forward(z, w->x + (long)s * c->dim, m->conv_w[k], m->conv_b[k], d, col);
+        conv1d_forward(z, w->x + (long)s * tc_width(c), m->conv_w[k], m->conv_b[k], d, col);
         free(col);
         for (int j = 0; j < B; j++) {
             long o0 = w->start[j] - P, nt = w->len[j] + W - 1;   /* the sentence's windows */
@@ -176,9 +176,10 @@ static double tc_kink_reach(const TextCnn *m, double eps) {
     long ne = (long)word_vocab_size(&m->base.vocab) * c->dim;
     double emb = 0, coef = 1.0;
     for (long i = 0; i < ne; i++) emb = fmax(emb, fabs(m->emb[i]));
+    for (long i = 0; m->emb_static && i < ne; i++) emb = fmax(emb, fabs(m->emb_static[i]));
     coef = fmax(coef, 2 * emb);
     for (int k = 0; k < c->num_windows; k++) {
-        long nw = (long)c->filters * c->window[k] * c->dim;
+        long nw = (long)c->filters * c->window[k] * tc_width(c);
         double w = 0;
         for (long i = 0; i < nw; i++) w = fmax(w, fabs(m->conv_w[k][i]));
         coef = fmax(coef, c->window[k] * w);
@@ -202,12 +203,23 @@ static double tc_kink_reach(const TextCnn *m, double eps) {
  * the check cannot pass or fail by where a kink happens to fall. The init's
  * scale, not O(1) weights, for the filters and embeddings: with O(1) logits at
  * eps 1e-3, float rounding alone exceeds the tolerance (measured). */
-static void gradcheck_model(const SynthTask *st, const char *windows) {
+static char *write_vectors(const char *text);
+
+/* Multichannel (vectors != NULL): the frozen channel gets no gradient, the
+ * trained one and the (2-channel) filters are checked. */
+static void gradcheck_model(const SynthTask *st, const char *windows, const char *vectors) {
     Dataset d = synth_dataset(st, 6, 3);
     cJSON *cfg = TEXTCNN_OPS.default_config(&SYNTH_TASK2);
     set_num(cfg, "dim", 5);
     set_num(cfg, "filters", 4);
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "windows", cJSON_Parse(windows));
+    char *vec = vectors ? write_vectors(vectors) : NULL;
+    if (vec) {
+        set_str(cfg, "embedding", "multichannel");
+        set_str(cfg, "vectors", vec);
+    }
+    StderrCapture cap;   /* the coverage line of each create */
+    stderr_capture_begin(&cap);
     int rows[6] = {5, 0, 3, 1, 4, 2};
     TextCnn *m = NULL;
     WordSeqs *s = NULL;
@@ -227,6 +239,11 @@ static void gradcheck_model(const SynthTask *st, const char *windows) {
         margin = tc_kink_margin(m, 6);
         need = TC_KINK_ROOM * tc_kink_reach(m, TC_GRAD_EPS);
     }
+    free(stderr_capture_end(&cap));
+    if (vec) {
+        unlink(vec);
+        free(vec);
+    }
     if (!CHECK(m != NULL)) { cJSON_Delete(cfg); synth_free(&d); return; }
     if (CHECK_MSG(margin >= need, "%s: no draw of the weights keeps every kink %g away (last: %g)", st->name, need,
                   margin)) {
@@ -244,6 +261,12 @@ static void gradcheck_model(const SynthTask *st, const char *windows) {
         gradcheck_add(&g, "out.w", m->out_w, params_grad(m->base.params, m->h_out_w), (long)m->K * m->FC);
         gradcheck_add(&g, "out.b", m->out_b, params_grad(m->base.params, m->h_out_b), m->K);
         gradcheck_expect(&g, st->name);
+        if (m->emb_static) {   /* frozen: never a gradient */
+            const float *gs = params_grad(m->base.params, m->h_emb_static);
+            int nonzero = 0;
+            for (long i = 0; i < (long)V * D; i++) nonzero += gs[i] != 0.0f;
+            CHECK_MSG(nonzero == 0, "emb_static: %d gradient values written", nonzero);
+        }
     }
     TEXTCNN_OPS.encoded_free((Encoded *)s);
     TEXTCNN_OPS.free((Model *)m);
@@ -251,8 +274,12 @@ static void gradcheck_model(const SynthTask *st, const char *windows) {
     synth_free(&d);
 }
 
-TEST(textcnn_gradient_single) { gradcheck_model(&TC_ORDER, "[1, 3, 2]"); }
-TEST(textcnn_gradient_pair) { gradcheck_model(&TC_SAME, "[2, 4]"); }
+TEST(textcnn_gradient_single) { gradcheck_model(&TC_ORDER, "[1, 3, 2]", NULL); }
+TEST(textcnn_gradient_pair) { gradcheck_model(&TC_SAME, "[2, 4]", NULL); }
+/* Two words from a file (the rest random, the same in both channels) */
+#define TC_GC_VECTORS "2 5\nx 0.1 -0.2 0.05 0.2 -0.1\ny -0.15 0.1 0.2 -0.05 0.1\n"
+TEST(textcnn_gradient_multichannel) { gradcheck_model(&TC_ORDER, "[1, 3, 2]", TC_GC_VECTORS); }
+TEST(textcnn_gradient_multichannel_pair) { gradcheck_model(&TC_SAME, "[2, 4]", TC_GC_VECTORS); }
 
 /* A row's output depends on its own words only, not on its batch: the padding
  * never reaches the pooled windows. */

@@ -17,7 +17,7 @@
  * constant rate. Epochs: the trainer keeps the best epoch on dev; SST-2's 67k
  * phrases need fewer passes than the small tasks. max_len 128 words keeps all
  * but a few RTE premises whole (99th percentile of GLUE texts <= 160 words). */
-static const char *const TC_EMBEDDINGS[] = {"rand", "static", "non-static", NULL};   /* TcEmbedding order */
+static const char *const TC_EMBEDDINGS[] = {"rand", "static", "non-static", "multichannel", NULL};   /* TcEmbedding order */
 static const char *const TC_OPTIMIZERS[] = {"adadelta", "adamw", NULL};   /* or "adamw" (then lr ~1e-3) */
 
 #define TC(field) offsetof(TcConfig, field)
@@ -31,13 +31,13 @@ static const SettingSpec TC_SETTINGS[] = {
     RUN_SETTINGS_DECISION,
     {"optimizer", SETTING_CHOICE, TC(optimizer_index), 0, 0, 0, "adadelta", TC_OPTIMIZERS},
     {"weight_decay", SETTING_REAL, TC(weight_decay), 0.0, 0, 1, NULL, NULL},
-    {"dim", SETTING_INT, TC(dim), 300, 1, 4096, NULL, NULL},
+    {"dim", SETTING_INT, TC(dim), 0, 0, 4096, NULL, NULL},   /* 0: the vectors file's, or 300 (Kim's) */
     {"filters", SETTING_INT, TC(filters), 100, 1, 4096, NULL, NULL},
     {"dropout", SETTING_FLOAT_BELOW, TC(dropout), 0.5, 0, 1, NULL, NULL},
     {"max_norm", SETTING_FLOAT, TC(max_norm), 3.0, 0, 1e30, NULL, NULL},
     {"min_count", SETTING_INT, TC(min_count), 1, 1, 1e9, NULL, NULL},
     {"max_len", SETTING_INT, TC(max_len), 128, 1, 100000, NULL, NULL},
-    {"embedding", SETTING_CHOICE, TC(embedding), 0, 0, 0, "rand", TC_EMBEDDINGS},   /* static, non-static need vectors */
+    {"embedding", SETTING_CHOICE, TC(embedding), 0, 0, 0, "rand", TC_EMBEDDINGS},   /* all but rand need vectors */
     {"vectors", SETTING_STRING, TC(vectors), 0, 0, 0, "", NULL},   /* a .vec file of dim-sized vectors */
 };
 #undef TC
@@ -82,8 +82,9 @@ int tc_config_parse(const cJSON *j, TcConfig *c) {
     settings_table_read(&s, TC_SETTINGS, NUM_TC_SETTINGS, c);
     if (s.failed || tc_windows(j, c)) return -1;
     c->optimizer = c->optimizer_index == 0 ? OPTIM_ADADELTA : OPTIM_ADAMW;
+    c->channels = c->embedding == TC_EMB_MULTICHANNEL ? 2 : 1;
     if ((c->embedding == TC_EMB_RAND) != (c->vectors[0] == '\0')) {
-        user_error_usage("set embedding=static or non-static together with vectors=FILE.vec, or neither",
+        user_error_usage("set embedding=static, non-static or multichannel together with vectors=FILE.vec, or neither",
                    c->embedding == TC_EMB_RAND ? "textcnn: vectors given but embedding is rand"
                                                : "textcnn: embedding %s needs a vectors file", TC_EMBEDDINGS[c->embedding]);
         return -1;
@@ -105,12 +106,17 @@ void tc_build(TextCnn *m, uint64_t seed) {
     /* Sparse rows: a step touches a few hundred of the V rows; the optimizer
      * visits only those (lazy), and the padding row is never touched. */
     m->h_emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(TC_EMB_INIT), PARAM_SPARSE_ROWS);
+    /* The frozen channel: no gradient is ever written, so no row is touched
+     * and the (lazy) optimizer never moves it; tc_create copies "emb" in. */
+    m->h_emb_static = c->channels == 2 ? params_declare(p, "emb_static", PARAM_SHAPE(V, D), PARAM_INIT_CALLER,
+                                                        PARAM_SPARSE_ROWS)
+                                       : -1;
     for (int k = 0; k < c->num_windows; k++) {
-        /* PyTorch's Conv1d init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = W * D */
-        float bound = 1.0f / sqrtf((float)(c->window[k] * D));
+        /* PyTorch's Conv1d/Conv2d init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = W * C */
+        float bound = 1.0f / sqrtf((float)(c->window[k] * tc_width(c)));
         char name[64];
         snprintf(name, sizeof name, "conv%d.w", k);
-        m->h_conv_w[k] = params_declare(p, name, PARAM_SHAPE(F, c->window[k], D), PARAM_INIT_UNIFORM(bound), 0);
+        m->h_conv_w[k] = params_declare(p, name, PARAM_SHAPE(F, c->window[k], tc_width(c)), PARAM_INIT_UNIFORM(bound), 0);
         snprintf(name, sizeof name, "conv%d.b", k);
         m->h_conv_b[k] = params_declare(p, name, PARAM_SHAPE(F), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
     }
@@ -123,6 +129,7 @@ void tc_build(TextCnn *m, uint64_t seed) {
     params_grad_enable(p);
     m->emb = params_data(p, m->h_emb);
     memset(m->emb + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *m->emb);   /* padding is a zero vector */
+    m->emb_static = c->channels == 2 ? params_data(p, m->h_emb_static) : NULL;
     for (int k = 0; k < c->num_windows; k++) {
         m->conv_w[k] = params_data(p, m->h_conv_w[k]);
         m->conv_b[k] = params_data(p, m->h_conv_b[k]);
@@ -160,6 +167,24 @@ TextCnn *tc_new(const cJSON *config, const Task *task) {
     return m;
 }
 
+/* dim 0: the size of the vectors (so a file of any size loads without
+ * --set dim), or Kim's 300 for rand. The size is written into the config, so
+ * the checkpoint and a loaded model have it. */
+#define TC_RAND_DIM 300
+
+static int tc_resolve_dim(TextCnn *m) {
+    if (m->cfg.dim > 0) return 0;
+    int d = m->cfg.embedding == TC_EMB_RAND ? TC_RAND_DIM : word_vectors_dim(m->cfg.vectors);
+    if (d < 0) return -1;
+    if (d > 4096) {
+        user_error_usage(TC_HINT, "textcnn: %s has %d-dimensional vectors, more than 4096", m->cfg.vectors, d);
+        return -1;
+    }
+    m->cfg.dim = d;
+    cJSON_ReplaceItemInObjectCaseSensitive(m->base.config, "dim", cJSON_CreateNumber(d));
+    return 0;
+}
+
 /* Pair task: the training split's rows carry a text b. */
 static int tc_is_pair(const Dataset *train) {
     if (train->split) return train->split->col_b >= 0;
@@ -170,6 +195,10 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
     TextCnn *m = tc_new(config, task);
     if (!m) return NULL;
     m->base.pair = tc_is_pair(train);
+    if (tc_resolve_dim(m) != 0) {
+        tc_free(m);
+        return NULL;
+    }
     if (word_vocab_build(&m->base.vocab, train, m->cfg.min_count) != 0) {
         tc_free(m);
         return NULL;
@@ -180,6 +209,8 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
         tc_free(m);
         return NULL;
     }
+    if (m->emb_static)   /* both channels start from the same vectors (and the same random rows) */
+        memcpy(m->emb_static, m->emb, (size_t)word_vocab_size(&m->base.vocab) * m->cfg.dim * sizeof *m->emb);
     if (m->K == 1 && train->n > 0) m->out_b[0] = (float)dataset_mean_score(train);   /* regression starts at the mean */
     return (Model *)m;
 }

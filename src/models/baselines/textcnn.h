@@ -16,7 +16,14 @@
  *
  * Embedding variants (Kim's names): "rand" (U(-0.25, 0.25) init, trained),
  * "static" (from a word-vectors file, frozen), "non-static" (from the file,
- * trained); words missing from the file keep the random init.
+ * trained), "multichannel" (two channels, both from the file: "emb" trained,
+ * "emb_static" frozen); words missing from the file keep the random init (the
+ * same draw in both channels). Each filter has a slice per channel and sums
+ * over both (PyTorch's Conv2d with 2 input channels): a position of the
+ * layout holds C = 2 x D values [emb(w); emb_static(w)] and the filters are
+ * (F, W, C), so the channels are one wider convolution. (One slice shared by
+ * both channels would be a convolution of their sum: the non-static model
+ * again, with a frozen offset.)
  *
  * Layout ("wide" convolution, as Kim's code pads every sentence with W_max - 1
  * zero vectors): the B sentences of a batch are packed into one sequence of T
@@ -31,7 +38,8 @@
  * windows of padding only.
  *
  * Shapes: n rows of a batch, B = n (or 2n for pairs: a rows then b rows)
- * sentences, T positions of their packed layout, D embedding dim, F filters per width, NW widths,
+ * sentences, T positions of their packed layout, D embedding dim, C = D or 2D (multichannel) values
+ * per position, F filters per width, NW widths,
  * H = NW * F pooled features per sentence, FC = H (or 4H for pairs) classifier
  * inputs, K outputs. */
 #ifndef GLUE_TEXTCNN_H
@@ -50,10 +58,11 @@ extern const ModelOps TEXTCNN_OPS;
 
 enum { TC_MAX_WINDOWS = 8, TC_MAX_WIDTH = 32 };
 
-typedef enum { TC_EMB_RAND, TC_EMB_STATIC, TC_EMB_NON_STATIC } TcEmbedding;
+typedef enum { TC_EMB_RAND, TC_EMB_STATIC, TC_EMB_NON_STATIC, TC_EMB_MULTICHANNEL } TcEmbedding;
 
 typedef struct TcConfig {
-    int dim;                       /* D */
+    int dim;                       /* D (set 0: the vectors file's size, or 300 for rand; resolved at create) */
+    int channels;                  /* 2 for multichannel, else 1 */
     int filters;                   /* F per width */
     int num_windows;               /* NW */
     int window[TC_MAX_WINDOWS];    /* widths W, as given */
@@ -64,7 +73,7 @@ typedef struct TcConfig {
     int max_len;                   /* words per text after truncation */
     int batch, eval_batch;         /* rows per step / per prediction call (workspace size) */
     TcEmbedding embedding;
-    const char *vectors;           /* .vec file (static / non-static), points into TextCnn.config */
+    const char *vectors;           /* .vec file (all but rand), points into TextCnn.config */
     OptimKind optimizer;           /* adadelta (Kim) or adamw */
     int optimizer_index;           /* the setting read: 0 adadelta, 1 adamw */
     double weight_decay;
@@ -78,7 +87,7 @@ typedef struct TcWork {
     int dropped;                   /* its forward applied dropout */
     int *ids;                      /* (T) word ids of the packed layout */
     int *start, *len;              /* (B) each sequence's first position and words */
-    float *x, *dx;                 /* (T, D) + slack of W_max rows for the shifted views */
+    float *x, *dx;                 /* (T, C) + slack of W_max rows for the shifted views */
     float *conv;                   /* (T, F) one width's convolution output */
     float *dconv;                  /* (T, F) its gradient */
     float *col;                    /* conv1d scratch for the widest filter */
@@ -99,14 +108,18 @@ typedef struct TextCnn {
     TcConfig cfg;
     int K;                         /* outputs: classes, or 1 for regression */
     int H, FC;                     /* pooled features per sentence, classifier inputs */
-    int h_emb, h_conv_w[TC_MAX_WINDOWS], h_conv_b[TC_MAX_WINDOWS], h_out_w, h_out_b;
+    int h_emb, h_emb_static, h_conv_w[TC_MAX_WINDOWS], h_conv_b[TC_MAX_WINDOWS], h_out_w, h_out_b;
     float *emb;                    /* (V, D), row WF_PAD kept zero */
-    float *conv_w[TC_MAX_WINDOWS]; /* (F, W, D) each */
+    float *emb_static;             /* (V, D) the frozen channel (multichannel), else NULL */
+    float *conv_w[TC_MAX_WINDOWS]; /* (F, W, C) each */
     float *conv_b[TC_MAX_WINDOWS]; /* (F) */
     float *out_w;                  /* (K, FC) */
     float *out_b;                  /* (K) */
     TcWork w;
 } TextCnn;
+
+/* Values per position of the layout: C = channels x D. */
+static inline int tc_width(const TcConfig *c) { return c->channels * c->dim; }
 
 /* textcnn.c */
 /* Reads and checks a config; 0 ok, -1 after one clear message. */

@@ -32,7 +32,7 @@ static long tc_positions(const TextCnn *m, int B) {
 static void tc_work_size(TextCnn *m, int n) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int B = m->base.pair ? 2 * n : n, D = c->dim, F = c->filters, NW = c->num_windows;
+    int B = m->base.pair ? 2 * n : n, D = tc_width(c), F = c->filters, NW = c->num_windows;
     long T = tc_positions(m, B);
     if (T > (1L << 30)) DIE("textcnn: batch %d x max_len %d is too large", n, c->max_len);
     w->cap_seqs = B;
@@ -110,10 +110,27 @@ static int tc_layout(TextCnn *m, const WordSeqs *s, const int *rows, int n, int 
 /* Width k's view of the layout: shifted by W_max - W positions, so that for
  * every width the windows of sequence j start at output position start - P
  * and number len + W - 1 (all that overlap its words, none of another's). */
-static long tc_shift(const TextCnn *m, int k) { return (long)(m->cfg.max_window - m->cfg.window[k]) * m->cfg.dim; }
+static long tc_shift(const TextCnn *m, int k) { return (long)(m->cfg.max_window - m->cfg.window[k]) * tc_width(&m->cfg); }
 
 static Conv1dDims tc_dims(const TextCnn *m, int k, int T) {
-    return (Conv1dDims){.B = 1, .T = T, .C = m->cfg.dim, .F = m->cfg.filters, .W = m->cfg.window[k]};
+    return (Conv1dDims){.B = 1, .T = T, .C = tc_width(&m->cfg), .F = m->cfg.filters, .W = m->cfg.window[k]};
+}
+
+/* x (T, C): each position's word vector, or for multichannel its two channels
+ * side by side [emb; emb_static]. */
+static void tc_embed(TextCnn *m, int T) {
+    TcWork *w = &m->w;
+    int V = word_vocab_size(&m->base.vocab), D = m->cfg.dim;
+    if (!m->emb_static) {
+        embedding_forward(w->x, w->ids, m->emb, T, V, D);
+        return;
+    }
+    for (int t = 0; t < T; t++) {
+        CHECK_OR_DIE(w->ids[t] >= 0 && w->ids[t] < V);
+        float *dst = w->x + (size_t)t * 2 * D;
+        memcpy(dst, m->emb + (size_t)w->ids[t] * D, (size_t)D * sizeof *dst);
+        memcpy(dst + D, m->emb_static + (size_t)w->ids[t] * D, (size_t)D * sizeof *dst);
+    }
 }
 
 /* ---- forward ---- */
@@ -142,8 +159,8 @@ static void tc_features(TextCnn *m, int n, int B) {
 static void tc_forward(TextCnn *m, int n, int B, int T, int train) {
     const TcConfig *c = &m->cfg;
     TcWork *w = &m->w;
-    int V = word_vocab_size(&m->base.vocab), F = c->filters;
-    embedding_forward(w->x, w->ids, m->emb, T, V, c->dim);
+    int F = c->filters;
+    tc_embed(m, T);
     for (int k = 0; k < c->num_windows; k++) {
         Conv1dDims d = tc_dims(m, k, T);
         conv1d_forward(w->conv, w->x + tc_shift(m, k), m->conv_w[k], m->conv_b[k], d, w->col);
@@ -190,10 +207,14 @@ static void tc_features_backward(TextCnn *m, int n, int B) {
 }
 
 /* Embedding rows of the batch get dx; the padding row is dropped (it stays a
- * zero vector: Kim pads with zeros). */
+ * zero vector: Kim pads with zeros). Multichannel: only the trained channel,
+ * the first D of each position's 2D values, moved together first (the frozen
+ * channel's part is dropped). */
 static void tc_embedding_backward(TextCnn *m, int T) {
     TcWork *w = &m->w;
     int V = word_vocab_size(&m->base.vocab), D = m->cfg.dim;
+    if (m->emb_static)
+        for (int t = 1; t < T; t++) memmove(w->dx + (size_t)t * D, w->dx + (size_t)t * 2 * D, (size_t)D * sizeof *w->dx);
     float *g = params_grad(m->base.params, m->h_emb);
     int nt = embedding_backward(g, w->touched, w->seen, w->dx, w->ids, T, V, D), kept = 0;
     for (int i = 0; i < nt; i++)
@@ -221,7 +242,7 @@ static void tc_backward(TextCnn *m, int n, int B, int T) {
     tc_features_backward(m, n, B);
     memset(w->dpre, 0, (size_t)nbf * sizeof *w->dpre);
     relu_backward(w->dpre, w->dpooled, w->pooled, nbf);
-    if (trainable_emb) memset(w->dx, 0, ((size_t)T + c->max_window) * c->dim * sizeof *w->dx);
+    if (trainable_emb) memset(w->dx, 0, ((size_t)T + c->max_window) * tc_width(c) * sizeof *w->dx);
     for (int k = 0; k < NW; k++) {
         Conv1dDims d = tc_dims(m, k, T);
         int TO = T - d.W + 1;

@@ -1,5 +1,6 @@
-/* vectors.c — skip-gram word vectors with character n-grams (see vectors.h):
- * corpus reading, vocabulary and subwords, the Hogwild SGD job, the .vec file.
+/* vectors.c — skip-gram and CBOW word vectors with character n-grams (see
+ * vectors.h): corpus reading, vocabulary and subwords, the Hogwild SGD job,
+ * the .vec file; GloVe's training is vectors_glove.c, on the same corpus.
  *
  * Reuse: the vocabulary and the word ids of every line come from
  * word_features (word_dict.h underneath, with the basic tokenizer), the char
@@ -22,6 +23,7 @@
 #include "core/threads.h"
 #include "core/vec.h"
 #include "core/workers.h"
+#include "models/baselines/vectors_glove.h"
 #include "models/baselines/word_features.h"
 #include "text/ngrams.h"
 
@@ -32,9 +34,12 @@
 #define VEC_MAX_SIGMOID 8.0f
 
 VecConfig vectors_default_config(void) {
-    return (VecConfig){.dim = 300, .epochs = 5, .lr = 0.05, .window = 5, .neg = 5, .min_count = 5, .minn = 3,
-                       .maxn = 6, .bucket = 2000000, .sample = 1e-4, .max_words = 0, .threads = 0, .seed = 1};
+    return (VecConfig){.method = VEC_SKIPGRAM, .dim = 300, .epochs = 5, .lr = 0.05, .window = 5, .neg = 5,
+                       .min_count = 5, .minn = 3, .maxn = 6, .bucket = 2000000, .sample = 1e-4, .max_words = 0,
+                       .threads = 0, .seed = 1, .x_max = 100, .alpha = 0.75};
 }
+
+const char *const VEC_METHODS[] = {"skipgram", "cbow", "glove", NULL};
 
 typedef struct SkipGram {
     const VecConfig *c;
@@ -55,6 +60,8 @@ typedef struct SkipGram {
     int workers;
     float *scratch;              /* (workers, stride) hidden (D), grad (D) */
     int32_t *kept;               /* (workers, max_line) a line after subsampling */
+    int32_t *bag;                /* (workers, bag_cap) CBOW: the input rows of a context */
+    long bag_cap;
     long stride;
     double *loss;                /* (workers, WORKER_DOUBLES_PER_LINE) [0] sum, [1] count: last epoch */
     Progress bar;
@@ -161,7 +168,7 @@ static void sg_tables(SkipGram *g, const WordVocab *v) {
 
 static void sg_free(SkipGram *g) {
     free(g->wi); free(g->wo); free(g->sub_off); free(g->sub); free(g->pdiscard); free(g->neg_table);
-    free(g->scratch); free(g->kept); free(g->loss);
+    free(g->scratch); free(g->kept); free(g->bag); free(g->loss);
 }
 
 /* ---- training ---- */
@@ -188,11 +195,11 @@ typedef struct {
     float *h, *grad;
 } SgWorker;
 
-/* Word `in` predicts word `target` with neg negatives; returns the loss. */
-static float sg_update(SkipGram *g, SgWorker *s, int in, int target, float lr) {
+/* The mean of input rows[0..nr) predicts word `target` with neg negatives;
+ * every row gets the whole gradient (as the reference, for both methods).
+ * Returns the loss. */
+static float sg_update(SkipGram *g, SgWorker *s, const int32_t *rows, int nr, int target, float lr) {
     int D = g->D;
-    const int32_t *rows = g->sub + g->sub_off[in];
-    int nr = (int)(g->sub_off[in + 1] - g->sub_off[in]);
     memset(s->h, 0, (size_t)D * sizeof *s->h);
     for (int i = 0; i < nr; i++) vec_axpy(s->h, 1.0f, g->wi + (size_t)rows[i] * D, D);
     for (int j = 0; j < D; j++) s->h[j] /= (float)nr;
@@ -212,11 +219,29 @@ static float sg_update(SkipGram *g, SgWorker *s, int in, int target, float lr) {
 static void sg_line(SkipGram *g, SgWorker *s, int32_t *kept, int nk, float lr, double *loss) {
     for (int w = 0; w < nk; w++) {
         int b = 1 + (int)rng_below(&s->rng, (uint32_t)g->c->window);
+        const int32_t *rows = g->sub + g->sub_off[kept[w]];
+        int nr = (int)(g->sub_off[kept[w] + 1] - g->sub_off[kept[w]]);
         for (int c = -b; c <= b; c++) {
             if (c == 0 || w + c < 0 || w + c >= nk) continue;
-            loss[0] += sg_update(g, s, kept[w], kept[w + c], lr);
+            loss[0] += sg_update(g, s, rows, nr, kept[w + c], lr);
             loss[1] += 1;
         }
+    }
+}
+
+/* CBOW over one line (Mikolov et al. 2013; fastText `cbow`): the mean of the
+ * input rows of all words within a random window of 1..window on each side
+ * (their own rows and n-gram rows together) predicts the centre word. */
+static void cbow_line(SkipGram *g, SgWorker *s, int32_t *bag, int32_t *kept, int nk, float lr, double *loss) {
+    for (int w = 0; w < nk; w++) {
+        int b = 1 + (int)rng_below(&s->rng, (uint32_t)g->c->window), nb = 0;
+        for (int c = -b; c <= b; c++) {
+            if (c == 0 || w + c < 0 || w + c >= nk) continue;
+            for (int64_t i = g->sub_off[kept[w + c]]; i < g->sub_off[kept[w + c] + 1]; i++) bag[nb++] = g->sub[i];
+        }
+        if (nb == 0) continue;   /* a one-word line has no context */
+        loss[0] += sg_update(g, s, bag, nb, kept[w], lr);
+        loss[1] += 1;
     }
 }
 
@@ -227,12 +252,16 @@ static void sg_job(void *arg, int k) {
     SgWorker s = {.h = g->scratch + k * g->stride, .grad = g->scratch + k * g->stride + g->D};
     rng_seed_stream(&s.rng, g->c->seed, (uint64_t)k + 1);
     s.negpos = (long)rng_below(&s.rng, (uint32_t)g->neg_size);
-    int32_t *kept = g->kept + (long)k * g->max_line;
+    int32_t *kept = g->kept + (long)k * g->max_line, *bag = g->bag + k * g->bag_cap;
     double *loss = g->loss + (long)k * WORKER_DOUBLES_PER_LINE;
     int lo = (int)((long)t->n * k / g->workers), hi = (int)((long)t->n * (k + 1) / g->workers);
     double planned = (double)g->total * g->c->epochs;
     long local = 0;
     for (int ep = 0; ep < g->c->epochs; ep++) {
+        if (ep == 1) {   /* [2], [3]: the first epoch's, to show the decrease */
+            loss[2] = loss[0];
+            loss[3] = loss[1];
+        }
         loss[0] = loss[1] = 0;   /* the report is the last epoch's mean */
         for (int r = lo; r < hi; r++) {
             const int32_t *ids = word_seqs_a(t, r);
@@ -241,7 +270,8 @@ static void sg_job(void *arg, int k) {
                 if (ids[i] >= WF_NUM_RESERVED && rng_uniform(&s.rng) <= g->pdiscard[ids[i]]) kept[nk++] = ids[i];
             double progress = (double)atomic_load_explicit(&g->done, memory_order_relaxed) / planned;
             float lr = (float)(g->c->lr * (1.0 - (progress < 1 ? progress : 1)));
-            sg_line(g, &s, kept, nk, lr, loss);
+            if (g->c->method == VEC_CBOW) cbow_line(g, &s, bag, kept, nk, lr, loss);
+            else sg_line(g, &s, kept, nk, lr, loss);
             local += t->len_a[r];
             if (local >= VEC_LR_UPDATE) {
                 long long d = atomic_fetch_add_explicit(&g->done, local, memory_order_relaxed) + local;
@@ -260,10 +290,15 @@ static void sg_train(SkipGram *g) {
     g->stride = (2L * g->D + WORKER_FLOATS_PER_LINE - 1) / WORKER_FLOATS_PER_LINE * WORKER_FLOATS_PER_LINE;
     g->scratch = xaligned_alloc((size_t)g->workers * g->stride * sizeof *g->scratch);
     g->kept = xmalloc((size_t)g->workers * (g->max_line + 1) * sizeof *g->kept);
+    int64_t most = 1;   /* input rows of the word with the most n-grams */
+    for (int i = 0; i < g->V; i++)
+        if (g->sub_off[i + 1] - g->sub_off[i] > most) most = g->sub_off[i + 1] - g->sub_off[i];
+    g->bag_cap = g->c->method == VEC_CBOW ? 2L * g->c->window * most : 1;
+    g->bag = xmalloc((size_t)g->workers * g->bag_cap * sizeof *g->bag);
     g->loss = xaligned_alloc((size_t)g->workers * WORKER_DOUBLES_PER_LINE * sizeof *g->loss);
     atomic_store(&g->done, 0);
     if (g->c->show_progress) {
-        progress_start(&g->bar, "skipgram", (long)(g->total * g->c->epochs), PROGRESS_AUTO);
+        progress_start(&g->bar, VEC_METHODS[g->c->method], (long)(g->total * g->c->epochs), PROGRESS_AUTO);
         g->bar.unit = "words";
     }
     workers_run(w, sg_job, g);
@@ -305,6 +340,8 @@ static int vec_check(const VecConfig *c) {
                       : c->maxn > 0 && (c->bucket < 1 || c->bucket > (1L << 30)) ? "--bucket must be in 1..2^30"
                       : !(c->sample >= 0)                          ? "--sample must not be negative"
                       : c->threads < 0 || c->max_words < 0         ? "--threads and --max-words must not be negative"
+                      : c->method < 0 || c->method > VEC_GLOVE     ? "--method must be skipgram, cbow or glove"
+                      : !(c->x_max > 0) || !(c->alpha > 0 && c->alpha <= 1) ? "need --x-max > 0 and 0 < --alpha <= 1"
                                                                    : NULL;
     if (bad) user_error("see glue vectors --help", "vectors: %s", bad);
     return bad ? 2 : 0;
@@ -329,6 +366,13 @@ int vectors_train(const VecConfig *cfg, const char *const *corpora, int ncorpora
         word_vocab_free(&v);
         return rc;
     }
+    if (c.method == VEC_GLOVE) {
+        rc = glove_train(&c, &v, text, out_path, st);
+        if (st) st->lines = lines;
+        word_seqs_free(text);
+        word_vocab_free(&v);
+        return rc;
+    }
     SkipGram g = {.c = &c, .V = word_vocab_size(&v), .D = c.dim, .text = text, .total = text->tokens};
     g.rows = g.V + c.bucket;
     for (int r = 0; r < text->n; r++)
@@ -338,15 +382,18 @@ int vectors_train(const VecConfig *cfg, const char *const *corpora, int ncorpora
     sg_tables(&g, &v);
     sg_init(&g);
     sg_train(&g);
-    double secs = now_seconds() - t0, lsum = 0, ln = 0;
+    double secs = now_seconds() - t0, lsum = 0, ln = 0, fsum = 0, fn = 0;
     for (int k = 0; k < g.workers; k++) {
-        lsum += g.loss[k * WORKER_DOUBLES_PER_LINE];
-        ln += g.loss[k * WORKER_DOUBLES_PER_LINE + 1];
+        const double *l = g.loss + k * WORKER_DOUBLES_PER_LINE;
+        lsum += l[0];
+        ln += l[1];
+        fsum += c.epochs > 1 ? l[2] : l[0];
+        fn += c.epochs > 1 ? l[3] : l[1];
     }
     if (c.show_progress) progress_finish(&g.bar, "loss %.4f", ln ? lsum / ln : 0.0);
     rc = sg_write(&g, &v, out_path) ? 1 : 0;
     if (st) *st = (VecStats){.lines = lines, .words = (long)text->tokens, .vocab = g.V - WF_NUM_RESERVED,
-                             .loss = ln ? lsum / ln : 0, .seconds = secs};
+                             .loss = ln ? lsum / ln : 0, .loss_first = fn ? fsum / fn : 0, .seconds = secs};
     sg_free(&g);
     word_seqs_free(text);
     word_vocab_free(&v);

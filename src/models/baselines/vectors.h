@@ -1,7 +1,15 @@
-/* vectors.h — word vectors trained on raw text: fastText's skip-gram with
- * negative sampling and character n-grams (Bojanowski et al. 2017, "Enriching
- * Word Vectors with Subword Information"), written as a .vec text file that
- * TextCNN and the BiLSTM load (models/baselines/word_features.h, word_vectors_load).
+/* vectors.h — word vectors trained on raw text, written as a .vec text file
+ * that TextCNN and the BiLSTM load (models/baselines/word_features.h,
+ * word_vectors_load). Three methods:
+ *   skipgram  fastText's skip-gram with negative sampling and character
+ *             n-grams (Bojanowski et al. 2017, "Enriching Word Vectors with
+ *             Subword Information");
+ *   cbow      fastText's CBOW: the mean of the input rows of the context words
+ *             (and their n-grams) predicts the centre word, negative sampling
+ *             (Mikolov et al. 2013); the rest as skip-gram;
+ *   glove     GloVe (Pennington et al. 2014), vectors_glove.h: weighted least
+ *             squares on co-occurrence counts, AdaGrad, vectors W + W~.
+ * All three read the corpus and build the vocabulary the same way (below).
  *
  * What follows the reference (facebookresearch/fastText, `fasttext skipgram`):
  * a word is the mean of its input rows (its own row and the hashed rows of the
@@ -25,7 +33,11 @@
 
 #include <stdint.h>
 
+typedef enum { VEC_SKIPGRAM, VEC_CBOW, VEC_GLOVE } VecMethod;
+extern const char *const VEC_METHODS[];   /* "skipgram", "cbow", "glove", NULL: VecMethod order */
+
 typedef struct VecConfig {
+    VecMethod method;
     int dim;           /* vector size */
     int epochs;
     double lr;         /* initial learning rate (reference 0.05) */
@@ -34,21 +46,24 @@ typedef struct VecConfig {
     int min_count;     /* words seen fewer times are dropped (reference 5) */
     int minn, maxn;    /* char n-gram lengths; maxn 0: words only (reference 3, 6) */
     long bucket;       /* hashed rows for the n-grams (reference 2,000,000) */
-    double sample;     /* subsampling threshold t (reference 1e-4) */
+    double sample;     /* subsampling threshold t (reference 1e-4); not GloVe */
+    double x_max, alpha; /* GloVe's weighting f(x) = min(1, (x / x_max)^alpha) (paper: 100, 3/4) */
     long max_words;    /* read at most this many whitespace-separated words (0: all) */
     int threads;
     uint64_t seed;
     int show_progress; /* progress line on stderr */
 } VecConfig;
 
-/* The reference's skip-gram defaults with dim 300, all threads, seed 1. */
+/* The reference's skip-gram defaults with dim 300, all threads, seed 1
+ * (GloVe's x_max and alpha set too). */
 VecConfig vectors_default_config(void);
 
 typedef struct VecStats {
     long lines;        /* lines of text used */
     long words;        /* their words (basic tokenizer) */
     int vocab;         /* words written (those with >= min_count occurrences) */
-    double loss;       /* mean loss over the last epoch's updates */
+    double loss;       /* mean loss over the last epoch's updates (GloVe: per co-occurrence) */
+    double loss_first; /* the same over the first epoch */
     double seconds;    /* training time */
 } VecStats;
 

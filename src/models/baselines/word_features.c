@@ -269,6 +269,32 @@ static int vec_header(const char *line, int D, const char *path, long *declared)
     return 1;
 }
 
+int word_vectors_dim(const char *path) {
+    LineReader r;
+    if (lines_open_or_report(&r, path)) return -1;
+    char *line;
+    size_t len;
+    int got, d = -1;
+    while ((got = lines_next(&r, &line, &len)) == 1 && len == 0) {}
+    if (got == 1) {
+        long n, dim;
+        char tail;
+        int fields = count_fields(line);
+        d = fields == 2 && sscanf(line, "%ld %ld %c", &n, &dim, &tail) == 2 ? (dim >= 1 && dim <= (1 << 20) ? (int)dim : -1)
+                                                                            : fields - 1;
+        if (d < 1) {
+            user_error(WF_VEC_HINT, "%s:%ld: neither a header \"N D\" nor a word and its numbers", path, r.line_no);
+            d = -1;
+        }
+    } else if (got < 0) {
+        lines_report(&r);
+    } else {
+        user_error(WF_VEC_HINT, "%s: no word vectors in the file", path);
+    }
+    lines_close(&r);
+    return d;
+}
+
 static void vec_report(const VecLoad *L, const char *path, WordVecCoverage *cov) {
     const WordVocab *v = L->v;
     WordVecCoverage c = {.words = word_vocab_size(v) - WF_NUM_RESERVED, .file_words = L->read};

@@ -80,10 +80,15 @@ include src/lib/lib.mk
 # The whole suite (no T) also builds the fuzz harnesses and runs their seed and
 # regression inputs once (fuzz-seeds), so they keep compiling and passing; first,
 # so that the test runner's "N passed, N failed" is the last line.
+# LIB_TEST=0 (make asan) leaves out lib-test: the installed library, the
+# example and the Python binding would need the sanitizer runtime preloaded;
+# the library's code is the binary's, which the suite runs, and make tsan
+# checks the library's threads.
 FUZZ_IN_TEST ?= 1
+LIB_TEST ?= 1
 test: $(GLUE_BIN) $(BUILD)/glue_tests $(BUILD)/glue-static
 	$(if $(T),,$(if $(filter 1,$(FUZZ_IN_TEST)),$(MAKE) --no-print-directory fuzz-seeds))
-	$(if $(T),,$(MAKE) --no-print-directory lib-test)
+	$(if $(T),,$(if $(filter 1,$(LIB_TEST)),$(MAKE) --no-print-directory lib-test))
 	GLUE_BIN=$(abspath $(GLUE_BIN)) GLUE_STATIC_BIN=$(BUILD)/glue-static $(BUILD)/glue_tests $(T)
 
 # Sanitizer reports go to files (a leak in a `glue` the tests run as a child
@@ -93,7 +98,7 @@ asan:
 	@rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
 	ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/$(SAN_LOGS)/asan \
 	UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/$(SAN_LOGS)/ubsan \
-	$(MAKE) BUILD=build-asan GLUE_BIN=build-asan/glue FUZZ_IN_TEST=0 \
+	$(MAKE) BUILD=build-asan GLUE_BIN=build-asan/glue FUZZ_IN_TEST=0 LIB_TEST=0 \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" test
 	@if [ -n "$$(ls $(SAN_LOGS))" ]; then cat $(SAN_LOGS)/*; \

@@ -160,7 +160,19 @@ typedef struct ModelOps {
      * down), so that the sum overlaps the backward. Called after a training
      * forward; the array does not move afterwards. */
     float *(*data_parallel)(Model *m, long *n, void (*ready)(void *ctx, long lo), void *ctx);
+    /* Optional (NULL: not checked). The bytes create and training will
+     * allocate for these settings (parameters, gradients, optimizer state,
+     * and the batch buffers for min(batch, rows of train) rows at max_len),
+     * within ~2x, computed before anything is allocated; *biggest_setting:
+     * the setting whose lowering helps most. The harness refuses a run that
+     * needs more than the machine has (model_check_memory). */
+    double (*memory_bytes)(const cJSON *config, const Task *task, const Dataset *train, const char **biggest_setting);
 } ModelOps;
+
+/* ops->memory_bytes against the memory available (core/memory.h): 0, or -1
+ * after a usage error naming the estimate, what is available and the setting
+ * to lower. A model without the hook passes. */
+int model_check_memory(const ModelOps *ops, const cJSON *config, const Task *task, const Dataset *train);
 
 /* Registry: all model kinds, by name. */
 const ModelOps *model_find(const char *name);

@@ -3,6 +3,7 @@
  * Checkpoints and the --resume state are the word models' (word_model_io.h):
  * tensors emb, region.w, region.b, level<l>.conv<1|2>.w/.b, out.w, out.b. */
 #include "models/baselines/dpcnn.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -177,6 +178,7 @@ const ModelOps DPCNN_OPS = {
     .name = "dpcnn",
     .default_config = dp_default_config,
     .create = dp_create,
+    .memory_bytes = dpcnn_memory_bytes,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = dp_forward_ops,

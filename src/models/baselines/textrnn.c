@@ -3,6 +3,7 @@
  * tables (defaults per task), create / encode / free. The network is in
  * textrnn_net.c and textrnn_encoder.c, checkpoints in textrnn_io.c; see textrnn.h. */
 #include "models/baselines/textrnn.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -284,7 +285,7 @@ static int tr_length(const Encoded *e, int row) {
      .backward = tr_backward_ops, .update = tr_update_ops, .save = word_model_save_ops,          \
      .load = tr_load_##SUFFIX, .num_params = word_model_num_params, .free = tr_free_ops,         \
      .length = tr_length, .save_state = word_model_save_state_ops, .load_state = tr_load_state,  \
-     .settings = TABLE, .num_settings = NUM}
+     .settings = TABLE, .num_settings = NUM, .memory_bytes = textrnn_memory_bytes}
 const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS, NUM_TR_SETTINGS,
                                    word_model_encode, word_model_encoded_free);
 const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS, NUM_TR_SETTINGS,

@@ -5,6 +5,7 @@
  * [cls,] layer<l>.attn.{qkv,o}.{w,b}, layer<l>.attn.ln.{g,b},
  * layer<l>.ffn.{in,out}.{w,b}, layer<l>.ffn.ln.{g,b}, out.w, out.b. */
 #include "models/baselines/transformer_clf.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -218,6 +219,7 @@ const ModelOps TRANSFORMER_OPS = {
     .name = "transformer",
     .default_config = tf_default_config,
     .create = tf_create,
+    .memory_bytes = transformer_memory_bytes,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = tf_forward_ops,

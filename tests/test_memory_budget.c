@@ -62,16 +62,47 @@ TEST(memory_budget_issue_lines_refused) {
     cli_fixture_close(&f);
 }
 
+/* The settings that size a model or its batch buffers. */
+static const char *const SIZES[] = {"batch", "eval_batch", "max_len", "dim", "hidden", "filters", "bucket",
+                                    "mlp", "context", "attention", "ff", "heads", "layers"};
+#define NUM_SIZES (sizeof SIZES / sizeof SIZES[0])
+
+static int membudget_is_size(const char *key) {
+    for (size_t k = 0; k < NUM_SIZES; k++)
+        if (strcmp(key, SIZES[k]) == 0) return 1;
+    return 0;
+}
+
 /* The documented maximum (the settings table's) of every size setting a
  * model has, as --set arguments. */
 static void membudget_max_sets(const ModelOps *ops, char *out, size_t cap) {
-    static const char *const SIZES[] = {"batch", "max_len", "dim", "hidden", "filters", "bucket"};
     size_t n = 0;
     out[0] = '\0';
     for (int i = 0; i < ops->num_settings; i++)
-        for (size_t k = 0; k < sizeof SIZES / sizeof SIZES[0]; k++)
-            if (strcmp(ops->settings[i].key, SIZES[k]) == 0)
-                n += (size_t)snprintf(out + n, cap - n, " --set %s=%.0f", SIZES[k], ops->settings[i].hi);
+        if (membudget_is_size(ops->settings[i].key))
+            n += (size_t)snprintf(out + n, cap - n, " --set %s=%.0f", ops->settings[i].key, ops->settings[i].hi);
+}
+
+/* Each size setting alone at its documented maximum on the tiny set: a run
+ * (a batch capped at the rows, a few wide heads) or a refusal for memory;
+ * never a crash or an abort. */
+static void membudget_each_maximum(CliFixture *f, const ModelOps *ops, const char *extra, int *runs, int *refused) {
+    for (int i = 0; i < ops->num_settings; i++) {
+        const SettingSpec *s = &ops->settings[i];
+        if (!membudget_is_size(s->key)) continue;
+        char args[PATH_MAX + 512], rm[128];
+        snprintf(args, sizeof args, "finetune --train tr.tsv --dev tr.tsv --model %s --epochs 1 --threads 1%s --set %s=%.0f --out out",
+                 ops->name, extra, s->key, s->hi);
+        int st = -1;
+        char *out = cli_fixture_glue(f, args, &st);
+        int mem = st == 2 && strstr(out, "of memory, and") && strstr(out, "hint: lower ");
+        CHECK_MSG(st == 0 || mem, "glue %s: exit %d: %.400s", args, st, out);
+        *runs += st == 0;
+        *refused += mem;
+        free(out);
+        snprintf(rm, sizeof rm, "rm -rf '%s/out'", f->dir);
+        CHECK(system(rm) == 0);
+    }
 }
 
 TEST(memory_budget_every_model_maximum_refused_default_runs) {
@@ -79,7 +110,7 @@ TEST(memory_budget_every_model_maximum_refused_default_runs) {
     if (cli_fixture_open(&f) != 0) return;
     if (cli_fixture_two_class(&f, "tr.tsv", 24) != 0) { cli_fixture_close(&f); return; }
     setenv(MEMORY_LIMIT_ENV, MEMBUDGET_LIMIT, 1);
-    int checked = 0;
+    int checked = 0, runs = 0, refused = 0;
     for (int i = 0; i < model_count(); i++) {
         const ModelOps *ops = model_at(i);
         if (!ops->settings) continue;   /* the test binary's own bag-of-words model */
@@ -98,6 +129,7 @@ TEST(memory_budget_every_model_maximum_refused_default_runs) {
         if (strcmp(ops->name, "bert") == 0)
             snprintf(bert, sizeof bert, " --init none --set vocab=%s/models/vocab/bert-base-uncased-vocab.txt",
                      test_shared_dir());
+        membudget_each_maximum(&f, ops, bert, &runs, &refused);
         snprintf(args, sizeof args, "finetune --train tr.tsv --dev tr.tsv --model %s --epochs 1 --threads 1%s --out out",
                  ops->name, bert);
         out = cli_fixture_glue(&f, args, &st);
@@ -109,6 +141,7 @@ TEST(memory_budget_every_model_maximum_refused_default_runs) {
         checked++;
     }
     CHECK_MSG(checked >= 9, "%d models checked", checked);
+    printf("  each size setting at its maximum: %d runs, %d refused for memory\n", runs, refused);
     unsetenv(MEMORY_LIMIT_ENV);
     cli_fixture_close(&f);
 }
@@ -139,8 +172,9 @@ TEST(memory_budget_estimate_within_2x_of_peak_rss) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
     if (cli_fixture_two_class(&f, "tr.tsv", 200) != 0) { cli_fixture_close(&f); return; }
-    /* Wide enough that the model, not the process, is most of the peak. */
-#define RSS_ARGS "finetune --train tr.tsv --dev tr.tsv --model textcnn --epochs 1 --threads 1 --set dim=512 --set filters=512"
+    /* Wide enough that the model, not the process, is most of the peak; max_len
+     * as long as the texts, so that the buffers are touched, not only reserved. */
+#define RSS_ARGS "finetune --train tr.tsv --dev tr.tsv --model textcnn --epochs 1 --threads 1 --set dim=512 --set filters=512 --max-len 8"
     setenv(MEMORY_LIMIT_ENV, "1", 1);   /* refused: the message holds the estimate */
     int st = -1;
     char *out = cli_fixture_glue(&f, RSS_ARGS " --out out", &st);

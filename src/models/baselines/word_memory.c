@@ -43,10 +43,15 @@ static const char *word_memory_batch_setting(const cJSON *c, double default_len)
 }
 
 /* fastText: the input matrix (V + bucket) x dim, updated in place by the
- * Hogwild threads (no gradient or moments), and the output K x dim. The
- * setting: dim or bucket, whichever is further above its default. */
+ * Hogwild threads (no gradient or moments), and the output K x dim; no
+ * bucket rows without n-grams (wordNgrams 1, maxn 0), as create does. The
+ * whole matrix is one allocation, though only the rows the texts use are
+ * ever touched (calloc): the estimate is the allocation, an upper bound of
+ * the resident memory. The setting: dim or bucket, whichever is further
+ * above its default. */
 double fasttext_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
     double dim = num(c, "dim", 100), bucket = num(c, "bucket", 2e6), V = word_memory_vocab(c, train);
+    if (num(c, "wordNgrams", 1) <= 1 && num(c, "maxn", 0) == 0) bucket = 0;
     *setting = dim / 100 >= bucket / 2e6 ? "dim" : "bucket";
     return F4 * dim * (V + bucket + 2.0 * task->num_labels);
 }

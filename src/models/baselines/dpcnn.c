@@ -142,6 +142,8 @@ static Model *dp_create(const cJSON *config, const Task *task, const Dataset *tr
         dp_free(m);
         return NULL;
     }
+    m->cfg.batch = word_memory_rows_cap(m->cfg.batch, train);   /* the workspace's rows */
+    m->cfg.eval_batch = word_memory_rows_cap(m->cfg.eval_batch, train);
     dp_build(m, seed);
     if (m->K == 1 && train->n > 0) m->out_b[0] = (float)dataset_mean_score(train);   /* regression starts at the mean */
     return (Model *)m;

@@ -204,10 +204,8 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
         tc_free(m);
         return NULL;
     }
-    /* The workspace holds min(batch, rows) rows: a batch larger than the
-     * split never runs, and evaluation goes in workspace-sized chunks. */
-    if (train->n > 0 && m->cfg.batch > train->n) m->cfg.batch = train->n;
-    if (train->n > 0 && m->cfg.eval_batch > train->n) m->cfg.eval_batch = train->n;
+    m->cfg.batch = word_memory_rows_cap(m->cfg.batch, train);   /* the workspace's rows */
+    m->cfg.eval_batch = word_memory_rows_cap(m->cfg.eval_batch, train);
     tc_build(m, seed);
     if (m->cfg.embedding != TC_EMB_RAND &&
         word_vectors_load(&m->base.vocab, m->cfg.vectors, m->emb, m->cfg.dim, NULL) != 0) {

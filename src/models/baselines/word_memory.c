@@ -27,12 +27,11 @@ static double word_memory_vocab(const cJSON *config, const Dataset *train) {
 static double num(const cJSON *c, const char *k, double fallback) { return run_config_number(c, k, fallback); }
 
 /* Rows of the batch buffers: the larger of batch and eval_batch (when the
- * model has one), and no more than the training rows when the model sizes
- * them so (cap_rows). */
-static double word_memory_rows(const cJSON *c, const Dataset *train, int cap_rows) {
+ * model has one), no more than the training rows (word_memory_rows_cap). */
+static double word_memory_rows(const cJSON *c, const Dataset *train) {
     double b = num(c, "batch", 1), e = num(c, "eval_batch", 0);
     double n = b > e ? b : e;
-    if (cap_rows && train->n > 0 && n > train->n) n = train->n;
+    if (train->n > 0 && n > train->n) n = train->n;
     return n < 1 ? 1 : n;
 }
 
@@ -72,7 +71,7 @@ double textcnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *tra
         sumW += w->valuedouble;
         if (w->valuedouble > maxW) maxW = w->valuedouble;
     }
-    double B = word_memory_rows(c, train, 1) * (word_pair_task(train) ? 2 : 1);
+    double B = word_memory_rows(c, train) * (word_pair_task(train) ? 2 : 1);
     double T = B * (num(c, "max_len", 128) + maxW - 1) + maxW;
     double params = TRAINED * (V * D + F * sumW * C + 4 * F * sumW * task->num_labels) + F4 * (ch - 1) * V * D;
     double acts = F4 * T * (2 * C + 2 * F + maxW * C + 2);
@@ -83,7 +82,7 @@ double textcnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *tra
 /* The recurrent family (textrnn, bilstm, rcnn, han): embedding V x dim, two
  * directions of an LSTM of H = hidden (4 gates of H x (dim + H + 1) each),
  * rcnn's context and han's attention of the same order, the MLP; per batch
- * of n = batch rows (2n sentences for pairs), every time step keeps the
+ * of n = min(batch, rows) rows (2n sentences for pairs), every time step keeps the
  * input (dim) and each direction's gates, cell and output (6H), with their
  * gradients: n x max_len x (dim + 12 H) x 2 floats. */
 double textrnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
@@ -92,14 +91,14 @@ double textrnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *tra
     double pair = word_pair_task(train) ? 2 : 1;
     double params = TRAINED * (V * D + 8 * H * (D + H + 1) + 2 * X * (D + X + H) +
                                (mlp + 1) * (4 * 2 * H + task->num_labels));
-    double acts = F4 * word_memory_rows(c, train, 0) * pair * num(c, "max_len", 128) * (D + 12 * H + 2 * X) * 2;
+    double acts = F4 * word_memory_rows(c, train) * pair * num(c, "max_len", 128) * (D + 12 * H + 2 * X) * 2;
     *setting = acts > params ? word_memory_batch_setting(c, 128) : V * D > 8 * H * (D + H) ? "dim" : "hidden";
     return params + acts;
 }
 
 /* DPCNN: embedding V x dim, the region layer and two convolutions of
  * F x 3 x F per level (about log2(max_len) levels); per batch of
- * n = max(batch, eval_batch) rows (2n for pairs) the first level's
+ * n = min(max(batch, eval_batch), rows) rows (2n for pairs) the first level's
  * activations and gradients, n x max_len x (dim + 6 F) floats (later levels
  * halve: x2). */
 double dpcnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
@@ -107,13 +106,13 @@ double dpcnn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train
     double levels = 1;
     for (double t = L; t > 2; t /= 2) levels++;
     double params = TRAINED * (V * D + 3 * D * F + levels * 2 * 3 * F * F + 4 * F * task->num_labels);
-    double acts = F4 * word_memory_rows(c, train, 0) * (word_pair_task(train) ? 2 : 1) * L * (D + 6 * F) * 2;
+    double acts = F4 * word_memory_rows(c, train) * (word_pair_task(train) ? 2 : 1) * L * (D + 6 * F) * 2;
     *setting = acts > params ? word_memory_batch_setting(c, 128) : V * D > levels * 6 * F * F ? "dim" : "filters";
     return params + acts;
 }
 
 /* The Transformer classifier: embedding V x dim, per layer 4 dim^2 of
- * attention and 2 dim x ff; per batch of n = max(batch, eval_batch) rows
+ * attention and 2 dim x ff; per batch of n = min(max(batch, eval_batch), rows) rows
  * (2n for pairs) and T = max_len, each layer keeps about 10 dim + 2 ff
  * floats per token and heads x T attention weights per token, with their
  * gradients (x2). */
@@ -121,7 +120,7 @@ double transformer_memory_bytes(const cJSON *c, const Task *task, const Dataset 
     double D = num(c, "dim", 128), FF = num(c, "ff", 512), NL = num(c, "layers", 2), NH = num(c, "heads", 4);
     double T = num(c, "max_len", 128), V = word_memory_vocab(c, train);
     double params = TRAINED * (V * D + T * D + NL * (4 * D * D + 2 * D * FF) + 4 * D * task->num_labels);
-    double tokens = word_memory_rows(c, train, 0) * (word_pair_task(train) ? 2 : 1) * T;
+    double tokens = word_memory_rows(c, train) * (word_pair_task(train) ? 2 : 1) * T;
     double acts = F4 * tokens * NL * (10 * D + 2 * FF + 2 * NH * T) * 2;
     *setting = acts > params ? word_memory_batch_setting(c, 128) : V * D > NL * D * (4 * D + 2 * FF) ? "dim" : "ff";
     return params + acts;

@@ -8,6 +8,13 @@
 
 #include "models/model.h"
 
+/* The rows a model's batch buffers hold: the configured rows, but no more
+ * than the training split has (a larger batch never runs; evaluation goes
+ * in buffer-sized chunks, and a larger training batch grows them once). */
+static inline int word_memory_rows_cap(int rows, const Dataset *train) {
+    return train && train->n > 0 && rows > train->n ? train->n : rows;
+}
+
 double fasttext_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double textcnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double textrnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);

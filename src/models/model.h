@@ -30,8 +30,8 @@
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
- * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale` and
- * `data_parallel` are optional (NULL: the feature is absent, and the
+ * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale`,
+ * `data_parallel` and `memory_bytes` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
  * one user_error message and a NULL return, never a crash.

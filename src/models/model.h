@@ -30,8 +30,8 @@
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
- * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale` and
- * `data_parallel` are optional (NULL: the feature is absent, and the
+ * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale`,
+ * `data_parallel` and `memory_bytes` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
  * one user_error message and a NULL return, never a crash.
@@ -160,7 +160,19 @@ typedef struct ModelOps {
      * down), so that the sum overlaps the backward. Called after a training
      * forward; the array does not move afterwards. */
     float *(*data_parallel)(Model *m, long *n, void (*ready)(void *ctx, long lo), void *ctx);
+    /* Optional (NULL: not checked). The bytes create and training will
+     * allocate for these settings (parameters, gradients, optimizer state,
+     * and the batch buffers for min(batch, rows of train) rows at max_len),
+     * within ~2x, computed before anything is allocated; *biggest_setting:
+     * the setting whose lowering helps most. The harness refuses a run that
+     * needs more than the machine has (model_check_memory). */
+    double (*memory_bytes)(const cJSON *config, const Task *task, const Dataset *train, const char **biggest_setting);
 } ModelOps;
+
+/* ops->memory_bytes against the memory available (core/memory.h): 0, or -1
+ * after a usage error naming the estimate, what is available and the setting
+ * to lower. A model without the hook passes. */
+int model_check_memory(const ModelOps *ops, const cJSON *config, const Task *task, const Dataset *train);
 
 /* Registry: all model kinds, by name. */
 const ModelOps *model_find(const char *name);

@@ -231,6 +231,7 @@ static int mt_create_model(Mt *r) {
     for (int i = 0; i < r->n && rc == 0; i++) {
         tasks[i] = r->task[i].t;
         if (!(configs[i] = multitask_task_config(r->o->config, tasks[i]))) rc = EXIT_USAGE;
+        else if (model_check_memory(r->ops, configs[i], tasks[i], &r->task[i].train)) rc = EXIT_USAGE;
     }
     if (rc == 0 && !(r->mm = bert_multi_create((const cJSON *const *)configs, tasks, r->n, r->o->seed))) rc = 1;
     for (int i = 0; i < r->n; i++) cJSON_Delete(configs[i]);

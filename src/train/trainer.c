@@ -616,6 +616,9 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     int rc = run_read_settings(&r);
     L->epochs = r.epochs;
     if (rc == 0) rc = run_load_data(&r);
+    /* Settings that cannot fit are refused before the directory is touched. */
+    if (rc == 0 && model_check_memory(o->ops, o->model_config ? o->model_config : o->config, o->task, &r.train))
+        rc = EXIT_USAGE;
     /* The directory: locked (rank 0), and where this run works (run_txn.h). */
     if (rc == 0 && rank == 0) rc = run_dir_open(&r.txn, opt->out_dir, o->resume);
     else if (rc == 0) run_dir_work(opt->out_dir, o->resume, r.txn.work, sizeof r.txn.work);

@@ -3,6 +3,7 @@
  * Checkpoints and the --resume state are the word models' (word_model_io.h):
  * tensors emb, region.w, region.b, level<l>.conv<1|2>.w/.b, out.w, out.b. */
 #include "models/baselines/dpcnn.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -141,6 +142,8 @@ static Model *dp_create(const cJSON *config, const Task *task, const Dataset *tr
         dp_free(m);
         return NULL;
     }
+    m->cfg.batch = word_memory_rows_cap(m->cfg.batch, train);   /* the workspace's rows */
+    m->cfg.eval_batch = word_memory_rows_cap(m->cfg.eval_batch, train);
     dp_build(m, seed);
     if (m->K == 1 && train->n > 0) m->out_b[0] = (float)dataset_mean_score(train);   /* regression starts at the mean */
     return (Model *)m;
@@ -177,6 +180,7 @@ const ModelOps DPCNN_OPS = {
     .name = "dpcnn",
     .default_config = dp_default_config,
     .create = dp_create,
+    .memory_bytes = dpcnn_memory_bytes,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = dp_forward_ops,

@@ -3,6 +3,7 @@
  * fasttext_dict.c (vocabulary, encoding), fasttext_train.c (SGD), fasttext_hs.c
  * (hierarchical softmax) and fasttext_io.c (checkpoints); see fasttext.h. */
 #include "models/baselines/fasttext.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -185,6 +186,7 @@ const ModelOps FASTTEXT_OPS = {
     .name = "fasttext",
     .default_config = ft_default_config,
     .create = ft_create,
+    .memory_bytes = fasttext_memory_bytes,
     .encode = ft_encode_ops,
     .encoded_free = ft_encoded_free,
     .train_step = ft_train_step,

@@ -2,6 +2,7 @@
  * encode, the ops table. The batch computation lives in textcnn_step.c, the
  * checkpoints in textcnn_io.c; see textcnn.h for the model. */
 #include "models/baselines/textcnn.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -203,6 +204,8 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
         tc_free(m);
         return NULL;
     }
+    m->cfg.batch = word_memory_rows_cap(m->cfg.batch, train);   /* the workspace's rows */
+    m->cfg.eval_batch = word_memory_rows_cap(m->cfg.eval_batch, train);
     tc_build(m, seed);
     if (m->cfg.embedding != TC_EMB_RAND &&
         word_vectors_load(&m->base.vocab, m->cfg.vectors, m->emb, m->cfg.dim, NULL) != 0) {
@@ -226,6 +229,7 @@ const ModelOps TEXTCNN_OPS = {
     .name = "textcnn",
     .default_config = tc_default_config,
     .create = tc_create,
+    .memory_bytes = textcnn_memory_bytes,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = tc_forward_ops,

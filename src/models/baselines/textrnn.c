@@ -3,6 +3,7 @@
  * tables (defaults per task), create / encode / free. The network is in
  * textrnn_net.c and textrnn_encoder.c, checkpoints in textrnn_io.c; see textrnn.h. */
 #include "models/baselines/textrnn.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -189,7 +190,7 @@ static void tr_declare(TextRnn *m) {
 enum { TR_STREAM_INIT = 0, TR_STREAM_DROPOUT = 1 };
 
 TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed,
-                int pair) {
+                int pair, const Dataset *train) {
     TextRnn *m = xcalloc(1, sizeof *m);
     m->base.kind = kind;
     m->base.vocab = *vocab;
@@ -217,7 +218,7 @@ TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task
     memset(params_data(m->base.params, m->p.emb) + (size_t)WF_PAD * m->cfg.dim, 0, sizeof(float) * (size_t)m->cfg.dim);
     rng_seed_stream(&m->base.rng, seed, TR_STREAM_DROPOUT);
     m->base.opt = optim_adamw(m->cfg.weight_decay);
-    tr_buffers_alloc(m, m->cfg.batch);
+    tr_buffers_alloc(m, word_memory_rows_cap(m->cfg.batch, train));
     return m;
 }
 
@@ -244,7 +245,7 @@ static Model *tr_create(const WordModelKind *kind, const cJSON *config, const Ta
     if (tr_config_parse(kind, config, &c) != 0) return NULL;
     WordVocab vocab;
     if (word_vocab_build(&vocab, train, c.min_count) != 0) return NULL;
-    TextRnn *m = tr_new(kind, config, task, &vocab, seed, tr_dataset_has_pairs(train));
+    TextRnn *m = tr_new(kind, config, task, &vocab, seed, tr_dataset_has_pairs(train), train);
     if (!m) return NULL;
     if (m->cfg.vectors[0] &&
         word_vectors_load(&m->base.vocab, m->cfg.vectors, params_data(m->base.params, m->p.emb), m->cfg.dim, NULL) != 0) {
@@ -284,7 +285,7 @@ static int tr_length(const Encoded *e, int row) {
      .backward = tr_backward_ops, .update = tr_update_ops, .save = word_model_save_ops,          \
      .load = tr_load_##SUFFIX, .num_params = word_model_num_params, .free = tr_free_ops,         \
      .length = tr_length, .save_state = word_model_save_state_ops, .load_state = tr_load_state,  \
-     .settings = TABLE, .num_settings = NUM}
+     .settings = TABLE, .num_settings = NUM, .memory_bytes = textrnn_memory_bytes}
 const ModelOps TEXTRNN_OPS = TR_OPS("textrnn", textrnn, TEXTRNN_SETTINGS, NUM_TR_SETTINGS,
                                    word_model_encode, word_model_encoded_free);
 const ModelOps BILSTM_OPS = TR_OPS("bilstm", bilstm, BILSTM_SETTINGS, NUM_TR_SETTINGS,

@@ -137,10 +137,11 @@ typedef struct TextRnn {
 /* Reads and checks a config; 0 ok, -1 after one clear message. */
 int tr_config_parse(const WordModelKind *kind, const cJSON *j, TrConfig *c);
 /* A model with config, vocabulary and declared + allocated parameters (random
- * init from seed); pair: the examples have a text b. Takes ownership of *vocab.
- * NULL after a message. */
+ * init from seed); pair: the examples have a text b; train (NULL: none) caps
+ * the batch buffers at its rows. Takes ownership of *vocab. NULL after a
+ * message. */
 TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task, WordVocab *vocab, uint64_t seed,
-                int pair);
+                int pair, const Dataset *train);
 void tr_free(TextRnn *m);
 
 /* textrnn_net.c */

@@ -15,7 +15,7 @@ static Model *tr_load(const WordModelKind *kind, const char *path, const Task *t
     WordModelHead head;
     Checkpoint *c = word_model_read(kind, task, path, &head);
     if (!c) return NULL;
-    TextRnn *m = tr_new(kind, head.config, task, &head.vocab, head.seed, head.pair);
+    TextRnn *m = tr_new(kind, head.config, task, &head.vocab, head.seed, head.pair, NULL);
     if (m && checkpoint_load_params(c, m->base.params) != 0) {
         tr_free(m);
         m = NULL;

@@ -5,6 +5,7 @@
  * [cls,] layer<l>.attn.{qkv,o}.{w,b}, layer<l>.attn.ln.{g,b},
  * layer<l>.ffn.{in,out}.{w,b}, layer<l>.ffn.ln.{g,b}, out.w, out.b. */
 #include "models/baselines/transformer_clf.h"
+#include "models/baselines/word_memory.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -182,6 +183,8 @@ static Model *tf_create(const cJSON *config, const Task *task, const Dataset *tr
         tf_free(m);
         return NULL;
     }
+    m->cfg.batch = word_memory_rows_cap(m->cfg.batch, train);   /* the workspace's rows */
+    m->cfg.eval_batch = word_memory_rows_cap(m->cfg.eval_batch, train);
     tf_build(m, seed);
     if (m->K == 1 && train->n > 0) m->out_b[0] = (float)dataset_mean_score(train);   /* regression starts at the mean */
     return (Model *)m;
@@ -218,6 +221,7 @@ const ModelOps TRANSFORMER_OPS = {
     .name = "transformer",
     .default_config = tf_default_config,
     .create = tf_create,
+    .memory_bytes = transformer_memory_bytes,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = tf_forward_ops,

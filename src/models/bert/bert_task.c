@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
 #include "models/bert/bert_hf.h"
@@ -599,7 +600,49 @@ static int bert_save_int8_ops(const Model *m, const char *path) {
     return bert_task_save_int8((const BertTaskModel *)m, path);
 }
 
+/* Parameters P = V C + positions x C + L (4 C^2 + 2 C FF) at 4 floats each
+ * (weights, gradients, AdamW's moments); per batch of n = max(batch,
+ * eval_batch) rows (x2 or x3 encodings for the siamese and feature pair
+ * encodings) and T = max_len tokens, each layer keeps about 12 C + 2 FF
+ * floats per token and NH x T attention weights per token (their gradients
+ * reuse buffers: measured 352 MiB peak for the 7M-parameter shipped encoder
+ * at batch 32, estimated 500). The dimensions are the init checkpoint's (its config
+ * only), else the named configuration's ("bert": tiny .. base); a Hugging
+ * Face directory or a config file counts as tiny. */
+static void bert_memory_config(const cJSON *config, BertConfig *c) {
+    const char *init = run_config_string(config, "init", BERT_INIT_NONE);
+    const char *name = run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME);
+    char path[4096];
+    cJSON *stored = NULL;
+    if (strcmp(init, BERT_INIT_NONE) != 0) {   /* an encoder file's own sizes (its config only is read) */
+        if (file_exists(init)) snprintf(path, sizeof path, "%s", init);
+        else file_join(init, MODEL_CKPT, path, sizeof path);
+        stored = file_exists(path) ? checkpoint_peek_config(path) : NULL;
+    }
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(stored, "bert");
+    int ok = b && bert_config_from_json(b, path, c) == 0;
+    cJSON_Delete(stored);
+    if (!ok && bert_config_named(name, c) != 0) bert_config_named(BERT_DEFAULT_CONFIG_NAME, c);
+}
+
+static double bert_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting) {
+    (void)train;
+    BertConfig c;
+    bert_memory_config(config, &c);
+    double C = c.hidden_size, FF = c.intermediate_size, L = c.num_layers, NH = c.num_heads;
+    double T = run_config_number(config, "max_len", 128), b = run_config_number(config, "batch", 32);
+    double e = run_config_number(config, "eval_batch", 32);
+    const char *pair = run_config_string(config, "pair_encoding", BERT_PAIR_CROSS);
+    double per = strcmp(pair, BERT_PAIR_CROSS) == 0 ? 1 : strcmp(pair, BERT_PAIR_CROSS_FEATURES) == 0 ? 3 : 2;
+    double params = 16.0 * (c.vocab_size * C + c.max_position * C + L * (4 * C * C + 2 * C * FF) +
+                            8 * C * task->num_labels);
+    double acts = 4.0 * (b > e ? b : e) * per * T * L * (12 * C + 2 * FF + NH * T);
+    *setting = acts <= params ? "bert" : T > 128 ? "max_len" : b >= e ? "batch" : "eval_batch";
+    return params + acts;
+}
+
 const ModelOps BERT_OPS = {
+    .memory_bytes = bert_memory_bytes,
     .name = "bert",
     .default_config = bert_default_config,
     .create = bert_ops_create,

@@ -374,8 +374,21 @@ static void markdown_task_list(FILE *f, const char *label, const cJSON *arr) {
     fprintf(f, ".\n");
 }
 
+/* 1 when every task of the list is GLUE's (an official task or a subset of one). */
+static int tasks_all_glue(const cJSON *tasks) {
+    for (const cJSON *it = tasks ? tasks->child : NULL; it; it = it->next) {
+        const Task *t = cJSON_IsString(it) ? task_find(it->valuestring) : NULL;
+        if (!t || t < TASKS || t >= TASKS + NUM_TASKS) {
+            if (!t || t < SUBSET_TASKS || t >= SUBSET_TASKS + NUM_SUBSET_TASKS) return 0;
+        }
+    }
+    return 1;
+}
+
 void report_compare_markdown(const cJSON *compare, FILE *f) {
-    fprintf(f, "# Model comparison on GLUE dev sets\n\n");
+    /* GoEmotions or a user's dataset is not GLUE: the title says dev sets only. */
+    int glue = tasks_all_glue(cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
+    fprintf(f, "# Model comparison on %sdev sets\n\n", glue ? "GLUE " : "");
     markdown_task_list(f, "Tasks run (dev split, metrics ×100):", cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
     markdown_task_list(f, "Not run (data not present):", cJSON_GetObjectItemCaseSensitive(compare, "tasks_missing"));
     const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(compare, "seeds");

@@ -49,6 +49,8 @@ static int input_kind(const cJSON *j) {
     if (cJSON_IsObject(field(j, "official")) && cJSON_IsObject(field(j, "ours"))) return REPORT_IN_BENCH_FASTTEXT;
     if (cJSON_IsArray(field(j, "configs"))) return REPORT_IN_BENCH_SCALING;
     if (cJSON_IsArray(field(j, "harnesses"))) return REPORT_IN_FUZZ;
+    if (cJSON_IsArray(field(j, "results")) && cJSON_IsObject(field(j, "machine")) && cJSON_IsObject(field(j, "config")))
+        return REPORT_IN_BENCH_RNN;
     if (cJSON_IsArray(field(j, "rows")) && cJSON_IsArray(field(j, "seeds"))) return REPORT_IN_PROTOCOL;
     if (cJSON_IsArray(field(j, "runs")) && cJSON_IsObject(field(j, "proxy"))) return REPORT_IN_SCREEN;
     if (cJSON_IsString(task) && strcmp(task->valuestring, "translation") == 0 && cJSON_IsArray(field(j, "runs")))

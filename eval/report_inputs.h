@@ -33,6 +33,7 @@ typedef enum {
     REPORT_IN_SCREEN,         /* {"runs": [{"run", "proxy_score", ...}], "proxy": {...}} */
     REPORT_IN_BENCH_SCALING,  /* {"configs": [{"config", "ranks_over_threads", ...}]} */
     REPORT_IN_FUZZ,           /* {"harnesses": [{"harness", "executions", ...}]} */
+    REPORT_IN_BENCH_RNN,      /* {"machine": {...}, "config": {...}, "results": [{"cell", "length", "what", ...}]} */
 } ReportInputKind;
 
 typedef struct ReportInput {

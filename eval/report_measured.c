@@ -363,6 +363,44 @@ static void bench_scaling_table(ReportPage *p, const ReportInput *in) {
                "repetition's ratio (above 1: two ranks are faster), not the ratio of the medians.</p>\n");
 }
 
+/* glue bench rnn: our LSTM/GRU layers against PyTorch's, one row a measurement. */
+static void bench_rnn_table(ReportPage *p, const ReportInput *in) {
+    FILE *f = p->f;
+    char slug[256];
+    report_page_slug(in->name, slug, sizeof slug);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(in->json, "machine"),
+                *c = cJSON_GetObjectItemCaseSensitive(in->json, "config");
+    const char *cpu = cpu_of(in->json);
+    fputs("<h3>Recurrent layers: ", f);
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    fputs("</h3>\n<p class=\"note\">Bidirectional LSTM and GRU against PyTorch's nn.LSTM / nn.GRU in the same "
+          "invocation (<code>glue bench rnn</code>): seconds per call, medians. ", f);
+    report_page_printf(p, "CPU %s, %.0f threads; input %.0f, hidden %.0f, batch %.0f; load average %.2f at the start, "
+                          "%.2f at the end.", cpu ? cpu : "not recorded", report_num(m, "threads"), report_num(c, "dim"),
+                       report_num(c, "hidden"), report_num(c, "batch"), report_num(m, "load_start"),
+                       report_num(m, "load_end"));
+    fprintf(f, "</p>\n<div class=\"table-wrap\">\n<table id=\"bench-rnn-%s\" class=\"results\">\n<thead><tr>"
+               "<th scope=\"col\" class=\"row-head\">cell</th><th scope=\"col\">length</th>"
+               "<th scope=\"col\">measurement</th><th scope=\"col\">ours (s)</th><th scope=\"col\">PyTorch (s)</th>"
+               "<th scope=\"col\">PyTorch / ours</th></tr></thead>\n<tbody>\n", slug);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(in->json, "results"), *r;
+    cJSON_ArrayForEach(r, rows) {
+        fprintf(f, "<tr><th scope=\"row\">");
+        report_page_text(p, str_or(r, "cell", "?"));
+        fprintf(f, "</th>");
+        num_cell(p, report_num(r, "length"), 0, NULL);
+        fprintf(f, "<td>");
+        report_page_text(p, str_or(r, "what", "?"));
+        fprintf(f, "</td>");
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(r, "ours_seconds"), "median"), 4, NULL);
+        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(r, "torch_seconds"), "median"), 4, NULL);
+        num_cell(p, report_num(r, "torch_over_ours"), 2, NULL);
+        fprintf(f, "</tr>\n");
+    }
+    fprintf(f, "</tbody>\n</table>\n</div>\n");
+}
+
 void report_section_bench(ReportPage *p, const ReportInputs *in) {
     FILE *f = p->f;
     fprintf(f, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
@@ -372,8 +410,9 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
         const ReportInput *x = &in->in[i];
         if (x->kind == REPORT_IN_BENCH_FASTTEXT) bench_fasttext_table(p, x);
         if (x->kind == REPORT_IN_BENCH_SCALING) bench_scaling_table(p, x);
+        if (x->kind == REPORT_IN_BENCH_RNN) bench_rnn_table(p, x);
         n += x->kind == REPORT_IN_BENCH_FASTTEXT || x->kind == REPORT_IN_BENCH_SCALING ||
-             x->kind == REPORT_IN_BENCH_BERT;
+             x->kind == REPORT_IN_BENCH_BERT || x->kind == REPORT_IN_BENCH_RNN;
     }
     if (!n) {
         fprintf(f, "<p class=\"missing\">No benchmark results in the results directory: <code>make bench</code> "

@@ -171,11 +171,6 @@ static Model *dp_load(const char *path, const Task *task) {
 
 static void dp_free_ops(Model *m) { dp_free((Dpcnn *)m); }
 
-static int dp_length(const Encoded *e, int row) {
-    const WordSeqs *s = (const WordSeqs *)e;
-    return s->len_a[row] > s->len_b[row] ? s->len_a[row] : s->len_b[row];
-}
-
 const ModelOps DPCNN_OPS = {
     .name = "dpcnn",
     .default_config = dp_default_config,
@@ -190,7 +185,7 @@ const ModelOps DPCNN_OPS = {
     .load = dp_load,
     .num_params = word_model_num_params,
     .free = dp_free_ops,
-    .length = dp_length,
+    .length = word_model_length,
     .save_state = word_model_save_state_ops,
     .load_state = word_model_load_state_ops,
     .settings = DP_SETTINGS,

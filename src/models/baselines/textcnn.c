@@ -220,11 +220,6 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
 
 static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
 
-static int tc_length(const Encoded *e, int row) {
-    const WordSeqs *s = (const WordSeqs *)e;
-    return s->len_a[row] > s->len_b[row] ? s->len_a[row] : s->len_b[row];
-}
-
 const ModelOps TEXTCNN_OPS = {
     .name = "textcnn",
     .default_config = tc_default_config,
@@ -239,7 +234,7 @@ const ModelOps TEXTCNN_OPS = {
     .load = tc_load,
     .num_params = word_model_num_params,
     .free = tc_free_ops,
-    .length = tc_length,
+    .length = word_model_length,
     .save_state = word_model_save_state_ops,
     .load_state = word_model_load_state_ops,
     .settings = TC_SETTINGS,

@@ -212,11 +212,6 @@ static Model *tf_load(const char *path, const Task *task) {
 
 static void tf_free_ops(Model *m) { tf_free((TransformerClf *)m); }
 
-static int tf_length(const Encoded *e, int row) {
-    const WordSeqs *s = (const WordSeqs *)e;
-    return s->len_a[row] > s->len_b[row] ? s->len_a[row] : s->len_b[row];
-}
-
 const ModelOps TRANSFORMER_OPS = {
     .name = "transformer",
     .default_config = tf_default_config,
@@ -231,7 +226,7 @@ const ModelOps TRANSFORMER_OPS = {
     .load = tf_load,
     .num_params = word_model_num_params,
     .free = tf_free_ops,
-    .length = tf_length,
+    .length = word_model_length,
     .save_state = word_model_save_state_ops,
     .load_state = word_model_load_state_ops,
     .settings = TF_SETTINGS,

@@ -126,6 +126,11 @@ Encoded *word_model_encode(Model *m, const Dataset *d) {
 
 void word_model_encoded_free(Encoded *e) { word_seqs_free((WordSeqs *)e); }
 
+int word_model_length(const Encoded *e, int row) {
+    const WordSeqs *s = (const WordSeqs *)e;
+    return s->len_a[row] > s->len_b[row] ? s->len_a[row] : s->len_b[row];
+}
+
 int word_model_save_ops(const Model *m, const char *path) {
     const WordModelBase *b = (const WordModelBase *)m;
     return word_model_save(b->kind, b->task, b->pair, b->config, b->seed, &b->vocab, b->params, path);

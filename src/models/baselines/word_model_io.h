@@ -53,6 +53,9 @@ typedef struct WordModelBase {
  * loading that state, the parameter count. */
 Encoded *word_model_encode(Model *m, const Dataset *d);
 void word_model_encoded_free(Encoded *e);
+/* ModelOps.length of a model that reads a pair's texts apart (its cost is
+ * the longer one's): the longer of row's two texts, in words. */
+int word_model_length(const Encoded *e, int row);
 int word_model_save_ops(const Model *m, const char *path);
 int word_model_save_state_ops(const Model *m, const char *path);
 int word_model_load_state_ops(Model *m, const char *path);

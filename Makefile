@@ -27,7 +27,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
 GLUE_BIN ?= glue
 
-.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign lib lib-test tsan install bench-serve
+.PHONY: all test run asan bench clean deps fuzz fuzz-build fuzz-seeds fuzz-bins fuzz-campaign lib lib-test tsan install bench-serve soak-serve
 all: $(GLUE_BIN)
 
 $(BUILD)/deps.mk: src/probe_deps.sh
@@ -176,7 +176,10 @@ bench: $(GLUE_BIN)
 # (tests/serve/bench.sh): the SST-2 run `make run` trains; a quiet machine.
 SERVE_RUN ?= runs/sst2/bert
 bench-serve: $(GLUE_BIN)
-	sh tests/serve/bench.sh $(abspath $(GLUE_BIN)) $(SERVE_RUN) results/serve_bench
+	sh tests/serve/bench.sh $(abspath $(GLUE_BIN)) $(SERVE_RUN) results
+
+soak-serve: $(GLUE_BIN)
+	sh tests/serve/soak.sh $(abspath $(GLUE_BIN)) $(SERVE_RUN) results
 
 clean:
 	rm -rf build build-* $(GLUE_BIN)

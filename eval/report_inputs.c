@@ -46,6 +46,7 @@ static int input_kind(const cJSON *j) {
     const cJSON *task = field(j, "task"), *bench = field(j, "benchmark");
     if (cJSON_IsArray(field(j, "models"))) return REPORT_IN_COMPARE;
     if (cJSON_IsString(bench) && strcmp(bench->valuestring, "bert") == 0) return REPORT_IN_BENCH_BERT;
+    if (cJSON_IsString(bench) && strncmp(bench->valuestring, "serve", 5) == 0) return REPORT_IN_BENCH_SERVE;
     if (cJSON_IsObject(field(j, "official")) && cJSON_IsObject(field(j, "ours"))) return REPORT_IN_BENCH_FASTTEXT;
     if (cJSON_IsArray(field(j, "configs"))) return REPORT_IN_BENCH_SCALING;
     if (cJSON_IsArray(field(j, "harnesses"))) return REPORT_IN_FUZZ;

@@ -401,6 +401,56 @@ static void bench_rnn_table(ReportPage *p, const ReportInput *in) {
     fprintf(f, "</tbody>\n</table>\n</div>\n");
 }
 
+/* `make bench-serve` (requests/s and latency per concurrency, against the
+ * offline rate) and `make soak-serve` (errors and resident memory over
+ * minutes): one small table each. */
+static void bench_serve_table(ReportPage *p, const ReportInput *in) {
+    FILE *f = p->f;
+    const cJSON *j = in->json;
+    int soak = strcmp(str_or(j, "benchmark", ""), "serve_soak") == 0;
+    fputs(soak ? "<h3>glue serve, soak: " : "<h3>glue serve under load: ", f);
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    fputs("</h3>\n<p class=\"note\">", f);
+    report_page_printf(p, "wrk on loopback against glue serve (one SST-2 dev sentence per request), run %s; CPU %s; "
+                          "load average before: %s.", str_or(j, "run", "?"), cpu_of(j) ? cpu_of(j) : "not recorded",
+                       str_or(j, "load_average_before", "?"));
+    fputs("</p>\n", f);
+    fputs("<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr>", f);
+    if (soak) {
+        fputs("<th scope=\"col\">seconds</th><th scope=\"col\">connections</th><th scope=\"col\">requests/s</th>"
+              "<th scope=\"col\">good not 200</th><th scope=\"col\">bad not 400</th>"
+              "<th scope=\"col\">RSS change, first to last minute</th></tr></thead>\n<tbody>\n<tr>", f);
+        num_cell(p, report_num(j, "seconds"), 0, NULL);
+        num_cell(p, report_num(j, "connections"), 0, NULL);
+        num_cell(p, report_num(j, "requests_per_sec"), 1, NULL);
+        num_cell(p, report_num(j, "good_err"), 0, NULL);
+        num_cell(p, report_num(j, "bad_other"), 0, NULL);
+        num_cell(p, 100 * report_num(j, "rss_change"), 1, "percent");
+        fputs("</tr>\n", f);
+    } else {
+        fputs("<th scope=\"col\">connections</th><th scope=\"col\">requests/s</th><th scope=\"col\">p50</th>"
+              "<th scope=\"col\">p99</th></tr></thead>\n<tbody>\n", f);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "levels")) {
+            fputs("<tr>", f);
+            num_cell(p, report_num(r, "connections"), 0, NULL);
+            num_cell(p, report_num(r, "requests_per_sec"), 1, NULL);
+            fputs("<td>", f);
+            report_page_text(p, str_or(r, "p50", "?"));
+            fputs("</td><td>", f);
+            report_page_text(p, str_or(r, "p99", "?"));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("<tr><th scope=\"row\">offline</th>", f);
+        num_cell(p, report_num(j, "offline_examples_per_sec"), 1, "examples/s of glue predict --run");
+        fputs("<td colspan=\"2\">", f);
+        report_page_printf(p, "at 64 connections %.0f%% of the offline rate", 100 * report_num(j, "ratio_at_64"));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n</div>\n", f);
+}
+
 void report_section_bench(ReportPage *p, const ReportInputs *in) {
     FILE *f = p->f;
     fprintf(f, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
@@ -411,8 +461,9 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
         if (x->kind == REPORT_IN_BENCH_FASTTEXT) bench_fasttext_table(p, x);
         if (x->kind == REPORT_IN_BENCH_SCALING) bench_scaling_table(p, x);
         if (x->kind == REPORT_IN_BENCH_RNN) bench_rnn_table(p, x);
+        if (x->kind == REPORT_IN_BENCH_SERVE) bench_serve_table(p, x);
         n += x->kind == REPORT_IN_BENCH_FASTTEXT || x->kind == REPORT_IN_BENCH_SCALING ||
-             x->kind == REPORT_IN_BENCH_BERT || x->kind == REPORT_IN_BENCH_RNN;
+             x->kind == REPORT_IN_BENCH_BERT || x->kind == REPORT_IN_BENCH_RNN || x->kind == REPORT_IN_BENCH_SERVE;
     }
     if (!n) {
         fprintf(f, "<p class=\"missing\">No benchmark results in the results directory: <code>make bench</code> "

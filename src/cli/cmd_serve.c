@@ -12,6 +12,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,38 @@ static int serve_open(const char *const *runs, int n, int threads, ServeModel *m
         serve_version(dir, &models[i]);
     }
     return 0;
+}
+
+/* One prediction per model of the largest batch the server runs, every text
+ * as long as a request may send, before the first request: each model's
+ * working memory grows to its largest size here, not under load (resident
+ * memory then stays flat while serving, and the first requests do not pay
+ * for the allocations). 0, or -1 after a message. */
+static int serve_warm(ServeModel *models, int n, int max_batch, size_t max_text) {
+    size_t len = max_text - max_text % 5;
+    char *text = xmalloc(len + 1);
+    for (size_t i = 0; i < len; i++) text[i] = "warm "[i % 5];
+    text[len] = '\0';
+    const char **texts = xmalloc(sizeof *texts * (size_t)max_batch);
+    for (int i = 0; i < max_batch; i++) texts[i] = text;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        glue_model *m = models[i].model;
+        float *probs = xmalloc(sizeof *probs * (size_t)max_batch * (size_t)glue_num_labels(m));
+        char err[GLUE_ERROR_MAX];
+        if (glue_predict(m, texts, glue_is_pair(m) ? texts : NULL, max_batch, probs, NULL, err, sizeof err) != GLUE_OK) {
+            user_error_data(NULL, "model '%s' fails on a batch of %d texts of %zu bytes (--max-batch, --max-text): %s",
+                            models[i].name, max_batch, len, err);
+            rc = -1;
+        }
+        free(probs);
+    }
+    free(texts);
+    free(text);
+#ifdef __GLIBC__
+    malloc_trim(0);   /* what the warm-up freed goes back to the system, not kept as resident */
+#endif
+    return rc;
 }
 
 static void serve_close(ServeModel *models, int n) {
@@ -120,7 +155,8 @@ int cmd_serve(int argc, char **argv) {
     int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);
     if (rc) return rc;
     ServeModel models[SERVE_MAX_MODELS] = {0};
-    if (serve_open(runs, nruns, threads, models) != 0) {
+    if (serve_open(runs, nruns, threads, models) != 0 ||
+        serve_warm(models, nruns, cfg.max_batch, cfg.limits.max_text) != 0) {
         serve_close(models, nruns);
         return EXIT_FAILED;
     }

@@ -1,14 +1,15 @@
 #!/bin/sh
 # bench.sh — `glue serve` under load on loopback (`make bench-serve`):
-#   bench.sh GLUE_BIN RUN_DIR OUT [SECONDS]
+#   bench.sh GLUE_BIN RUN_DIR RESULTS [SECONDS]
 # RUN_DIR is a single-text run (make bench-serve: runs/sst2/bert, the shipped
 # encoder fine-tuned on SST-2 by `make run`). The texts are SST-2's dev
 # sentences. First `glue predict --run RUN_DIR` over all of them offline
 # (examples/s, the model's load time subtracted), then wrk (Debian's) with
 # 1, 8 and 64 connections for SECONDS each (default 20) against `glue serve`,
 # one sentence per request: requests/s (= examples/s) and p50/p99 latency.
-# Writes OUT.json and OUT.md, with the machine's load (the numbers mean
-# little on a busy machine: run it on a quiet one).
+# Writes RESULTS/bench/<cpu>/serve_bench.{json,md}, naming the CPU and the
+# machine's load (the numbers mean little on a busy machine: run it on a quiet
+# one).
 set -eu
 glue=$1 run=$2 out=$3 secs=${4:-20}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,6 +20,7 @@ trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 zcat -f "$data/SST-2/dev.tsv"* | tail -n +2 | cut -f1 > "$tmp/texts"
 n=$(wc -l < "$tmp/texts")
+load=$(cat /proc/loadavg)
 
 # Offline: all texts in one process, minus the time of one text (loading).
 t0=$(date +%s.%N); head -1 "$tmp/texts" | "$glue" predict --run "$run" > /dev/null; t1=$(date +%s.%N)
@@ -54,20 +56,24 @@ for c in 1 8 64; do
 "
 done
 kill -TERM $pid; wait $pid; pid=
-/usr/bin/python3 - "$out" "$run" "$n" "$offline" "$secs" "$(cat /proc/loadavg)" "$(nproc)" <<EOF
-import json, sys
-out, run, n, offline, secs, load, cores = sys.argv[1:]
+cpu=$("$glue" --version | sed -n 's/^cpu: //p')
+/usr/bin/python3 - "$out" "$run" "$n" "$offline" "$secs" "$load" "$(nproc)" "$cpu" <<EOF
+import json, os, re, sys
+root, run, n, offline, secs, load, cores, cpu = sys.argv[1:]
+slug = "-".join(w.lower() for w in re.findall(r"[A-Za-z0-9]+", cpu))
+os.makedirs(os.path.join(root, "bench", slug), exist_ok=True)
+out = os.path.join(root, "bench", slug, "serve_bench")
 rows = []
 for line in """$rows""".strip().splitlines():
     c, rps, p50, p99, errors = line.split(" ", 4)
     rows.append({"connections": int(c), "requests_per_sec": float(rps), "p50": p50, "p99": p99, "errors": errors.strip()})
-res = {"run": run, "texts": int(n), "offline_examples_per_sec": round(float(offline), 1), "seconds_per_level": int(secs),
+res = {"benchmark": "serve", "run": run, "cpu": cpu, "texts": int(n), "offline_examples_per_sec": round(float(offline), 1), "seconds_per_level": int(secs),
        "load_average_before": load, "cores": int(cores), "levels": rows,
        "ratio_at_64": round(rows[-1]["requests_per_sec"] / float(offline), 3)}
 json.dump(res, open(out + ".json", "w"), indent=1)
 with open(out + ".md", "w") as f:
-    f.write("glue serve on loopback, %s, one SST-2 dev sentence per request, wrk %s s per level; "
-            "load average before: %s on %s cores\n\n" % (run, secs, load, cores))
+    f.write("glue serve on loopback, %s, one SST-2 dev sentence per request, wrk %s s per level; CPU %s, "
+            "load average before: %s on %s cores\n\n" % (run, secs, cpu, load, cores))
     f.write("| connections | requests/s | p50 | p99 | errors |\n|---|---|---|---|---|\n")
     for r in rows:
         f.write("| %d | %.1f | %s | %s | %s |\n" % (r["connections"], r["requests_per_sec"], r["p50"], r["p99"], r["errors"]))

@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v wrk >/dev/null || { echo "bench-serve: wrk is missing: apt-get install wrk"; exit 1; }
 data=${GLUE_DATA:-${GLUE_SHARED:-$top/../shared}/data/glue}
 tmp=$(mktemp -d)
-trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 pid=
 zcat -f "$data/SST-2/dev.tsv"* | tail -n +2 | cut -f1 > "$tmp/texts"
 n=$(wc -l < "$tmp/texts")

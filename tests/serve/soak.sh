@@ -18,7 +18,7 @@ command -v wrk >/dev/null || { echo "soak-serve: wrk is missing: apt-get install
 data=${GLUE_DATA:-${GLUE_SHARED:-$top/../shared}/data/glue}
 tmp=$(mktemp -d)
 pid= sampler=
-trap 'kill $pid $sampler 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $pid $sampler 2>/dev/null || true; rm -rf "$tmp"' EXIT
 zcat -f "$data/SST-2/dev.tsv"* | tail -n +2 | cut -f1 > "$tmp/texts"
 load=$(cat /proc/loadavg)
 

@@ -8,7 +8,8 @@
  * (finetune_protocol*.json and the like), `glue pretrain screen`
  * (pretrain_screen.json), translation.json, `glue bench` (bench_fasttext.json,
  * bench/<cpu>/bench_bert_*.json, bench_scaling.json), `make bench-serve` and
- * `make soak-serve` (bench/<cpu>/serve_bench.json, serve_soak.json) and `make fuzz` /
+ * `make soak-serve` (bench/<cpu>/serve_bench.json, serve_soak.json), `glue quantize
+ * --results` (int8_accuracy.json) and `make fuzz` /
  * `make fuzz-campaign` (fuzz.json, fuzz_campaign.json).
  * From the runs directory (runs/ or --runs), walked a few levels deep: every
  * run directory with results.json (fine-tuning or translation), seeds.json,
@@ -35,6 +36,7 @@ typedef enum {
     REPORT_IN_BENCH_SCALING,  /* {"configs": [{"config", "ranks_over_threads", ...}]} */
     REPORT_IN_FUZZ,           /* {"harnesses": [{"harness", "executions", ...}]} */
     REPORT_IN_BENCH_RNN,      /* {"machine": {...}, "config": {...}, "results": [{"cell", "length", "what", ...}]} */
+    REPORT_IN_QUANTIZED,      /* {"command", "rows": [{"run", "task", "model", "fp32", "int8", ...}]} */
     REPORT_IN_BENCH_SERVE,    /* {"benchmark": "serve", "levels": [...]} or {"benchmark": "serve_soak", ...} */
 } ReportInputKind;
 

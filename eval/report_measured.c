@@ -451,6 +451,41 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
     fputs("</tbody>\n</table>\n</div>\n", f);
 }
 
+/* `glue quantize --results`: each run's dev metrics in fp32 and int8. */
+static void quantized_table(ReportPage *p, const ReportInput *in) {
+    FILE *f = p->f;
+    fputs("<h3>fp32 against int8: ", f);
+    report_page_text(p, in->path);
+    report_page_fnref(p, in->source);
+    fputs("</h3>\n<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr><th scope=\"col\">task</th>"
+          "<th scope=\"col\">metric</th><th scope=\"col\">fp32</th><th scope=\"col\">int8</th>"
+          "<th scope=\"col\">&Delta;</th><th scope=\"col\">fp32 MB</th><th scope=\"col\">int8 MB</th></tr></thead>\n"
+          "<tbody>\n", f);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(in->json, "rows")) {
+        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(r, "fp32"), *q = cJSON_GetObjectItemCaseSensitive(r, "int8"), *s;
+        cJSON_ArrayForEach(s, fp) {
+            const cJSON *m;
+            if (!cJSON_IsObject(s)) continue;
+            cJSON_ArrayForEach(m, s) {
+                double a = report_num(s, m->string), b = report_num(cJSON_GetObjectItemCaseSensitive(q, s->string), m->string);
+                fputs("<tr><td>", f);
+                report_page_text(p, str_or(r, "task", "?"));
+                fputs("</td><td>", f);
+                report_page_printf(p, "%s %s", s->string, m->string);
+                fputs("</td>", f);
+                num_cell(p, a, 2, NULL);
+                num_cell(p, b, 2, NULL);
+                num_cell(p, b - a, 2, NULL);
+                num_cell(p, report_num(r, "fp32_bytes") / 1e6, 1, NULL);
+                num_cell(p, report_num(r, "int8_bytes") / 1e6, 1, NULL);
+                fputs("</tr>\n", f);
+            }
+        }
+    }
+    fputs("</tbody>\n</table>\n</div>\n", f);
+}
+
 void report_section_bench(ReportPage *p, const ReportInputs *in) {
     FILE *f = p->f;
     fprintf(f, "<section id=\"bench\">\n<h2>Benchmarks</h2>\n");
@@ -462,8 +497,10 @@ void report_section_bench(ReportPage *p, const ReportInputs *in) {
         if (x->kind == REPORT_IN_BENCH_SCALING) bench_scaling_table(p, x);
         if (x->kind == REPORT_IN_BENCH_RNN) bench_rnn_table(p, x);
         if (x->kind == REPORT_IN_BENCH_SERVE) bench_serve_table(p, x);
+        if (x->kind == REPORT_IN_QUANTIZED) quantized_table(p, x);
         n += x->kind == REPORT_IN_BENCH_FASTTEXT || x->kind == REPORT_IN_BENCH_SCALING ||
-             x->kind == REPORT_IN_BENCH_BERT || x->kind == REPORT_IN_BENCH_RNN || x->kind == REPORT_IN_BENCH_SERVE;
+             x->kind == REPORT_IN_BENCH_BERT || x->kind == REPORT_IN_BENCH_RNN || x->kind == REPORT_IN_BENCH_SERVE ||
+             x->kind == REPORT_IN_QUANTIZED;
     }
     if (!n) {
         fprintf(f, "<p class=\"missing\">No benchmark results in the results directory: <code>make bench</code> "

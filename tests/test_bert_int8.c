@@ -264,6 +264,25 @@ TEST(bert_int8_commands_refuse_bad_input) {
     glue_says(&f, "eval --run b --int8 --bf16", 2, "--bf16 and --int8");
     glue_says(&f, "quantize b --out b/", 2, "is the run itself");
     glue_says(&f, "quantize nowhere", 74, "nowhere");
+    /* Several runs into one table; a later call adds its rows and keeps the others. */
+    char cp[1024];
+    snprintf(cp, sizeof cp, "cd %s && cp -r b b2", f.dir);
+    int cst;
+    free(test_run(cp, &cst));
+    glue_says(&f, "quantize b b2 --out x", 2, "--out with one only");
+    glue_says(&f, "quantize b --threads 1 --results t.json", 0, "int8 b-int8");
+    glue_says(&f, "quantize b2 --threads 1 --results t.json", 0, "int8 b2-int8");
+    cli_fixture_path(&f, "t.json", path, sizeof path);
+    cJSON *t = json_file_read(path, 1);
+    const cJSON *rows = cJSON_GetObjectItem(t, "rows");
+    CHECK_MSG(cJSON_GetArraySize(rows) == 2, "t.json: %d rows, want b-int8's kept beside b2-int8's", cJSON_GetArraySize(rows));
+    CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "int8")));
+    cJSON_Delete(t);
+    glue_says(&f, "quantize b b2 --threads 1 --results t.json", 0, "int8 b2-int8");
+    t = json_file_read(path, 1);
+    CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(t, "rows")) == 2, "rows of the same runs replaced, not added");
+    cJSON_Delete(t);
+    CHECK(cli_fixture_exists(&f, "t.md"));
     /* A corrupt run: one byte of its checkpoint changed. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cd %s && cp -r b c && printf 'Z' | dd of=c/model.ckpt bs=1 seek=200 conv=notrunc 2>/dev/null",

@@ -11,6 +11,7 @@
  * to before it is scored, so the file is what was measured. */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cli/quantize_table.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/files.h"
@@ -25,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define QUANTIZE_USAGE "glue quantize RUN_DIR [--out DIR] [--threads N] [--json]"
+#define QUANTIZE_USAGE "glue quantize RUN_DIR... [--out DIR] [--results FILE.json] [--threads N] [--json]"
 
 static long quantize_file_size(const char *path) {
     struct stat st;
@@ -110,7 +111,7 @@ static cJSON *quantize_source(const char *run, const char **task, const char **m
     return r;
 }
 
-static int quantize_run(const char *run, const char *out, int json) {
+static int quantize_run(const char *run, const char *out, int json, cJSON *lines) {
     const char *task_name, *model_name;
     cJSON *results = quantize_source(run, &task_name, &model_name);
     if (!results) return 1;
@@ -138,6 +139,8 @@ static int quantize_run(const char *run, const char *out, int json) {
                 rc = 0;
                 cJSON *line = cJSON_CreateObject();
                 cJSON_AddStringToObject(line, "run", out);
+                cJSON_AddStringToObject(line, "task", task_name);
+                cJSON_AddStringToObject(line, "model", model_name);
                 cJSON_AddItemToObject(line, "fp32", fp32);
                 cJSON_AddItemToObject(line, "int8", cJSON_Duplicate(best, 1));
                 cJSON_AddNumberToObject(line, "fp32_bytes", (double)quantize_file_size(src));
@@ -152,7 +155,7 @@ static int quantize_run(const char *run, const char *out, int json) {
                     free(a);
                     free(b);
                 }
-                cJSON_Delete(line);
+                cJSON_AddItemToArray(lines, line);
             }
             cJSON_Delete(fp32);
         }
@@ -166,30 +169,49 @@ static int quantize_run(const char *run, const char *out, int json) {
     return rc;
 }
 
-int cmd_quantize(int argc, char **argv) {
-    Args a;
-    args_init(&a, argc, argv);
-    const char *out_arg = args_str(&a, "--out", NULL);
-    long threads = args_int(&a, "--threads", 0);
-    int json = args_flag(&a, "--json");
-    const char *pos[1];
-    int np = args_positional(&a, pos, 1);
-    int rc = args_finish(&a, QUANTIZE_USAGE);
-    if (rc) return rc;
-    if (np != 1 || threads < 0) {
-        user_error("usage: " QUANTIZE_USAGE, "quantize takes one run directory (and --threads >= 0)");
-        return EXIT_USAGE;
-    }
-    threads_init((int)threads);
-    char run[4096], out[4200];
-    snprintf(run, sizeof run, "%s", pos[0]);
+/* RUN_DIR without trailing slashes, and where its quantized copy goes. */
+static int quantize_paths(const char *arg, const char *out_arg, char *run, char *out, size_t cap) {
+    snprintf(run, cap, "%s", arg);
     for (size_t n = strlen(run); n > 1 && run[n - 1] == '/'; n--) run[n - 1] = '\0';
-    if (out_arg) snprintf(out, sizeof out, "%s", out_arg);
-    else snprintf(out, sizeof out, "%s-int8", run);
+    if (out_arg) snprintf(out, cap, "%s", out_arg);
+    else snprintf(out, cap, "%s-int8", run);
     for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0';
     if (strcmp(out, run) == 0) {
         user_error_usage("give another --out DIR", "--out %s is the run itself: quantize writes a new run", out);
         return EXIT_USAGE;
     }
-    return quantize_run(run, out, json);
+    return 0;
+}
+
+int cmd_quantize(int argc, char **argv) {
+    Args a;
+    args_init(&a, argc, argv);
+    const char *out_arg = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
+    long threads = args_int(&a, "--threads", 0);
+    int json = args_flag(&a, "--json");
+    const char *pos[64];
+    int np = args_positional(&a, pos, 64);
+    int rc = args_finish(&a, QUANTIZE_USAGE);
+    if (rc) return rc;
+    if (np < 1 || np > 64 || threads < 0 || (out_arg && np > 1)) {
+        user_error("usage: " QUANTIZE_USAGE, "quantize takes 1 to 64 run directories (--out with one only), "
+                   "--threads >= 0");
+        return EXIT_USAGE;
+    }
+    threads_init((int)threads);
+    char run[4200], out[4200];
+    for (int i = 0; i < np; i++)   /* every path checked before the first run is quantized */
+        if ((rc = quantize_paths(pos[i], out_arg, run, out, sizeof run)) != 0) return rc;
+    cJSON *lines = cJSON_CreateArray();
+    for (int i = 0; i < np && rc == 0; i++) {
+        quantize_paths(pos[i], out_arg, run, out, sizeof run);
+        rc = quantize_run(run, out, json, lines);
+    }
+    if (rc == 0 && results) {
+        char *command = cli_command_line(argc, argv);
+        rc = quantize_table_write(results, lines, command);
+        free(command);
+    }
+    cJSON_Delete(lines);
+    return rc;
 }

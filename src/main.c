@@ -249,6 +249,17 @@ static const Command COMMANDS[] = {
      "  GLUE score with its spread over seeds. Writes runs/results/compare.json\n"
      "  and compare.md ($GLUE_RESULTS: elsewhere;\n"
      "  the repository's results/ only when named).\n"},
+    {"ensemble", cmd_ensemble,
+     "[TASK] --runs DIR,DIR,... | TASK --models M1,M2 [--seeds S1,S2,..] [--weights w1,w2,...|dev] "
+     "[--set combine=probs|logits] [--set threshold=T|tuned] [--set top_k=K] [--out DIR] [--overwrite] [--json]",
+     "combine finished runs into one run: the weighted mean of their probabilities or logits",
+     "  Members must be finished runs of one task with one label order (refused\n"
+     "  otherwise, before anything is written); --models takes compare's runs of\n"
+     "  each model and seed. --weights dev fits the weights on dev by a coordinate\n"
+     "  search over a simplex grid (never on test; its dev numbers are optimistic).\n"
+     "  Writes runs/<task>/ensemble (--out DIR): eval, predict and compare read it\n"
+     "  like any run; a multi-label ensemble averages the sigmoid probabilities,\n"
+     "  then applies its rule (tuned: on the ensemble's dev outputs).\n"},
     {"protocol", cmd_protocol,
      "[--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR] "
      "[--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json] "

@@ -260,6 +260,18 @@ static const Command COMMANDS[] = {
      "  Writes runs/<task>/ensemble (--out DIR): eval, predict and compare read it\n"
      "  like any run; a multi-label ensemble averages the sigmoid probabilities,\n"
      "  then applies its rule (tuned: on the ensemble's dev outputs).\n"},
+    {"boost", cmd_boost,
+     "TASK --model M --rounds R [--seed S] [--epochs N] [--set key=value]... [--out DIR] [--overwrite] "
+     "[--threads N] [--json]",
+     "stacked boosting: R rounds of a model on SAMME-reweighted examples, combined by their vote",
+     "  Round k+1 trains with per-example loss weights from round k's errors on\n"
+     "  the training split (SAMME, as scikit-learn's AdaBoostClassifier; for two\n"
+     "  classes AdaBoost.M1); the rounds vote with weights\n"
+     "  alpha = log((1-err)/err) + log(K-1). Rounds are runs of their own\n"
+     "  (<OUT>-round<k>); OUT (runs/<task>/boost) is read by eval, predict and\n"
+     "  compare like any run. Single-label tasks; not fastText (its own step).\n"
+     "  The other form, brightmart's label-error reweighting, is a setting of\n"
+     "  any classifier: glue finetune ... --set boost=label_error.\n"},
     {"protocol", cmd_protocol,
      "[--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR] "
      "[--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json] "

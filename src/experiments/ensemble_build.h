@@ -41,7 +41,7 @@ typedef struct EnsembleOptions {
     const cJSON *settings;                /* the multi-label rule (threshold, top_k), or NULL: member 1's */
     const char *out_dir, *command;
     int overwrite;
-    const cJSON *record;                  /* added to results.json (taken: NULL none) */
+    const cJSON *record;                  /* copied into results.json under record_key (NULL: none) */
     const char *record_key;
 } EnsembleOptions;
 

@@ -301,3 +301,52 @@ TEST(ensemble_is_a_row_of_compare) {
     }
     cli_fixture_close(&f);
 }
+
+/* A multi-label dataset (fastText lines, labels sun/rain/wind, one or two a row). */
+static int ens_multi_label_file(const CliFixture *f, const char *name, int rows, int salt) {
+    static const char *const WORDS[3][2] = {{"sunny", "warm"}, {"rainy", "wet"}, {"windy", "gusty"}};
+    static const char *const NAMES[3] = {"sun", "rain", "wind"};
+    char text[16384] = "";
+    for (int i = 0; i < rows; i++) {
+        int a = (i * 7 + salt) % 3, b = (i * 5 + 1 + salt) % 3, two = i % 3 == 0 && a != b;
+        int lo = two && b < a ? b : a, hi = two && b > a ? b : a;
+        snprintf(text + strlen(text), sizeof text - strlen(text), "__label__%s%s%s the %s day was %s%s%s\n",
+                 NAMES[lo], two ? " __label__" : "", two ? NAMES[hi] : "", WORDS[lo][i % 2], WORDS[lo][(i + 1) % 2],
+                 two ? " and " : "", two ? WORDS[hi][i % 2] : "");
+    }
+    return cli_fixture_write(f, name, text, -1);
+}
+
+/* Two identical multi-label runs (thresholds tuned on dev) ensembled: the
+ * sigmoid probabilities averaged, the rule tuned again on them, so dev and
+ * the public test split score as the run does. */
+TEST(ensemble_multi_label_of_identical_runs_is_the_run) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (ens_multi_label_file(&f, "ml.train.txt", 60, 0) == 0 && ens_multi_label_file(&f, "ml.dev.txt", 24, 1) == 0 &&
+        ens_multi_label_file(&f, "ml.test.txt", 24, 2) == 0 &&
+        ens_run(&f, "finetune --train ml.train.txt --dev ml.dev.txt --test ml.test.txt --format fasttext --out a "
+                    "--set threshold=tuned " ENS_TEXTCNN, 0) == 0 &&
+        ens_run(&f, "ensemble --runs a,a --out e", 0) == 0) {
+        CHECK(cli_fixture_exists(&f, "e/thresholds.json"));
+        for (int test = 0; test < 2; test++) {
+            char args[128];
+            snprintf(args, sizeof args, "eval --run %s --json%s", "a", test ? " --split test" : "");
+            int st;
+            char *oa = ens_glue(&f, args, NULL, &st);
+            snprintf(args, sizeof args, "eval --run %s --json%s", "e", test ? " --split test" : "");
+            char *oe = ens_glue(&f, args, NULL, &st);
+            cJSON *ja = cJSON_Parse(oa), *je = cJSON_Parse(oe);
+            const cJSON *ta = cJSON_GetObjectItemCaseSensitive(ja, "tasks"), *te = cJSON_GetObjectItemCaseSensitive(je, "tasks");
+            const char *split = test ? "test" : "dev";
+            const cJSON *ma = ta && ta->child ? cJSON_GetObjectItemCaseSensitive(ta->child, split) : NULL;
+            const cJSON *me = te && te->child ? cJSON_GetObjectItemCaseSensitive(te->child, split) : NULL;
+            CHECK_MSG(ma && me && cJSON_Compare(ma, me, 1), "%s: the run %.300s, the ensemble %.300s", split, oa, oe);
+            cJSON_Delete(ja);
+            cJSON_Delete(je);
+            free(oa);
+            free(oe);
+        }
+    }
+    cli_fixture_close(&f);
+}

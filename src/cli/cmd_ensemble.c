@@ -139,6 +139,14 @@ int cmd_ensemble(int argc, char **argv) {
         const char *item[ENSEMBLE_MAX_MEMBERS];
         first = cli_split_list(e.lists[0], item, ENSEMBLE_MAX_MEMBERS) >= 1 ? item[0] : e.runs;
     }
+    char results[4400];
+    if (first && !e.target) file_join(first, RUN_RESULTS, results, sizeof results);
+    if (first && !e.target && !file_exists(results)) {   /* the task comes from it: say what is wrong with it */
+        user_error_usage("give the directories of finished runs (results.json and model.ckpt)",
+                         "%s is not a finished run", first);
+        free(e.lists[0]);
+        return EXIT_USAGE;
+    }
     const Task *t = cli_resolve_task(e.target, NULL, first && !e.target ? first : NULL);
     if (!t) return EXIT_USAGE;
     EnsembleOptions o = {.task = t, .kind = ENSEMBLE_MODEL, .overwrite = e.overwrite};

@@ -249,6 +249,29 @@ static const Command COMMANDS[] = {
      "  GLUE score with its spread over seeds. Writes runs/results/compare.json\n"
      "  and compare.md ($GLUE_RESULTS: elsewhere;\n"
      "  the repository's results/ only when named).\n"},
+    {"ensemble", cmd_ensemble,
+     "[TASK] --runs DIR,DIR,... | TASK --models M1,M2 [--seeds S1,S2,..] [--weights w1,w2,...|dev] "
+     "[--set combine=probs|logits] [--set threshold=T|tuned] [--set top_k=K] [--out DIR] [--overwrite] [--json]",
+     "combine finished runs into one run: the weighted mean of their probabilities or logits",
+     "  Members must be finished runs of one task with one label order (refused\n"
+     "  otherwise, before anything is written); --models takes compare's runs of\n"
+     "  each model and seed. --weights dev fits the weights on dev by a coordinate\n"
+     "  search over a simplex grid (never on test; its dev numbers are optimistic).\n"
+     "  Writes runs/<task>/ensemble (--out DIR): eval, predict and compare read it\n"
+     "  like any run; a multi-label ensemble averages the sigmoid probabilities,\n"
+     "  then applies its rule (tuned: on the ensemble's dev outputs).\n"},
+    {"boost", cmd_boost,
+     "TASK --model M --rounds R [--seed S] [--epochs N] [--set key=value]... [--out DIR] [--overwrite] "
+     "[--threads N] [--json]",
+     "stacked boosting: R rounds of a model on SAMME-reweighted examples, combined by their vote",
+     "  Round k+1 trains with per-example loss weights from round k's errors on\n"
+     "  the training split (SAMME, as scikit-learn's AdaBoostClassifier; for two\n"
+     "  classes AdaBoost.M1); the rounds vote with weights\n"
+     "  alpha = log((1-err)/err) + log(K-1). Rounds are runs of their own\n"
+     "  (<OUT>-round<k>); OUT (runs/<task>/boost) is read by eval, predict and\n"
+     "  compare like any run. Single-label tasks; not fastText (its own step).\n"
+     "  The other form, brightmart's label-error reweighting, is a setting of\n"
+     "  any classifier: glue finetune ... --set boost=label_error.\n"},
     {"protocol", cmd_protocol,
      "[--tasks cola,mrpc,stsb,rte] [--seeds 1,2,3,4,5] [--model bert] [--init CKPT|DIR] "
      "[--set key=value]... [--change NAME:key=value[,task.key=value...]]... [--out DIR] [--results FILE.json] "

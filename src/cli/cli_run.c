@@ -361,3 +361,29 @@ int cli_split_list(char *buf, const char **out, int max) {
     }
     return n;
 }
+
+void cli_compare_dir(const char *task, const char *model, const char *tag, long seed, char *out, size_t cap) {
+    if (snprintf(out, cap, "%s/compare/%s/%s%s-seed%ld", run_root(), task, model, tag, seed) >= (int)cap)
+        DIE("cli_compare_dir: the path does not fit");
+}
+
+int cli_compare_finished(const Task *t, const ModelOps *ops, long seed, char *dir, size_t cap) {
+    cJSON *config = run_config_build(ops->default_config(t), NULL, NULL, NULL, 0);
+    if (!config) return -1;
+    run_dir_path(t->name, ops->name, dir, cap);
+    cJSON *res = trainer_finished_run(dir, config, seed, 0);
+    if (!res) {
+        cli_compare_dir(t->name, ops->name, "", seed, dir, cap);
+        res = trainer_finished_run(dir, config, seed, 0);
+    }
+    cJSON_Delete(config);
+    if (res) {
+        cJSON_Delete(res);
+        return 0;
+    }
+    char hint[512];
+    snprintf(hint, sizeof hint, "train it first: glue compare %s --models %s --seeds %ld", t->name, ops->name, seed);
+    user_error_usage(hint, "no finished %s run of %s with its default settings and seed %ld", ops->name, t->display,
+                     seed);
+    return -1;
+}

@@ -39,6 +39,14 @@ const ModelOps *cli_choose_model(const char *model, const char *run, const char 
 void cli_finetune_hint(const Task *t, const ModelOps *ops, const char *dir, char *out, size_t cap);
 /* The task whose run scores t: MNLI for AX (it has no training data), else t. */
 const Task *cli_run_task(const Task *t);
+/* compare's own run directory of model on task for a seed (tag: "" for the
+ * default settings, else "-<crc of the config>"): <runs>/compare/<task>/<model><tag>-seed<S>. */
+void cli_compare_dir(const char *task, const char *model, const char *tag, long seed, char *out, size_t cap);
+/* The finished run of ops on t with its default settings and this seed that
+ * `glue compare` trains or reuses: runs/<task>/<model> when it is one, else
+ * compare's own (cli_compare_dir), into dir. 0, or -1 after a message saying
+ * how to train it. */
+int cli_compare_finished(const Task *t, const ModelOps *ops, long seed, char *dir, size_t cap);
 /* Inference weights a command asks for (prec, a bit set; 0: as stored). */
 enum { CLI_BF16 = 1, CLI_INT8 = 2 };
 /* The trained model in dir (dir/model.ckpt), switched to bf16 or int8 inference

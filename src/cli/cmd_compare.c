@@ -38,6 +38,7 @@
 #include "core/threads.h"
 #include "eval/report.h"
 #include "train/evaluate.h"
+#include "models/ensemble/ensemble.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
 #include "experiments/intermediate.h"
@@ -136,8 +137,44 @@ static int compare_model_sets(const CompareArgs *c, const ModelOps *ops, const T
     return k;
 }
 
+/* e with the run's test metrics when t's test labels are public, scored
+ * under the run's rule once per run (cli/run_score.h). NULL (e freed) after a message. */
+static cJSON *compare_test(const ModelOps *ops, const Task *t, const char *dir, cJSON *e) {
+    if (!run_score_test_public(t)) return e;
+    cJSON *test = run_score_test(ops, t, dir);
+    if (test) cJSON_AddItemToObject(e, "test", cJSON_DetachItemFromObjectCaseSensitive(test, "test"));
+    else cJSON_Delete(e), e = NULL;
+    cJSON_Delete(test);
+    return e;
+}
+
+/* An ensemble or boosting run (models/ensemble/ensemble.h) is built from
+ * runs, never trained here: runs/<task>/<ensemble|boost> as it was built.
+ * NULL after a message saying how to build it. */
+static cJSON *compare_combined(const ModelOps *ops, const Task *t, char *dir, size_t cap) {
+    char path[4400];
+    run_dir_path(t->name, ops->name, dir, cap);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
+    cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
+    if (!res)
+        user_error_usage(ensemble_is(ops) && strcmp(ops->name, ENSEMBLE_MODEL) == 0
+                             ? "build it first: glue ensemble TASK --runs DIR,DIR,... (or --models M1,M2 --seeds S)"
+                             : "build it first: glue boost TASK --model M --rounds R",
+                         "no %s run of %s in %s", ops->name, t->display, dir);
+    else
+        fprintf(stderr, "== %s on %s: reusing %s\n", ops->name, t->display, dir);
+    return res;
+}
+
 /* One model on one task: reuse or train. NULL after a message on failure. */
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
+    if (ensemble_is(ops)) {
+        char dir[4200];
+        cJSON *res = compare_combined(ops, t, dir, sizeof dir);
+        cJSON *e = res ? compare_entry(res, dir, 1) : NULL;
+        cJSON_Delete(res);
+        return e ? compare_test(ops, t, dir, e) : NULL;
+    }
     const char *sets[COMPARE_MAX_SETS + 1], *origin[COMPARE_MAX_SETS + 1];
     int nsets = compare_model_sets(c, ops, t, sets, origin);
     cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
@@ -154,7 +191,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     }
     char dir[4200], own[4200];
     run_dir_path(t->name, ops->name, dir, sizeof dir);
-    snprintf(own, sizeof own, "%s/compare/%s/%s%s-seed%ld", run_root(), t->name, ops->name, tag, c->seed);
+    cli_compare_dir(t->name, ops->name, tag, c->seed, own, sizeof own);
     cJSON *res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
     if (!res) {
         char prev[4200];
@@ -179,14 +216,8 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
     }
     cJSON *e = res ? compare_entry(res, dir, reused) : NULL;
     cJSON_Delete(res);
-    if (e && run_score_test_public(t)) {   /* test labels public: scored under the run's rule, once per run */
-        cJSON *test = run_score_test(ops, t, dir);
-        if (test) cJSON_AddItemToObject(e, "test", cJSON_DetachItemFromObjectCaseSensitive(test, "test"));
-        else cJSON_Delete(e), e = NULL;
-        cJSON_Delete(test);
-    }
     cJSON_Delete(config);
-    return e;
+    return e ? compare_test(ops, t, dir, e) : NULL;
 }
 
 /* The entry of a task over several seeds: each dev split's metrics averaged,

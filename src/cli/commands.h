@@ -20,6 +20,8 @@ int cmd_finetune_multi(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_ensemble(int argc, char **argv);
+int cmd_boost(int argc, char **argv);
 int cmd_protocol(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);

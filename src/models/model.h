@@ -174,7 +174,9 @@ typedef struct ModelOps {
  * to lower. A model without the hook passes. */
 int model_check_memory(const ModelOps *ops, const cJSON *config, const Task *task, const Dataset *train);
 
-/* Registry: all model kinds, by name. */
+/* Registry: all model kinds, by name; also the combinations of finished runs
+ * (models/ensemble/ensemble.h: "ensemble", "boost"), which model_at does not
+ * list: they are built from runs, never trained by finetune. */
 const ModelOps *model_find(const char *name);
 /* The closest model name to a misspelt one (for "did you mean"). */
 const char *model_suggest(const char *name);

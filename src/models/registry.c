@@ -11,6 +11,11 @@
  * model without a word; `make test` links such a binary and checks its list. */
 extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS, TEXTRNN_OPS, RCNN_OPS, HAN_OPS, DPCNN_OPS,
     TRANSFORMER_OPS;
+/* Combinations of finished runs (models/ensemble/ensemble.h): found by name,
+ * not listed by model_at (finetune does not train them). */
+extern const ModelOps ENSEMBLE_OPS, BOOST_OPS;
+static const ModelOps *const combinations[] = {&ENSEMBLE_OPS, &BOOST_OPS};
+enum { COMBINATIONS = sizeof combinations / sizeof combinations[0] };
 
 enum { MODELS_BUILT_IN = 9, MODELS_MAX = 16 };
 static const ModelOps *models[MODELS_MAX] = {&BERT_OPS,  &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,     &TEXTRNN_OPS,
@@ -35,6 +40,8 @@ const ModelOps *model_at(int i) {
 const ModelOps *model_find(const char *name) {
     for (int i = 0; i < num_models; i++)
         if (strcmp(models[i]->name, name) == 0) return models[i];
+    for (int i = 0; i < COMBINATIONS; i++)
+        if (strcmp(combinations[i]->name, name) == 0) return combinations[i];
     return NULL;
 }
 
@@ -44,6 +51,10 @@ const char *model_suggest(const char *name) {
     for (int i = 0; i < num_models; i++) {
         int d = str_edit_distance(name, models[i]->name);
         if (d < best_d) { best_d = d; best = models[i]->name; }
+    }
+    for (int i = 0; i < COMBINATIONS; i++) {
+        int d = str_edit_distance(name, combinations[i]->name);
+        if (d < best_d) { best_d = d; best = combinations[i]->name; }
     }
     return best ? best : "bert";
 }

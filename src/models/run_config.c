@@ -12,6 +12,7 @@
 
 const char *const RUN_SCHEDULES[] = {"linear", "constant", "cosine", NULL};
 const char *const RUN_LOSSES[] = {"ce", "focal", NULL};
+const char *const RUN_BOOSTS[] = {"none", "label_error", NULL};
 const char *const RUN_CLASS_WEIGHTS_HELP[] = {"none, balanced, or label:weight,... (single-label)", NULL};
 const char *const RUN_POS_WEIGHT_HELP[] = {"none, balanced, or a number > 0 (multi-label)", NULL};
 const char *const RUN_THRESHOLD_HELP[] = {"a probability in (0, 1), or tuned (multi-label)", NULL};

@@ -167,6 +167,10 @@ extern const char *const RUN_SCHEDULES[];   /* "linear", "constant", "cosine" */
  * (multi-label: "none", "balanced" = negatives / positives per label in
  * train, or one number for every label). */
 extern const char *const RUN_LOSSES[];   /* "ce", "focal" */
+/* boost=label_error (single-label): brightmart's label-error reweighting,
+ * each class's cross-entropy weighted after every epoch by
+ * min(1.5, 1 / (its accuracy on dev + 0.001)) (train/head.h). */
+extern const char *const RUN_BOOSTS[];   /* "none", "label_error" */
 /* What the string settings below may say, for --help-settings. */
 extern const char *const RUN_CLASS_WEIGHTS_HELP[], *const RUN_POS_WEIGHT_HELP[], *const RUN_THRESHOLD_HELP[];
 #define RUN_MAX_FOCAL_GAMMA 10
@@ -174,7 +178,8 @@ extern const char *const RUN_CLASS_WEIGHTS_HELP[], *const RUN_POS_WEIGHT_HELP[],
     {"loss", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "ce", RUN_LOSSES},                       \
     {"focal_gamma", SETTING_REAL, SETTING_NO_FIELD, 2, 0, RUN_MAX_FOCAL_GAMMA, NULL, NULL},      \
     {"class_weights", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_CLASS_WEIGHTS_HELP}, \
-    {"pos_weight", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_POS_WEIGHT_HELP}
+    {"pos_weight", SETTING_STRING, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_POS_WEIGHT_HELP},        \
+    {"boost", SETTING_CHOICE, SETTING_NO_FIELD, 0, 0, 0, "none", RUN_BOOSTS}
 /* The prediction rule of a multi-label task (src/train/decision.h), rows of
  * every classifier: threshold (a probability in (0, 1), default 0.5, or
  * "tuned": one per label chosen on dev after training) or top_k (> 0: the k

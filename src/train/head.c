@@ -110,6 +110,7 @@ static int head_parse_pos_weight(const char *text, float *w) {
 int head_settings_check(const cJSON *config, const Task *t) {
     SettingsReader s = settings_reader(config, "head", HEAD_HINT);
     int focal = settings_choice(&s, "loss", RUN_LOSSES, 2) == 1;
+    int label_error = settings_choice(&s, "boost", RUN_BOOSTS, 2) == 1;
     settings_real(&s, "focal_gamma", 2, 0, RUN_MAX_FOCAL_GAMMA);
     const char *cw = settings_string(&s, "class_weights", "none"), *pw = settings_string(&s, "pos_weight", "none");
     if (s.failed) return -1;
@@ -124,6 +125,15 @@ int head_settings_check(const cJSON *config, const Task *t) {
     if (strcmp(pw, "none") != 0 && !t->multi_label) {
         user_error_usage(regression ? "drop pos_weight" : "a single-label task weighs classes: --set class_weights=balanced",
                          "pos_weight applies to multi-label tasks; %s is %s", t->display, kind);
+        return -1;
+    }
+    if (label_error && (t->multi_label || regression)) {
+        user_error_usage("drop boost=label_error", "boost=label_error weighs classes by their dev accuracy: it applies "
+                         "to single-label classification; %s is %s", t->display, kind);
+        return -1;
+    }
+    if (label_error && strcmp(cw, "none") != 0) {
+        user_error_usage("give one of them", "boost=label_error sets the class weights itself: drop class_weights=%s", cw);
         return -1;
     }
     if (focal && regression) {
@@ -162,6 +172,11 @@ void head_configure(Head *h, const cJSON *config, const Dataset *train) {
     h->focal = strcmp(run_config_string(config, "loss", "ce"), "focal") == 0;
     h->gamma = h->focal ? (float)run_config_number(config, "focal_gamma", 2) : 0.0f;
     float w[TASK_MAX_LABELS];
+    h->label_error = h->kind == HEAD_SOFTMAX && strcmp(run_config_string(config, "boost", "none"), "label_error") == 0;
+    if (h->label_error) {   /* all 1 until the first epoch's dev accuracies */
+        for (int k = 0; k < h->K; k++) w[k] = 1.0f;
+        head_set_class_weights(h, w);
+    }
     if (h->kind == HEAD_SOFTMAX) {
         int how = head_parse_class_weights(train->task, run_config_string(config, "class_weights", "none"), w);
         if (how == 1) head_balanced_classes(train, h->K, w);
@@ -189,12 +204,53 @@ cJSON *head_describe(const Head *h) {
     const char *loss = h->kind == HEAD_REGRESSION ? "mse" : h->kind == HEAD_SIGMOID ? "bce" : "cross_entropy";
     cJSON_AddStringToObject(j, "loss", h->focal ? "focal" : loss);
     if (h->focal) cJSON_AddNumberToObject(j, "focal_gamma", h->gamma);
+    if (h->label_error) cJSON_AddStringToObject(j, "boost", "label_error");
+    if (h->example_weight) cJSON_AddBoolToObject(j, "example_weights", 1);
     const float *w = h->class_weight ? h->class_weight : h->pos_weight;
     if (w) {
         cJSON *a = cJSON_AddArrayToObject(j, h->class_weight ? "class_weights" : "pos_weight");
         for (int k = 0; k < h->K; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(w[k]));
     }
     return j;
+}
+
+void head_set_class_weights(Head *h, const float *w) {
+    if (!h->class_weight) h->class_weight = xmalloc(sizeof(float) * (size_t)h->K);
+    memcpy(h->class_weight, w, sizeof(float) * (size_t)h->K);
+}
+
+/* brightmart's label-error weight of a class with accuracy acc in [0, 1]. */
+#define HEAD_LABEL_ERROR_CAP 1.5
+#define HEAD_LABEL_ERROR_EPS 0.001
+
+void head_label_error_update(Head *h, const Dataset *d, const float *probs) {
+    long count[TASK_MAX_LABELS] = {0}, right[TASK_MAX_LABELS] = {0};
+    for (int i = 0; i < d->n; i++) {
+        int y = d->ex[i].label;
+        if (y < 0 || y >= h->K) continue;
+        const float *p = probs + (size_t)i * (size_t)h->K;
+        int best = 0;
+        for (int k = 1; k < h->K; k++)
+            if (p[k] > p[best]) best = k;
+        count[y]++;
+        right[y] += best == y;
+    }
+    float w[TASK_MAX_LABELS];
+    for (int k = 0; k < h->K; k++) {
+        double acc = count[k] ? (double)right[k] / (double)count[k] : -1;
+        w[k] = acc < 0 ? 1.0f : (float)fmin(HEAD_LABEL_ERROR_CAP, 1.0 / (acc + HEAD_LABEL_ERROR_EPS));
+    }
+    head_set_class_weights(h, w);
+}
+
+int head_example_weights(Head *h, const float *w) {
+    if (h->kind != HEAD_SOFTMAX) {
+        user_error_usage("boost a single-label classifier", "per-example weights apply to the softmax head: this "
+                         "task is %s", h->kind == HEAD_SIGMOID ? "multi-label" : "regression");
+        return -1;
+    }
+    h->example_weight = w;
+    return 0;
 }
 
 /* ---- the loss ---- */
@@ -214,11 +270,24 @@ static float head_softmax_loss(Head *h, const Dataset *d, const int *rows, int n
     for (int i = 0; i < n; i++) {
         h->labels[i] = d->ex[rows[i]].label;
         h->weights[i] = h->class_weight && h->labels[i] >= 0 && h->labels[i] < h->K ? h->class_weight[h->labels[i]] : 1.0f;
+        if (h->example_weight) h->weights[i] *= h->example_weight[rows[i]];
     }
-    const float *w = h->class_weight ? h->weights : NULL;
-    if (h->focal)
-        return softmax_focal_forward_backward(dlogits, logits, h->labels, w, n, h->K, HEAD_IGNORE_LABEL, h->gamma);
-    return softmax_xent_forward_backward(dlogits, logits, h->labels, w, n, h->K, HEAD_IGNORE_LABEL);
+    const float *w = h->class_weight || h->example_weight ? h->weights : NULL;
+    float loss = h->focal ? softmax_focal_forward_backward(dlogits, logits, h->labels, w, n, h->K, HEAD_IGNORE_LABEL, h->gamma)
+                          : softmax_xent_forward_backward(dlogits, logits, h->labels, w, n, h->K, HEAD_IGNORE_LABEL);
+    if (!h->example_weight) return loss;
+    /* Per-example weights: the sum of weighted losses over the batch's
+     * labelled rows, not their weighted mean, so that a batch of rows the
+     * last round got right (small weights) moves the model less: the
+     * batches then estimate the whole split's weighted loss (weights of mean 1). */
+    double wsum = 0;
+    int counted = 0;
+    for (int i = 0; i < n; i++)
+        if (h->labels[i] != HEAD_IGNORE_LABEL) wsum += h->weights[i], counted++;
+    float scale = counted ? (float)(wsum / counted) : 0.0f;
+    if (dlogits)
+        for (long j = 0; j < (long)n * h->K; j++) dlogits[j] *= scale;
+    return loss * scale;
 }
 
 static float head_sigmoid_loss(Head *h, const Dataset *d, const int *rows, int n, const float *logits,

@@ -39,7 +39,19 @@
  *   pos_weight        sigmoid: each label's positive term weighted (PyTorch's
  *                     BCEWithLogitsLoss(pos_weight=)); "balanced" is
  *                     negatives / positives of the label in train.
+ *   boost=label_error softmax: brightmart's label-error reweighting: the class
+ *                     weights start at 1 and, after every epoch, the trainer
+ *                     sets each class's to min(1.5, 1 / (acc_k + 0.001)), acc_k
+ *                     the class's accuracy on dev (head_label_error_update; a
+ *                     class absent from dev keeps 1); not with class_weights.
  * A weight of a class or label absent from train is 1 (nothing to balance).
+ *
+ * Per-example weights (stacked boosting, experiments/boost.h): example_weight,
+ * when set, is one weight per row of the training split (the head's Dataset);
+ * a row's weight is then its class weight times its own, and the batch's
+ * loss is the sum of the weighted row losses over its labelled rows' count
+ * (not their weighted mean: with weights of mean 1 over the split, a batch
+ * estimates the split's weighted loss). Softmax only (head_example_weights).
  * Settings that do not apply (class_weights on a multi-label or regression
  * task, pos_weight on a single-label one, focal on regression) are refused by
  * head_settings_check, before a run writes anything. */
@@ -59,6 +71,8 @@ typedef struct Head {
     float gamma;        /* its exponent (0: plain cross-entropy) */
     float *class_weight;/* softmax: (K) per class, or NULL (all 1) */
     float *pos_weight;  /* sigmoid: (K) per label, or NULL (all 1) */
+    int label_error;    /* boost=label_error: class_weight follows dev accuracy */
+    const float *example_weight;  /* (rows of the training split) or NULL: not owned */
     int cap;            /* rows the scratch below holds */
     int *labels;        /* (cap) a batch's classes */
     float *targets;     /* (cap) a batch's scores / score_scale; sigmoid: (cap, K) 0/1 */
@@ -80,6 +94,16 @@ void head_configure(Head *h, const cJSON *config, const Dataset *train);
 /* What the head computes, as the run records it: {"kind": "sigmoid", "loss":
  * "bce", "pos_weight": [...], ...}. Caller frees. */
 cJSON *head_describe(const Head *h);
+
+/* boost=label_error: the class weights from dev's outputs probs (d->n, K) of
+ * the split d: min(1.5, 1 / (acc_k + 0.001)) per class present in d, else 1. */
+void head_label_error_update(Head *h, const Dataset *d, const float *probs);
+/* Class weights set as given (K): a resumed run's last label-error weights. */
+void head_set_class_weights(Head *h, const float *w);
+/* Per-example weights w (one per row of the training split, >= 0, not owned,
+ * kept by the caller while the head is used). 0, or -1 after a usage error:
+ * the head is not softmax. */
+int head_example_weights(Head *h, const float *w);
 
 /* The mean loss of logits (n, K) for rows[0..n) of d (their labels or
  * scores); dlogits (n, K), if non-NULL, gets the loss's gradient WRITTEN. n = 0

@@ -34,6 +34,8 @@ void train_step_configure(TrainStep *s, const cJSON *config) {
     if (s->ops->forward) head_configure(&s->head, config, s->train);
 }
 
+Head *train_step_head(TrainStep *s) { return s->ops->forward ? &s->head : NULL; }
+
 cJSON *train_step_describe(const TrainStep *s) { return s->ops->forward ? head_describe(&s->head) : NULL; }
 
 void train_step_free(TrainStep *s) {

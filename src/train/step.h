@@ -28,6 +28,9 @@ void train_step_configure(TrainStep *s, const cJSON *config);
 /* What the head computes (head_describe), or NULL for a model with its own
  * step. Caller frees. */
 cJSON *train_step_describe(const TrainStep *s);
+/* The head the step's loss goes through (head.h: label-error class weights,
+ * per-example weights), or NULL for a model with its own step. */
+struct Head *train_step_head(TrainStep *s);
 float train_step_run(TrainStep *s, const int *rows, int n, const TrainState *st);
 void train_step_free(TrainStep *s);
 

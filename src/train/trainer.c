@@ -94,7 +94,7 @@ int trainer_check_parallel(const ModelOps *ops) {
 static const char *const TRAINER_FREE_KEYS[] = {"bucket_mb", NULL};
 #define TRAINER_LATER_SETTINGS \
     "{\"group_by_length\": false, \"" INTERMEDIATE_KEY "\": \"" INTERMEDIATE_NONE "\", \"precision\": \"fp32\", " \
-    "\"loss\": \"ce\", \"focal_gamma\": 2, \"class_weights\": \"none\", \"pos_weight\": \"none\", " \
+    "\"loss\": \"ce\", \"focal_gamma\": 2, \"class_weights\": \"none\", \"pos_weight\": \"none\", \"boost\": \"none\", " \
     "\"threshold\": \"0.5\", \"top_k\": 0}"
 
 int trainer_config_same(const cJSON *a, const cJSON *b) {
@@ -344,6 +344,37 @@ void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, 
 
 /* ---- the loop's client (loop.h): an epoch is the rows in trainer_epoch_order, in batches ---- */
 
+/* The steps and their head: the loss settings, per-example weights, and a
+ * resumed run's last label-error class weights (its last epoch record's). */
+static void run_make_steps(Run *r, const TrainLoop *L) {
+    r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+    train_step_configure(r->steps, r->o->config);
+    Head *h = train_step_head(r->steps);
+    if (h && r->o->example_weights && head_example_weights(h, r->o->example_weights) != 0)
+        DIE("trainer: example weights not checked");
+    int last = cJSON_GetArraySize(L->history);
+    const cJSON *cw = last ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(L->history, last - 1), "class_weights") : NULL;
+    if (h && h->label_error && cJSON_GetArraySize(cw) == h->K) {
+        float w[TASK_MAX_LABELS];
+        for (int k = 0; k < h->K; k++) w[k] = (float)cJSON_GetArrayItem(cw, k)->valuedouble;
+        head_set_class_weights(h, w);
+    }
+}
+
+/* Per-example weights (stacked boosting) fit this run: 0, or EXIT_USAGE after a message. */
+static int run_check_example_weights(const Run *r) {
+    const TrainerOptions *o = r->o;
+    if (!o->example_weights) return 0;
+    const char *why = !r->ops->forward ? "its output layer is its loss (no head to weigh rows in)"
+                      : r->t->multi_label || r->t->num_labels == 1 ? "the task is not single-label classification"
+                      : o->holdout > 0 ? "a hold-out moves rows" : NULL;
+    if (!why && o->num_example_weights != r->train.n) why = "the weights are not one per training row (pair_swap?)";
+    if (!why) return 0;
+    user_error_usage("boost a single-label classifier with logits (textcnn, bilstm, ...)",
+                     "%s on %s takes no per-example weights: %s", r->ops->name, r->t->display, why);
+    return EXIT_USAGE;
+}
+
 static long run_begin(void *ctx, TrainLoop *L) {
     Run *r = ctx;
     trainer_epoch_order(r->perm, r->train.n, r->o->seed, L->epoch, r->batch, r->lengths);
@@ -364,10 +395,7 @@ static int run_step(void *ctx, TrainLoop *L, double *mean_loss) {
         .progress = (double)L->step / (double)r->total_steps, .lr = schedule_lr(&r->sched, L->step),
         .share = (double)(hi - lo) / (double)b, .rank = r->rank, .seed = r->o->seed, .bucket_mb = r->bucket_mb,
     };
-    if (!r->steps) {
-        r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
-        train_step_configure(r->steps, r->o->config);
-    }
+    if (!r->steps) run_make_steps(r, L);
     double loss = train_step_run(r->steps, r->perm + i + lo, hi - lo, &st);
     if (r->size > 1) {   /* the global batch's mean: the ranks' means weighted by their shares */
         loss *= st.share;
@@ -406,6 +434,12 @@ static double run_evaluate(Run *r, cJSON *rec) {
             r->details = evaluate_details(r->t, &r->dev[s], out, &r->decision);
         }
         if (s == 0) score = evaluate_score(r->t, metrics);
+        Head *h = s == 0 && r->steps ? train_step_head(r->steps) : NULL;
+        if (h && h->label_error) {   /* the next epoch's class weights, from this one's dev accuracies */
+            head_label_error_update(h, &r->dev[0], out);
+            cJSON *cw = cJSON_AddArrayToObject(rec, "class_weights");
+            for (int k = 0; k < h->K; k++) cJSON_AddItemToArray(cw, cJSON_CreateNumber(h->class_weight[k]));
+        }
         double loss = s == 0 ? dev_loss(r->t, &r->dev[s], out) : NAN;   /* breaks a tie (loop.c) */
         if (isfinite(loss)) cJSON_AddNumberToObject(rec, "dev_loss", loss);
         cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
@@ -616,6 +650,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     int rc = run_read_settings(&r);
     L->epochs = r.epochs;
     if (rc == 0) rc = run_load_data(&r);
+    if (rc == 0) rc = run_check_example_weights(&r);
     /* Settings that cannot fit are refused before the directory is touched. */
     if (rc == 0 && model_check_memory(o->ops, o->model_config ? o->model_config : o->config, o->task, &r.train))
         rc = EXIT_USAGE;

@@ -56,6 +56,10 @@ typedef struct TrainerOptions {
                                  * and resumes by is config */
     const cJSON *intermediate;  /* that stage's record, written to results.json as
                                  * INTERMEDIATE_KEY (run_config.h); NULL: none */
+    const float *example_weights;  /* one loss weight per row of the training split, as loaded (stacked
+                                    * boosting, experiments/boost.h; train/head.h), or NULL: all 1.
+                                    * Single-label models with logits; not with holdout or pair_swap */
+    int num_example_weights;
 } TrainerOptions;
 
 /* The held-out split's name in results.json, and the seed that picks it (the

@@ -1,0 +1,159 @@
+/* boost.c — stacked boosting with SAMME weights (see boost.h). */
+#include "experiments/boost.h"
+
+#include "core/common.h"
+#include "core/exit_codes.h"
+#include "core/files.h"
+#include "experiments/ensemble_build.h"
+#include "train/evaluate.h"
+#include "train/run_dir.h"
+#include "train/run_txn.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int boost_samme_step(double *w, const int *pred, const int *gold, int n, int K, double *err, double *alpha) {
+    double wrong = 0, total = 0;
+    for (int i = 0; i < n; i++) {
+        if (gold[i] < 0) continue;
+        total += w[i];
+        if (pred[i] != gold[i]) wrong += w[i];
+    }
+    *err = total > 0 ? wrong / total : 0;
+    if (*err <= 0) {   /* scikit-learn: kept with weight 1, and boosting stops */
+        *alpha = 1;
+        return BOOST_PERFECT;
+    }
+    if (*err >= 1.0 - 1.0 / K) {
+        *alpha = 0;
+        return BOOST_CHANCE;
+    }
+    *alpha = log((1 - *err) / *err) + log(K - 1.0);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (gold[i] >= 0 && pred[i] != gold[i] && w[i] > 0) w[i] *= exp(*alpha);
+        sum += w[i];
+    }
+    for (int i = 0; i < n; i++) w[i] /= sum;
+    return BOOST_GO_ON;
+}
+
+/* What can be refused before anything is trained: 0, or EXIT_USAGE after a message. */
+static int boost_check(const BoostOptions *o) {
+    const Task *t = o->base.task;
+    const ModelOps *ops = o->base.ops;
+    if (t->multi_label || t->num_labels < 2) {
+        user_error_usage("boost a single-label classification task", "SAMME boosts one label per row; %s is %s",
+                         t->display, t->multi_label ? "multi-label" : "regression");
+        return EXIT_USAGE;
+    }
+    if (!ops->forward) {
+        user_error_usage("boost a model whose loss is the harness's head (textcnn, bilstm, ...)",
+                         "%s takes its own step: its rows cannot be weighted", ops->name);
+        return EXIT_USAGE;
+    }
+    if (o->rounds < 1 || o->rounds > ENSEMBLE_MAX_MEMBERS) {
+        user_error_usage(NULL, "--rounds must be 1 to %d, got %d", ENSEMBLE_MAX_MEMBERS, o->rounds);
+        return EXIT_USAGE;
+    }
+    return run_dir_check(o->base.out_dir, o->base.out_dir, 0, o->base.overwrite, 1);
+}
+
+/* Round k's predicted class of every training row into pred. 0, or 1 after a message. */
+static int boost_predict(const BoostOptions *o, const char *dir, const Dataset *train, int *pred) {
+    char path[4400];
+    file_join(dir, RUN_CKPT, path, sizeof path);
+    Model *m = o->base.ops->load(path, o->base.task);
+    if (!m) return 1;
+    float *p = evaluate_predict_dataset(o->base.ops, m, train, EVALUATE_BATCH_DEFAULT, NULL);
+    o->base.ops->free(m);
+    if (!p) return 1;
+    int K = evaluate_num_outputs(o->base.task);
+    for (int i = 0; i < train->n; i++) pred[i] = evaluate_argmax(p + (size_t)i * (size_t)K, K);
+    free(p);
+    return 0;
+}
+
+/* One round: trained with the weights w, its SAMME step. The step's status
+ * into *status; 0, or the exit code. */
+static int boost_round(const BoostOptions *o, int k, const Dataset *train, double *w, char *dir, size_t cap,
+                       cJSON *rounds, int *status, double *alpha_out) {
+    int n = train->n;
+    float *wf = xmalloc(sizeof(float) * (size_t)n);
+    for (int i = 0; i < n; i++) wf[i] = (float)(w[i] * n);   /* mean 1: the head sums the weighted losses */
+    snprintf(dir, cap, "%s-round%d", o->base.out_dir, k);
+    TrainerOptions to = o->base;
+    to.out_dir = dir;
+    to.seed = o->base.seed + (uint64_t)(k - 1);
+    to.example_weights = wf;
+    to.num_example_weights = n;
+    to.overwrite = 1;   /* boost's own directory */
+    to.resume = 0;
+    if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: %s\n", k, o->rounds, dir);
+    int rc = trainer_run(&to, NULL);
+    free(wf);
+    int *pred = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *gold = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (rc == 0) rc = boost_predict(o, dir, train, pred);
+    if (rc == 0) {
+        for (int i = 0; i < n; i++) gold[i] = train->ex[i].label;
+        double err, alpha;
+        *status = boost_samme_step(w, pred, gold, n, o->base.task->num_labels, &err, &alpha);
+        *alpha_out = alpha;
+        cJSON *r = cJSON_CreateObject();
+        char where[4400];
+        file_portable_path(dir, where, sizeof where);
+        cJSON_AddNumberToObject(r, "round", k);
+        cJSON_AddStringToObject(r, "run", where);
+        cJSON_AddNumberToObject(r, "seed", (double)to.seed);
+        cJSON_AddNumberToObject(r, "error", err);
+        cJSON_AddNumberToObject(r, "alpha", alpha);
+        if (*status == BOOST_CHANCE) cJSON_AddBoolToObject(r, "dropped", 1);
+        cJSON_AddItemToArray(rounds, r);
+        if (o->base.show_progress)
+            fprintf(stderr, "round %d: weighted training error %.4f, alpha %.4f%s\n", k, err, alpha,
+                    *status == BOOST_CHANCE ? " (no better than chance: dropped)" : "");
+    }
+    free(pred);
+    free(gold);
+    return rc;
+}
+
+int boost_run(const BoostOptions *o, cJSON **results) {
+    if (results) *results = NULL;
+    int rc = boost_check(o);
+    if (rc) return rc;
+    const Task *t = o->base.task;
+    Dataset train;
+    if (task_load(t, "train", o->base.data_root, o->base.strict, &train) != 0) return 1;
+    double *w = xmalloc(sizeof(double) * (size_t)(train.n ? train.n : 1));
+    for (int i = 0; i < train.n; i++) w[i] = 1.0 / train.n;
+    static char dirs[ENSEMBLE_MAX_MEMBERS][4200];
+    double alpha[ENSEMBLE_MAX_MEMBERS];
+    cJSON *rounds = cJSON_CreateArray();
+    EnsembleOptions e = {.task = t, .kind = BOOST_MODEL, .combine = "vote", .weights = alpha,
+                         .out_dir = o->base.out_dir, .command = o->base.command, .overwrite = o->base.overwrite,
+                         .record = rounds, .record_key = "rounds"};
+    for (int k = 1; rc == 0 && k <= o->rounds; k++) {
+        int status = BOOST_GO_ON;
+        rc = boost_round(o, k, &train, w, dirs[e.num_runs], sizeof dirs[0], rounds, &status, &alpha[e.num_runs]);
+        if (rc || status == BOOST_CHANCE) {
+            if (rc == 0 && e.num_runs == 0) {
+                user_error_usage("train the model longer, or with other settings",
+                                 "boost: round 1 is no better than chance on %s's training split", t->display);
+                rc = EXIT_USAGE;
+            }
+            break;
+        }
+        e.runs[e.num_runs] = dirs[e.num_runs];
+        e.num_runs++;
+        if (status == BOOST_PERFECT) break;
+    }
+    if (rc == 0) rc = ensemble_build(&e, results);
+    cJSON_Delete(rounds);
+    free(w);
+    dataset_free(&train);
+    return rc;
+}

@@ -10,11 +10,11 @@
  * static archive (libglue.a) included. Weak ones let a static link drop every
  * model without a word; `make test` links such a binary and checks its list. */
 extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS, TEXTRNN_OPS, RCNN_OPS, HAN_OPS, DPCNN_OPS,
-    TRANSFORMER_OPS;
+    TRANSFORMER_OPS, DMN_OPS, ENTNET_OPS;
 
-enum { MODELS_BUILT_IN = 9, MODELS_MAX = 16 };
+enum { MODELS_BUILT_IN = 11, MODELS_MAX = 16 };
 static const ModelOps *models[MODELS_MAX] = {&BERT_OPS,  &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,     &TEXTRNN_OPS,
-                                             &RCNN_OPS,  &HAN_OPS,      &DPCNN_OPS,   &TRANSFORMER_OPS};
+                                             &RCNN_OPS,  &HAN_OPS,      &DPCNN_OPS,   &TRANSFORMER_OPS, &DMN_OPS, &ENTNET_OPS};
 static int num_models = MODELS_BUILT_IN;
 
 void model_register(const ModelOps *ops) {

@@ -3,7 +3,8 @@
  * single texts and pairs, a text of three sentences, an empty text a and an
  * empty question), learning synthetic tasks above the majority class (word
  * order; the relation of two texts), save/load, exact resume, batch
- * independence. */
+ * independence; and both memory models (dmn, entnet) through `glue finetune`
+ * and `glue compare`. */
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -14,6 +15,7 @@
 
 #include "core/common.h"
 #include "models/baselines/dmn.h"
+#include "tests/cli_fixture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
 #include "tests/torchref.h"
@@ -147,4 +149,35 @@ TEST(dmn_save_load_resume_batch) {
     zoo_check_batch_independent(&DMN_OPS, &DMN_SAME, cfg, 1e-6);   /* the input GRU's GEMMs span the batch */
     zoo_check_divergence_refused(&DMN_OPS, &DMN_ORDER, cfg);
     cJSON_Delete(cfg);
+}
+
+/* ---- through the commands ---- */
+
+/* `glue finetune --model dmn|entnet` on a user's dataset, then `glue compare`
+ * of the two on it: each trains, and compare's table has a row for each. */
+TEST(dmn_entnet_finetune_and_compare) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (!CHECK(cli_fixture_two_class(&f, "tr.tsv", 60) == 0)) goto done;
+    int st = -1;
+    char *out = cli_fixture_glue(&f, "finetune --train tr.tsv --dev tr.tsv --name zoo2 --model dmn --threads 1 "
+                                     "--set epochs=1 --set hidden=8 --set dim=8 --set attention=8", &st);
+    CHECK_MSG(st == 0, "finetune dmn exit %d: %s", st, out);
+    free(out);
+    out = cli_fixture_glue(&f, "compare zoo2 --models dmn,entnet --threads 1 --set epochs=1 --set dim=8 --json", &st);
+    const char *json = out && out[0] == '{' ? out : out ? strstr(out, "\n{") : NULL;   /* after stderr's notes */
+    cJSON *j = cJSON_Parse(json ? json : "");
+    CHECK_MSG(st == 0 && j, "compare exit %d: %s", st, out);
+    int rows = 0;
+    const cJSON *models = cJSON_GetObjectItem(j, "models");
+    for (const cJSON *m = models ? models->child : NULL; m; m = m->next) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "model"));
+        if (name && (strcmp(name, "dmn") == 0 || strcmp(name, "entnet") == 0))
+            rows += CHECK_MSG(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "tasks"), "zoo2") != NULL, "%s: no zoo2 entry", name);
+    }
+    CHECK_MSG(rows == 2, "compare has %d of the 2 rows: %s", rows, out);
+    cJSON_Delete(j);
+    free(out);
+done:
+    cli_fixture_close(&f);
 }

@@ -13,8 +13,9 @@ extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS, TEXTRNN_O
     TRANSFORMER_OPS, DMN_OPS, ENTNET_OPS;
 
 enum { MODELS_BUILT_IN = 11, MODELS_MAX = 16 };
-static const ModelOps *models[MODELS_MAX] = {&BERT_OPS,  &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,     &TEXTRNN_OPS,
-                                             &RCNN_OPS,  &HAN_OPS,      &DPCNN_OPS,   &TRANSFORMER_OPS, &DMN_OPS, &ENTNET_OPS};
+static const ModelOps *models[MODELS_MAX] = {&BERT_OPS, &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,
+                                             &TEXTRNN_OPS, &RCNN_OPS, &HAN_OPS, &DPCNN_OPS,
+                                             &TRANSFORMER_OPS, &DMN_OPS, &ENTNET_OPS};
 static int num_models = MODELS_BUILT_IN;
 
 void model_register(const ModelOps *ops) {

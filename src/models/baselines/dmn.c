@@ -16,12 +16,15 @@
 #include "models/baselines/word_pair.h"
 #include "models/run_config.h"
 
-/* Defaults: brightmart's text_classification DMN (a8_dynamic_memory_network:
- * embedding 100, hidden 100, 2 passes, dropout 0.5, gradient clipping 5);
- * the gate's hidden layer as wide as the hidden state (the paper's W1 maps
- * z to a hidden layer it does not size). Adam at 1e-3, batch 64, 10 epochs,
- * max_len 128 as the recurrent family (textrnn.c): the trainer keeps the
- * best epoch on dev. */
+/* Defaults: brightmart's text_classification DMN (a09_DynamicMemoryNet:
+ * embedding 100, hidden 100, 2 passes, the gate's tanh layer 3 x hidden
+ * wide, gradient clipping at 5); the paper sizes none of these for
+ * classification. Dropout 0.5 before the answer layer (brightmart trains
+ * with keep_prob 1.0; 0.5 is the recurrent family's, textrnn.c), Adam at
+ * 1e-3, batch 64, 10 epochs and max_len 128 as the recurrent family (the
+ * trainer keeps the best epoch on dev). brightmart's answer module is one
+ * step of a GRU from m reading [0; q] and a dense layer; ours is the dense
+ * layer on [m; q]. */
 #define DM(field) offsetof(DmnConfig, field)
 static const SettingSpec DMN_SETTINGS[] = {
     RUN_SETTING_EPOCHS(10),
@@ -34,7 +37,7 @@ static const SettingSpec DMN_SETTINGS[] = {
     {"weight_decay", SETTING_REAL, DM(weight_decay), 0.0, 0, 1, NULL, NULL},
     {"dim", SETTING_INT, DM(dim), 100, 1, 4096, NULL, NULL},
     {"hidden", SETTING_INT, DM(hidden), 100, 1, 4096, NULL, NULL},
-    {"attention", SETTING_INT, DM(attention), 100, 1, 4096, NULL, NULL},
+    {"attention", SETTING_INT, DM(attention), 300, 1, 4096, NULL, NULL},
     {"passes", SETTING_INT, DM(passes), 2, 1, 16, NULL, NULL},
     {"dropout", SETTING_FLOAT_BELOW, DM(dropout), 0.5, 0, 1, NULL, NULL},
     {"clip", SETTING_FLOAT, DM(clip), 5.0, 0, 1e6, NULL, NULL},

@@ -19,9 +19,9 @@
  *     m = m_{i-1}, runs the episode h_t = g_t GRU_e(c_t, h_{t-1}) + (1 - g_t)
  *     h_{t-1} from h_0 = 0, e_i = h_N, and updates m_i = GRU_m(e_i, m_{i-1})
  *     (nn/gru_cell.h); the gate and both GRUs are shared by the passes;
- *   answer: dropout -> linear on [m_P; q] (the paper's answer GRU reads
- *     a_0 = m and q; one step of it to K labels is this layer): K logits for
- *     the harness's head, or 1 score.
+ *   answer: dropout -> linear on [m_P; q]: K logits for the harness's head,
+ *     or 1 score (the paper's answer module is a GRU started at m that reads
+ *     q; one label needs no decoder, so the layer reads both directly).
  * An empty text a is one padding word (its embedding row is zero); an empty
  * text b gives q = 0.
  *

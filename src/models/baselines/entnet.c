@@ -17,13 +17,12 @@
 #include "models/baselines/word_pair.h"
 #include "models/run_config.h"
 
-/* Defaults: 20 memory blocks (Henaff et al. and brightmart's
- * a9_EntityNetwork: block_size 20) of 100 dimensions (brightmart's
- * embed_size = hidden_size = 100; the paper's bAbI runs used 100 too), the
- * paper's gradient clipping at 40 and its N(0, 0.1) initialisation, PReLU
- * slopes at PyTorch's 0.25. Adam at 1e-3, batch 64, 10 epochs and max_len
- * 128 as the recurrent family (textrnn.c): the trainer keeps the best epoch
- * on dev. */
+/* Defaults: 20 memory blocks of 100 dimensions (brightmart's
+ * text_classification a08_EntityNetwork: block_size 20, embed_size =
+ * hidden_size = 100), the paper's gradient clipping at 40 and its N(0, 0.1)
+ * initialisation, PReLU slopes at PyTorch's 0.25. Adam at 1e-3, batch 64,
+ * 10 epochs and max_len 128 as the recurrent family (textrnn.c): the trainer
+ * keeps the best epoch on dev. */
 #define EN(field) offsetof(EntConfig, field)
 static const SettingSpec ENT_SETTINGS[] = {
     RUN_SETTING_EPOCHS(10),

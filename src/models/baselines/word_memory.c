@@ -133,7 +133,7 @@ double transformer_memory_bytes(const cJSON *c, const Task *task, const Dataset 
  * word, each fact (at most a word) its input projection (6H) and per pass
  * the gate's input (4H), hidden layer (A) and the episode's states (6H). */
 double dmn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
-    double D = num(c, "dim", 100), H = num(c, "hidden", 100), A = num(c, "attention", 100), P = num(c, "passes", 2);
+    double D = num(c, "dim", 100), H = num(c, "hidden", 100), A = num(c, "attention", 300), P = num(c, "passes", 2);
     double L = num(c, "max_len", 128), V = word_memory_vocab(c, train), pair = word_pair_task(train) ? 2 : 1;
     double params = TRAINED * (V * D + 3 * H * (D + H + 2) + 6 * H * (2 * H + 2) + 4 * A * H + 2 * H * task->num_labels);
     double acts = F4 * word_memory_rows(c, train) * L * (pair * (2 * D + 6 * H) + 8 * H + P * (10 * H + A));

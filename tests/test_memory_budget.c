@@ -64,7 +64,7 @@ TEST(memory_budget_issue_lines_refused) {
 
 /* The settings that size a model or its batch buffers. */
 static const char *const SIZES[] = {"batch", "eval_batch", "max_len", "dim", "hidden", "filters", "bucket",
-                                    "mlp", "context", "attention", "ff", "heads", "layers"};
+                                    "mlp", "context", "attention", "ff", "heads", "layers", "blocks", "passes"};
 #define NUM_SIZES (sizeof SIZES / sizeof SIZES[0])
 
 static int membudget_is_size(const char *key) {

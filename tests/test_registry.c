@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BUILT_IN "bert, fasttext, textcnn, bilstm, textrnn, rcnn, han, dpcnn, transformer"
+#define BUILT_IN "bert, fasttext, textcnn, bilstm, textrnn, rcnn, han, dpcnn, transformer, dmn, entnet"
 
 TEST(registry_has_every_model) {
-    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han", "dpcnn", "transformer", "testbow"};
+    static const char *const names[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han", "dpcnn", "transformer", "dmn", "entnet", "testbow"};
     enum { N = sizeof names / sizeof names[0] };
     for (int i = 0; i < N; i++) {
         const ModelOps *ops = model_find(names[i]);

@@ -55,7 +55,7 @@
     "       [--init CKPT|DIR] [--set [TASK.]key=value]... [--threads N] [--json]"
 #define COMPARE_DEFAULT_MODELS "fasttext,textcnn,bilstm"
 #define COMPARE_DEFAULT_SEED 42
-#define COMPARE_MAX_MODELS 8
+#define COMPARE_MAX_MODELS 16   /* every built-in model in one table */
 #define COMPARE_MAX_SEEDS 10
 #define COMPARE_MAX_SETS 16
 

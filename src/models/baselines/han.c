@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "models/baselines/word_sentences.h"
 #include "nn/activation.h"
 #include "nn/gru.h"
 #include "nn/linear.h"
@@ -30,13 +31,6 @@
 #include "text/sentences.h"
 
 /* ---- encoded splits: words and sentences ---- */
-
-typedef struct HanSeqs {
-    WordSeqs w;          /* first: the network reads a HanSeqs as its WordSeqs */
-    int32_t *sents;      /* words of each sentence of row r's a then b: sents[soff[r] .. soff[r+1]) */
-    int64_t *soff;       /* (n + 1) */
-    int32_t *ns_a;       /* (n) sentences of a; b's are the rest of the row's */
-} HanSeqs;
 
 typedef struct { int32_t *v; long n, cap; } HanList;
 

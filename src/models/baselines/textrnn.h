@@ -37,6 +37,7 @@
 #include "models/model.h"
 #include "models/baselines/word_features.h"
 #include "models/baselines/word_model_io.h"
+#include "models/baselines/word_sentences.h"
 #include "optim/optim.h"
 
 extern const ModelOps TEXTRNN_OPS, BILSTM_OPS, RCNN_OPS, HAN_OPS;
@@ -182,8 +183,6 @@ void rcnn_encode_forward(TextRnn *m, int R, int T);
 void rcnn_encode_backward(TextRnn *m, int R, int T);
 
 /* han.c */
-Encoded *han_encode(Model *m, const Dataset *d);
-void han_encoded_free(Encoded *e);
 void han_declare(TextRnn *m);
 void han_buffers_free(struct HanBuffers *h);
 void han_encode_forward(TextRnn *m, int R, int T, int train);

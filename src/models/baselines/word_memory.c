@@ -125,3 +125,34 @@ double transformer_memory_bytes(const cJSON *c, const Task *task, const Dataset 
     *setting = acts > params ? word_memory_batch_setting(c, 128) : V * D > NL * D * (4 * D + 2 * FF) ? "dim" : "ff";
     return params + acts;
 }
+
+/* The DMN: embedding V x dim, three GRUs (input, episode, memory: 3H x
+ * (C + H + 2) each), the gate A x 4H; per batch of n = min(max(batch,
+ * eval_batch), rows) rows (2n texts for pairs) of up to max_len words, the
+ * input GRU keeps x, dx (dim) and its states, gates and gradients (6H) per
+ * word, each fact (at most a word) its input projection (6H) and per pass
+ * the gate's input (4H), hidden layer (A) and the episode's states (6H). */
+double dmn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
+    double D = num(c, "dim", 100), H = num(c, "hidden", 100), A = num(c, "attention", 300), P = num(c, "passes", 2);
+    double L = num(c, "max_len", 128), V = word_memory_vocab(c, train), pair = word_pair_task(train) ? 2 : 1;
+    double params = TRAINED * (V * D + 3 * H * (D + H + 2) + 6 * H * (2 * H + 2) + 4 * A * H + 2 * H * task->num_labels);
+    double acts = F4 * word_memory_rows(c, train) * L * (pair * (2 * D + 6 * H) + 8 * H + P * (10 * H + A));
+    *setting = acts > params ? word_memory_batch_setting(c, 128) : V * D > 9 * H * H ? "dim" : "hidden";
+    return params + acts;
+}
+
+/* The Recurrent Entity Network: embedding V x dim (H), the position mask
+ * max_len x H, M = blocks keys, four H x H matrices; per batch of n =
+ * min(max(batch, eval_batch), rows) rows of up to max_len words (2 texts for
+ * pairs), each word's embedding and gradient (2H), and at most one memory
+ * update per word (a sentence of one word each, the upper bound), each
+ * keeping the blocks' states and pre-activations (2 M H). */
+double entnet_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
+    double H = num(c, "dim", 100), M = num(c, "blocks", 20), L = num(c, "max_len", 128), V = word_memory_vocab(c, train);
+    double pair = word_pair_task(train) ? 2 : 1;
+    double params = TRAINED * (V * H + L * H + M * H + 4 * H * H + (task->num_labels + 3) * H);
+    double acts = F4 * word_memory_rows(c, train) * L * (pair * 2 * H + 2 * M * H + 2 * M);
+    *setting = acts > params ? (M * H > 2 * pair * H ? "blocks" : word_memory_batch_setting(c, 128))
+                             : "dim";
+    return params + acts;
+}

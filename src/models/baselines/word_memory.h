@@ -1,5 +1,5 @@
 /* word_memory.h — what the word models (fastText, TextCNN, the recurrent
- * family, DPCNN, the Transformer classifier) will allocate for their
+ * family, DPCNN, the Transformer classifier, the DMN, the entity network) will allocate for their
  * settings, before they allocate it (models/model.h memory_bytes). Each
  * estimate counts parameters with their gradient and optimizer state, and
  * the batch buffers; the formulas are beside each function. */
@@ -20,5 +20,7 @@ double textcnn_memory_bytes(const cJSON *config, const Task *task, const Dataset
 double textrnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double dpcnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double transformer_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
+double dmn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
+double entnet_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 
 #endif

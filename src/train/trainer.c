@@ -127,6 +127,24 @@ static int run_read_settings(Run *r) {
     return 0;
 }
 
+static int run_check_config(const ModelOps *ops, const Task *t, const cJSON *config) {
+    Decision rule;
+    return settings_table_check(config, ops->settings, ops->num_settings, ops->name,
+                                "glue finetune --help-settings --model M lists the settings") != 0 ||
+           (ops->check_config && ops->check_config(config, t) != 0) ||
+           (ops->forward && head_settings_check(config, t) != 0) || decision_read(&rule, config, t) != 0;
+}
+
+int trainer_check_config(const ModelOps *ops, const Task *t, const cJSON *config, const char *who) {
+    if (!who) return run_check_config(ops, t, config) ? EXIT_USAGE : 0;
+    ErrorCapture c;   /* the cause, said once with the run it belongs to */
+    error_capture_begin(&c);
+    int bad = run_check_config(ops, t, config);
+    error_capture_end();
+    if (bad) user_error_usage(NULL, "%s: %s on %s: %s", who, ops->name, t->display, c.message);
+    return bad ? EXIT_USAGE : 0;
+}
+
 /* The split a held-out run selects on (o->holdout): part of the training file. */
 static const TaskSplit HELDOUT_SPLIT = {.name = TRAINER_HELDOUT_SPLIT};
 

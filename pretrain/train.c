@@ -12,6 +12,7 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "optim/schedule.h"
@@ -53,7 +54,8 @@ typedef struct Window {
 } Window;
 
 typedef struct Run {
-    const PretrainOptions *o;
+    const PretrainOptions *o;    /* out_dir: where the run writes (a stage with --overwrite) */
+    RunDirTxn txn;               /* the run directory: lock, stage (run_txn.h); rank 0's */
     const PretrainConfig *pc;
     Vocab *vocab;
     TokenCache *cache, *eval_cache;
@@ -653,6 +655,24 @@ static int run_check_ranks(const Run *r) {
     return dist_check_same(h, "the run (config, corpus size, or the step resumed from)");
 }
 
+/* A pretraining run's directory (run_txn.h): a finished run keeps its resume point. */
+static const RunKind PRETRAIN_RUN_KIND = {.results = PRETRAIN_SUMMARY, .keeps_resume = 1,
+                                          .finished = "--resume carries it further (with a larger steps)"};
+
+/* The directory, before anything is written: locked, a run in it refused
+ * unless asked, a stage for --overwrite (rank 0; the others learn where the
+ * run works, and the outcome). r->o->out_dir becomes where the run writes. */
+static int run_open_dir(Run *r) {
+    PretrainOptions *o = (PretrainOptions *)r->o;   /* pretrain_run's own copy */
+    int rc = 0;
+    r->txn.kind = &PRETRAIN_RUN_KIND;
+    if (r->rank == 0) rc = run_dir_enter(&r->txn, o->out_dir, o->resume, o->overwrite);
+    else run_dir_work(o->out_dir, &PRETRAIN_RUN_KIND, o->resume, r->txn.work, sizeof r->txn.work);
+    if (r->size > 1) rc = dist_max_int(rc);
+    if (rc == 0) o->out_dir = r->loop.out_dir = r->txn.work;
+    return rc;
+}
+
 static int run_prepare(Run *r) {
     const PretrainOptions *o = r->o;
     const PretrainConfig *pc = r->pc;
@@ -664,15 +684,11 @@ static int run_prepare(Run *r) {
         return EXIT_USAGE;
     }
     r->rows = pc->batch / r->size;
-    if (r->rank == 0 && file_make_dir(o->out_dir)) return 1;
+    int rc = run_open_dir(r);
+    if (rc) return rc;
     file_join(o->out_dir, PRETRAIN_MODEL_CKPT, r->path_model, sizeof r->path_model);
     file_join(o->out_dir, PRETRAIN_LOG, r->path_log, sizeof r->path_log);
-    if (!o->resume && resume_exists(o->out_dir)) {
-        user_error("add --resume to continue it, or choose another --out", "%s already holds a pretraining run",
-                   o->out_dir);
-        return EXIT_USAGE;
-    }
-    int rc = run_setup_data(r);
+    rc = run_setup_data(r);
     if (rc) return rc;
     r->opt = optim_adamw(pc->weight_decay);
     r->opt.beta1 = pc->beta1;
@@ -777,7 +793,9 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
 static const TrainLoopOps RUN_LOOP = {.begin = run_begin, .step = run_loop_step, .describe = run_describe,
                                       .end = run_end, .save = run_save};
 
-int pretrain_run(const PretrainOptions *o) {
+int pretrain_run(const PretrainOptions *opt) {
+    PretrainOptions own = *opt;
+    const PretrainOptions *o = &own;
     Run r = {.o = o, .pc = o->cfg, .rank = dist_rank(), .size = dist_size()};
     r.zero = o->cfg->zero && r.size > 1;
     TrainLoop *L = &r.loop;
@@ -786,6 +804,9 @@ int pretrain_run(const PretrainOptions *o) {
     L->show_progress = o->show_progress, L->rank = r.rank, L->label = "pretrain", L->unit = "steps";
     int rc = run_prepare(&r);
     if (rc == 0) rc = train_loop_run(L);
+    /* Finished (not stopped at stop_at): a stage is swapped in. */
+    if (rc == 0 && r.rank == 0) rc = run_dir_commit(&r.txn);
+    run_dir_close(&r.txn, rc == 0);
     run_free(&r);
     matmul_set_precision(MATMUL_FP32);
     return rc == TRAIN_STOPPED ? 0 : rc;

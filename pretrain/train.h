@@ -25,6 +25,12 @@
  *   summary.json  at the end: steps, tokens, time, final held-out numbers
  * and a progress line with the ETA on stderr.
  *
+ * The directory is a transaction (train/run_txn.h): locked while a run
+ * trains in it; a finished run (summary.json) or an interrupted one (a
+ * resume point without it) is refused before anything is written unless
+ * --resume (which also carries a finished run further) or --overwrite, which
+ * trains in <out>.next, swapped in only when the new run finished.
+ *
  * --resume continues from the resume point EXACTLY: the same losses as a run
  * that was never interrupted (same thread count). Log lines written after
  * that point are dropped, since those steps are computed again.
@@ -80,6 +86,7 @@ typedef struct PretrainOptions {
     const char *cache_dir;   /* token caches (token_cache_default_dir() if NULL) */
     const char *command;     /* recorded in summary.json */
     int resume;              /* continue from out_dir's resume point if there is one */
+    int overwrite;           /* replace a run in out_dir (in a stage swapped in at the end) */
     long stop_at;            /* > 0: stop at this step as if interrupted (save, exit 0) */
     int threads;             /* recorded */
     int show_progress;

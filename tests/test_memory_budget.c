@@ -3,8 +3,9 @@
  * nothing written), not aborted on an allocation (models/model.h
  * memory_bytes): the issue's two command lines, every model's documented
  * maximum sizes under a small GLUE_MEMORY_LIMIT_BYTES while its default run
- * on a tiny dataset still trains under that limit, and TextCNN's estimate
- * against the peak RSS of a real run. */
+ * on a tiny dataset still trains under that limit, TextCNN's estimate
+ * against the peak RSS of a real run, and eval/predict refusing a model too
+ * big to load before they read it. */
 #include "core/memory.h"
 #include "models/model.h"
 #include "models/run_config.h"
@@ -190,5 +191,57 @@ TEST(memory_budget_estimate_within_2x_of_peak_rss) {
     long kib = membudget_peak_kib(cmd);
     double peak = kib / 1024.0;
     CHECK_MSG(kib > 0 && mib <= 2 * peak && peak <= 2 * mib, "estimate %.1f MiB, peak RSS %.1f MiB", mib, peak);
+    cli_fixture_close(&f);
+}
+
+/* The file names in dir (a listing), to show a refusal wrote nothing. */
+static char *membudget_listing(const CliFixture *f, const char *dir) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -la --time-style=full-iso '%s/%s'", f->dir, dir);
+    int st;
+    return test_run(cmd, &st);
+}
+
+/* eval and predict check the memory a model's checkpoint needs before they
+ * read it (models/model.h model_check_memory_load): under a limit below it,
+ * exit 2 with the estimate and what is available, nothing written into the
+ * run; under a limit above it, both run. */
+TEST(memory_budget_eval_predict_refused_before_loading) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (membudget_rte(&f, 40) != 0) { cli_fixture_close(&f); return; }
+    unsetenv(MEMORY_LIMIT_ENV);
+    int st = -1;
+    char *out = cli_fixture_glue(&f, "finetune rte --model textcnn --epochs 1 --threads 1 --out out", &st);
+    CHECK_MSG(st == 0, "finetune: exit %d: %.400s", st, out);
+    free(out);
+    char ckpt[512];
+    cli_fixture_path(&f, "out/model.ckpt", ckpt, sizeof ckpt);
+    FILE *fp = fopen(ckpt, "rb");
+    long size = fp && fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    if (fp) fclose(fp);
+    if (!CHECK(size > 0)) { cli_fixture_close(&f); return; }
+    static const char *const COMMANDS[] = {"eval rte --model textcnn --run out",
+                                           "predict rte --model textcnn --run out 'the cat sat' 'the cat really sat'",
+                                           "eval rte --model textcnn --init out/model.ckpt"};
+    char limit[32];
+    snprintf(limit, sizeof limit, "%ld", size);   /* the weights alone: below twice them */
+    for (int i = 0; i < 3; i++) {
+        char *before = membudget_listing(&f, "out");
+        setenv(MEMORY_LIMIT_ENV, limit, 1);
+        out = cli_fixture_glue(&f, COMMANDS[i], &st);
+        CHECK_MSG(st == 2 && strstr(out, "textcnn: loading") && strstr(out, "of memory, and") &&
+                  strstr(out, "is available"), "glue %s under %s bytes: exit %d: %.400s", COMMANDS[i], limit, st, out);
+        free(out);
+        char *after = membudget_listing(&f, "out");
+        CHECK_MSG(strcmp(before, after) == 0, "glue %s: refused, but the run directory changed", COMMANDS[i]);
+        free(before);
+        free(after);
+        setenv(MEMORY_LIMIT_ENV, MEMBUDGET_LIMIT, 1);
+        out = cli_fixture_glue(&f, COMMANDS[i], &st);
+        CHECK_MSG(st == 0, "glue %s under 1 GiB: exit %d: %.400s", COMMANDS[i], st, out);
+        free(out);
+    }
+    unsetenv(MEMORY_LIMIT_ENV);
     cli_fixture_close(&f);
 }

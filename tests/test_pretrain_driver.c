@@ -14,6 +14,7 @@
  * generator and the step, the continuation starts with both models as kept,
  * on the original schedule, and resumes exactly. */
 #include "tests/kill_loop.h"
+#include "tests/run_txn_check.h"
 #include "tests/test.h"
 #include "tests/pretrain_fixture.h"
 
@@ -646,7 +647,7 @@ TEST(pretrain_driver_old_resume_point_refused_snapshot_kept) {
     free(out);
     snprintf(args, sizeof args, SNAP_RUN " --out %s/old", fx.dir);
     rc = pretrain(&fx, args, &out);
-    CHECK_MSG(rc == 2 && strstr(out, "already holds a pretraining run"), "exit %d: %s", rc, out);
+    CHECK_MSG(rc == 2 && strstr(out, "holds an interrupted run"), "exit %d: %s", rc, out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/old %s/snap 2>&1", test_glue_bin(), fx.dir, fx.dir);
     int st;
@@ -799,5 +800,35 @@ TEST(pretrain_driver_bf16_precision) {
     snprintf(dir, sizeof dir, "%s/bf16", fx.dir);
     summary_precision(dir, prec, sizeof prec);
     CHECK_MSG(strcmp(prec, "fp32") == 0, "resumed in fp32: summary precision \"%s\"", prec);
+    fixture_free(&fx);
+}
+
+/* `glue pretrain`'s run directory is a transaction, as fine-tuning's
+ * (train/run_txn.h, tests/run_txn_check.h): locked (a second run refused
+ * naming the owner's pid, nothing written), a finished or interrupted run
+ * refused before anything is written, a failing --overwrite keeps the old
+ * run, an --overwrite killed after any of its writes leaves the old run or
+ * the whole new one. */
+static const char *const PRETRAIN_RUN_FILES[] = {"config.json", "model.ckpt", "summary.json", "log.jsonl"};
+
+static TxnCase pretrain_txn_case(const Fixture *fx, char *a, char *b, char *fail, char *dir, size_t cap) {
+    snprintf(a, cap, "%s pretrain %s --set steps=6 --set checkpoint_every=2 --set eval_every=0", test_glue_bin(),
+             fx->common);
+    snprintf(b, cap, "%.*s --set warmup=7", (int)cap - 200, a);
+    snprintf(fail, cap, "%.*s --corpus %s/none.txt", (int)cap - 200, b, fx->dir);
+    snprintf(dir, cap, "%s/txn", fx->dir);
+    return (TxnCase){.name = "pretrain", .run_a = a, .run_b = b, .fail_b = fail, .dir = dir,
+                     .files = PRETRAIN_RUN_FILES, .nfiles = 4, .b_marker = "\"warmup\":\t7,"};
+}
+
+TEST(pretrain_driver_run_dir_is_a_transaction) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char a[4096], b[4096], fail[4096], dir[256];
+    TxnCase c = pretrain_txn_case(&fx, a, b, fail, dir, sizeof a);
+    txn_check_lock(&c);
+    txn_check_refusals(&c);
+    txn_check_interrupted(&c);
+    txn_check_overwrite_killed(&c, 6);
     fixture_free(&fx);
 }

@@ -9,7 +9,8 @@
  *   - the CLI: train, eval (BLEU JSON, the --results table), translating
  *     arguments and stdin lines, snapshot (half precision), the shipped model
  *     (models/translate-en-de-multi30k) translating real sentences,
- *     and clear errors for a bad setting, missing data and a missing model. */
+ *     and clear errors for a bad setting, missing data and a missing model;
+ *   - the run directory is a transaction (tests/run_txn_check.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "train/translate.h"
 #include "text/vocab.h"
 #include "tests/kill_loop.h"
+#include "tests/run_txn_check.h"
 #include "tests/test.h"
 
 static const char *const EN[] = {"one", "two", "three", "four", "five", "six", "seven", "eight"};
@@ -473,6 +475,40 @@ TEST(seq2seq_translate_killed_resumes_bit_identical) {
     snprintf(ref, sizeof ref, "%s/ref", dir);
     snprintf(cut, sizeof cut, "%s/cut", dir);
     CHECK_MSG(kill_loop_same_results(ref, cut), "losses or dev BLEU differ from the uninterrupted run");
+}
+
+/* `glue translate train`'s run directory is a transaction, as fine-tuning's
+ * (train/run_txn.h, tests/run_txn_check.h): locked (a second run refused
+ * naming the owner's pid, nothing written), a finished or interrupted run
+ * refused before anything is written, a failing --overwrite keeps the old
+ * run, an --overwrite killed after any of its writes leaves the old run or
+ * the whole new one. */
+static const char *const TRANSLATE_RUN_FILES[] = {RUN_CONFIG, RUN_CKPT, RUN_RESULTS, "vocab.txt"};
+
+static TxnCase translate_txn_case(char *a, char *b, char *fail, char *dir, size_t cap) {
+    snprintf(a, cap, "%s translate train --config %s/config.json --set epochs=2 --quiet --threads 1", test_glue_bin(),
+             g_dir);
+    snprintf(b, cap, "%.*s --set warmup=7", (int)cap - 200, a);
+    snprintf(fail, cap, "%.*s --set data_dir=%s/none", (int)cap - 200, b, g_dir);
+    snprintf(dir, cap, "%s/txn", g_dir);
+    return (TxnCase){.name = "translate train", .run_a = a, .run_b = b, .fail_b = fail, .dir = dir,
+                     .files = TRANSLATE_RUN_FILES, .nfiles = 4, .b_marker = "\"warmup\":\t7,"};
+}
+
+TEST(seq2seq_translate_run_dir_is_a_transaction) {
+    if (!CHECK(fixture() != NULL)) return;
+    char a[1024], b[1024], fail[1024], dir[256];
+    TxnCase c = translate_txn_case(a, b, fail, dir, sizeof a);
+    txn_check_lock(&c);
+    txn_check_refusals(&c);
+    txn_check_interrupted(&c);
+}
+
+TEST(seq2seq_translate_overwrite_killed_at_every_write) {
+    if (!CHECK(fixture() != NULL)) return;
+    char a[1024], b[1024], fail[1024], dir[256];
+    TxnCase c = translate_txn_case(a, b, fail, dir, sizeof a);
+    txn_check_overwrite_killed(&c, 8);
 }
 
 /* Last test of the file (tests run in file order): remove the fixture. */

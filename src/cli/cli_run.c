@@ -218,7 +218,7 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int pre
         user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
-    if (run_dir_check_labels(dir, t) != 0) return NULL;
+    if (run_dir_check_labels(dir, t) != 0 || model_check_memory_load(ops, path) != 0) return NULL;
     Model *m = ops->load(path, t);
     /* The model said what is wrong with the file; say what to do about it. */
     if (!m) fprintf(stderr, "  hint: the checkpoint is unusable; retrain with: %s\n", how);
@@ -252,6 +252,7 @@ Model *cli_load_model(const ModelOps *ops, const Task *t, const char *run, const
     if (cli_check_precision(ops, prec) != 0) return NULL;
     Model *m = NULL;
     if (!S_ISDIR(st.st_mode)) {
+        if (model_check_memory_load(ops, init) != 0) return NULL;
         m = ops->load(init, t);   /* a checkpoint file */
     } else if (ops->load_external) {
         m = ops->load_external(init, t);

@@ -166,6 +166,37 @@ static cJSON *compare_combined(const ModelOps *ops, const Task *t, char *dir, si
     return res;
 }
 
+/* The config of model ops on task t: its defaults and the --init/--set it
+ * takes (*nsets: how many). NULL after a message. */
+static cJSON *compare_config(const CompareArgs *c, const ModelOps *ops, const Task *t, int *nsets) {
+    const char *sets[COMPARE_MAX_SETS + 1], *origin[COMPARE_MAX_SETS + 1];
+    *nsets = compare_model_sets(c, ops, t, sets, origin);
+    return run_config_build(ops->default_config(t), NULL, sets, origin, *nsets);
+}
+
+/* Every run's settings, before the first one trains: a bad value for the
+ * last model fails now, not hours in. One message naming the model, the task
+ * and the setting. 0, or EXIT_USAGE. */
+static int compare_check_configs(const CompareArgs *c, const cJSON *summary) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    for (int mi = 0; mi < c->num_models; mi++)
+        for (const cJSON *it = tasks->child; it; it = it->next) {
+            const Task *t = task_find(it->valuestring);
+            const ModelOps *ops = c->ops[mi];
+            if (ensemble_is(ops)) continue;   /* built from runs, not trained: nothing to check */
+            ErrorCapture e;
+            int nsets;
+            error_capture_begin(&e);
+            cJSON *config = compare_config(c, ops, t, &nsets);
+            error_capture_end();
+            int rc = config ? trainer_check_config(ops, t, config, "compare") : EXIT_USAGE;
+            if (!config) user_error_usage(NULL, "compare: %s on %s: %s", ops->name, t->display, e.message);
+            cJSON_Delete(config);
+            if (rc) return rc;
+        }
+    return 0;
+}
+
 /* One model on one task: reuse or train. NULL after a message on failure. */
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
     if (ensemble_is(ops)) {
@@ -175,9 +206,8 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
         cJSON_Delete(res);
         return e ? compare_test(ops, t, dir, e) : NULL;
     }
-    const char *sets[COMPARE_MAX_SETS + 1], *origin[COMPARE_MAX_SETS + 1];
-    int nsets = compare_model_sets(c, ops, t, sets, origin);
-    cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
+    int nsets;
+    cJSON *config = compare_config(c, ops, t, &nsets);
     if (!config) return NULL;
     /* runs/<task>/<model> when it was trained with these settings and this
      * seed; otherwise compare's own run, runs/compare/<task>/<model>-seed<S>
@@ -597,6 +627,7 @@ int cmd_compare(int argc, char **argv) {
     cJSON *seeds = cJSON_AddArrayToObject(summary, "seeds");
     for (int k = 0; k < c.num_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)c.seeds[k]));
     rc = compare_pick_tasks(&c, summary);
+    if (rc == 0) rc = compare_check_configs(&c, summary);
     if (rc == 0) {
         rc = compare_fill(&c, summary);
         compare_merge_previous(summary);

@@ -333,13 +333,10 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
     }
     cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
     if (!config) return EXIT_USAGE;
-    /* Every setting within the range --help-settings prints, before anything
-     * is written (dataset.json, the run directory): the model reads its table
-     * again when it is made, after the data are loaded. */
-    Decision rule;
-    if (settings_table_check(config, ops->settings, ops->num_settings, ops->name,
-                             "glue finetune --help-settings --model M lists the settings") != 0 ||
-        (ops->forward && head_settings_check(config, t) != 0) || decision_read(&rule, config, t) != 0) {
+    /* Every setting within the range --help-settings prints, and the model's
+     * rules, before anything is written (dataset.json, the run directory):
+     * the model reads them again when it is made, after the data are loaded. */
+    if (trainer_check_config(ops, t, config, NULL) != 0) {
         cJSON_Delete(config);
         return EXIT_USAGE;
     }

@@ -29,7 +29,7 @@
 
 #define PRETRAIN_USAGE                                                                                  \
     "glue pretrain [--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...]\n"          \
-    "       [--out DIR] [--resume] [--stop-at STEP] [--cache DIR] [--threads N]\n"                     \
+    "       [--out DIR] [--resume] [--overwrite] [--stop-at STEP] [--cache DIR] [--threads N]\n"       \
     "   or: glue pretrain prepare [--config FILE.json] [--corpus FILE ...] [--cache DIR] [--json]\n"   \
     "   or: glue pretrain eval --init CKPT|DIR [--corpus [FORMAT:]FILE] [--batch N] [--seq-len N]\n"   \
     "       [--seed S] [--max-batches N] [--vocab FILE] [--cache DIR] [--threads N] [--json]\n"           \
@@ -111,7 +111,7 @@ static int pretrain_train_ranked(int argc, char **argv) {
     CfgArgs c = {0};
     int rc = cfg_args_get(&a, &c);
     const char *out = args_str(&a, "--out", NULL), *cache = args_str(&a, "--cache", NULL);
-    int resume = args_flag(&a, "--resume");
+    int resume = args_flag(&a, "--resume"), overwrite = args_flag(&a, "--overwrite");
     long stop_at = args_int(&a, "--stop-at", 0), threads = args_int(&a, "--threads", 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 0)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
     if (stop_at < 0 || threads < 0) {
@@ -128,7 +128,7 @@ static int pretrain_train_ranked(int argc, char **argv) {
     else default_out_dir(&pc, c.config_file, dir, sizeof dir);
     char *command = cli_command_line(argc, argv);
     PretrainOptions o = {.cfg = &pc, .out_dir = dir, .cache_dir = cache, .command = command, .resume = resume,
-                         .stop_at = stop_at, .threads = threads_init((int)threads),
+                         .overwrite = overwrite, .stop_at = stop_at, .threads = threads_init((int)threads),
                          .show_progress = dist_rank() == 0};
     rc = pretrain_run(&o);
     if (rc == 0 && dist_rank() == 0 && (stop_at == 0 || stop_at >= pc.steps)) printf("pretraining done: %s\n", dir);

@@ -1,7 +1,7 @@
 /* cmd_translate.c — `glue translate`: train the English->German transformer on
  * Multi30k, score it with BLEU, and translate text.
  *
- *   glue translate train [--config F] [--set k=v ...] [--out DIR] [--seed S] [--resume]
+ *   glue translate train [--config F] [--set k=v ...] [--out DIR] [--seed S] [--resume] [--overwrite]
  *   glue translate eval [--split test2016|test2017|mscoco|test2018|val] [--beam N] [--alpha A]
  *   glue translate [--beam N] "A man is riding a bike."     (no text: stdin, one per line)
  *
@@ -39,7 +39,7 @@
 
 #define TRANSLATE_USAGE                                                                                      \
     "glue translate train [--config FILE.json] [--set key=value ...] [--out DIR] [--seed S] [--threads N]\n" \
-    "                     [--resume] [--stop-at STEP] [--checkpoint-every STEPS] [--quiet]\n"                                \
+    "                     [--resume] [--overwrite] [--stop-at STEP] [--checkpoint-every STEPS] [--quiet]\n"                  \
     "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
     "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N] [--results FILE.json]\n" \
     "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)\n"      \
@@ -105,7 +105,7 @@ static int translate_train(int argc, char **argv) {
     const char *config_file = args_str(&a, "--config", NULL), *out = args_str(&a, "--out", NULL);
     long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
     long stop_at = args_int(&a, "--stop-at", 0), every = args_int(&a, "--checkpoint-every", 0);
-    int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet");
+    int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet"), overwrite = args_flag(&a, "--overwrite");
     const char *sets[TRANSLATE_MAX_SETS + 1];
     int nsets = args_strs(&a, "--set", sets, TRANSLATE_MAX_SETS + 1);
     const char *pos[2];
@@ -136,7 +136,8 @@ static int translate_train(int argc, char **argv) {
     else translate_default_dir(dir, sizeof dir);
     char *command = cli_command_line(argc + 1, argv - 1);
     S2sTrainOptions o = {.config = config, .seed = (uint64_t)seed, .threads = threads_init((int)threads),
-                         .out_dir = dir, .command = command, .resume = resume, .show_progress = !quiet,
+                         .out_dir = dir, .command = command, .resume = resume, .overwrite = overwrite,
+                         .show_progress = !quiet,
                          .stop_at = stop_at, .checkpoint_every = every};
     rc = s2s_train(&o);
     if (rc == TRAIN_STOPPED) rc = 0;

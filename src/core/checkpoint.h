@@ -110,6 +110,13 @@ void checkpoint_free(Checkpoint *c);
  * before loading it (the load verifies everything). NULL, silently, when path
  * is not a readable glue checkpoint. Caller frees (cJSON_Delete). */
 cJSON *checkpoint_peek_config(const char *path);
+/* About the bytes checkpoint_read will hold once path is read, from the
+ * header alone: the raw payload's size (f32 tensors and blobs as they are;
+ * a version-2 file, which may hold int8 tensors read into f32, counted 4x;
+ * f16 tensors, which double, counted as stored). What a command checks
+ * against the memory available before it loads a model. -1, silently, when
+ * path is not a readable glue checkpoint (the load then says why). */
+double checkpoint_peek_loaded_bytes(const char *path);
 const CkptTensor *checkpoint_find_tensor(const Checkpoint *c, const char *name);
 const CkptBlob *checkpoint_find_blob(const Checkpoint *c, const char *name);
 

@@ -303,6 +303,20 @@ Checkpoint *checkpoint_read(const char *path) {
     return c;
 }
 
+double checkpoint_peek_loaded_bytes(const char *path) {
+    FILE *f = fopen(path, "rb");
+    unsigned char h[CKPT_HEADER_SIZE];
+    size_t got = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f) fclose(f);
+    uint32_t version;
+    uint64_t raw;
+    if (got < CKPT_HEADER_SIZE || memcmp(h, CKPT_MAGIC, 8) != 0) return -1;
+    memcpy(&version, h + 8, 4);
+    memcpy(&raw, h + 24, 8);
+    /* int8 tensors (only in version 2) are read into f32: 4x; f16 ones are counted as stored */
+    return (double)raw * (version == CHECKPOINT_VERSION_INT8 ? 4.0 : 1.0);
+}
+
 void checkpoint_free(Checkpoint *c) {
     if (!c) return;
     for (int i = 0; i < c->n_tensors; i++) {

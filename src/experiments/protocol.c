@@ -67,14 +67,17 @@ static int protocol_check_sets(const ProtocolOptions *o, const char *const *sets
     return 0;
 }
 
-/* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
-static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row, const Task *t, long seed) {
-    char dir[4096], path[4200], init[4200];
+/* The row whose fine-tunes row's are on task t: a change that leaves the
+ * task alone shares the baseline's. */
+static const ProtocolRow *protocol_owner(const ProtocolOptions *o, const ProtocolRow *row, const Task *t) {
     const char *task_sets[PROTOCOL_MAX_SETS];
-    /* A change that leaves this task alone shares the baseline's fine-tunes. */
-    const ProtocolRow *owner = run_config_sets_for_task(row->sets, row->n_sets, t->name, task_sets) > 0 ? row : &o->rows[0];
-    snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
-    file_join(dir, RUN_RESULTS, path, sizeof path);
+    return run_config_sets_for_task(row->sets, row->n_sets, t->name, task_sets) > 0 ? row : &o->rows[0];
+}
+
+/* The config of owner's fine-tunes on t: the model's defaults, --set,
+ * --init, then the row's change. NULL after a message. */
+static cJSON *protocol_config(const ProtocolOptions *o, const ProtocolRow *owner, const Task *t) {
+    char init[4200];
     const ModelOps *ops = model_find(o->model);
     const char *sets[2 * PROTOCOL_MAX_SETS + 1], *origin[2 * PROTOCOL_MAX_SETS + 1];
     int nsets = run_config_sets_for_task(o->sets, o->n_sets < PROTOCOL_MAX_SETS ? o->n_sets : PROTOCOL_MAX_SETS,
@@ -87,7 +90,39 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
     int n = run_config_sets_for_task(owner->sets, owner->n_sets, t->name, sets + nsets);
     for (int i = 0; i < n; i++) origin[nsets + i] = "--change";
     nsets += n;
-    cJSON *config = run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
+    return run_config_build(ops->default_config(t), NULL, sets, origin, nsets);
+}
+
+/* Every row's settings on every task, before the first fine-tune: a typo in
+ * the last --change fails now, not after the rows before it trained. One
+ * message naming the row, the model, the task and the setting. 0, or EXIT_USAGE. */
+static int protocol_check_configs(const ProtocolOptions *o) {
+    const ModelOps *ops = model_find(o->model);
+    for (int r = 0; r < o->n_rows; r++)
+        for (int k = 0; k < o->n_tasks; k++) {
+            const Task *t = task_find(o->tasks[k]);
+            char who[160];
+            snprintf(who, sizeof who, "protocol: row %s", o->rows[r].name);
+            ErrorCapture e;
+            error_capture_begin(&e);
+            cJSON *config = protocol_config(o, protocol_owner(o, &o->rows[r], t), t);
+            error_capture_end();
+            int rc = config ? trainer_check_config(ops, t, config, who) : EXIT_USAGE;
+            if (!config) user_error_usage(NULL, "%s: %s on %s: %s", who, ops->name, t->display, e.message);
+            cJSON_Delete(config);
+            if (rc) return rc;
+        }
+    return 0;
+}
+
+/* results.json of one fine-tune, training it first when it is not there. NULL after a message. */
+static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row, const Task *t, long seed) {
+    char dir[4096], path[4200];
+    const ProtocolRow *owner = protocol_owner(o, row, t);
+    snprintf(dir, sizeof dir, "%s/%s/%s-seed%ld", o->root, owner->name, t->name, seed);
+    file_join(dir, RUN_RESULTS, path, sizeof path);
+    const ModelOps *ops = model_find(o->model);
+    cJSON *config = protocol_config(o, owner, t);
     if (!config) return NULL;
     /* Reused only when made with this row's settings: the defaults move
      * between builds, and a baseline row must be today's defaults. */
@@ -306,6 +341,7 @@ int protocol_run(const ProtocolOptions *o) {
                 return EXIT_USAGE;
             }
     }
+    if (protocol_check_configs(o)) return EXIT_USAGE;
     /* Without --init, the encoder the model starts from by default (BERT: the
      * shipped one), named as its defaults name it. */
     const ModelOps *ops = model_find(o->model);

@@ -4,6 +4,7 @@
  * on an allocation. */
 #include "models/model.h"
 
+#include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/memory.h"
 
@@ -30,5 +31,19 @@ int model_check_memory(const ModelOps *ops, const cJSON *config, const Task *tas
              setting ? setting : "key");
     user_error_usage(hint, "%s: these settings need about %s of memory, and %s is available (%s dominates)",
                      ops->name, need_s, have_s, setting ? setting : "no one setting");
+    return -1;
+}
+
+int model_check_memory_load(const ModelOps *ops, const char *ckpt) {
+    /* The file's tensors as read, and the model's weights made from them:
+     * both are held until the load ends. */
+    double loaded = checkpoint_peek_loaded_bytes(ckpt), need = 2 * loaded, have = memory_available_bytes();
+    if (loaded < 0 || have <= 0 || need <= have) return 0;
+    char need_s[32], have_s[32];
+    memory_format(need, need_s, sizeof need_s);
+    memory_format(have, have_s, sizeof have_s);
+    user_error_usage("free memory, or score it on a machine with more",
+                     "%s: loading %s needs about %s of memory, and %s is available (its weights dominate)", ops->name,
+                     ckpt, need_s, have_s);
     return -1;
 }

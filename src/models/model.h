@@ -31,7 +31,7 @@
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
  * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale`,
- * `data_parallel` and `memory_bytes` are optional (NULL: the feature is absent, and the
+ * `data_parallel`, `memory_bytes` and `check_config` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
  * one user_error message and a NULL return, never a crash.
@@ -167,12 +167,23 @@ typedef struct ModelOps {
      * the setting whose lowering helps most. The harness refuses a run that
      * needs more than the machine has (model_check_memory). */
     double (*memory_bytes)(const cJSON *config, const Task *task, const Dataset *train, const char **biggest_setting);
+    /* Optional (NULL: the settings table says it all). The rules of these
+     * settings that the table's ranges cannot say (across keys, or against
+     * the task: a loss for one label per row on a multi-label task), checked
+     * as create checks them but without data or allocation, so that a command
+     * that trains many runs refuses a bad one before the first trains. 0, or
+     * -1 after a usage error. */
+    int (*check_config)(const cJSON *config, const Task *task);
 } ModelOps;
 
 /* ops->memory_bytes against the memory available (core/memory.h): 0, or -1
  * after a usage error naming the estimate, what is available and the setting
  * to lower. A model without the hook passes. */
 int model_check_memory(const ModelOps *ops, const cJSON *config, const Task *task, const Dataset *train);
+/* The same for loading the checkpoint file ckpt (eval, predict): its weights
+ * as read and as the model holds them, from the file's header, before
+ * anything is read. 0, or -1 after a usage error in the same words. */
+int model_check_memory_load(const ModelOps *ops, const char *ckpt);
 
 /* Registry: all model kinds, by name; also the combinations of finished runs
  * (models/ensemble/ensemble.h: "ensemble", "boost"), which model_at does not

@@ -15,10 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-int run_dir_holds(const char *dir) {
+const RunKind RUN_KIND_FINETUNE = {.results = RUN_RESULTS, .finished = "glue eval scores it"};
+
+static const RunKind *run_kind(const RunKind *k) { return k ? k : &RUN_KIND_FINETUNE; }
+
+int run_dir_holds(const char *dir, const RunKind *kind) {
     char path[4400];
     int holds = resume_exists(dir) ? RUN_HOLDS_RESUME : 0;
-    file_join(dir, RUN_RESULTS, path, sizeof path);
+    file_join(dir, run_kind(kind)->results, path, sizeof path);
     if (file_exists(path)) holds |= RUN_HOLDS_RESULTS;
     file_join(dir, RUN_CKPT, path, sizeof path);
     if (file_exists(path)) holds |= RUN_HOLDS_CKPT;
@@ -37,10 +41,16 @@ static void run_txn_stage_path(const char *dir, char *out, size_t cap) {
     if (snprintf(out, cap, "%s%s", d, RUN_STAGE_SUFFIX) >= (int)cap) DIE("run directory path too long: %s", d);
 }
 
-void run_dir_work(const char *dir, int resume, char *work, size_t cap) {
+/* A resume point of a run that has not finished. */
+static int run_txn_interrupted(const char *dir, const RunKind *kind) {
+    int h = run_dir_holds(dir, kind);
+    return (h & RUN_HOLDS_RESUME) && !(run_kind(kind)->keeps_resume && (h & RUN_HOLDS_RESULTS));
+}
+
+void run_dir_work(const char *dir, const RunKind *kind, int resume, char *work, size_t cap) {
     char stage[4200];
     run_txn_stage_path(dir, stage, sizeof stage);
-    if (resume && !(run_dir_holds(dir) & RUN_HOLDS_RESUME) && (run_dir_holds(stage) & RUN_HOLDS_RESUME))
+    if (resume && !run_txn_interrupted(dir, kind) && run_txn_interrupted(stage, kind))
         snprintf(work, cap, "%s", stage);
     else run_txn_name(dir, work, cap);
 }
@@ -48,7 +58,7 @@ void run_dir_work(const char *dir, int resume, char *work, size_t cap) {
 int run_dir_open(RunDirTxn *x, const char *dir, int resume) {
     x->lock.fd = x->stage_lock.fd = -1;
     run_txn_name(dir, x->dir, sizeof x->dir);
-    run_dir_work(x->dir, resume, x->work, sizeof x->work);
+    run_dir_work(x->dir, x->kind, resume, x->work, sizeof x->work);
     x->made = !file_exists(x->dir);
     if (file_make_dir(x->dir) != 0) return 1;
     int rc = run_lock_take(&x->lock, x->dir);
@@ -56,13 +66,15 @@ int run_dir_open(RunDirTxn *x, const char *dir, int resume) {
     return rc;
 }
 
-int run_dir_check(const char *dir, const char *work, int resume, int overwrite, int say) {
-    int holds = run_dir_holds(work);
+int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say) {
+    kind = run_kind(kind);
+    int holds = run_dir_holds(work, kind);
     if (overwrite) return 0;
     if (!resume && (holds & RUN_HOLDS_RESULTS)) {
-        if (say)
-            user_error("--overwrite replaces it (the old run kept until the new one finishes), --out DIR trains "
-                       "elsewhere, glue eval scores it", "%s already holds a finished run (%s)", dir, RUN_RESULTS);
+        char advice[512];
+        snprintf(advice, sizeof advice, "--overwrite replaces it (the old run kept until the new one finishes), "
+                 "--out DIR trains elsewhere, %s", kind->finished);
+        if (say) user_error(advice, "%s already holds a finished run (%s)", dir, kind->results);
         return EXIT_USAGE;
     }
     if (!resume && (holds & RUN_HOLDS_RESUME)) {
@@ -75,12 +87,12 @@ int run_dir_check(const char *dir, const char *work, int resume, int overwrite, 
         if (say)
             user_error("--overwrite replaces it, --out DIR trains elsewhere",
                        "%s holds a run's %s without %s or a resume point (a run stopped before its first save)",
-                       dir, RUN_CKPT, RUN_RESULTS);
+                       dir, RUN_CKPT, kind->results);
         return EXIT_USAGE;
     }
     if (resume && (holds & RUN_HOLDS_RESULTS) && !(holds & RUN_HOLDS_RESUME)) {
         if (say)
-            user_error("glue eval scores it; --overwrite trains it again", "%s holds a finished run: nothing to resume",
+            user_error(kind->finished, "%s holds a finished run: nothing to resume (--overwrite trains it again)",
                        dir);
         return EXIT_USAGE;
     }
@@ -89,8 +101,8 @@ int run_dir_check(const char *dir, const char *work, int resume, int overwrite, 
 
 int run_dir_stage(RunDirTxn *x, int overwrite, int resume) {
     if (!overwrite || strcmp(x->work, x->dir) != 0) return 0;
-    if (resume && (run_dir_holds(x->dir) & RUN_HOLDS_RESUME)) return 0;   /* continued in place */
-    if (!run_dir_holds(x->dir)) return 0;
+    if (resume && (run_dir_holds(x->dir, x->kind) & RUN_HOLDS_RESUME)) return 0;   /* continued in place */
+    if (!run_dir_holds(x->dir, x->kind)) return 0;
     char stage[4200];
     run_txn_stage_path(x->dir, stage, sizeof stage);
     /* A stage left by an overwrite that was killed: ours now (we hold dir). */
@@ -101,6 +113,13 @@ int run_dir_stage(RunDirTxn *x, int overwrite, int resume) {
     }
     snprintf(x->work, sizeof x->work, "%s", stage);
     return run_lock_take(&x->stage_lock, x->work) ? 1 : 0;
+}
+
+int run_dir_enter(RunDirTxn *x, const char *dir, int resume, int overwrite) {
+    int rc = run_dir_open(x, dir, resume);
+    if (rc == 0) rc = run_dir_check(x->kind, x->dir, x->work, resume, overwrite, 1);
+    if (rc == 0) rc = run_dir_stage(x, overwrite, resume);
+    return rc;
 }
 
 /* stage and dir trade places: atomically where the file system can
@@ -160,7 +179,7 @@ void run_dir_close(RunDirTxn *x, int ok) {
     if (!x->dir[0]) return;   /* never opened */
     int staged = strcmp(x->work, x->dir) != 0;
     run_lock_release(&x->stage_lock);
-    if (!ok && staged && !(run_dir_holds(x->work) & RUN_HOLDS_RESUME)) file_remove_tree(x->work);
+    if (!ok && staged && !(run_dir_holds(x->work, x->kind) & RUN_HOLDS_RESUME)) file_remove_tree(x->work);
     run_lock_release(&x->lock);
     if (!ok && x->made) rmdir(x->dir);   /* only when empty */
 }

@@ -16,31 +16,48 @@
 
 #define RUN_STAGE_SUFFIX ".next"
 
+/* What kind of run a directory holds: the commands whose runs are
+ * transactions (fine-tuning, translation, pretraining) differ only in these. */
+typedef struct RunKind {
+    const char *results;    /* the file only a finished run holds */
+    const char *finished;   /* what else to do with a finished run (the refusal's advice) */
+    int keeps_resume;       /* a finished run keeps its resume point (--resume carries it further):
+                             * interrupted means a resume point without `results` */
+} RunKind;
+/* Fine-tuning's (results.json; the others are their commands'). */
+extern const RunKind RUN_KIND_FINETUNE;
+
 typedef struct RunDirTxn {
     char dir[4200];      /* the run directory (no trailing '/') */
     char work[4200];     /* where this run writes: dir, or its stage <dir>.next */
     RunLock lock, stage_lock;
     int made;            /* dir did not exist before the run */
+    const RunKind *kind; /* NULL: RUN_KIND_FINETUNE */
 } RunDirTxn;
 
 /* What a directory holds (bits). */
 enum { RUN_HOLDS_RESULTS = 1, RUN_HOLDS_RESUME = 2, RUN_HOLDS_CKPT = 4 };
-int run_dir_holds(const char *dir);
+int run_dir_holds(const char *dir, const RunKind *kind);
 /* Where a run into dir works, the same on every rank (no writes): dir, or
  * with resume its stage when that holds the resume point of an interrupted
  * --overwrite (and dir none of its own). */
-void run_dir_work(const char *dir, int resume, char *work, size_t cap);
-/* Makes dir, takes its lock (and the stage's, when x->work is the stage).
- * 0, or the exit code after a message (EXIT_USAGE: in use, naming the owner). */
+void run_dir_work(const char *dir, const RunKind *kind, int resume, char *work, size_t cap);
+/* Makes dir, takes its lock (and the stage's, when x->work is the stage);
+ * x->kind is kept (set it before). 0, or the exit code after a message
+ * (EXIT_USAGE: in use, naming the owner). */
 int run_dir_open(RunDirTxn *x, const char *dir, int resume);
 /* The refusals, before anything is written: a finished run (unless resume or
  * overwrite), an interrupted one (unless resume or overwrite: the message
  * names both), resume with nothing to resume in a finished run. say: print
  * the message (one rank of several speaks). 0, or EXIT_USAGE. */
-int run_dir_check(const char *dir, const char *work, int resume, int overwrite, int say);
+int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say);
 /* With overwrite (and not resuming) over a directory that holds a run: the
  * run goes to a fresh stage (x->work), locked. 0, or 1 after a message. */
 int run_dir_stage(RunDirTxn *x, int overwrite, int resume);
+/* The three above for one process (x->kind set before): dir opened and
+ * locked, the refusals said, the stage made with overwrite; x->work is where
+ * the run writes. 0, or the exit code after a message (run_dir_close then). */
+int run_dir_enter(RunDirTxn *x, const char *dir, int resume, int overwrite);
 /* The run in x->work finished: a stage is swapped in for dir, the old run
  * removed. 0, or 1 after a message. */
 int run_dir_commit(RunDirTxn *x);

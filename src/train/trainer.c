@@ -127,6 +127,24 @@ static int run_read_settings(Run *r) {
     return 0;
 }
 
+static int run_check_config(const ModelOps *ops, const Task *t, const cJSON *config) {
+    Decision rule;
+    return settings_table_check(config, ops->settings, ops->num_settings, ops->name,
+                                "glue finetune --help-settings --model M lists the settings") != 0 ||
+           (ops->check_config && ops->check_config(config, t) != 0) ||
+           (ops->forward && head_settings_check(config, t) != 0) || decision_read(&rule, config, t) != 0;
+}
+
+int trainer_check_config(const ModelOps *ops, const Task *t, const cJSON *config, const char *who) {
+    if (!who) return run_check_config(ops, t, config) ? EXIT_USAGE : 0;
+    ErrorCapture c;   /* the cause, said once with the run it belongs to */
+    error_capture_begin(&c);
+    int bad = run_check_config(ops, t, config);
+    error_capture_end();
+    if (bad) user_error_usage(NULL, "%s: %s on %s: %s", who, ops->name, t->display, c.message);
+    return bad ? EXIT_USAGE : 0;
+}
+
 /* The split a held-out run selects on (o->holdout): part of the training file. */
 static const TaskSplit HELDOUT_SPLIT = {.name = TRAINER_HELDOUT_SPLIT};
 
@@ -547,7 +565,7 @@ static cJSON *run_results(const Run *r) {
  * code after a message. */
 static int run_refuse_finished(Run *r) {
     const char *dir = r->txn.dir[0] ? r->txn.dir : r->o->out_dir;
-    int rc = run_dir_check(dir, r->o->out_dir, r->o->resume, r->o->overwrite, r->rank == 0);
+    int rc = run_dir_check(NULL, dir, r->o->out_dir, r->o->resume, r->o->overwrite, r->rank == 0);
     if (rc || r->rank != 0) return rc;
     if (run_dir_stage(&r->txn, r->o->overwrite, r->o->resume) != 0) return 1;
     ((TrainerOptions *)r->o)->out_dir = r->txn.work;   /* trainer_run's own copy */
@@ -559,7 +577,7 @@ static int run_refuse_finished(Run *r) {
  * an intermediate stage's run), then every split encoded once. 0, or the
  * exit code after a message. */
 static int run_prepare(Run *r) {
-    if (r->o->resume && run_dir_check(r->txn.dir[0] ? r->txn.dir : r->o->out_dir, r->o->out_dir, 1,
+    if (r->o->resume && run_dir_check(NULL, r->txn.dir[0] ? r->txn.dir : r->o->out_dir, r->o->out_dir, 1,
                                       r->o->overwrite, r->rank == 0))
         return EXIT_USAGE;
     if (r->o->resume && resume_read(r->o->out_dir, run_read_files, r) > 0) return 1;
@@ -656,7 +674,7 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
         rc = EXIT_USAGE;
     /* The directory: locked (rank 0), and where this run works (run_txn.h). */
     if (rc == 0 && rank == 0) rc = run_dir_open(&r.txn, opt->out_dir, o->resume);
-    else if (rc == 0) run_dir_work(opt->out_dir, o->resume, r.txn.work, sizeof r.txn.work);
+    else if (rc == 0) run_dir_work(opt->out_dir, NULL, o->resume, r.txn.work, sizeof r.txn.work);
     if (rc == 0) own.out_dir = L->out_dir = r.txn.work;
     if (rc == 0) rc = run_prepare(&r);
     /* Data parallel: every rank has read what it needs from out_dir before

@@ -86,6 +86,14 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
 /* 0, or EXIT_USAGE after one message (from rank 0) when running under more
  * than one rank and ops is not data-parallel; every rank gets the same. */
 int trainer_check_parallel(const ModelOps *ops);
+/* Everything about config that can be checked without data: each setting
+ * in the range --help-settings prints, the model's rules across keys and
+ * against task t (ops->check_config), the head's loss and the prediction
+ * rule. What finetune checks before anything is written, and what compare
+ * and protocol check for every run before the first one trains. who NULL:
+ * the message as it is; else one message "who: MODEL on TASK: ...". 0, or
+ * EXIT_USAGE after it. */
+int trainer_check_config(const ModelOps *ops, const Task *t, const cJSON *config, const char *who);
 /* The same config, but for keys that change no result (bucket_mb), present
  * or not: a run resumes, and a finished run counts as done, whatever they are;
  * and a switch added later (group_by_length) absent from one and false in the

@@ -23,6 +23,7 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 #include "optim/clip.h"
 #include "optim/optim.h"
 #include "optim/schedule.h"
@@ -508,19 +509,30 @@ int s2s_snapshot(const char *run_dir, const char *out_dir) {
     return rc;
 }
 
-int s2s_train(const S2sTrainOptions *o) {
+/* A translation run's directory (run_txn.h). */
+static const RunKind S2S_RUN_KIND = {.results = RUN_RESULTS, .finished = "glue translate eval --model DIR scores it"};
+
+int s2s_train(const S2sTrainOptions *opt) {
+    S2sTrainOptions own = *opt;   /* out_dir: where this run writes (a stage with --overwrite) */
+    const S2sTrainOptions *o = &own;
     S2sRun r = {.o = o, .cpu_start = cpu_seconds()};
+    RunDirTxn txn = {.kind = &S2S_RUN_KIND};
     TrainLoop *L = &r.loop;
     train_loop_init(L, &S2S_LOOP, &r, o->out_dir, o->config, o->seed);
     L->stop_at = o->stop_at, L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress;
     int rc = s2s_read_settings(o->config, &r.s);
     L->epochs = r.s.epochs, L->max_steps = r.s.max_steps, L->save_minutes = r.s.save_minutes;
+    /* Settings errors first; then the directory, before anything is written. */
+    if (rc == 0) rc = run_dir_enter(&txn, opt->out_dir, o->resume, o->overwrite);
+    if (rc == 0) own.out_dir = L->out_dir = txn.work;
     if (rc == 0) rc = s2s_prepare(&r);
     if (rc == 0) rc = run_dir_begin(o->out_dir, RUN_RESULTS, o->config);
     s2s_batch_buf_init(&r.buf, r.s.max_tokens > 0 ? r.s.max_tokens : 1);
     if (rc == 0) rc = train_loop_run(L);
     if (rc == 0 && r.s.average_last > 0) rc = s2s_average(&r);
     if (rc == 0) rc = s2s_write_results(&r);
+    if (rc == 0) rc = run_dir_commit(&txn);
+    run_dir_close(&txn, rc == 0);
     s2s_batch_buf_free(&r.buf);
     s2s_batches_free(&r.bs);
     s2s_corpus_free(&r.train);

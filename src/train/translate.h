@@ -26,7 +26,11 @@
  *   resume/       while unfinished, the resume point (resume.h): last.ckpt
  *                 the weights, last.state AdamW's moments and the dropout
  *                 RNG; every save_minutes, checkpoint_every steps, epoch end
- *                 and on SIGINT/SIGTERM: --resume continues exactly. */
+ *                 and on SIGINT/SIGTERM: --resume continues exactly.
+ * The directory is a transaction (run_txn.h): locked while a run trains in
+ * it; a finished or interrupted run in it is refused before anything is
+ * written unless --resume or --overwrite, and --overwrite trains in
+ * <out_dir>.next, swapped in only when the new run finished. */
 #ifndef GLUE_TRAIN_TRANSLATE_H
 #define GLUE_TRAIN_TRANSLATE_H
 
@@ -62,6 +66,8 @@ typedef struct S2sTrainOptions {
     const char *out_dir;
     const char *command;   /* recorded in results.json */
     int resume;
+    int overwrite;         /* replace a run in out_dir: trained in <out_dir>.next, swapped in
+                            * when it finished (run_txn.h) */
     int show_progress;     /* per-epoch lines (and a progress bar on a terminal) on stderr */
     long stop_at;          /* > 0: save the resume point and stop once this many steps are
                             * done (a planned interruption; --resume continues) */

@@ -3,7 +3,8 @@
  * (header, sizes and CRC fuzzed too); 1 = the rest is the raw payload records,
  * deflated and wrapped in a valid header with the right CRC, so the fuzzer
  * reaches the record parser behind the checksum. A checkpoint that reads is
- * then taken apart by BERT's and the translation model's config readers. */
+ * then taken apart by BERT's and the translation model's config readers; the
+ * header peek of the memory check (checkpoint_peek_loaded_bytes) sees every file. */
 #include "core/checkpoint.h"
 #include "core/checkpoint_format.h"
 #include "core/crc32.h"
@@ -46,6 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         fuzz_write(path, data + 1, size - 1, 0);
     }
+    /* The header peek eval/predict do before a load: any bytes, no crash, never negative but -1. */
+    double loaded = checkpoint_peek_loaded_bytes(path);
+    if (!(loaded >= 0 || loaded == -1)) abort();
     Checkpoint *c = checkpoint_read(path);
     if (!c) return 0;
     for (int i = 0; i < c->n_tensors; i++) {

@@ -180,6 +180,12 @@ static long ft_num_params(const Model *model) {
 
 static void ft_free_ops(Model *m) { ft_free((FastText *)m); }
 
+static int ft_check_config(const cJSON *config, const Task *task) {
+    FastText *m = ft_new(config, task, 0);   /* the settings and the loss against the task; nothing allocated */
+    ft_free(m);
+    return m ? 0 : -1;
+}
+
 static int ft_length(const Encoded *e, int row) { return (int)(e->off[row + 1] - e->off[row]); }
 
 const ModelOps FASTTEXT_OPS = {
@@ -187,6 +193,7 @@ const ModelOps FASTTEXT_OPS = {
     .default_config = ft_default_config,
     .create = ft_create,
     .memory_bytes = fasttext_memory_bytes,
+    .check_config = ft_check_config,
     .encode = ft_encode_ops,
     .encoded_free = ft_encoded_free,
     .train_step = ft_train_step,

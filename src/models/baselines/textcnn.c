@@ -220,11 +220,17 @@ static Model *tc_create(const cJSON *config, const Task *task, const Dataset *tr
 
 static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
 
+static int tc_check_config(const cJSON *config, const Task *task) {
+    TcConfig c;
+    return tc_config_parse(config, &c);   /* the windows, and embedding with vectors */
+}
+
 const ModelOps TEXTCNN_OPS = {
     .name = "textcnn",
     .default_config = tc_default_config,
     .create = tc_create,
     .memory_bytes = textcnn_memory_bytes,
+    .check_config = tc_check_config,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = tc_forward_ops,

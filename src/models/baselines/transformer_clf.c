@@ -212,11 +212,18 @@ static Model *tf_load(const char *path, const Task *task) {
 
 static void tf_free_ops(Model *m) { tf_free((TransformerClf *)m); }
 
+static int tf_check_config(const cJSON *config, const Task *task) {
+    TransformerClf *m = tf_new(config, task);   /* dim against heads; nothing allocated */
+    if (m) tf_free(m);
+    return m ? 0 : -1;
+}
+
 const ModelOps TRANSFORMER_OPS = {
     .name = "transformer",
     .default_config = tf_default_config,
     .create = tf_create,
     .memory_bytes = transformer_memory_bytes,
+    .check_config = tf_check_config,
     .encode = word_model_encode,
     .encoded_free = word_model_encoded_free,
     .forward = tf_forward_ops,

@@ -170,6 +170,23 @@ void bert_task_model_free(BertTaskModel *m) {
     free(m);
 }
 
+/* The pair encoding against the task. 0, or -1 after a usage error. */
+static int bert_settings_check_task(const BertSettings *s, const Task *task) {
+    int K = task->num_labels;
+    if (s->siamese && K != 1) {
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
+                   task->name, K);
+        return -1;
+    }
+    if (s->pair_features && (K < 2 || task->splits[0].col_b < 0)) {
+        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
+                   "classification task", s->pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
+                   task->name);
+        return -1;
+    }
+    return 0;
+}
+
 static BertTaskModel *bert_task_model_make(Bert *bert, Vocab *vocab, const cJSON *config, const Task *task,
                                            uint64_t seed, int train, BertTaskHead *head, Optimizer *encoder_opt) {
     BertTaskModel *m = xcalloc(1, sizeof *m);
@@ -199,17 +216,7 @@ static BertTaskModel *bert_task_model_make(Bert *bert, Vocab *vocab, const cJSON
                    bert->heads.num_labels, task->name, m->K);
         goto fail;
     }
-    if (s.siamese && m->K != 1) {
-        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"siamese\" scores similarity (regression); task %s has %d classes",
-                   task->name, m->K);
-        goto fail;
-    }
-    if (s.pair_features && (m->K < 2 || task->splits[0].col_b < 0)) {
-        user_error_usage(BERT_CONFIG_HINT, "bert: pair_encoding \"%s\" classifies pairs; task %s is not a pair "
-                   "classification task", s.pair_features == 4 ? BERT_PAIR_FEATURES : BERT_PAIR_CROSS_FEATURES,
-                   task->name);
-        goto fail;
-    }
+    if (bert_settings_check_task(&s, task) != 0) goto fail;
     if (s.pair_features != bert->heads.pair_features) {
         user_error(BERT_CONFIG_HINT, "bert: the model's classifier reads %d features, pair_encoding needs %d",
                    bert->heads.pair_features, s.pair_features);
@@ -355,6 +362,11 @@ static Model *bert_ops_create(const cJSON *config, const Task *task, const Datas
     Vocab *vocab;
     Bert *bert = bert_task_encoder(config, &heads, seed, &vocab);
     return bert ? (Model *)bert_task_model_new(bert, vocab, config, task, seed, 1) : NULL;
+}
+
+static int bert_check_config(const cJSON *config, const Task *task) {
+    BertSettings s;
+    return bert_settings_read(config, &s) != 0 || bert_settings_check_task(&s, task) != 0 ? -1 : 0;
 }
 
 int bert_task_pair_features(const cJSON *config) {
@@ -643,6 +655,7 @@ static double bert_memory_bytes(const cJSON *config, const Task *task, const Dat
 
 const ModelOps BERT_OPS = {
     .memory_bytes = bert_memory_bytes,
+    .check_config = bert_check_config,
     .name = "bert",
     .default_config = bert_default_config,
     .create = bert_ops_create,

@@ -59,7 +59,7 @@ static int boost_check(const BoostOptions *o) {
         user_error_usage(NULL, "--rounds must be 1 to %d, got %d", ENSEMBLE_MAX_MEMBERS, o->rounds);
         return EXIT_USAGE;
     }
-    return run_dir_check(o->base.out_dir, o->base.out_dir, 0, o->base.overwrite, 1);
+    return run_dir_check(NULL, o->base.out_dir, o->base.out_dir, 0, o->base.overwrite, 1);
 }
 
 /* Round k's predicted class of every training row into pred. 0, or 1 after a message. */

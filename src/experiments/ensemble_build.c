@@ -90,7 +90,7 @@ int ensemble_check(const EnsembleOptions *o) {
             return EXIT_USAGE;
         }
     }
-    return run_dir_check(o->out_dir, o->out_dir, 0, o->overwrite, 1);
+    return run_dir_check(NULL, o->out_dir, o->out_dir, 0, o->overwrite, 1);
 }
 
 /* {"model", "combine", "members": [{run, model, weight, results_crc}], + the multi-label rule}. */
@@ -377,7 +377,7 @@ static int build_write(Build *B, const cJSON *config, cJSON *res) {
     RunDirTxn txn = {0};
     int rc = run_dir_open(&txn, o->out_dir, 0);
     if (rc) return rc;
-    rc = run_dir_check(o->out_dir, txn.work, 0, o->overwrite, 1);
+    rc = run_dir_check(NULL, o->out_dir, txn.work, 0, o->overwrite, 1);
     if (rc == 0) rc = run_dir_stage(&txn, o->overwrite, 0);
     char path[4400];
     if (rc == 0) rc = run_dir_begin(txn.work, RUN_RESULTS, config);

@@ -5,13 +5,11 @@
  * calls, and nothing is allocated: every buffer is the caller's scratch. */
 #include "nn/gru.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "core/blas.h"
 #include "core/common.h"
-
-static float gru_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "core/kernels.h"
 
 long gru_scratch_size(GruDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
@@ -33,28 +31,22 @@ static void gru_zero_padding(float *h, float *gates, float *hn, const int *lengt
         }
 }
 
-/* Step s of every active sequence. gates holds the input projections; rec
- * (active rows, 3H) is h_prev W_hh^T in batch order, or NULL at s = 0. */
+/* Step s of every active sequence (core/kernels' gru_cell: the gate
+ * non-linearities vectorised for the CPU's level). gates holds the input
+ * projections; rec (active rows, 3H) is h_prev W_hh^T in batch order, or NULL
+ * at s = 0. */
 static void gru_step_forward(float *h, float *gates, float *hn, const float *rec, const int *lengths,
                              const float *b_hh, GruDims d, int s) {
     int H = d.H, ldh = rnn_ldh(d);
+    const ElemKernels *kern = kernels();
     long k = 0;
     for (int b = 0; b < d.B; b++) {
         int len = rnn_len(lengths, b, d.T);
         if (s >= len) continue;
         long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
-        float *G = gates + bt * 3 * H, *HN = hn + bt * H, *out = h + bt * ldh;
         const float *hp = s > 0 ? h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh : NULL;
         const float *r = rec ? rec + k++ * 3 * H : NULL;
-        for (int j = 0; j < H; j++) {
-            float rg = gru_sigmoid(G[j] + b_hh[j] + (r ? r[j] : 0.0f));
-            float zg = gru_sigmoid(G[H + j] + b_hh[H + j] + (r ? r[H + j] : 0.0f));
-            float hnj = b_hh[2 * H + j] + (r ? r[2 * H + j] : 0.0f);
-            float ng = tanhf(G[2 * H + j] + rg * hnj);
-            G[j] = rg; G[H + j] = zg; G[2 * H + j] = ng;
-            HN[j] = hnj;
-            out[j] = (1.0f - zg) * ng + (hp ? zg * hp[j] : 0.0f);
-        }
+        kern->gru_cell(gates + bt * 3 * H, hn + bt * H, h + bt * ldh, hp, b_hh, r, H);
     }
 }
 

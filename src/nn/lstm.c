@@ -15,13 +15,12 @@
  * without). */
 #include "nn/lstm.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "core/blas.h"
 #include "core/common.h"
-
-static float lstm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "core/fastmath.h"
+#include "core/kernels.h"
 
 long lstm_scratch_size(LstmDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
@@ -44,28 +43,21 @@ static void lstm_zero_padding(float *h, float *gates, float *cell, const int *le
 }
 
 /* Step s of every active sequence: gates (pre-activation, input part) += rec +
- * b_hh, then the cell update. rec (active rows, 4H) is h_prev W_hh^T for the
- * sequences with s < len in batch order, or NULL at s = 0. */
+ * b_hh, then the cell update (core/kernels' lstm_cell: the gate non-linearities
+ * vectorised for the CPU's level). rec (active rows, 4H) is h_prev W_hh^T for
+ * the sequences with s < len in batch order, or NULL at s = 0. */
 static void lstm_step_forward(float *h, float *gates, float *cell, const float *rec,
                               const int *lengths, const float *b_hh, LstmDims d, int s) {
     int H = d.H, ldh = rnn_ldh(d);
+    const ElemKernels *kern = kernels();
     long k = 0;   /* row of rec */
     for (int b = 0; b < d.B; b++) {
         int len = rnn_len(lengths, b, d.T);
         if (s >= len) continue;
         long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
-        float *G = gates + bt * 4 * H;
         const float *cprev = s > 0 ? cell + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * H : NULL;
         const float *r = rec ? rec + k++ * 4 * H : NULL;
-        for (int j = 0; j < 4 * H; j++) G[j] += b_hh[j] + (r ? r[j] : 0.0f);
-        for (int j = 0; j < H; j++) {
-            float i = lstm_sigmoid(G[j]), f = lstm_sigmoid(G[H + j]);
-            float g = tanhf(G[2 * H + j]), o = lstm_sigmoid(G[3 * H + j]);
-            float c = i * g + (cprev ? f * cprev[j] : 0.0f);
-            G[j] = i; G[H + j] = f; G[2 * H + j] = g; G[3 * H + j] = o;
-            cell[bt * H + j] = c;
-            h[bt * ldh + j] = o * tanhf(c);
-        }
+        kern->lstm_cell(gates + bt * 4 * H, cell + bt * H, h + bt * ldh, cprev, b_hh, r, H);
     }
 }
 
@@ -104,7 +96,7 @@ static int lstm_step_backward(float *dG, float *dGs, const float *dh_rec, float 
         for (int j = 0; j < H; j++) {
             float i = G[j], f = G[H + j], g = G[2 * H + j], o = G[3 * H + j];
             float dhj = dh[bt * ldh + j] + dh_rec[(long)b * H + j];
-            float tc = tanhf(c[j]);
+            float tc = fast_tanhf(c[j]);
             float dc = dc_rec[(long)b * H + j] + dhj * o * (1.0f - tc * tc);
             float cp = cprev ? cprev[j] : 0.0f;
             gs[j] = dc * g * i * (1.0f - i);

@@ -13,7 +13,8 @@
 
 long gru_scratch_size(GruDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
-    long fwd = B * H + B * 3 * H + B * T * C;                      /* hprev, rec, packed x */
+    long fwd = B * H + B * 3 * H + B * T * C                       /* hprev, rec, packed x */
+               + MATMUL_PACKED_B_FLOATS(H, 3 * H);                 /* W_hh^T packed once */
     long bwd = 2 * B * T * 3 * H + B * 3 * H + 2 * B * H           /* dGi, dGh, dGs, dh_rec, dh_act */
                + B * T * H + B * T * C;                            /* Hprev, packed x / dx */
     return fwd > bwd ? fwd : bwd;
@@ -56,12 +57,14 @@ void gru_forward(float *h, float *gates, float *hn, const float *x, const int *l
     float *hprev = scratch;                  /* (active rows, H) */
     float *rec = hprev + (long)B * H;        /* (active rows, 3H) */
     float *xp = rec + (long)B * 3 * H;       /* (N, C) packed input */
+    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
     long N = rnn_count(lengths, d, &maxlen);
     rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 3 * H, xp);
+    wp = rnn_pack_recurrent(wp, w.w_hh, 3 * H, H, maxlen);
     for (int s = 0; s < maxlen; s++) {
         if (s > 0) {
             int k = rnn_gather_prev(hprev, h, lengths, d, s);
-            matmul(rec, hprev, w.w_hh, k, 3 * H, H, MAT_N, MAT_T, 1.0f, 0.0f);
+            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 3 * H, H);
         }
         gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
     }

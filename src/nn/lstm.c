@@ -24,7 +24,8 @@
 
 long lstm_scratch_size(LstmDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
-    long fwd = B * H + B * 4 * H + B * T * C;                       /* hprev, rec, packed x */
+    long fwd = B * H + B * 4 * H + B * T * C                        /* hprev, rec, packed x */
+               + MATMUL_PACKED_B_FLOATS(H, 4 * H);                  /* W_hh^T packed once */
     long bwd = B * T * 4 * H + B * 4 * H + 3 * B * H + B * T * H    /* dG, dGs, dh_rec, dc_rec, dh_act, Hprev */
                + B * T * C;                                         /* packed x, then packed dx */
     return fwd > bwd ? fwd : bwd;
@@ -67,12 +68,14 @@ void lstm_forward(float *h, float *gates, float *cell, const float *x, const int
     float *hprev = scratch;                  /* (active rows, H) */
     float *rec = hprev + (long)B * H;        /* (active rows, 4H) */
     float *xp = rec + (long)B * 4 * H;       /* (N, C) packed input */
+    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
     long N = rnn_count(lengths, d, &maxlen);
     rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 4 * H, xp);
+    wp = rnn_pack_recurrent(wp, w.w_hh, 4 * H, H, maxlen);
     for (int s = 0; s < maxlen; s++) {
         if (s > 0) {
             int k = rnn_gather_prev(hprev, h, lengths, d, s);   /* contiguous for the matmul */
-            matmul(rec, hprev, w.w_hh, k, 4 * H, H, MAT_N, MAT_T, 1.0f, 0.0f);
+            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 4 * H, H);
         }
         lstm_step_forward(h, gates, cell, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
     }

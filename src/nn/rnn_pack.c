@@ -125,3 +125,13 @@ void rnn_backward_weights(float *dx, float *g_w_ih, float *g_b_ih, float *g_w_hh
         src += n;
     }
 }
+
+float *rnn_pack_recurrent(float *wp, const float *w_hh, int G, int H, int maxlen) {
+    if (maxlen < 2 || matmul_precision() != MATMUL_FP32) return NULL;
+    return matmul_pack_b(wp, w_hh, H, G, MAT_T);
+}
+
+void rnn_recurrent_product(float *rec, const float *hprev, const float *w_hh, const float *wp, int k, int G, int H) {
+    if (wp) matmul_packed_b(rec, hprev, wp, k, G, H, MAT_N, 1.0f, 0.0f);
+    else matmul(rec, hprev, w_hh, k, G, H, MAT_N, MAT_T, 1.0f, 0.0f);
+}

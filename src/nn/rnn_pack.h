@@ -43,6 +43,16 @@ void rnn_input_projection(float *gates, const float *x, const int *lengths, long
  * in batch order, from h (B, T, ldh); returns the count. */
 int rnn_gather_prev(float *hprev, const float *h, const int *lengths, RnnDims d, int s);
 
+/* The recurrent product of every step, h_prev W_hh^T with W_hh (G, H): W_hh^T
+ * is packed once per call into wp (MATMUL_PACKED_B_FLOATS(H, G) floats of
+ * scratch; core/blas.h's matmul_packed_b) instead of once per step inside the
+ * GEMM, when the products are fp32 and there is more than one step. Returns
+ * the packing (aligned, inside wp), or NULL when the steps use plain matmul
+ * (bf16 products). */
+float *rnn_pack_recurrent(float *wp, const float *w_hh, int G, int H, int maxlen);
+/* rec (k, G) = hprev (k, H) W_hh^T, from wp when it is not NULL. */
+void rnn_recurrent_product(float *rec, const float *hprev, const float *w_hh, const float *wp, int k, int G, int H);
+
 /* The weight and input gradients once the pre-activation gradients of every
  * valid position are complete: dGi (B, T, G) of the input projection, dGh
  * (B, T, G) of the recurrent one (may be dGi: the LSTM's are the same). Both

@@ -10,8 +10,11 @@
  *     every level (-std=c11: no FMA contraction, so the same operations), and
  *     within 1e-6 of the cell computed in double with libm's functions;
  *   - core/blas' matmul_packed_b (a B packed once): bit for bit sgemm_own's
- *     product on the unpacked B, whole and by column blocks. */
+ *     product on the unpacked B, whole and by column blocks;
+ *   - the LSTM and GRU forwards on two threads (blocks of sequences): bit for
+ *     bit the one-thread forwards. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,8 @@
 #include "core/kernels.h"
 #include "core/rng.h"
 #include "core/sgemm.h"
+#include "nn/gru.h"
+#include "nn/lstm.h"
 #include "tests/test.h"
 
 static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -223,4 +228,53 @@ TEST(sgemm_packed_b_equals_sgemm_own) {
             }
     }
     kernels_force(prev);
+}
+
+/* The forwards' steps split over threads by blocks of sequences (nn/rnn_pack.h's
+ * rnn_row_team) give the one-thread numbers bit for bit: variable lengths
+ * (one empty), both directions, an odd batch; sizes past the threshold where a
+ * second thread is used. */
+TEST(nn_rnn_forward_threads_agree) {
+    enum { B = 9, T = 6, C = 20, H = 256 };
+    int lengths[B] = {6, 1, 0, 4, 6, 3, 5, 2, 6};
+    RnnDims d = {.B = B, .T = T, .C = C, .H = H};
+    long G = 4 * H, nw = G * C + G * H + 2 * G;
+    long scr = lstm_scratch_size(d) > gru_scratch_size(d) ? lstm_scratch_size(d) : gru_scratch_size(d);
+    float *x = malloc(sizeof(float) * B * T * C), *w = malloc(sizeof(float) * 2 * nw);
+    float *s = malloc(sizeof(float) * (size_t)scr), *h[2], *gates[2], *state[2];
+    Rng r;
+    rng_seed(&r, 46);
+    for (long i = 0; i < (long)B * T * C; i++) x[i] = rng_normal(&r);
+    for (long i = 0; i < 2 * nw; i++) w[i] = 0.06f * rng_normal(&r);
+    int prev = omp_get_max_threads();
+    for (int cell = 0; cell < 2; cell++) {
+        long g = cell ? 3L * H : 4L * H, off[4] = {0, g * C, g * C + g * H, g * C + g * H + g};
+        for (int run = 0; run < 2; run++) {
+            h[run] = malloc(sizeof(float) * B * T * 2 * H);
+            gates[run] = malloc(sizeof(float) * 2 * B * T * g);
+            state[run] = malloc(sizeof(float) * 2 * B * T * H);
+            omp_set_num_threads(run + 1);
+            if (cell == 0) {
+                LstmWeights lw[2];
+                for (int k = 0; k < 2; k++)
+                    lw[k] = (LstmWeights){w + k * nw + off[0], w + k * nw + off[1], w + k * nw + off[2], w + k * nw + off[3]};
+                bilstm_forward(h[run], gates[run], state[run], x, lengths, lw, d, s);
+            } else {
+                GruWeights gw[2];
+                for (int k = 0; k < 2; k++)
+                    gw[k] = (GruWeights){w + k * nw + off[0], w + k * nw + off[1], w + k * nw + off[2], w + k * nw + off[3]};
+                bigru_forward(h[run], gates[run], state[run], x, lengths, gw, d, s);
+            }
+        }
+        CHECK_MSG(memcmp(h[0], h[1], sizeof(float) * B * T * 2 * H) == 0 &&
+                      memcmp(gates[0], gates[1], sizeof(float) * 2 * B * T * g) == 0 &&
+                      memcmp(state[0], state[1], sizeof(float) * 2 * B * T * H) == 0,
+                  "%s: 2 threads differ from 1", cell ? "bigru" : "bilstm");
+        double mx = 0;
+        for (long i = 0; i < (long)B * T * 2 * H; i++) mx = fmax(mx, fabs(h[0][i]));
+        CHECK_MSG(mx > 0.05, "%s: outputs all near 0 (%g): nothing was compared", cell ? "bigru" : "bilstm", mx);
+        for (int run = 0; run < 2; run++) { free(h[run]); free(gates[run]); free(state[run]); }
+    }
+    omp_set_num_threads(prev);
+    free(x); free(w); free(s);
 }

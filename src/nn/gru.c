@@ -1,10 +1,12 @@
 /* gru.c — GRU / BiGRU forward and backward through time (see gru.h). The
  * packing, the input projection and the weight gradients are the recurrent
  * ops' shared ones (rnn_pack.c); what is the GRU's own is the step. As in
- * lstm.c, the element-wise step work stays single-threaded between the BLAS
- * calls, and nothing is allocated: every buffer is the caller's scratch. */
+ * lstm.c, the forward's steps run over blocks of sequences, one per thread,
+ * the backward's element-wise step work stays single-threaded between the
+ * BLAS calls, and nothing is allocated: every buffer is the caller's scratch. */
 #include "nn/gru.h"
 
+#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
@@ -51,9 +53,22 @@ static void gru_step_forward(float *h, float *gates, float *hn, const float *rec
     }
 }
 
+/* Every step of the sequences of d (one thread's block, rnn_rows), as lstm_steps. */
+static void gru_steps(float *h, float *gates, float *hn, const int *lengths, GruWeights w, GruDims d, const float *wp,
+                      float *hprev, float *rec, int maxlen) {
+    int H = d.H;
+    for (int s = 0; s < maxlen; s++) {
+        if (s > 0) {
+            int k = rnn_gather_prev(hprev, h, lengths, d, s);
+            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 3 * H, H);
+        }
+        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
+    }
+}
+
 void gru_forward(float *h, float *gates, float *hn, const float *x, const int *lengths, GruWeights w, GruDims d,
                  float *scratch) {
-    int B = d.B, H = d.H, maxlen;
+    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
     float *hprev = scratch;                  /* (active rows, H) */
     float *rec = hprev + (long)B * H;        /* (active rows, 3H) */
     float *xp = rec + (long)B * 3 * H;       /* (N, C) packed input */
@@ -61,12 +76,13 @@ void gru_forward(float *h, float *gates, float *hn, const float *x, const int *l
     long N = rnn_count(lengths, d, &maxlen);
     rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 3 * H, xp);
     wp = rnn_pack_recurrent(wp, w.w_hh, 3 * H, H, maxlen);
-    for (int s = 0; s < maxlen; s++) {
-        if (s > 0) {
-            int k = rnn_gather_prev(hprev, h, lengths, d, s);
-            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 3 * H, H);
-        }
-        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
+    int team = rnn_row_team(d, 3 * H, wp);
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        int b0;
+        GruDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
+        gru_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * 3 * H, hn + (long)b0 * d.T * H,
+                  lengths ? lengths + b0 : NULL, w, dr, wp, hprev + (long)b0 * H, rec + (long)b0 * 3 * H, maxlen);
     }
     gru_zero_padding(h, gates, hn, lengths, d);
 }

@@ -193,7 +193,7 @@ TEST(kernels_rnn_cells_every_level) {
 
 /* matmul_packed_b against sgemm_own at every level: the same sums, so equal. */
 TEST(sgemm_packed_b_equals_sgemm_own) {
-    static const int SHAPES[][3] = {{64, 2048, 512}, {13, 70, 300}, {1, 5, 3}, {40, 96, 257}, {7, 33, 600}};
+    static const int SHAPES[][3] = {{64, 544, 300}, {13, 70, 300}, {1, 5, 3}, {40, 96, 257}, {7, 33, 600}};
     KernLevel prev = kernels_level();
     Rng r;
     rng_seed(&r, 45);

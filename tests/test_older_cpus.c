@@ -9,7 +9,9 @@
  * instruction is SIGILL there). Under each: `glue --version` names the level
  * chosen (and lowers a higher GLUE_KERNELS to it); then, in the emulated process, the element-wise kernels against the
  * portable ones, the whole BERT forward and backward against PyTorch, the
- * transformer blocks' finite-difference gradients and AdamW against PyTorch
+ * transformer blocks' finite-difference gradients and AdamW against PyTorch, the
+ * recurrent cells' kernels and the BiLSTM's and BiGRU's finite-difference
+ * gradients (not our GEMM's tests: emulated AVX2 runs them for minutes)
  * (OpenBLAS chooses its own kernels for the emulated CPU as well).
  *
  * Only correctness: emulated time says nothing about speed (the benchmarks in
@@ -41,6 +43,10 @@ static const char *const SUITES[] = {
     "transformer_gradcheck",
     "optim_adamw_matches_torch",
     "gemm_int8_kernels_bit_identical",
+    "kernels_sigmoid_tanh_accuracy",
+    "kernels_rnn_cells_every_level",
+    "nn_bilstm_gradcheck",
+    "nn_bigru_gradcheck",
 };
 enum { NSUITES = sizeof SUITES / sizeof SUITES[0] };
 

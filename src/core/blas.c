@@ -18,6 +18,7 @@
 #include "core/blas.h"
 
 #include <cblas.h>
+#include <stdint.h>
 
 #include "core/common.h"
 #include "core/gemm_bf16.h"
@@ -137,6 +138,30 @@ void matmul_naive(float *C, const float *A, const float *B, int M, int N, int K,
             float prev = beta == 0.0f ? 0.0f : beta * C[(long)i * N + j];
             C[(long)i * N + j] = (float)(alpha * acc) + prev;
         }
+}
+
+float *matmul_pack_b(float *buf, const float *B, int K, int N, MatTrans tb) {
+    float *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);   /* the packers' vector stores */
+    sgemm_pack_b_all(bp, tb == MAT_T, K, N, B, tb == MAT_N ? N : K);
+    return bp;
+}
+
+void matmul_packed_b(float *C, const float *A, const float *bp, int M, int N, int K, MatTrans ta, float alpha,
+                     float beta) {
+    if (M == 0 || N == 0) return;
+    int lda = ta == MAT_N ? K : M;
+    int team = (long)M * N * K < BLAS_PARALLEL_MIN_MACS ? 1 : blas_team();
+    if (team <= 1) {
+        sgemm_own_packed_b(ta == MAT_T, M, N, K, alpha, A, lda, bp, beta, C, N, 0, N);
+        return;
+    }
+    int NR = kernels()->sgemm_nr;   /* blocks start on a panel */
+    long per = ((N + team - 1) / team + NR - 1) / NR * NR;
+    #pragma omp parallel num_threads(team)
+    {
+        long lo = omp_get_thread_num() * per, hi = lo + per < N ? lo + per : N;
+        if (lo < hi) sgemm_own_packed_b(ta == MAT_T, M, N, K, alpha, A, lda, bp, beta, C, N, (int)lo, (int)hi);
+    }
 }
 
 void matmul_strided(float *C, const float *A, const float *B, int M, int N, int K,

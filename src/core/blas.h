@@ -25,6 +25,19 @@ void matmul_strided(float *C, const float *A, const float *B, int M, int N, int 
                     MatTrans ta, MatTrans tb, float alpha, float beta, int batch,
                     long stride_c, long stride_a, long stride_b);
 
+/* For a B that many products share (a recurrent weight, at every time step):
+ * matmul_pack_b packs op(B) (K, N) once into buf (MATMUL_PACKED_B_FLOATS(K, N)
+ * floats, any alignment) and returns bp, the packing's 64-byte aligned start
+ * in buf; matmul_packed_b then multiplies by it without packing it again,
+ * C (M, N) = alpha op(A) op(B) + beta C on our own GEMM's tiles (core/sgemm.h),
+ * split over the OpenMP team by column blocks like matmul. fp32 whatever
+ * matmul's precision; the same numbers at any thread count. Pack again after
+ * kernels_force. */
+#define MATMUL_PACKED_B_FLOATS(K, N) ((long)(K) * ((long)(N) + 32) + 16)
+float *matmul_pack_b(float *buf, const float *B, int K, int N, MatTrans tb);
+void matmul_packed_b(float *C, const float *A, const float *bp, int M, int N, int K, MatTrans ta, float alpha,
+                     float beta);
+
 /* The precision of matmul()'s products (not matmul_ld's or matmul_strided's:
  * attention's per-head products stay fp32). MATMUL_FP32 is the default.
  * MATMUL_BF16 rounds both operands to bf16 and sums the products in fp32

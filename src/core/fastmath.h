@@ -1,8 +1,8 @@
 /* fastmath.h — e^x and the normal CDF in branch-free float code, so that
  * `#pragma omp simd` loops vectorise them: glibc's expf/erff are scalar calls,
  * and with them GELU and the softmaxes (attention, MLM, cross-entropy) cost
- * more than the GEMMs around them. Used by nn/ (softmax, GELU) and by
- * core/gemm_bf16's fused bias + GELU epilogue. */
+ * more than the GEMMs around them. Used by nn/ (softmax, GELU, the LSTM and GRU
+ * gates) and by core/gemm_bf16's fused bias + GELU epilogue. */
 #ifndef GLUE_FASTMATH_H
 #define GLUE_FASTMATH_H
 
@@ -23,6 +23,29 @@ static inline float fast_expf(float x) {
     p = p * (r * r) + r + 1.0f;
     union { int i; float f; } two_k = {.i = ((int)k + 127) << 23};
     return p * two_k.f;
+}
+
+/* 1 / (1 + e^-x): relative error < 4e-7 (tests/test_fastmath.c) for x >= -87;
+ * below, where the true value is under 1.7e-38, it stays at ~1.6e-38 (fast_expf's
+ * clamp) instead of going to 0. +-inf give 1 and ~1.6e-38, NaN gives NaN. */
+static inline float fast_sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+
+/* tanh(x), relative error < 4e-7 (tests/test_fastmath.c). Cephes' tanhf made
+ * branch-free: |x| < 0.625 an odd polynomial (no cancellation near 0, so tiny
+ * and subnormal x come back exact), else 1 - 2 / (e^2|x| + 1) with the sign of
+ * x; fast_expf's clamp makes |x| > 44 (and +-inf) exactly +-1. NaN gives NaN
+ * (the comparison is false, the polynomial propagates it). */
+static inline float fast_tanhf(float x) {
+    float z = x < 0.0f ? -x : x;
+    float big = 1.0f - 2.0f / (fast_expf(z + z) + 1.0f);
+    float s = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * s + 2.06390887954e-2f;
+    p = p * s - 5.37397155531e-2f;
+    p = p * s + 1.33314422036e-1f;
+    p = p * s - 3.33332819422e-1f;
+    float small = x + x * s * p;
+    return z >= 0.625f ? (x < 0.0f ? -big : big) : small;
 }
 
 /* Phi(x), the standard normal CDF = 0.5 erfc(-x / sqrt 2), with erfc from

@@ -5,7 +5,7 @@
  * that a build made on an AVX-512 machine runs on any x86-64 CPU. The loops
  * that take a visible share of a BERT step (softmax, LayerNorm and its
  * backward, GELU, residual adds, dropout's backward, attention's softmax
- * backward, the MLM cross-entropy, the AdamW update, gradient clipping's sum
+ * backward, the MLM cross-entropy, the LSTM and GRU cells, the AdamW update, gradient clipping's sum
  * of squares, and core/sgemm's tiles and packing) are written once, in core/kernels_body.h, and
  * compiled three times (core/kernels_portable.c, kernels_avx2.c,
  * kernels_avx512.c) with different target instruction sets. The first call of
@@ -78,6 +78,19 @@ typedef struct ElemKernels {
     /* sum of g[i]^2 in double (gradient clipping's norm); and g (n) *= s. */
     double (*sumsq)(const float *g, long n);
     void (*scale)(float *g, long n, float s);
+    /* y (n) = sigmoid(x), tanh(x) (core/fastmath.h's, bounds there); y may be x. */
+    void (*sigmoid)(float *y, const float *x, long n);
+    void (*tanh)(float *y, const float *x, long n);
+    /* One LSTM step of one sequence (nn/lstm.c): g (4H, i | f | g | o; the input
+     * projection) += b + r (r: h_prev W_hh^T, NULL at the first step); then i,
+     * f, o = sigmoid, g = tanh, written back to g; c (H) = f cp + i g (cp, the
+     * previous cell, NULL: 0); h (H) = o tanh(c). */
+    void (*lstm_cell)(float *g, float *c, float *h, const float *cp, const float *b, const float *r, int H);
+    /* One GRU step of one sequence (nn/gru.c): g (3H, r | z | n; the input
+     * projection) and r (h_prev W_hh^T, NULL at the first step, with hp, the
+     * previous h) give r, z = sigmoid(g + b + r), hn (H) = b_n + r_n,
+     * n = tanh(g_n + r hn), written back to g; h (H) = (1 - z) n + z hp. */
+    void (*gru_cell)(float *g, float *hn, float *h, const float *hp, const float *b, const float *r, int H);
     /* fp32 GEMM pieces (core/sgemm.c): tiles of sgemm_mr rows x sgemm_nr
      * columns. pack_a: rows [0, rows <= sgemm_mr) x kc of op(A) (trans: A is
      * stored k-major, a[k * lda + r]; else a[r * lda + k]) -> dst [kc][sgemm_mr],

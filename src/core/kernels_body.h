@@ -349,6 +349,81 @@ static void k_sgemm_tile(float *c, long ldc, int mr, int nc, const float *a, lon
     else K_SWITCH_ROWS(mr, KERN_SG_MR, k_sgemm_tile_rows, c, ldc, nc, a, a_rs, 1, bp, kc, alpha, beta)
 }
 
+/* ---- recurrent cells (nn/lstm.c, nn/gru.c) ---- */
+
+static void k_sigmoid(float *y, const float *x, long n) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) y[i] = fast_sigmoidf(x[i]);
+}
+
+static void k_tanh(float *y, const float *x, long n) {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) y[i] = fast_tanhf(x[i]);
+}
+
+/* The LSTM cell of one element given the pre-activations; cp the previous cell. */
+static inline void k_lstm_elem(float *g, float *c, float *h, float cp, int H, int j) {
+    float i = fast_sigmoidf(g[j]), f = fast_sigmoidf(g[H + j]);
+    float gg = fast_tanhf(g[2 * H + j]), o = fast_sigmoidf(g[3 * H + j]);
+    float cj = i * gg + f * cp;
+    g[j] = i; g[H + j] = f; g[2 * H + j] = gg; g[3 * H + j] = o;
+    c[j] = cj;
+    h[j] = o * fast_tanhf(cj);
+}
+
+/* Separate loops for the NULL cases, so that the simd loops have no branch and
+ * the first step adds nothing (c = i g exactly, as the scalar loop had it). */
+static void k_lstm_cell(float *g, float *c, float *h, const float *cp, const float *b, const float *r, int H) {
+    if (r) {
+        #pragma omp simd
+        for (int j = 0; j < 4 * H; j++) g[j] += b[j] + r[j];
+    } else {
+        #pragma omp simd
+        for (int j = 0; j < 4 * H; j++) g[j] += b[j];
+    }
+    if (cp) {
+        #pragma omp simd
+        for (int j = 0; j < H; j++) k_lstm_elem(g, c, h, cp[j], H, j);
+    } else {
+        #pragma omp simd
+        for (int j = 0; j < H; j++) {
+            float i = fast_sigmoidf(g[j]), f = fast_sigmoidf(g[H + j]);
+            float gg = fast_tanhf(g[2 * H + j]), o = fast_sigmoidf(g[3 * H + j]);
+            float cj = i * gg;
+            g[j] = i; g[H + j] = f; g[2 * H + j] = gg; g[3 * H + j] = o;
+            c[j] = cj;
+            h[j] = o * fast_tanhf(cj);
+        }
+    }
+}
+
+/* The GRU cell of one element; rr, rz, rn the recurrent parts (0 at step 0). */
+static inline float k_gru_elem(float *g, float *hn, const float *b, float rr, float rz, float rn, int H, int j) {
+    float rg = fast_sigmoidf(g[j] + b[j] + rr);
+    float zg = fast_sigmoidf(g[H + j] + b[H + j] + rz);
+    float hnj = b[2 * H + j] + rn;
+    float ng = fast_tanhf(g[2 * H + j] + rg * hnj);
+    g[j] = rg; g[H + j] = zg; g[2 * H + j] = ng;
+    hn[j] = hnj;
+    return zg;
+}
+
+static void k_gru_cell(float *g, float *hn, float *h, const float *hp, const float *b, const float *r, int H) {
+    if (r && hp) {
+        #pragma omp simd
+        for (int j = 0; j < H; j++) {
+            float zg = k_gru_elem(g, hn, b, r[j], r[H + j], r[2 * H + j], H, j);
+            h[j] = (1.0f - zg) * g[2 * H + j] + zg * hp[j];
+        }
+    } else {   /* the first step: no recurrent part, no previous h */
+        #pragma omp simd
+        for (int j = 0; j < H; j++) {
+            float zg = k_gru_elem(g, hn, b, 0.0f, 0.0f, 0.0f, H, j);
+            h[j] = (1.0f - zg) * g[2 * H + j];
+        }
+    }
+}
+
 const ElemKernels KERN_OPS = {
     .name = KERN_NAME,
     .softmax_row = k_softmax_row,
@@ -366,6 +441,10 @@ const ElemKernels KERN_OPS = {
     .adamw = k_adamw,
     .sumsq = k_sumsq,
     .scale = k_scale,
+    .sigmoid = k_sigmoid,
+    .tanh = k_tanh,
+    .lstm_cell = k_lstm_cell,
+    .gru_cell = k_gru_cell,
     .sgemm_mr = KERN_SG_MR,
     .sgemm_nr = K_NC,
     .sgemm_pack_a = k_sgemm_pack_a,

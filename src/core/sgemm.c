@@ -149,6 +149,68 @@ void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float a
     }
 }
 
+/* ---- a B packed once (sgemm.h) ---- */
+
+/* Panel (pc, jr) of a packed B: every k slice before pc is SG_KC deep and
+ * holds all Np (N rounded up to NR) columns. */
+static const float *sg_packed_panel(const float *bp, int N, int NR, int pc, int jr, int kc) {
+    long np = (long)(N + NR - 1) / NR * NR;
+    return bp + (long)pc * np + (long)jr * kc;
+}
+
+void sgemm_pack_b_all(float *dst, int tb, int K, int N, const float *B, int ldb) {
+    const ElemKernels *k = kernels();
+    int NR = k->sgemm_nr;
+    for (int pc = 0; pc < K; pc += SG_KC) {
+        int kc = K - pc < SG_KC ? K - pc : SG_KC;
+        for (int jr = 0; jr < N; jr += NR) {
+            int cols = N - jr < NR ? N - jr : NR;
+            const float *src = tb ? B + (long)jr * ldb + pc : B + (long)pc * ldb + jr;
+            k->sgemm_pack_b((float *)sg_packed_panel(dst, N, NR, pc, jr, kc), src, ldb, tb, cols, kc);
+        }
+    }
+}
+
+/* sgemm_own_tile's loops without the packing of B: the same tiles over the
+ * same k slices, so the same sums. */
+void sgemm_own_packed_b(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *bp, float beta,
+                        float *C, int ldc, int j0, int j1) {
+    if (M <= 0 || j1 <= j0) return;
+    if (K <= 0) { sg_scale_only(C + j0, ldc, M, j1 - j0, beta); return; }
+    const ElemKernels *k = kernels();
+    const int MR = k->sgemm_mr, NR = k->sgemm_nr, MC = MR * SG_MC_PANELS;
+    int mcb = M < MC ? M : MC, kcb = K < SG_KC ? K : SG_KC;
+    float *apack = sg_reserve(&sg_bufs()->a, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
+    for (int pc = 0; pc < K; pc += SG_KC) {
+        int kc = K - pc < SG_KC ? K - pc : SG_KC;
+        float beta_here = pc == 0 ? beta : 1.0f;
+        for (int ic = 0; ic < M; ic += MC) {
+            int mc = M - ic < MC ? M - ic : MC;
+            const float *a = apack;
+            long a_rs = 1, a_cs = MR, a_step = kc;
+            if (N <= SG_UNPACKED_MAX_N && !(ta && lda > SG_UNPACKED_MAX_LDA)) {   /* as sgemm_own_tile */
+                a = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
+                a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1, a_step = a_rs;
+            } else {
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int rows = mc - ir < MR ? mc - ir : MR;
+                    const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
+                    k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
+                }
+            }
+            for (int jr = j0; jr < j1; jr += NR) {
+                int cols = j1 - jr < NR ? j1 - jr : NR;
+                const float *panel = sg_packed_panel(bp, N, NR, pc, jr, kc);
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int rows = mc - ir < MR ? mc - ir : MR;
+                    k->sgemm_tile(C + (long)(ic + ir) * ldc + jr, ldc, rows, cols, a + ir * a_step, a_rs, a_cs, panel,
+                                  kc, alpha, beta_here);
+                }
+            }
+        }
+    }
+}
+
 /* ---- which backend ---- */
 
 static int g_backend = -1;

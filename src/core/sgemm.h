@@ -32,6 +32,18 @@ typedef void (*SgemmTile)(float *c, long ldc, int mr, int nc, const float *a, lo
 void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                     const float *B, int ldb, float beta, float *C, int ldc);
 
+/* A B that many products share (core/blas.h's matmul_packed_b), packed once
+ * into the panels sgemm_own's tiles read, so that no product packs it again.
+ * MATMUL_PACKED_B_FLOATS bounds the size at any kernel level (panels are at
+ * most 32 columns wide); the packing belongs to the kernel level current when
+ * it was made. dst = op(B) (K, N) (tb: B is stored (N, K), B[j * ldb + k]). */
+void sgemm_pack_b_all(float *dst, int tb, int K, int N, const float *B, int ldb);
+/* Columns [j0, j1) of C (M, N) = alpha op(A) op(B) + beta C with op(B) from
+ * sgemm_pack_b_all (K, N); j0 a multiple of kernels()->sgemm_nr. The same
+ * numbers as sgemm_own on the unpacked B. */
+void sgemm_own_packed_b(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *bp, float beta,
+                        float *C, int ldc, int j0, int j1);
+
 typedef enum { GEMM_OPENBLAS, GEMM_OWN } GemmBackend;
 
 /* The backend matmul uses: GLUE_GEMM=openblas|own forces one; otherwise our

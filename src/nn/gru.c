@@ -1,21 +1,22 @@
 /* gru.c — GRU / BiGRU forward and backward through time (see gru.h). The
  * packing, the input projection and the weight gradients are the recurrent
  * ops' shared ones (rnn_pack.c); what is the GRU's own is the step. As in
- * lstm.c, the element-wise step work stays single-threaded between the BLAS
- * calls, and nothing is allocated: every buffer is the caller's scratch. */
+ * lstm.c, the forward's steps run over blocks of sequences, one per thread,
+ * the backward's element-wise step work stays single-threaded between the
+ * BLAS calls, and nothing is allocated: every buffer is the caller's scratch. */
 #include "nn/gru.h"
 
-#include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
 #include "core/common.h"
-
-static float gru_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "core/kernels.h"
 
 long gru_scratch_size(GruDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
-    long fwd = B * H + B * 3 * H + B * T * C;                      /* hprev, rec, packed x */
+    long fwd = B * H + B * 3 * H + B * T * C                       /* hprev, rec, packed x */
+               + MATMUL_PACKED_B_FLOATS(H, 3 * H);                 /* W_hh^T packed once */
     long bwd = 2 * B * T * 3 * H + B * 3 * H + 2 * B * H           /* dGi, dGh, dGs, dh_rec, dh_act */
                + B * T * H + B * T * C;                            /* Hprev, packed x / dx */
     return fwd > bwd ? fwd : bwd;
@@ -33,45 +34,55 @@ static void gru_zero_padding(float *h, float *gates, float *hn, const int *lengt
         }
 }
 
-/* Step s of every active sequence. gates holds the input projections; rec
- * (active rows, 3H) is h_prev W_hh^T in batch order, or NULL at s = 0. */
+/* Step s of every active sequence (core/kernels' gru_cell: the gate
+ * non-linearities vectorised for the CPU's level). gates holds the input
+ * projections; rec (active rows, 3H) is h_prev W_hh^T in batch order, or NULL
+ * at s = 0. */
 static void gru_step_forward(float *h, float *gates, float *hn, const float *rec, const int *lengths,
                              const float *b_hh, GruDims d, int s) {
     int H = d.H, ldh = rnn_ldh(d);
+    const ElemKernels *kern = kernels();
     long k = 0;
     for (int b = 0; b < d.B; b++) {
         int len = rnn_len(lengths, b, d.T);
         if (s >= len) continue;
         long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
-        float *G = gates + bt * 3 * H, *HN = hn + bt * H, *out = h + bt * ldh;
         const float *hp = s > 0 ? h + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * ldh : NULL;
         const float *r = rec ? rec + k++ * 3 * H : NULL;
-        for (int j = 0; j < H; j++) {
-            float rg = gru_sigmoid(G[j] + b_hh[j] + (r ? r[j] : 0.0f));
-            float zg = gru_sigmoid(G[H + j] + b_hh[H + j] + (r ? r[H + j] : 0.0f));
-            float hnj = b_hh[2 * H + j] + (r ? r[2 * H + j] : 0.0f);
-            float ng = tanhf(G[2 * H + j] + rg * hnj);
-            G[j] = rg; G[H + j] = zg; G[2 * H + j] = ng;
-            HN[j] = hnj;
-            out[j] = (1.0f - zg) * ng + (hp ? zg * hp[j] : 0.0f);
+        kern->gru_cell(gates + bt * 3 * H, hn + bt * H, h + bt * ldh, hp, b_hh, r, H);
+    }
+}
+
+/* Every step of the sequences of d (one thread's block, rnn_rows), as lstm_steps. */
+static void gru_steps(float *h, float *gates, float *hn, const int *lengths, GruWeights w, GruDims d, const float *wp,
+                      float *hprev, float *rec, int maxlen) {
+    int H = d.H;
+    for (int s = 0; s < maxlen; s++) {
+        if (s > 0) {
+            int k = rnn_gather_prev(hprev, h, lengths, d, s);
+            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 3 * H, H);
         }
+        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
     }
 }
 
 void gru_forward(float *h, float *gates, float *hn, const float *x, const int *lengths, GruWeights w, GruDims d,
                  float *scratch) {
-    int B = d.B, H = d.H, maxlen;
+    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
     float *hprev = scratch;                  /* (active rows, H) */
     float *rec = hprev + (long)B * H;        /* (active rows, 3H) */
     float *xp = rec + (long)B * 3 * H;       /* (N, C) packed input */
+    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
     long N = rnn_count(lengths, d, &maxlen);
     rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 3 * H, xp);
-    for (int s = 0; s < maxlen; s++) {
-        if (s > 0) {
-            int k = rnn_gather_prev(hprev, h, lengths, d, s);
-            matmul(rec, hprev, w.w_hh, k, 3 * H, H, MAT_N, MAT_T, 1.0f, 0.0f);
-        }
-        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
+    wp = rnn_pack_recurrent(wp, w.w_hh, 3 * H, H, maxlen);
+    int team = rnn_row_team(d, 3 * H, wp);
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        int b0;
+        GruDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
+        gru_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * 3 * H, hn + (long)b0 * d.T * H,
+                  lengths ? lengths + b0 : NULL, w, dr, wp, hprev + (long)b0 * H, rec + (long)b0 * 3 * H, maxlen);
     }
     gru_zero_padding(h, gates, hn, lengths, d);
 }

@@ -8,24 +8,28 @@
  * (SST-2: mean 9 words, the longest of a batch of 64 ~35) that is 3-4x less
  * work than the padded box.
  *
- * The per-step element-wise work is single-threaded on purpose: it sits between
- * two small BLAS calls of every step, and an OpenMP region there leaves libgomp's
- * workers spinning while OpenBLAS's threads need the same cores (measured on 2
- * cores, B 64, H 256, T 20: 764 ms per forward+backward with the region, 62 ms
- * without). */
+ * The forward's steps run in one OpenMP region over blocks of sequences
+ * (nn/rnn_pack.h's rnn_row_team): each thread runs the recurrent product (our
+ * GEMM's tiles over W_hh^T packed once) and the cells of its own rows, with no
+ * barrier per step. The backward's per-step element-wise work stays
+ * single-threaded between the BLAS calls of each step: an OpenMP region there
+ * leaves libgomp's workers spinning while OpenBLAS's threads need the same
+ * cores (measured on 2 cores, B 64, H 256, T 20: 764 ms per forward+backward
+ * with the region, 62 ms without). */
 #include "nn/lstm.h"
 
-#include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
 #include "core/common.h"
-
-static float lstm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "core/fastmath.h"
+#include "core/kernels.h"
 
 long lstm_scratch_size(LstmDims d) {
     long B = d.B, T = d.T, H = d.H, C = d.C;
-    long fwd = B * H + B * 4 * H + B * T * C;                       /* hprev, rec, packed x */
+    long fwd = B * H + B * 4 * H + B * T * C                        /* hprev, rec, packed x */
+               + MATMUL_PACKED_B_FLOATS(H, 4 * H);                  /* W_hh^T packed once */
     long bwd = B * T * 4 * H + B * 4 * H + 3 * B * H + B * T * H    /* dG, dGs, dh_rec, dc_rec, dh_act, Hprev */
                + B * T * C;                                         /* packed x, then packed dx */
     return fwd > bwd ? fwd : bwd;
@@ -44,45 +48,56 @@ static void lstm_zero_padding(float *h, float *gates, float *cell, const int *le
 }
 
 /* Step s of every active sequence: gates (pre-activation, input part) += rec +
- * b_hh, then the cell update. rec (active rows, 4H) is h_prev W_hh^T for the
- * sequences with s < len in batch order, or NULL at s = 0. */
+ * b_hh, then the cell update (core/kernels' lstm_cell: the gate non-linearities
+ * vectorised for the CPU's level). rec (active rows, 4H) is h_prev W_hh^T for
+ * the sequences with s < len in batch order, or NULL at s = 0. */
 static void lstm_step_forward(float *h, float *gates, float *cell, const float *rec,
                               const int *lengths, const float *b_hh, LstmDims d, int s) {
     int H = d.H, ldh = rnn_ldh(d);
+    const ElemKernels *kern = kernels();
     long k = 0;   /* row of rec */
     for (int b = 0; b < d.B; b++) {
         int len = rnn_len(lengths, b, d.T);
         if (s >= len) continue;
         long bt = (long)b * d.T + rnn_pos(len, s, d.reverse);
-        float *G = gates + bt * 4 * H;
         const float *cprev = s > 0 ? cell + ((long)b * d.T + rnn_pos(len, s - 1, d.reverse)) * H : NULL;
         const float *r = rec ? rec + k++ * 4 * H : NULL;
-        for (int j = 0; j < 4 * H; j++) G[j] += b_hh[j] + (r ? r[j] : 0.0f);
-        for (int j = 0; j < H; j++) {
-            float i = lstm_sigmoid(G[j]), f = lstm_sigmoid(G[H + j]);
-            float g = tanhf(G[2 * H + j]), o = lstm_sigmoid(G[3 * H + j]);
-            float c = i * g + (cprev ? f * cprev[j] : 0.0f);
-            G[j] = i; G[H + j] = f; G[2 * H + j] = g; G[3 * H + j] = o;
-            cell[bt * H + j] = c;
-            h[bt * ldh + j] = o * tanhf(c);
+        kern->lstm_cell(gates + bt * 4 * H, cell + bt * H, h + bt * ldh, cprev, b_hh, r, H);
+    }
+}
+
+/* Every step of the sequences of d (one thread's block, rnn_rows): h, gates,
+ * cell and lengths start at the block's first sequence; hprev and rec are the
+ * block's scratch. */
+static void lstm_steps(float *h, float *gates, float *cell, const int *lengths, LstmWeights w, LstmDims d,
+                       const float *wp, float *hprev, float *rec, int maxlen) {
+    int H = d.H;
+    for (int s = 0; s < maxlen; s++) {
+        if (s > 0) {
+            int k = rnn_gather_prev(hprev, h, lengths, d, s);   /* contiguous for the matmul */
+            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 4 * H, H);
         }
+        lstm_step_forward(h, gates, cell, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
     }
 }
 
 void lstm_forward(float *h, float *gates, float *cell, const float *x, const int *lengths,
                   LstmWeights w, LstmDims d, float *scratch) {
-    int B = d.B, H = d.H, maxlen;
+    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
     float *hprev = scratch;                  /* (active rows, H) */
     float *rec = hprev + (long)B * H;        /* (active rows, 4H) */
     float *xp = rec + (long)B * 4 * H;       /* (N, C) packed input */
+    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
     long N = rnn_count(lengths, d, &maxlen);
     rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 4 * H, xp);
-    for (int s = 0; s < maxlen; s++) {
-        if (s > 0) {
-            int k = rnn_gather_prev(hprev, h, lengths, d, s);   /* contiguous for the matmul */
-            matmul(rec, hprev, w.w_hh, k, 4 * H, H, MAT_N, MAT_T, 1.0f, 0.0f);
-        }
-        lstm_step_forward(h, gates, cell, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
+    wp = rnn_pack_recurrent(wp, w.w_hh, 4 * H, H, maxlen);
+    int team = rnn_row_team(d, 4 * H, wp);
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        int b0;
+        LstmDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
+        lstm_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * 4 * H, cell + (long)b0 * d.T * H,
+                   lengths ? lengths + b0 : NULL, w, dr, wp, hprev + (long)b0 * H, rec + (long)b0 * 4 * H, maxlen);
     }
     lstm_zero_padding(h, gates, cell, lengths, d);
 }
@@ -104,7 +119,7 @@ static int lstm_step_backward(float *dG, float *dGs, const float *dh_rec, float 
         for (int j = 0; j < H; j++) {
             float i = G[j], f = G[H + j], g = G[2 * H + j], o = G[3 * H + j];
             float dhj = dh[bt * ldh + j] + dh_rec[(long)b * H + j];
-            float tc = tanhf(c[j]);
+            float tc = fast_tanhf(c[j]);
             float dc = dc_rec[(long)b * H + j] + dhj * o * (1.0f - tc * tc);
             float cp = cprev ? cprev[j] : 0.0f;
             gs[j] = dc * g * i * (1.0f - i);

@@ -3,6 +3,7 @@
  * per-step loops of lstm.c and gru.c (the reason is in lstm.c's header). */
 #include "nn/rnn_pack.h"
 
+#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
@@ -124,4 +125,31 @@ void rnn_backward_weights(float *dx, float *g_w_ih, float *g_b_ih, float *g_w_hh
         for (long i = 0; i < n; i++) dst[i] += src[i];
         src += n;
     }
+}
+
+float *rnn_pack_recurrent(float *wp, const float *w_hh, int G, int H, int maxlen) {
+    if (maxlen < 2 || matmul_precision() != MATMUL_FP32) return NULL;
+    return matmul_pack_b(wp, w_hh, H, G, MAT_T);
+}
+
+void rnn_recurrent_product(float *rec, const float *hprev, const float *w_hh, const float *wp, int k, int G, int H) {
+    if (wp) matmul_packed_b(rec, hprev, wp, k, G, H, MAT_N, 1.0f, 0.0f);
+    else matmul(rec, hprev, w_hh, k, G, H, MAT_N, MAT_T, 1.0f, 0.0f);
+}
+
+/* Below this many multiply-adds per step a second thread costs more than it
+ * saves (core/blas.c's threshold for one product). */
+#define RNN_ROWS_MIN_MACS (1L << 20)
+
+int rnn_row_team(RnnDims d, int G, const float *wp) {
+    if (!wp || omp_in_parallel() || (long)d.B * G * d.H < RNN_ROWS_MIN_MACS) return 1;
+    int team = omp_get_max_threads();
+    return team < d.B ? team : d.B;
+}
+
+RnnDims rnn_rows(RnnDims d, int t, int team, int *b0) {
+    int lo = (int)((long)d.B * t / team), hi = (int)((long)d.B * (t + 1) / team);
+    *b0 = lo;
+    d.B = hi - lo;
+    return d;
 }

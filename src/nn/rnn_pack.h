@@ -43,6 +43,28 @@ void rnn_input_projection(float *gates, const float *x, const int *lengths, long
  * in batch order, from h (B, T, ldh); returns the count. */
 int rnn_gather_prev(float *hprev, const float *h, const int *lengths, RnnDims d, int s);
 
+/* The recurrent product of every step, h_prev W_hh^T with W_hh (G, H): W_hh^T
+ * is packed once per call into wp (MATMUL_PACKED_B_FLOATS(H, G) floats of
+ * scratch; core/blas.h's matmul_packed_b) instead of once per step inside the
+ * GEMM, when the products are fp32 and there is more than one step. Returns
+ * the packing (aligned, inside wp), or NULL when the steps use plain matmul
+ * (bf16 products). */
+float *rnn_pack_recurrent(float *wp, const float *w_hh, int G, int H, int maxlen);
+/* rec (k, G) = hprev (k, H) W_hh^T, from wp when it is not NULL. */
+void rnn_recurrent_product(float *rec, const float *hprev, const float *w_hh, const float *wp, int k, int G, int H);
+
+/* Threads for the time steps of a forward. The sequences are independent, so
+ * each thread runs every step of its own block of sequences (rnn_rows): the
+ * recurrent product and the cell of its rows, no barrier per step, and the
+ * same numbers at any thread count (each row's sums do not depend on the
+ * others). 1 when the products are not packed (wp NULL: bf16 products go
+ * through matmul), inside a parallel region, or when a step is too small to
+ * share. */
+int rnn_row_team(RnnDims d, int G, const float *wp);
+/* Block t of `team` of the batch: its first sequence *b0 and its dims (B the
+ * block's size, possibly 0). */
+RnnDims rnn_rows(RnnDims d, int t, int team, int *b0);
+
 /* The weight and input gradients once the pre-activation gradients of every
  * valid position are complete: dGi (B, T, G) of the input projection, dGh
  * (B, T, G) of the recurrent one (may be dGi: the LSTM's are the same). Both

@@ -428,9 +428,11 @@ typedef struct {
     const float *x;   /* the fp32 rows (M, K) still to quantize into xq, z, sx; NULL: done */
 } GiRows;
 
+static float *gi_scratch(size_t n);
+
 /* y (or raw) rows [0, M) over every panel of w, one parallel region. */
 static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int32_t *raw, const float *bias,
-                     int gelu) {
+                     int gelu, Int8Acts *next) {
     GiKernel kind = gi_kernel();
     GiTile tile = kind == GI_VNNI ? gi_tile_vnni : kind == GI_AVX2 ? gi_tile_avx2 : gi_tile_portable;
     int mr_max = kind == GI_AVX2 ? GI_MR_AVX2 : GI_MR, N = w->N;
@@ -444,9 +446,13 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
         for (int m = 0; m < M; m++)
             gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m, m + 1, w->K, x->lda);
     }
+    /* With next and split by rows, a thread's row block goes to its own
+     * scratch (GI_MC, N), quantized into next right after its last panel. */
+    float *scratch = next && by_rows ? gi_scratch((size_t)team * GI_MC * (size_t)N) : NULL;
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *blk = scratch ? scratch + (long)t * GI_MC * N : NULL;
         int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
         if (by_rows) {
             r_lo = blocks * t / nt * mr_max;
@@ -464,41 +470,90 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
                 int c0 = pn * GI_NR;
                 for (int rb = 0; rb < mc; rb += mr_max) {
                     int m = m0 + rb;
-                    GiOut o = {.y = y ? y + (long)m * N + c0 : NULL, .raw = raw ? raw + (long)m * N + c0 : NULL,
+                    GiOut o = {.y = blk ? blk + (long)rb * N + c0 : y ? y + (long)m * N + c0 : NULL, .raw = raw ? raw + (long)m * N + c0 : NULL,
                                .ldy = N, .ncols = N - c0 < GI_NR ? N - c0 : GI_NR, .z = x->z + m, .sx = x->sx + m,
                                .colsum = w->colsum + c0, .sw = w->scale + c0, .bias = bias ? bias + c0 : NULL,
                                .gelu = gelu};
                     tile(mc - rb < mr_max ? mc - rb : mr_max, x->xq + (long)m * x->lda, x->lda, bp, w->groups, &o);
                 }
             }
+            if (blk) gi_quantize(next->q + (long)m0 * next->lda, next->z + m0, next->sx + m0, blk, 0, mc, N, next->lda);
         }
+    }
+    if (next && !by_rows) {
+        #pragma omp parallel for num_threads(team)
+        for (int m = 0; m < M; m++) gi_quantize(next->q, next->z, next->sx, y, m, m + 1, N, next->lda);
     }
 }
 
-/* The quantized activations of the last product: grown to the largest seen,
- * used only from outside parallel regions. */
-static uint8_t *g_xq;
-static int32_t *g_z;
-static float *g_sx;
-static size_t g_xq_cap, g_rows_cap;
+/* Room for M rows of K quantized inputs, grown to the largest seen (so that
+ * the timed calls of a benchmark allocate nothing after the first). */
+static void gi_acts_reserve(Int8Acts *a, int M, int K) {
+    long lda = 4L * (K > 3 ? (K + 3) / 4 : 1);
+    if ((size_t)M * (size_t)lda > a->q_cap) {
+        free(a->q);
+        a->q_cap = (size_t)M * (size_t)lda;
+        a->q = xaligned_alloc(a->q_cap + 64);
+    }
+    if ((size_t)M > a->rows_cap) {
+        free(a->z);
+        free(a->sx);
+        a->rows_cap = (size_t)M;
+        a->z = xmalloc(sizeof(int32_t) * a->rows_cap);
+        a->sx = xmalloc(sizeof(float) * a->rows_cap);
+    }
+    a->lda = lda;
+    a->M = M;
+    a->K = K;
+}
+
+void int8_acts_free(Int8Acts *a) {
+    free(a->q);
+    free(a->z);
+    free(a->sx);
+    memset(a, 0, sizeof *a);
+}
+
+/* The quantized inputs of matmul_int8's last product and the threads'
+ * output blocks of matmul_int8_quantized: used only from outside parallel
+ * regions. */
+static Int8Acts g_in;
+static float *g_scratch;
+static size_t g_scratch_cap;
+
+static float *gi_scratch(size_t n) {
+    if (n > g_scratch_cap) {
+        free(g_scratch);
+        g_scratch_cap = n;
+        g_scratch = xaligned_alloc(sizeof(float) * n + 64);
+    }
+    return g_scratch;
+}
+
+static void gi_product(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu,
+                       Int8Acts *next) {
+    gi_acts_reserve(&g_in, M, w->K);
+    GiRows rows = {.xq = g_in.q, .lda = g_in.lda, .z = g_in.z, .sx = g_in.sx, .x = x};
+    gi_drive(&rows, M, w, y, NULL, bias, gelu, next);
+}
 
 void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
-    long lda = 4L * (w->groups > 0 ? w->groups : 1);
-    if ((size_t)M * (size_t)lda > g_xq_cap) {
-        free(g_xq);
-        g_xq_cap = (size_t)M * (size_t)lda;
-        g_xq = xaligned_alloc(g_xq_cap + 64);
-    }
-    if ((size_t)M > g_rows_cap) {
-        free(g_z);
-        free(g_sx);
-        g_rows_cap = (size_t)M;
-        g_z = xmalloc(sizeof(int32_t) * g_rows_cap);
-        g_sx = xmalloc(sizeof(float) * g_rows_cap);
-    }
-    GiRows rows = {.xq = g_xq, .lda = lda, .z = g_z, .sx = g_sx, .x = x};
-    gi_drive(&rows, M, w, y, NULL, bias, gelu);
+    gi_product(y, x, w, M, bias, gelu, NULL);
+}
+
+void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8Weights *w, int M, const float *bias,
+                           int gelu) {
+    if (M <= 0 || w->N <= 0) return;
+    gi_acts_reserve(out, M, w->N);
+    gi_product(y, x, w, M, bias, gelu, out);
+}
+
+void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, int gelu) {
+    if (x->K != w->K) DIE("matmul_int8_acts: inputs of %d columns for weights of %d", x->K, w->K);
+    if (x->M <= 0 || w->N <= 0) return;
+    GiRows rows = {.xq = x->q, .lda = x->lda, .z = x->z, .sx = x->sx};
+    gi_drive(&rows, x->M, w, y, NULL, bias, gelu, NULL);
 }
 
 void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) {
@@ -510,7 +565,7 @@ void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) 
     int32_t *z = xcalloc((size_t)M, sizeof *z);   /* unused by the raw sums, but addressed */
     float *sx = xcalloc((size_t)M, sizeof *sx);
     GiRows rows = {.xq = a, .lda = lda, .z = z, .sx = sx};
-    gi_drive(&rows, M, w, NULL, s, NULL, 0);
+    gi_drive(&rows, M, w, NULL, s, NULL, 0, NULL);
     free(a);
     free(z);
     free(sx);

@@ -93,6 +93,17 @@ static void check_outputs(int M, int N, int K, int gelu) {
         CHECK_MSG(memcmp(y, y0, sizeof(float) * ny) == 0, "%s kernel: outputs differ from portable (M%d N%d K%d gelu %d)",
                   gemm_int8_kernel(), M, N, K, gelu);
     }
+    /* The residual in the epilogue, at every level: exactly y0 + res. */
+    float *res = malloc(sizeof(float) * (ny + 1));
+    for (size_t j = 0; j < ny; j++) res[j] = 0.5f * (float)(j % 7) - 1.0f;
+    for (int i = 0; i < nl && !gelu; i++) {
+        kernels_force(lv[i]);
+        matmul_int8_residual(y, x, &w, M, bias, res);
+        for (size_t j = 0; j < ny; j++)
+            if (!CHECK_MSG(y[j] == y0[j] + res[j], "%s kernel: residual epilogue differs at %zu (M%d N%d K%d)",
+                           gemm_int8_kernel(), j, M, N, K)) break;
+    }
+    free(res);
     kernels_force(prev);
     if (!gelu) {   /* |error| <= sum_k |dx||w| + |x||dw| + |dx||dw| with |dx| <= sx/2, |dw| <= sw/2 */
         double worst = 0;
@@ -117,9 +128,10 @@ static void check_outputs(int M, int N, int K, int gelu) {
 }
 
 /* A product handing its outputs on quantized (matmul_int8_quantized, then
- * matmul_int8_acts) at every level: the same bits as the portable kernel's
- * matmul_int8 into y and matmul_int8 reading y. Few rows split by panels
- * (the whole y quantized after), more by rows (each block as it is made). */
+ * matmul_int8_acts with a residual) at every level: the same bits as the
+ * portable kernel's matmul_int8 into y, matmul_int8 reading y, and the
+ * residual added after. Few rows split by panels (the whole y quantized
+ * after), more by rows (each block as it is made). */
 static void check_chain(int M, int N, int K, int gelu) {
     Rng r;
     rng_seed(&r, (uint64_t)(M * 7 + N * 13 + K * 3 + gelu));
@@ -138,6 +150,8 @@ static void check_chain(int M, int N, int K, int gelu) {
     kernels_force(KERN_PORTABLE);
     matmul_int8(y, x, &w, M, b, gelu);
     matmul_int8(z0, y, &w2, M, NULL, 0);
+    float *res = malloc(sizeof(float) * nz);
+    for (size_t j = 0; j < nz; j++) z0[j] += res[j] = rng_normal(&r);
     KernLevel lv[KERN_LEVELS];
     int nl = levels_available(lv);
     Int8Acts q = {0};
@@ -146,7 +160,7 @@ static void check_chain(int M, int N, int K, int gelu) {
         for (size_t j = 0; j < nz; j++) z[j] = NAN;
         matmul_int8_quantized(&q, y, x, &w, M, b, gelu);
         CHECK(q.M == M && q.K == N);
-        matmul_int8_acts(z, &q, &w2, NULL, 0);
+        matmul_int8_acts(z, &q, &w2, NULL, res);
         CHECK_MSG(memcmp(z, z0, sizeof(float) * nz) == 0,
                   "%s kernel: quantized hand-over differs from two matmul_int8 (M%d N%d K%d gelu %d)",
                   gemm_int8_kernel(), M, N, K, gelu);
@@ -155,7 +169,7 @@ static void check_chain(int M, int N, int K, int gelu) {
     int8_acts_free(&q);
     int8_weights_free(&w);
     int8_weights_free(&w2);
-    free(x); free(W); free(W2); free(b); free(y); free(z0); free(z);
+    free(x); free(W); free(W2); free(b); free(y); free(z0); free(z); free(res);
 }
 
 static const int SHAPES[][3] = {{1, 1, 1},   {13, 33, 7},  {5, 70, 3},   {12, 32, 4},  {60, 70, 601},

@@ -209,6 +209,7 @@ typedef struct {
     const int32_t *colsum;  /* the panel's */
     const float *sw;
     const float *bias;      /* the panel's, or NULL */
+    const float *res;       /* the tile's first residual (stride ldy, added last), or NULL; never with gelu */
     int gelu;
 } GiOut;
 
@@ -230,7 +231,8 @@ static void gi_epilogue_c(const int32_t *s, int mr, const GiOut *o) {
             float scale = o->sx[r] * o->sw[j];
             float f = (float)(s[r * GI_NR + j] - o->z[r] * o->colsum[j]);
             f = f * scale;
-            out[j] = f + (o->bias ? o->bias[j] : 0.0f);
+            float v = f + (o->bias ? o->bias[j] : 0.0f);
+            out[j] = o->res ? v + o->res[r * o->ldy + j] : v;
         }
     }
     if (o->y && o->gelu) gi_gelu(o->y, o->ldy, mr, o->ncols);
@@ -399,6 +401,10 @@ static inline __attribute__((always_inline)) GI_VNNI_TARGET void gi_vnni_rows(co
             f0 = gi_gelu16(f0);
             f1 = gi_gelu16(f1);
         }
+        if (o->res) {
+            f0 = _mm512_add_ps(f0, _mm512_maskz_loadu_ps(k0, o->res + r * o->ldy));
+            f1 = _mm512_add_ps(f1, _mm512_maskz_loadu_ps(k1, o->res + r * o->ldy + 16));
+        }
         _mm512_mask_storeu_ps(o->y + r * o->ldy, k0, f0);
         _mm512_mask_storeu_ps(o->y + r * o->ldy + 16, k1, f1);
     }
@@ -432,7 +438,7 @@ static float *gi_scratch(size_t n);
 
 /* y (or raw) rows [0, M) over every panel of w, one parallel region. */
 static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int32_t *raw, const float *bias,
-                     int gelu, Int8Acts *next) {
+                     int gelu, const float *res, Int8Acts *next) {
     GiKernel kind = gi_kernel();
     GiTile tile = kind == GI_VNNI ? gi_tile_vnni : kind == GI_AVX2 ? gi_tile_avx2 : gi_tile_portable;
     int mr_max = kind == GI_AVX2 ? GI_MR_AVX2 : GI_MR, N = w->N;
@@ -473,7 +479,7 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
                     GiOut o = {.y = blk ? blk + (long)rb * N + c0 : y ? y + (long)m * N + c0 : NULL, .raw = raw ? raw + (long)m * N + c0 : NULL,
                                .ldy = N, .ncols = N - c0 < GI_NR ? N - c0 : GI_NR, .z = x->z + m, .sx = x->sx + m,
                                .colsum = w->colsum + c0, .sw = w->scale + c0, .bias = bias ? bias + c0 : NULL,
-                               .gelu = gelu};
+                               .res = res ? res + (long)m * N + c0 : NULL, .gelu = gelu};
                     tile(mc - rb < mr_max ? mc - rb : mr_max, x->xq + (long)m * x->lda, x->lda, bp, w->groups, &o);
                 }
             }
@@ -531,29 +537,34 @@ static float *gi_scratch(size_t n) {
 }
 
 static void gi_product(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu,
-                       Int8Acts *next) {
+                       const float *res, Int8Acts *next) {
     gi_acts_reserve(&g_in, M, w->K);
     GiRows rows = {.xq = g_in.q, .lda = g_in.lda, .z = g_in.z, .sx = g_in.sx, .x = x};
-    gi_drive(&rows, M, w, y, NULL, bias, gelu, next);
+    gi_drive(&rows, M, w, y, NULL, bias, gelu, res, next);
 }
 
 void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
-    gi_product(y, x, w, M, bias, gelu, NULL);
+    gi_product(y, x, w, M, bias, gelu, NULL, NULL);
+}
+
+void matmul_int8_residual(float *y, const float *x, const Int8Weights *w, int M, const float *bias, const float *res) {
+    if (M <= 0 || w->N <= 0) return;
+    gi_product(y, x, w, M, bias, 0, res, NULL);
 }
 
 void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8Weights *w, int M, const float *bias,
                            int gelu) {
     if (M <= 0 || w->N <= 0) return;
     gi_acts_reserve(out, M, w->N);
-    gi_product(y, x, w, M, bias, gelu, out);
+    gi_product(y, x, w, M, bias, gelu, NULL, out);
 }
 
-void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, int gelu) {
+void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, const float *res) {
     if (x->K != w->K) DIE("matmul_int8_acts: inputs of %d columns for weights of %d", x->K, w->K);
     if (x->M <= 0 || w->N <= 0) return;
     GiRows rows = {.xq = x->q, .lda = x->lda, .z = x->z, .sx = x->sx};
-    gi_drive(&rows, x->M, w, y, NULL, bias, gelu, NULL);
+    gi_drive(&rows, x->M, w, y, NULL, bias, 0, res, NULL);
 }
 
 void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) {
@@ -565,7 +576,7 @@ void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) 
     int32_t *z = xcalloc((size_t)M, sizeof *z);   /* unused by the raw sums, but addressed */
     float *sx = xcalloc((size_t)M, sizeof *sx);
     GiRows rows = {.xq = a, .lda = lda, .z = z, .sx = sx};
-    gi_drive(&rows, M, w, NULL, s, NULL, 0, NULL);
+    gi_drive(&rows, M, w, NULL, s, NULL, 0, NULL, NULL);
     free(a);
     free(z);
     free(sx);

@@ -141,15 +141,18 @@ long block_scratch_floats(const BlockDims *max) {
 
 /* ---- the shared tail: res = x + dropout(res); out = LN(res) ---- */
 
-/* On entry res (N, C) holds the projection. */
+/* On entry res (N, C) holds the projection, or (x NULL) already the
+ * projection + x. */
 static void block_tail_forward(float *out, float *res, float *mean, float *rstd, unsigned char *mask,
                             const float *x, const float *ln_g, const float *ln_b, long N, int C,
                             float eps, float p, Rng *rng) {
     long n = N * C;
     if (rng && p > 0.0f) dropout_forward(res, mask, res, n, p, rng);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
-    for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
+    if (x) {
+        #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
+        for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
+    }
     layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
 }
 
@@ -233,19 +236,20 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
  * (its int8 or bf16 copy when there is one; in_q: in already quantized), then the residual with dropout, and
  * LayerNorm after it (post-LN) or not (pre-LN: the stream stays raw). */
 static void block_output_forward(const BlockTailActs *o, float *out, const float *in, const Int8Acts *in_q, int K,
-                                 const float *w,
-                                 const struct Bf16Weights *w_bf16, const struct Int8Weights *w_int8,
+                                 const float *w, const struct Bf16Weights *w_bf16, const struct Int8Weights *w_int8,
                                  const float *b, const float *x, const float *ln_g, const float *ln_b,
                                  const BlockDims *d, Rng *rng) {
     long N = (long)d->B * d->T;
     int C = d->C;
     float *proj = d->pre_ln ? out : o->res;
-    if (w_int8 && in_q) matmul_int8_acts(proj, in_q, w_int8, b, 0);
-    else if (w_int8) matmul_int8(proj, in, w_int8, (int)N, b, 0);
+    /* int8, post-LN, no dropout: the residual added in the product's epilogue */
+    const float *fused = w_int8 && !d->pre_ln && !(rng && d->hidden_dropout > 0.0f) ? x : NULL;
+    if (w_int8 && in_q) matmul_int8_acts(proj, in_q, w_int8, b, fused);
+    else if (w_int8) matmul_int8_residual(proj, in, w_int8, (int)N, b, fused);
     else if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
     else linear_forward(proj, in, w, b, (int)N, K, C);
     if (d->pre_ln) block_pre_tail_forward(out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
+    else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, fused ? NULL : x, ln_g, ln_b, N, C, d->eps,
                             d->hidden_dropout, rng);
 }
 

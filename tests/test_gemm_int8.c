@@ -93,6 +93,17 @@ static void check_outputs(int M, int N, int K, int gelu) {
         CHECK_MSG(memcmp(y, y0, sizeof(float) * ny) == 0, "%s kernel: outputs differ from portable (M%d N%d K%d gelu %d)",
                   gemm_int8_kernel(), M, N, K, gelu);
     }
+    /* The residual in the epilogue, at every level: exactly y0 + res. */
+    float *res = malloc(sizeof(float) * (ny + 1));
+    for (size_t j = 0; j < ny; j++) res[j] = 0.5f * (float)(j % 7) - 1.0f;
+    for (int i = 0; i < nl && !gelu; i++) {
+        kernels_force(lv[i]);
+        matmul_int8_residual(y, x, &w, M, bias, res);
+        for (size_t j = 0; j < ny; j++)
+            if (!CHECK_MSG(y[j] == y0[j] + res[j], "%s kernel: residual epilogue differs at %zu (M%d N%d K%d)",
+                           gemm_int8_kernel(), j, M, N, K)) break;
+    }
+    free(res);
     kernels_force(prev);
     if (!gelu) {   /* |error| <= sum_k |dx||w| + |x||dw| + |dx||dw| with |dx| <= sx/2, |dw| <= sw/2 */
         double worst = 0;
@@ -116,6 +127,51 @@ static void check_outputs(int M, int N, int K, int gelu) {
     free(x); free(W); free(bias); free(y0); free(y);
 }
 
+/* A product handing its outputs on quantized (matmul_int8_quantized, then
+ * matmul_int8_acts with a residual) at every level: the same bits as the
+ * portable kernel's matmul_int8 into y, matmul_int8 reading y, and the
+ * residual added after. Few rows split by panels (the whole y quantized
+ * after), more by rows (each block as it is made). */
+static void check_chain(int M, int N, int K, int gelu) {
+    Rng r;
+    rng_seed(&r, (uint64_t)(M * 7 + N * 13 + K * 3 + gelu));
+    int N2 = 1 + (N * 5) % 67;
+    float *x = malloc(sizeof(float) * ((size_t)M * K + 1)), *W = malloc(sizeof(float) * ((size_t)N * K + 1));
+    float *W2 = malloc(sizeof(float) * ((size_t)N2 * N + 1)), *b = malloc(sizeof(float) * (size_t)N);
+    for (long i = 0; i < (long)M * K; i++) x[i] = rng_normal(&r) + (i % 5 == 0 ? 2.0f : 0.0f);
+    for (long i = 0; i < (long)N * K; i++) W[i] = 0.1f * rng_normal(&r);
+    for (long i = 0; i < (long)N2 * N; i++) W2[i] = 0.1f * rng_normal(&r);
+    for (int i = 0; i < N; i++) b[i] = rng_normal(&r);
+    Int8Weights w, w2;
+    if (!CHECK(int8_weights_quantize(&w, W, N, K) == 0 && int8_weights_quantize(&w2, W2, N2, N) == 0)) return;
+    size_t ny = (size_t)M * N, nz = (size_t)M * N2;
+    float *y = malloc(sizeof(float) * ny), *z0 = malloc(sizeof(float) * nz), *z = malloc(sizeof(float) * nz);
+    KernLevel prev = kernels_level();
+    kernels_force(KERN_PORTABLE);
+    matmul_int8(y, x, &w, M, b, gelu);
+    matmul_int8(z0, y, &w2, M, NULL, 0);
+    float *res = malloc(sizeof(float) * nz);
+    for (size_t j = 0; j < nz; j++) z0[j] += res[j] = rng_normal(&r);
+    KernLevel lv[KERN_LEVELS];
+    int nl = levels_available(lv);
+    Int8Acts q = {0};
+    for (int i = 0; i < nl; i++) {
+        kernels_force(lv[i]);
+        for (size_t j = 0; j < nz; j++) z[j] = NAN;
+        matmul_int8_quantized(&q, y, x, &w, M, b, gelu);
+        CHECK(q.M == M && q.K == N);
+        matmul_int8_acts(z, &q, &w2, NULL, res);
+        CHECK_MSG(memcmp(z, z0, sizeof(float) * nz) == 0,
+                  "%s kernel: quantized hand-over differs from two matmul_int8 (M%d N%d K%d gelu %d)",
+                  gemm_int8_kernel(), M, N, K, gelu);
+    }
+    kernels_force(prev);
+    int8_acts_free(&q);
+    int8_weights_free(&w);
+    int8_weights_free(&w2);
+    free(x); free(W); free(W2); free(b); free(y); free(z0); free(z); free(res);
+}
+
 static const int SHAPES[][3] = {{1, 1, 1},   {13, 33, 7},  {5, 70, 3},   {12, 32, 4},  {60, 70, 601},
                                 {3, 400, 64}, {100, 65, 129}, {1, 64, 0}, {40, 96, 256}, {7, 31, 1030}};
 enum { NSHAPES = sizeof SHAPES / sizeof SHAPES[0] };
@@ -125,6 +181,9 @@ TEST(gemm_int8_kernels_bit_identical) {
         for (int mode = 0; mode < 3; mode++) check_sums(SHAPES[s][0], SHAPES[s][1], SHAPES[s][2], mode);
     for (int s = 0; s < NSHAPES; s++)
         for (int gelu = 0; gelu < 2; gelu++) check_outputs(SHAPES[s][0], SHAPES[s][1], SHAPES[s][2], gelu);
+    for (int s = 0; s < NSHAPES; s++)
+        for (int gelu = 0; gelu < 2; gelu++)
+            if (SHAPES[s][1] > 0) check_chain(SHAPES[s][0], SHAPES[s][1], SHAPES[s][2], gelu);
     KernLevel lv[KERN_LEVELS];
     int nl = levels_available(lv);
     printf("  compared the int8 kernels of %d level(s) (CPU up to %s; default kernel %s)\n", nl,

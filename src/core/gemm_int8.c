@@ -209,6 +209,7 @@ typedef struct {
     const int32_t *colsum;  /* the panel's */
     const float *sw;
     const float *bias;      /* the panel's, or NULL */
+    const float *res;       /* the tile's first residual (stride ldy, added last), or NULL; never with gelu */
     int gelu;
 } GiOut;
 
@@ -230,7 +231,8 @@ static void gi_epilogue_c(const int32_t *s, int mr, const GiOut *o) {
             float scale = o->sx[r] * o->sw[j];
             float f = (float)(s[r * GI_NR + j] - o->z[r] * o->colsum[j]);
             f = f * scale;
-            out[j] = f + (o->bias ? o->bias[j] : 0.0f);
+            float v = f + (o->bias ? o->bias[j] : 0.0f);
+            out[j] = o->res ? v + o->res[r * o->ldy + j] : v;
         }
     }
     if (o->y && o->gelu) gi_gelu(o->y, o->ldy, mr, o->ncols);
@@ -337,23 +339,41 @@ static inline __attribute__((always_inline)) GI_VNNI_TARGET __m512 gi_gelu16(__m
     return _mm512_mul_ps(x, cdf);
 }
 
+/* The sums of rows [0, mr) against a panel, in 24 named registers: with an
+ * array of accumulators GCC 12 kept a copy of each in memory and moved them
+ * between registers every group (a third of the throughput this loop has). */
+#define GI_ACC_DECL(r) __m512i c##r##a = _mm512_setzero_si512(), c##r##b = _mm512_setzero_si512();
+#define GI_ACC_STEP(r)                                         \
+    if (mr > r) {                                              \
+        int32_t four;                                          \
+        memcpy(&four, a + r * lda + 4 * g, 4);                 \
+        __m512i av = _mm512_set1_epi32(four);                  \
+        c##r##a = _mm512_dpbusd_epi32(c##r##a, av, b0);        \
+        c##r##b = _mm512_dpbusd_epi32(c##r##b, av, b1);        \
+    }
+#define GI_ACC_SAVE(r) \
+    if (mr > r) {      \
+        acc[r][0] = c##r##a; \
+        acc[r][1] = c##r##b; \
+    }
+#define GI_ROWS_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+static inline __attribute__((always_inline)) GI_VNNI_TARGET void gi_vnni_sums(const int mr, const uint8_t *a,
+                                                                              long lda, const int8_t *bp,
+                                                                              int groups, __m512i acc[GI_MR][2]) {
+    GI_ROWS_12(GI_ACC_DECL)
+    for (int g = 0; g < groups; g++) {
+        __m512i b0 = _mm512_loadu_si512(bp + (long)g * GI_NR * 4), b1 = _mm512_loadu_si512(bp + (long)g * GI_NR * 4 + 64);
+        GI_ROWS_12(GI_ACC_STEP)
+    }
+    GI_ROWS_12(GI_ACC_SAVE)
+}
+
 static inline __attribute__((always_inline)) GI_VNNI_TARGET void gi_vnni_rows(const int mr, const uint8_t *a,
                                                                               long lda, const int8_t *bp,
                                                                               int groups, const GiOut *o) {
     __m512i acc[GI_MR][2];
-#pragma GCC unroll 12
-    for (int r = 0; r < GI_MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-    for (int g = 0; g < groups; g++) {
-        __m512i b0 = _mm512_loadu_si512(bp + (long)g * GI_NR * 4), b1 = _mm512_loadu_si512(bp + (long)g * GI_NR * 4 + 64);
-#pragma GCC unroll 12
-        for (int r = 0; r < mr; r++) {
-            int32_t four;
-            memcpy(&four, a + r * lda + 4 * g, 4);
-            __m512i av = _mm512_set1_epi32(four);
-            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
-            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
-        }
-    }
+    gi_vnni_sums(mr, a, lda, bp, groups, acc);
     int nc = o->ncols;
     __mmask16 k0 = nc >= 16 ? 0xffff : (__mmask16)((1u << nc) - 1u);
     __mmask16 k1 = nc >= 32 ? 0xffff : nc <= 16 ? 0 : (__mmask16)((1u << (nc - 16)) - 1u);
@@ -380,6 +400,10 @@ static inline __attribute__((always_inline)) GI_VNNI_TARGET void gi_vnni_rows(co
         if (o->gelu) {
             f0 = gi_gelu16(f0);
             f1 = gi_gelu16(f1);
+        }
+        if (o->res) {
+            f0 = _mm512_add_ps(f0, _mm512_maskz_loadu_ps(k0, o->res + r * o->ldy));
+            f1 = _mm512_add_ps(f1, _mm512_maskz_loadu_ps(k1, o->res + r * o->ldy + 16));
         }
         _mm512_mask_storeu_ps(o->y + r * o->ldy, k0, f0);
         _mm512_mask_storeu_ps(o->y + r * o->ldy + 16, k1, f1);
@@ -410,9 +434,11 @@ typedef struct {
     const float *x;   /* the fp32 rows (M, K) still to quantize into xq, z, sx; NULL: done */
 } GiRows;
 
+static float *gi_scratch(size_t n);
+
 /* y (or raw) rows [0, M) over every panel of w, one parallel region. */
 static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int32_t *raw, const float *bias,
-                     int gelu) {
+                     int gelu, const float *res, Int8Acts *next) {
     GiKernel kind = gi_kernel();
     GiTile tile = kind == GI_VNNI ? gi_tile_vnni : kind == GI_AVX2 ? gi_tile_avx2 : gi_tile_portable;
     int mr_max = kind == GI_AVX2 ? GI_MR_AVX2 : GI_MR, N = w->N;
@@ -426,9 +452,13 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
         for (int m = 0; m < M; m++)
             gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m, m + 1, w->K, x->lda);
     }
+    /* With next and split by rows, a thread's row block goes to its own
+     * scratch (GI_MC, N), quantized into next right after its last panel. */
+    float *scratch = next && by_rows ? gi_scratch((size_t)team * GI_MC * (size_t)N) : NULL;
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *blk = scratch ? scratch + (long)t * GI_MC * N : NULL;
         int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
         if (by_rows) {
             r_lo = blocks * t / nt * mr_max;
@@ -446,41 +476,95 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
                 int c0 = pn * GI_NR;
                 for (int rb = 0; rb < mc; rb += mr_max) {
                     int m = m0 + rb;
-                    GiOut o = {.y = y ? y + (long)m * N + c0 : NULL, .raw = raw ? raw + (long)m * N + c0 : NULL,
+                    GiOut o = {.y = blk ? blk + (long)rb * N + c0 : y ? y + (long)m * N + c0 : NULL, .raw = raw ? raw + (long)m * N + c0 : NULL,
                                .ldy = N, .ncols = N - c0 < GI_NR ? N - c0 : GI_NR, .z = x->z + m, .sx = x->sx + m,
                                .colsum = w->colsum + c0, .sw = w->scale + c0, .bias = bias ? bias + c0 : NULL,
-                               .gelu = gelu};
+                               .res = res ? res + (long)m * N + c0 : NULL, .gelu = gelu};
                     tile(mc - rb < mr_max ? mc - rb : mr_max, x->xq + (long)m * x->lda, x->lda, bp, w->groups, &o);
                 }
             }
+            if (blk) gi_quantize(next->q + (long)m0 * next->lda, next->z + m0, next->sx + m0, blk, 0, mc, N, next->lda);
         }
+    }
+    if (next && !by_rows) {
+        #pragma omp parallel for num_threads(team)
+        for (int m = 0; m < M; m++) gi_quantize(next->q, next->z, next->sx, y, m, m + 1, N, next->lda);
     }
 }
 
-/* The quantized activations of the last product: grown to the largest seen,
- * used only from outside parallel regions. */
-static uint8_t *g_xq;
-static int32_t *g_z;
-static float *g_sx;
-static size_t g_xq_cap, g_rows_cap;
+/* Room for M rows of K quantized inputs, grown to the largest seen (so that
+ * the timed calls of a benchmark allocate nothing after the first). */
+static void gi_acts_reserve(Int8Acts *a, int M, int K) {
+    long lda = 4L * (K > 3 ? (K + 3) / 4 : 1);
+    if ((size_t)M * (size_t)lda > a->q_cap) {
+        free(a->q);
+        a->q_cap = (size_t)M * (size_t)lda;
+        a->q = xaligned_alloc(a->q_cap + 64);
+    }
+    if ((size_t)M > a->rows_cap) {
+        free(a->z);
+        free(a->sx);
+        a->rows_cap = (size_t)M;
+        a->z = xmalloc(sizeof(int32_t) * a->rows_cap);
+        a->sx = xmalloc(sizeof(float) * a->rows_cap);
+    }
+    a->lda = lda;
+    a->M = M;
+    a->K = K;
+}
+
+void int8_acts_free(Int8Acts *a) {
+    free(a->q);
+    free(a->z);
+    free(a->sx);
+    memset(a, 0, sizeof *a);
+}
+
+/* The quantized inputs of matmul_int8's last product and the threads'
+ * output blocks of matmul_int8_quantized: used only from outside parallel
+ * regions. */
+static Int8Acts g_in;
+static float *g_scratch;
+static size_t g_scratch_cap;
+
+static float *gi_scratch(size_t n) {
+    if (n > g_scratch_cap) {
+        free(g_scratch);
+        g_scratch_cap = n;
+        g_scratch = xaligned_alloc(sizeof(float) * n + 64);
+    }
+    return g_scratch;
+}
+
+static void gi_product(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu,
+                       const float *res, Int8Acts *next) {
+    gi_acts_reserve(&g_in, M, w->K);
+    GiRows rows = {.xq = g_in.q, .lda = g_in.lda, .z = g_in.z, .sx = g_in.sx, .x = x};
+    gi_drive(&rows, M, w, y, NULL, bias, gelu, res, next);
+}
 
 void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu) {
     if (M <= 0 || w->N <= 0) return;
-    long lda = 4L * (w->groups > 0 ? w->groups : 1);
-    if ((size_t)M * (size_t)lda > g_xq_cap) {
-        free(g_xq);
-        g_xq_cap = (size_t)M * (size_t)lda;
-        g_xq = xaligned_alloc(g_xq_cap + 64);
-    }
-    if ((size_t)M > g_rows_cap) {
-        free(g_z);
-        free(g_sx);
-        g_rows_cap = (size_t)M;
-        g_z = xmalloc(sizeof(int32_t) * g_rows_cap);
-        g_sx = xmalloc(sizeof(float) * g_rows_cap);
-    }
-    GiRows rows = {.xq = g_xq, .lda = lda, .z = g_z, .sx = g_sx, .x = x};
-    gi_drive(&rows, M, w, y, NULL, bias, gelu);
+    gi_product(y, x, w, M, bias, gelu, NULL, NULL);
+}
+
+void matmul_int8_residual(float *y, const float *x, const Int8Weights *w, int M, const float *bias, const float *res) {
+    if (M <= 0 || w->N <= 0) return;
+    gi_product(y, x, w, M, bias, 0, res, NULL);
+}
+
+void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8Weights *w, int M, const float *bias,
+                           int gelu) {
+    if (M <= 0 || w->N <= 0) return;
+    gi_acts_reserve(out, M, w->N);
+    gi_product(y, x, w, M, bias, gelu, NULL, out);
+}
+
+void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, const float *res) {
+    if (x->K != w->K) DIE("matmul_int8_acts: inputs of %d columns for weights of %d", x->K, w->K);
+    if (x->M <= 0 || w->N <= 0) return;
+    GiRows rows = {.xq = x->q, .lda = x->lda, .z = x->z, .sx = x->sx};
+    gi_drive(&rows, x->M, w, y, NULL, bias, 0, res, NULL);
 }
 
 void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) {
@@ -492,7 +576,7 @@ void gemm_int8_sums(int32_t *s, const uint8_t *xq, int M, const Int8Weights *w) 
     int32_t *z = xcalloc((size_t)M, sizeof *z);   /* unused by the raw sums, but addressed */
     float *sx = xcalloc((size_t)M, sizeof *sx);
     GiRows rows = {.xq = a, .lda = lda, .z = z, .sx = sx};
-    gi_drive(&rows, M, w, NULL, s, NULL, 0);
+    gi_drive(&rows, M, w, NULL, s, NULL, 0, NULL, NULL);
     free(a);
     free(z);
     free(sx);

@@ -30,6 +30,7 @@
 #ifndef GLUE_GEMM_INT8_H
 #define GLUE_GEMM_INT8_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct Int8Weights {
@@ -60,6 +61,33 @@ int int8_weights_rows(const Int8Weights *w, int n0, int n1, Int8Weights *v);
  * act is GELU (x Phi(x), core/fastmath.h) when gelu is set. A row of x with a
  * NaN or infinity gives a row of NaN. */
 void matmul_int8(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu);
+/* y = (x W^T + bias) + res, res (M, N) added in the epilogue (a residual
+ * connection without a pass of its own). */
+void matmul_int8_residual(float *y, const float *x, const Int8Weights *w, int M, const float *bias, const float *res);
+
+/* Inputs already quantized (per row, exactly as matmul_int8 quantizes x):
+ * what one product hands the next when nothing but that product reads its
+ * outputs (BERT's GELU activations feeding the FFN's second product). */
+typedef struct Int8Acts {
+    uint8_t *q;           /* (M, lda) in [0, 127], zero past K */
+    int32_t *z;           /* (M) zero points */
+    float *sx;            /* (M) scales */
+    long lda;             /* 4 ceil(K / 4) */
+    int M, K;
+    size_t q_cap, rows_cap;   /* allocated; grown, never shrunk */
+} Int8Acts;
+void int8_acts_free(Int8Acts *a);
+
+/* out = the quantized rows of act(x W^T + bias), the same bytes as
+ * matmul_int8 into y then a product reading y would quantize, without that
+ * pass over y: each thread quantizes its block of rows while it is in cache.
+ * out is grown as needed (zeroed Int8Acts to start); y (M, N) is scratch,
+ * written or not. */
+void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8Weights *w, int M, const float *bias,
+                           int gelu);
+/* y (x->M, N) = x W^T + bias (+ res) from inputs already quantized; x->K must
+ * be w's K; res (x->M, N) may be NULL. */
+void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, const float *res);
 
 /* The kernel matmul_int8 runs at the current level: "vnni", "avx2", "portable". */
 const char *gemm_int8_kernel(void);

@@ -118,6 +118,7 @@ void block_ffn_acts_init(BlockFfnActs *a, const BlockDims *max) {
 
 void block_ffn_acts_free(BlockFfnActs *a) {
     free(a->pre); free(a->act); free(a->out);
+    int8_acts_free(&a->act_q);
     block_tail_acts_free(&a->tail);
     memset(a, 0, sizeof *a);
 }
@@ -140,15 +141,18 @@ long block_scratch_floats(const BlockDims *max) {
 
 /* ---- the shared tail: res = x + dropout(res); out = LN(res) ---- */
 
-/* On entry res (N, C) holds the projection. */
+/* On entry res (N, C) holds the projection, or (x NULL) already the
+ * projection + x. */
 static void block_tail_forward(float *out, float *res, float *mean, float *rstd, unsigned char *mask,
                             const float *x, const float *ln_g, const float *ln_b, long N, int C,
                             float eps, float p, Rng *rng) {
     long n = N * C;
     if (rng && p > 0.0f) dropout_forward(res, mask, res, n, p, rng);
     const ElemKernels *k = kernels();
-    #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
-    for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
+    if (x) {
+        #pragma omp parallel for if (n > BLOCK_PARALLEL_MIN)
+        for (long r = 0; r < N; r++) k->add(res + r * C, x + r * C, C);
+    }
     layernorm_forward(out, mean, rstd, res, ln_g, ln_b, (int)N, C, eps);
 }
 
@@ -229,20 +233,23 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
 }
 
 /* The end both sublayers share: the output projection of in (N, K) by W (C, K)
- * (its int8 or bf16 copy when there is one), then the residual with dropout, and
+ * (its int8 or bf16 copy when there is one; in_q: in already quantized), then the residual with dropout, and
  * LayerNorm after it (post-LN) or not (pre-LN: the stream stays raw). */
-static void block_output_forward(const BlockTailActs *o, float *out, const float *in, int K, const float *w,
-                                 const struct Bf16Weights *w_bf16, const struct Int8Weights *w_int8,
+static void block_output_forward(const BlockTailActs *o, float *out, const float *in, const Int8Acts *in_q, int K,
+                                 const float *w, const struct Bf16Weights *w_bf16, const struct Int8Weights *w_int8,
                                  const float *b, const float *x, const float *ln_g, const float *ln_b,
                                  const BlockDims *d, Rng *rng) {
     long N = (long)d->B * d->T;
     int C = d->C;
     float *proj = d->pre_ln ? out : o->res;
-    if (w_int8) matmul_int8(proj, in, w_int8, (int)N, b, 0);
+    /* int8, post-LN, no dropout: the residual added in the product's epilogue */
+    const float *fused = w_int8 && !d->pre_ln && !(rng && d->hidden_dropout > 0.0f) ? x : NULL;
+    if (w_int8 && in_q) matmul_int8_acts(proj, in_q, w_int8, b, fused);
+    else if (w_int8) matmul_int8_residual(proj, in, w_int8, (int)N, b, fused);
     else if (w_bf16) linear_forward_bf16(proj, in, w_bf16, b, (int)N);
     else linear_forward(proj, in, w, b, (int)N, K, C);
     if (d->pre_ln) block_pre_tail_forward(out, o->drop_mask, x, N, C, d->hidden_dropout, rng);
-    else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, x, ln_g, ln_b, N, C, d->eps,
+    else block_tail_forward(out, o->res, o->mean, o->rstd, o->drop_mask, fused ? NULL : x, ln_g, ln_b, N, C, d->eps,
                             d->hidden_dropout, rng);
 }
 
@@ -284,7 +291,7 @@ void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnPa
     else if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    block_output_forward(&a->tail, a->out, a->ctx, C, w->w_o, w->bf16_o, w->int8_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->ctx, NULL, C, w->w_o, w->bf16_o, w->int8_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, const BlockAttnActs *a,
@@ -389,7 +396,11 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
         in = a->tail.res;
     }
-    if (w->int8_in) {   /* inference only, as bf16 below */
+    const Int8Acts *act_q = NULL;
+    if (w->int8_in && w->int8_out) {   /* inference only, as bf16 below: act straight to W_2's int8 inputs */
+        matmul_int8_quantized(&a->act_q, a->act, in, w->int8_in, (int)N, w->b_in, 1);
+        act_q = &a->act_q;
+    } else if (w->int8_in) {
         matmul_int8(a->act, in, w->int8_in, (int)N, w->b_in, 1);
     } else if (w->bf16_in) {   /* inference only: act straight from the GEMM's epilogue, pre not kept */
         matmul_bf16(a->act, in, w->bf16_in, (int)N, 0.0f, w->b_in, 1);
@@ -397,7 +408,7 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    block_output_forward(&a->tail, a->out, a->act, FF, w->w_out, w->bf16_out, w->int8_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
+    block_output_forward(&a->tail, a->out, a->act, act_q, FF, w->w_out, w->bf16_out, w->int8_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
 }
 
 void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const BlockFfnActs *a,

@@ -49,6 +49,7 @@
 #ifndef GLUE_NN_TRANSFORMER_H
 #define GLUE_NN_TRANSFORMER_H
 
+#include "core/gemm_int8.h"
 #include "core/rng.h"
 #include "nn/attention.h"
 
@@ -143,6 +144,7 @@ typedef struct BlockAttnActs {
 typedef struct BlockFfnActs {
     float *pre;               /* (B, T, FF) x W_1 + b_1 (GELU input) */
     float *act;               /* (B, T, FF) gelu(pre) (input of W_2) */
+    Int8Acts act_q;           /* with int8 weights: act quantized for W_2 (act itself not kept) */
     BlockTailActs tail;
     float *out;               /* (B, T, C) the sublayer's output y */
     int train;                /* set by the forward: dropout was on */

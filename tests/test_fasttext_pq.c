@@ -434,3 +434,42 @@ TEST(fasttext_quantize_command) {
     glue_says(&f, "quantize ft --retrain", 2, "--cutoff");
     cli_fixture_close(&f);
 }
+
+/* glue bench fasttext with quantization settings: both sides quantized with
+ * them (the official by `fasttext quantize`), each smaller than its fp32
+ * model and still learning; a bad setting is a usage error. */
+TEST(fasttext_quantize_bench_runs) {
+    char cmd[2048], dir[512];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s bench fasttext --cutoff x 2>/dev/null", test_glue_bin());
+    free(test_run(cmd, &st));
+    CHECK_EQ_INT(st, 2);
+    if (access("/usr/bin/fasttext", X_OK) != 0) {
+        test_skip("no /usr/bin/fasttext (apt-get install fasttext)");
+        return;
+    }
+    temp_path(dir, sizeof dir, "results");
+    snprintf(cmd, sizeof cmd,
+             "GLUE_DATA='%s/data/glue' GLUE_RESULTS='%s' %s bench fasttext --epoch 1 --reps 1 --threads 1 --json "
+             "--cutoff 3000 --qnorm",
+             test_shared_dir(), dir, test_glue_bin());
+    char *out = test_run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    cJSON *j = cJSON_Parse(out), *q = cJSON_GetObjectItem(j, "quantized");
+    CHECK_MSG(q != NULL, "no quantized rows: %s", out);
+    const char *sides[] = {"official", "ours"};
+    for (int i = 0; q && i < 2; i++) {
+        const cJSON *s = cJSON_GetObjectItem(q, sides[i]);
+        double acc = cJSON_GetObjectItem(s, "accuracy")->valuedouble, bytes = cJSON_GetObjectItem(s, "bytes")->valuedouble;
+        double fp32 = cJSON_GetObjectItem(s, "fp32_bytes")->valuedouble;
+        CHECK_MSG(acc > 70 && bytes > 0 && bytes * 3 < fp32, "%s: accuracy %.2f, %.0f bytes (fp32 %.0f)", sides[i], acc,
+                  bytes, fp32);
+    }
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(q, "size_ratio")));
+    cJSON_Delete(j);
+    free(out);
+    char file[600];
+    snprintf(file, sizeof file, "%s/bench_fasttext.json", dir);
+    unlink(file);
+    rmdir(dir);
+}

@@ -6,7 +6,9 @@
  * are: each known word's id, the char n-grams of every word but FT_EOS (maxn > 0),
  * and the word n-grams of all words, known or not (wordNgrams > 1); n-gram rows
  * live after the V word rows, in `bucket` hashed rows — exactly the reference's
- * Dictionary::getLine for supervised training. */
+ * Dictionary::getLine for supervised training. A quantized model keeps only some
+ * rows (fasttext_quantize.c): the others are left out, as the reference's pruned
+ * dictionary leaves them. */
 #include "models/baselines/fasttext.h"
 
 #include <stdlib.h>

@@ -350,6 +350,12 @@ TEST(fasttext_quantize_corrupt_checkpoints) {
     char pq[512], bad[512];
     temp_path(pq, sizeof pq, "pq.ckpt");
     temp_path(bad, sizeof bad, "bad.ckpt");
+    /* The fp32 checkpoint with a NaN or infinite weight (fuzz_fasttext_ckpt found it loaded). */
+    CHECK_EQ_INT(FASTTEXT_OPS.save(m, pq), 0);
+    rewrite(pq, bad, "wi_words", 1, NAN, 0, 0);
+    refused(bad, "a weight is NaN or infinite", "fp32 NaN word row");
+    rewrite(pq, bad, "wo", 0, -INFINITY, 0, 0);
+    refused(bad, "a weight is NaN or infinite", "fp32 infinite output weight");
     cJSON *s = cJSON_Parse("{\"cutoff\": 100, \"qnorm\": true, \"qout\": true}");
     CHECK_EQ_INT(FASTTEXT_OPS.quantize(m, s, NULL), 0);
     CHECK_EQ_INT(FASTTEXT_OPS.save(m, pq), 0);

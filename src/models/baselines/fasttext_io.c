@@ -18,6 +18,7 @@
 #include "models/baselines/fasttext.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,12 @@ static FastText *ft_load_head(const Checkpoint *c, const Task *task, const char 
     return m;
 }
 
+static int ft_finite(const CkptTensor *t) {
+    for (long i = 0; i < t->numel; i++)
+        if (!isfinite(t->data[i])) return 0;
+    return 1;
+}
+
 /* The weights: word rows, used bucket rows, output layer. */
 static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
     long V = word_dict_size(&m->dict), C = m->cfg.dim;
@@ -171,6 +178,7 @@ static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
     const CkptTensor *bias = ft_tensor(c, "bias", 1, 0);
     const CkptBlob *rows = ft_blob(c, "bucket_rows", -(long)sizeof(int32_t));
     if (!words || !wo || !bias || !rows) return ft_bad(path, "a weight tensor is missing or has the wrong shape");
+    if (!ft_finite(words) || !ft_finite(wo) || !ft_finite(bias)) return ft_bad(path, "a weight is NaN or infinite");
     memcpy(m->wi, words->data, (size_t)(V * C) * sizeof *m->wi);
     memset(m->wi_ready, 1, (size_t)V);
     memcpy(m->wo, wo->data, (size_t)(m->out_rows * C) * sizeof *m->wo);
@@ -183,6 +191,7 @@ static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
         snprintf(name, sizeof name, "wi_buckets.%ld", k);
         const CkptTensor *t = ft_tensor(c, name, n, C);
         if (!t) return ft_bad(path, "bucket rows missing or of the wrong shape");
+        if (!ft_finite(t)) return ft_bad(path, "a weight is NaN or infinite");
         for (long i = 0; i < n; i++) {
             long r = idx[lo + i];
             if (r < V || r >= m->rows || (lo + i > 0 && r <= idx[lo + i - 1]))

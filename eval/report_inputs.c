@@ -53,7 +53,8 @@ static int input_kind(const cJSON *j) {
     if (cJSON_IsArray(field(j, "results")) && cJSON_IsObject(field(j, "machine")) && cJSON_IsObject(field(j, "config")))
         return REPORT_IN_BENCH_RNN;
     if (cJSON_IsArray(field(j, "rows")) && cJSON_IsArray(field(j, "seeds"))) return REPORT_IN_PROTOCOL;
-    if (cJSON_IsArray(field(j, "rows")) && cJSON_IsObject(field(cJSON_GetArrayItem(field(j, "rows"), 0), "int8")))
+    if (cJSON_IsArray(field(j, "rows")) && cJSON_IsObject(field(cJSON_GetArrayItem(field(j, "rows"), 0), "fp32")) &&
+        cJSON_IsString(field(cJSON_GetArrayItem(field(j, "rows"), 0), "format")))
         return REPORT_IN_QUANTIZED;
     if (cJSON_IsArray(field(j, "runs")) && cJSON_IsObject(field(j, "proxy"))) return REPORT_IN_SCREEN;
     if (cJSON_IsString(task) && strcmp(task->valuestring, "translation") == 0 && cJSON_IsArray(field(j, "runs")))

@@ -454,23 +454,26 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
 /* `glue quantize --results`: each run's dev metrics in fp32 and int8. */
 static void quantized_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
-    fputs("<h3>fp32 against int8: ", f);
+    fputs("<h3>fp32 against quantized: ", f);
     report_page_text(p, in->path);
     report_page_fnref(p, in->source);
-    fputs("</h3>\n<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr><th scope=\"col\">task</th>"
-          "<th scope=\"col\">metric</th><th scope=\"col\">fp32</th><th scope=\"col\">int8</th>"
-          "<th scope=\"col\">&Delta;</th><th scope=\"col\">fp32 MB</th><th scope=\"col\">int8 MB</th></tr></thead>\n"
+    fputs("</h3>\n<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr><th scope=\"col\">run</th>"
+          "<th scope=\"col\">metric</th><th scope=\"col\">fp32</th><th scope=\"col\">quantized</th>"
+          "<th scope=\"col\">&Delta;</th><th scope=\"col\">fp32 MB</th><th scope=\"col\">quantized MB</th></tr></thead>\n"
           "<tbody>\n", f);
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(in->json, "rows")) {
-        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(r, "fp32"), *q = cJSON_GetObjectItemCaseSensitive(r, "int8"), *s;
+        const char *format = str_or(r, "format", "int8");
+        char bytes[64];
+        snprintf(bytes, sizeof bytes, "%s_bytes", format);
+        const cJSON *fp = cJSON_GetObjectItemCaseSensitive(r, "fp32"), *q = cJSON_GetObjectItemCaseSensitive(r, format), *s;
         cJSON_ArrayForEach(s, fp) {
             const cJSON *m;
             if (!cJSON_IsObject(s)) continue;
             cJSON_ArrayForEach(m, s) {
                 double a = report_num(s, m->string), b = report_num(cJSON_GetObjectItemCaseSensitive(q, s->string), m->string);
                 fputs("<tr><td>", f);
-                report_page_text(p, str_or(r, "task", "?"));
+                report_page_printf(p, "%s, %s (%s)", str_or(r, "task", "?"), str_or(r, "model", "?"), format);
                 fputs("</td><td>", f);
                 report_page_printf(p, "%s %s", s->string, m->string);
                 fputs("</td>", f);
@@ -478,7 +481,7 @@ static void quantized_table(ReportPage *p, const ReportInput *in) {
                 num_cell(p, b, 2, NULL);
                 num_cell(p, b - a, 2, NULL);
                 num_cell(p, report_num(r, "fp32_bytes") / 1e6, 1, NULL);
-                num_cell(p, report_num(r, "int8_bytes") / 1e6, 1, NULL);
+                num_cell(p, report_num(r, bytes) / 1e6, 2, NULL);
                 fputs("</tr>\n", f);
             }
         }

@@ -291,9 +291,13 @@ TEST(bert_int8_commands_refuse_bad_input) {
     free(test_run(cmd, &st));
     glue_says(&f, "quantize c", 65, "corrupt");
     CHECK(!cli_fixture_exists(&f, "c-int8/model.ckpt"));
-    /* A model without an int8 path. */
+    /* fastText's product quantization settings are not int8's. */
+    glue_says(&f, "quantize b --dsub 4", 2, "fastText's product quantization settings");
+    /* A model without an int8 path; one without any quantized path. */
     glue_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 1 --threads 1 --out ft", 0, NULL);
-    glue_says(&f, "quantize ft", 2, "fasttext has no int8 path");
     glue_says(&f, "eval --run ft --model fasttext --int8", 2, "fasttext has no int8 inference path");
+    glue_says(&f, "finetune --train tr.tsv --dev dev.tsv --model textcnn --set dim=8 --epochs 1 --threads 1 --out tc", 0,
+              NULL);
+    glue_says(&f, "quantize tc", 2, "textcnn has no quantized path");
     cli_fixture_close(&f);
 }

@@ -8,7 +8,14 @@
  * alone is reported too. Accuracy is on the dev split, from each side's own
  * predictions (official: `fasttext predict`), scored by the same code. We feed
  * batches shuffled per epoch, as `glue finetune` does; the reference streams its
- * file in order from one offset per thread (on SST-2 both give ~81.4). */
+ * file in order from one offset per thread (on SST-2 both give ~81.4).
+ *
+ * With product quantization settings (--quantize, or any of --dsub --cutoff
+ * --qnorm --qout --retrain --qepoch --qlr), each side's model is then
+ * compressed with them: the official's by `fasttext quantize` (model.ftz,
+ * predicted by `fasttext predict` from it), ours by glue's fastText quantize
+ * (the checkpoint `glue quantize` writes, read back before it predicts); the
+ * rows "quantized" hold both sizes on disk and dev accuracies. */
 #include "eval/bench/bench.h"
 
 #include <cjson/cJSON.h>
@@ -28,7 +35,9 @@
 #include "tasks/task.h"
 
 #define BENCH_FT_USAGE \
-    "glue bench fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--fasttext PATH] [--json]"
+    "glue bench fasttext [--task sst2] [--epoch 5] [--dim 100] [--wordNgrams 1] [--threads 2] [--reps 3]\n" \
+    "  [--fasttext PATH] [--json] [--quantize] [--dsub 2] [--cutoff 0] [--qnorm] [--qout] [--retrain]\n" \
+    "  [--qepoch 5] [--qlr 0.05]"
 #define BENCH_FT_BIN "/usr/bin/fasttext"
 #define BENCH_FT_LABEL "__label__"
 #define BENCH_FT_MAX_REPS 50
@@ -37,7 +46,8 @@
 
 typedef struct {
     const Task *task;
-    int epochs, dim, threads, reps, json;
+    int epochs, dim, word_ngrams, threads, reps, json;
+    cJSON *qsettings;         /* product quantization settings (fastText's keys), NULL: none */
     const char *bin;          /* the official fasttext */
     char tmp[4096];           /* our private temporary directory */
     char train_txt[4200], dev_txt[4200];
@@ -48,7 +58,40 @@ typedef struct {
 typedef struct {
     double seconds[BENCH_FT_MAX_REPS], acc[BENCH_FT_MAX_REPS];
     double loop_seconds[BENCH_FT_MAX_REPS];   /* ours only: the training loop */
+    double bytes[BENCH_FT_MAX_REPS];          /* the fp32 model file */
+    double qacc[BENCH_FT_MAX_REPS], qbytes[BENCH_FT_MAX_REPS];   /* quantized: dev accuracy, file size */
 } FtSide;
+
+/* The quantization flags into b->qsettings (fastText's quantize keys); the
+ * ranges are checked by the model when it quantizes. -1 after a message. */
+static int bench_ft_quant_flags(Args *a, FtBench *b) {
+    static const char *const numbers[][2] = {{"--dsub", "dsub"}, {"--cutoff", "cutoff"}, {"--qepoch", "epoch"},
+                                             {"--qlr", "lr"}};
+    static const char *const switches[][2] = {{"--qnorm", "qnorm"}, {"--qout", "qout"}, {"--retrain", "retrain"}};
+    cJSON *j = cJSON_CreateObject();
+    int any = args_flag(a, "--quantize");
+    for (int i = 0; i < 4; i++) {
+        const char *v = args_str(a, numbers[i][0], NULL);
+        char *end;
+        if (!v) continue;
+        double x = strtod(v, &end);
+        if (end == v || *end) {
+            user_error(BENCH_FT_USAGE, "%s takes a number, not '%s'", numbers[i][0], v);
+            cJSON_Delete(j);
+            return -1;
+        }
+        cJSON_AddNumberToObject(j, numbers[i][1], x);
+        any = 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (args_flag(a, switches[i][0])) {
+            cJSON_AddTrueToObject(j, switches[i][1]);
+            any = 1;
+        }
+    if (any) b->qsettings = j;
+    else cJSON_Delete(j);
+    return 0;
+}
 
 static int bench_ft_parse(int argc, char **argv, FtBench *b) {
     Args a;
@@ -56,14 +99,17 @@ static int bench_ft_parse(int argc, char **argv, FtBench *b) {
     const char *task = args_str(&a, "--task", "sst2");
     b->epochs = (int)args_int(&a, "--epoch", 5);
     b->dim = (int)args_int(&a, "--dim", 100);
+    b->word_ngrams = (int)args_int(&a, "--wordNgrams", 1);
+    if (bench_ft_quant_flags(&a, b) != 0) return EXIT_USAGE;
     b->threads = (int)args_int(&a, "--threads", 2);
     b->reps = (int)args_int(&a, "--reps", 3);
     b->bin = args_str(&a, "--fasttext", BENCH_FT_BIN);
     b->json = args_flag(&a, "--json");
     int rc = args_finish(&a, BENCH_FT_USAGE);
     if (rc) return rc;
-    if (b->epochs < 1 || b->dim < 1 || b->threads < 1 || b->reps < 1 || b->reps > BENCH_FT_MAX_REPS) {
-        user_error(BENCH_FT_USAGE, "bench fasttext: --epoch, --dim, --threads need >= 1 and --reps 1..%d",
+    if (b->epochs < 1 || b->dim < 1 || b->threads < 1 || b->word_ngrams < 1 || b->reps < 1 ||
+        b->reps > BENCH_FT_MAX_REPS) {
+        user_error(BENCH_FT_USAGE, "bench fasttext: --epoch, --dim, --wordNgrams, --threads need >= 1 and --reps 1..%d",
                    BENCH_FT_MAX_REPS);
         return EXIT_USAGE;
     }
@@ -117,8 +163,51 @@ static int bench_ft_score_file(const char *path, const int *gold, int n, double 
     return rc;
 }
 
-static int bench_ft_official(FtBench *b, double *seconds, double *acc) {
-    char out[4200], log[4200], model[4300], pred[4200], epoch[16], dim[16], thr[16];
+static long bench_ft_file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* `fasttext quantize` of the official's model with b->qsettings, spelled out
+ * in full (the same parse gives ours its values), then its dev accuracy. */
+static int bench_ft_official_quantize(FtBench *b, const char *out, const char *log, double *acc, double *bytes) {
+    FtQuantConfig q;
+    if (ft_quant_config_parse(b->qsettings, &q) != 0) return -1;
+    char dsub[16], cutoff[32], epoch[16], lr[32], thr[16], model[4300], pred[4200];
+    snprintf(dsub, sizeof dsub, "%d", q.dsub);
+    snprintf(cutoff, sizeof cutoff, "%ld", q.cutoff);
+    snprintf(epoch, sizeof epoch, "%d", q.epochs);
+    snprintf(lr, sizeof lr, "%g", q.lr);
+    snprintf(thr, sizeof thr, "%d", b->threads);
+    const char *argv[24] = {b->bin, "quantize", "-input", b->train_txt, "-output", out, "-dsub", dsub, "-cutoff", cutoff,
+                            "-epoch", epoch, "-lr", lr, "-thread", thr, "-verbose", "0"};
+    int n = 18;
+    if (q.qnorm) argv[n++] = "-qnorm";
+    if (q.qout) argv[n++] = "-qout";
+    if (q.retrain) argv[n++] = "-retrain";
+    argv[n] = NULL;
+    if (bench_spawn(argv, NULL, log, NULL) != 0) {
+        user_error("see its messages in the log", "%s quantize failed (log: %s)", b->bin, log);
+        return -1;
+    }
+    snprintf(model, sizeof model, "%s.ftz", out);
+    snprintf(pred, sizeof pred, "%s/official-ftz.pred", b->tmp);
+    *bytes = (double)bench_ft_file_size(model);
+    const char *predict[] = {b->bin, "predict", model, b->dev_txt, NULL};
+    if (bench_spawn(predict, pred, log, NULL) != 0) {
+        user_error(NULL, "%s predict failed (log: %s)", b->bin, log);
+        return -1;
+    }
+    return bench_ft_score_file(pred, b->gold, b->dev.n, acc);
+}
+
+static int bench_ft_official(FtBench *b, FtSide *side, int r) {
+    double *seconds = &side->seconds[r], *acc = &side->acc[r];
+    char out[4200], log[4200], model[4300], pred[4200], epoch[16], dim[16], thr[16], ngrams[16];
     snprintf(out, sizeof out, "%s/official", b->tmp);
     snprintf(model, sizeof model, "%s.bin", out);
     snprintf(log, sizeof log, "%s/official.log", b->tmp);
@@ -126,20 +215,23 @@ static int bench_ft_official(FtBench *b, double *seconds, double *acc) {
     snprintf(epoch, sizeof epoch, "%d", b->epochs);
     snprintf(dim, sizeof dim, "%d", b->dim);
     snprintf(thr, sizeof thr, "%d", b->threads);
+    snprintf(ngrams, sizeof ngrams, "%d", b->word_ngrams);
     /* Everything our defaults use, spelled out (they are also the tool's defaults). */
     const char *train[] = {b->bin, "supervised", "-input", b->train_txt, "-output", out, "-epoch", epoch,
-                           "-dim", dim, "-thread", thr, "-lr", "0.1", "-wordNgrams", "1", "-minCount", "1",
+                           "-dim", dim, "-thread", thr, "-lr", "0.1", "-wordNgrams", ngrams, "-minCount", "1",
                            "-loss", "softmax", "-verbose", "0", NULL};
     if (bench_spawn(train, NULL, log, seconds) != 0) {
         user_error("see its messages in the log", "%s supervised failed (log: %s)", b->bin, log);
         return -1;
     }
+    side->bytes[r] = (double)bench_ft_file_size(model);
     const char *predict[] = {b->bin, "predict", model, b->dev_txt, NULL};
     if (bench_spawn(predict, pred, log, NULL) != 0) {
         user_error(NULL, "%s predict failed (log: %s)", b->bin, log);
         return -1;
     }
-    return bench_ft_score_file(pred, b->gold, b->dev.n, acc);
+    if (bench_ft_score_file(pred, b->gold, b->dev.n, acc) != 0) return -1;
+    return b->qsettings ? bench_ft_official_quantize(b, out, log, &side->qacc[r], &side->qbytes[r]) : 0;
 }
 
 /* create + encode + epochs of batches shuffled per epoch, as `glue finetune`'s
@@ -149,6 +241,7 @@ static Model *bench_ft_train(const FtBench *b, const Dataset *train, uint64_t se
     cJSON *cfg = ft_reference_config();   /* the settings the official tool runs with */
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "epochs", cJSON_CreateNumber(b->epochs));
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "dim", cJSON_CreateNumber(b->dim));
+    cJSON_ReplaceItemInObjectCaseSensitive(cfg, "wordNgrams", cJSON_CreateNumber(b->word_ngrams));
     cJSON_ReplaceItemInObjectCaseSensitive(cfg, "threads", cJSON_CreateNumber(b->threads));
     int batch = cJSON_GetObjectItem(cfg, "batch")->valueint;
     Model *m = ops->create(cfg, b->task, train, seed);
@@ -175,17 +268,9 @@ static Model *bench_ft_train(const FtBench *b, const Dataset *train, uint64_t se
     return m;
 }
 
-static int bench_ft_ours(FtBench *b, uint64_t seed, double *seconds, double *loop_seconds, double *acc) {
+/* Dev accuracy ×100 of model m. */
+static double bench_ft_accuracy(const FtBench *b, Model *m) {
     const ModelOps *ops = &FASTTEXT_OPS;
-    char ckpt[4200];
-    snprintf(ckpt, sizeof ckpt, "%s/ours.ckpt", b->tmp);
-    double t0 = now_seconds();
-    Dataset train;
-    if (task_load(b->task, "train", task_data_root(), 0, &train) != 0) return -1;
-    Model *m = bench_ft_train(b, &train, seed, loop_seconds);
-    dataset_free(&train);
-    if (!m || ops->save(m, ckpt) != 0) { if (m) ops->free(m); return -1; }
-    *seconds = now_seconds() - t0;
     int K = b->task->num_labels, *rows = xmalloc((size_t)b->dev.n * sizeof *rows);
     int *pred = xmalloc((size_t)b->dev.n * sizeof *pred);
     float *out = xmalloc((size_t)b->dev.n * (size_t)K * sizeof *out);
@@ -193,13 +278,49 @@ static int bench_ft_ours(FtBench *b, uint64_t seed, double *seconds, double *loo
     Encoded *e = ops->encode(m, &b->dev);
     ops->predict(m, e, rows, b->dev.n, out);
     for (int i = 0; i < b->dev.n; i++) pred[i] = evaluate_argmax(out + (size_t)i * K, K);
-    *acc = 100.0 * metric_accuracy(pred, b->gold, b->dev.n);
+    double acc = 100.0 * metric_accuracy(pred, b->gold, b->dev.n);
     ops->encoded_free(e);
-    ops->free(m);
     free(rows);
     free(pred);
     free(out);
+    return acc;
+}
+
+/* Ours quantized with b->qsettings as `glue quantize` does, saved, read back
+ * and scored. */
+static int bench_ft_ours_quantize(FtBench *b, Model *m, const Dataset *train, double *acc, double *bytes) {
+    const ModelOps *ops = &FASTTEXT_OPS;
+    char ckpt[4200];
+    snprintf(ckpt, sizeof ckpt, "%s/ours-pq.ckpt", b->tmp);
+    if (ops->quantize(m, b->qsettings, train) != 0 || ops->save(m, ckpt) != 0) return -1;
+    Model *q = ops->load(ckpt, b->task);
+    if (!q) return -1;
+    *bytes = (double)bench_ft_file_size(ckpt);
+    *acc = bench_ft_accuracy(b, q);
+    ops->free(q);
     return 0;
+}
+
+static int bench_ft_ours(FtBench *b, uint64_t seed, FtSide *side, int r) {
+    const ModelOps *ops = &FASTTEXT_OPS;
+    char ckpt[4200];
+    snprintf(ckpt, sizeof ckpt, "%s/ours.ckpt", b->tmp);
+    double t0 = now_seconds();
+    Dataset train;
+    if (task_load(b->task, "train", task_data_root(), 0, &train) != 0) return -1;
+    Model *m = bench_ft_train(b, &train, seed, &side->loop_seconds[r]);
+    if (!m || ops->save(m, ckpt) != 0) {
+        if (m) ops->free(m);
+        dataset_free(&train);
+        return -1;
+    }
+    side->seconds[r] = now_seconds() - t0;
+    side->bytes[r] = (double)bench_ft_file_size(ckpt);
+    side->acc[r] = bench_ft_accuracy(b, m);
+    int rc = b->qsettings ? bench_ft_ours_quantize(b, m, &train, &side->qacc[r], &side->qbytes[r]) : 0;
+    ops->free(m);
+    dataset_free(&train);
+    return rc;
 }
 
 static cJSON *bench_ft_side_json(const FtSide *x, int reps, int ours, const char *binary) {
@@ -213,12 +334,49 @@ static cJSON *bench_ft_side_json(const FtSide *x, int reps, int ours, const char
     return j;
 }
 
+static double bench_ft_median(const double *x, int reps) { return summarize(x, reps).median; }
+
+/* One side's quantized row: fp32 and quantized file sizes and accuracies. */
+static cJSON *bench_ft_quant_side(const FtSide *x, int reps, const char *format) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "format", format);
+    cJSON_AddNumberToObject(j, "fp32_bytes", bench_ft_median(x->bytes, reps));
+    cJSON_AddNumberToObject(j, "bytes", bench_ft_median(x->qbytes, reps));
+    cJSON_AddNumberToObject(j, "fp32_accuracy", bench_ft_median(x->acc, reps));
+    cJSON_AddNumberToObject(j, "accuracy", bench_ft_median(x->qacc, reps));
+    cJSON_AddItemToObject(j, "accuracy_reps", cJSON_CreateDoubleArray(x->qacc, reps));
+    cJSON_AddItemToObject(j, "bytes_reps", cJSON_CreateDoubleArray(x->qbytes, reps));
+    return j;
+}
+
+/* The "quantized" rows: both sides compressed with the same settings; the
+ * checks are issue 46's: ours at most 1.1x the official's size and at most
+ * 0.5 points below its accuracy. */
+static cJSON *bench_ft_quant_json(const FtBench *b, const FtSide *off, const FtSide *ours) {
+    cJSON *j = cJSON_CreateObject();
+    FtQuantConfig q;
+    ft_quant_config_parse(b->qsettings, &q);
+    cJSON_AddItemToObject(j, "settings", ft_quant_config_json(&q));
+    cJSON_AddItemToObject(j, "official", bench_ft_quant_side(off, b->reps, "fasttext quantize (.ftz)"));
+    cJSON_AddItemToObject(j, "ours", bench_ft_quant_side(ours, b->reps, "glue quantize (checkpoint)"));
+    double size_ratio = bench_ft_median(ours->qbytes, b->reps) / bench_ft_median(off->qbytes, b->reps);
+    double acc_diff = bench_ft_median(ours->qacc, b->reps) - bench_ft_median(off->qacc, b->reps);
+    cJSON_AddNumberToObject(j, "size_ratio", size_ratio);
+    cJSON_AddNumberToObject(j, "accuracy_diff", acc_diff);
+    cJSON_AddNumberToObject(j, "ours_compression", bench_ft_median(ours->bytes, b->reps) /
+                                                       bench_ft_median(ours->qbytes, b->reps));
+    cJSON_AddBoolToObject(j, "size_at_most_1_1x_official", size_ratio <= 1.1);
+    cJSON_AddBoolToObject(j, "accuracy_at_most_0_5_below", acc_diff >= -BENCH_FT_MAX_ACC_GAP);
+    return j;
+}
+
 static cJSON *bench_ft_json(const FtBench *b, const FtSide *off, const FtSide *ours) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "task", b->task->name);
     cJSON_AddStringToObject(j, "split", b->dev.split ? b->dev.split->name : "dev");
     cJSON_AddNumberToObject(j, "epoch", b->epochs);
     cJSON_AddNumberToObject(j, "dim", b->dim);
+    cJSON_AddNumberToObject(j, "wordNgrams", b->word_ngrams);
     cJSON_AddNumberToObject(j, "threads", b->threads);
     cJSON_AddNumberToObject(j, "reps", b->reps);
     cJSON_AddStringToObject(j, "timing", "wall seconds, end to end: read data, vocabulary, train, write model");
@@ -230,6 +388,7 @@ static cJSON *bench_ft_json(const FtBench *b, const FtSide *off, const FtSide *o
     cJSON_AddNumberToObject(j, "time_ratio", ratio);
     cJSON_AddBoolToObject(j, "accuracy_within_0_5", fabs(acc_diff) <= BENCH_FT_MAX_ACC_GAP);
     cJSON_AddBoolToObject(j, "time_at_most_official", ratio <= 1.0);
+    if (b->qsettings) cJSON_AddItemToObject(j, "quantized", bench_ft_quant_json(b, off, ours));
     cJSON_AddItemToObject(j, "provenance", provenance_json(b->threads, -1));
     return j;
 }
@@ -253,6 +412,22 @@ static void bench_ft_print(const FtBench *b, const cJSON *j) {
            cJSON_IsTrue(cJSON_GetObjectItem(j, "time_at_most_official")) ? "ok, at most 1" : "SLOWER",
            cJSON_GetObjectItem(j, "accuracy_diff")->valuedouble,
            cJSON_IsTrue(cJSON_GetObjectItem(j, "accuracy_within_0_5")) ? "ok, within 0.5" : "NOT within 0.5");
+    const cJSON *q = cJSON_GetObjectItem(j, "quantized");
+    if (!q) return;
+    char *settings = cJSON_PrintUnformatted(cJSON_GetObjectItem(q, "settings"));
+    printf("quantized %s\n%-10s %12s %9s %12s %9s\n", settings, "", "fp32 bytes", "accuracy", "quant bytes", "accuracy");
+    free(settings);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *s = cJSON_GetObjectItem(q, sides[i]);
+        printf("%-10s %12.0f %9.2f %12.0f %9.2f\n", sides[i], cJSON_GetObjectItem(s, "fp32_bytes")->valuedouble,
+               cJSON_GetObjectItem(s, "fp32_accuracy")->valuedouble, cJSON_GetObjectItem(s, "bytes")->valuedouble,
+               cJSON_GetObjectItem(s, "accuracy")->valuedouble);
+    }
+    printf("size ours/official: %.3f (%s)   accuracy ours - official: %+.2f (%s)\n",
+           cJSON_GetObjectItem(q, "size_ratio")->valuedouble,
+           cJSON_IsTrue(cJSON_GetObjectItem(q, "size_at_most_1_1x_official")) ? "ok, at most 1.1" : "LARGER",
+           cJSON_GetObjectItem(q, "accuracy_diff")->valuedouble,
+           cJSON_IsTrue(cJSON_GetObjectItem(q, "accuracy_at_most_0_5_below")) ? "ok" : "MORE than 0.5 below");
 }
 
 /* Loads dev, writes both text files into the temporary directory. */
@@ -275,9 +450,7 @@ static int bench_ft_reps(FtBench *b, FtSide *off, FtSide *ours) {
         /* Alternate who goes first, so drift in machine load hits both alike. */
         for (int k = 0; k < 2; k++) {
             int official_now = (r + k) % 2 == 0;
-            int rc = official_now ? bench_ft_official(b, &off->seconds[r], &off->acc[r])
-                                  : bench_ft_ours(b, (uint64_t)r + 1, &ours->seconds[r], &ours->loop_seconds[r],
-                                                  &ours->acc[r]);
+            int rc = official_now ? bench_ft_official(b, off, r) : bench_ft_ours(b, (uint64_t)r + 1, ours, r);
             if (rc != 0) return -1;
         }
         if (!b->json)
@@ -306,6 +479,7 @@ int bench_fasttext(int argc, char **argv) {
     }
     bench_tmpdir_remove(b.tmp);
     dataset_free(&b.dev);
+    cJSON_Delete(b.qsettings);
     free(b.gold);
     free(off);
     free(ours);

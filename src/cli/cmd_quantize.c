@@ -1,6 +1,10 @@
 /* cmd_quantize.c — `glue quantize RUN_DIR [--out DIR]`: a fine-tuned run as an
- * int8 run (ModelOps.save_int8; BERT: models/bert/bert_int8.c) that eval,
- * predict, compare and the report read like any run.
+ * int8 run (ModelOps.save_int8; BERT: models/bert/bert_int8.c), or as a model
+ * that compresses its own way (ModelOps.quantize; fastText: product
+ * quantization with `fasttext quantize`'s settings --dsub, --cutoff, --qnorm,
+ * --qout, --retrain, --epoch, --lr and its defaults,
+ * models/baselines/fasttext_quantize.c), that eval, predict, compare and the
+ * report read like any run.
  *
  * The new run directory holds the int8 model.ckpt, the source's config.json
  * (and dataset.json for a user's dataset), and a results.json that is the
@@ -26,7 +30,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define QUANTIZE_USAGE "glue quantize RUN_DIR... [--out DIR] [--results FILE.json] [--threads N] [--json]"
+#define QUANTIZE_USAGE                                                                                       \
+    "glue quantize RUN_DIR... [--out DIR] [--results FILE.json] [--threads N] [--json]\n"                  \
+    "  fastText runs also: [--dsub 2] [--cutoff 0] [--qnorm] [--qout] [--retrain] [--epoch 5] [--lr 0.05]"
+
+/* The product quantization flags, as `fasttext quantize` spells them (numbers,
+ * then switches). */
+static const char *const QUANTIZE_NUMBERS[] = {"dsub", "cutoff", "epoch", "lr", NULL};
+static const char *const QUANTIZE_SWITCHES[] = {"qnorm", "qout", "retrain", NULL};
 
 static long quantize_file_size(const char *path) {
     struct stat st;
@@ -75,17 +86,20 @@ static int quantize_copy(const char *run, const char *out, const char *name) {
 
 /* The run's results.json with the int8 results folded in, written to out. */
 static int quantize_results(cJSON *results, const char *run, const char *out, cJSON *best, long fp32_bytes,
-                            long int8_bytes) {
+                            long q_bytes, const cJSON *settings) {
     cJSON *q = cJSON_CreateObject();
-    char where[4200];
+    char where[4200], key[64];
+    const char *format = settings ? "pq" : "int8";
     file_portable_path(run, where, sizeof where);
-    cJSON_AddStringToObject(q, "format", "int8");
+    cJSON_AddStringToObject(q, "format", format);
     cJSON_AddStringToObject(q, "from", where);
-    cJSON_AddStringToObject(q, "kernel", gemm_int8_kernel());
+    if (settings) cJSON_AddItemToObject(q, "settings", cJSON_Duplicate(settings, 1));
+    else cJSON_AddStringToObject(q, "kernel", gemm_int8_kernel());
     cJSON *old = cJSON_DetachItemFromObjectCaseSensitive(results, "best");
     if (old) cJSON_AddItemToObject(q, "fp32_best", old);
     cJSON_AddNumberToObject(q, "fp32_checkpoint_bytes", (double)fp32_bytes);
-    cJSON_AddNumberToObject(q, "int8_checkpoint_bytes", (double)int8_bytes);
+    snprintf(key, sizeof key, "%s_checkpoint_bytes", format);
+    cJSON_AddNumberToObject(q, key, (double)q_bytes);
     cJSON_DeleteItemFromObjectCaseSensitive(results, "quantized");
     cJSON_AddItemToObject(results, "quantized", q);
     cJSON_AddItemToObject(results, "best", best);
@@ -111,72 +125,143 @@ static cJSON *quantize_source(const char *run, const char **task, const char **m
     return r;
 }
 
-static int quantize_run(const char *run, const char *out, int json, cJSON *lines) {
+/* The model of a run compressed and saved to ckpt: its own way with settings
+ * (ModelOps.quantize; the training split loaded when they retrain), else int8.
+ * 0, or 1 after a message. */
+static int quantize_write(const ModelOps *ops, Model *m, const Task *t, const cJSON *settings, const char *ckpt) {
+    if (!ops->quantize) return ops->save_int8(m, ckpt) == 0 ? 0 : 1;
+    Dataset train = {0};
+    int retrain = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings, "retrain"));
+    if (retrain && task_load(t, "train", task_data_root(), 0, &train) != 0) return 1;
+    int rc = ops->quantize(m, settings, retrain ? &train : NULL) == 0 && ops->save(m, ckpt) == 0 ? 0 : 1;
+    if (retrain) dataset_free(&train);
+    return rc;
+}
+
+/* The line of one quantized run (printed; kept in lines for --results). */
+static void quantize_print(const char *task, const char *model, const char *format, const char *out, cJSON *fp32,
+                           const cJSON *best, long fp32_bytes, long q_bytes, int json, cJSON *lines) {
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "run", out);
+    cJSON_AddStringToObject(line, "task", task);
+    cJSON_AddStringToObject(line, "model", model);
+    cJSON_AddStringToObject(line, "format", format);
+    cJSON_AddItemToObject(line, "fp32", fp32);
+    cJSON_AddItemToObject(line, format, cJSON_Duplicate(best, 1));
+    cJSON_AddNumberToObject(line, "fp32_bytes", (double)fp32_bytes);
+    char key[64];
+    snprintf(key, sizeof key, "%s_bytes", format);
+    cJSON_AddNumberToObject(line, key, (double)q_bytes);
+    if (json) {
+        json_print_line(line);
+    } else {
+        char *a = cJSON_PrintUnformatted(fp32), *b = cJSON_PrintUnformatted(best);
+        printf("%s: %s %s (%ld bytes, fp32 %ld)\n  fp32 %s\n  %-4s %s\n", task, format, out, q_bytes, fp32_bytes, a,
+               format, b);
+        free(a);
+        free(b);
+    }
+    cJSON_AddItemToArray(lines, line);
+}
+
+/* Whether ops can be quantized with these settings (NULL: none given); a
+ * usage error when not. */
+static int quantize_supported(const ModelOps *ops, const cJSON *settings) {
+    if (!ops->save_int8 && !ops->quantize) {
+        user_error_usage("quantize a bert or fasttext run", "%s has no quantized path (bert: int8; fasttext: product "
+                         "quantization)", ops->name);
+        return 0;
+    }
+    if (ops->save_int8 && settings) {
+        user_error_usage("drop --dsub, --cutoff, --qnorm, --qout, --retrain, --epoch and --lr",
+                         "those are fastText's product quantization settings; %s's int8 takes none", ops->name);
+        return 0;
+    }
+    return 1;
+}
+
+static int quantize_run(const char *run, const char *out_arg, const cJSON *given, int json, cJSON *lines) {
     const char *task_name, *model_name;
     cJSON *results = quantize_source(run, &task_name, &model_name);
     if (!results) return 1;
     int rc = EXIT_USAGE;
     const ModelOps *ops = cli_find_model(model_name);
-    const Task *t = ops ? cli_resolve_task(task_name, model_name, run) : NULL;
+    int ok = ops && quantize_supported(ops, given);
+    const Task *t = ok ? cli_resolve_task(task_name, model_name, run) : NULL;
     Model *m = NULL, *q = NULL;
-    char ckpt[4200], src[4200];
+    const cJSON *settings = ops && ops->quantize ? given : NULL;
+    cJSON *empty = ops && ops->quantize && !given ? cJSON_CreateObject() : NULL;
+    if (empty) settings = empty;
+    const char *format = settings ? "pq" : "int8";
+    char out[4200], ckpt[4300], src[4200];
+    if (out_arg) snprintf(out, sizeof out, "%s", out_arg);
+    else snprintf(out, sizeof out, "%s-%s", run, format);
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
     file_join(run, RUN_CKPT, src, sizeof src);
-    if (ops && !ops->save_int8) {
-        user_error_usage("quantize a bert run", "%s has no int8 path (bert has; fastText's product quantization "
-                         "is not implemented)", ops->name);
-    } else if (t && (m = cli_load_run(ops, cli_run_task(t), run, 0))) {
+    if (t && (m = cli_load_run(ops, cli_run_task(t), run, 0))) {
         rc = 1;
-        if (file_make_dir(out) == 0 && ops->save_int8(m, ckpt) == 0 &&
+        if (file_make_dir(out) == 0 && quantize_write(ops, m, t, settings, ckpt) == 0 &&
             (q = ops->load(ckpt, cli_run_task(t)))) {   /* read back: the file is what is scored */
             cJSON *best = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(results, "best"), 1);
             if (!best) best = cJSON_CreateObject();
             cJSON *fp32 = cJSON_Duplicate(best, 1);
+            long fp32_bytes = quantize_file_size(src), q_bytes = quantize_file_size(ckpt);
             if (quantize_score(ops, q, t, best) != 0) {
                 cJSON_Delete(best);
+                cJSON_Delete(fp32);
             } else if (quantize_copy(run, out, RUN_CONFIG) == 0 && quantize_copy(run, out, "dataset.json") == 0 &&
-                       quantize_results(results, run, out, best, quantize_file_size(src), quantize_file_size(ckpt)) == 0) {
+                       quantize_results(results, run, out, best, fp32_bytes, q_bytes, settings) == 0) {
                 rc = 0;
-                cJSON *line = cJSON_CreateObject();
-                cJSON_AddStringToObject(line, "run", out);
-                cJSON_AddStringToObject(line, "task", task_name);
-                cJSON_AddStringToObject(line, "model", model_name);
-                cJSON_AddItemToObject(line, "fp32", fp32);
-                cJSON_AddItemToObject(line, "int8", cJSON_Duplicate(best, 1));
-                cJSON_AddNumberToObject(line, "fp32_bytes", (double)quantize_file_size(src));
-                cJSON_AddNumberToObject(line, "int8_bytes", (double)quantize_file_size(ckpt));
-                fp32 = NULL;
-                if (json) json_print_line(line);
-                else {
-                    char *a = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(line, "fp32"));
-                    char *b = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(line, "int8"));
-                    printf("%s: int8 %s (%ld bytes, fp32 %ld)\n  fp32 %s\n  int8 %s\n", task_name, out,
-                           quantize_file_size(ckpt), quantize_file_size(src), a, b);
-                    free(a);
-                    free(b);
-                }
-                cJSON_AddItemToArray(lines, line);
+                quantize_print(task_name, model_name, format, out, fp32, best, fp32_bytes, q_bytes, json, lines);
+            } else {
+                cJSON_Delete(fp32);
             }
-            cJSON_Delete(fp32);
         }
     } else if (t) {
         rc = 1;
     }
     if (q) ops->free(q);
     if (m) ops->free(m);
+    cJSON_Delete(empty);
     cli_task_free(t);
     cJSON_Delete(results);
     return rc;
 }
 
-/* RUN_DIR without trailing slashes, and where its quantized copy goes. */
-static int quantize_paths(const char *arg, const char *out_arg, char *run, char *out, size_t cap) {
+/* The product quantization flags given, as settings (NULL: none); -1 in *bad
+ * after a message for a flag that is not a number. */
+static cJSON *quantize_flags(Args *a, int *bad) {
+    cJSON *j = NULL;
+    char flag[32];
+    for (int i = 0; QUANTIZE_NUMBERS[i]; i++) {
+        snprintf(flag, sizeof flag, "--%s", QUANTIZE_NUMBERS[i]);
+        const char *v = args_str(a, flag, NULL);
+        if (!v) continue;
+        char *end;
+        double x = strtod(v, &end);
+        if (end == v || *end) {
+            user_error("usage: " QUANTIZE_USAGE, "%s takes a number, not '%s'", flag, v);
+            *bad = 1;
+            continue;
+        }
+        if (!j) j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, QUANTIZE_NUMBERS[i], x);
+    }
+    for (int i = 0; QUANTIZE_SWITCHES[i]; i++) {
+        snprintf(flag, sizeof flag, "--%s", QUANTIZE_SWITCHES[i]);
+        if (!args_flag(a, flag)) continue;
+        if (!j) j = cJSON_CreateObject();
+        cJSON_AddTrueToObject(j, QUANTIZE_SWITCHES[i]);
+    }
+    return j;
+}
+
+/* RUN_DIR without trailing slashes into run; EXIT_USAGE after a message when
+ * --out names the run itself. */
+static int quantize_paths(const char *arg, const char *out, char *run, size_t cap) {
     snprintf(run, cap, "%s", arg);
     for (size_t n = strlen(run); n > 1 && run[n - 1] == '/'; n--) run[n - 1] = '\0';
-    if (out_arg) snprintf(out, cap, "%s", out_arg);
-    else snprintf(out, cap, "%s-int8", run);
-    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0';
-    if (strcmp(out, run) == 0) {
+    if (out && strcmp(out, run) == 0) {
         user_error_usage("give another --out DIR", "--out %s is the run itself: quantize writes a new run", out);
         return EXIT_USAGE;
     }
@@ -188,24 +273,32 @@ int cmd_quantize(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *out_arg = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
     long threads = args_int(&a, "--threads", 0);
-    int json = args_flag(&a, "--json");
+    int json = args_flag(&a, "--json"), bad = 0;
+    cJSON *settings = quantize_flags(&a, &bad);
     const char *pos[64];
     int np = args_positional(&a, pos, 64);
     int rc = args_finish(&a, QUANTIZE_USAGE);
-    if (rc) return rc;
-    if (np < 1 || np > 64 || threads < 0 || (out_arg && np > 1)) {
-        user_error("usage: " QUANTIZE_USAGE, "quantize takes 1 to 64 run directories (--out with one only), "
-                   "--threads >= 0");
-        return EXIT_USAGE;
+    if (!rc && (bad || np < 1 || np > 64 || threads < 0 || (out_arg && np > 1))) {
+        if (!bad) user_error("usage: " QUANTIZE_USAGE, "quantize takes 1 to 64 run directories (--out with one only), "
+                             "--threads >= 0");
+        rc = EXIT_USAGE;
+    }
+    char run[4096], out[4200] = "";
+    if (out_arg) {
+        snprintf(out, sizeof out, "%s", out_arg);
+        for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0';
+    }
+    for (int i = 0; i < np && !rc; i++)   /* every path checked before the first run is quantized */
+        rc = quantize_paths(pos[i], out_arg ? out : NULL, run, sizeof run);
+    if (rc) {
+        cJSON_Delete(settings);
+        return rc;
     }
     threads_init((int)threads);
-    char run[4200], out[4200];
-    for (int i = 0; i < np; i++)   /* every path checked before the first run is quantized */
-        if ((rc = quantize_paths(pos[i], out_arg, run, out, sizeof run)) != 0) return rc;
     cJSON *lines = cJSON_CreateArray();
     for (int i = 0; i < np && rc == 0; i++) {
-        quantize_paths(pos[i], out_arg, run, out, sizeof run);
-        rc = quantize_run(run, out, json, lines);
+        quantize_paths(pos[i], NULL, run, sizeof run);
+        rc = quantize_run(run, out_arg ? out : NULL, settings, json, lines);
     }
     if (rc == 0 && results) {
         char *command = cli_command_line(argc, argv);
@@ -213,5 +306,6 @@ int cmd_quantize(int argc, char **argv) {
         free(command);
     }
     cJSON_Delete(lines);
+    cJSON_Delete(settings);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* quantize_table.c — `glue quantize RUN... --results FILE.json`: the fp32 run
- * and its quantized copy side by side, one row per (run, metric).
+ * and its quantized copy (int8 BERT, product-quantized fastText) side by
+ * side, one row per (run, metric).
  *
  * Each quantized run contributes the line `glue quantize --json` prints (its
  * task, model, fp32 and quantized best, both checkpoint sizes). The table
@@ -39,7 +40,10 @@ static cJSON *quantize_table_merge(const char *path, const cJSON *lines) {
 static void quantize_table_rows(ReportTable *t, const cJSON *rows) {
     const cJSON *r;
     cJSON_ArrayForEach(r, rows) {
-        const cJSON *f = get(r, "fp32"), *q = get(r, "int8"), *split;
+        const char *format = cJSON_GetStringValue(get(r, "format"));
+        char bytes[64];
+        snprintf(bytes, sizeof bytes, "%s_bytes", format ? format : "int8");
+        const cJSON *f = get(r, "fp32"), *q = get(r, format ? format : "int8"), *split;
         cJSON_ArrayForEach(split, f) {
             if (!cJSON_IsObject(split)) continue;
             const cJSON *m;
@@ -47,13 +51,13 @@ static void quantize_table_rows(ReportTable *t, const cJSON *rows) {
                 const cJSON *qm = get(get(q, split->string), m->string);
                 if (!cJSON_IsNumber(m) || !cJSON_IsNumber(qm)) continue;
                 report_table_add(t, "%s", cJSON_GetStringValue(get(r, "task")));
-                report_table_add(t, "%s", cJSON_GetStringValue(get(r, "model")));
+                report_table_add(t, "%s (%s)", cJSON_GetStringValue(get(r, "model")), format ? format : "int8");
                 report_table_add(t, "%s %s", split->string, m->string);
                 report_table_add(t, "%.2f", m->valuedouble);
                 report_table_add(t, "%.2f", qm->valuedouble);
                 report_table_add(t, "%+.2f", qm->valuedouble - m->valuedouble);
                 report_table_add(t, "%.1f", cJSON_GetNumberValue(get(r, "fp32_bytes")) / 1e6);
-                report_table_add(t, "%.1f", cJSON_GetNumberValue(get(r, "int8_bytes")) / 1e6);
+                report_table_add(t, "%.2f", cJSON_GetNumberValue(get(r, bytes)) / 1e6);
                 report_table_add(t, "%s", cJSON_GetStringValue(get(r, "run")));
             }
         }
@@ -67,7 +71,7 @@ int quantize_table_write(const char *path, const cJSON *lines, const char *comma
     cJSON *rows = quantize_table_merge(path, lines);
     cJSON_AddItemToObject(out, "rows", rows);
     ReportTable *t = report_table_create(9);
-    const char *head[] = {"Task", "Model", "Metric", "fp32", "int8", "Δ", "fp32 MB", "int8 MB", "Run"};
+    const char *head[] = {"Task", "Model (format)", "Metric", "fp32", "quantized", "Δ", "fp32 MB", "quantized MB", "Run"};
     for (int i = 0; i < 9; i++) report_table_add(t, "%s", head[i]);
     quantize_table_rows(t, rows);
     char md[4200], *text = NULL;
@@ -75,8 +79,8 @@ int quantize_table_write(const char *path, const cJSON *lines, const char *comma
     snprintf(md, sizeof md, "%.*s.md", (int)(strlen(path) > 5 && !strcmp(path + strlen(path) - 5, ".json")
                                                  ? strlen(path) - 5 : strlen(path)), path);
     FILE *f = open_memstream(&text, &len);
-    fprintf(f, "# fp32 against int8: dev metrics of each run and its quantized copy\n\n"
-               "Made by `%s` (rows of earlier runs kept). Δ = int8 − fp32; sizes are the checkpoint files.\n\n",
+    fprintf(f, "# fp32 against quantized: dev metrics of each run and its quantized copy\n\n"
+               "Made by `%s` (rows of earlier runs kept). Δ = quantized − fp32; sizes are the checkpoint files.\n\n",
             command);
     report_table_print_markdown(t, f);
     fclose(f);

@@ -30,7 +30,7 @@
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
- * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `load_external`, `score_scale`,
+ * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `quantize`, `load_external`, `score_scale`,
  * `data_parallel`, `memory_bytes` and `check_config` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
@@ -138,6 +138,15 @@ typedef struct ModelOps {
      * for a model that was loaded from one). */
     int (*use_int8)(Model *m);
     int (*save_int8)(const Model *m, const char *path);
+    /* Optional (NULL: none). `glue quantize` of a model that compresses in
+     * its own way (fastText: product quantization, FastText.zip): m is
+     * compressed in place as settings say (keys of quantize_settings; train:
+     * the training split, for settings that retrain; NULL when none does),
+     * after which `save` writes the compressed checkpoint and `load` reads it
+     * back. 0, or -1 after a message (also for a model already compressed). */
+    int (*quantize)(Model *m, const cJSON *settings, const Dataset *train);
+    const struct SettingSpec *quantize_settings;
+    int num_quantize_settings;
     /* Optional (NULL: none). A model trained elsewhere, scored as it is:
      * `eval/predict --init DIR` (BERT: a Hugging Face classifier directory).
      * NULL + message on error. */

@@ -6,8 +6,6 @@
  * then taken apart by BERT's and the translation model's config readers; the
  * header peek of the memory check (checkpoint_peek_loaded_bytes) sees every file. */
 #include "core/checkpoint.h"
-#include "core/checkpoint_format.h"
-#include "core/crc32.h"
 #include "models/bert/bert.h"
 #include "models/seq2seq/seq2seq.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -15,33 +13,13 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-/* header + deflate(payload), with the CRC the reader expects. */
-static uint8_t *wrap(const uint8_t *payload, size_t n, size_t *out_n) {
-    uLongf cap = compressBound((uLong)n);
-    uint8_t *buf = malloc(CKPT_HEADER_SIZE + cap);
-    if (!buf || compress2(buf + CKPT_HEADER_SIZE, &cap, payload, (uLong)n, 1) != Z_OK) abort();
-    uint32_t version = CHECKPOINT_VERSION, hsize = CKPT_HEADER_SIZE, zero = 0;
-    uint64_t stored = cap, raw = n;
-    memcpy(buf, CKPT_MAGIC, 8);
-    memcpy(buf + 8, &version, 4);
-    memcpy(buf + 12, &hsize, 4);
-    memcpy(buf + 16, &stored, 8);
-    memcpy(buf + 24, &raw, 8);
-    uint32_t crc = crc32_update(crc32_update(0, buf + CKPT_HEADER_SIZE, cap), buf + 8, CKPT_CRC_HEADER_END - 8);
-    memcpy(buf + 32, &crc, 4);
-    memcpy(buf + 36, &zero, 4);
-    *out_n = CKPT_HEADER_SIZE + cap;
-    return buf;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     const char *path = fuzz_path("model.ckpt");
     if (data[0] & 1) {
         size_t n;
-        uint8_t *file = wrap(data + 1, size - 1, &n);
+        uint8_t *file = fuzz_ckpt_wrap(data + 1, size - 1, CHECKPOINT_VERSION, &n);
         fuzz_write(path, file, n, 0);
         free(file);
     } else {

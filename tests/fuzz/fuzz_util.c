@@ -2,6 +2,9 @@
 #define _XOPEN_SOURCE 700
 #include "tests/fuzz/fuzz_util.h"
 
+#include "core/checkpoint_format.h"
+#include "core/crc32.h"
+
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,4 +78,22 @@ char *fuzz_strndup(const uint8_t *data, size_t n) {
     if (n) memcpy(s, data, n);
     s[n] = '\0';
     return s;
+}
+
+uint8_t *fuzz_ckpt_wrap(const uint8_t *payload, size_t n, uint32_t version, size_t *out_n) {
+    uLongf cap = compressBound((uLong)n);
+    uint8_t *buf = malloc(CKPT_HEADER_SIZE + cap);
+    if (!buf || compress2(buf + CKPT_HEADER_SIZE, &cap, payload, (uLong)n, 1) != Z_OK) abort();
+    uint32_t hsize = CKPT_HEADER_SIZE, zero = 0;
+    uint64_t stored = cap, raw = n;
+    memcpy(buf, CKPT_MAGIC, 8);
+    memcpy(buf + 8, &version, 4);
+    memcpy(buf + 12, &hsize, 4);
+    memcpy(buf + 16, &stored, 8);
+    memcpy(buf + 24, &raw, 8);
+    uint32_t crc = crc32_update(crc32_update(0, buf + CKPT_HEADER_SIZE, cap), buf + 8, CKPT_CRC_HEADER_END - 8);
+    memcpy(buf + 32, &crc, 4);
+    memcpy(buf + 36, &zero, 4);
+    *out_n = CKPT_HEADER_SIZE + cap;
+    return buf;
 }

@@ -25,6 +25,11 @@ void fuzz_write(const char *path, const uint8_t *data, size_t n, int gz);
 void fuzz_remove(const char *path);
 /* Splits data at FUZZ_SEP into at most max parts; returns the count. */
 int fuzz_split(const uint8_t *data, size_t n, const uint8_t **part, size_t *len, int max);
+/* A glue checkpoint file (core/checkpoint.h) of the given header version
+ * around payload records: header + deflate(payload) with the CRC the reader
+ * expects, so a harness reaches the record parser behind the checksum
+ * (caller frees; its size in *out_n). */
+uint8_t *fuzz_ckpt_wrap(const uint8_t *payload, size_t n, uint32_t version, size_t *out_n);
 /* A NUL-terminated copy (caller frees). */
 char *fuzz_strndup(const uint8_t *data, size_t n);
 

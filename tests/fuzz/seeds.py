@@ -111,9 +111,9 @@ def ckpt_records(config, tensors=(), blobs=()):
     return out + b"\x00"
 
 
-def ckpt_file(records):
+def ckpt_file(records, version=1):
     stored = zlib.compress(records, 1)
-    head = struct.pack("<II", 1, 40) + struct.pack("<QQ", len(stored), len(records))
+    head = struct.pack("<II", version, 40) + struct.pack("<QQ", len(stored), len(records))
     crc = zlib.crc32(head, zlib.crc32(stored))
     return b"GLUECKPT" + head + struct.pack("<II", crc, 0) + stored
 
@@ -132,6 +132,67 @@ def ckpt_seeds():
         put("fuzz_checkpoint", "raw%d" % i, b"\x00" + ckpt_file(r))
         put("fuzz_checkpoint", "wrapped%d" % i, b"\x01" + r)
     put("fuzz_checkpoint", "wrapped_truncated", b"\x01" + recs[0][:50])
+
+
+def ft_records(config, tensors, blobs):
+    """Checkpoint records with explicit tensor data: (name, shape, dtype, bytes)."""
+    js = json.dumps(config).encode()
+    out = struct.pack("<BI", 1, len(js)) + js
+    for name, shape, dtype, data in tensors:
+        out += struct.pack("<BH", 2, len(name)) + name.encode() + struct.pack("<BB", dtype, len(shape))
+        out += b"".join(struct.pack("<q", s) for s in shape) + data
+    for name, data in blobs:
+        out += struct.pack("<BH", 3, len(name)) + name.encode() + struct.pack("<Q", len(data)) + data
+    return out + b"\x00"
+
+
+def f32(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def i8_codes(*v):
+    """Centroid indices as stored: index - 128, signed bytes."""
+    return struct.pack("<%db" % len(v), *[x - 128 for x in v])
+
+
+def ft_seeds():
+    """fastText checkpoints for fuzz_fasttext_ckpt: dim 4, three words and two
+    bucket rows; fp32, and product quantized (fasttext_io_pq.c) with and
+    without qnorm and qout. Byte 0: bit 0 wrapped, bits 1-2 the task (0 SST-2,
+    2 STS-B)."""
+    cfg = {"epochs": 1, "lr": 0.1, "batch": 1000, "dim": 4, "wordNgrams": 2, "minCount": 1, "minn": 0,
+           "maxn": 0, "bucket": 1000, "loss": "softmax", "tokenizer": "basic", "threads": 1}
+    words = [("</s>", 9), ("good", 3), ("film", 2)]
+    V = len(words)
+    blobs = [("seed", struct.pack("<Q", 7)), ("words", b"".join(w.encode() + b"\0" for w, _ in words)),
+             ("counts", struct.pack("<3q", *[c for _, c in words])), ("label_count", struct.pack("<2q", 4, 5)),
+             ("bucket_rows", struct.pack("<2i", V + 5, V + 917))]
+    head = {"model": "fasttext", "task": "sst2", "num_labels": 2, "config": cfg}
+    fp32 = [("wi_words", [V, 4], 0, f32(*[0.1 * i for i in range(V * 4)])),
+            ("wi_buckets.0", [2, 4], 0, f32(*[-0.2 * i for i in range(8)])),
+            ("wo", [2, 4], 0, f32(1, -1, 0.5, 0, -1, 1, -0.5, 0)), ("bias", [1], 0, f32(0))]
+    n = V + 2   # kept rows: ksub = 5, two sub-vectors of 2
+    pq = [("wi_codes", [n, 2], 3, i8_codes(0, 1, 2, 3, 4, 0, 1, 2, 3, 4)),
+          ("wi_centroids", [5 * 4], 0, f32(*[0.05 * i - 0.4 for i in range(20)])),
+          ("wi_norm_codes", [n], 3, i8_codes(4, 3, 2, 1, 0)), ("wi_norm_centroids", [5], 0, f32(1, 2, 0.5, 3, 0.1)),
+          ("wo_codes", [2, 2], 3, i8_codes(0, 1, 1, 0)), ("wo_centroids", [2 * 4], 0, f32(1, -1, 0.5, 0, -1, 1, -0.5, 0)),
+          ("wo_norm_codes", [2], 3, i8_codes(0, 1)), ("wo_norm_centroids", [2], 0, f32(1.5, 0.7)),
+          ("bias", [1], 0, f32(0))]
+    quant = {"method": "pq", "version": 1, "dsub": 2, "cutoff": 0, "qnorm": True, "qout": True, "retrain": False,
+             "epoch": 5, "lr": 0.05}
+    plain = dict(quant, qnorm=False, qout=False)
+    pq_plain = [t for t in pq if "norm" not in t[0] and not t[0].startswith("wo_")]
+    pq_plain.insert(2, ("wo", [2, 4], 0, f32(1, -1, 0.5, 0, -1, 1, -0.5, 0)))
+    stsb = dict(head, task="stsb", num_labels=1, quantized=plain)
+    cases = [("fp32", 0, ft_records(head, fp32, blobs)),
+             ("pq_qnorm_qout", 0, ft_records(dict(head, quantized=quant), pq, blobs)),
+             ("pq_plain", 0, ft_records(dict(head, quantized=plain), pq_plain, blobs)),
+             ("pq_stsb", 2, ft_records(stsb, [t if t[0] != "wo" else ("wo", [1, 4], 0, f32(1, 2, 3, 4))
+                                              for t in pq_plain], blobs[:3] + blobs[4:])),
+             ("pq_later_version", 0, ft_records(dict(head, quantized=dict(quant, version=2)), pq, blobs))]
+    for name, task, r in cases:
+        put("fuzz_fasttext_ckpt", "raw_" + name, bytes([task << 1]) + ckpt_file(r, 2))
+        put("fuzz_fasttext_ckpt", "wrapped_" + name, bytes([task << 1 | 1]) + r)
 
 
 def safetensors(tensors, meta=None):
@@ -228,6 +289,7 @@ if __name__ == "__main__":
     text_seeds()
     pred_seeds()
     ckpt_seeds()
+    ft_seeds()
     hf_seeds()
     config_seeds()
     token_cache_seeds()

@@ -133,6 +133,8 @@ void ft_free(FastText *m) {
     free(m->wi);
     free(m->wi_ready);
     free(m->wo);
+    ft_qmatrix_free(&m->qi);
+    ft_qmatrix_free(&m->qo);
     workers_free(m->workers);
     free(m->scratch);
     free(m->worker_loss);
@@ -186,6 +188,10 @@ static int ft_check_config(const cJSON *config, const Task *task) {
     return m ? 0 : -1;
 }
 
+static int ft_quantize_ops(Model *m, const cJSON *settings, const Dataset *train) {
+    return ft_quantize((FastText *)m, settings, train);
+}
+
 static int ft_length(const Encoded *e, int row) { return (int)(e->off[row + 1] - e->off[row]); }
 
 const ModelOps FASTTEXT_OPS = {
@@ -207,4 +213,7 @@ const ModelOps FASTTEXT_OPS = {
     .load_state = ft_load_state_ops,
     .settings = FT_SETTINGS,
     .num_settings = NUM_FT_SETTINGS,
+    .quantize = ft_quantize_ops,
+    .quantize_settings = FT_QUANT_SETTINGS,
+    .num_quantize_settings = FT_NUM_QUANT_SETTINGS,
 };

@@ -5,6 +5,9 @@
  *   fasttext_train.c  the Hogwild SGD step (softmax, hierarchical softmax, squared loss)
  *   fasttext_hs.c     the Huffman tree over label counts for hierarchical softmax
  *   fasttext_io.c     save / load through the checkpoint module
+ *   fasttext_pq.c     product quantization of a matrix (fasttext_pq.h)
+ *   fasttext_quantize.c  `glue quantize`: pruning by norm, retraining, quantizing the model
+ *   fasttext_io_pq.c  save / load of a quantized model
  * Outside code needs only FASTTEXT_OPS (models/registry.c) and FT_SEP (the
  * benchmark writes pairs the way the model joins them); the rest is the model's
  * private anatomy.
@@ -19,10 +22,13 @@
 
 #include <stdint.h>
 
+#include "core/checkpoint.h"
 #include "core/vec.h"
 #include "core/workers.h"
+#include "models/baselines/fasttext_pq.h"
 #include "models/baselines/word_dict.h"
 #include "models/model.h"
+#include "models/run_config.h"
 
 extern const ModelOps FASTTEXT_OPS;
 /* The official tool's supervised defaults (FASTTEXT_OPS defaults differ for GLUE). */
@@ -48,6 +54,18 @@ typedef struct FtConfig {
     int threads;        /* Hogwild workers */
     uint64_t seed;
 } FtConfig;
+
+/* The reference's `fasttext quantize` settings, with its defaults
+ * (fasttext_quantize.c: FT_QUANT_SETTINGS). */
+typedef struct FtQuantConfig {
+    int dsub;           /* values per sub-vector of the input matrix (the output's: 2) */
+    long cutoff;        /* keep this many input rows, the largest by norm (0: all) */
+    int qnorm;          /* quantize the row norms apart */
+    int qout;           /* quantize the output matrix too */
+    int retrain;        /* after the cutoff, train the kept rows again */
+    int epochs;         /* retraining: epochs and initial learning rate */
+    float lr;
+} FtQuantConfig;
 
 /* Huffman tree over the labels: each label's path of internal nodes (rows of the
  * output matrix) and the branch taken at each. */
@@ -76,6 +94,14 @@ typedef struct FastText {
     long scratch_stride;/* 2C + K rounded up to a cache line: workers never share one */
     double *worker_loss;/* (threads, WORKER_DOUBLES_PER_LINE) each worker's loss sum, own line */
     Workers *workers; /* cfg.threads workers */
+    /* Product quantized (fasttext_quantize.c, or loaded so): wi and wo hold the
+     * rows the codes give back; only rows with wi_ready are kept, and encode
+     * drops the others (words and n-grams the cutoff removed, n-grams never
+     * seen in training), as the reference's pruned dictionary does. */
+    int quantized;
+    FtQuantConfig qcfg;
+    FtQMatrix qi;       /* the kept input rows: words 0..V-1, then the kept bucket rows ascending */
+    FtQMatrix qo;       /* qcfg.qout: the output rows */
 } FastText;
 
 struct Encoded {
@@ -126,8 +152,32 @@ FastText *ft_new(const cJSON *config, const Task *task, uint64_t seed);
 void ft_alloc(FastText *m);
 void ft_free(FastText *m);
 
+/* fasttext_quantize.c */
+/* The quantized checkpoint format this code writes and reads ("quantized"."version"). */
+#define FT_PQ_FORMAT 1
+#define FT_NUM_QUANT_SETTINGS 7
+extern const SettingSpec FT_QUANT_SETTINGS[FT_NUM_QUANT_SETTINGS];
+/* Quantizes m in place with settings (FT_QUANT_SETTINGS keys; missing keys
+ * take the defaults); train: the training split (needed by retrain). 0, or -1
+ * after a message. */
+int ft_quantize(FastText *m, const cJSON *settings, const Dataset *train);
+/* The kept rows in qi's order into rows (V + kept buckets); returns the count. */
+long ft_kept_rows(const FastText *m, int32_t *rows);
+/* Parses a saved or given quantize config; 0, or -1 after a message. */
+int ft_quant_config_parse(const cJSON *j, FtQuantConfig *q);
+cJSON *ft_quant_config_json(const FtQuantConfig *q);
+
+/* fasttext_io_pq.c: the quantized model's tensors (see there); load: after
+ * the head and ft_alloc; 0, or -1 after a message. */
+int ft_write_quantized(CkptWriter *w, const FastText *m);
+int ft_load_quantized(FastText *m, const Checkpoint *c, const cJSON *quantized, const char *path);
+
 /* fasttext_io.c */
 int ft_save(const FastText *m, const char *path);
+/* One message for any damaged checkpoint; returns -1. */
+int ft_bad(const char *path, const char *what);
+const CkptBlob *ft_blob(const Checkpoint *c, const char *name, long size);
+const CkptTensor *ft_tensor(const Checkpoint *c, const char *name, long rows, long cols);
 FastText *ft_load(const char *path, const Task *task);
 int ft_save_state(const FastText *m, const char *path);
 int ft_load_state(FastText *m, const char *path);

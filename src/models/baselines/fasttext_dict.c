@@ -6,7 +6,9 @@
  * are: each known word's id, the char n-grams of every word but FT_EOS (maxn > 0),
  * and the word n-grams of all words, known or not (wordNgrams > 1); n-gram rows
  * live after the V word rows, in `bucket` hashed rows — exactly the reference's
- * Dictionary::getLine for supervised training. */
+ * Dictionary::getLine for supervised training. A quantized model keeps only some
+ * rows (fasttext_quantize.c): the others are left out, as the reference's pruned
+ * dictionary leaves them. */
 #include "models/baselines/fasttext.h"
 
 #include <stdlib.h>
@@ -85,6 +87,19 @@ static int encode_example(IdBuf *b, WordList *w, const FastText *m, const Exampl
     return w->n;
 }
 
+/* A quantized model keeps only some rows: the others leave each text's rows
+ * (its token count, which paces the learning rate, stays). */
+static void ft_encoded_drop_unkept(const FastText *m, Encoded *e) {
+    int64_t w = 0;
+    for (int r = 0; r < e->n; r++) {
+        int64_t lo = e->off[r], hi = e->off[r + 1];
+        e->off[r] = w;
+        for (int64_t i = lo; i < hi; i++)
+            if (m->wi_ready[e->ids[i]]) e->ids[w++] = e->ids[i];
+    }
+    e->off[e->n] = w;
+}
+
 Encoded *ft_encode(FastText *m, const Dataset *d) {
     Encoded *e = xcalloc(1, sizeof *e);
     e->n = d->n;
@@ -109,6 +124,10 @@ Encoded *ft_encode(FastText *m, const Dataset *d) {
     word_list_free(&w);
     free(b.hashes);
     e->ids = b.ids ? b.ids : xmalloc(sizeof *e->ids);
+    if (m->quantized) {
+        ft_encoded_drop_unkept(m, e);
+        return e;
+    }
     /* Bucket rows get their (fixed) random init the first time a text uses them,
      * so the 2M-row table costs memory only for the n-grams that occur. */
     for (int64_t i = 0; i < b.n; i++)

@@ -10,10 +10,15 @@
  *   tensors  "wi_words" (V, C); "wi_buckets.<k>" (<= FT_SAVE_ROWS, C), the used
  *            bucket rows in the order of "bucket_rows"; "wo" (out_rows, C); "bias" (1)
  * Only used rows are stored: the 2M-row hash table of a bigram model costs what its
- * n-grams use, not 800 MB. */
+ * n-grams use, not 800 MB.
+ * A product-quantized model (`glue quantize`) has "quantized" (its settings and
+ * format version) in the config and codes instead of "wi_*" / "wo"
+ * (fasttext_io_pq.c); its codes are int8 tensors, so the file is of version 2
+ * and a glue from before int8 checkpoints refuses it by that version. */
 #include "models/baselines/fasttext.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +34,7 @@ static cJSON *ft_checkpoint_config(const FastText *m) {
     cJSON_AddStringToObject(j, "task", m->task->name);
     cJSON_AddNumberToObject(j, "num_labels", m->K);
     cJSON_AddItemToObject(j, "config", cJSON_Duplicate(m->config, 1));
+    if (m->quantized) cJSON_AddItemToObject(j, "quantized", ft_quant_config_json(&m->qcfg));
     return j;
 }
 
@@ -73,7 +79,8 @@ int ft_save(const FastText *m, const char *path) {
     cJSON_Delete(config);
     int rc = -1;
     if (w) {
-        if (ft_write_blobs(w, m, bucket_rows, nb) == 0 && ft_write_tensors(w, m, bucket_rows, nb) == 0)
+        if (ft_write_blobs(w, m, bucket_rows, nb) == 0 &&
+            (m->quantized ? ft_write_quantized(w, m) : ft_write_tensors(w, m, bucket_rows, nb)) == 0)
             rc = checkpoint_writer_commit(w);
         else
             checkpoint_writer_abort(w);
@@ -84,14 +91,14 @@ int ft_save(const FastText *m, const char *path) {
 
 /* ---- loading ---- */
 
-static int ft_bad(const char *path, const char *what) {
+int ft_bad(const char *path, const char *what) {
     user_error("re-train the model (glue finetune TASK --model fasttext)", "%s: not a usable fastText checkpoint: %s",
                path, what);
     return -1;
 }
 
 /* A blob that must hold exactly `size` bytes (size < 0: any multiple of -size). */
-static const CkptBlob *ft_blob(const Checkpoint *c, const char *name, long size) {
+const CkptBlob *ft_blob(const Checkpoint *c, const char *name, long size) {
     const CkptBlob *b = checkpoint_find_blob(c, name);
     if (!b) return NULL;
     if (size >= 0 ? b->size != (size_t)size : b->size % (size_t)(-size) != 0) return NULL;
@@ -99,7 +106,7 @@ static const CkptBlob *ft_blob(const Checkpoint *c, const char *name, long size)
 }
 
 /* A tensor of exactly (rows, cols) (cols 0: 1-D of rows). */
-static const CkptTensor *ft_tensor(const Checkpoint *c, const char *name, long rows, long cols) {
+const CkptTensor *ft_tensor(const Checkpoint *c, const char *name, long rows, long cols) {
     const CkptTensor *t = checkpoint_find_tensor(c, name);
     if (!t) return NULL;
     if (cols ? t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols : t->ndim != 1 || t->shape[0] != rows)
@@ -158,6 +165,12 @@ static FastText *ft_load_head(const Checkpoint *c, const Task *task, const char 
     return m;
 }
 
+static int ft_finite(const CkptTensor *t) {
+    for (long i = 0; i < t->numel; i++)
+        if (!isfinite(t->data[i])) return 0;
+    return 1;
+}
+
 /* The weights: word rows, used bucket rows, output layer. */
 static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
     long V = word_dict_size(&m->dict), C = m->cfg.dim;
@@ -165,6 +178,7 @@ static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
     const CkptTensor *bias = ft_tensor(c, "bias", 1, 0);
     const CkptBlob *rows = ft_blob(c, "bucket_rows", -(long)sizeof(int32_t));
     if (!words || !wo || !bias || !rows) return ft_bad(path, "a weight tensor is missing or has the wrong shape");
+    if (!ft_finite(words) || !ft_finite(wo) || !ft_finite(bias)) return ft_bad(path, "a weight is NaN or infinite");
     memcpy(m->wi, words->data, (size_t)(V * C) * sizeof *m->wi);
     memset(m->wi_ready, 1, (size_t)V);
     memcpy(m->wo, wo->data, (size_t)(m->out_rows * C) * sizeof *m->wo);
@@ -177,6 +191,7 @@ static int ft_load_weights(FastText *m, const Checkpoint *c, const char *path) {
         snprintf(name, sizeof name, "wi_buckets.%ld", k);
         const CkptTensor *t = ft_tensor(c, name, n, C);
         if (!t) return ft_bad(path, "bucket rows missing or of the wrong shape");
+        if (!ft_finite(t)) return ft_bad(path, "a weight is NaN or infinite");
         for (long i = 0; i < n; i++) {
             long r = idx[lo + i];
             if (r < V || r >= m->rows || (lo + i > 0 && r <= idx[lo + i - 1]))
@@ -194,7 +209,8 @@ FastText *ft_load(const char *path, const Task *task) {
     FastText *m = ft_load_head(c, task, path);
     if (m) {
         ft_alloc(m);
-        if (ft_load_weights(m, c, path) != 0) {
+        const cJSON *quantized = cJSON_GetObjectItemCaseSensitive(c->config, "quantized");
+        if ((quantized ? ft_load_quantized(m, c, quantized, path) : ft_load_weights(m, c, path)) != 0) {
             ft_free(m);
             m = NULL;
         }

@@ -96,38 +96,13 @@ static void ent_compare_torch(const SynthTask *st) {
     memcpy(m->w.dlogits, r, sizeof(float) * (size_t)n * K);
     params_zero_grad(p);
     ent_batch_backward(m);
-    int np = params_num_tensors(p), ni = 0, no = 0;
-    RefTensor *in = xcalloc((size_t)np + 5, sizeof *in), *out = xcalloc((size_t)np + 1, sizeof *out);
-    char (*gname)[PARAM_NAME_MAX + 8] = xcalloc((size_t)np, sizeof *gname);
-    float **grads = xcalloc((size_t)np, sizeof *grads), logits[REF_N * 3];
-    for (int h = 0; h < np; h++) {
-        const ParamTensor *t = params_tensor(p, h);
-        in[ni++] = (RefTensor){t->name, params_data(p, h), t->numel};
-        snprintf(gname[h], sizeof gname[h], "grad.%s", t->name);
-        grads[h] = xmalloc((size_t)t->numel * sizeof **grads);
-        out[no++] = (RefTensor){gname[h], grads[h], t->numel};
-    }
-    in[ni++] = (RefTensor){"ids", ids, (long)n * REF_T};
-    in[ni++] = (RefTensor){"la", la, n};
-    in[ni++] = (RefTensor){"lb", lb, n};
-    in[ni++] = (RefTensor){"sents", sents, (long)n * REF_T};
-    in[ni++] = (RefTensor){"r", r, (long)n * K};
-    out[no++] = (RefTensor){"logits", logits, (long)n * K};
+    RefTensor in[] = {{"ids", ids, (long)n * REF_T}, {"la", la, n}, {"lb", lb, n},
+                      {"sents", sents, (long)n * REF_T}, {"r", r, (long)n * K}};
     char args[128];
     snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d", word_vocab_size(&m->base.vocab), m->cfg.dim,
              m->cfg.blocks, m->cfg.max_len, K, m->base.pair, n, REF_T);
-    if (torchref_run("entnet_ref.py", args, in, ni, out, no) == 1) {
-        double e = torchref_max_diff(m->w.logits, logits, (long)n * K);
-        CHECK_MSG(e <= 1e-5, "%s logits: max diff %g", st->name, e);
-        for (int h = 0; h < np; h++) {
-            const ParamTensor *t = params_tensor(p, h);
-            long skip = strcmp(t->name, "emb") == 0 ? m->cfg.dim : 0;   /* the padding row is held at zero */
-            e = torchref_max_diff(params_grad(p, h) + skip, grads[h] + skip, t->numel - skip);
-            CHECK_MSG(e <= 1e-5, "%s gradient of %s: max diff %g", st->name, t->name, e);
-        }
-    }
-    for (int h = 0; h < np; h++) free(grads[h]);
-    free(grads); free(gname); free(in); free(out);
+    zoo_check_torch_grads("entnet_ref.py", args, p, in, (int)(sizeof in / sizeof *in),
+                          m->w.logits, (long)n * K, 1e-5, m->cfg.dim, st->name);
     ENTNET_OPS.encoded_free((Encoded *)s);
     ENTNET_OPS.free((Model *)m);
 done:

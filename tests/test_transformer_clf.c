@@ -91,36 +91,15 @@ static void tf_compare_torch(const SynthTask *st, const char *pool) {
     memcpy(m->w.dlogits, r, (size_t)n * K * sizeof *r);
     params_zero_grad(p);
     tf_batch_backward(m);
-    int np = params_num_tensors(p), ni = 0, no = 0;
-    RefTensor *in = xcalloc((size_t)np + 3, sizeof *in), *out = xcalloc((size_t)np + 1, sizeof *out);
-    char (*gname)[PARAM_NAME_MAX + 8] = xcalloc((size_t)np, sizeof *gname);
-    float **grads = xcalloc((size_t)np, sizeof *grads), logits[REF_N * 3];
-    for (int h = 0; h < np; h++) {
-        const ParamTensor *t = params_tensor(p, h);
-        in[ni++] = (RefTensor){t->name, params_data(p, h), t->numel};
-        snprintf(gname[h], sizeof gname[h], "grad.%s", t->name);
-        grads[h] = xmalloc((size_t)t->numel * sizeof **grads);
-        out[no++] = (RefTensor){gname[h], grads[h], t->numel};
-    }
-    in[ni++] = (RefTensor){"ids", ids, (long)B * T};
-    in[ni++] = (RefTensor){"lengths", lens, B};
-    in[ni++] = (RefTensor){"r", r, (long)n * K};
-    out[no++] = (RefTensor){"logits", logits, (long)n * K};
+    RefTensor in[] = {{"ids", ids, (long)B * T}, {"lengths", lens, B}, {"r", r, (long)n * K}};
     char args[160];
     snprintf(args, sizeof args, "%d %d %d %d %d %d %d %d %d %d %g", word_vocab_size(&m->base.vocab), C, m->cfg.heads,
              m->cfg.ff, m->cfg.layers, K, m->cfg.pool == TF_POOL_CLS, m->base.pair, n, T, (double)m->cfg.eps);
-    if (torchref_run("transformer_ref.py", args, in, ni, out, no) == 1) {
-        double e = torchref_max_diff(m->w.logits, logits, (long)n * K);
-        CHECK_MSG(e <= 1e-4, "%s %s logits: max diff %g", st->name, pool, e);
-        for (int h = 0; h < np; h++) {
-            const ParamTensor *t = params_tensor(p, h);
-            long skip = strcmp(t->name, "emb") == 0 ? C : 0;   /* the padding row is held at zero */
-            e = torchref_max_diff(params_grad(p, h) + skip, grads[h] + skip, t->numel - skip);
-            CHECK_MSG(e <= 1e-4, "%s %s gradient of %s: max diff %g", st->name, pool, t->name, e);
-        }
-    }
-    for (int h = 0; h < np; h++) free(grads[h]);
-    free(grads); free(gname); free(in); free(out); free(ids);
+    char label[96];
+    snprintf(label, sizeof label, "%s %s", st->name, pool);
+    zoo_check_torch_grads("transformer_ref.py", args, p, in, (int)(sizeof in / sizeof *in),
+                          m->w.logits, (long)n * K, 1e-4, C, label);
+    free(ids);
     TRANSFORMER_OPS.encoded_free((Encoded *)s);
     TRANSFORMER_OPS.free((Model *)m);
 done:

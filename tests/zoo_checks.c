@@ -1,5 +1,5 @@
 /* zoo_checks.c — save/load, exact resume and batch independence of a word
- * model through ModelOps (see zoo_checks.h). */
+ * model through ModelOps, and its gradients against PyTorch (see zoo_checks.h). */
 #include "tests/zoo_checks.h"
 
 #include <cjson/cJSON.h>
@@ -134,4 +134,33 @@ void zoo_check_divergence_refused(const ModelOps *ops, const SynthTask *st, cons
         ops->free(m);
     }
     synth_free(&d);
+}
+
+void zoo_check_torch_grads(const char *script, const char *args, const Params *p, const RefTensor *extra, int n_extra,
+                           const float *logits, long n_logits, double tol, long pad_row, const char *label) {
+    int np = params_num_tensors(p), ni = 0, no = 0;
+    RefTensor *in = xcalloc((size_t)np + (size_t)n_extra, sizeof *in), *out = xcalloc((size_t)np + 1, sizeof *out);
+    char (*gname)[PARAM_NAME_MAX + 8] = xcalloc((size_t)np, sizeof *gname);
+    float **grads = xcalloc((size_t)np, sizeof *grads), *ref_logits = xmalloc((size_t)n_logits * sizeof *ref_logits);
+    for (int h = 0; h < np; h++) {
+        const ParamTensor *t = params_tensor(p, h);
+        in[ni++] = (RefTensor){t->name, params_data(p, h), t->numel};
+        snprintf(gname[h], sizeof gname[h], "grad.%s", t->name);
+        grads[h] = xmalloc((size_t)t->numel * sizeof **grads);
+        out[no++] = (RefTensor){gname[h], grads[h], t->numel};
+    }
+    for (int k = 0; k < n_extra; k++) in[ni++] = extra[k];
+    out[no++] = (RefTensor){"logits", ref_logits, n_logits};
+    if (torchref_run(script, args, in, ni, out, no) == 1) {
+        double e = torchref_max_diff(logits, ref_logits, n_logits);
+        CHECK_MSG(e <= tol, "%s logits: max diff %g", label, e);
+        for (int h = 0; h < np; h++) {
+            const ParamTensor *t = params_tensor(p, h);
+            long skip = strcmp(t->name, "emb") == 0 ? pad_row : 0;
+            e = torchref_max_diff(params_grad(p, h) + skip, grads[h] + skip, t->numel - skip);
+            CHECK_MSG(e <= tol, "%s gradient of %s: max diff %g", label, t->name, e);
+        }
+    }
+    for (int h = 0; h < np; h++) free(grads[h]);
+    free(grads); free(gname); free(in); free(out); free(ref_logits);
 }

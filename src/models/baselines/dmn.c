@@ -139,27 +139,12 @@ static Model *dmn_create(const cJSON *config, const Task *task, const Dataset *t
     return (Model *)m;
 }
 
-static Model *dmn_load(const char *path, const Task *task) {
-    WordModelHead head;
-    Checkpoint *c = word_model_read(&DMN_KIND, task, path, &head);
-    if (!c) return NULL;
-    Dmn *m = dmn_new(head.config, task);
-    if (m) {
-        m->base.pair = head.pair;
-        m->base.vocab = head.vocab;
-        dmn_build(m, head.seed);
-    } else {
-        word_vocab_free(&head.vocab);
-    }
-    if (m && checkpoint_load_params(c, m->base.params) != 0) {
-        dmn_free(m);
-        m = NULL;
-    }
-    checkpoint_free(c);
-    return (Model *)m;
-}
-
 static void dmn_free_ops(Model *m) { dmn_free((Dmn *)m); }
+static Model *dmn_new_ops(const cJSON *config, const Task *task) { return (Model *)dmn_new(config, task); }
+static void dmn_build_ops(Model *m, uint64_t seed) { dmn_build((Dmn *)m, seed); }
+static Model *dmn_load(const char *path, const Task *task) {
+    return word_model_load(&DMN_KIND, task, path, dmn_new_ops, dmn_build_ops, dmn_free_ops);
+}
 
 const ModelOps DMN_OPS = {
     .name = "dmn",

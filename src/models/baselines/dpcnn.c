@@ -149,27 +149,12 @@ static Model *dp_create(const cJSON *config, const Task *task, const Dataset *tr
     return (Model *)m;
 }
 
-static Model *dp_load(const char *path, const Task *task) {
-    WordModelHead head;
-    Checkpoint *c = word_model_read(&DP_KIND, task, path, &head);
-    if (!c) return NULL;
-    Dpcnn *m = dp_new(head.config, task);
-    if (m) {
-        m->base.pair = head.pair;
-        m->base.vocab = head.vocab;
-        dp_build(m, head.seed);
-    } else {
-        word_vocab_free(&head.vocab);
-    }
-    if (m && checkpoint_load_params(c, m->base.params) != 0) {
-        dp_free(m);
-        m = NULL;
-    }
-    checkpoint_free(c);
-    return (Model *)m;
-}
-
 static void dp_free_ops(Model *m) { dp_free((Dpcnn *)m); }
+static Model *dp_new_ops(const cJSON *config, const Task *task) { return (Model *)dp_new(config, task); }
+static void dp_build_ops(Model *m, uint64_t seed) { dp_build((Dpcnn *)m, seed); }
+static Model *dp_load(const char *path, const Task *task) {
+    return word_model_load(&DP_KIND, task, path, dp_new_ops, dp_build_ops, dp_free_ops);
+}
 
 const ModelOps DPCNN_OPS = {
     .name = "dpcnn",

@@ -120,27 +120,12 @@ static Model *ent_create(const cJSON *config, const Task *task, const Dataset *t
     return (Model *)m;
 }
 
-static Model *ent_load(const char *path, const Task *task) {
-    WordModelHead head;
-    Checkpoint *c = word_model_read(&ENT_KIND, task, path, &head);
-    if (!c) return NULL;
-    Entnet *m = ent_new(head.config, task);
-    if (m) {
-        m->base.pair = head.pair;
-        m->base.vocab = head.vocab;
-        ent_build(m, head.seed);
-    } else {
-        word_vocab_free(&head.vocab);
-    }
-    if (m && checkpoint_load_params(c, m->base.params) != 0) {
-        ent_free(m);
-        m = NULL;
-    }
-    checkpoint_free(c);
-    return (Model *)m;
-}
-
 static void ent_free_ops(Model *m) { ent_free((Entnet *)m); }
+static Model *ent_new_ops(const cJSON *config, const Task *task) { return (Model *)ent_new(config, task); }
+static void ent_build_ops(Model *m, uint64_t seed) { ent_build((Entnet *)m, seed); }
+static Model *ent_load(const char *path, const Task *task) {
+    return word_model_load(&ENT_KIND, task, path, ent_new_ops, ent_build_ops, ent_free_ops);
+}
 
 const ModelOps ENTNET_OPS = {
     .name = "entnet",

@@ -10,22 +10,9 @@
 #include "core/common.h"
 #include "models/baselines/word_model_io.h"
 
+static Model *tc_new_ops(const cJSON *config, const Task *task) { return (Model *)tc_new(config, task); }
+static void tc_build_ops(Model *m, uint64_t seed) { tc_build((TextCnn *)m, seed); }
+static void tc_free_ops(Model *m) { tc_free((TextCnn *)m); }
 Model *tc_load(const char *path, const Task *task) {
-    WordModelHead head;
-    Checkpoint *c = word_model_read(&TC_KIND, task, path, &head);
-    if (!c) return NULL;
-    TextCnn *m = tc_new(head.config, task);
-    if (m) {
-        m->base.pair = head.pair;
-        m->base.vocab = head.vocab;
-        tc_build(m, head.seed);
-    } else {
-        word_vocab_free(&head.vocab);
-    }
-    if (m && checkpoint_load_params(c, m->base.params) != 0) {
-        tc_free(m);
-        m = NULL;
-    }
-    checkpoint_free(c);
-    return (Model *)m;
+    return word_model_load(&TC_KIND, task, path, tc_new_ops, tc_build_ops, tc_free_ops);
 }

@@ -190,27 +190,12 @@ static Model *tf_create(const cJSON *config, const Task *task, const Dataset *tr
     return (Model *)m;
 }
 
-static Model *tf_load(const char *path, const Task *task) {
-    WordModelHead head;
-    Checkpoint *c = word_model_read(&TF_KIND, task, path, &head);
-    if (!c) return NULL;
-    TransformerClf *m = tf_new(head.config, task);
-    if (m) {
-        m->base.pair = head.pair;
-        m->base.vocab = head.vocab;
-        tf_build(m, head.seed);
-    } else {
-        word_vocab_free(&head.vocab);
-    }
-    if (m && checkpoint_load_params(c, m->base.params) != 0) {
-        tf_free(m);
-        m = NULL;
-    }
-    checkpoint_free(c);
-    return (Model *)m;
-}
-
 static void tf_free_ops(Model *m) { tf_free((TransformerClf *)m); }
+static Model *tf_new_ops(const cJSON *config, const Task *task) { return (Model *)tf_new(config, task); }
+static void tf_build_ops(Model *m, uint64_t seed) { tf_build((TransformerClf *)m, seed); }
+static Model *tf_load(const char *path, const Task *task) {
+    return word_model_load(&TF_KIND, task, path, tf_new_ops, tf_build_ops, tf_free_ops);
+}
 
 static int tf_check_config(const cJSON *config, const Task *task) {
     TransformerClf *m = tf_new(config, task);   /* dim against heads; nothing allocated */

@@ -1,4 +1,4 @@
-/* word_model_io.c — model and state files of TextCNN and the BiLSTM (see
+/* word_model_io.c — model and state files of the word models (see
  * word_model_io.h). */
 #include "models/baselines/word_model_io.h"
 
@@ -82,6 +82,29 @@ Checkpoint *word_model_read(const WordModelKind *kind, const Task *task, const c
 fail:
     checkpoint_free(c);
     return NULL;
+}
+
+Model *word_model_load(const WordModelKind *kind, const Task *task, const char *path,
+                       Model *(*make_model)(const cJSON *config, const Task *task),
+                       void (*build)(Model *m, uint64_t seed), void (*free_model)(Model *m)) {
+    WordModelHead head;
+    Checkpoint *c = word_model_read(kind, task, path, &head);
+    if (!c) return NULL;
+    Model *m = make_model(head.config, task);
+    if (m) {
+        WordModelBase *b = (WordModelBase *)m;
+        b->pair = head.pair;
+        b->vocab = head.vocab;
+        build(m, head.seed);
+    } else {
+        word_vocab_free(&head.vocab);
+    }
+    if (m && checkpoint_load_params(c, ((WordModelBase *)m)->params) != 0) {
+        free_model(m);
+        m = NULL;
+    }
+    checkpoint_free(c);
+    return m;
 }
 
 int word_model_save_state(const WordModelKind *kind, const Optimizer *opt, const Params *params, const void *rng,

@@ -75,6 +75,14 @@ int word_model_save(const WordModelKind *kind, const Task *task, int pair, const
  * The checkpoint (for checkpoint_load_params; caller frees), or NULL after
  * one message. */
 Checkpoint *word_model_read(const WordModelKind *kind, const Task *task, const char *path, WordModelHead *head);
+/* A word model's whole load (ModelOps.load) for a model made in two steps:
+ * make_model reads the settings (NULL after a message, nothing allocated for
+ * the weights), build makes the weights from the file's vocabulary (taken over)
+ * and seed, which the file's tensors then fill; free_model releases a model
+ * whose weights do not load. The model or NULL after one message. */
+Model *word_model_load(const WordModelKind *kind, const Task *task, const char *path,
+                       Model *(*make_model)(const cJSON *config, const Task *task),
+                       void (*build)(Model *m, uint64_t seed), void (*free_model)(Model *m));
 /* One message: path is not a usable checkpoint of kind, because what. */
 void word_model_bad(const WordModelKind *kind, const char *path, const char *what);
 

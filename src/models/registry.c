@@ -10,11 +10,11 @@
  * static archive (libglue.a) included. Weak ones let a static link drop every
  * model without a word; `make test` links such a binary and checks its list. */
 extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS, TEXTRNN_OPS, RCNN_OPS, HAN_OPS, DPCNN_OPS,
-    TRANSFORMER_OPS;
+    TRANSFORMER_OPS, SEQ2SEQ_ATTN_OPS;
 
-enum { MODELS_BUILT_IN = 9, MODELS_MAX = 16 };
-static const ModelOps *models[MODELS_MAX] = {&BERT_OPS,  &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,     &TEXTRNN_OPS,
-                                             &RCNN_OPS,  &HAN_OPS,      &DPCNN_OPS,   &TRANSFORMER_OPS};
+enum { MODELS_BUILT_IN = 10, MODELS_MAX = 16 };
+static const ModelOps *models[MODELS_MAX] = {&BERT_OPS, &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,      &TEXTRNN_OPS,
+                                             &RCNN_OPS, &HAN_OPS,      &DPCNN_OPS,   &TRANSFORMER_OPS, &SEQ2SEQ_ATTN_OPS};
 static int num_models = MODELS_BUILT_IN;
 
 void model_register(const ModelOps *ops) {

@@ -134,7 +134,7 @@ float sa_forward_backward(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, in
                           const int *tgt_len, int train, int grad);
 /* The encoder and s_0 for rows[0..n) into the workspace (evaluation), the
  * first part of the forward above. */
-void sa_encode_batch(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, int train);
+void sa_encode_batch(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n);
 /* s_0 (n, S) = tanh(W_s h<-_1 + b_s) of the last sa_encode_batch into dst. */
 void sa_initial_state(Seq2SeqAttn *m, float *dst);
 /* One decoder step for R hypotheses: hypothesis r reads memory mem[r] (a row

@@ -137,7 +137,7 @@ static void sa_beam(Seq2SeqAttn *m, int n, int beam, SaHyp *fin, int *nf) {
 void sa_decode(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, int beam, float *out, unsigned char *best) {
     int K = m->K;
     if (n == 0) return;
-    sa_encode_batch(m, s, rows, n, 0);
+    sa_encode_batch(m, s, rows, n);
     SaHyp *fin = xcalloc((size_t)n * beam, sizeof *fin);
     int *nf = xcalloc((size_t)n, sizeof *nf);
     sa_beam(m, n, beam, fin, nf);
@@ -163,7 +163,7 @@ void sa_decode(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, int be
 /* Single-label: the first step's distribution over the labels. */
 static void sa_first_step(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, float *out) {
     int S = m->S, Vo = m->Vo, K = m->K;
-    sa_encode_batch(m, s, rows, n, 0);
+    sa_encode_batch(m, s, rows, n);
     float *s0 = xmalloc(sizeof(float) * (size_t)n * S), *s1 = xmalloc(sizeof(float) * (size_t)n * S);
     float *logits = xmalloc(sizeof(float) * (size_t)n * Vo);
     float *work = xmalloc(sizeof(float) * (size_t)sa_decode_work_size(m, n));

@@ -160,10 +160,9 @@ static void sa_memory(Seq2SeqAttn *m) {
     }
 }
 
-void sa_encode_batch(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, int train) {
+void sa_encode_batch(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n) {
     SaWork *w = &m->w;
     int H = m->cfg.hidden, D = m->cfg.dim, A = m->cfg.attention, V = word_vocab_size(&m->base.vocab);
-    (void)train;
     sa_layout(m, s, rows, n);
     embedding_forward(w->x, w->ids, P(m, m->p.emb), w->Rs * w->T, V, D);
     GruWeights gw[2];
@@ -333,7 +332,7 @@ static void sa_encoder_backward(Seq2SeqAttn *m) {
 float sa_forward_backward(Seq2SeqAttn *m, const WordSeqs *s, const int *rows, int n, const int *tgt, int ld,
                           const int *tgt_len, int train, int grad) {
     SaWork *w = &m->w;
-    sa_encode_batch(m, s, rows, n, train);
+    sa_encode_batch(m, s, rows, n);
     sa_targets(m, tgt, ld, tgt_len);
     w->train = train;
     sa_decoder_forward(m, train);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "nn/softmax_xent.h"
 
 static int addattn_len(const int *lengths, int b, int Tk) {
     int len = lengths[b];
@@ -18,17 +19,14 @@ void addattn_forward(float *ctx, float *alpha, const float *q, const float *keys
     for (int r = 0; r < d.R; r++) {
         int b = mem ? mem[r] : r, len = addattn_len(lengths, b, Tk);
         const float *qr = q + (long)r * A, *K = keys + (long)b * Tk * A, *V = values + (long)b * Tk * E;
-        float *al = alpha + (long)r * Tk, *c = ctx + (long)r * E, mx = -INFINITY;
+        float *al = alpha + (long)r * Tk, *c = ctx + (long)r * E;
         for (int j = 0; j < len; j++) {
             const float *k = K + (long)j * A;
             float e = 0;
             for (int a = 0; a < A; a++) e += v[a] * tanhf(qr[a] + k[a]);
             al[j] = e;
-            if (e > mx) mx = e;
         }
-        double sum = 0;
-        for (int j = 0; j < len; j++) sum += al[j] = expf(al[j] - mx);
-        for (int j = 0; j < len; j++) al[j] = (float)(al[j] / sum);
+        softmax_row(al, len);   /* over the valid positions only */
         for (int j = len; j < Tk; j++) al[j] = 0;
         memset(c, 0, sizeof(float) * (size_t)E);
         for (int j = 0; j < len; j++)

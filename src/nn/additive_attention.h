@@ -4,6 +4,10 @@
  *     e_j = v^T tanh(q + k_j),     k_j = U_a h_j + b (projected once per text),
  *     alpha = softmax over the valid positions,  ctx = sum_j alpha_j h_j.
  * The projections are `linear` (the caller's); this is the part that is not.
+ * Neither nn/attention.h (scaled dot products, q . k) nor nn/seqpool.h's
+ * attention pooling (one learned vector scoring fixed keys, no query) nor
+ * nn/episodic.h's gate (a sigmoid per fact, no softmax) scores this way; the
+ * masked softmax is nn/softmax_xent.h's softmax_row.
  *
  * Queries are rows r = 0..R-1; query r reads memory mem[r] (mem NULL: r), so
  * that several queries (the hypotheses of a beam) share one text's memory.

@@ -1,74 +1,13 @@
-/* test_nn_episodic.c — finite-difference gradients of the DMN's ops: the GRU
- * cell from a given state (nn/gru_cell.h), the attention gate and the gated
- * episode step (nn/episodic.h); the cell's forward against nn/gru.h's first
- * step from a zero state. */
+/* test_nn_episodic.c — finite-difference gradients of the DMN's ops
+ * (nn/episodic.h): the attention gate and the gated episode step. (The GRU
+ * cell under the episode step is tests/test_nn_gru_cell.c.) */
 #include <math.h>
-#include <string.h>
 
 #include "nn/episodic.h"
-#include "nn/gru.h"
-#include "nn/gru_cell.h"
 #include "tests/gradcheck.h"
 #include "tests/test.h"
 
 enum { EH = 5, EN = 4, EA = 6 };
-
-/* ---- the GRU cell ---- */
-
-typedef struct {
-    float xp[3 * EH], hp[EH], whh[3 * EH * EH], bhh[3 * EH];
-    float dxp[3 * EH], dhp[EH], dwhh[3 * EH * EH], dbhh[3 * EH];
-    float h[EH], gates[3 * EH], hn[EH], scratch[4 * EH];
-} CellCase;
-
-static void cell_forward(void *p) {
-    CellCase *c = p;
-    gru_cell_forward(c->h, c->gates, c->hn, c->xp, c->hp, c->whh, c->bhh, EH, c->scratch);
-}
-
-static void cell_backward(void *p, const float *dh) {
-    CellCase *c = p;
-    float dxp[3 * EH];
-    gru_cell_backward(dxp, c->dhp, c->dwhh, c->dbhh, dh, c->hp, c->gates, c->hn, c->whh, EH, c->scratch);
-    for (int i = 0; i < 3 * EH; i++) c->dxp[i] += dxp[i];
-}
-
-TEST(nn_gru_cell_gradcheck) {
-    CellCase c;
-    gradcheck_fill(c.xp, 3 * EH, -1, 1, 1);
-    gradcheck_fill(c.hp, EH, -1, 1, 2);
-    gradcheck_fill(c.whh, 3 * EH * EH, -0.6f, 0.6f, 3);
-    gradcheck_fill(c.bhh, 3 * EH, -0.5f, 0.5f, 4);
-    GradCheck gc;
-    gradcheck_init(&gc, &c, cell_forward, cell_backward, c.h, EH);
-    gradcheck_add(&gc, "xp", c.xp, c.dxp, 3 * EH);
-    gradcheck_add(&gc, "h_prev", c.hp, c.dhp, EH);
-    gradcheck_add(&gc, "w_hh", c.whh, c.dwhh, 3 * EH * EH);
-    gradcheck_add(&gc, "b_hh", c.bhh, c.dbhh, 3 * EH);
-    gradcheck_expect(&gc, "gru cell");
-}
-
-TEST(nn_gru_cell_matches_gru_first_step) {
-    /* From a zero state the cell is nn/gru.h's first step, input projection included. */
-    enum { C = 3 };
-    float x[C], wih[3 * EH * C], whh[3 * EH * EH], bih[3 * EH], bhh[3 * EH], xp[3 * EH], zero[EH] = {0};
-    float h[EH], gates[3 * EH], hn[EH], scratch[3 * EH], hs[EH], gs[3 * EH], hns[EH];
-    gradcheck_fill(x, C, -1, 1, 5);
-    gradcheck_fill(wih, 3 * EH * C, -0.5f, 0.5f, 6);
-    gradcheck_fill(whh, 3 * EH * EH, -0.5f, 0.5f, 7);
-    gradcheck_fill(bih, 3 * EH, -0.5f, 0.5f, 8);
-    gradcheck_fill(bhh, 3 * EH, -0.5f, 0.5f, 9);
-    for (int i = 0; i < 3 * EH; i++) {
-        xp[i] = bih[i];
-        for (int k = 0; k < C; k++) xp[i] += wih[i * C + k] * x[k];
-    }
-    gru_cell_forward(h, gates, hn, xp, zero, whh, bhh, EH, scratch);
-    GruDims d = {.B = 1, .T = 1, .C = C, .H = EH};
-    float big[4096];
-    CHECK(gru_scratch_size(d) <= 4096);
-    gru_forward(hs, gs, hns, x, NULL, (GruWeights){wih, whh, bih, bhh}, d, big);
-    for (int j = 0; j < EH; j++) CHECK_NEAR(h[j], hs[j], 1e-6);
-}
 
 /* ---- the attention gate ---- */
 

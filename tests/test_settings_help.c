@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const HELP_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han", "dpcnn", "transformer", "dmn", "entnet"};
+static const char *const HELP_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "textrnn", "rcnn", "han", "dpcnn", "transformer",
+                                          "dmn", "entnet", "seq2seq_attn"};
 #define NUM_HELP_MODELS ((int)(sizeof HELP_MODELS / sizeof HELP_MODELS[0]))
 
 TEST(settings_help_any_order_any_task) {

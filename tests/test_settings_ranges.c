@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const RANGE_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "transformer", "dmn", "entnet"};
+static const char *const RANGE_MODELS[] = {"bert", "fasttext", "textcnn", "bilstm", "dpcnn", "transformer", "dmn", "entnet",
+                                           "seq2seq_attn"};
 #define NUM_RANGE_MODELS ((int)(sizeof RANGE_MODELS / sizeof RANGE_MODELS[0]))
 #define RANGE_MAX_SETTINGS 64
 

@@ -22,10 +22,13 @@
  * Except where a model's output layer IS its loss: fastText's hierarchical
  * softmax (a path of binary decisions down a Huffman tree, never the K
  * logits) and its plain softmax, both updated row by row by Hogwild threads
- * inside the step, have no logits for a head to take. Such a model supplies
+ * inside the step, have no logits for a head to take; nor has seq2seq_attn,
+ * a decoder whose loss is the cross-entropy of label SEQUENCES (teacher
+ * forced) and whose prediction is a decoded label set. Such a model supplies
  * `train_step` (the whole step, returning the mean loss) and `predict`
- * (probabilities or scores) instead of forward/backward/update; fastText is
- * the only one.
+ * (probabilities or scores, what the head would report: evaluation, the
+ * prediction rule and the commands read them unchanged) instead of
+ * forward/backward/update; fastText and seq2seq_attn are the two.
  *
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
@@ -107,7 +110,7 @@ typedef struct ModelOps {
      * gradient is not finite (the harness reports the divergence). */
     int (*update)(Model *m, const TrainState *st);
 
-    /* ---- a model whose output layer is its loss (fastText only; see above) ---- */
+    /* ---- a model whose output layer is its loss (fastText, seq2seq_attn; see above) ---- */
     /* One optimizer step on rows[0..n) of e; returns the mean loss. */
     float (*train_step)(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st);
     /* out: (n, K) class probabilities, or (n, 1) score for regression. */

@@ -10,17 +10,17 @@
  * static archive (libglue.a) included. Weak ones let a static link drop every
  * model without a word; `make test` links such a binary and checks its list. */
 extern const ModelOps BERT_OPS, FASTTEXT_OPS, TEXTCNN_OPS, BILSTM_OPS, TEXTRNN_OPS, RCNN_OPS, HAN_OPS, DPCNN_OPS,
-    TRANSFORMER_OPS, DMN_OPS, ENTNET_OPS;
+    TRANSFORMER_OPS, DMN_OPS, ENTNET_OPS, SEQ2SEQ_ATTN_OPS;
 /* Combinations of finished runs (models/ensemble/ensemble.h): found by name,
  * not listed by model_at (finetune does not train them). */
 extern const ModelOps ENSEMBLE_OPS, BOOST_OPS;
 static const ModelOps *const combinations[] = {&ENSEMBLE_OPS, &BOOST_OPS};
 enum { COMBINATIONS = sizeof combinations / sizeof combinations[0] };
 
-enum { MODELS_BUILT_IN = 11, MODELS_MAX = 16 };
+enum { MODELS_BUILT_IN = 12, MODELS_MAX = 16 };
 static const ModelOps *models[MODELS_MAX] = {&BERT_OPS, &FASTTEXT_OPS, &TEXTCNN_OPS, &BILSTM_OPS,
                                              &TEXTRNN_OPS, &RCNN_OPS, &HAN_OPS, &DPCNN_OPS,
-                                             &TRANSFORMER_OPS, &DMN_OPS, &ENTNET_OPS};
+                                             &TRANSFORMER_OPS, &DMN_OPS, &ENTNET_OPS, &SEQ2SEQ_ATTN_OPS};
 static int num_models = MODELS_BUILT_IN;
 
 void model_register(const ModelOps *ops) {

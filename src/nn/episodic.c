@@ -55,7 +55,7 @@ void episodic_gate_backward(float *dc, float *dq, float *dm, float *dw1, float *
 
 void episodic_step_forward(float *h, float *hc, float *gates, float *hn, const float *xp, const float *hp, float g,
                            const float *w_hh, const float *b_hh, int H, float *scratch) {
-    gru_cell_forward(hc, gates, hn, xp, hp, w_hh, b_hh, H, scratch);
+    gru_cell_forward(hc, gates, hn, xp, hp, w_hh, b_hh, 1, H, scratch);
     for (int j = 0; j < H; j++) h[j] = g * hc[j] + (1.0f - g) * hp[j];
 }
 
@@ -69,5 +69,5 @@ void episodic_step_backward(float *dxp, float *dhp, float *dg, float *dw_hh, flo
         s += dh[j] * (hc[j] - hp[j]);
     }
     *dg += s;
-    gru_cell_backward(dxp, dhp, dw_hh, db_hh, dhc, hp, gates, hn, w_hh, H, scratch);
+    gru_cell_backward(dxp, dhp, dw_hh, db_hh, dhc, hp, gates, hn, w_hh, 1, H, scratch);
 }

@@ -164,7 +164,7 @@ static void dmn_pass_forward(Dmn *m, int r, int p) {
     const float *e = w->eh + (k + N - 1) * H;
     linear_forward(w->xpm + rp * 3 * H, e, mem.w_ih, mem.b_ih, 1, H, 3 * H);
     gru_cell_forward(mprev + H, w->mgates + rp * 3 * H, w->mhn + rp * H, w->xpm + rp * 3 * H, mprev, mem.w_hh,
-                     mem.b_hh, H, scr);
+                     mem.b_hh, 1, H, scr);
 }
 
 static void dmn_forward(Dmn *m, int train) {
@@ -216,7 +216,7 @@ static void dmn_pass_backward(Dmn *m, int r, int p, float *dm) {
     memset(zero, 0, sizeof(float) * H);
     memset(dmp, 0, sizeof(float) * H);
     gru_cell_backward(dxp, dmp, gmem.w_hh, gmem.b_hh, dm, mprev, w->mgates + rp * 3 * H, w->mhn + rp * H, mem.w_hh,
-                      H, scr);
+                      1, H, scr);
     memset(dh, 0, sizeof(float) * H);
     linear_backward(dh, gmem.w_ih, gmem.b_ih, dxp, e, mem.w_ih, 1, H, 3 * H);
     memset(w->dg, 0, sizeof(float) * (size_t)N);

@@ -156,3 +156,24 @@ double entnet_memory_bytes(const cJSON *c, const Task *task, const Dataset *trai
                              : "dim";
     return params + acts;
 }
+
+/* seq2seq_attn: parameters V x D, the BiGRU 6H(D + H), the decoder GRU
+ * 3S(E + 2H + S) (S = 2H), attention A(S + 2H), labels (K + 1)(E + S); per
+ * batch of n = min(max(batch, eval_batch), rows) rows (2n texts for pairs) of
+ * L = max_len words, the encoder keeps about 2D + 16H floats per word and its
+ * gradients, the memory and its keys (2H + A) x 2 per position of the
+ * (2L for pairs) memory, and each of the max_labels + 1 decoder steps
+ * E + 2H + A + 8S + K + 1 per row plus the attention weights; the beam
+ * multiplies a step's by its width. */
+double seq2seq_attn_memory_bytes(const cJSON *c, const Task *task, const Dataset *train, const char **setting) {
+    double D = num(c, "dim", 100), H = num(c, "hidden", 100), E = num(c, "label_dim", 200);
+    double A = num(c, "attention", 200), L = num(c, "max_len", 100), V = word_memory_vocab(c, train);
+    double Td = num(c, "max_labels", 5) + 1, beam = num(c, "beam", 3), K = task->num_labels, S = 2 * H;
+    double params = TRAINED * (V * D + 6 * H * (D + H + 2) + 3 * S * (E + 2 * H + S + 2) + A * (S + 2 * H + 2) +
+                               (K + 1) * (E + S + 1) + S * (H + 1));
+    double texts = word_pair_task(train) ? 2 : 1, n = word_memory_rows(c, train), Tm = texts * L;
+    double step = E + 2 * H + A + 8 * S + K + 1 + Tm;
+    double acts = F4 * n * (texts * L * (2 * D + 16 * H) + Tm * (2 * H + A) * 2 + Td * step * 2 + beam * step);
+    *setting = acts > params ? word_memory_batch_setting(c, 100) : V * D > params / TRAINED / 2 ? "dim" : "hidden";
+    return params + acts;
+}

@@ -19,6 +19,7 @@ double fasttext_memory_bytes(const cJSON *config, const Task *task, const Datase
 double textcnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double textrnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double dpcnn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
+double seq2seq_attn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double transformer_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double dmn_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);
 double entnet_memory_bytes(const cJSON *config, const Task *task, const Dataset *train, const char **setting);

@@ -190,7 +190,13 @@ TEST(memory_budget_estimate_within_2x_of_peak_rss) {
 #undef RSS_ARGS
     long kib = membudget_peak_kib(cmd);
     double peak = kib / 1024.0;
+#if defined(__SANITIZE_ADDRESS__)
+    /* Under ASan (make asan) the binary's RSS holds its shadow memory and
+     * quarantine, several times the model: only the refusal above is checked. */
+    (void)peak;
+#else
     CHECK_MSG(kib > 0 && mib <= 2 * peak && peak <= 2 * mib, "estimate %.1f MiB, peak RSS %.1f MiB", mib, peak);
+#endif
     cli_fixture_close(&f);
 }
 

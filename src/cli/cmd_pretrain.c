@@ -118,7 +118,7 @@ static int pretrain_train_ranked(int argc, char **argv) {
         user_error(NULL, "--stop-at and --threads must not be negative");
         return EXIT_USAGE;
     }
-    PretrainConfig pc;
+    PretrainConfig pc = {0};   /* cfg_build may refuse before it fills pc: freeing it must be safe */
     if ((rc = cfg_build(&c, &pc))) {
         pretrain_config_free(&pc);
         return rc;
@@ -146,7 +146,7 @@ static int pretrain_prepare(int argc, char **argv) {
     int json = args_flag(&a, "--json");
     long threads = args_int(&a, "--threads", 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 1)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
-    PretrainConfig pc;
+    PretrainConfig pc = {0};   /* cfg_build may refuse before it fills pc: freeing it must be safe */
     if ((rc = cfg_build(&c, &pc))) {
         pretrain_config_free(&pc);
         return rc;

@@ -21,7 +21,9 @@ static inline float fast_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
-    union { int i; float f; } two_k = {.i = ((int)k + 127) << 23};
+    /* unsigned: a NaN x makes k NaN and the exponent garbage, and the shift
+     * must not be undefined for it (p is NaN, so the result is NaN anyway) */
+    union { unsigned u; float f; } two_k = {.u = (unsigned)((int)k + 127) << 23};
     return p * two_k.f;
 }
 

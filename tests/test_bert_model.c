@@ -556,7 +556,10 @@ TEST(bert_finetune_cli_search_stopped_continues) {
     BertFixture fx;
     fixture_make(&fx);
     char cmd[4096], base[2048], watch[512], log[512];
-    snprintf(base, sizeof base, "env %s %s finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-3 --batches 16",
+    /* 8 epochs: the stop must land while the second trial or the final run is
+     * still going, and a trial of 2 took ~10 ms, less than a busy machine's
+     * scheduling delay for the watching loop */
+    snprintf(base, sizeof base, "env %s %s finetune sst2 " SMALL " --epochs 8 --search --lrs 2e-3,1e-3 --batches 16",
              fx.env, test_glue_bin(), fx.root, fx.root);
     snprintf(cmd, sizeof cmd, "%s --out %s/sref >/dev/null 2>&1", base, fx.root);
     int st;

@@ -81,3 +81,11 @@ int cli_fixture_exists(const CliFixture *f, const char *name) {
     cli_fixture_path(f, name, path, sizeof path);
     return access(path, F_OK) == 0;
 }
+
+void cli_fixture_says(const CliFixture *f, const char *args, int want_status, const char *want) {
+    int st;
+    char *out = cli_fixture_glue(f, args, &st);
+    CHECK_MSG(st == want_status && (!want || strstr(out, want)), "glue %s: exit %d (want %d, '%s'):\n%.1500s", args, st,
+              want_status, want ? want : "", out);
+    free(out);
+}

@@ -25,6 +25,9 @@ int cli_fixture_two_class(const CliFixture *f, const char *name, int rows);
 /* Runs `glue <args>` in dir (stdout and stderr together); the exit status
  * (-1: killed by a signal) in *status. Caller frees the output. */
 char *cli_fixture_glue(const CliFixture *f, const char *args, int *status);
+/* Checks that `glue <args>` exits with want_status and (unless want is NULL)
+ * says want; the output is shown when not. */
+void cli_fixture_says(const CliFixture *f, const char *args, int want_status, const char *want);
 /* The glue binary under test as an absolute path (commands run in dir). */
 const char *cli_fixture_bin(void);
 /* 1 when dir/name exists. */

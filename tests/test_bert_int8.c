@@ -229,15 +229,6 @@ TEST(bert_int8_checkpoint_round_trip_and_damage) {
     bert_free(f);
 }
 
-/* `glue ARGS` in the fixture: want the exit status and (if not NULL) a piece of the output. */
-static void glue_says(const CliFixture *f, const char *args, int want_status, const char *want) {
-    int st;
-    char *out = cli_fixture_glue(f, args, &st);
-    CHECK_MSG(st == want_status && (!want || strstr(out, want)), "glue %s: exit %d (want %d, '%s'):\n%.1500s", args, st,
-              want_status, want ? want : "", out);
-    free(out);
-}
-
 TEST(bert_int8_commands_refuse_bad_input) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
@@ -248,37 +239,37 @@ TEST(bert_int8_commands_refuse_bad_input) {
     char args[1024];
     snprintf(args, sizeof args, "finetune --train tr.tsv --dev dev.tsv --model bert --init none --set "
              "vocab=%s/models/vocab/bert-base-uncased-vocab.txt --epochs 1 --threads 1 --out b", test_shared_dir());
-    glue_says(&f, args, 0, NULL);
-    glue_says(&f, "quantize b --threads 1", 0, "int8 b-int8");
+    cli_fixture_says(&f, args, 0, NULL);
+    cli_fixture_says(&f, "quantize b --threads 1", 0, "int8 b-int8");
     CHECK(cli_fixture_exists(&f, "b-int8/model.ckpt") && cli_fixture_exists(&f, "b-int8/config.json"));
     char path[256];
     cli_fixture_path(&f, "b-int8/results.json", path, sizeof path);
     cJSON *r = json_file_read(path, 1);
     CHECK_MSG(r && cJSON_GetObjectItem(r, "quantized") && cJSON_GetObjectItem(r, "best"), "b-int8/results.json");
     cJSON_Delete(r);
-    glue_says(&f, "eval --run b-int8", 0, "tr (acc)");
-    glue_says(&f, "predict --run b-int8 'pos words here'", 0, NULL);
-    glue_says(&f, "eval --run b --int8", 0, "tr (acc)");
+    cli_fixture_says(&f, "eval --run b-int8", 0, "tr (acc)");
+    cli_fixture_says(&f, "predict --run b-int8 'pos words here'", 0, NULL);
+    cli_fixture_says(&f, "eval --run b --int8", 0, "tr (acc)");
     /* Already int8; both precisions at once; the run itself as --out. */
-    glue_says(&f, "quantize b-int8", 2, "already int8");
-    glue_says(&f, "eval --run b --int8 --bf16", 2, "--bf16 and --int8");
-    glue_says(&f, "quantize b --out b/", 2, "is the run itself");
-    glue_says(&f, "quantize nowhere", 74, "nowhere");
+    cli_fixture_says(&f, "quantize b-int8", 2, "already int8");
+    cli_fixture_says(&f, "eval --run b --int8 --bf16", 2, "--bf16 and --int8");
+    cli_fixture_says(&f, "quantize b --out b/", 2, "is the run itself");
+    cli_fixture_says(&f, "quantize nowhere", 74, "nowhere");
     /* Several runs into one table; a later call adds its rows and keeps the others. */
     char cp[1024];
     snprintf(cp, sizeof cp, "cd %s && cp -r b b2", f.dir);
     int cst;
     free(test_run(cp, &cst));
-    glue_says(&f, "quantize b b2 --out x", 2, "--out with one only");
-    glue_says(&f, "quantize b --threads 1 --results t.json", 0, "int8 b-int8");
-    glue_says(&f, "quantize b2 --threads 1 --results t.json", 0, "int8 b2-int8");
+    cli_fixture_says(&f, "quantize b b2 --out x", 2, "--out with one only");
+    cli_fixture_says(&f, "quantize b --threads 1 --results t.json", 0, "int8 b-int8");
+    cli_fixture_says(&f, "quantize b2 --threads 1 --results t.json", 0, "int8 b2-int8");
     cli_fixture_path(&f, "t.json", path, sizeof path);
     cJSON *t = json_file_read(path, 1);
     const cJSON *rows = cJSON_GetObjectItem(t, "rows");
     CHECK_MSG(cJSON_GetArraySize(rows) == 2, "t.json: %d rows, want b-int8's kept beside b2-int8's", cJSON_GetArraySize(rows));
     CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "int8")));
     cJSON_Delete(t);
-    glue_says(&f, "quantize b b2 --threads 1 --results t.json", 0, "int8 b2-int8");
+    cli_fixture_says(&f, "quantize b b2 --threads 1 --results t.json", 0, "int8 b2-int8");
     t = json_file_read(path, 1);
     CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(t, "rows")) == 2, "rows of the same runs replaced, not added");
     cJSON_Delete(t);
@@ -289,15 +280,15 @@ TEST(bert_int8_commands_refuse_bad_input) {
              f.dir);
     int st;
     free(test_run(cmd, &st));
-    glue_says(&f, "quantize c", 65, "corrupt");
+    cli_fixture_says(&f, "quantize c", 65, "corrupt");
     CHECK(!cli_fixture_exists(&f, "c-int8/model.ckpt"));
     /* fastText's product quantization settings are not int8's. */
-    glue_says(&f, "quantize b --dsub 4", 2, "fastText's product quantization settings");
+    cli_fixture_says(&f, "quantize b --dsub 4", 2, "fastText's product quantization settings");
     /* A model without an int8 path; one without any quantized path. */
-    glue_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 1 --threads 1 --out ft", 0, NULL);
-    glue_says(&f, "eval --run ft --model fasttext --int8", 2, "fasttext has no int8 inference path");
-    glue_says(&f, "finetune --train tr.tsv --dev dev.tsv --model textcnn --set dim=8 --epochs 1 --threads 1 --out tc", 0,
+    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 1 --threads 1 --out ft", 0, NULL);
+    cli_fixture_says(&f, "eval --run ft --model fasttext --int8", 2, "fasttext has no int8 inference path");
+    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model textcnn --set dim=8 --epochs 1 --threads 1 --out tc", 0,
               NULL);
-    glue_says(&f, "quantize tc", 2, "textcnn has no quantized path");
+    cli_fixture_says(&f, "quantize tc", 2, "textcnn has no quantized path");
     cli_fixture_close(&f);
 }

@@ -404,14 +404,6 @@ TEST(fasttext_quantize_corrupt_checkpoints) {
 
 /* ---- the command ---- */
 
-static void glue_says(const CliFixture *f, const char *args, int want_status, const char *want) {
-    int st;
-    char *out = cli_fixture_glue(f, args, &st);
-    CHECK_MSG(st == want_status && (!want || strstr(out, want)), "glue %s: exit %d (want %d, '%s'):\n%.1500s", args, st,
-              want_status, want ? want : "", out);
-    free(out);
-}
-
 TEST(fasttext_quantize_command) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
@@ -419,9 +411,9 @@ TEST(fasttext_quantize_command) {
         cli_fixture_close(&f);
         return;
     }
-    glue_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
-    glue_says(&f, "quantize ft --threads 1", 0, "pq ft-pq");
-    glue_says(&f, "quantize ft --threads 1 --cutoff 50 --retrain --qnorm --qout --epoch 2 --out ft-small", 0,
+    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
+    cli_fixture_says(&f, "quantize ft --threads 1", 0, "pq ft-pq");
+    cli_fixture_says(&f, "quantize ft --threads 1 --cutoff 50 --retrain --qnorm --qout --epoch 2 --out ft-small", 0,
               "pq ft-small");
     CHECK(cli_fixture_exists(&f, "ft-pq/model.ckpt") && cli_fixture_exists(&f, "ft-pq/config.json"));
     char path[256];
@@ -432,12 +424,12 @@ TEST(fasttext_quantize_command) {
                   cJSON_GetObjectItem(r, "best"),
               "ft-small/results.json");
     cJSON_Delete(r);
-    glue_says(&f, "eval --run ft-small", 0, "dev");
-    glue_says(&f, "predict --run ft-pq 'pos words here'", 0, NULL);
-    glue_says(&f, "quantize ft-pq", 2, "already quantized");
-    glue_says(&f, "quantize ft --dsub 0", 2, "dsub");
-    glue_says(&f, "quantize ft --cutoff many", 2, "takes a number");
-    glue_says(&f, "quantize ft --retrain", 2, "--cutoff");
+    cli_fixture_says(&f, "eval --run ft-small", 0, "dev");
+    cli_fixture_says(&f, "predict --run ft-pq 'pos words here'", 0, NULL);
+    cli_fixture_says(&f, "quantize ft-pq", 2, "already quantized");
+    cli_fixture_says(&f, "quantize ft --dsub 0", 2, "dsub");
+    cli_fixture_says(&f, "quantize ft --cutoff many", 2, "takes a number");
+    cli_fixture_says(&f, "quantize ft --retrain", 2, "--cutoff");
     cli_fixture_close(&f);
 }
 

@@ -114,7 +114,7 @@ static const Command COMMANDS[] = {
      "  else runs/translate when you trained one, else the shipped\n"
      "  models/translate-en-de-multi30k (run from the repository).\n"},
     {"finetune", cmd_finetune,
-     "TASK [--model bert|fasttext|textcnn|bilstm|textrnn|rcnn|han] [--epochs N] [--lr X] [--batch N] [--max-len N] "
+     "TASK [--model NAME] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
      "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]  |  "
      "--train FILE --dev FILE [--test FILE] ...",
@@ -122,7 +122,9 @@ static const Command COMMANDS[] = {
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
      "  epoch by --seed), evaluates on dev after each epoch with the task's metrics\n"
      "  (MNLI: dev_matched selects, dev_mismatched is reported) and keeps the best\n"
-     "  checkpoint. Writes model.ckpt, config.json and results.json. Settings come\n"
+     "  checkpoint. Writes model.ckpt, config.json and results.json. --model NAME:\n"
+     "  bert (the default), fasttext, textcnn, bilstm, textrnn, rcnn, han, dpcnn,\n"
+     "  transformer, dmn, entnet, seq2seq_attn (README's models table). Settings come\n"
      "  from the model's defaults, then --config, then the options and --set.\n"
      "  --resume continues an interrupted run in the same directory exactly, from\n"
      "  its resume point (resume/: saved each epoch, every --checkpoint-every steps\n"

@@ -1,6 +1,7 @@
 /* test_settings_help.c — `glue CMD --help-settings`: it answers for every
  * model whatever the order of the options and with or without a task (a
  * model's defaults without a task used to crash TextCNN on a NULL task). */
+#include "models/model.h"
 #include "tests/test.h"
 
 #include <stdio.h>
@@ -74,5 +75,36 @@ TEST(settings_help_model_as_task_and_translate_ranges) {
     snprintf(cmd, sizeof cmd, "%s translate train --set d_model=1 --out /nonexistent/x 2>&1", test_glue_bin());
     out = test_run(cmd, &st);
     CHECK_MSG(st == 2 && strstr(out, "d_model") && strstr(out, "[2, 65536]"), "%d: %s", st, out);
+    free(out);
+}
+
+/* 1 when text has name as a word of a list (" name," or " name "). */
+static int help_names(const char *text, const char *name) {
+    char comma[64], space[64];
+    snprintf(comma, sizeof comma, " %s,", name);
+    snprintf(space, sizeof space, " %s ", name);
+    return strstr(text, comma) || strstr(text, space);
+}
+
+/* `glue finetune --help` names every model of the binary (its usage once
+ * listed seven of twelve), and this file's list is the registry's. */
+TEST(settings_help_names_every_model) {
+    int listed = 0;
+    for (int i = 0; i < model_count(); i++) {
+        const char *name = model_at(i)->name;
+        if (strcmp(name, "testbow") == 0) continue;   /* the test binary's own model */
+        int found = 0;
+        for (int m = 0; m < NUM_HELP_MODELS; m++) found |= strcmp(name, HELP_MODELS[m]) == 0;
+        CHECK_MSG(found, "model %s is registered but not in HELP_MODELS", name);
+        listed++;
+    }
+    CHECK_MSG(listed == NUM_HELP_MODELS, "%d models registered, HELP_MODELS has %d", listed, NUM_HELP_MODELS);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s finetune --help 2>&1", test_glue_bin());
+    int st = -1;
+    char *out = test_run(cmd, &st);
+    for (int m = 0; m < NUM_HELP_MODELS; m++)
+        CHECK_MSG(st == 0 && help_names(out, HELP_MODELS[m]), "glue finetune --help does not name %s: %.600s",
+                  HELP_MODELS[m], out);
     free(out);
 }

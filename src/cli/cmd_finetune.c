@@ -35,7 +35,7 @@
 #include <string.h>
 
 #define FINETUNE_USAGE                                                                                \
-    "glue finetune TASK [--model bert|fasttext|textcnn|bilstm|textrnn|rcnn|han] [--epochs N] [--lr X] [--batch N]\n" \
+    "glue finetune TASK [--model NAME] [--epochs N] [--lr X] [--batch N]\n" \
     "       [--max-len N] [--init CKPT] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n" \
     "       [--set key=value ...] [--seeds S1,S2,...] [--checkpoint-every STEPS] [--resume] [--overwrite]\n" \
     "       [--strict] [--json] [--search [--lrs 3e-4,1e-4,5e-5,3e-5] [--batches 8,16,32,64,128] [--holdout 0.1]]\n" \

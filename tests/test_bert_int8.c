@@ -414,3 +414,49 @@ TEST(bert_int8_commands_refuse_bad_input) {
     cli_fixture_says(&f, "quantize tc", 2, "textcnn has no quantized path");
     cli_fixture_close(&f);
 }
+
+/* n lines of a four-topic multi-label file in fastText's format (a third of
+ * them with two labels), into f/name. */
+static int write_topics(const CliFixture *f, const char *name, int n, unsigned seed) {
+    static const char *const TOPIC[4] = {"sport", "music", "food", "news"};
+    static const char *const WORD[4][3] = {{"goal", "match", "team"}, {"song", "guitar", "band"},
+                                           {"pizza", "bread", "soup"}, {"election", "vote", "minister"}};
+    static char text[200 * 80];
+    size_t len = 0;
+    for (int i = 0; i < n && len + 100 < sizeof text; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int a = (int)(seed >> 16) % 4, two = (seed >> 8) % 3 == 0, b = (a + 1 + (int)(seed >> 20) % 3) % 4;
+        len += (size_t)snprintf(text + len, sizeof text - len, "__label__%s%s%s the %s today%s%s\n", TOPIC[a],
+                                two ? " __label__" : "", two ? TOPIC[b] : "", WORD[a][(seed >> 5) % 3], two ? " " : "",
+                                two ? WORD[b][(seed >> 9) % 3] : "");
+    }
+    return cli_fixture_write(f, name, text, (long)len);
+}
+
+/* A multi-label run with tuned thresholds: its int8 copy keeps thresholds.json
+ * and is scored under them, as its fp32 best was (so eval of the int8 run
+ * works and says what quantize recorded). */
+TEST(bert_int8_quantize_keeps_tuned_thresholds) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (write_topics(&f, "tr.txt", 120, 7) || write_topics(&f, "dv.txt", 40, 8)) {
+        cli_fixture_close(&f);
+        return;
+    }
+    char args[1024], path[256];
+    snprintf(args, sizeof args, "finetune --train tr.txt --dev dv.txt --format fasttext --name topics --model bert "
+             "--init none --set vocab=%s/models/vocab/bert-base-uncased-vocab.txt --set threshold=tuned --epochs 2 "
+             "--threads 1 --out m", test_shared_dir());
+    cli_fixture_says(&f, args, 0, NULL);
+    cli_fixture_says(&f, "quantize m --calibrate 30 --threads 1", 0, "int8 m-int8");
+    CHECK_MSG(cli_fixture_exists(&f, "m-int8/thresholds.json"), "m-int8 has no thresholds.json");
+    cli_fixture_path(&f, "m-int8/results.json", path, sizeof path);
+    cJSON *r = json_file_read(path, 1);
+    const cJSON *dev = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "best"), "dev");
+    char want[64];
+    snprintf(want, sizeof want, "%.2f/%.2f", cJSON_GetNumberValue(cJSON_GetObjectItem(dev, "macro_f1")),
+             cJSON_GetNumberValue(cJSON_GetObjectItem(dev, "micro_f1")));
+    cJSON_Delete(r);
+    cli_fixture_says(&f, "eval --run m-int8", 0, want);
+    cli_fixture_close(&f);
+}

@@ -7,7 +7,9 @@
  * report read like any run.
  *
  * The new run directory holds the int8 model.ckpt, the source's config.json
- * (and dataset.json for a user's dataset), and a results.json that is the
+ * (and dataset.json for a user's dataset, thresholds.json for a multi-label
+ * run's tuned thresholds, which score the int8 model as they scored the fp32
+ * one), and a results.json that is the
  * source's with "best" holding the int8 model's dev metrics, measured here
  * (compare and the report show what the int8 model scores, not what the
  * fp32 one did), and "quantized": the source run, its fp32 best, both
@@ -21,6 +23,7 @@
 #include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "cli/quantize_table.h"
+#include "cli/run_score.h"
 #include "core/args.h"
 #include "core/common.h"
 #include "core/files.h"
@@ -58,26 +61,32 @@ static long quantize_file_size(const char *path) {
 }
 
 /* The int8 model's metrics on every labelled dev split of t: {"dev": {...}, ...}
- * into best (its "score" too). 0, or 1 after a message. */
-static int quantize_score(const ModelOps *ops, Model *m, const Task *t, cJSON *best) {
+ * into best (its "score" too), under the source run's prediction rule (a
+ * multi-label run's tuned thresholds, as its fp32 best was scored), with the
+ * per-label tables written into out as glue eval writes them. 0, or 1 after
+ * a message. */
+static int quantize_score(const ModelOps *ops, Model *m, const Task *t, const char *run, const char *out,
+                          cJSON *best) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
     int nd = task_dev_splits(t, dev, TASK_MAX_SPLITS);
     double score = 0;
+    Decision rule;
+    if (decision_of_run(&rule, t, run) != 0) return 1;
     for (int s = 0; s < nd; s++) {
         Dataset d;
         if (task_load(t, dev[s]->name, task_data_root(), 0, &d) != 0) return 1;
-        double secs = 0;
-        float *pred = evaluate_predict_dataset(ops, m, &d, EVALUATE_BATCH_DEFAULT, &secs);
-        if (!pred) {
-            dataset_free(&d);
+        cJSON *scored = cJSON_CreateObject();
+        int rc = run_score_dataset(ops, m, t, &d, EVALUATE_BATCH_DEFAULT, &rule, out, scored, NULL, NULL);
+        cJSON *metrics = cJSON_DetachItemFromObjectCaseSensitive(scored, dev[s]->name);
+        cJSON_Delete(scored);
+        dataset_free(&d);
+        if (rc || !metrics) {
+            cJSON_Delete(metrics);
             return 1;
         }
-        cJSON *metrics = evaluate_metrics(t, &d, pred);
         score += evaluate_score(t, metrics) / nd;
         cJSON_DeleteItemFromObjectCaseSensitive(best, dev[s]->name);
         cJSON_AddItemToObject(best, dev[s]->name, metrics);
-        free(pred);
-        dataset_free(&d);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(best, "score");
     cJSON_AddNumberToObject(best, "score", score);
@@ -252,7 +261,7 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
             if (!best) best = cJSON_CreateObject();
             cJSON *fp32 = cJSON_Duplicate(best, 1);
             long fp32_bytes = quantize_file_size(src), q_bytes = quantize_file_size(ckpt);
-            if (quantize_score(ops, q, t, best) != 0) {
+            if (quantize_copy(run, out, DECISION_FILE) != 0 || quantize_score(ops, q, t, run, out, best) != 0) {
                 cJSON_Delete(best);
                 cJSON_Delete(fp32);
             } else if (quantize_copy(run, out, RUN_CONFIG) == 0 && quantize_copy(run, out, "dataset.json") == 0 &&

@@ -117,13 +117,16 @@ static long file_bytes(const char *path) {
     return n;
 }
 
-/* Loads path expecting failure with a message containing want. */
+/* Loads path expecting failure with one message, containing want. */
 static void check_refused(const char *path, const char *want) {
     StderrCapture cap;
     stderr_capture_begin(&cap);
     Bert *m = bert_load(path);
     char *msg = stderr_capture_end(&cap);
     CHECK_MSG(!m && strstr(msg, want), "want a refusal with '%s', got %s: %s", want, m ? "a model" : "", msg);
+    int errors = 0;
+    for (const char *e = msg; (e = strstr(e, "error:")) != NULL; e++) errors++;
+    CHECK_MSG(errors == 1, "want one message, got %d: %s", errors, msg);
     bert_free(m);
     free(msg);
 }

@@ -117,21 +117,25 @@ static long file_bytes(const char *path) {
     return n;
 }
 
-/* Loads path expecting failure with a message containing want. */
+/* Loads path expecting failure with one message, containing want. */
 static void check_refused(const char *path, const char *want) {
     StderrCapture cap;
     stderr_capture_begin(&cap);
     Bert *m = bert_load(path);
     char *msg = stderr_capture_end(&cap);
     CHECK_MSG(!m && strstr(msg, want), "want a refusal with '%s', got %s: %s", want, m ? "a model" : "", msg);
+    int errors = 0;
+    for (const char *e = msg; (e = strstr(e, "error:")) != NULL; e++) errors++;
+    CHECK_MSG(errors == 1, "want one message, got %d: %s", errors, msg);
     bert_free(m);
     free(msg);
 }
 
 /* Rewrites the int8 checkpoint src as dst with one change: tensor `name`'s
  * element 0 set to v (int8 tensors keep their dtype), or, with name NULL, the
- * config's quantized.version set to v. Every other tensor as stored. */
-static int rewrite_ckpt(const char *src, const char *dst, const char *name, float v, int as_i8) {
+ * config's quantized.version set to v; the tensors whose names contain drop
+ * (NULL: none) left out. Every other tensor as stored. */
+static int rewrite_ckpt(const char *src, const char *dst, const char *name, float v, int as_i8, const char *drop) {
     Checkpoint *c = checkpoint_read(src);
     if (!c) return -1;
     cJSON *cfg = cJSON_Duplicate(c->config, 1);
@@ -141,6 +145,7 @@ static int rewrite_ckpt(const char *src, const char *dst, const char *name, floa
     int rc = w ? 0 : -1;
     for (int i = 0; i < c->n_tensors && rc == 0; i++) {
         CkptTensor *t = &c->tensors[i];
+        if (drop && strstr(t->name, drop)) continue;
         int shape[CHECKPOINT_MAX_DIMS];
         for (int d = 0; d < t->ndim; d++) shape[d] = (int)t->shape[d];
         if (name && strcmp(t->name, name) == 0) t->data[0] = v;
@@ -209,24 +214,131 @@ TEST(bert_int8_checkpoint_round_trip_and_damage) {
     const char *scale = "bert.encoder.layer.1.intermediate.dense.weight_scale";
     const float BAD[] = {NAN, INFINITY, 0.0f, -1.0f};
     for (int i = 0; i < 4; i++) {
-        if (!CHECK(rewrite_ckpt(q8, bad, scale, BAD[i], 0) == 0)) continue;
+        if (!CHECK(rewrite_ckpt(q8, bad, scale, BAD[i], 0, NULL) == 0)) continue;
         check_refused(bad, "weight_scale[0] is");
     }
-    CHECK(rewrite_ckpt(q8, bad, "bert.encoder.layer.0.output.dense.weight", -128.0f, 0) == 0);
+    CHECK(rewrite_ckpt(q8, bad, "bert.encoder.layer.0.output.dense.weight", -128.0f, 0, NULL) == 0);
     check_refused(bad, "-128");
-    CHECK(rewrite_ckpt(q8, bad, "bert.embeddings.word_embeddings.weight", -128.0f, 0) == 0);
+    CHECK(rewrite_ckpt(q8, bad, "bert.embeddings.word_embeddings.weight", -128.0f, 0, NULL) == 0);
     check_refused(bad, "-128");
-    CHECK(rewrite_ckpt(q8, bad, "bert.pooler.dense.weight", 3.0f, 1) == 0);
+    CHECK(rewrite_ckpt(q8, bad, "bert.pooler.dense.weight", 3.0f, 1, NULL) == 0);
     check_refused(bad, "bert.pooler.dense.weight is int8");
-    CHECK(rewrite_ckpt(q8, bad, NULL, 2.0f, 0) == 0);
-    check_refused(bad, "int8 format version 2; this glue reads version 1");
-    CHECK(rewrite_ckpt(q8, bad, "bert.encoder.layer.0.attention.self.key.weight_scale", 1.0f, 0) == 0);
+    CHECK(rewrite_ckpt(q8, bad, NULL, 3.0f, 0, NULL) == 0);
+    check_refused(bad, "int8 format version 3; this glue reads versions 1 to 2");
+    /* The smoothing factors (version 2): missing or damaged, refused naming them. */
+    const char *smooth = "bert.encoder.layer.1.output.dense.input_smooth";
+    CHECK(rewrite_ckpt(q8, bad, NULL, 2.0f, 0, smooth) == 0);
+    check_refused(bad, "output.dense.input_smooth is missing");
+    for (int i = 0; i < 4; i++) {
+        if (!CHECK(rewrite_ckpt(q8, bad, smooth, BAD[i], 0, NULL) == 0)) continue;
+        check_refused(bad, "input_smooth[0] is");
+    }
+    /* Version 1 (before smoothing, no input_smooth at all): read as factors of 1. */
+    CHECK(rewrite_ckpt(q8, bad, NULL, 1.0f, 0, "input_smooth") == 0);
+    Bert *v1 = bert_load(bad);
+    CHECK_MSG(v1 != NULL && v1->int8_stored, "a version 1 int8 checkpoint is not read");
+    if (v1) {
+        static I8Out ra, rb;
+        Bert *v2 = bert_load(q8);
+        bert_reserve(v1, I8_B, I8_T, 0, 0);
+        if (CHECK(v2 != NULL)) {
+            bert_reserve(v2, I8_B, I8_T, 0, 0);
+            tiny_run(v1, &ra);
+            tiny_run(v2, &rb);
+            CHECK_MSG(memcmp(ra.logits, rb.logits, sizeof ra.logits) == 0, "version 1 and uncalibrated version 2 differ");
+        }
+        bert_free(v2);
+    }
+    bert_free(v1);
+    CHECK(rewrite_ckpt(q8, bad, "bert.encoder.layer.0.attention.self.key.weight_scale", 1.0f, 0, NULL) == 0);
     Bert *ok = bert_load(bad);
     CHECK_MSG(ok != NULL, "a changed but valid scale is refused");
     bert_free(ok);
     remove(fp32); remove(q8); remove(bad);
     remove(dir);
     bert_free(f);
+}
+
+/* The stored input_smooth factors of every layer and product of the int8
+ * checkpoint path: how many there are, and how many differ from 1 (-1: a
+ * tensor missing). */
+static long stored_factors(const char *path, const Bert *m, long *not_one) {
+    Checkpoint *c = checkpoint_read(path);
+    if (!c) return -1;
+    static const char *const WHERE[4] = {"attention.self", "attention.output.dense", "intermediate.dense", "output.dense"};
+    long n = 0;
+    *not_one = 0;
+    for (int l = 0; l < m->cfg.num_layers && n >= 0; l++)
+        for (int j = 0; j < 4 && n >= 0; j++) {
+            char name[128];
+            snprintf(name, sizeof name, "bert.encoder.layer.%d.%s.input_smooth", l, WHERE[j]);
+            const CkptTensor *t = checkpoint_find_tensor(c, name);
+            if (!t) { n = -1; break; }
+            const float *want = m->int8_smooth ? bert_int8_channels(m, m->int8_smooth, l, j) : NULL;
+            for (long k = 0; k < t->numel; k++) {
+                *not_one += t->data[k] != 1.0f;
+                float w = want ? want[k] : 1.0f;   /* uncalibrated: 1 */
+                CHECK_MSG(t->data[k] == w, "%s[%ld]: stored %g, want %g", name, k, (double)t->data[k], (double)w);
+            }
+            n += t->numel;
+        }
+    checkpoint_free(c);
+    return n;
+}
+
+/* SmoothQuant calibration: recording the fp32 forward's inputs gives factors
+ * (finite, positive, not all 1) that the int8 checkpoint stores; uncalibrated,
+ * it stores 1s. Calibrated, the int8 forward (in memory and read back) stays
+ * within the bound of the header comment; calibrating an int8 model is refused. */
+TEST(bert_int8_calibration_stored_and_close) {
+    Bert *f = tiny_classifier(), *q = tiny_classifier();
+    if (!CHECK_MSG(f && q, "%s did not load", TINY_CKPT)) return;
+    static I8Out a, b;
+    tiny_run(f, &a);
+    CHECK(bert_int8_calibrate(q, 1, 0) == 0);
+    tiny_run(q, &b);   /* fp32, recording */
+    CHECK_MSG(memcmp(a.logits, b.logits, sizeof a.logits) == 0, "recording changed the fp32 forward");
+    CHECK(bert_int8_calibrate(q, 0, I8_B) == 0);
+    long C = q->cfg.hidden_size, n = q->cfg.num_layers * (3 * C + q->cfg.intermediate_size), moved = 0;
+    if (!CHECK(q->int8_smooth != NULL && q->int8_calibrated == I8_B)) return;
+    for (long i = 0; i < n; i++) {
+        CHECK_MSG(isfinite(q->int8_smooth[i]) && q->int8_smooth[i] > 0, "factor %ld is %g", i, (double)q->int8_smooth[i]);
+        moved += q->int8_smooth[i] != 1.0f;
+    }
+    printf("  calibrated on %d sequences: %ld of %ld factors differ from 1\n", I8_B, moved, n);
+    CHECK_MSG(moved > n / 2, "only %ld of %ld factors differ from 1", moved, n);
+    CHECK(bert_use_int8(q, 1) == 0);
+    tiny_run(q, &b);
+    check_close(&a, &b, C, "calibrated int8 forward");
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    int rc = bert_int8_calibrate(q, 1, 0);
+    char *msg = stderr_capture_end(&cap);
+    CHECK_MSG(rc != 0 && strstr(msg, "runs int8"), "calibrating an int8 model: %d %s", rc, msg);
+    free(msg);
+    bert_use_int8(q, 0);
+    char dir[] = "/tmp/glue_int8c_XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char plain[128], cal[128];
+    snprintf(plain, sizeof plain, "%s/plain.ckpt", dir);
+    snprintf(cal, sizeof cal, "%s/cal.ckpt", dir);
+    CHECK(bert_save_int8(f, plain, NULL, NULL) == 0 && bert_save_int8(q, cal, NULL, NULL) == 0);
+    long ones_moved = -1, cal_moved = -1;
+    CHECK_MSG(stored_factors(plain, f, &ones_moved) == n && ones_moved == 0, "uncalibrated: %ld factors differ from 1",
+              ones_moved);
+    CHECK_MSG(stored_factors(cal, q, &cal_moved) == n && cal_moved == moved, "calibrated: %ld stored differ from 1, "
+              "want %ld", cal_moved, moved);
+    Bert *r = bert_load(cal);
+    if (CHECK(r != NULL && r->int8_stored)) {
+        bert_reserve(r, I8_B, I8_T, 0, 0);
+        tiny_run(r, &b);
+        check_close(&a, &b, C, "calibrated int8 checkpoint");
+    }
+    bert_free(r);
+    remove(plain); remove(cal);
+    remove(dir);
+    bert_free(f);
+    bert_free(q);
 }
 
 TEST(bert_int8_commands_refuse_bad_input) {
@@ -250,6 +362,18 @@ TEST(bert_int8_commands_refuse_bad_input) {
     cli_fixture_says(&f, "eval --run b-int8", 0, "tr (acc)");
     cli_fixture_says(&f, "predict --run b-int8 'pos words here'", 0, NULL);
     cli_fixture_says(&f, "eval --run b --int8", 0, "tr (acc)");
+    /* Calibrated: the factors' source said in the checkpoint and results.json. */
+    cli_fixture_says(&f, "quantize b --calibrate 16 --out bc --threads 1", 0, "int8 bc");
+    cli_fixture_path(&f, "bc/model.ckpt", path, sizeof path);
+    Checkpoint *ck = checkpoint_read(path);
+    const cJSON *qd = ck ? cJSON_GetObjectItem(ck->config, "quantized") : NULL;
+    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(qd, "calibration_examples")) == 16 &&
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(qd, "version")) == 2,
+              "bc/model.ckpt: quantized.calibration_examples / version");
+    checkpoint_free(ck);
+    cli_fixture_says(&f, "eval --run bc", 0, "tr (acc)");
+    cli_fixture_says(&f, "quantize b --calibrate many --out bd", 2, "--calibrate takes a number");
+    cli_fixture_says(&f, "quantize b --calibrate -3 --out bd", 2, "--calibrate takes a number");
     /* Already int8; both precisions at once; the run itself as --out. */
     cli_fixture_says(&f, "quantize b-int8", 2, "already int8");
     cli_fixture_says(&f, "eval --run b --int8 --bf16", 2, "--bf16 and --int8");
@@ -287,8 +411,55 @@ TEST(bert_int8_commands_refuse_bad_input) {
     /* A model without an int8 path; one without any quantized path. */
     cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 1 --threads 1 --out ft", 0, NULL);
     cli_fixture_says(&f, "eval --run ft --model fasttext --int8", 2, "fasttext has no int8 inference path");
+    cli_fixture_says(&f, "quantize ft --calibrate 8", 2, "fasttext takes none");
     cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model textcnn --set dim=8 --epochs 1 --threads 1 --out tc", 0,
               NULL);
     cli_fixture_says(&f, "quantize tc", 2, "textcnn has no quantized path");
+    cli_fixture_close(&f);
+}
+
+/* n lines of a four-topic multi-label file in fastText's format (a third of
+ * them with two labels), into f/name. */
+static int write_topics(const CliFixture *f, const char *name, int n, unsigned seed) {
+    static const char *const TOPIC[4] = {"sport", "music", "food", "news"};
+    static const char *const WORD[4][3] = {{"goal", "match", "team"}, {"song", "guitar", "band"},
+                                           {"pizza", "bread", "soup"}, {"election", "vote", "minister"}};
+    static char text[200 * 80];
+    size_t len = 0;
+    for (int i = 0; i < n && len + 100 < sizeof text; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int a = (int)(seed >> 16) % 4, two = (seed >> 8) % 3 == 0, b = (a + 1 + (int)(seed >> 20) % 3) % 4;
+        len += (size_t)snprintf(text + len, sizeof text - len, "__label__%s%s%s the %s today%s%s\n", TOPIC[a],
+                                two ? " __label__" : "", two ? TOPIC[b] : "", WORD[a][(seed >> 5) % 3], two ? " " : "",
+                                two ? WORD[b][(seed >> 9) % 3] : "");
+    }
+    return cli_fixture_write(f, name, text, (long)len);
+}
+
+/* A multi-label run with tuned thresholds: its int8 copy keeps thresholds.json
+ * and is scored under them, as its fp32 best was (so eval of the int8 run
+ * works and says what quantize recorded). */
+TEST(bert_int8_quantize_keeps_tuned_thresholds) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (write_topics(&f, "tr.txt", 120, 7) || write_topics(&f, "dv.txt", 40, 8)) {
+        cli_fixture_close(&f);
+        return;
+    }
+    char args[1024], path[256];
+    snprintf(args, sizeof args, "finetune --train tr.txt --dev dv.txt --format fasttext --name topics --model bert "
+             "--init none --set vocab=%s/models/vocab/bert-base-uncased-vocab.txt --set threshold=tuned --epochs 2 "
+             "--threads 1 --out m", test_shared_dir());
+    cli_fixture_says(&f, args, 0, NULL);
+    cli_fixture_says(&f, "quantize m --calibrate 30 --threads 1", 0, "int8 m-int8");
+    CHECK_MSG(cli_fixture_exists(&f, "m-int8/thresholds.json"), "m-int8 has no thresholds.json");
+    cli_fixture_path(&f, "m-int8/results.json", path, sizeof path);
+    cJSON *r = json_file_read(path, 1);
+    const cJSON *dev = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "best"), "dev");
+    char want[64];
+    snprintf(want, sizeof want, "%.2f/%.2f", cJSON_GetNumberValue(cJSON_GetObjectItem(dev, "macro_f1")),
+             cJSON_GetNumberValue(cJSON_GetObjectItem(dev, "micro_f1")));
+    cJSON_Delete(r);
+    cli_fixture_says(&f, "eval --run m-int8", 0, want);
     cli_fixture_close(&f);
 }

@@ -101,6 +101,29 @@ int int8_weights_quantize(Int8Weights *p, const float *W, int N, int K) {
     return rc;
 }
 
+int int8_weights_set_smoothing(Int8Weights *p, const float *s, const char **why) {
+    for (int k = 0; k < p->K; k++)
+        if (!isfinite(s[k]) || s[k] <= 0.0f || !isfinite(1.0f / s[k])) return *why = "a smoothing factor is NaN, infinite, zero or negative", -1;
+    free(p->x_mul);
+    p->x_mul = xmalloc(sizeof(float) * ((size_t)p->K + 1));
+    for (int k = 0; k < p->K; k++) p->x_mul[k] = 1.0f / s[k];
+    return 0;
+}
+
+int int8_weights_quantize_smoothed(Int8Weights *p, const float *W, const float *s, int N, int K) {
+    float *Ws = xmalloc(sizeof(float) * ((size_t)N * (size_t)K + 1));
+    for (long n = 0; n < N; n++)
+        for (long k = 0; k < K; k++) Ws[n * K + k] = W[n * K + k] * s[k];
+    const char *why = NULL;
+    int rc = int8_weights_quantize(p, Ws, N, K);
+    free(Ws);
+    if (rc == 0 && int8_weights_set_smoothing(p, s, &why) != 0) {
+        int8_weights_free(p);
+        rc = -1;
+    }
+    return rc;
+}
+
 int int8_weights_rows(const Int8Weights *w, int n0, int n1, Int8Weights *v) {
     if (n0 % GI_NR != 0 || n0 < 0 || n1 < n0 || n1 > w->N) return -1;
     *v = *w;
@@ -116,21 +139,26 @@ void int8_weights_free(Int8Weights *p) {
     free(p->data);
     free(p->colsum);
     free(p->scale);
+    free(p->x_mul);
     memset(p, 0, sizeof *p);
 }
 
 /* ---- activations: 7-bit, per row, with a zero point ---- */
 
-/* One row x (K) -> dst (lda bytes) u8 in [0, 127], zero padding past K; its
- * zero point and scale. A row with a NaN or infinity gets scale NaN (its
- * outputs are NaN) and q 0. */
-static void gi_quantize_row(uint8_t *dst, int32_t *z, float *sx, const float *row, int K, long lda) {
+/* x[k], smoothed: one IEEE product, the same in every quantizer. */
+static inline float gi_in(const float *row, const float *mul, int k) { return mul ? row[k] * mul[k] : row[k]; }
+
+/* One row x (K), times mul (K, or NULL) -> dst (lda bytes) u8 in [0, 127],
+ * zero padding past K; its zero point and scale. A row with a NaN or infinity
+ * gets scale NaN (its outputs are NaN) and q 0. */
+static void gi_quantize_row(uint8_t *dst, int32_t *z, float *sx, const float *row, const float *mul, int K, long lda) {
     float lo = 0.0f, hi = 0.0f;
     int finite = 1;
     for (int k = 0; k < K; k++) {
-        lo = fminf(lo, row[k]);
-        hi = fmaxf(hi, row[k]);
-        finite &= isfinite(row[k]) != 0;
+        float v = gi_in(row, mul, k);
+        lo = fminf(lo, v);
+        hi = fmaxf(hi, v);
+        finite &= isfinite(v) != 0;
     }
     memset(dst, 0, (size_t)lda);
     float range = hi - lo;
@@ -145,7 +173,7 @@ static void gi_quantize_row(uint8_t *dst, int32_t *z, float *sx, const float *ro
     *z = zp;
     *sx = range / 127.0f;
     for (int k = 0; k < K; k++) {
-        float v = rintf(row[k] * inv) + (float)zp;
+        float v = rintf(gi_in(row, mul, k) * inv) + (float)zp;
         dst[k] = (uint8_t)(v < 0.0f ? 0.0f : v > 127.0f ? 127.0f : v);
     }
 }
@@ -156,12 +184,17 @@ static void gi_quantize_row(uint8_t *dst, int32_t *z, float *sx, const float *ro
  * order; the product, rounding, sum and clamps are single IEEE operations):
  * the same bytes, which the kernel tests compare. A scalar loop here cost a
  * 4096-row product more time than its multiply-adds. */
-static GI_AVX512_TARGET void gi_quantize_row_avx512(uint8_t *dst, int32_t *z, float *sx, const float *row, int K,
-                                                    long lda) {
+static GI_AVX512_TARGET __m512 gi_in16(const float *row, const float *mul, int k, __mmask16 m) {
+    __m512 v = _mm512_maskz_loadu_ps(m, row + k);
+    return mul ? _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, mul + k)) : v;
+}
+
+static GI_AVX512_TARGET void gi_quantize_row_avx512(uint8_t *dst, int32_t *z, float *sx, const float *row,
+                                                    const float *mul, int K, long lda) {
     __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps(), bad = _mm512_setzero_ps(), zero = _mm512_setzero_ps();
     for (int k = 0; k < K; k += 16) {
         __mmask16 m = K - k >= 16 ? 0xffff : (__mmask16)((1u << (K - k)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(m, row + k);
+        __m512 v = gi_in16(row, mul, k, m);
         lo = _mm512_min_ps(lo, v);
         hi = _mm512_max_ps(hi, v);
         bad = _mm512_add_ps(bad, _mm512_mul_ps(v, zero));   /* NaN once any element is NaN or infinite */
@@ -181,19 +214,20 @@ static GI_AVX512_TARGET void gi_quantize_row_avx512(uint8_t *dst, int32_t *z, fl
     __m512 vinv = _mm512_set1_ps(inv), vz = _mm512_set1_ps((float)zp), top = _mm512_set1_ps(127.0f);
     for (int k = 0; k < K; k += 16) {
         __mmask16 m = K - k >= 16 ? 0xffff : (__mmask16)((1u << (K - k)) - 1u);
-        __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + k), vinv),
+        __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(gi_in16(row, mul, k, m), vinv),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, vz), zero), top);
         _mm_mask_storeu_epi8(dst + k, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
     }
 }
 
-/* Rows [m0, m1) of x (M, K) -> xq (M, lda), z, sx (M). */
-static void gi_quantize(uint8_t *xq, int32_t *z, float *sx, const float *x, int m0, int m1, int K, long lda) {
+/* Rows [m0, m1) of x (M, K), times mul (K, or NULL) -> xq (M, lda), z, sx (M). */
+static void gi_quantize(uint8_t *xq, int32_t *z, float *sx, const float *x, const float *mul, int m0, int m1, int K,
+                        long lda) {
     int wide = gi_kernel() == GI_VNNI;
     for (int m = m0; m < m1; m++) {
-        if (wide) gi_quantize_row_avx512(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, K, lda);
-        else gi_quantize_row(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, K, lda);
+        if (wide) gi_quantize_row_avx512(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, mul, K, lda);
+        else gi_quantize_row(xq + (long)m * lda, z + m, sx + m, x + (long)m * K, mul, K, lda);
     }
 }
 
@@ -450,7 +484,7 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
     if (x->x && !by_rows) {
         #pragma omp parallel for num_threads(team)
         for (int m = 0; m < M; m++)
-            gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m, m + 1, w->K, x->lda);
+            gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, w->x_mul, m, m + 1, w->K, x->lda);
     }
     /* With next and split by rows, a thread's row block goes to its own
      * scratch (GI_MC, N), quantized into next right after its last panel. */
@@ -470,7 +504,8 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
         }
         for (int m0 = r_lo; m0 < r_hi; m0 += GI_MC) {
             int mc = r_hi - m0 < GI_MC ? r_hi - m0 : GI_MC;
-            if (x->x && by_rows) gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, m0, m0 + mc, w->K, x->lda);
+            if (x->x && by_rows)
+                gi_quantize((uint8_t *)x->xq, (int32_t *)x->z, (float *)x->sx, x->x, w->x_mul, m0, m0 + mc, w->K, x->lda);
             for (int pn = p_lo; pn < p_hi; pn++) {
                 const int8_t *bp = w->data + (long)pn * w->groups * GI_NR * 4;
                 int c0 = pn * GI_NR;
@@ -483,12 +518,14 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
                     tile(mc - rb < mr_max ? mc - rb : mr_max, x->xq + (long)m * x->lda, x->lda, bp, w->groups, &o);
                 }
             }
-            if (blk) gi_quantize(next->q + (long)m0 * next->lda, next->z + m0, next->sx + m0, blk, 0, mc, N, next->lda);
+            if (blk)
+                gi_quantize(next->q + (long)m0 * next->lda, next->z + m0, next->sx + m0, blk, next->x_mul, 0, mc, N,
+                            next->lda);
         }
     }
     if (next && !by_rows) {
         #pragma omp parallel for num_threads(team)
-        for (int m = 0; m < M; m++) gi_quantize(next->q, next->z, next->sx, y, m, m + 1, N, next->lda);
+        for (int m = 0; m < M; m++) gi_quantize(next->q, next->z, next->sx, y, next->x_mul, m, m + 1, N, next->lda);
     }
 }
 
@@ -554,7 +591,9 @@ void matmul_int8_residual(float *y, const float *x, const Int8Weights *w, int M,
 }
 
 void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8Weights *w, int M, const float *bias,
-                           int gelu) {
+                           int gelu, const Int8Weights *next) {
+    if (next->K != w->N) DIE("matmul_int8_quantized: outputs of %d columns for a product of %d inputs", w->N, next->K);
+    out->x_mul = next->x_mul;
     if (M <= 0 || w->N <= 0) return;
     gi_acts_reserve(out, M, w->N);
     gi_product(y, x, w, M, bias, gelu, NULL, out);
@@ -562,6 +601,7 @@ void matmul_int8_quantized(Int8Acts *out, float *y, const float *x, const Int8We
 
 void matmul_int8_acts(float *y, const Int8Acts *x, const Int8Weights *w, const float *bias, const float *res) {
     if (x->K != w->K) DIE("matmul_int8_acts: inputs of %d columns for weights of %d", x->K, w->K);
+    if (x->x_mul != w->x_mul) DIE("matmul_int8_acts: inputs quantized for another product's smoothing");
     if (x->M <= 0 || w->N <= 0) return;
     GiRows rows = {.xq = x->q, .lda = x->lda, .z = x->z, .sx = x->sx};
     gi_drive(&rows, x->M, w, y, NULL, bias, 0, res, NULL);

@@ -33,7 +33,7 @@
  * The contract: `default_config`, `create`, `encode`, `encoded_free`,
  * `save`, `load`, `num_params`, `free`, and either `forward`, `backward` and
  * `update` or `train_step` and `predict`, are required; `length`,
- * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`, `quantize`, `load_external`, `score_scale`,
+ * `save_state`/`load_state`, `use_bf16`, `use_int8`/`save_int8`/`calibrate_int8`, `quantize`, `load_external`, `score_scale`,
  * `data_parallel`, `memory_bytes` and `check_config` are optional (NULL: the feature is absent, and the
  * commands say so). A model is deterministic for a seed and a thread count
  * (and, data-parallel, a number of ranks). Errors inside create/load are
@@ -141,6 +141,12 @@ typedef struct ModelOps {
      * for a model that was loaded from one). */
     int (*use_int8)(Model *m);
     int (*save_int8)(const Model *m, const char *path);
+    /* Optional (NULL: int8 without calibration). Calibration of int8 before
+     * save_int8 (`glue quantize --calibrate N`): on = 1 starts recording
+     * what the fp32 predictions that follow feed the int8 products; on = 0
+     * turns what `examples` examples showed into the int8 checkpoint's
+     * calibration. 0, or -1 after a message. */
+    int (*calibrate_int8)(Model *m, int on, long examples);
     /* Optional (NULL: none). `glue quantize` of a model that compresses in
      * its own way (fastText: product quantization, FastText.zip): m is
      * compressed in place as settings say (keys of quantize_settings; train:

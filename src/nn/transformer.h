@@ -107,6 +107,10 @@ typedef struct BlockAttnParams {
     /* Inference with int8 weights (core/gemm_int8.h), the same way, ahead of
      * bf16; cross-attention uses them too (BERT's last layer at [CLS]). */
     const struct Int8Weights *int8_qkv, *int8_o;
+    /* Calibration of int8 smoothing (NULL otherwise): the fp32 forward raises
+     * absmax_qkv[k] (C) to the largest |input k| the QKV product reads, and
+     * absmax_o[k] (C) the output projection's. */
+    float *absmax_qkv, *absmax_o;
 } BlockAttnParams;
 
 /* Weights of an FFN sublayer, or their gradients. */
@@ -118,6 +122,7 @@ typedef struct BlockFfnParams {
     float *ln_g, *ln_b;       /* (C) */
     const struct Bf16Weights *bf16_in, *bf16_out;   /* as BlockAttnParams' bf16_* */
     const struct Int8Weights *int8_in, *int8_out;   /* as BlockAttnParams' int8_* */
+    float *absmax_in, *absmax_out;  /* as BlockAttnParams' absmax_*: (C), (FF) */
 } BlockFfnParams;
 
 /* What the residual + LayerNorm end of either sublayer keeps for its backward. */

@@ -263,6 +263,8 @@ void bert_free(Bert *m) {
     if (!m) return;
     bert_use_bf16(m, 0);
     bert_use_int8(m, 0);
+    free(m->int8_smooth);
+    free(m->int8_absmax);
     bert_work_free(m->work, m->cfg.num_layers);
     free(m->w.layers);
     free(m->g.layers);

@@ -184,6 +184,10 @@ typedef struct Bert {
     struct Int8Weights *int8; /* (4L) int8 encoder weights while bert_use_int8 is on, else NULL */
     int int8_stored;          /* loaded from an int8 checkpoint (bert_int8.c): the fp32 weights are
                                * the int8 ones dequantized, and there is nothing to quantize */
+    float *int8_smooth;       /* (L (3C + FF)) SmoothQuant factors s of each layer's four products'
+                               * inputs (bert_int8_channels), or NULL: none (all 1) */
+    long int8_calibrated;     /* the training examples int8_smooth was calibrated on (0: none) */
+    float *int8_absmax;       /* the same layout while bert_int8_calibrate records, else NULL */
     const struct Bert *emb_donor; /* bert_create_sharing: whose embedding tables this model uses */
     /* The count bert_mlm_loss and bert_rtd_loss average over (loss, accuracy
      * and gradient): 0 = their own (n positions, real tokens). Data-parallel
@@ -306,6 +310,19 @@ void bert_use_bf16(Bert *m, int on);
  * fp32. bert_backward is refused while on. -1 after a message when a weight
  * is not finite. */
 int bert_use_int8(Bert *m, int on);
+/* SmoothQuant calibration (Xiao et al. 2023; bert_int8_calibrate.c): on = 1
+ * starts recording, in the fp32 forwards that follow, the largest |x_k| of
+ * every input channel k of each layer's four dense products; on = 0 stops and
+ * turns what `examples` examples showed into the factors
+ * s_k = max|x_k|^0.5 / max_n |W[n][k]|^0.5 that bert_use_int8 and
+ * bert_save_int8 then fold into the int8 weights (W s) and the inputs (x / s).
+ * 0, or -1 after a message (int8 already on; on = 0 with nothing recorded). */
+int bert_int8_calibrate(Bert *m, int on, long examples);
+/* The K floats of packed matrix j (0 QKV, 1 attention output, 2 FFN in, 3 FFN
+ * out) of layer l in an (L (3C + FF)) array laid out as int8_smooth. */
+float *bert_int8_channels(const Bert *m, float *base, int l, int j);
+/* Matrix j of layer l in fp32: (N, K) as bert_int8_channels counts them. */
+const float *bert_int8_weights(const Bert *m, int l, int j, int *N, int *K);
 /* The last layer's output (B, T, C) of the last bert_forward. */
 const float *bert_hidden(const Bert *m);
 /* The pooled [CLS] vectors (B, C) of the last bert_forward (pooler models). */

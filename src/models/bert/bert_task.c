@@ -608,6 +608,9 @@ static long bert_num_params_ops(const Model *m) { return bert_num_params(((const
 static void bert_free_ops(Model *m) { bert_task_model_free((BertTaskModel *)m); }
 static void bert_use_bf16_ops(Model *m) { bert_use_bf16(((BertTaskModel *)m)->bert, 1); }
 static int bert_use_int8_ops(Model *m) { return bert_use_int8(((BertTaskModel *)m)->bert, 1); }
+static int bert_calibrate_int8_ops(Model *m, int on, long examples) {
+    return bert_int8_calibrate(((BertTaskModel *)m)->bert, on, examples);
+}
 static int bert_save_int8_ops(const Model *m, const char *path) {
     return bert_task_save_int8((const BertTaskModel *)m, path);
 }
@@ -674,6 +677,7 @@ const ModelOps BERT_OPS = {
     .use_bf16 = bert_use_bf16_ops,
     .use_int8 = bert_use_int8_ops,
     .save_int8 = bert_save_int8_ops,
+    .calibrate_int8 = bert_calibrate_int8_ops,
     .load_external = bert_hf_classifier_load,
     .settings = BERT_SETTINGS,
     .num_settings = NUM_BERT_SETTINGS,

@@ -398,6 +398,15 @@ TEST(bert_int8_commands_refuse_bad_input) {
     CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(t, "rows")) == 2, "rows of the same runs replaced, not added");
     cJSON_Delete(t);
     CHECK(cli_fixture_exists(&f, "t.md"));
+    /* A calibrated copy is its own row and says so in the format column. */
+    cli_fixture_says(&f, "quantize b --calibrate 8 --out b-cal --threads 1 --results t.json", 0, "int8 b-cal");
+    cli_fixture_path(&f, "t.md", path, sizeof path);
+    char cat[1200];
+    snprintf(cat, sizeof cat, "cat %s", path);
+    int mst;
+    char *md = test_run(cat, &mst);
+    CHECK_MSG(md && strstr(md, "(int8, SmoothQuant 8)") && strstr(md, "(int8)"), "t.md: %.600s", md ? md : "");
+    free(md);
     /* A corrupt run: one byte of its checkpoint changed. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cd %s && cp -r b c && printf 'Z' | dd of=c/model.ckpt bs=1 seek=200 conv=notrunc 2>/dev/null",

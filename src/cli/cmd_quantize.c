@@ -187,14 +187,16 @@ static int quantize_write(const ModelOps *ops, Model *m, const Task *t, const cJ
     return rc;
 }
 
-/* The line of one quantized run (printed; kept in lines for --results). */
-static void quantize_print(const char *task, const char *model, const char *format, const char *out, cJSON *fp32,
-                           const cJSON *best, long fp32_bytes, long q_bytes, int json, cJSON *lines) {
+/* The line of one quantized run (printed; kept in lines for --results);
+ * calibrate: the int8 calibration's examples (0: none; not for pq). */
+static void quantize_print(const char *task, const char *model, const char *format, long calibrate, const char *out,
+                           cJSON *fp32, const cJSON *best, long fp32_bytes, long q_bytes, int json, cJSON *lines) {
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "run", out);
     cJSON_AddStringToObject(line, "task", task);
     cJSON_AddStringToObject(line, "model", model);
     cJSON_AddStringToObject(line, "format", format);
+    if (strcmp(format, "int8") == 0) cJSON_AddNumberToObject(line, "calibrate", (double)calibrate);
     cJSON_AddItemToObject(line, "fp32", fp32);
     cJSON_AddItemToObject(line, format, cJSON_Duplicate(best, 1));
     cJSON_AddNumberToObject(line, "fp32_bytes", (double)fp32_bytes);
@@ -267,7 +269,7 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
             } else if (quantize_copy(run, out, RUN_CONFIG) == 0 && quantize_copy(run, out, "dataset.json") == 0 &&
                        quantize_results(results, run, out, best, fp32_bytes, q_bytes, settings, calibrate) == 0) {
                 rc = 0;
-                quantize_print(task_name, model_name, format, out, fp32, best, fp32_bytes, q_bytes, json, lines);
+                quantize_print(task_name, model_name, format, calibrate, out, fp32, best, fp32_bytes, q_bytes, json, lines);
             } else {
                 cJSON_Delete(fp32);
             }

@@ -51,7 +51,9 @@ static void quantize_table_rows(ReportTable *t, const cJSON *rows) {
                 const cJSON *qm = get(get(q, split->string), m->string);
                 if (!cJSON_IsNumber(m) || !cJSON_IsNumber(qm)) continue;
                 report_table_add(t, "%s", cJSON_GetStringValue(get(r, "task")));
-                report_table_add(t, "%s (%s)", cJSON_GetStringValue(get(r, "model")), format ? format : "int8");
+                double cal = cJSON_GetNumberValue(get(r, "calibrate"));   /* NaN in rows made before it was kept */
+                if (cal > 0) report_table_add(t, "%s (int8, SmoothQuant %.0f)", cJSON_GetStringValue(get(r, "model")), cal);
+                else report_table_add(t, "%s (%s)", cJSON_GetStringValue(get(r, "model")), format ? format : "int8");
                 report_table_add(t, "%s %s", split->string, m->string);
                 report_table_add(t, "%.2f", m->valuedouble);
                 report_table_add(t, "%.2f", qm->valuedouble);

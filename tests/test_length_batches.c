@@ -9,7 +9,7 @@ enum { LBT_N = 64 };
 
 /* The plan's invariants; returns its batch count. */
 static int lbt_plan(const int *len, int n, int max_batch, int *starts) {
-    int count = length_batches_plan(len, n, max_batch, starts);
+    int count = length_batches_plan(len, n, max_batch, 1, starts);
     CHECK(count >= (n + max_batch - 1) / max_batch && count <= n);
     CHECK_EQ_INT(starts[0], 0);
     CHECK_EQ_INT(starts[count], n);
@@ -34,6 +34,9 @@ TEST(length_batches_cut_where_lengths_change) {
     int count = lbt_plan(len, LBT_N, 64, starts);
     for (int k = 0; k < count; k++) slots += (starts[k + 1] - starts[k]) * len[starts[k]];
     CHECK_MSG(count > 2 && slots * 5 <= tokens * 6, "%d batches, %d slots for %d tokens", count, slots, tokens);
-    CHECK_EQ_INT(length_batches_plan(len, 0, 64, starts), 0);
+    /* On more threads a batch's fixed part weighs more: fewer, longer batches. */
+    int count2 = length_batches_plan(len, LBT_N, 64, 2, starts);
+    CHECK_MSG(count2 < count, "%d batches on 2 threads, %d on 1", count2, count);
+    CHECK_EQ_INT(length_batches_plan(len, 0, 64, 1, starts), 0);
     CHECK_EQ_INT(starts[0], 0);
 }

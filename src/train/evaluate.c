@@ -2,6 +2,7 @@
 #include "train/evaluate.h"
 
 #include "core/common.h"
+#include "core/threads.h"
 #include "metrics/multilabel.h"
 #include "metrics/per_label.h"
 #include "train/decision.h"
@@ -60,7 +61,7 @@ void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n
         for (int i = 0; i < n; i++) rl[i] = (RowLen){ops->length(e, i), i};
         qsort(rl, (size_t)n, sizeof *rl, rowlen_cmp);
         for (int i = 0; i < n; i++) order[i] = rl[i].row, len[i] = rl[i].len;
-        batches = length_batches_plan(len, n, batch, starts);
+        batches = length_batches_plan(len, n, batch, threads_count(), starts);
         free(len);
         free(rl);
     } else {

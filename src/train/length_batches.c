@@ -13,17 +13,21 @@
  * measured with BERT-tiny fine-tuned on SST-2, its 872 dev sentences shuffled
  * and predicted 64 a call on one thread (CPU time, best of 5): 1.69 s as one
  * batch a call, 1.32 s with LB_FIXED 8, 1.25 s with 16, 1.16 s with 24, 1.19 s
- * with 32, 1.42 s with 48; all 872 in one call took 1.17 s. 32 rather than 24:
- * with more threads a forward's fixed part (its fork/joins) weighs more. */
+ * with 32, 1.42 s with 48; all 872 in one call took 1.17 s. Most of the fixed
+ * part is OpenBLAS packing the weights of every product (sgemm_incopy: 37% of
+ * the CPU time with one text a call). With t threads a product split by rows
+ * (core/blas.c) packs them in every thread while each does 1/t of the
+ * tokens' work, so the fixed part counts t times. */
 #define LB_FIXED 32.0
 #define LB_ATTENTION 768.0
 
-static double lb_cost(int b, int T) {
-    return LB_FIXED + (double)b * (double)T * (1.0 + (double)T / LB_ATTENTION);
+static double lb_cost(double fixed, int b, int T) {
+    return fixed + (double)b * (double)T * (1.0 + (double)T / LB_ATTENTION);
 }
 
-int length_batches_plan(const int *len, int n, int max_batch, int *starts) {
+int length_batches_plan(const int *len, int n, int max_batch, int threads, int *starts) {
     if (max_batch < 1) max_batch = 1;
+    double fixed = LB_FIXED * (threads > 1 ? threads : 1);
     /* best[j]: least cost of rows [0, j); from[j]: where its last batch starts. */
     double *best = xmalloc(sizeof(double) * (size_t)(n + 1));
     int *from = xmalloc(sizeof(int) * (size_t)(n + 1));
@@ -31,7 +35,7 @@ int length_batches_plan(const int *len, int n, int max_batch, int *starts) {
     for (int j = 1; j <= n; j++) {
         best[j] = -1;
         for (int i = j - 1; i >= 0 && j - i <= max_batch; i--) {
-            double c = best[i] + lb_cost(j - i, len[i] > 0 ? len[i] : 1);   /* len[i]: the batch's longest */
+            double c = best[i] + lb_cost(fixed, j - i, len[i] > 0 ? len[i] : 1);   /* len[i]: the batch's longest */
             if (best[j] < 0 || c < best[j]) best[j] = c, from[j] = i;
         }
     }

@@ -9,10 +9,11 @@
 #ifndef GLUE_LENGTH_BATCHES_H
 #define GLUE_LENGTH_BATCHES_H
 
-/* len[0..n): the rows' lengths, longest first. Writes the first row of each
- * batch to starts (room for n + 1 ints; starts[count] = n) and returns the
- * count of batches, none of more than max_batch rows. The same lengths always
- * give the same cuts. */
-int length_batches_plan(const int *len, int n, int max_batch, int *starts);
+/* len[0..n): the rows' lengths, longest first; threads: the OpenMP threads
+ * the forward passes run on. Writes the first row of each batch to starts
+ * (room for n + 1 ints; starts[count] = n) and returns the count of batches,
+ * none of more than max_batch rows. The same lengths and threads always give
+ * the same cuts. */
+int length_batches_plan(const int *len, int n, int max_batch, int threads, int *starts);
 
 #endif

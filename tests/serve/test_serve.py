@@ -139,6 +139,7 @@ def queue_full():
         results.append(predict({"texts": ["a warm day"] * 8, "model": "days"}))
 
     threads = [threading.Thread(target=one) for _ in range(12)]
+    time.sleep(0.1)   # idle: the first request waits --max-wait-ms for a full batch, and the queue fills
     for t in threads:
         t.start()
     for t in threads:

@@ -28,6 +28,11 @@
  * model's thread count of OpenMP threads). Handles share nothing: closing or
  * using one never affects another. The calling thread's floating-point
  * control word is restored after each call (flush-to-zero is set inside).
+ * Idle OpenMP threads spin as the program's libgomp was told when it loaded:
+ * its default spins for milliseconds, which on a busy machine cost 1.3-5x the
+ * CPU time of predictions made with GOMP_SPINCOUNT=3000 in the environment
+ * (what the glue command and the Python binding use); a program chooses by
+ * setting GOMP_SPINCOUNT or OMP_WAIT_POLICY before it starts.
  */
 #ifndef GLUE_H
 #define GLUE_H

@@ -28,7 +28,19 @@ class Error(Exception):
 
 def _load():
     path = os.environ.get("GLUE_LIB") or "libglue.so.%d" % API_VERSION
-    lib = ctypes.CDLL(path)
+    # libgomp (loaded with libglue) reads once, as it loads, how long idle
+    # OpenMP threads spin: by default for milliseconds, which on a busy machine
+    # took 1.3-5x the CPU time of a short spin over the same predictions. The
+    # glue command runs with GOMP_SPINCOUNT=3000 (core/threads.h); so does the
+    # binding, unless the user chose, and the environment is left as it was.
+    spin = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
+    if spin:
+        os.environ["GOMP_SPINCOUNT"] = "3000"
+    try:
+        lib = ctypes.CDLL(path)
+    finally:
+        if spin:
+            del os.environ["GOMP_SPINCOUNT"]
     c_p, c_int = ctypes.c_void_p, ctypes.c_int
     lib.glue_api_version.restype = c_int
     lib.glue_open.argtypes = [ctypes.c_char_p, c_int, ctypes.POINTER(c_p), ctypes.c_char_p, ctypes.c_ulong]

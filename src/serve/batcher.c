@@ -15,12 +15,12 @@ enum { BATCHER_MAX_WORKERS = 64 };
 
 struct Batcher {
     pthread_mutex_t lock;
-    pthread_cond_t queued;   /* a job arrived, or stopping */
-    pthread_cond_t done;     /* some jobs are done */
+    pthread_cond_t queued;   /* the queue was empty, a batch may be full, or stopping */
     BatchJob *head, *tail;
     long pending;            /* texts queued */
     int max_batch, max_wait_ms, stopping, workers;
     long max_pending;
+    long wanted;             /* the texts a waiting worker waits for (the last to start waiting) */
     ServeMetrics *metrics;
     pthread_t threads[BATCHER_MAX_WORKERS];
 };
@@ -89,18 +89,31 @@ static void batcher_predict(Batcher *b, BatchJob *jobs, int texts) {
     free(p);
 }
 
+/* Under the lock, with a job queued: waits until target texts of the oldest
+ * job's model are queued, or max_wait_ms have passed since that job arrived
+ * or this thread became free (free_since), whichever is later. */
+static void batcher_wait(Batcher *b, double free_since, long target) {
+    double start = b->head->queued_at > free_since ? b->head->queued_at : free_since;
+    double deadline = start + b->max_wait_ms * 1e-3;
+    b->wanted = target;
+    while (b->head && !b->stopping && batcher_ready(b, b->head->model) < target && batcher_now() < deadline) {
+        struct timespec ts = {.tv_sec = (time_t)deadline, .tv_nsec = (long)((deadline - (double)(time_t)deadline) * 1e9)};
+        if (pthread_cond_timedwait(&b->queued, &b->lock, &ts) == ETIMEDOUT) break;
+    }
+}
+
 static void *batcher_worker(void *arg) {
     Batcher *b = arg;
     pthread_mutex_lock(&b->lock);
+    double free_since = batcher_now();   /* when this thread last became free to predict */
+    long expect = b->max_batch;          /* texts worth waiting for: a full batch until one is done */
     for (;;) {
         while (!b->head && !b->stopping) pthread_cond_wait(&b->queued, &b->lock);
         if (!b->head) break;   /* stopping, and nothing left */
-        /* Not a full batch yet: wait for more until the oldest job has waited max_wait_ms. */
-        double deadline = b->head->queued_at + b->max_wait_ms * 1e-3;
-        while (b->head && !b->stopping && batcher_ready(b, b->head->model) < b->max_batch && batcher_now() < deadline) {
-            struct timespec ts = {.tv_sec = (time_t)deadline, .tv_nsec = (long)((deadline - (double)(time_t)deadline) * 1e9)};
-            if (pthread_cond_timedwait(&b->queued, &b->lock, &ts) == ETIMEDOUT) break;
-        }
+        /* Idle for longer than max_wait_ms: no client is coming straight back;
+         * gather a full batch again. */
+        if (b->head->queued_at - free_since > b->max_wait_ms * 1e-3) expect = b->max_batch;
+        batcher_wait(b, free_since, expect);
         if (!b->head) continue;   /* another worker took them */
         int texts;
         BatchJob *jobs = batcher_take(b, &texts);
@@ -108,10 +121,14 @@ static void *batcher_worker(void *arg) {
         batcher_predict(b, jobs, texts);
         pthread_mutex_lock(&b->lock);
         for (BatchJob *j = jobs, *next; j; j = next) {
-            next = j->next;
+            next = j->next;   /* read before the waiting thread may return and free j */
             j->done = 1;
+            pthread_cond_signal(&j->done_cond);
         }
-        pthread_cond_broadcast(&b->done);
+        free_since = batcher_now();
+        /* The clients just answered are likely to send again at once (a
+         * closed loop): the next batch waits for them and what is queued. */
+        expect = b->pending + texts < b->max_batch ? b->pending + texts : b->max_batch;
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -121,10 +138,10 @@ Batcher *batcher_start(int workers, int max_batch, int max_wait_ms, long max_pen
     Batcher *b = xcalloc(1, sizeof *b);
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->queued, NULL);
-    pthread_cond_init(&b->done, NULL);
     b->max_batch = max_batch > 0 ? max_batch : 1;
     b->max_wait_ms = max_wait_ms >= 0 ? max_wait_ms : 0;
     b->max_pending = max_pending;
+    b->wanted = b->max_batch;
     b->metrics = metrics;
     b->workers = workers < 1 ? 1 : workers > BATCHER_MAX_WORKERS ? BATCHER_MAX_WORKERS : workers;
     for (int i = 0; i < b->workers; i++)
@@ -141,13 +158,18 @@ int batcher_run(Batcher *b, BatchJob *job) {
     job->done = 0;
     job->next = NULL;
     job->queued_at = batcher_now();
+    pthread_cond_init(&job->done_cond, NULL);
+    int was_empty = !b->head;
     if (b->tail) b->tail->next = job;
     else b->head = job;
     b->tail = job;
     b->pending += job->n;
-    pthread_cond_broadcast(&b->queued);
-    while (!job->done) pthread_cond_wait(&b->done, &b->lock);
+    /* Workers wait for a first job, or for the texts they want (else their
+     * deadline): no wake-up for every request that leaves a batch short. */
+    if (was_empty || b->pending >= b->wanted) pthread_cond_broadcast(&b->queued);
+    while (!job->done) pthread_cond_wait(&job->done_cond, &b->lock);
     pthread_mutex_unlock(&b->lock);
+    pthread_cond_destroy(&job->done_cond);
     return 0;
 }
 
@@ -165,7 +187,6 @@ void batcher_stop(Batcher *b) {
     pthread_mutex_unlock(&b->lock);
     for (int i = 0; i < b->workers; i++) pthread_join(b->threads[i], NULL);
     pthread_cond_destroy(&b->queued);
-    pthread_cond_destroy(&b->done);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }

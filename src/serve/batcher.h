@@ -2,14 +2,24 @@
  * threads are queued, and a fixed number of inference threads each take the
  * oldest request's model and as many queued requests of that model as fit in
  * max_batch texts, waiting up to max_wait_ms for more when the batch is not
- * full, then predict them in one glue_predict call. The queue is bounded
- * (max_pending texts): beyond it a request is refused at once (HTTP 503),
- * so memory stays bounded however many clients send. */
+ * full, then predict them in one glue_predict call. The wait counts from when
+ * the thread is free to predict (or from the oldest request's arrival, if
+ * later), and ends as soon as the texts it expects are queued: what is queued
+ * plus the texts of the batch it just answered (their clients are likely to
+ * send again at once), at most max_batch; after an idle spell longer than
+ * max_wait_ms, a full batch. So a closed loop of clients gets
+ * one batch of all of them (at 64 connections and --max-batch 64, batches had
+ * alternated between halves of ~32 texts, each costing more per text than a
+ * batch of 64: train/length_batches.h), and a lone client no wait at all.
+ * The queue is bounded (max_pending texts): beyond it a request is refused at
+ * once (HTTP 503), so memory stays bounded however many clients send. */
 #ifndef GLUE_SERVE_BATCHER_H
 #define GLUE_SERVE_BATCHER_H
 
 #include "include/glue.h"
 #include "serve/metrics.h"
+
+#include <pthread.h>
 
 typedef struct Batcher Batcher;
 
@@ -23,6 +33,7 @@ typedef struct BatchJob {
     /* the batcher's */
     double queued_at;
     int done;
+    pthread_cond_t done_cond;   /* signalled when done: only this job's thread wakes */
     struct BatchJob *next;
 } BatchJob;
 

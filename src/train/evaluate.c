@@ -2,10 +2,12 @@
 #include "train/evaluate.h"
 
 #include "core/common.h"
+#include "core/threads.h"
 #include "metrics/multilabel.h"
 #include "metrics/per_label.h"
 #include "train/decision.h"
 #include "train/head.h"
+#include "train/length_batches.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -51,20 +53,27 @@ void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n
                           float *out, double *seconds) {
     int num_outputs = evaluate_num_outputs(t);
     if (batch < 1) batch = EVALUATE_BATCH_DEFAULT;
-    int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-    if (ops->length) {
+    int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *starts = xmalloc(sizeof(int) * (size_t)(n + 1));
+    int batches;
+    if (ops->length) {   /* longest first, cut where lengths change (length_batches.h) */
         RowLen *rl = xmalloc(sizeof(RowLen) * (size_t)(n ? n : 1));
+        int *len = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
         for (int i = 0; i < n; i++) rl[i] = (RowLen){ops->length(e, i), i};
         qsort(rl, (size_t)n, sizeof *rl, rowlen_cmp);
-        for (int i = 0; i < n; i++) order[i] = rl[i].row;
+        for (int i = 0; i < n; i++) order[i] = rl[i].row, len[i] = rl[i].len;
+        batches = length_batches_plan(len, n, batch, threads_count(), starts);
+        free(len);
         free(rl);
     } else {
         for (int i = 0; i < n; i++) order[i] = i;
+        batches = 0;
+        for (int i = 0; i < n; i += batch) starts[batches++] = i;
+        starts[batches] = n;
     }
     float *buf = xmalloc(sizeof(float) * (size_t)batch * (size_t)num_outputs);  /* (batch, K) */
     double t0 = now_seconds();
-    for (int i = 0; i < n; i += batch) {
-        int b = n - i < batch ? n - i : batch;
+    for (int k = 0; k < batches; k++) {
+        int i = starts[k], b = starts[k + 1] - i;
         evaluate_rows_kind(ops, m, e, order + i, b, num_outputs, t->multi_label, buf);
         for (int r = 0; r < b; r++)
             memcpy(out + (size_t)order[i + r] * (size_t)num_outputs, buf + (size_t)r * (size_t)num_outputs,
@@ -72,6 +81,7 @@ void evaluate_predict_all(const ModelOps *ops, Model *m, const Encoded *e, int n
     }
     if (seconds) *seconds = now_seconds() - t0;
     free(buf);
+    free(starts);
     free(order);
 }
 

@@ -2,8 +2,10 @@
  * the training loop that `glue eval`, `glue predict` and `glue compare` share.
  *
  * Predictions are made in batches sorted by length when the model tells lengths
- * (ModelOps.length), so a model that pads to the longest row of a batch pads
- * little; outputs land back in the split's row order. */
+ * (ModelOps.length), cut where the lengths change (train/length_batches.h), so
+ * a model that pads to the longest row of a batch pads little, however mixed
+ * the rows of one call are (a server's batch of requests); outputs land back
+ * in the split's row order. */
 #ifndef GLUE_EVALUATE_H
 #define GLUE_EVALUATE_H
 

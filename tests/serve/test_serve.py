@@ -116,6 +116,7 @@ def concurrent():
     alone = [predict({"texts": [t], "model": "days"})[1]["predictions"][0] for t in texts]
     before = metrics_value("glue_batch_size_count")
     results = [None] * len(texts)
+    time.sleep(0.1)   # idle for longer than --max-wait-ms: the first request waits for others (batcher.h)
 
     def one(i):
         results[i] = predict({"texts": [texts[i]], "model": "days"})
@@ -138,6 +139,7 @@ def queue_full():
         results.append(predict({"texts": ["a warm day"] * 8, "model": "days"}))
 
     threads = [threading.Thread(target=one) for _ in range(12)]
+    time.sleep(0.1)   # idle: the first request waits --max-wait-ms for a full batch, and the queue fills
     for t in threads:
         t.start()
     for t in threads:

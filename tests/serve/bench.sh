@@ -4,14 +4,15 @@
 # RUN_DIR is a single-text run (make bench-serve: runs/sst2/bert, the shipped
 # encoder fine-tuned on SST-2 by `make run`). The texts are SST-2's dev
 # sentences. First `glue predict --run RUN_DIR` over all of them offline
-# (examples/s, the model's load time subtracted), then wrk (Debian's) with
-# 1, 8 and 64 connections for SECONDS each (default 20) against `glue serve`,
-# one sentence per request: requests/s (= examples/s) and p50/p99 latency.
+# (examples/s, the model's load time subtracted; the median of 3), then wrk
+# (Debian's) with 1, 8 and 64 connections, 3 runs of SECONDS each (default 10)
+# per level, against `glue serve`, one sentence per request: requests/s
+# (= examples/s; the median run) and that run's p50/p99 latency.
 # Writes RESULTS/bench/<cpu>/serve_bench.{json,md}, naming the CPU and the
 # machine's load (the numbers mean little on a busy machine: run it on a quiet
 # one).
 set -eu
-glue=$1 run=$2 out=$3 secs=${4:-20}
+glue=$1 run=$2 out=$3 secs=${4:-10}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v wrk >/dev/null || { echo "bench-serve: wrk is missing: apt-get install wrk"; exit 1; }
 data=${GLUE_DATA:-${GLUE_SHARED:-$top/../shared}/data/glue}
@@ -22,10 +23,15 @@ zcat -f "$data/SST-2/dev.tsv"* | tail -n +2 | cut -f1 > "$tmp/texts"
 n=$(wc -l < "$tmp/texts")
 load=$(cat /proc/loadavg)
 
-# Offline: all texts in one process, minus the time of one text (loading).
-t0=$(date +%s.%N); head -1 "$tmp/texts" | "$glue" predict --run "$run" > /dev/null; t1=$(date +%s.%N)
-"$glue" predict --run "$run" < "$tmp/texts" > /dev/null; t2=$(date +%s.%N)
-offline=$(echo "$n / (($t2 - $t1) - ($t1 - $t0))" | bc -l)
+# The middle of three numbers (one per line on stdin).
+median3() { sort -g | sed -n 2p; }
+
+# Offline: all texts in one process, minus the time of one text (loading); the median of three.
+offline=$(for _ in 1 2 3; do
+    t0=$(date +%s.%N); head -1 "$tmp/texts" | "$glue" predict --run "$run" > /dev/null; t1=$(date +%s.%N)
+    "$glue" predict --run "$run" < "$tmp/texts" > /dev/null; t2=$(date +%s.%N)
+    echo "$n / (($t2 - $t1) - ($t1 - $t0))" | bc -l
+done | median3)
 
 # The request bodies, one sentence each, in turn.
 /usr/bin/python3 - "$tmp/texts" "$tmp/bodies.lua" <<'EOF'
@@ -47,7 +53,12 @@ port=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/serve.err")
 rows=""
 for c in 1 8 64; do
     t=$([ $c -lt 2 ] && echo 1 || echo 2)
-    wrk -t$t -c$c -d${secs}s --latency -s "$tmp/bodies.lua" "http://127.0.0.1:$port" > "$tmp/wrk-$c.txt"
+    # Three runs; the one with the median requests/s gives the row (its latencies too).
+    for r in 1 2 3; do
+        wrk -t$t -c$c -d${secs}s --latency -s "$tmp/bodies.lua" "http://127.0.0.1:$port" > "$tmp/wrk-$c-$r.txt"
+        echo "$(awk '/^Requests\/sec/ {print $2}' "$tmp/wrk-$c-$r.txt") $r"
+    done | sort -g | sed -n 2p > "$tmp/mid"
+    cp "$tmp/wrk-$c-$(cut -d' ' -f2 "$tmp/mid").txt" "$tmp/wrk-$c.txt"
     rps=$(awk '/^Requests\/sec/ {print $2}' "$tmp/wrk-$c.txt")
     p50=$(awk '$1 == "50%" {print $2}' "$tmp/wrk-$c.txt")
     p99=$(awk '$1 == "99%" {print $2}' "$tmp/wrk-$c.txt")
@@ -72,7 +83,7 @@ res = {"benchmark": "serve", "run": run, "cpu": cpu, "texts": int(n), "offline_e
        "ratio_at_64": round(rows[-1]["requests_per_sec"] / float(offline), 3)}
 json.dump(res, open(out + ".json", "w"), indent=1)
 with open(out + ".md", "w") as f:
-    f.write("glue serve on loopback, %s, one SST-2 dev sentence per request, wrk %s s per level; CPU %s, "
+    f.write("glue serve on loopback, %s, one SST-2 dev sentence per request, the median of 3 wrk runs of %s s per level (offline: of 3 runs); CPU %s, "
             "load average before: %s on %s cores\n\n" % (run, secs, cpu, load, cores))
     f.write("| connections | requests/s | p50 | p99 | errors |\n|---|---|---|---|---|\n")
     for r in rows:

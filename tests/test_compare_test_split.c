@@ -155,6 +155,20 @@ TEST(compare_scores_public_test_split_like_eval) {
     double again = cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "test"), "macro_f1"));
     CHECK_MSG(fabs(again - first) < 1e-9, "stale cache: %.4f, first compare %.4f", again, first);
     cJSON_Delete(s);
+    /* Runs under another tag (an earlier build's CRC of the same settings) are
+     * found and reused, not trained again beside them. */
+    snprintf(cmd, sizeof cmd, "cd %s/runs/compare/topics && for s in 1 2; do mv fasttext-*-seed$s fasttext-0badc0de-seed$s; "
+             "done", dir);
+    free(test_run(cmd, &st));
+    e = ct_compare(dir, &s);
+    const char *run0 = e ? cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "runs"), 0)) : NULL;
+    CHECK_MSG(run0 && strstr(run0, "fasttext-0badc0de-seed1") && cJSON_IsTrue(cJSON_GetObjectItem(e, "reused")),
+              "renamed runs not reused: %s", run0 ? run0 : "(none)");
+    snprintf(cmd, sizeof cmd, "ls %s/runs/compare/topics | grep -c seed", dir);
+    char *n = test_run(cmd, &st);
+    CHECK_MSG(n && atoi(n) == 2, "%s run directories after the rerun, want the 2 renamed ones", n ? n : "?");
+    free(n);
+    cJSON_Delete(s);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     free(test_run(cmd, NULL));
 }

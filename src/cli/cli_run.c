@@ -368,6 +368,33 @@ void cli_compare_dir(const char *task, const char *model, const char *tag, long 
         DIE("cli_compare_dir: the path does not fit");
 }
 
+/* 1 when name is "<model>-seed<S>" or "<model>-<8 hex digits>-seed<S>". */
+static int compare_dir_name_is(const char *name, const char *model, long seed) {
+    size_t n = strlen(model);
+    char tail[40];
+    snprintf(tail, sizeof tail, "-seed%ld", seed);
+    if (strncmp(name, model, n) != 0) return 0;
+    const char *rest = name + n;
+    if (strcmp(rest, tail) == 0) return 1;
+    if (rest[0] != '-' || strspn(rest + 1, "0123456789abcdef") != 8) return 0;
+    return strcmp(rest + 9, tail) == 0;
+}
+
+cJSON *cli_compare_find(const char *task, const char *model, long seed, const cJSON *config, char *dir, size_t cap) {
+    char parent[4096];
+    if (snprintf(parent, sizeof parent, "%s/compare/%s", run_root(), task) >= (int)sizeof parent) return NULL;
+    DIR *d = opendir(parent);
+    struct dirent *e;
+    cJSON *res = NULL;
+    while (d && !res && (e = readdir(d))) {
+        if (!compare_dir_name_is(e->d_name, model, seed)) continue;
+        if (snprintf(dir, cap, "%s/%s", parent, e->d_name) >= (int)cap) continue;
+        res = trainer_finished_run(dir, config, seed, 0);
+    }
+    if (d) closedir(d);
+    return res;
+}
+
 int cli_compare_finished(const Task *t, const ModelOps *ops, long seed, char *dir, size_t cap) {
     cJSON *config = run_config_build(ops->default_config(t), NULL, NULL, NULL, 0);
     if (!config) return -1;

@@ -42,6 +42,11 @@ const Task *cli_run_task(const Task *t);
 /* compare's own run directory of model on task for a seed (tag: "" for the
  * default settings, else "-<crc of the config>"): <runs>/compare/<task>/<model><tag>-seed<S>. */
 void cli_compare_dir(const char *task, const char *model, const char *tag, long seed, char *out, size_t cap);
+/* A finished run of model and seed in <runs>/compare/<task>/ under any tag
+ * whose settings are config's (trainer_finished_run): a tag is the CRC of the
+ * config as a build writes it, so a later build that adds a setting at its
+ * default names the same run another way. Its results (dir set), or NULL. */
+cJSON *cli_compare_find(const char *task, const char *model, long seed, const cJSON *config, char *dir, size_t cap);
 /* The finished run of ops on t with its default settings and this seed that
  * `glue compare` trains or reuses: runs/<task>/<model> when it is one, else
  * compare's own (cli_compare_dir), into dir. 0, or -1 after a message saying

@@ -230,6 +230,11 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
             fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
         res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
+        if (!res && !c->retrain) {   /* the same settings under an earlier build's tag */
+            char other[4200];
+            res = cli_compare_find(t->name, ops->name, c->seed, config, other, sizeof other);
+            if (res) snprintf(dir, sizeof dir, "%s", other);
+        }
     }
     int reused = res != NULL;
     if (!res) {

@@ -1,5 +1,6 @@
 /* main.c — `glue <command> ...`: the dispatch table, help, and "did you mean".
  * Each command lives in src/cli/cmd_<name>.c. */
+#include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "core/common.h"
 #include "core/dist.h"
@@ -390,11 +391,8 @@ static int print_settings(const char *cmd, int argc, char **argv) {
                     "trains it)\n", named, named);
             model = named;
         }
-        const ModelOps *ops = model_find(model);
-        if (!ops) {
-            user_error("models: bert, fasttext, textcnn, bilstm, textrnn, rcnn, han", "unknown model '%s'", model);
-            return EXIT_USAGE;
-        }
+        const ModelOps *ops = cli_find_model(model);
+        if (!ops) return EXIT_USAGE;
         d = ops->default_config(task);
         what = ops->name;
         spec = ops->settings;

@@ -112,13 +112,9 @@ void cli_task_free(const Task *t) { user_data_free(t); }
 const ModelOps *cli_find_model(const char *name) {
     const ModelOps *ops = model_find(name);
     if (ops) return ops;
-    char known[256];
-    int n = 0;
-    known[0] = '\0';
-    for (int i = 0; i < model_count() && n < (int)sizeof known; i++)
-        n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", n ? ", " : "", model_at(i)->name);
-    char hint[300];
-    snprintf(hint, sizeof hint, "models built into this binary: %s", n ? known : "none");
+    char known[256], hint[300];
+    model_names(known, sizeof known);
+    snprintf(hint, sizeof hint, "models built into this binary: %s", known[0] ? known : "none");
     user_error(hint, "unknown model '%s' (did you mean '%s'?)", name, model_suggest(name));
     return NULL;
 }

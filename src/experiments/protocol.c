@@ -327,7 +327,10 @@ static cJSON *protocol_table(const ProtocolOptions *o, const char *encoder) {
 
 int protocol_run(const ProtocolOptions *o) {
     if (!model_find(o->model)) {
-        user_error("models: bert, fasttext, textcnn, bilstm, textrnn, rcnn, han", "unknown model '%s'", o->model);
+        char known[256], hint[300];
+        model_names(known, sizeof known);
+        snprintf(hint, sizeof hint, "models built into this binary: %s", known);
+        user_error(hint, "unknown model '%s'", o->model);
         return EXIT_USAGE;
     }
     for (int i = 0; i < o->n_tasks; i++)

@@ -213,6 +213,8 @@ const char *model_suggest(const char *name);
  * added by model_register. */
 int model_count(void);
 const ModelOps *model_at(int i);
+/* "bert, fasttext, ..." (model_at's names, in order) into out, cut at cap. */
+void model_names(char *out, size_t cap);
 /* Adds a model kind (the test binary adds its quick bag-of-words model this
  * way, from a constructor). Dies on a duplicate name or a full table. */
 void model_register(const ModelOps *ops);

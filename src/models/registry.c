@@ -33,6 +33,16 @@ void model_register(const ModelOps *ops) {
 
 int model_count(void) { return num_models; }
 
+void model_names(char *out, size_t cap) {
+    size_t n = 0;
+    if (cap) out[0] = '\0';
+    for (int i = 0; i < num_models && n < cap; i++) {
+        int w = snprintf(out + n, cap - n, "%s%s", i ? ", " : "", models[i]->name);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+}
+
 const ModelOps *model_at(int i) {
     if (i < 0 || i >= num_models) DIE("model_at: %d of %d", i, num_models);
     return models[i];

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -341,6 +342,14 @@ TEST(bert_int8_calibration_stored_and_close) {
     bert_free(q);
 }
 
+/* The modification time of dir/name in ns, or -1. */
+static long long int8_mtime_ns(const CliFixture *f, const char *name) {
+    char path[1024];
+    struct stat st;
+    cli_fixture_path(f, name, path, sizeof path);
+    return stat(path, &st) == 0 ? (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec : -1;
+}
+
 TEST(bert_int8_commands_refuse_bad_input) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
@@ -385,7 +394,7 @@ TEST(bert_int8_commands_refuse_bad_input) {
     int cst;
     free(test_run(cp, &cst));
     cli_fixture_says(&f, "quantize b b2 --out x", 2, "--out with one only");
-    cli_fixture_says(&f, "quantize b --threads 1 --results t.json", 0, "int8 b-int8");
+    cli_fixture_says(&f, "quantize b --overwrite --threads 1 --results t.json", 0, "int8 b-int8");
     cli_fixture_says(&f, "quantize b2 --threads 1 --results t.json", 0, "int8 b2-int8");
     cli_fixture_path(&f, "t.json", path, sizeof path);
     cJSON *t = json_file_read(path, 1);
@@ -393,7 +402,11 @@ TEST(bert_int8_commands_refuse_bad_input) {
     CHECK_MSG(cJSON_GetArraySize(rows) == 2, "t.json: %d rows, want b-int8's kept beside b2-int8's", cJSON_GetArraySize(rows));
     CHECK(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "int8")));
     cJSON_Delete(t);
-    cli_fixture_says(&f, "quantize b b2 --threads 1 --results t.json", 0, "int8 b2-int8");
+    /* A quantized copy is never written over unless asked; a refusal writes nothing. */
+    long long before = int8_mtime_ns(&f, "b-int8/model.ckpt");
+    cli_fixture_says(&f, "quantize b b2 --threads 1 --results t.json", 2, "b-int8 already holds a quantized run");
+    CHECK_MSG(before > 0 && int8_mtime_ns(&f, "b-int8/model.ckpt") == before, "the refusal changed b-int8");
+    cli_fixture_says(&f, "quantize b b2 --overwrite --threads 1 --results t.json", 0, "int8 b2-int8");
     t = json_file_read(path, 1);
     CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItem(t, "rows")) == 2, "rows of the same runs replaced, not added");
     cJSON_Delete(t);
@@ -416,7 +429,7 @@ TEST(bert_int8_commands_refuse_bad_input) {
     cli_fixture_says(&f, "quantize c", 65, "corrupt");
     CHECK(!cli_fixture_exists(&f, "c-int8/model.ckpt"));
     /* fastText's product quantization settings are not int8's. */
-    cli_fixture_says(&f, "quantize b --dsub 4", 2, "fastText's product quantization settings");
+    cli_fixture_says(&f, "quantize b --dsub 4 --out bx", 2, "fastText's product quantization settings");
     /* A model without an int8 path; one without any quantized path. */
     cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 1 --threads 1 --out ft", 0, NULL);
     cli_fixture_says(&f, "eval --run ft --model fasttext --int8", 2, "fasttext has no int8 inference path");

@@ -427,9 +427,10 @@ TEST(fasttext_quantize_command) {
     cli_fixture_says(&f, "eval --run ft-small", 0, "dev");
     cli_fixture_says(&f, "predict --run ft-pq 'pos words here'", 0, NULL);
     cli_fixture_says(&f, "quantize ft-pq", 2, "already quantized");
-    cli_fixture_says(&f, "quantize ft --dsub 0", 2, "dsub");
+    cli_fixture_says(&f, "quantize ft --dsub 0 --out ft-x", 2, "dsub");
     cli_fixture_says(&f, "quantize ft --cutoff many", 2, "takes a number");
-    cli_fixture_says(&f, "quantize ft --retrain", 2, "--cutoff");
+    cli_fixture_says(&f, "quantize ft --retrain --out ft-x", 2, "--cutoff");
+    cli_fixture_says(&f, "quantize ft", 2, "ft-pq already holds a quantized run");
     cli_fixture_close(&f);
 }
 

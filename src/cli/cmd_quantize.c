@@ -45,7 +45,7 @@
  * worth a pass over training data by default (docs/speed.md). */
 enum { QUANTIZE_CALIBRATE_DEFAULT = 0 };
 #define QUANTIZE_USAGE                                                                                       \
-    "glue quantize RUN_DIR... [--out DIR] [--results FILE.json] [--threads N] [--json]\n"                  \
+    "glue quantize RUN_DIR... [--out DIR] [--overwrite] [--results FILE.json] [--threads N] [--json]\n"    \
     "  bert runs also: [--calibrate N] (SmoothQuant factors from N training examples; 0, the default: "    \
     "none)\n"                                                                                              \
     "  fastText runs also: [--dsub 2] [--cutoff 0] [--qnorm] [--qout] [--retrain] [--epoch 5] [--lr 0.05]"
@@ -325,13 +325,36 @@ static int quantize_paths(const char *arg, const char *out, char *run, size_t ca
     return 0;
 }
 
+/* 0 when run's quantized copy may be written: its directory (out_arg, else
+ * RUN-int8 or RUN-pq by the run's model) holds no checkpoint yet, or
+ * --overwrite was given; else non-zero after a message (nothing written). */
+static int quantize_target_free(const char *run, const char *out_arg, int overwrite) {
+    if (overwrite) return 0;
+    char out[4200], ckpt[4300];
+    if (out_arg) {
+        snprintf(out, sizeof out, "%s", out_arg);
+    } else {
+        const char *task_name, *model_name;
+        cJSON *r = quantize_source(run, &task_name, &model_name);
+        if (!r) return 1;
+        const ModelOps *ops = model_find(model_name);
+        snprintf(out, sizeof out, "%s-%s", run, ops && ops->quantize ? "pq" : "int8");
+        cJSON_Delete(r);
+    }
+    file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
+    if (!file_exists(ckpt)) return 0;
+    user_error_usage("give another --out DIR, or --overwrite to replace it",
+                     "%s already holds a quantized run: quantize does not write over it", out);
+    return EXIT_USAGE;
+}
+
 int cmd_quantize(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *out_arg = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
     long threads = args_int(&a, "--threads", 0);
     const char *cal = args_str(&a, "--calibrate", NULL);
-    int json = args_flag(&a, "--json"), bad = 0;
+    int json = args_flag(&a, "--json"), overwrite = args_flag(&a, "--overwrite"), bad = 0;
     cJSON *settings = quantize_flags(&a, &bad);
     const char *pos[64];
     int np = args_positional(&a, pos, 64);
@@ -354,8 +377,10 @@ int cmd_quantize(int argc, char **argv) {
         snprintf(out, sizeof out, "%s", out_arg);
         for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = '\0';
     }
-    for (int i = 0; i < np && !rc; i++)   /* every path checked before the first run is quantized */
+    for (int i = 0; i < np && !rc; i++) {   /* every path checked before the first run is quantized */
         rc = quantize_paths(pos[i], out_arg ? out : NULL, run, sizeof run);
+        if (!rc) rc = quantize_target_free(run, out_arg ? out : NULL, overwrite);
+    }
     if (rc) {
         cJSON_Delete(settings);
         return rc;

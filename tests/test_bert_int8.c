@@ -287,6 +287,38 @@ static long stored_factors(const char *path, const Bert *m, long *not_one) {
     return n;
 }
 
+/* Calibration factors from sequences (lengths len[b] <= T) in a batch of length T. */
+static void calibrate_padded(Bert *m, int T, const int *ids, const int *len, float *out, long n) {
+    static int padded[I8_B * I8_T];
+    for (int b = 0; b < I8_B; b++)
+        for (int t = 0; t < T; t++) padded[b * T + t] = t < len[b] ? ids[b * I8_T + t] : 0;
+    BertBatch batch = {I8_B, T, padded, NULL, len};
+    CHECK(bert_int8_calibrate(m, 1, 0) == 0);
+    bert_forward(m, &batch, NULL);
+    CHECK(bert_int8_calibrate(m, 0, I8_B) == 0);
+    if (CHECK(m->int8_smooth != NULL)) memcpy(out, m->int8_smooth, sizeof(float) * (size_t)n);
+}
+
+/* The factors count real tokens only: the same sequences padded to another
+ * length give the same factors (they moved with batching when padded
+ * positions counted). */
+TEST(bert_int8_calibration_ignores_padding) {
+    Bert *m = tiny_classifier();
+    if (!CHECK_MSG(m, "%s did not load", TINY_CKPT)) return;
+    static I8Out o;
+    tiny_run(m, &o);   /* the ids */
+    int len[I8_B];
+    for (int b = 0; b < I8_B; b++) len[b] = 2 + b % (I8_T / 2 - 2);   /* at most I8_T / 2 */
+    long C = m->cfg.hidden_size, n = m->cfg.num_layers * (3 * C + m->cfg.intermediate_size);
+    float *a = xmalloc(sizeof(float) * (size_t)n), *b = xmalloc(sizeof(float) * (size_t)n);
+    calibrate_padded(m, I8_T / 2, o.ids, len, a, n);
+    calibrate_padded(m, I8_T, o.ids, len, b, n);
+    CHECK_MSG(memcmp(a, b, sizeof(float) * (size_t)n) == 0, "padding to %d changed the factors", I8_T);
+    free(a);
+    free(b);
+    bert_free(m);
+}
+
 /* SmoothQuant calibration: recording the fp32 forward's inputs gives factors
  * (finite, positive, not all 1) that the int8 checkpoint stores; uncalibrated,
  * it stores 1s. Calibrated, the int8 forward (in memory and read back) stays

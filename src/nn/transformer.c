@@ -233,12 +233,19 @@ static void block_pre_tail_forward(float *out, unsigned char *mask, const float 
     for (long r = 0; r < N; r++) k->add(out + r * C, x + r * C, C);
 }
 
-/* absmax[k] = max(absmax[k], |x[r][k]|) over the rows of x (rows, K):
- * calibration only (BlockAttnParams' absmax_*), so no kernel of its own. */
-static void block_observe(float *absmax, const float *x, long rows, int K) {
+/* absmax[k] = max(absmax[k], |x[b][t][k]|) over the real positions of x
+ * (B, T, K): t < lengths[b] (every t when lengths is NULL), so padding never
+ * counts and the maxima do not depend on which rows share a batch.
+ * Calibration only (BlockAttnParams' absmax_*), so no kernel of its own. */
+static void block_observe(float *absmax, const float *x, int B, int T, const int *lengths, int K) {
     if (!absmax) return;
-    for (long r = 0; r < rows; r++)
-        for (int k = 0; k < K; k++) absmax[k] = fmaxf(absmax[k], fabsf(x[r * K + k]));
+    for (int b = 0; b < B; b++) {
+        int n = lengths && lengths[b] < T ? lengths[b] : T;
+        for (int t = 0; t < n; t++) {
+            const float *row = x + ((long)b * T + t) * K;
+            for (int k = 0; k < K; k++) absmax[k] = fmaxf(absmax[k], fabsf(row[k]));
+        }
+    }
 }
 
 /* The end both sublayers share: the output projection of in (N, K) by W (C, K)
@@ -296,12 +303,12 @@ void block_self_attn_forward(BlockAttnActs *a, const float *x, const BlockAttnPa
         layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
         in = a->tail.res;
     }
-    block_observe(w->absmax_qkv, in, N, C);
+    block_observe(w->absmax_qkv, in, d->B, d->T, d->lengths, C);
     if (w->int8_qkv) matmul_int8(a->qkv, in, w->int8_qkv, (int)N, w->b_qkv, 0);
     else if (w->bf16_qkv) linear_forward_bf16(a->qkv, in, w->bf16_qkv, w->b_qkv, (int)N);
     else linear_forward(a->qkv, in, w->w_qkv, w->b_qkv, (int)N, C, 3 * C);   /* one fused GEMM */
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->qkv + C, a->qkv + 2 * C, ad, rng, scratch);
-    block_observe(w->absmax_o, a->ctx, N, C);
+    block_observe(w->absmax_o, a->ctx, d->B, d->T, d->lengths, C);
     block_output_forward(&a->tail, a->out, a->ctx, NULL, C, w->w_o, w->bf16_o, w->int8_o, w->b_o, x, w->ln_g, w->ln_b, d, rng);
 }
 
@@ -347,12 +354,12 @@ void block_cross_attn_forward(BlockAttnActs *a, const float *x, const float *mem
     a->train = rng != NULL;
     if (d->pre_ln) DIE("block_cross_attn_forward: pre-LN cross-attention is not implemented");
     AttnDims ad = block_attn_dims(d, 1, a->train);
-    block_observe(w->absmax_qkv, x, N, C);
-    block_observe(w->absmax_qkv, mem, (long)d->B * d->Tk, C);
+    block_observe(w->absmax_qkv, x, d->B, d->T, d->lengths, C);
+    block_observe(w->absmax_qkv, mem, d->B, d->Tk, d->mem_lengths, C);
     block_project_rows(a->qkv, x, (int)N, w->w_qkv, w->int8_qkv, w->b_qkv, 0, C, C);
     block_project_rows(a->kv, mem, d->B * d->Tk, w->w_qkv, w->int8_qkv, w->b_qkv, C, 3 * C, C);
     block_core_forward(d, a->ctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, rng, scratch);
-    block_observe(w->absmax_o, a->ctx, N, C);
+    block_observe(w->absmax_o, a->ctx, d->B, d->T, d->lengths, C);
     block_project_rows(a->tail.res, a->ctx, (int)N, w->w_o, w->int8_o, w->b_o, 0, C, C);
     block_tail_forward(a->out, a->tail.res, a->tail.mean, a->tail.rstd, a->tail.drop_mask, x, w->ln_g, w->ln_b, N, C, d->eps,
                     d->hidden_dropout, rng);
@@ -410,7 +417,7 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         layernorm_forward(a->tail.res, a->tail.mean, a->tail.rstd, x, w->ln_g, w->ln_b, (int)N, C, d->eps);
         in = a->tail.res;
     }
-    block_observe(w->absmax_in, in, N, C);
+    block_observe(w->absmax_in, in, d->B, d->T, d->lengths, C);
     const Int8Acts *act_q = NULL;
     if (w->int8_in && w->int8_out) {   /* inference only, as bf16 below: act straight to W_2's int8 inputs */
         matmul_int8_quantized(&a->act_q, a->act, in, w->int8_in, (int)N, w->b_in, 1, w->int8_out);
@@ -423,7 +430,7 @@ void block_ffn_forward(BlockFfnActs *a, const float *x, const BlockFfnParams *w,
         matmul(a->pre, in, w->w_in, (int)N, FF, C, MAT_N, MAT_T, 1.0f, 0.0f);
         block_bias_gelu_forward(a->pre, a->act, w->b_in, N, FF);
     }
-    if (!act_q) block_observe(w->absmax_out, a->act, N, FF);
+    if (!act_q) block_observe(w->absmax_out, a->act, d->B, d->T, d->lengths, FF);
     block_output_forward(&a->tail, a->out, a->act, act_q, FF, w->w_out, w->bf16_out, w->int8_out, w->b_out, x, w->ln_g, w->ln_b, d, rng);
 }
 

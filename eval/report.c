@@ -389,6 +389,8 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
     /* GoEmotions or a user's dataset is not GLUE: the title says dev sets only. */
     int glue = tasks_all_glue(cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
     fprintf(f, "# Model comparison on %sdev sets\n\n", glue ? "GLUE " : "");
+    const char *command = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(compare, "command"));
+    if (command) fprintf(f, "Made by `%s`.\n", command);   /* tables written before it was kept have none */
     markdown_task_list(f, "Tasks run (dev split, metrics ×100):", cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
     markdown_task_list(f, "Not run (data not present):", cJSON_GetObjectItemCaseSensitive(compare, "tasks_missing"));
     const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(compare, "seeds");

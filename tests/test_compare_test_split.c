@@ -142,6 +142,10 @@ TEST(compare_scores_public_test_split_like_eval) {
              "%s/results/compare.md", dir, dir);
     free(test_run(cmd, &st));
     CHECK_MSG(st == 0, "no test column in %s/results/compare.md", dir);
+    snprintf(cmd, sizeof cmd, "grep -q 'Made by .glue compare topics --models fasttext --seeds 1,2' %s/results/compare.md "
+             "&& grep -q '\"command\":.*glue compare topics' %s/results/compare.json", dir, dir);
+    free(test_run(cmd, &st));
+    CHECK_MSG(st == 0, "%s/results/compare.{md,json} do not name the command that made them", dir);
 
     /* A rerun reads the cache: a value planted there comes back. */
     for (int k = 0; k < 2; k++) ct_edit_cache(runs[k], "test", "macro_f1", NULL, 12.5);

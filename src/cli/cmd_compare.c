@@ -628,6 +628,7 @@ int cmd_compare(int argc, char **argv) {
     c.command = cli_command_line(argc, argv);
     cJSON *summary = cJSON_CreateObject();
     cJSON_AddItemToObject(summary, "provenance", provenance_json(threads, (long long)c.seed));
+    cJSON_AddStringToObject(summary, "command", c.command);   /* what made the table, as protocol and quantize say */
     cJSON_AddNumberToObject(summary, "seed", (double)c.seed);
     cJSON *seeds = cJSON_AddArrayToObject(summary, "seeds");
     for (int k = 0; k < c.num_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)c.seeds[k]));

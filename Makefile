@@ -5,6 +5,11 @@
 # MPI=no builds without MPI even where it is installed (src/probe_deps.sh).
 
 BUILD   ?= build
+# Every core by default (the objects, the fuzz harnesses and the library are three
+# builds); an explicit -jN on the command line wins.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
 CC      ?= cc
 # x86-64-v2 (SSE4.2): the binary runs on any x86-64 CPU of the last 15 years,
 # whichever machine built it. The hot loops are compiled again for AVX2 and

@@ -6,9 +6,12 @@
 
 BUILD   ?= build
 # Every core by default (the objects, the fuzz harnesses and the library are three
-# builds); an explicit -jN on the command line wins.
+# builds); an explicit -jN on the command line wins, and the makes this one starts
+# share its jobs.
+ifeq ($(MAKELEVEL),0)
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc)
+endif
 endif
 CC      ?= cc
 # x86-64-v2 (SSE4.2): the binary runs on any x86-64 CPU of the last 15 years,

@@ -126,6 +126,24 @@ TEST(run_predicts_hint_names_a_command_that_exists) {
     cli_fixture_close(&f);
 }
 
+/* An empty stdin is nothing to predict: no output line (JSON: an empty list),
+ * exit 0, as `glue translate` does (it used to crash). */
+TEST(run_predicts_empty_stdin) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0 || cli_fixture_two_class(&f, "train.tsv", 20) != 0) return;
+    int st;
+    char *out = run_glue(&f, "finetune --train train.tsv --dev train.tsv --model testbow --out run --epochs 1", 1, &st);
+    CHECK_MSG(st == 0, "finetune: %s", out);
+    free(out);
+    out = run_glue(&f, "predict --run run < /dev/null", 1, &st);
+    CHECK_MSG(st == 0 && out[0] == '\0', "exit %d: %s", st, out);
+    free(out);
+    out = run_glue(&f, "predict --run run --json < /dev/null", 1, &st);
+    CHECK_MSG(st == 0 && strcmp(out, "{\"predictions\":[]}\n") == 0, "exit %d: %s", st, out);
+    free(out);
+    cli_fixture_close(&f);
+}
+
 /* A registry task's run (SST-2 here) says its task too: no TASK needed. */
 TEST(run_predicts_registry_task_from_the_run) {
     CliFixture f;

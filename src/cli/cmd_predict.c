@@ -133,15 +133,15 @@ static void predict_print_line(const Task *t, const Decision *rule, const float 
     printf("\n");
 }
 
-/* One output per input line (lines: how many stdin had; 0 for texts given as
- * arguments): a prediction, or for a skipped line "-" (text) / an object with
- * the line's number and "error" (JSON). */
+/* One output per input line (lines: how many stdin had, none for an empty
+ * stdin; -1 for texts given as arguments): a prediction, or for a skipped line
+ * "-" (text) / an object with the line's number and "error" (JSON). */
 static void predict_print(const Task *t, const Decision *rule, const Dataset *d, const float *out, int json,
                           long lines) {
     int k = evaluate_num_outputs(t);
     if (json) {
         cJSON *o;
-        if (lines) {
+        if (lines >= 0) {
             o = cJSON_CreateObject();
             cJSON *arr = cJSON_AddArrayToObject(o, "predictions");
             for (long no = 1, i = 0; no <= lines; no++) {
@@ -162,7 +162,7 @@ static void predict_print(const Task *t, const Decision *rule, const Dataset *d,
         cJSON_Delete(o);
         return;
     }
-    if (!lines) {
+    if (lines < 0) {
         predict_print_line(t, rule, out);
         return;
     }
@@ -260,7 +260,7 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     input.name = "input";
     Dataset d = {.task = t, .split = &input};
     int cap = 0;
-    long lines = 0, bad = 0;
+    long lines = -1, bad = 0;   /* stdin's lines; -1: the text is in the arguments */
     if (ntexts) predict_add(&d, &cap, texts[0], ntexts == 2 ? texts[1] : NULL, 1);
     else bad = predict_read_stdin(t, &d, &lines);
     float *out = d.n ? evaluate_predict_dataset(ops, m, &d, EVALUATE_BATCH_DEFAULT, NULL) : NULL;

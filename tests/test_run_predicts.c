@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RUN_CHILD_ENV "GLUE_TEST_RUN_PREDICTS_CHILD"
@@ -140,6 +141,27 @@ TEST(run_predicts_empty_stdin) {
     free(out);
     out = run_glue(&f, "predict --run run --json < /dev/null", 1, &st);
     CHECK_MSG(st == 0 && strcmp(out, "{\"predictions\":[]}\n") == 0, "exit %d: %s", st, out);
+    free(out);
+    cli_fixture_close(&f);
+}
+
+/* --run naming nothing, or a folder that is not a run: one message that says
+ * which (both were "no task named"). */
+TEST(run_predicts_not_a_run) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    int st;
+    char *out = run_glue(&f, "eval --run no-such-run", 1, &st);
+    CHECK_MSG(st == EXIT_USAGE && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
+    free(out);
+    out = run_glue(&f, "predict --run no-such-run 'a day'", 1, &st);
+    CHECK_MSG(st == EXIT_USAGE && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
+    free(out);
+    char dir[4200];
+    cli_fixture_path(&f, "empty", dir, sizeof dir);
+    CHECK(mkdir(dir, 0755) == 0);
+    out = run_glue(&f, "eval --run empty", 1, &st);
+    CHECK_MSG(st == EXIT_USAGE && strstr(out, "empty says no task"), "exit %d: %s", st, out);
     free(out);
     cli_fixture_close(&f);
 }

@@ -15,10 +15,12 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const Task *cli_find_task(const char *name) {
     const Task *t = task_find(name);
@@ -32,6 +34,11 @@ const Task *cli_find_task(const char *name) {
 int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
+    if (access(run, F_OK) != 0) {   /* not "no task named", as if a run were there and said none */
+        user_error("name a run directory (glue finetune --out DIR) or its model.ckpt", "%s: no such run (%s)", run,
+                   strerror(errno));
+        return -1;
+    }
     file_join(run, USER_DATA_FILE, path, sizeof path);
     if (!file_exists(path)) {   /* a registry task's run: its results (or checkpoint) name it */
         file_join(run, RUN_RESULTS, path, sizeof path);
@@ -65,6 +72,11 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
             }
             return t;
         }
+    }
+    if (!name && run) {
+        user_error("name a run directory (glue finetune --out DIR), or the task: glue eval TASK --run DIR",
+                   "%s says no task (no dataset.json, results.json or model.ckpt of a run there)", run);
+        return NULL;
     }
     if (!name) {
         user_error("glue eval TASK, or --run DIR of a run trained with --train FILE", "no task named");

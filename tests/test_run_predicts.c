@@ -153,22 +153,22 @@ TEST(run_predicts_empty_stdin) {
 }
 
 /* --run naming nothing, or a folder that is not a run: one message that says
- * which (both were "no task named"). */
+ * which (both were "no task named"), exit 74 (a missing file). */
 TEST(run_predicts_not_a_run) {
     CliFixture f;
     if (cli_fixture_open(&f) != 0) return;
     int st;
     char *out = run_glue(&f, "eval --run no-such-run", 1, &st);
-    CHECK_MSG(st == EXIT_USAGE && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
+    CHECK_MSG(st == EXIT_IO && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
     free(out);
     out = run_glue(&f, "predict --run no-such-run 'a day'", 1, &st);
-    CHECK_MSG(st == EXIT_USAGE && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
+    CHECK_MSG(st == EXIT_IO && strstr(out, "no-such-run: no such run"), "exit %d: %s", st, out);
     free(out);
     char dir[4200];
     cli_fixture_path(&f, "empty", dir, sizeof dir);
     CHECK(mkdir(dir, 0755) == 0);
     out = run_glue(&f, "eval --run empty", 1, &st);
-    CHECK_MSG(st == EXIT_USAGE && strstr(out, "empty says no task"), "exit %d: %s", st, out);
+    CHECK_MSG(st == EXIT_IO && strstr(out, "empty says no task"), "exit %d: %s", st, out);
     free(out);
     cli_fixture_close(&f);
 }

@@ -35,8 +35,8 @@ int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
     if (access(run, F_OK) != 0) {   /* not "no task named", as if a run were there and said none */
-        user_error("name a run directory (glue finetune --out DIR) or its model.ckpt", "%s: no such run (%s)", run,
-                   strerror(errno));
+        user_error_io("name a run directory (glue finetune --out DIR) or its model.ckpt", "%s: no such run (%s)", run,
+                      strerror(errno));
         return -1;
     }
     file_join(run, USER_DATA_FILE, path, sizeof path);
@@ -74,8 +74,8 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
         }
     }
     if (!name && run) {
-        user_error("name a run directory (glue finetune --out DIR), or the task: glue eval TASK --run DIR",
-                   "%s says no task (no dataset.json, results.json or model.ckpt of a run there)", run);
+        user_error_io("name a run directory (glue finetune --out DIR), or the task: glue eval TASK --run DIR",
+                      "%s says no task (no dataset.json, results.json or model.ckpt of a run there)", run);
         return NULL;
     }
     if (!name) {

@@ -215,6 +215,13 @@ static void quantize_print(const char *task, const char *model, const char *form
     cJSON_AddItemToArray(lines, line);
 }
 
+/* Where run's quantized copy goes: out_arg, else RUN-pq for a model with its
+ * own quantization (fastText's product quantization), RUN-int8 for the rest. */
+static void quantize_out_dir(const char *run, const char *out_arg, const ModelOps *ops, char *out, size_t cap) {
+    if (out_arg) snprintf(out, cap, "%s", out_arg);
+    else snprintf(out, cap, "%s-%s", run, ops && ops->quantize ? "pq" : "int8");
+}
+
 /* Whether ops can be quantized with these settings (NULL: none given) and
  * --calibrate (-1: not given); a usage error when not. */
 static int quantize_supported(const ModelOps *ops, const cJSON *settings, long calibrate) {
@@ -251,8 +258,7 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
     if (empty) settings = empty;
     const char *format = settings ? "pq" : "int8";
     char out[4200], ckpt[4300], src[4200];
-    if (out_arg) snprintf(out, sizeof out, "%s", out_arg);
-    else snprintf(out, sizeof out, "%s-%s", run, format);
+    quantize_out_dir(run, out_arg, ops, out, sizeof out);
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
     file_join(run, RUN_CKPT, src, sizeof src);
     if (t && (m = cli_load_run(ops, cli_run_task(t), run, 0))) {
@@ -331,16 +337,11 @@ static int quantize_paths(const char *arg, const char *out, char *run, size_t ca
 static int quantize_target_free(const char *run, const char *out_arg, int overwrite) {
     if (overwrite) return 0;
     char out[4200], ckpt[4300];
-    if (out_arg) {
-        snprintf(out, sizeof out, "%s", out_arg);
-    } else {
-        const char *task_name, *model_name;
-        cJSON *r = quantize_source(run, &task_name, &model_name);
-        if (!r) return 1;
-        const ModelOps *ops = model_find(model_name);
-        snprintf(out, sizeof out, "%s-%s", run, ops && ops->quantize ? "pq" : "int8");
-        cJSON_Delete(r);
-    }
+    const char *task_name, *model_name;
+    cJSON *r = out_arg ? NULL : quantize_source(run, &task_name, &model_name);
+    if (!out_arg && !r) return 1;
+    quantize_out_dir(run, out_arg, r ? model_find(model_name) : NULL, out, sizeof out);
+    cJSON_Delete(r);
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(ckpt)) return 0;
     user_error_usage("give another --out DIR, or --overwrite to replace it",

@@ -90,10 +90,6 @@ int report_page_source(ReportPage *p, const char *path, const cJSON *json) {
     return ++p->num_src;
 }
 
-const char *report_page_provenance(const ReportPage *p, int n) {
-    return n >= 1 && n <= p->num_src ? p->src[n - 1].provenance : "";
-}
-
 void report_page_text(ReportPage *p, const char *s) { svg_escape(p->f, s); }
 
 void report_page_printf(ReportPage *p, const char *fmt, ...) {
@@ -140,8 +136,6 @@ void report_page_title_note(ReportPage *p, int n, const char *note) {
 }
 
 void report_page_title_attr(ReportPage *p, int n) { report_page_title_note(p, n, NULL); }
-
-int report_page_id(ReportPage *p) { return ++p->next_id; }
 
 void report_page_slug(const char *s, char *out, size_t cap) {
     size_t n = 0;

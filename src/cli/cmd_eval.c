@@ -301,8 +301,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     if (rc) return rc;
     if (npos > 1 || (npos == 0 && !e->run)) {
         user_error(NULL, "eval: expected TASK or all, got %d arguments", npos);
-        fprintf(stderr, "usage: %s\n", EVAL_USAGE);
-        return EXIT_USAGE;
+        return args_usage(EVAL_USAGE);
     }
     if (strcmp(e->split, "dev") != 0 && strcmp(e->split, "test") != 0) {
         user_error("use --split dev or --split test", "eval: unknown split '%s'", e->split);

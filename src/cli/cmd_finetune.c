@@ -170,8 +170,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     if (npos != !is_own) {
         if (is_own) user_error("drop TASK: --train FILE names the data", "finetune: a TASK and --train/--dev both given");
         else user_error(NULL, "finetune: expected one TASK, got %d arguments", npos);
-        fprintf(stderr, "usage: %s\n", FINETUNE_USAGE);
-        return EXIT_USAGE;
+        return args_usage(FINETUNE_USAGE);
     }
     f->task = is_own ? NULL : pos[0];
     if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {

@@ -105,8 +105,7 @@ int cmd_finetune_multi(int argc, char **argv) {
     if (rc) return rc;
     if (npos != 1 || strcmp(pos[0], MULTITASK_NAME) != 0) {
         user_error(NULL, "finetune multi: unexpected argument %s", npos > 1 ? pos[1] : "");
-        fprintf(stderr, "usage: %s\n", MULTI_USAGE);
-        return EXIT_USAGE;
+        return args_usage(MULTI_USAGE);
     }
     if (seed < 0 || threads < 0 || o.checkpoint_every < 0) {
         user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");

@@ -41,8 +41,13 @@ void report_page_printf(ReportPage *p, const char *fmt, ...) __attribute__((form
 /* <data value="EXACT">ROUNDED</data> (thousands separated by commas from
  * 10,000 up); "-" for a NaN. */
 void report_page_num(ReportPage *p, double v, int decimals);
+/* <td>, with title="..." when title is neither NULL nor "", holding report_page_num. */
+void report_page_num_cell(ReportPage *p, double v, int decimals, const char *title);
 /* <sup class="fn"><a href="#src-N">[N]</a></sup> */
 void report_page_fnref(ReportPage *p, int n);
+/* html as it is (the markup that opens a heading or caption), then text
+ * escaped and the footnote mark of source n. */
+void report_page_sourced(ReportPage *p, const char *html, const char *text, int n);
 /* A title="..." attribute naming source n and its provenance (leading space). */
 void report_page_title_attr(ReportPage *p, int n);
 /* The same after a note saying what the number is ("mean of 5 seeds ...");

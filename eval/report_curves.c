@@ -277,9 +277,7 @@ static void pretrain_figures(ReportPage *p, const ReportInput *in) {
     int rc = pretrain_read(in->path, &lg, why, sizeof why);
     char slug[256], id[300], title[512];
     report_page_slug(in->name, slug, sizeof slug);
-    fprintf(p->f, "<div class=\"run\">\n<h3>Pretraining: ");
-    report_page_text(p, in->name);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<div class=\"run\">\n<h3>Pretraining: ", in->name, in->source);
     fprintf(p->f, "</h3>\n");
     if (rc != 0 || lg.bad)
         report_page_missing(p, "%s: %s%s%ld of %ld lines unreadable", in->path, why, why[0] ? "; " : "", lg.bad,

@@ -145,9 +145,7 @@ static void run_dev(ReportPage *p, const ReportInput *in, int predict) {
     char slug[256], id[300], title[600];
     report_page_slug(in->name, slug, sizeof slug);
     snprintf(title, sizeof title, "%s dev, %s (%s)", t->display, ops ? ops->name : "?", in->name);
-    fprintf(p->f, "<div class=\"run\">\n<h3>");
-    report_page_text(p, title);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<div class=\"run\">\n<h3>", title, in->source);
     fprintf(p->f, "</h3>\n");
     Dataset d = {0};
     Model *m = NULL;

@@ -34,17 +34,12 @@ static void fuzz_row(ReportPage *p, const cJSON *h, const cJSON *first) {
     fputs("</th>", f);
     for (int k = 0; k < NCOUNTERS; k++) {
         if (!field(first, COUNTERS[k].key)) continue;
-        fputs("<td>", f);
-        report_page_num(p, report_num(h, COUNTERS[k].key), 0);
-        fputs("</td>", f);
+        report_page_num_cell(p, report_num(h, COUNTERS[k].key), 0, NULL);
     }
     if (field(first, "target_met"))
         fprintf(f, "<td class=\"text\">%s</td>", cJSON_IsTrue(field(h, "target_met")) ? "yes" : "no");
-    if (cJSON_IsArray(field(first, "open_crashes"))) {
-        fputs("<td>", f);
-        report_page_num(p, cJSON_GetArraySize(field(h, "open_crashes")), 0);
-        fputs("</td>", f);
-    }
+    if (cJSON_IsArray(field(first, "open_crashes")))
+        report_page_num_cell(p, cJSON_GetArraySize(field(h, "open_crashes")), 0, NULL);
     if (cJSON_IsArray(field(first, "cpus"))) {
         fputs("<td class=\"text cpu\">", f);
         const cJSON *cpus = field(h, "cpus");
@@ -89,9 +84,7 @@ static void fuzz_table(ReportPage *p, const ReportInput *in) {
     char slug[256];
     report_page_slug(in->name, slug, sizeof slug);
     FILE *f = p->f;
-    fputs("<h3>", f);
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<h3>", in->path, in->source);
     fputs("</h3>\n<p class=\"note\">", f);
     report_page_text(p, cJSON_IsString(what) ? what->valuestring : "fuzzing");
     if (cJSON_IsString(date)) report_page_printf(p, "; %s", date->valuestring);

@@ -45,16 +45,9 @@ static void cpu_cell(ReportPage *p, const cJSON *o, const cJSON *fallback) {
     fprintf(p->f, "</td>");
 }
 
-static void num_cell(ReportPage *p, double v, int decimals, const char *title) {
-    fprintf(p->f, "<td");
-    if (title && *title) {
-        fprintf(p->f, " title=\"");
-        report_page_text(p, title);
-        fprintf(p->f, "\"");
-    }
-    fprintf(p->f, ">");
-    report_page_num(p, v, decimals);
-    fprintf(p->f, "</td>");
+/* The median of o[key] ({"median": ..., "min": ...}): NaN when absent. */
+static double median_of(const cJSON *o, const char *key) {
+    return report_num(cJSON_GetObjectItemCaseSensitive(o, key), "median");
 }
 
 /* ---- translation ---- */
@@ -70,9 +63,8 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
             if (!seen && ns < MAX_SPLITS) split[ns++] = s->string;
         }
     FILE *f = p->f;
-    fprintf(f, "<div class=\"table-wrap\">\n<table id=\"translation-table\" class=\"results\">\n<caption>");
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<div class=\"table-wrap\">\n<table id=\"translation-table\" class=\"results\">\n<caption>",
+                        in->path, in->source);
     fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">run</th><th scope=\"col\" class=\"text\">positions</th>");
     for (int k = 0; k < ns; k++) {
         char name[128];   /* "test_2016_flickr" -> "test 2016 flickr": headers may wrap */
@@ -114,12 +106,12 @@ static void translation_file(ReportPage *p, const ReportInput *in) {
         for (int k = 0; k < ns; k++) {
             const cJSON *s = cJSON_GetObjectItemCaseSensitive(splits, split[k]);
             const char *scmd = str_or(s, "command", "");
-            num_cell(p, report_num(s, "bleu"), 2, scmd);
-            num_cell(p, report_num(s, "bleu_tok_lc"), 2, scmd);
+            report_page_num_cell(p, report_num(s, "bleu"), 2, scmd);
+            report_page_num_cell(p, report_num(s, "bleu_tok_lc"), 2, scmd);
             if (nr < MAX_ROWS) value[nr * ns + k] = report_num(s, "bleu");
         }
-        num_cell(p, report_num(r, "dev_bleu"), 2, NULL);
-        num_cell(p, report_num(r, "cpu_hours"), 2, NULL);
+        report_page_num_cell(p, report_num(r, "dev_bleu"), 2, NULL);
+        report_page_num_cell(p, report_num(r, "cpu_hours"), 2, NULL);
         cpu_cell(p, r, in->json);
         fprintf(f, "</tr>\n");
         nr += nr < MAX_ROWS;
@@ -174,15 +166,13 @@ static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **l
         if (!ph) continue;
         fprintf(p->f, "<tr><th scope=\"row\"");
         report_page_title_attr(p, in->source);
-        fprintf(p->f, ">");
-        report_page_text(p, config);
-        report_page_fnref(p, in->source);
+        report_page_sourced(p, ">", config, in->source);
         fprintf(p->f, "</th><td class=\"text\">");
         report_page_text(p, PHASES[k].label);
         fprintf(p->f, "</td>");
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(ph, "ours_tokens_per_s"), "median"), 0, NULL);
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(ph, "torch_tokens_per_s"), "median"), 0, NULL);
-        num_cell(p, report_num(sp, "median"), 2, NULL);
+        report_page_num_cell(p, median_of(ph, "ours_tokens_per_s"), 0, NULL);
+        report_page_num_cell(p, median_of(ph, "torch_tokens_per_s"), 0, NULL);
+        report_page_num_cell(p, report_num(sp, "median"), 2, NULL);
         fprintf(p->f, "<td>");
         report_page_num(p, report_num(sp, "min"), 2);
         fprintf(p->f, "–");
@@ -193,8 +183,7 @@ static void bench_bert_rows(ReportPage *p, const ReportInput *in, const char **l
         labels[*nr] = config;
         for (int k = 0; k < 3; k++)
             value[*nr * 3 + k] =
-                report_num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(in->json, PHASES[k].key),
-                                                            "speedup_vs_torch"), "median");
+                median_of(cJSON_GetObjectItemCaseSensitive(in->json, PHASES[k].key), "speedup_vs_torch");
         ++*nr;
     }
 }
@@ -208,10 +197,8 @@ static double bench_size(const ReportInput *in) {
 
 static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
-    fprintf(f, "<table id=\"bench-fasttext-table\" class=\"results\">\n<caption>fastText against the official "
-               "tool: ");
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<table id=\"bench-fasttext-table\" class=\"results\">\n<caption>fastText against the "
+                           "official tool: ", in->path, in->source);
     fprintf(f, "</caption>\n<thead><tr><th scope=\"col\" class=\"row-head\">implementation</th><th scope=\"col\">dev accuracy</th>"
                "<th scope=\"col\">training wall time (s, median)</th><th scope=\"col\">CPU</th></tr></thead>\n"
                "<tbody>\n");
@@ -221,8 +208,8 @@ static void bench_fasttext_table(ReportPage *p, const ReportInput *in) {
         fprintf(f, "<tr><th scope=\"row\">");
         report_page_text(p, str_or(side, "implementation", SIDES[s]));
         fprintf(f, "</th>");
-        num_cell(p, report_num(side, "accuracy"), 2, NULL);
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(side, "train_seconds"), "median"), 2, NULL);
+        report_page_num_cell(p, report_num(side, "accuracy"), 2, NULL);
+        report_page_num_cell(p, median_of(side, "train_seconds"), 2, NULL);
         cpu_cell(p, in->json, NULL);
         fprintf(f, "</tr>\n");
     }
@@ -318,22 +305,21 @@ static void bench_scaling_row(ReportPage *p, const cJSON *c) {
     fprintf(f, "<tr><th scope=\"row\">");
     report_page_text(p, str_or(c, "config", "?"));
     fprintf(f, "</th>");
-    num_cell(p, report_num(c, "batch"), 0, NULL);
-    num_cell(p, report_num(c, "measured_steps"), 0, NULL);
+    report_page_num_cell(p, report_num(c, "batch"), 0, NULL);
+    report_page_num_cell(p, report_num(c, "measured_steps"), 0, NULL);
     static const char *const MEDIANS[] = {"ranks1_threads2_tokens_per_sec", "ranks2_threads1_tokens_per_sec",
                                           "ranks_over_threads"};
     for (int k = 0; k < 3; k++)
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, MEDIANS[k]), "median"), k < 2 ? 0 : 2, NULL);
+        report_page_num_cell(p, median_of(c, MEDIANS[k]), k < 2 ? 0 : 2, NULL);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(c, "ranks_over_threads");
     fprintf(f, "<td>");
     report_page_num(p, report_num(r, "min"), 2);
     fprintf(f, "–");
     report_page_num(p, report_num(r, "max"), 2);
     fprintf(f, "</td>");
-    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "allreduce_seconds_per_step"), "median"), 3, NULL);
-    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "allreduce_bytes_per_step"), "median") / 1e6, 1, NULL);
-    num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(c, "wait_for_slowest_rank_seconds_per_step"), "median"), 3,
-             NULL);
+    report_page_num_cell(p, median_of(c, "allreduce_seconds_per_step"), 3, NULL);
+    report_page_num_cell(p, median_of(c, "allreduce_bytes_per_step") / 1e6, 1, NULL);
+    report_page_num_cell(p, median_of(c, "wait_for_slowest_rank_seconds_per_step"), 3, NULL);
     fprintf(f, "</tr>\n");
 }
 
@@ -341,9 +327,7 @@ static void bench_scaling_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
     char slug[256];
     report_page_slug(in->name, slug, sizeof slug);
-    fputs("<h3>Data-parallel pretraining: ", f);
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<h3>Data-parallel pretraining: ", in->path, in->source);
     const char *cpu = cpu_of(in->json);
     fputs("</h3>\n<p class=\"note\">1 process × 2 threads against 2 MPI ranks × 1 thread (<code>glue bench "
           "scaling</code>). ", f);
@@ -371,9 +355,7 @@ static void bench_rnn_table(ReportPage *p, const ReportInput *in) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(in->json, "machine"),
                 *c = cJSON_GetObjectItemCaseSensitive(in->json, "config");
     const char *cpu = cpu_of(in->json);
-    fputs("<h3>Recurrent layers: ", f);
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<h3>Recurrent layers: ", in->path, in->source);
     fputs("</h3>\n<p class=\"note\">Bidirectional LSTM and GRU against PyTorch's nn.LSTM / nn.GRU in the same "
           "invocation (<code>glue bench rnn</code>): seconds per call, medians. ", f);
     report_page_printf(p, "CPU %s, %.0f threads; input %.0f, hidden %.0f, batch %.0f; load average %.2f at the start, "
@@ -389,13 +371,13 @@ static void bench_rnn_table(ReportPage *p, const ReportInput *in) {
         fprintf(f, "<tr><th scope=\"row\">");
         report_page_text(p, str_or(r, "cell", "?"));
         fprintf(f, "</th>");
-        num_cell(p, report_num(r, "length"), 0, NULL);
+        report_page_num_cell(p, report_num(r, "length"), 0, NULL);
         fprintf(f, "<td>");
         report_page_text(p, str_or(r, "what", "?"));
         fprintf(f, "</td>");
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(r, "ours_seconds"), "median"), 4, NULL);
-        num_cell(p, report_num(cJSON_GetObjectItemCaseSensitive(r, "torch_seconds"), "median"), 4, NULL);
-        num_cell(p, report_num(r, "torch_over_ours"), 2, NULL);
+        report_page_num_cell(p, median_of(r, "ours_seconds"), 4, NULL);
+        report_page_num_cell(p, median_of(r, "torch_seconds"), 4, NULL);
+        report_page_num_cell(p, report_num(r, "torch_over_ours"), 2, NULL);
         fprintf(f, "</tr>\n");
     }
     fprintf(f, "</tbody>\n</table>\n</div>\n");
@@ -408,9 +390,7 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
     const cJSON *j = in->json;
     int soak = strcmp(str_or(j, "benchmark", ""), "serve_soak") == 0;
-    fputs(soak ? "<h3>glue serve, soak: " : "<h3>glue serve under load: ", f);
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, soak ? "<h3>glue serve, soak: " : "<h3>glue serve under load: ", in->path, in->source);
     fputs("</h3>\n<p class=\"note\">", f);
     report_page_printf(p, "wrk on loopback against glue serve (one SST-2 dev sentence per request), run %s; CPU %s; "
                           "load average before: %s.", str_or(j, "run", "?"), cpu_of(j) ? cpu_of(j) : "not recorded",
@@ -421,12 +401,12 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
         fputs("<th scope=\"col\">seconds</th><th scope=\"col\">connections</th><th scope=\"col\">requests/s</th>"
               "<th scope=\"col\">good not 200</th><th scope=\"col\">bad not 400</th>"
               "<th scope=\"col\">RSS change, first to last minute</th></tr></thead>\n<tbody>\n<tr>", f);
-        num_cell(p, report_num(j, "seconds"), 0, NULL);
-        num_cell(p, report_num(j, "connections"), 0, NULL);
-        num_cell(p, report_num(j, "requests_per_sec"), 1, NULL);
-        num_cell(p, report_num(j, "good_err"), 0, NULL);
-        num_cell(p, report_num(j, "bad_other"), 0, NULL);
-        num_cell(p, 100 * report_num(j, "rss_change"), 1, "percent");
+        report_page_num_cell(p, report_num(j, "seconds"), 0, NULL);
+        report_page_num_cell(p, report_num(j, "connections"), 0, NULL);
+        report_page_num_cell(p, report_num(j, "requests_per_sec"), 1, NULL);
+        report_page_num_cell(p, report_num(j, "good_err"), 0, NULL);
+        report_page_num_cell(p, report_num(j, "bad_other"), 0, NULL);
+        report_page_num_cell(p, 100 * report_num(j, "rss_change"), 1, "percent");
         fputs("</tr>\n", f);
     } else {
         fputs("<th scope=\"col\">connections</th><th scope=\"col\">requests/s</th><th scope=\"col\">p50</th>"
@@ -434,8 +414,8 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
         const cJSON *r;
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "levels")) {
             fputs("<tr>", f);
-            num_cell(p, report_num(r, "connections"), 0, NULL);
-            num_cell(p, report_num(r, "requests_per_sec"), 1, NULL);
+            report_page_num_cell(p, report_num(r, "connections"), 0, NULL);
+            report_page_num_cell(p, report_num(r, "requests_per_sec"), 1, NULL);
             fputs("<td>", f);
             report_page_text(p, str_or(r, "p50", "?"));
             fputs("</td><td>", f);
@@ -443,7 +423,7 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
             fputs("</td></tr>\n", f);
         }
         fputs("<tr><th scope=\"row\">offline</th>", f);
-        num_cell(p, report_num(j, "offline_examples_per_sec"), 1, "examples/s of glue predict --run");
+        report_page_num_cell(p, report_num(j, "offline_examples_per_sec"), 1, "examples/s of glue predict --run");
         fputs("<td colspan=\"2\">", f);
         report_page_printf(p, "at 64 connections %.0f%% of the offline rate", 100 * report_num(j, "ratio_at_64"));
         fputs("</td></tr>\n", f);
@@ -454,9 +434,7 @@ static void bench_serve_table(ReportPage *p, const ReportInput *in) {
 /* `glue quantize --results`: each run's dev metrics in fp32 and int8. */
 static void quantized_table(ReportPage *p, const ReportInput *in) {
     FILE *f = p->f;
-    fputs("<h3>fp32 against quantized: ", f);
-    report_page_text(p, in->path);
-    report_page_fnref(p, in->source);
+    report_page_sourced(p, "<h3>fp32 against quantized: ", in->path, in->source);
     fputs("</h3>\n<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr><th scope=\"col\">run</th>"
           "<th scope=\"col\">metric</th><th scope=\"col\">fp32</th><th scope=\"col\">quantized</th>"
           "<th scope=\"col\">&Delta;</th><th scope=\"col\">fp32 MB</th><th scope=\"col\">quantized MB</th></tr></thead>\n"
@@ -477,11 +455,11 @@ static void quantized_table(ReportPage *p, const ReportInput *in) {
                 fputs("</td><td>", f);
                 report_page_printf(p, "%s %s", s->string, m->string);
                 fputs("</td>", f);
-                num_cell(p, a, 2, NULL);
-                num_cell(p, b, 2, NULL);
-                num_cell(p, b - a, 2, NULL);
-                num_cell(p, report_num(r, "fp32_bytes") / 1e6, 1, NULL);
-                num_cell(p, report_num(r, bytes) / 1e6, 2, NULL);
+                report_page_num_cell(p, a, 2, NULL);
+                report_page_num_cell(p, b, 2, NULL);
+                report_page_num_cell(p, b - a, 2, NULL);
+                report_page_num_cell(p, report_num(r, "fp32_bytes") / 1e6, 1, NULL);
+                report_page_num_cell(p, report_num(r, bytes) / 1e6, 2, NULL);
                 fputs("</tr>\n", f);
             }
         }

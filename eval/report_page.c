@@ -90,10 +90,6 @@ int report_page_source(ReportPage *p, const char *path, const cJSON *json) {
     return ++p->num_src;
 }
 
-const char *report_page_provenance(const ReportPage *p, int n) {
-    return n >= 1 && n <= p->num_src ? p->src[n - 1].provenance : "";
-}
-
 void report_page_text(ReportPage *p, const char *s) { svg_escape(p->f, s); }
 
 void report_page_printf(ReportPage *p, const char *fmt, ...) {
@@ -119,8 +115,26 @@ void report_page_num(ReportPage *p, double v, int decimals) {
     fprintf(p->f, "<data value=\"%.17g\">%s</data>", v, grouped);
 }
 
+void report_page_num_cell(ReportPage *p, double v, int decimals, const char *title) {
+    fprintf(p->f, "<td");
+    if (title && *title) {
+        fprintf(p->f, " title=\"");
+        report_page_text(p, title);
+        fprintf(p->f, "\"");
+    }
+    fprintf(p->f, ">");
+    report_page_num(p, v, decimals);
+    fprintf(p->f, "</td>");
+}
+
 void report_page_fnref(ReportPage *p, int n) {
     if (n >= 1) fprintf(p->f, "<sup class=\"fn\"><a href=\"#src-%d\">[%d]</a></sup>", n, n);
+}
+
+void report_page_sourced(ReportPage *p, const char *html, const char *text, int n) {
+    fputs(html, p->f);
+    report_page_text(p, text);
+    report_page_fnref(p, n);
 }
 
 void report_page_title_note(ReportPage *p, int n, const char *note) {
@@ -140,8 +154,6 @@ void report_page_title_note(ReportPage *p, int n, const char *note) {
 }
 
 void report_page_title_attr(ReportPage *p, int n) { report_page_title_note(p, n, NULL); }
-
-int report_page_id(ReportPage *p) { return ++p->next_id; }
 
 void report_page_slug(const char *s, char *out, size_t cap) {
     size_t n = 0;

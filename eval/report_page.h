@@ -25,7 +25,6 @@ typedef struct ReportPage {
     int num_missing, cap_missing;
     ReportSource *src;
     int num_src, cap_src;
-    int next_id;       /* for unique element ids */
 } ReportPage;
 
 void report_page_init(ReportPage *p, FILE *f);
@@ -35,8 +34,6 @@ void report_page_missing(ReportPage *p, const char *fmt, ...) __attribute__((for
 /* Registers a source file and what it says about its own making (json may be
  * NULL); returns its footnote number (1-based; the same number for the same path). */
 int report_page_source(ReportPage *p, const char *path, const cJSON *json);
-/* The provenance text of footnote n (never NULL). */
-const char *report_page_provenance(const ReportPage *p, int n);
 /* Escaped text. */
 void report_page_text(ReportPage *p, const char *s);
 /* Formatted text, escaped. */
@@ -44,15 +41,18 @@ void report_page_printf(ReportPage *p, const char *fmt, ...) __attribute__((form
 /* <data value="EXACT">ROUNDED</data> (thousands separated by commas from
  * 10,000 up); "-" for a NaN. */
 void report_page_num(ReportPage *p, double v, int decimals);
+/* <td>, with title="..." when title is neither NULL nor "", holding report_page_num. */
+void report_page_num_cell(ReportPage *p, double v, int decimals, const char *title);
 /* <sup class="fn"><a href="#src-N">[N]</a></sup> */
 void report_page_fnref(ReportPage *p, int n);
+/* html as it is (the markup that opens a heading or caption), then text
+ * escaped and the footnote mark of source n. */
+void report_page_sourced(ReportPage *p, const char *html, const char *text, int n);
 /* A title="..." attribute naming source n and its provenance (leading space). */
 void report_page_title_attr(ReportPage *p, int n);
 /* The same after a note saying what the number is ("mean of 5 seeds ...");
  * note NULL or "": report_page_title_attr. */
 void report_page_title_note(ReportPage *p, int n, const char *note);
-/* A fresh number for element ids. */
-int report_page_id(ReportPage *p);
 /* "a-b_c" from any text: lower-case letters, digits and '-' (for ids). */
 void report_page_slug(const char *s, char *out, size_t cap);
 

@@ -102,9 +102,8 @@ static void protocol_table(ReportPage *p, const ReportInput *in) {
     number_list(field(j, "seeds"), 0, seeds, sizeof seeds);
     report_page_slug(in->name, slug, sizeof slug);
     FILE *f = p->f;
-    fputs("<h3>", f);   /* the file's name: every protocol file has the same title */
-    report_page_text(p, in->name);
-    report_page_fnref(p, in->source);
+    /* the file's name: every protocol file has the same title */
+    report_page_sourced(p, "<h3>", in->name, in->source);
     fputs("</h3>\n<p class=\"note\">Encoder: ", f);
     report_page_text(p, str_or(j, "encoder", "not recorded"));
     fputs(". Seeds ", f);
@@ -179,16 +178,12 @@ static void screen_run_row(ReportPage *p, const cJSON *r) {
     report_page_text(p, str_or(r, "objective", "?"));
     fputs("</td>", f);
     screen_settings(p, field(r, "settings"));
-    fputs("<td>", f);
-    report_page_num(p, report_num(r, "tokens") / 1e6, 1);
-    fputs("</td><td>", f);
-    report_page_num(p, report_num(r, "train_seconds") / 3600, 2);
-    fputs("</td><td>", f);
-    report_page_num(p, report_num(r, "tokens_per_sec"), 0);
-    fputs("</td><td>", f);
-    report_page_num(p, report_num(r, "threads"), 0);
+    report_page_num_cell(p, report_num(r, "tokens") / 1e6, 1, NULL);
+    report_page_num_cell(p, report_num(r, "train_seconds") / 3600, 2, NULL);
+    report_page_num_cell(p, report_num(r, "tokens_per_sec"), 0, NULL);
+    report_page_num_cell(p, report_num(r, "threads"), 0, NULL);
     const char *cpu = str_or(r, "cpu", "not recorded");
-    fprintf(f, "</td><td class=\"text cpu%s\">", strcmp(cpu, "not recorded") ? "" : " missing");
+    fprintf(f, "<td class=\"text cpu%s\">", strcmp(cpu, "not recorded") ? "" : " missing");
     report_page_text(p, strcmp(cpu, "not recorded") ? cpu : "CPU not recorded");
     const cJSON *mlm = field(r, "heldout_mlm");
     fputs("</td><td>", f);

@@ -290,6 +290,38 @@ void cli_metric_text(const cJSON *v, char *out, size_t cap) {
     metric_text(cJSON_IsNumber(v) ? v->valuedouble : NAN, out, (unsigned)cap);
 }
 
+void cli_print_splits(const cJSON *splits, const char *after) {
+    for (const cJSON *s = splits ? splits->child : NULL; s; s = s->next) {
+        if (!cJSON_IsObject(s)) continue;
+        printf("  %s", s->string);
+        for (const cJSON *m = s->child; m; m = m->next) {
+            char v[32];
+            cli_metric_text(m, v, sizeof v);
+            printf(" %s %s", m->string, v);
+        }
+        fputs(after, stdout);
+    }
+}
+
+int cli_train_sets(Args *a, CliSets *s) {
+    s->n = args_strs(a, "--set", s->sets, CLI_MAX_SETS);
+    if (s->n > CLI_MAX_SETS) {
+        user_error(NULL, "at most %d --set options", CLI_MAX_SETS);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < s->n; i++) s->origin[i] = "--set";
+    static const char *const OPT[CLI_SHORTHANDS] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
+    static const char *const KEY[CLI_SHORTHANDS] = {"epochs", "lr", "batch", "max_len", "init"};
+    for (int k = 0; k < CLI_SHORTHANDS; k++) {
+        const char *v = args_str(a, OPT[k], NULL);
+        if (!v) continue;
+        snprintf(s->shorthand[k], sizeof s->shorthand[k], "%s=%s", KEY[k], v);
+        s->origin[s->n] = OPT[k];
+        s->sets[s->n++] = s->shorthand[k];
+    }
+    return 0;
+}
+
 int cli_nan_metric(const cJSON *splits, char *what, size_t cap) {
     for (const cJSON *s = splits ? splits->child : NULL; s; s = s->next) {
         if (!cJSON_IsObject(s)) continue;

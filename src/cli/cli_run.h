@@ -4,6 +4,7 @@
 #ifndef GLUE_CLI_RUN_H
 #define GLUE_CLI_RUN_H
 
+#include "core/args.h"
 #include "models/model.h"
 
 /* The task named, or NULL after "unknown task 'x' (did you mean 'y'?)" — the
@@ -77,9 +78,24 @@ int cli_check_text(const char *s, size_t len, const char *origin);
 /* A metric of a results object as a table shows it: "%.2f", or "nan" when it
  * is not a number (NaN in memory, null once written as JSON). */
 void cli_metric_text(const cJSON *v, char *out, size_t cap);
+/* "  dev accuracy 91.20 f1 88.00" for each split object of splits
+ * ({"dev": {...}, "epoch": 3, ...}) on stdout, each followed by after. */
+void cli_print_splits(const cJSON *splits, const char *after);
 /* The first metric of splits ({"dev": {"accuracy": 91.2, ...}, ...}) that is
  * not a number, as "dev pearson" into what: 1, or 0 when every one is. */
 int cli_nan_metric(const cJSON *splits, char *what, size_t cap);
+/* The settings of a training command line: every --set key=value (at most
+ * CLI_MAX_SETS), then the shorthands given, --epochs N as "epochs=N" and so
+ * --lr, --batch, --max-len and --init (BERT: a pretrained encoder to start
+ * from), each with the option it came from (run_config_conflicts names it). */
+enum { CLI_MAX_SETS = 64, CLI_SHORTHANDS = 5 };
+typedef struct CliSets {
+    const char *sets[CLI_MAX_SETS + CLI_SHORTHANDS], *origin[CLI_MAX_SETS + CLI_SHORTHANDS];
+    int n;
+    char shorthand[CLI_SHORTHANDS][4096];   /* their "key=value" (--init: a path) */
+} CliSets;
+/* 0, or EXIT_USAGE after a message (too many --set). */
+int cli_train_sets(Args *a, CliSets *s);
 /* "a,b,c" into at most max pieces of buf (modified): the count, or -1 when too many. */
 int cli_split_list(char *buf, const char **out, int max);
 /* --seeds "1,2,3" into out (at most max): the count, or -1 after a message. */

@@ -159,8 +159,7 @@ static int bleu_check_files(const char *const *pos, int npos) {
                    npos == 1 ? "" : "s");
     else
         user_error(NULL, "bleu: '-' (stdin) given %d times; at most one file can be read from stdin", dashes);
-    fprintf(stderr, "usage: %s\n", BLEU_USAGE);
-    return EXIT_USAGE;
+    return args_usage(BLEU_USAGE);
 }
 
 int cmd_bleu(int argc, char **argv) {

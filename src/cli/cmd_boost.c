@@ -47,8 +47,7 @@ int cmd_boost(int argc, char **argv) {
     if (rc) return rc;
     if (npos != 1 || !model) {
         user_error_usage(NULL, "boost: expected TASK and --model M");
-        fprintf(stderr, "usage: %s\n", BOOST_USAGE);
-        return EXIT_USAGE;
+        return args_usage(BOOST_USAGE);
     }
     const ModelOps *ops = cli_find_model(model);
     if (!ops) return EXIT_USAGE;

@@ -384,8 +384,7 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     if (run_config_conflicts(c->sets, c->origin, c->num_sets) != 0) return EXIT_USAGE;
     if (npos != 1) {
         user_error(NULL, "compare: expected TASK or all, got %d arguments", npos);
-        fprintf(stderr, "usage: %s\n", COMPARE_USAGE);
-        return EXIT_USAGE;
+        return args_usage(COMPARE_USAGE);
     }
     c->target = pos[0];
     c->seeds[0] = c->seed;

@@ -28,8 +28,7 @@ int cmd_data(int argc, char **argv) {
     if (npos < 1 || strcmp(pos[0], "fetch") != 0) {
         user_error(NULL, npos < 1 ? "data: missing subcommand" : "data: unknown subcommand '%s'",
                    npos < 1 ? "" : pos[0]);
-        fprintf(stderr, "usage: %s\n", DATA_USAGE);
-        return EXIT_USAGE;
+        return args_usage(DATA_USAGE);
     }
     return data_fetch(pos + 1, npos - 1, &o);
 }

@@ -99,8 +99,7 @@ static int ensemble_parse(int argc, char **argv, EnsembleArgs *e) {
     if (npos > 1 || !e->runs == !e->models || (e->models && !e->target) || (e->seeds && !e->models)) {
         user_error_usage("give --runs DIR,DIR,... or TASK --models M1,M2 [--seeds S1,S2]", "ensemble: %s",
                          npos > 1 ? "one TASK at most" : "which runs?");
-        fprintf(stderr, "usage: %s\n", ENSEMBLE_USAGE);
-        return EXIT_USAGE;
+        return args_usage(ENSEMBLE_USAGE);
     }
     return 0;
 }

@@ -45,15 +45,9 @@ typedef struct EvalArgs {
     const char *run, *init;   /* --run DIR / --init DIR|CKPT: the model to score (one task) */
 } EvalArgs;
 
-/* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
- * the labelled dev splits — or, for a user's dataset with --split test, its
- * labelled test file (test = 1). */
-/* The predictions of a labelled split into the run directory in the
- * leaderboard format (`glue score` reads it back), and its confusion matrix
- * (rows: the gold label, columns: the predicted one) into out
- * ["dev_predictions"][split]. 0 ok. */
-static int eval_save_dev_predictions(const Task *t, const Dataset *d, const float *pred, const char *dir,
-                                     cJSON *out) {
+/* The predictions pred of d into path in the leaderboard format (`glue score` reads
+ * it back); *labels (caller frees; NULL: not wanted) the predicted classes. 0 ok. */
+static int eval_write_predictions(const Task *t, const Dataset *d, const float *pred, const char *path, int **labels) {
     int k = evaluate_num_outputs(t), n = d->n;
     long *index = xmalloc(sizeof(long) * (size_t)(n ? n : 1));
     int *label = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -63,10 +57,23 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
         label[i] = k == 1 ? -1 : evaluate_argmax(pred + (size_t)i * (size_t)k, k);
         score[i] = k == 1 ? pred[i] : 0;
     }
+    int rc = predictions_write(path, t, index, label, score, n) ? 1 : 0;
+    free(index);
+    free(score);
+    if (labels) *labels = label;
+    else free(label);
+    return rc;
+}
+
+/* The predictions of a labelled split into the run directory, and its confusion matrix
+ * (rows: the gold label, columns: the predicted one) into out["dev_predictions"][split]. 0 ok. */
+static int eval_save_dev_predictions(const Task *t, const Dataset *d, const float *pred, const char *dir,
+                                     cJSON *out) {
+    int k = evaluate_num_outputs(t), n = d->n, *label;
     char name[256], path[4400], where[4400];
     snprintf(name, sizeof name, "%s_predictions.tsv", d->split->name);
     file_join(dir, name, path, sizeof path);
-    int rc = predictions_write(path, t, index, label, score, n) ? 1 : 0;
+    int rc = eval_write_predictions(t, d, pred, path, &label);
     cJSON *all = cJSON_GetObjectItemCaseSensitive(out, "dev_predictions");
     if (!all) all = cJSON_AddObjectToObject(out, "dev_predictions");
     cJSON *o = cJSON_AddObjectToObject(all, d->split->name);
@@ -82,12 +89,13 @@ static int eval_save_dev_predictions(const Task *t, const Dataset *d, const floa
             cJSON_AddItemToArray(cm, cJSON_CreateIntArray(row, k));
         }
     }
-    free(index);
     free(label);
-    free(score);
     return rc;
 }
 
+/* Dev: {"<split>": {metrics}, ..., "examples": n, "examples_per_sec": x} over
+ * the labelled dev splits — or, for a user's dataset with --split test, its
+ * labelled test file (test = 1). */
 static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch, int test, const char *dir,
                          cJSON *out) {
     const TaskSplit *dev[TASK_MAX_SPLITS];
@@ -122,31 +130,21 @@ static int eval_task_dev(const ModelOps *ops, Model *m, const Task *t, int batch
  * out gets {"<split>": {"file": path, "rows": n}}. */
 static int eval_task_test(const ModelOps *ops, Model *m, const Task *t, int batch, const char *dir,
                           cJSON *out) {
-    int k = evaluate_num_outputs(t);
     for (int s = 0; s < t->num_splits; s++) {
         const TaskSplit *sp = &t->splits[s];
         if (!sp->is_test || !sp->submit) continue;
         Dataset d;
         if (task_load(t, sp->name, task_data_root(), 0, &d) != 0) return 1;
         float *pred = evaluate_predict_dataset(ops, m, &d, batch, NULL);
-        int rc = pred ? 0 : 1;
-        long *index = xmalloc(sizeof(long) * (size_t)(d.n ? d.n : 1));
-        int *label = xmalloc(sizeof(int) * (size_t)(d.n ? d.n : 1));
-        double *score = xmalloc(sizeof(double) * (size_t)(d.n ? d.n : 1));
-        for (int i = 0; rc == 0 && i < d.n; i++) {
-            index[i] = d.ex[i].index;
-            label[i] = k == 1 ? -1 : evaluate_argmax(pred + (size_t)i * (size_t)k, k);
-            score[i] = k == 1 ? pred[i] : 0;
-        }
         char path[4096];
         file_join(dir, sp->submit, path, sizeof path);
-        if (rc == 0) rc = predictions_write(path, t, index, label, score, d.n) ? 1 : 0;
+        int rc = pred ? eval_write_predictions(t, &d, pred, path, NULL) : 1;
         if (rc == 0) {
             cJSON *o = cJSON_AddObjectToObject(out, sp->name);
             cJSON_AddStringToObject(o, "file", path);
             cJSON_AddNumberToObject(o, "rows", d.n);
         }
-        free(index); free(label); free(score); free(pred);
+        free(pred);
         dataset_free(&d);
         if (rc) return rc;
     }
@@ -301,8 +299,7 @@ static int eval_parse(int argc, char **argv, EvalArgs *e) {
     if (rc) return rc;
     if (npos > 1 || (npos == 0 && !e->run)) {
         user_error(NULL, "eval: expected TASK or all, got %d arguments", npos);
-        fprintf(stderr, "usage: %s\n", EVAL_USAGE);
-        return EXIT_USAGE;
+        return args_usage(EVAL_USAGE);
     }
     if (strcmp(e->split, "dev") != 0 && strcmp(e->split, "test") != 0) {
         user_error("use --split dev or --split test", "eval: unknown split '%s'", e->split);

@@ -42,7 +42,6 @@
     "   or: glue finetune --train FILE --dev FILE [--test FILE] [--format tsv|csv|jsonl|fasttext]\n" \
     "       [--columns TEXT[,TEXT_B],LABEL] [--no-header] [--regression | --multi-label [--label-sep S]]\n" \
     "       [--name NAME] [options above]"
-#define FINETUNE_MAX_SETS 64
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
 #define FINETUNE_SEEDS_FILE "seeds.json"
@@ -56,10 +55,7 @@ typedef struct FinetuneArgs {
     int search;                                  /* --search: SearchOptions below */
     SearchOptions so;
     long checkpoint_every;   /* steps between resume points (0: epoch ends only) */
-    int nsets;
-    const char *sets[FINETUNE_MAX_SETS + 5];     /* "key=value" */
-    const char *origin[FINETUNE_MAX_SETS + 5];   /* where each came from */
-    char shortcut[5][4096];                      /* storage for --epochs etc. (--init: a path) */
+    CliSets set;                                 /* --set and --epochs etc. */
     UserDataOptions own;                         /* --train FILE ...: a user's own dataset */
 } FinetuneArgs;
 
@@ -130,26 +126,9 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         }
     }
     f->strict = args_flag(&a, "--strict");
-    int n = args_strs(&a, "--set", f->sets, FINETUNE_MAX_SETS);
-    if (n > FINETUNE_MAX_SETS) {
-        user_error(NULL, "at most %d --set options", FINETUNE_MAX_SETS);
+    /* A shorthand given with a --set of its key is refused, as is a key --set twice. */
+    if (cli_train_sets(&a, &f->set) || run_config_conflicts(f->set.sets, f->set.origin, f->set.n) != 0)
         return EXIT_USAGE;
-    }
-    for (int i = 0; i < n; i++) f->origin[i] = "--set";
-    f->nsets = n;
-    /* --epochs/--lr/--batch/--max-len/--init are shorthands for --set; one
-     * given with a --set of its key is refused (run_config_conflicts), as is
-     * a key --set twice. --init CKPT (BERT): start from a pretrained encoder. */
-    static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
-    static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
-    for (int k = 0; k < 5; k++) {
-        const char *v = args_str(&a, OPT[k], NULL);
-        if (!v) continue;
-        snprintf(f->shortcut[k], sizeof f->shortcut[k], "%s=%s", KEY[k], v);
-        f->origin[f->nsets] = OPT[k];
-        f->sets[f->nsets++] = f->shortcut[k];
-    }
-    if (run_config_conflicts(f->sets, f->origin, f->nsets) != 0) return EXIT_USAGE;
     UserDataOptions *own = &f->own;
     own->train = args_str(&a, "--train", NULL);
     own->dev = args_str(&a, "--dev", NULL);
@@ -170,8 +149,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     if (npos != !is_own) {
         if (is_own) user_error("drop TASK: --train FILE names the data", "finetune: a TASK and --train/--dev both given");
         else user_error(NULL, "finetune: expected one TASK, got %d arguments", npos);
-        fprintf(stderr, "usage: %s\n", FINETUNE_USAGE);
-        return EXIT_USAGE;
+        return args_usage(FINETUNE_USAGE);
     }
     f->task = is_own ? NULL : pos[0];
     if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {
@@ -191,15 +169,7 @@ static void finetune_print(const cJSON *res, const char *dir, int json) {
            cJSON_GetObjectItemCaseSensitive(res, "model")->valuestring,
            cJSON_GetObjectItemCaseSensitive(best, "epoch")->valueint,
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "epochs")));
-    for (const cJSON *s = best->child; s; s = s->next) {
-        if (!cJSON_IsObject(s)) continue;
-        printf("  %s", s->string);
-        for (const cJSON *m = s->child; m; m = m->next) {
-            char v[32];
-            cli_metric_text(m, v, sizeof v);
-            printf(" %s %s", m->string, v);
-        }
-    }
+    cli_print_splits(best, "");
     printf("\n  %.1f s training, %.0f examples/s at evaluation, %.0f parameters -> %s\n",
            cJSON_GetObjectItemCaseSensitive(res, "train_seconds")->valuedouble,
            cJSON_GetObjectItemCaseSensitive(res, "eval_examples_per_sec")->valuedouble,
@@ -331,7 +301,7 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
                        "--search does not run data-parallel");
         return EXIT_USAGE;
     }
-    cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.sets, f.origin, f.nsets);
+    cJSON *config = run_config_build(ops->default_config(t), f.config_file, f.set.sets, f.set.origin, f.set.n);
     if (!config) return EXIT_USAGE;
     /* Every setting within the range --help-settings prints, and the model's
      * rules, before anything is written (dataset.json, the run directory):
@@ -360,17 +330,8 @@ static int finetune_run(const FinetuneArgs *fa, const Task *t, int argc, char **
             printf("%s %s search: winner lr %g batch %d (held-out %.2f of %d trials); on dev:\n", t->name, ops->name,
                    run_config_number(w, "lr", 0), (int)run_config_number(w, "batch", 0),
                    run_config_number(w, "heldout_score", 0), cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "trials")));
-            const cJSON *best = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "final"), "best");
-            for (const cJSON *sp = best ? best->child : NULL; sp; sp = sp->next) {
-                if (!cJSON_IsObject(sp)) continue;
-                printf("  %s", sp->string);
-                for (const cJSON *m = sp->child; m; m = m->next) {
-                    char v[32];
-                    cli_metric_text(m, v, sizeof v);
-                    printf(" %s %s", m->string, v);
-                }
-                printf("\n");
-            }
+            cli_print_splits(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "final"), "best"),
+                             "\n");
             printf("  -> %s/%s (evaluate: glue eval %s --run %s/final)\n", dir, SEARCH_FILE, t->name, dir);
         }
         cJSON_Delete(res);

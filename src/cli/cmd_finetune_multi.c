@@ -24,7 +24,6 @@
     "       [--init CKPT|DIR] [--seed S] [--threads N] [--out DIR] [--config FILE.json]\n"              \
     "       [--set key=value ...] (temperature=T: 1 proportional to size) [--checkpoint-every STEPS]\n" \
     "       [--resume] [--overwrite] [--strict] [--json]"
-#define MULTI_MAX_SETS 64
 #define MULTI_DEFAULT_SEED 42
 
 /* The run's settings (multitask_default_config, then --config and the
@@ -55,15 +54,7 @@ static void multi_print(const cJSON *res, const char *dir, int json) {
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "epochs")), run_config_number(best, "score", 0));
     for (const cJSON *t = cJSON_GetObjectItemCaseSensitive(best, "tasks")->child; t; t = t->next) {
         printf("  %-10s", t->string);
-        for (const cJSON *s = t->child; s; s = s->next) {
-            if (!cJSON_IsObject(s)) continue;
-            printf("  %s", s->string);
-            for (const cJSON *m = s->child; m; m = m->next) {
-                char v[32];
-                cli_metric_text(m, v, sizeof v);
-                printf(" %s %s", m->string, v);
-            }
-        }
+        cli_print_splits(t, "");
         printf("\n");
     }
     printf("  %.1f s training -> %s (per task: glue finetune TASK --init %s)\n",
@@ -82,39 +73,23 @@ int cmd_finetune_multi(int argc, char **argv) {
     o.overwrite = args_flag(&a, "--overwrite");
     o.strict = args_flag(&a, "--strict");
     int json = args_flag(&a, "--json");
-    const char *sets[MULTI_MAX_SETS + 5], *origin[MULTI_MAX_SETS + 5];
-    int nsets = args_strs(&a, "--set", sets, MULTI_MAX_SETS);
-    if (nsets > MULTI_MAX_SETS) {
-        user_error(NULL, "at most %d --set options", MULTI_MAX_SETS);
-        return EXIT_USAGE;
-    }
-    for (int i = 0; i < nsets; i++) origin[i] = "--set";
-    static const char *const OPT[5] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
-    static const char *const KEY[5] = {"epochs", "lr", "batch", "max_len", "init"};
-    char shortcut[5][4096];
-    for (int k = 0; k < 5; k++) {
-        const char *v = args_str(&a, OPT[k], NULL);
-        if (!v) continue;
-        snprintf(shortcut[k], sizeof shortcut[k], "%s=%s", KEY[k], v);
-        origin[nsets] = OPT[k];
-        sets[nsets++] = shortcut[k];
-    }
+    CliSets set;
+    if (cli_train_sets(&a, &set)) return EXIT_USAGE;
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, MULTI_USAGE);
     if (rc) return rc;
     if (npos != 1 || strcmp(pos[0], MULTITASK_NAME) != 0) {
         user_error(NULL, "finetune multi: unexpected argument %s", npos > 1 ? pos[1] : "");
-        fprintf(stderr, "usage: %s\n", MULTI_USAGE);
-        return EXIT_USAGE;
+        return args_usage(MULTI_USAGE);
     }
     if (seed < 0 || threads < 0 || o.checkpoint_every < 0) {
         user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
-    if (run_config_conflicts(sets, origin, nsets) != 0) return EXIT_USAGE;
+    if (run_config_conflicts(set.sets, set.origin, set.n) != 0) return EXIT_USAGE;
     if ((o.n = multitask_parse_tasks(list, o.tasks, 0)) < 0) return EXIT_USAGE;
-    cJSON *config = multi_config(&o, file, sets, origin, nsets);
+    cJSON *config = multi_config(&o, file, set.sets, set.origin, set.n);
     if (!config) return EXIT_USAGE;
     char dir[4096];
     if (out) snprintf(dir, sizeof dir, "%s", out);

@@ -213,11 +213,9 @@ int cmd_predict(int argc, char **argv) {
     if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
     int skip = !t || (npos > 0 && (strcmp(pos[0], t->name) == 0 || task_find(pos[0]) == t));   /* pos[0] is TASK */
     if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops ? ops->name : "bert", run)))) {
-        if (npos < 1) {
-            user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
-            fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
-        }
-        return EXIT_USAGE;
+        if (npos >= 1) return EXIT_USAGE;
+        user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);
+        return args_usage(PREDICT_USAGE);
     }
     /* No --model: what is trained for the task (BERT when it is). */
     if (!ops) ops = predict_default_model(cli_run_task(t));
@@ -231,8 +229,7 @@ static int predict_run(const Task *t, const ModelOps *ops, const char *run, cons
     int rc = 0;
     if (ntexts > 2) {
         user_error(NULL, "predict: expected TASK and up to two texts, got %d texts", ntexts);
-        fprintf(stderr, "usage: %s\n", PREDICT_USAGE);
-        return EXIT_USAGE;
+        return args_usage(PREDICT_USAGE);
     }
     if (ntexts && ntexts != 1 + is_pair(t)) {
         user_error(NULL, "%s is a %s task: give %s", t->display, is_pair(t) ? "sentence-pair" : "single-sentence",

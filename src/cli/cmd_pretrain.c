@@ -80,7 +80,8 @@ static int cfg_args_positional(Args *a, CfgArgs *c, int skip) {
 }
 
 /* --corpus is a shorthand for the "corpus" setting: with --set corpus=...
- * too, or a key --set twice, the command line contradicts itself. */
+ * too, or a key --set twice, the command line contradicts itself. pc (zeroed
+ * by the caller) is freed when the config is refused. */
 static int cfg_build(const CfgArgs *c, PretrainConfig *pc) {
     const char *all[PRETRAIN_MAX_SETS + 2], *origin[PRETRAIN_MAX_SETS + 2];
     char corpus_set[4200];
@@ -90,8 +91,11 @@ static int cfg_build(const CfgArgs *c, PretrainConfig *pc) {
         snprintf(corpus_set, sizeof corpus_set, "corpus=%s", c->corpus[0]);
         all[n] = corpus_set, origin[n++] = "--corpus";
     }
-    if (run_config_conflicts(all, origin, n) != 0) return EXIT_USAGE;
-    return pretrain_config_build(pc, c->config_file, c->sets, NULL, c->nsets, c->corpus, c->ncorpus);
+    int rc = run_config_conflicts(all, origin, n) != 0
+                 ? EXIT_USAGE
+                 : pretrain_config_build(pc, c->config_file, c->sets, NULL, c->nsets, c->corpus, c->ncorpus);
+    if (rc) pretrain_config_free(pc);
+    return rc;
 }
 
 /* runs/pretrain/<config file name without .json, or the model name>. */
@@ -118,11 +122,8 @@ static int pretrain_train_ranked(int argc, char **argv) {
         user_error(NULL, "--stop-at and --threads must not be negative");
         return EXIT_USAGE;
     }
-    PretrainConfig pc = {0};   /* cfg_build may refuse before it fills pc: freeing it must be safe */
-    if ((rc = cfg_build(&c, &pc))) {
-        pretrain_config_free(&pc);
-        return rc;
-    }
+    PretrainConfig pc = {0};
+    if ((rc = cfg_build(&c, &pc))) return rc;
     char dir[4096];
     if (out) snprintf(dir, sizeof dir, "%s", out);
     else default_out_dir(&pc, c.config_file, dir, sizeof dir);
@@ -146,11 +147,8 @@ static int pretrain_prepare(int argc, char **argv) {
     int json = args_flag(&a, "--json");
     long threads = args_int(&a, "--threads", 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 1)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
-    PretrainConfig pc = {0};   /* cfg_build may refuse before it fills pc: freeing it must be safe */
-    if ((rc = cfg_build(&c, &pc))) {
-        pretrain_config_free(&pc);
-        return rc;
-    }
+    PretrainConfig pc = {0};
+    if ((rc = cfg_build(&c, &pc))) return rc;
     threads_init((int)threads);
     Vocab *v = vocab_load(pc.vocab);
     TokenCacheBuild b = {.files = pc.corpus, .n_files = pc.n_corpus, .vocab = v,

@@ -34,8 +34,7 @@ int cmd_report(int argc, char **argv) {
     if (rc) return rc;
     if (npos) {
         user_error(NULL, "report: unexpected argument '%s'", pos[0]);
-        fprintf(stderr, "usage: %s\n", REPORT_USAGE);
-        return EXIT_USAGE;
+        return args_usage(REPORT_USAGE);
     }
     if (o.npretrain == 0) {
         pretrain[0] = BERT_SHIPPED_ENCODER_DIR;   /* its pretraining curve is in every report */

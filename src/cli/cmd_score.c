@@ -100,8 +100,7 @@ int cmd_score(int argc, char **argv) {
     if (rc) return rc;
     if (npos != 2) {
         user_error(NULL, "score: expected TASK and PRED.tsv, got %d argument%s", npos, npos == 1 ? "" : "s");
-        fprintf(stderr, "usage: %s\n", SCORE_USAGE);
-        return EXIT_USAGE;
+        return args_usage(SCORE_USAGE);
     }
     const Task *t = task_find_or_report(pos[0]);
     if (!t) return EXIT_USAGE;

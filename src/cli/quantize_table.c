@@ -78,8 +78,7 @@ int quantize_table_write(const char *path, const cJSON *lines, const char *comma
     quantize_table_rows(t, rows);
     char md[4200], *text = NULL;
     size_t len = 0;
-    snprintf(md, sizeof md, "%.*s.md", (int)(strlen(path) > 5 && !strcmp(path + strlen(path) - 5, ".json")
-                                                 ? strlen(path) - 5 : strlen(path)), path);
+    file_md_twin(path, md, sizeof md);
     FILE *f = open_memstream(&text, &len);
     fprintf(f, "# fp32 against quantized: dev metrics of each run and its quantized copy\n\n"
                "Made by `%s` (rows of earlier runs kept). Δ = quantized − fp32; sizes are the checkpoint files.\n\n",

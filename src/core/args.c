@@ -52,18 +52,22 @@ const char *args_str(Args *a, const char *name, const char *fallback) {
     return a->argv[i + 1];
 }
 
+/* Whether strtol/strtod read all of option name's value s (up to end, errno
+ * clear); else marks the arguments bad after a message wanting `what`. */
+static int args_parsed(Args *a, const char *name, const char *s, const char *end, const char *what) {
+    if (!errno && *s != '\0' && *end == '\0') return 1;
+    user_error_usage(NULL, "option %s wants %s, got '%s'", name, what, s);
+    a->bad = 1;
+    return 0;
+}
+
 long args_int(Args *a, const char *name, long fallback) {
     const char *s = args_str(a, name, NULL);
     if (!s) return fallback;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *s == '\0' || *end != '\0') {
-        user_error_usage(NULL, "option %s wants an integer, got '%s'", name, s);
-        a->bad = 1;
-        return fallback;
-    }
-    return v;
+    return args_parsed(a, name, s, end, "an integer") ? v : fallback;
 }
 
 double args_double(Args *a, const char *name, double fallback) {
@@ -72,12 +76,7 @@ double args_double(Args *a, const char *name, double fallback) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *s == '\0' || *end != '\0') {
-        user_error_usage(NULL, "option %s wants a number, got '%s'", name, s);
-        a->bad = 1;
-        return fallback;
-    }
-    return v;
+    return args_parsed(a, name, s, end, "a number") ? v : fallback;
 }
 
 int args_strs(Args *a, const char *name, const char **out, int max) {
@@ -137,7 +136,11 @@ int args_finish(Args *a, const char *usage) {
         }
     }
     if (!bad) return 0;
-    if (usage) fprintf(stderr, "usage: %s\n", usage);
+    return usage ? args_usage(usage) : EXIT_USAGE;
+}
+
+int args_usage(const char *usage) {
+    fprintf(stderr, "usage: %s\n", usage);
     return EXIT_USAGE;
 }
 

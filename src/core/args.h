@@ -28,6 +28,8 @@ int args_positional(Args *a, const char **out, int max);                /* count
 /* 0 when every option was recognised and parsed; otherwise prints the error and
  * the usage and returns EXIT_USAGE. */
 int args_finish(Args *a, const char *usage);
+/* "usage: <usage>" on stderr, after a message about what was wrong: EXIT_USAGE. */
+int args_usage(const char *usage);
 /* What is wrong with the positionals `pos` (npos of them) of a command shaped
  * `glue vocab|vectors train --corpus FILE --out FILE [MORE CORPORA...]`, whose
  * corpora are the --corpus file and up to max - 1 more; NULL when nothing is. */

@@ -87,6 +87,33 @@ TEST(exit_code_out_of_range_is_2_everywhere) {
     cli_fixture_close(&f);
 }
 
+/* A repeatable option given more often than the command keeps (64 --set for
+ * finetune, 16 for compare, 8 for ensemble, 16 --run) is a usage error naming
+ * the limit, before anything is written; the extra ones used to be dropped
+ * silently, or written past the end of compare's array. */
+TEST(exit_code_too_many_repeats_is_2) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const struct { const char *head, *repeat, *says; int times; } CASES[] = {
+        {"finetune --train tr.tsv --dev tr.tsv --model fasttext --out r1", " --set epochs=1", "at most 64 --set", 65},
+        {"compare all --models fasttext", " --set epochs=1", "at most 16 --set", 17},
+        {"protocol --model fasttext --out r2", " --set epochs=1", "at most 16 --set", 17},
+        {"boost rte --model fasttext --rounds 2 --out r3", " --set epochs=1", "at most 16 --set", 17},
+        {"ensemble rte --runs r1,r2", " --set combine=probs", "at most 8 --set", 9},
+        {"serve", " --run r1", "at most 16 --run", 17},
+    };
+    for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
+        char args[4096];
+        int len = snprintf(args, sizeof args, "%s", CASES[c].head);
+        for (int i = 0; i < CASES[c].times; i++) len += snprintf(args + len, sizeof args - (size_t)len, "%s", CASES[c].repeat);
+        ExitCase one = {args, CASES[c].says};
+        exit_cases(&f, &one, 1, 2);
+    }
+    static const char *const WRITTEN[] = {"r1", "r2", "r3"};
+    for (int i = 0; i < 3; i++) CHECK_MSG(!cli_fixture_exists(&f, WRITTEN[i]), "a refused command wrote %s", WRITTEN[i]);
+    cli_fixture_close(&f);
+}
+
 TEST(exit_code_bad_data_is_65_everywhere) {
     CliFixture f;
     if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }

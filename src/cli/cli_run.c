@@ -305,10 +305,6 @@ void cli_print_splits(const cJSON *splits, const char *after) {
 
 int cli_train_sets(Args *a, CliSets *s) {
     s->n = args_strs(a, "--set", s->sets, CLI_MAX_SETS);
-    if (s->n > CLI_MAX_SETS) {
-        user_error(NULL, "at most %d --set options", CLI_MAX_SETS);
-        return EXIT_USAGE;
-    }
     for (int i = 0; i < s->n; i++) s->origin[i] = "--set";
     static const char *const OPT[CLI_SHORTHANDS] = {"--epochs", "--lr", "--batch", "--max-len", "--init"};
     static const char *const KEY[CLI_SHORTHANDS] = {"epochs", "lr", "batch", "max_len", "init"};

@@ -126,7 +126,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         }
     }
     f->strict = args_flag(&a, "--strict");
-    /* A shorthand given with a --set of its key is refused, as is a key --set twice. */
+    /* A shorthand given with a --set of its key is refused (a key --set twice: the later wins). */
     if (cli_train_sets(&a, &f->set) || run_config_conflicts(f->set.sets, f->set.origin, f->set.n) != 0)
         return EXIT_USAGE;
     UserDataOptions *own = &f->own;

@@ -54,10 +54,6 @@ static int cfg_args_get(Args *a, CfgArgs *c) {
     c->config_file = args_str(a, "--config", NULL);
     c->nsets = args_strs(a, "--set", c->sets, PRETRAIN_MAX_SETS);
     c->ncorpus = args_strs(a, "--corpus", c->corpus, PRETRAIN_MAX_CORPUS);
-    if (c->nsets > PRETRAIN_MAX_SETS || c->ncorpus > PRETRAIN_MAX_CORPUS) {
-        user_error(NULL, "at most %d --set and %d corpus files", PRETRAIN_MAX_SETS, PRETRAIN_MAX_CORPUS);
-        return EXIT_USAGE;
-    }
     return 0;
 }
 
@@ -80,7 +76,8 @@ static int cfg_args_positional(Args *a, CfgArgs *c, int skip) {
 }
 
 /* --corpus is a shorthand for the "corpus" setting: with --set corpus=...
- * too, or a key --set twice, the command line contradicts itself. pc (zeroed
+ * too the command line contradicts itself (a key --set twice: the later
+ * wins). pc (zeroed
  * by the caller) is freed when the config is refused. */
 static int cfg_build(const CfgArgs *c, PretrainConfig *pc) {
     const char *all[PRETRAIN_MAX_SETS + 2], *origin[PRETRAIN_MAX_SETS + 2];

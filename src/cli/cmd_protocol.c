@@ -41,7 +41,7 @@ int cmd_protocol(int argc, char **argv) {
     const char *all[PROTOCOL_MAX_SETS + 1], *origin[PROTOCOL_MAX_SETS + 1];
     char init_set[4200];
     int nall = 0;
-    for (int i = 0; i < nsets && i < PROTOCOL_MAX_SETS; i++) all[nall] = sets[i], origin[nall++] = "--set";
+    for (int i = 0; i < nsets; i++) all[nall] = sets[i], origin[nall++] = "--set";
     if (init) {
         snprintf(init_set, sizeof init_set, "init=%s", init);
         all[nall] = init_set, origin[nall++] = "--init";
@@ -52,8 +52,7 @@ int cmd_protocol(int argc, char **argv) {
     int nt = cli_split_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
     int ns = cli_parse_seeds(seeds_buf, seeds, PROTOCOL_MAX_SEEDS);
     if (ns < 0) return EXIT_USAGE;
-    if (npos != 0 || nt < 1 || ns < 1 || threads < 0 || nch < 0 || nch > PROTOCOL_MAX_ROWS - 1 ||
-        nsets > PROTOCOL_MAX_SETS) {
+    if (npos != 0 || nt < 1 || ns < 1 || threads < 0) {
         user_error("usage: " PROTOCOL_USAGE, "protocol: up to %d tasks, %d seeds (whole numbers >= 0) and %d changes",
                    PROTOCOL_MAX_TASKS, PROTOCOL_MAX_SEEDS, PROTOCOL_MAX_ROWS - 1);
         return EXIT_USAGE;

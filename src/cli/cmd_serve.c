@@ -161,7 +161,6 @@ static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **run
     cfg->port = (int)port;
     const char *bad = npos ? "serve takes no positional arguments (--run DIR)"
                     : *nruns == 0 ? "give the model to serve: --run DIR"
-                    : *nruns > SERVE_MAX_MODELS ? "too many --run (at most 16)"
                     : port < 0 || port > 65535 ? "--port: 0..65535 (0: any free port)"
                     : *threads < 0 || cfg->workers < 1 || cfg->workers > 64 ? "--threads >= 0, --workers 1..64"
                     : cfg->max_batch < 1 || cfg->max_wait_ms < 0 || cfg->max_wait_ms > 10000 ? "--max-batch >= 1, --max-wait-ms 0..10000"
@@ -178,7 +177,7 @@ static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **run
 
 int cmd_serve(int argc, char **argv) {
     ServeConfig cfg = {0};
-    const char *runs[SERVE_MAX_MODELS + 1];
+    const char *runs[SERVE_MAX_MODELS];
     int nruns, threads;
     double drain;
     int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);

@@ -106,17 +106,15 @@ static int translate_train(int argc, char **argv) {
     long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
     long stop_at = args_int(&a, "--stop-at", 0), every = args_int(&a, "--checkpoint-every", 0);
     int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet"), overwrite = args_flag(&a, "--overwrite");
-    const char *sets[TRANSLATE_MAX_SETS + 1];
-    int nsets = args_strs(&a, "--set", sets, TRANSLATE_MAX_SETS + 1);
+    const char *sets[TRANSLATE_MAX_SETS];
+    int nsets = args_strs(&a, "--set", sets, TRANSLATE_MAX_SETS);
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, TRANSLATE_USAGE);
     if (rc) return rc;
-    if (npos != 0 || nsets > TRANSLATE_MAX_SETS || seed < 0 || threads < 0 || every < 0) {
+    if (npos != 0 || seed < 0 || threads < 0 || every < 0) {
         user_error("usage: " TRANSLATE_USAGE, "translate train: %s",
-                   npos != 0                        ? "unexpected arguments"
-                   : nsets > TRANSLATE_MAX_SETS     ? "too many --set options"
-                                                    : "--seed, --threads and --checkpoint-every must not be negative");
+                   npos != 0 ? "unexpected arguments" : "--seed, --threads and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     cJSON *config = s2s_run_config_build(config_file, sets, NULL, nsets);

@@ -91,9 +91,10 @@ int args_strs(Args *a, const char *name, const char **out, int max) {
         if (!v && i + 1 < a->argc) { v = a->argv[++i]; a->used[i] = 1; }
         if (!v) { user_error_usage(NULL, "option %s needs a value", name); a->bad = 1; break; }
         if (n < max) out[n] = v;
+        else if (n == max) { user_error_usage(NULL, "%s: at most %d %s options", a->argv[0], max, name); a->bad = 1; }
         n++;
     }
-    return n;
+    return n < max ? n : max;
 }
 
 int args_positional(Args *a, const char **out, int max) {

@@ -22,7 +22,7 @@ const char *args_str(Args *a, const char *name, const char *fallback);
 long args_int(Args *a, const char *name, long fallback);
 double args_double(Args *a, const char *name, double fallback);
 /* Every value of a repeatable option (`--set a=1 --set b=2`), in order; returns
- * how many there were (at most max are stored). */
+ * how many (one more than max is an error that args_finish reports). */
 int args_strs(Args *a, const char *name, const char **out, int max);
 int args_positional(Args *a, const char **out, int max);                /* count */
 /* 0 when every option was recognised and parsed; otherwise prints the error and

@@ -48,9 +48,7 @@ static const SettingSpec DMN_SETTINGS[] = {
 #define NUM_DMN_SETTINGS ((int)(sizeof DMN_SETTINGS / sizeof DMN_SETTINGS[0]))
 
 static cJSON *dmn_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, DMN_SETTINGS, NUM_DMN_SETTINGS);
-    return c;
+    return word_model_defaults(DMN_SETTINGS, NUM_DMN_SETTINGS, task, 0);
 }
 
 static const WordModelKind DMN_KIND = {"dmn", "DMN"};
@@ -58,23 +56,16 @@ static const WordModelKind DMN_KIND = {"dmn", "DMN"};
 static void dmn_free(Dmn *m) {
     if (!m) return;
     dmn_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
 static Dmn *dmn_new(const cJSON *config, const Task *task) {
     Dmn *m = xcalloc(1, sizeof *m);
-    m->base.kind = &DMN_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "dmn", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, DMN_SETTINGS, NUM_DMN_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &DMN_KIND, config, task, DMN_SETTINGS, NUM_DMN_SETTINGS, &m->cfg) != 0) {
         dmn_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     return m;
@@ -114,14 +105,7 @@ static void dmn_build(Dmn *m, uint64_t seed) {
     dmn_declare_gru(m, "memory", H, &m->mem);
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, 2 * H), PARAM_INIT_UNIFORM(bo), 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_UNIFORM(bo), PARAM_NO_DECAY);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    memset(params_data(p, m->h_emb) + (size_t)WF_PAD * D, 0, sizeof(float) * (size_t)D);   /* padding: zero */
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
+    word_model_allocate(&m->base, m->h_emb, D, optim_adamw(c->weight_decay));
 }
 
 static Model *dmn_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {

@@ -53,10 +53,7 @@ static const SettingSpec SA_SETTINGS[] = {
 #define NUM_SA_SETTINGS ((int)(sizeof SA_SETTINGS / sizeof SA_SETTINGS[0]))
 
 static cJSON *sa_default_config(const Task *task) {
-    (void)task;
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, SA_SETTINGS, NUM_SA_SETTINGS);
-    return c;
+    return word_model_defaults(SA_SETTINGS, NUM_SA_SETTINGS, task, 0);
 }
 
 static const WordModelKind SA_KIND = {"seq2seq_attn", "seq2seq_attn"};
@@ -64,9 +61,7 @@ static const WordModelKind SA_KIND = {"seq2seq_attn", "seq2seq_attn"};
 static void sa_free(Seq2SeqAttn *m) {
     if (!m) return;
     sa_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
@@ -77,15 +72,10 @@ static Seq2SeqAttn *sa_new(const cJSON *config, const Task *task) {
         return NULL;
     }
     Seq2SeqAttn *m = xcalloc(1, sizeof *m);
-    m->base.kind = &SA_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "seq2seq_attn", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, SA_SETTINGS, NUM_SA_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &SA_KIND, config, task, SA_SETTINGS, NUM_SA_SETTINGS, &m->cfg) != 0) {
         sa_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     m->Vo = m->K + 1;
@@ -166,14 +156,7 @@ static void sa_build(Seq2SeqAttn *m, uint64_t seed) {
     sa_declare_gru(p, "dec", E + 2 * H, S, &h->d_ih, &h->d_hh, &h->d_bih, &h->d_bhh);
     h->out_w = sa_linear(p, "out.w", m->Vo, S, 0);
     h->out_b = sa_bias(p, "out.b", m->Vo, S);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    memset(params_data(p, h->emb) + (size_t)WF_PAD * D, 0, (size_t)D * sizeof(float));   /* padding is zero */
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
+    word_model_allocate(&m->base, h->emb, D, optim_adamw(c->weight_decay));
 }
 
 static void sa_config_store_order(Seq2SeqAttn *m) {

@@ -225,9 +225,7 @@ TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task
 void tr_free(TextRnn *m) {
     if (!m) return;
     tr_buffers_free(&m->buf);
-    params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 

@@ -1,5 +1,5 @@
-/* word_model_io.c — model and state files of the word models (see
- * word_model_io.h). */
+/* word_model_io.c — the word models' shared construction steps, model and
+ * state files (see word_model_io.h). */
 #include "models/baselines/word_model_io.h"
 
 #include <cjson/cJSON.h>
@@ -140,6 +140,43 @@ int word_model_load_state(const WordModelKind *kind, Optimizer *opt, Params *par
     }
     checkpoint_free(c);
     return rc;
+}
+
+int word_model_init(WordModelBase *b, const WordModelKind *kind, const cJSON *config, const Task *task,
+                    const SettingSpec *spec, int n, void *cfg) {
+    b->kind = kind;
+    b->task = task;
+    b->config = cJSON_Duplicate(config, 1);
+    SettingsReader s = settings_reader(b->config, kind->name, "fix the setting (glue finetune ... --set key=value)");
+    settings_table_read(&s, spec, n, cfg);
+    return s.failed ? -1 : 0;
+}
+
+void word_model_release(WordModelBase *b) {
+    params_free(b->params);
+    word_vocab_free(&b->vocab);
+    cJSON_Delete(b->config);
+}
+
+cJSON *word_model_defaults(const SettingSpec *spec, int n, const Task *task, int sst2_epochs) {
+    cJSON *c = cJSON_CreateObject();
+    settings_table_defaults(c, spec, n);
+    if (sst2_epochs && task && strcmp(task->name, "sst2") == 0)
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(sst2_epochs));
+    return c;
+}
+
+float *word_model_allocate(WordModelBase *b, int emb, int D, Optimizer opt) {
+    Rng init;
+    rng_seed(&init, b->seed);
+    params_allocate(b->params, &init);
+    params_grad_enable(b->params);
+    float *e = params_data(b->params, emb);
+    memset(e + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *e);   /* padding is a zero vector */
+    b->opt = opt;
+    b->opt.lazy = 1;
+    rng_seed_stream(&b->rng, b->seed, 1);   /* dropout: a stream apart from the init's */
+    return e;
 }
 
 Encoded *word_model_encode(Model *m, const Dataset *d) {

@@ -1,6 +1,7 @@
-/* word_model_io.h — the checkpoint layout of the word-level models with a
- * parameter arena (TextCNN, BiLSTM), through the checkpoint module
- * (core/checkpoint.h: compressed, CRC-checked, written atomically).
+/* word_model_io.h — what the word-level models with a parameter arena
+ * (TextCNN, the recurrent family, DPCNN, ...) share: their base, the steps of
+ * their construction alike in each, and their checkpoint layout, through the
+ * checkpoint module (core/checkpoint.h: compressed, CRC-checked, written atomically).
  *
  * Model file:
  *   config   {"model": NAME, "task": ..., "num_labels": K, "pair": true|false,
@@ -23,6 +24,7 @@
 #include "core/rng.h"
 #include "models/baselines/word_features.h"
 #include "models/model.h"
+#include "models/run_config.h"
 #include "optim/optim.h"
 #include "tasks/task.h"
 
@@ -47,6 +49,22 @@ typedef struct WordModelBase {
     Optimizer opt;
     Rng rng;                /* dropout masks; saved with the optimizer state */
 } WordModelBase;
+
+/* The first steps of a model's construction: kind and task set, the config
+ * copied and its settings read by spec into cfg (messages under kind's name).
+ * 0 ok, -1 after a message (the caller frees what it made). */
+int word_model_init(WordModelBase *b, const WordModelKind *kind, const cJSON *config, const Task *task,
+                    const SettingSpec *spec, int n, void *cfg);
+/* Releases what the base holds (the parameters, vocabulary and config), not b itself. */
+void word_model_release(WordModelBase *b);
+/* A settings table's defaults; sst2_epochs (if not 0) the epochs on SST-2,
+ * whose 67k phrases need fewer passes (task NULL: no task yet, --help-settings). */
+cJSON *word_model_defaults(const SettingSpec *spec, int n, const Task *task, int sst2_epochs);
+/* The declared parameters allocated and drawn from the model's seed, their
+ * gradients on, the padding row of the embedding emb (V, D) zeroed; opt the
+ * optimizer (lazy: it visits only the embedding rows a step touched), and the
+ * dropout stream seeded apart from the init's. The embedding's data. */
+float *word_model_allocate(WordModelBase *b, int emb, int D, Optimizer opt);
 
 /* ModelOps functions for any word model (m is a WordModelBase): the split as
  * word ids (WordSeqs), its release, saving the model and its training state,

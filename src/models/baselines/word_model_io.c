@@ -3,10 +3,12 @@
 #include "models/baselines/word_model_io.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "optim/clip.h"
 
 #define WORD_MODEL_VOCAB_PREFIX "vocab."
 
@@ -178,6 +180,28 @@ float *word_model_allocate(WordModelBase *b, int emb, int D, Optimizer opt) {
     rng_seed_stream(&b->rng, b->seed, 1);   /* dropout: a stream apart from the init's */
     return e;
 }
+
+void word_model_forward(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits, int K,
+                        int cap, WordBatchForward run) {
+    if (st) {
+        params_zero_grad(((WordModelBase *)m)->params);
+        if (n > 0) memcpy(logits, run(m, e, rows, n, 1), (size_t)n * K * sizeof *logits);
+        return;
+    }
+    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
+        int k = n - lo < cap ? n - lo : cap;
+        memcpy(logits + (long)lo * K, run(m, e, rows + lo, k, 0), (size_t)k * K * sizeof *logits);
+    }
+}
+
+int word_model_step(Model *m, float clip, float lr) {
+    WordModelBase *b = (WordModelBase *)m;
+    if (!isfinite(clip_grad_norm(b->params, clip))) return -1;
+    optim_step(&b->opt, b->params, lr);
+    return 0;
+}
+
+int word_model_update_ops(Model *m, const TrainState *st) { return word_model_step(m, 0, st->lr); }
 
 Encoded *word_model_encode(Model *m, const Dataset *d) {
     const WordModelBase *b = (const WordModelBase *)m;

@@ -79,6 +79,17 @@ int word_model_save_state_ops(const Model *m, const char *path);
 int word_model_load_state_ops(Model *m, const char *path);
 long word_model_num_params(const Model *m);
 
+/* A model's forward of rows[0..n) of e (dropout when train): its logits (n, K). */
+typedef const float *(*WordBatchForward)(Model *m, const Encoded *e, const int *rows, int n, int train);
+/* ModelOps.forward by run: a training batch (st set) at once after zeroing the
+ * gradients, an evaluation in chunks of cap rows (the workspace's). */
+void word_model_forward(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits, int K,
+                        int cap, WordBatchForward run);
+/* One optimizer step at lr after the gradients' norm, clipped to clip (0:
+ * measured only); -1 when the norm is not finite (diverged: nothing changed). */
+int word_model_step(Model *m, float clip, float lr);
+int word_model_update_ops(Model *m, const TrainState *st);   /* word_model_step unclipped */
+
 /* What a model file says besides the weights. */
 typedef struct WordModelHead {
     const cJSON *config;   /* the run's settings (points into the checkpoint) */

@@ -78,6 +78,10 @@ int word_model_save_ops(const Model *m, const char *path);
 int word_model_save_state_ops(const Model *m, const char *path);
 int word_model_load_state_ops(Model *m, const char *path);
 long word_model_num_params(const Model *m);
+/* The ModelOps entries above that a word model with the shared files fills alike. */
+#define WORD_MODEL_FILE_OPS                                                                        \
+    .save = word_model_save_ops, .save_state = word_model_save_state_ops,                          \
+    .load_state = word_model_load_state_ops, .num_params = word_model_num_params
 
 /* A model's forward of rows[0..n) of e (dropout when train): its logits (n, K). */
 typedef const float *(*WordBatchForward)(Model *m, const Encoded *e, const int *rows, int n, int train);

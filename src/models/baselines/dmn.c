@@ -73,21 +73,6 @@ static Dmn *dmn_new(const cJSON *config, const Task *task) {
 
 /* PyTorch's GRU / Linear init U(-1/sqrt(fan), 1/sqrt(fan)); Kim's
  * U(-0.25, 0.25) word vectors, as the other word models. */
-static void dmn_declare_gru(Dmn *m, const char *name, int C, DmnGru *g) {
-    Params *p = m->base.params;
-    int H = m->cfg.hidden;
-    float b = 1.0f / sqrtf((float)H);
-    char key[64];
-    snprintf(key, sizeof key, "%s.w_ih", name);
-    g->w_ih = params_declare(p, key, PARAM_SHAPE(3 * H, C), PARAM_INIT_UNIFORM(b), 0);
-    snprintf(key, sizeof key, "%s.w_hh", name);
-    g->w_hh = params_declare(p, key, PARAM_SHAPE(3 * H, H), PARAM_INIT_UNIFORM(b), 0);
-    snprintf(key, sizeof key, "%s.b_ih", name);
-    g->b_ih = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(b), PARAM_NO_DECAY);
-    snprintf(key, sizeof key, "%s.b_hh", name);
-    g->b_hh = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(b), PARAM_NO_DECAY);
-}
-
 static void dmn_build(Dmn *m, uint64_t seed) {
     const DmnConfig *c = &m->cfg;
     int V = word_vocab_size(&m->base.vocab), D = c->dim, H = c->hidden, A = c->attention;
@@ -95,14 +80,14 @@ static void dmn_build(Dmn *m, uint64_t seed) {
     Params *p = m->base.params = params_create();
     m->h_emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(0.25f), PARAM_SPARSE_ROWS);
     m->h_query = m->base.pair ? -1 : params_declare(p, "query", PARAM_SHAPE(H), PARAM_INIT_UNIFORM(1.0f / sqrtf((float)H)), 0);
-    dmn_declare_gru(m, "in", D, &m->in);
+    word_model_declare_rnn(p, "in", "", 3, D, H, &m->in.w_ih, &m->in.w_hh, &m->in.b_ih, &m->in.b_hh);
     float b1 = 1.0f / sqrtf(4.0f * H), b2 = 1.0f / sqrtf((float)A), bo = 1.0f / sqrtf(2.0f * H);
     m->h_w1 = params_declare(p, "gate.w1", PARAM_SHAPE(A, 4 * H), PARAM_INIT_UNIFORM(b1), 0);
     m->h_b1 = params_declare(p, "gate.b1", PARAM_SHAPE(A), PARAM_INIT_UNIFORM(b1), PARAM_NO_DECAY);
     m->h_w2 = params_declare(p, "gate.w2", PARAM_SHAPE(1, A), PARAM_INIT_UNIFORM(b2), 0);
     m->h_b2 = params_declare(p, "gate.b2", PARAM_SHAPE(1), PARAM_INIT_UNIFORM(b2), PARAM_NO_DECAY);
-    dmn_declare_gru(m, "episode", H, &m->ep);
-    dmn_declare_gru(m, "memory", H, &m->mem);
+    word_model_declare_rnn(p, "episode", "", 3, H, H, &m->ep.w_ih, &m->ep.w_hh, &m->ep.b_ih, &m->ep.b_hh);
+    word_model_declare_rnn(p, "memory", "", 3, H, H, &m->mem.w_ih, &m->mem.w_hh, &m->mem.b_ih, &m->mem.b_hh);
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, 2 * H), PARAM_INIT_UNIFORM(bo), 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_UNIFORM(bo), PARAM_NO_DECAY);
     word_model_allocate(&m->base, m->h_emb, D, optim_adamw(c->weight_decay));

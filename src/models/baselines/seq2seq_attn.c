@@ -114,19 +114,6 @@ static int sa_order_set(Seq2SeqAttn *m) {
     return 0;
 }
 
-static void sa_declare_gru(Params *p, const char *name, int in, int H, int *w_ih, int *w_hh, int *b_ih, int *b_hh) {
-    float bound = 1.0f / sqrtf((float)H);   /* PyTorch's GRU init */
-    char key[64];
-    snprintf(key, sizeof key, "%s.w_ih", name);
-    *w_ih = params_declare(p, key, PARAM_SHAPE(3 * H, in), PARAM_INIT_UNIFORM(bound), 0);
-    snprintf(key, sizeof key, "%s.w_hh", name);
-    *w_hh = params_declare(p, key, PARAM_SHAPE(3 * H, H), PARAM_INIT_UNIFORM(bound), 0);
-    snprintf(key, sizeof key, "%s.b_ih", name);
-    *b_ih = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
-    snprintf(key, sizeof key, "%s.b_hh", name);
-    *b_hh = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
-}
-
 static int sa_linear(Params *p, const char *name, int out, int in, int flags) {
     return params_declare(p, name, PARAM_SHAPE(out, in), PARAM_INIT_UNIFORM(1.0f / sqrtf((float)in)), flags);
 }
@@ -144,8 +131,8 @@ static void sa_build(Seq2SeqAttn *m, uint64_t seed) {
     Params *p = m->base.params = params_create();
     SaParams *h = &m->p;
     h->emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(0.25f), PARAM_SPARSE_ROWS);
-    sa_declare_gru(p, "enc.fwd", D, H, &h->w_ih[0], &h->w_hh[0], &h->b_ih[0], &h->b_hh[0]);
-    sa_declare_gru(p, "enc.bwd", D, H, &h->w_ih[1], &h->w_hh[1], &h->b_ih[1], &h->b_hh[1]);
+    word_model_declare_rnn(p, "enc.fwd", "", 3, D, H, &h->w_ih[0], &h->w_hh[0], &h->b_ih[0], &h->b_hh[0]);
+    word_model_declare_rnn(p, "enc.bwd", "", 3, D, H, &h->w_ih[1], &h->w_hh[1], &h->b_ih[1], &h->b_hh[1]);
     h->init_w = sa_linear(p, "init.w", S, H, 0);
     h->init_b = sa_bias(p, "init.b", S, H);
     h->att_q = sa_linear(p, "att.q", A, S, 0);
@@ -153,7 +140,7 @@ static void sa_build(Seq2SeqAttn *m, uint64_t seed) {
     h->att_b = sa_bias(p, "att.b", A, 2 * H);
     h->att_v = sa_bias(p, "att.v", A, A);   /* a vector: uniform as a bias, but decayed like weights */
     h->lab_emb = params_declare(p, "label_emb", PARAM_SHAPE(m->Vo, E), PARAM_INIT_NORMAL(1.0f), 0);
-    sa_declare_gru(p, "dec", E + 2 * H, S, &h->d_ih, &h->d_hh, &h->d_bih, &h->d_bhh);
+    word_model_declare_rnn(p, "dec", "", 3, E + 2 * H, S, &h->d_ih, &h->d_hh, &h->d_bih, &h->d_bhh);
     h->out_w = sa_linear(p, "out.w", m->Vo, S, 0);
     h->out_b = sa_bias(p, "out.b", m->Vo, S);
     word_model_allocate(&m->base, h->emb, D, optim_adamw(c->weight_decay));

@@ -181,6 +181,20 @@ float *word_model_allocate(WordModelBase *b, int emb, int D, Optimizer opt) {
     return e;
 }
 
+void word_model_declare_rnn(Params *p, const char *prefix, const char *suffix, int G, int C, int H, int *w_ih,
+                            int *w_hh, int *b_ih, int *b_hh) {
+    float a = 1.0f / sqrtf((float)H);
+    char name[96];
+    snprintf(name, sizeof name, "%s.w_ih%s", prefix, suffix);
+    *w_ih = params_declare(p, name, PARAM_SHAPE(G * H, C), PARAM_INIT_UNIFORM(a), 0);
+    snprintf(name, sizeof name, "%s.w_hh%s", prefix, suffix);
+    *w_hh = params_declare(p, name, PARAM_SHAPE(G * H, H), PARAM_INIT_UNIFORM(a), 0);
+    snprintf(name, sizeof name, "%s.b_ih%s", prefix, suffix);
+    *b_ih = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
+    snprintf(name, sizeof name, "%s.b_hh%s", prefix, suffix);
+    *b_hh = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
+}
+
 void word_model_forward(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits, int K,
                         int cap, WordBatchForward run) {
     if (st) {

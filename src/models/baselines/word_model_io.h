@@ -83,6 +83,12 @@ long word_model_num_params(const Model *m);
     .save = word_model_save_ops, .save_state = word_model_save_state_ops,                          \
     .load_state = word_model_load_state_ops, .num_params = word_model_num_params
 
+/* A recurrent layer's tensors PREFIX.w_ih SUFFIX (G H, C), .w_hh (G H, H),
+ * .b_ih, .b_hh (G H; not decayed), G gates (GRU 3, LSTM 4), in that order
+ * with PyTorch's init U(-1/sqrt(H), 1/sqrt(H)). */
+void word_model_declare_rnn(Params *p, const char *prefix, const char *suffix, int G, int C, int H, int *w_ih,
+                            int *w_hh, int *b_ih, int *b_hh);
+
 /* A model's forward of rows[0..n) of e (dropout when train): its logits (n, K). */
 typedef const float *(*WordBatchForward)(Model *m, const Encoded *e, const int *rows, int n, int train);
 /* ModelOps.forward by run: a training batch (st set) at once after zeroing the

@@ -1,12 +1,11 @@
 /* gru.c — GRU / BiGRU forward and backward through time (see gru.h). The
- * packing, the input projection and the weight gradients are the recurrent
- * ops' shared ones (rnn_pack.c); what is the GRU's own is the step. As in
- * lstm.c, the forward's steps run over blocks of sequences, one per thread,
+ * packing, the input projection, the forward's loop over the steps (blocks of
+ * sequences, one per thread) and the weight gradients are the recurrent ops'
+ * shared ones (rnn_pack.c); what is the GRU's own is the step. As in lstm.c,
  * the backward's element-wise step work stays single-threaded between the
  * BLAS calls, and nothing is allocated: every buffer is the caller's scratch. */
 #include "nn/gru.h"
 
-#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
@@ -20,18 +19,6 @@ long gru_scratch_size(GruDims d) {
     long bwd = 2 * B * T * 3 * H + B * 3 * H + 2 * B * H           /* dGi, dGh, dGs, dh_rec, dh_act */
                + B * T * H + B * T * C;                            /* Hprev, packed x / dx */
     return fwd > bwd ? fwd : bwd;
-}
-
-/* Zeroes h, gates and hn at the padded positions t >= len of every sequence. */
-static void gru_zero_padding(float *h, float *gates, float *hn, const int *lengths, GruDims d) {
-    int H = d.H, ldh = rnn_ldh(d);
-    for (int b = 0; b < d.B; b++)
-        for (int t = rnn_len(lengths, b, d.T); t < d.T; t++) {
-            long bt = (long)b * d.T + t;
-            memset(h + bt * ldh, 0, sizeof(float) * (size_t)H);
-            memset(gates + bt * 3 * H, 0, sizeof(float) * 3 * (size_t)H);
-            memset(hn + bt * H, 0, sizeof(float) * (size_t)H);
-        }
 }
 
 /* Step s of every active sequence (core/kernels' gru_cell: the gate
@@ -53,38 +40,9 @@ static void gru_step_forward(float *h, float *gates, float *hn, const float *rec
     }
 }
 
-/* Every step of the sequences of d (one thread's block, rnn_rows), as lstm_steps. */
-static void gru_steps(float *h, float *gates, float *hn, const int *lengths, GruWeights w, GruDims d, const float *wp,
-                      float *hprev, float *rec, int maxlen) {
-    int H = d.H;
-    for (int s = 0; s < maxlen; s++) {
-        if (s > 0) {
-            int k = rnn_gather_prev(hprev, h, lengths, d, s);
-            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 3 * H, H);
-        }
-        gru_step_forward(h, gates, hn, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
-    }
-}
-
 void gru_forward(float *h, float *gates, float *hn, const float *x, const int *lengths, GruWeights w, GruDims d,
                  float *scratch) {
-    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
-    float *hprev = scratch;                  /* (active rows, H) */
-    float *rec = hprev + (long)B * H;        /* (active rows, 3H) */
-    float *xp = rec + (long)B * 3 * H;       /* (N, C) packed input */
-    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
-    long N = rnn_count(lengths, d, &maxlen);
-    rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 3 * H, xp);
-    wp = rnn_pack_recurrent(wp, w.w_hh, 3 * H, H, maxlen);
-    int team = rnn_row_team(d, 3 * H, wp);
-    #pragma omp parallel num_threads(team) if (team > 1)
-    {
-        int b0;
-        GruDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
-        gru_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * 3 * H, hn + (long)b0 * d.T * H,
-                  lengths ? lengths + b0 : NULL, w, dr, wp, hprev + (long)b0 * H, rec + (long)b0 * 3 * H, maxlen);
-    }
-    gru_zero_padding(h, gates, hn, lengths, d);
+    rnn_forward(h, gates, hn, x, lengths, w.w_ih, w.w_hh, w.b_ih, w.b_hh, d, 3 * d.H, scratch, gru_step_forward);
 }
 
 /* Step s backwards: the output's gradient dh plus dh_rec (carried from step

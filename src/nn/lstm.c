@@ -9,7 +9,7 @@
  * work than the padded box.
  *
  * The forward's steps run in one OpenMP region over blocks of sequences
- * (nn/rnn_pack.h's rnn_row_team): each thread runs the recurrent product (our
+ * (nn/rnn_pack.h's rnn_forward and rnn_row_team): each thread runs the recurrent product (our
  * GEMM's tiles over W_hh^T packed once) and the cells of its own rows, with no
  * barrier per step. The backward's per-step element-wise work stays
  * single-threaded between the BLAS calls of each step: an OpenMP region there
@@ -18,7 +18,6 @@
  * with the region, 62 ms without). */
 #include "nn/lstm.h"
 
-#include <omp.h>
 #include <string.h>
 
 #include "core/blas.h"
@@ -33,18 +32,6 @@ long lstm_scratch_size(LstmDims d) {
     long bwd = B * T * 4 * H + B * 4 * H + 3 * B * H + B * T * H    /* dG, dGs, dh_rec, dc_rec, dh_act, Hprev */
                + B * T * C;                                         /* packed x, then packed dx */
     return fwd > bwd ? fwd : bwd;
-}
-
-/* Zeroes h, gates and cell at the padded positions t >= len of every sequence. */
-static void lstm_zero_padding(float *h, float *gates, float *cell, const int *lengths, LstmDims d) {
-    int H = d.H, ldh = rnn_ldh(d);
-    for (int b = 0; b < d.B; b++)
-        for (int t = rnn_len(lengths, b, d.T); t < d.T; t++) {
-            long bt = (long)b * d.T + t;
-            memset(h + bt * ldh, 0, sizeof(float) * (size_t)H);
-            memset(gates + bt * 4 * H, 0, sizeof(float) * 4 * (size_t)H);
-            memset(cell + bt * H, 0, sizeof(float) * (size_t)H);
-        }
 }
 
 /* Step s of every active sequence: gates (pre-activation, input part) += rec +
@@ -66,40 +53,9 @@ static void lstm_step_forward(float *h, float *gates, float *cell, const float *
     }
 }
 
-/* Every step of the sequences of d (one thread's block, rnn_rows): h, gates,
- * cell and lengths start at the block's first sequence; hprev and rec are the
- * block's scratch. */
-static void lstm_steps(float *h, float *gates, float *cell, const int *lengths, LstmWeights w, LstmDims d,
-                       const float *wp, float *hprev, float *rec, int maxlen) {
-    int H = d.H;
-    for (int s = 0; s < maxlen; s++) {
-        if (s > 0) {
-            int k = rnn_gather_prev(hprev, h, lengths, d, s);   /* contiguous for the matmul */
-            rnn_recurrent_product(rec, hprev, w.w_hh, wp, k, 4 * H, H);
-        }
-        lstm_step_forward(h, gates, cell, s > 0 ? rec : NULL, lengths, w.b_hh, d, s);
-    }
-}
-
 void lstm_forward(float *h, float *gates, float *cell, const float *x, const int *lengths,
                   LstmWeights w, LstmDims d, float *scratch) {
-    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
-    float *hprev = scratch;                  /* (active rows, H) */
-    float *rec = hprev + (long)B * H;        /* (active rows, 4H) */
-    float *xp = rec + (long)B * 4 * H;       /* (N, C) packed input */
-    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
-    long N = rnn_count(lengths, d, &maxlen);
-    rnn_input_projection(gates, x, lengths, N, w.w_ih, w.b_ih, d, 4 * H, xp);
-    wp = rnn_pack_recurrent(wp, w.w_hh, 4 * H, H, maxlen);
-    int team = rnn_row_team(d, 4 * H, wp);
-    #pragma omp parallel num_threads(team) if (team > 1)
-    {
-        int b0;
-        LstmDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
-        lstm_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * 4 * H, cell + (long)b0 * d.T * H,
-                   lengths ? lengths + b0 : NULL, w, dr, wp, hprev + (long)b0 * H, rec + (long)b0 * 4 * H, maxlen);
-    }
-    lstm_zero_padding(h, gates, cell, lengths, d);
+    rnn_forward(h, gates, cell, x, lengths, w.w_ih, w.w_hh, w.b_ih, w.b_hh, d, 4 * d.H, scratch, lstm_step_forward);
 }
 
 /* Step s backwards: reads dh (output grad) + dh_rec, updates dc_rec, writes the

@@ -153,3 +153,52 @@ RnnDims rnn_rows(RnnDims d, int t, int team, int *b0) {
     d.B = hi - lo;
     return d;
 }
+
+/* Zeroes h, gates and aux at the padded positions t >= len of every sequence. */
+static void rnn_zero_padding(float *h, float *gates, float *aux, const int *lengths, RnnDims d, int G) {
+    int H = d.H, ldh = rnn_ldh(d);
+    for (int b = 0; b < d.B; b++)
+        for (int t = rnn_len(lengths, b, d.T); t < d.T; t++) {
+            long bt = (long)b * d.T + t;
+            memset(h + bt * ldh, 0, sizeof(float) * (size_t)H);
+            memset(gates + bt * G, 0, sizeof(float) * (size_t)G);
+            memset(aux + bt * H, 0, sizeof(float) * (size_t)H);
+        }
+}
+
+/* Every step of the sequences of d (one thread's block, rnn_rows): h, gates,
+ * aux and lengths start at the block's first sequence; hprev and rec are the
+ * block's scratch. */
+static void rnn_steps(float *h, float *gates, float *aux, const int *lengths, const float *w_hh, const float *b_hh,
+                      RnnDims d, int G, const float *wp, float *hprev, float *rec, int maxlen, RnnStepForward step) {
+    for (int s = 0; s < maxlen; s++) {
+        if (s > 0) {
+            int k = rnn_gather_prev(hprev, h, lengths, d, s);   /* contiguous for the matmul */
+            rnn_recurrent_product(rec, hprev, w_hh, wp, k, G, d.H);
+        }
+        step(h, gates, aux, s > 0 ? rec : NULL, lengths, b_hh, d, s);
+    }
+}
+
+void rnn_forward(float *h, float *gates, float *aux, const float *x, const int *lengths, const float *w_ih,
+                 const float *w_hh, const float *b_ih, const float *b_hh, RnnDims d, int G, float *scratch,
+                 RnnStepForward step) {
+    int B = d.B, H = d.H, ldh = rnn_ldh(d), maxlen;
+    float *hprev = scratch;                  /* (active rows, H) */
+    float *rec = hprev + (long)B * H;        /* (active rows, G) */
+    float *xp = rec + (long)B * G;           /* (N, C) packed input */
+    float *wp = xp + (long)B * d.T * d.C;    /* W_hh^T packed for the GEMM tiles */
+    long N = rnn_count(lengths, d, &maxlen);
+    rnn_input_projection(gates, x, lengths, N, w_ih, b_ih, d, G, xp);
+    wp = rnn_pack_recurrent(wp, w_hh, G, H, maxlen);
+    int team = rnn_row_team(d, G, wp);
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        int b0;
+        RnnDims dr = rnn_rows(d, omp_get_thread_num(), team, &b0);
+        rnn_steps(h + (long)b0 * d.T * ldh, gates + (long)b0 * d.T * G, aux + (long)b0 * d.T * H,
+                  lengths ? lengths + b0 : NULL, w_hh, b_hh, dr, G, wp, hprev + (long)b0 * H, rec + (long)b0 * G,
+                  maxlen, step);
+    }
+    rnn_zero_padding(h, gates, aux, lengths, d, G);
+}

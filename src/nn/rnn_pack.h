@@ -65,6 +65,20 @@ int rnn_row_team(RnnDims d, int G, const float *wp);
  * block's size, possibly 0). */
 RnnDims rnn_rows(RnnDims d, int t, int team, int *b0);
 
+/* Step s of every active sequence of d: the cell of gru.c or lstm.c over the
+ * input projections in gates (B, T, G) and rec (active rows, G) = h_prev
+ * W_hh^T in batch order (NULL at s = 0); aux (B, T, H) is what the cell
+ * saves beside h and gates (the GRU's hn, the LSTM's cell state). */
+typedef void (*RnnStepForward)(float *h, float *gates, float *aux, const float *rec, const int *lengths,
+                               const float *b_hh, RnnDims d, int s);
+/* The forward of a recurrent op of G = 3H or 4H gates: the input projection of
+ * the packed batch, then every step of each thread's block of sequences
+ * (rnn_row_team); h, gates and aux zero at the padded positions. scratch:
+ * hprev (B, H), rec (B, G), packed x (B*T, C) and W_hh^T packed. */
+void rnn_forward(float *h, float *gates, float *aux, const float *x, const int *lengths, const float *w_ih,
+                 const float *w_hh, const float *b_ih, const float *b_hh, RnnDims d, int G, float *scratch,
+                 RnnStepForward step);
+
 /* The weight and input gradients once the pre-activation gradients of every
  * valid position are complete: dGi (B, T, G) of the input projection, dGh
  * (B, T, G) of the recurrent one (may be dGi: the LSTM's are the same). Both

@@ -48,9 +48,7 @@ static const SettingSpec DMN_SETTINGS[] = {
 #define NUM_DMN_SETTINGS ((int)(sizeof DMN_SETTINGS / sizeof DMN_SETTINGS[0]))
 
 static cJSON *dmn_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, DMN_SETTINGS, NUM_DMN_SETTINGS);
-    return c;
+    return word_model_defaults(DMN_SETTINGS, NUM_DMN_SETTINGS, task, 0);
 }
 
 static const WordModelKind DMN_KIND = {"dmn", "DMN"};
@@ -58,23 +56,16 @@ static const WordModelKind DMN_KIND = {"dmn", "DMN"};
 static void dmn_free(Dmn *m) {
     if (!m) return;
     dmn_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
 static Dmn *dmn_new(const cJSON *config, const Task *task) {
     Dmn *m = xcalloc(1, sizeof *m);
-    m->base.kind = &DMN_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "dmn", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, DMN_SETTINGS, NUM_DMN_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &DMN_KIND, config, task, DMN_SETTINGS, NUM_DMN_SETTINGS, &m->cfg) != 0) {
         dmn_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     return m;
@@ -82,21 +73,6 @@ static Dmn *dmn_new(const cJSON *config, const Task *task) {
 
 /* PyTorch's GRU / Linear init U(-1/sqrt(fan), 1/sqrt(fan)); Kim's
  * U(-0.25, 0.25) word vectors, as the other word models. */
-static void dmn_declare_gru(Dmn *m, const char *name, int C, DmnGru *g) {
-    Params *p = m->base.params;
-    int H = m->cfg.hidden;
-    float b = 1.0f / sqrtf((float)H);
-    char key[64];
-    snprintf(key, sizeof key, "%s.w_ih", name);
-    g->w_ih = params_declare(p, key, PARAM_SHAPE(3 * H, C), PARAM_INIT_UNIFORM(b), 0);
-    snprintf(key, sizeof key, "%s.w_hh", name);
-    g->w_hh = params_declare(p, key, PARAM_SHAPE(3 * H, H), PARAM_INIT_UNIFORM(b), 0);
-    snprintf(key, sizeof key, "%s.b_ih", name);
-    g->b_ih = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(b), PARAM_NO_DECAY);
-    snprintf(key, sizeof key, "%s.b_hh", name);
-    g->b_hh = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(b), PARAM_NO_DECAY);
-}
-
 static void dmn_build(Dmn *m, uint64_t seed) {
     const DmnConfig *c = &m->cfg;
     int V = word_vocab_size(&m->base.vocab), D = c->dim, H = c->hidden, A = c->attention;
@@ -104,24 +80,17 @@ static void dmn_build(Dmn *m, uint64_t seed) {
     Params *p = m->base.params = params_create();
     m->h_emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(0.25f), PARAM_SPARSE_ROWS);
     m->h_query = m->base.pair ? -1 : params_declare(p, "query", PARAM_SHAPE(H), PARAM_INIT_UNIFORM(1.0f / sqrtf((float)H)), 0);
-    dmn_declare_gru(m, "in", D, &m->in);
+    word_model_declare_rnn(p, "in", "", 3, D, H, &m->in.w_ih, &m->in.w_hh, &m->in.b_ih, &m->in.b_hh);
     float b1 = 1.0f / sqrtf(4.0f * H), b2 = 1.0f / sqrtf((float)A), bo = 1.0f / sqrtf(2.0f * H);
     m->h_w1 = params_declare(p, "gate.w1", PARAM_SHAPE(A, 4 * H), PARAM_INIT_UNIFORM(b1), 0);
     m->h_b1 = params_declare(p, "gate.b1", PARAM_SHAPE(A), PARAM_INIT_UNIFORM(b1), PARAM_NO_DECAY);
     m->h_w2 = params_declare(p, "gate.w2", PARAM_SHAPE(1, A), PARAM_INIT_UNIFORM(b2), 0);
     m->h_b2 = params_declare(p, "gate.b2", PARAM_SHAPE(1), PARAM_INIT_UNIFORM(b2), PARAM_NO_DECAY);
-    dmn_declare_gru(m, "episode", H, &m->ep);
-    dmn_declare_gru(m, "memory", H, &m->mem);
+    word_model_declare_rnn(p, "episode", "", 3, H, H, &m->ep.w_ih, &m->ep.w_hh, &m->ep.b_ih, &m->ep.b_hh);
+    word_model_declare_rnn(p, "memory", "", 3, H, H, &m->mem.w_ih, &m->mem.w_hh, &m->mem.b_ih, &m->mem.b_hh);
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, 2 * H), PARAM_INIT_UNIFORM(bo), 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_UNIFORM(bo), PARAM_NO_DECAY);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    memset(params_data(p, m->h_emb) + (size_t)WF_PAD * D, 0, sizeof(float) * (size_t)D);   /* padding: zero */
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
+    word_model_allocate(&m->base, m->h_emb, D, optim_adamw(c->weight_decay));
 }
 
 static Model *dmn_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
@@ -156,13 +125,10 @@ const ModelOps DMN_OPS = {
     .forward = dmn_forward_ops,
     .backward = dmn_backward_ops,
     .update = dmn_update_ops,
-    .save = word_model_save_ops,
     .load = dmn_load,
-    .num_params = word_model_num_params,
     .free = dmn_free_ops,
     .length = word_model_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = DMN_SETTINGS,
     .num_settings = NUM_DMN_SETTINGS,
 };

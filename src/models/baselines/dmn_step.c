@@ -14,7 +14,6 @@
 #include "nn/gru.h"
 #include "nn/gru_cell.h"
 #include "nn/linear.h"
-#include "optim/clip.h"
 
 /* ---- workspace ---- */
 
@@ -304,24 +303,16 @@ void dmn_batch_forward(Dmn *m, const HanSeqs *s, const int *rows, int n, int tra
 
 /* ---- logits for the harness's head ---- */
 
+static const float *dmn_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
+    dmn_batch_forward((Dmn *)model, (const HanSeqs *)e, rows, n, train);
+    return ((Dmn *)model)->w.logits;
+}
+
 void dmn_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     Dmn *m = (Dmn *)model;
-    const HanSeqs *s = (const HanSeqs *)e;
-    if (st) {
-        params_zero_grad(m->base.params);
-        m->w.n = 0;
-        if (n == 0) return;
-        dmn_batch_forward(m, s, rows, n, 1);
-        memcpy(logits, m->w.logits, sizeof(float) * (size_t)n * m->K);
-        return;
-    }
-    int cap = m->cfg.eval_batch;
-    for (int lo = 0; lo < n; lo += cap) {   /* in eval_batch-sized chunks */
-        int k = n - lo < cap ? n - lo : cap;
-        dmn_batch_forward(m, s, rows + lo, k, 0);
-        memcpy(logits + (long)lo * m->K, m->w.logits, sizeof(float) * (size_t)k * m->K);
-    }
     m->w.n = 0;
+    word_model_forward(model, e, rows, n, st, logits, m->K, m->cfg.eval_batch, dmn_run);
+    if (!st) m->w.n = 0;   /* nothing to back-propagate but a training batch */
 }
 
 void dmn_backward_ops(Model *model, const float *dlogits) {
@@ -332,8 +323,5 @@ void dmn_backward_ops(Model *model, const float *dlogits) {
 }
 
 int dmn_update_ops(Model *model, const TrainState *st) {
-    Dmn *m = (Dmn *)model;
-    if (!isfinite(clip_grad_norm(m->base.params, m->cfg.clip))) return -1;   /* diverged: nothing changed */
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return 0;
+    return word_model_step(model, ((Dmn *)model)->cfg.clip, st->lr);
 }

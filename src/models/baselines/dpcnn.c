@@ -44,11 +44,7 @@ static const SettingSpec DP_SETTINGS[] = {
 #define NUM_DP_SETTINGS ((int)(sizeof DP_SETTINGS / sizeof DP_SETTINGS[0]))
 
 static cJSON *dp_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, DP_SETTINGS, NUM_DP_SETTINGS);
-    if (task && strcmp(task->name, "sst2") == 0)   /* NULL: no task yet (--help-settings) */
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(10));
-    return c;
+    return word_model_defaults(DP_SETTINGS, NUM_DP_SETTINGS, task, 10);
 }
 
 static const WordModelKind DP_KIND = {"dpcnn", "DPCNN"};
@@ -56,24 +52,17 @@ static const WordModelKind DP_KIND = {"dpcnn", "DPCNN"};
 static void dp_free(Dpcnn *m) {
     if (!m) return;
     dp_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
 /* A model with its config parsed and task facts set (NULL after a message). */
 static Dpcnn *dp_new(const cJSON *config, const Task *task) {
     Dpcnn *m = xcalloc(1, sizeof *m);
-    m->base.kind = &DP_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "dpcnn", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, DP_SETTINGS, NUM_DP_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &DP_KIND, config, task, DP_SETTINGS, NUM_DP_SETTINGS, &m->cfg) != 0) {
         dp_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     m->levels = 1;   /* + the downsampling levels that take max_len positions to 1 */
@@ -113,12 +102,8 @@ static void dp_build(Dpcnn *m, uint64_t seed) {
     float bound = 1.0f / sqrtf((float)m->FC);
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, m->FC), PARAM_INIT_UNIFORM(bound), 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    m->emb = params_data(p, m->h_emb);
-    memset(m->emb + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *m->emb);   /* padding is a zero vector */
+    m->emb = word_model_allocate(&m->base, m->h_emb, D,
+                                 c->optimizer_index == 0 ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay));
     m->region_w = params_data(p, m->h_region_w);
     m->region_b = params_data(p, m->h_region_b);
     for (int l = 0; l < m->levels; l++)
@@ -128,9 +113,6 @@ static void dp_build(Dpcnn *m, uint64_t seed) {
         }
     m->out_w = params_data(p, m->h_out_w);
     m->out_b = params_data(p, m->h_out_b);
-    m->base.opt = c->optimizer_index == 0 ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
     dp_work_alloc(m, c->batch > c->eval_batch ? c->batch : c->eval_batch);
 }
 
@@ -165,14 +147,11 @@ const ModelOps DPCNN_OPS = {
     .encoded_free = word_model_encoded_free,
     .forward = dp_forward_ops,
     .backward = dp_backward_ops,
-    .update = dp_update_ops,
-    .save = word_model_save_ops,
+    .update = word_model_update_ops,
     .load = dp_load,
-    .num_params = word_model_num_params,
     .free = dp_free_ops,
     .length = word_model_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = DP_SETTINGS,
     .num_settings = NUM_DP_SETTINGS,
 };

@@ -100,6 +100,5 @@ void dp_batch_forward(Dpcnn *m, const WordSeqs *s, const int *rows, int n, int t
 void dp_batch_backward(Dpcnn *m);
 void dp_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
 void dp_backward_ops(Model *m, const float *dlogits);
-int dp_update_ops(Model *m, const TrainState *st);
 
 #endif

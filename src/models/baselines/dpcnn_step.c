@@ -18,7 +18,6 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/maxpool.h"
-#include "optim/clip.h"
 
 /* The downsampling of dpcnn.h: size 3, stride 2, one position of padding. */
 enum { DP_POOL = 3, DP_STRIDE = 2, DP_POOL_PAD = 1, DP_WIDTH = 3 };
@@ -285,27 +284,20 @@ void dp_batch_backward(Dpcnn *m) { dp_backward(m); }
 
 /* ---- logits for the harness's head ---- */
 
+static const float *dp_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
+    Dpcnn *m = (Dpcnn *)model;
+    if (n > dp_work_rows(m)) {   /* a bigger batch than configured: grow once */
+        dp_work_free(&m->w);
+        dp_work_alloc(m, n);
+    }
+    dp_batch_forward(m, (const WordSeqs *)e, rows, n, train);
+    return m->w.logits;
+}
+
 void dp_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     Dpcnn *m = (Dpcnn *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
-    if (st) {
-        if (n > dp_work_rows(m)) {   /* a bigger batch than configured: grow once */
-            dp_work_free(&m->w);
-            dp_work_alloc(m, n);
-        }
-        params_zero_grad(m->base.params);
-        m->w.n = 0;
-        if (n == 0) return;
-        dp_batch_forward(m, s, rows, n, 1);
-        memcpy(logits, m->w.logits, (size_t)n * m->K * sizeof *logits);
-        return;
-    }
-    int cap = dp_work_rows(m);
-    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
-        int k = n - lo < cap ? n - lo : cap;
-        dp_batch_forward(m, s, rows + lo, k, 0);
-        memcpy(logits + (long)lo * m->K, m->w.logits, (size_t)k * m->K * sizeof *logits);
-    }
+    if (st) m->w.n = 0;   /* an empty batch leaves nothing to back-propagate */
+    word_model_forward(model, e, rows, n, st, logits, m->K, dp_work_rows(m), dp_run);
 }
 
 void dp_backward_ops(Model *model, const float *dlogits) {
@@ -313,11 +305,4 @@ void dp_backward_ops(Model *model, const float *dlogits) {
     if (m->w.n == 0) return;
     memcpy(m->w.dlogits, dlogits, (size_t)m->w.n * m->K * sizeof *dlogits);
     dp_batch_backward(m);
-}
-
-int dp_update_ops(Model *model, const TrainState *st) {
-    Dpcnn *m = (Dpcnn *)model;
-    if (!isfinite(clip_grad_norm(m->base.params, 0))) return -1;   /* diverged: measured, nothing changed */
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return 0;
 }

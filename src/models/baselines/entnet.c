@@ -43,9 +43,7 @@ static const SettingSpec ENT_SETTINGS[] = {
 #define NUM_ENT_SETTINGS ((int)(sizeof ENT_SETTINGS / sizeof ENT_SETTINGS[0]))
 
 static cJSON *ent_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, ENT_SETTINGS, NUM_ENT_SETTINGS);
-    return c;
+    return word_model_defaults(ENT_SETTINGS, NUM_ENT_SETTINGS, task, 0);
 }
 
 static const WordModelKind ENT_KIND = {"entnet", "EntNet"};
@@ -53,23 +51,16 @@ static const WordModelKind ENT_KIND = {"entnet", "EntNet"};
 static void ent_free(Entnet *m) {
     if (!m) return;
     ent_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
 static Entnet *ent_new(const cJSON *config, const Task *task) {
     Entnet *m = xcalloc(1, sizeof *m);
-    m->base.kind = &ENT_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "entnet", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, ENT_SETTINGS, NUM_ENT_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &ENT_KIND, config, task, ENT_SETTINGS, NUM_ENT_SETTINGS, &m->cfg) != 0) {
         ent_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     return m;
@@ -94,15 +85,8 @@ static void ent_build(Entnet *m, uint64_t seed) {
     m->h_oslope = params_declare(p, "out.slope", PARAM_SHAPE(H), PARAM_INIT_CALLER, PARAM_NO_DECAY);
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, H), PARAM_INIT_NORMAL(ENT_INIT), 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_ZEROS, PARAM_NO_DECAY);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    memset(params_data(p, m->h_emb) + (size_t)WF_PAD * H, 0, sizeof(float) * (size_t)H);   /* padding: zero */
+    word_model_allocate(&m->base, m->h_emb, H, optim_adamw(c->weight_decay));
     for (int k = 0; k < H; k++) params_data(p, m->h_slope)[k] = params_data(p, m->h_oslope)[k] = 0.25f;
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);
 }
 
 static Model *ent_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
@@ -137,13 +121,10 @@ const ModelOps ENTNET_OPS = {
     .forward = ent_forward_ops,
     .backward = ent_backward_ops,
     .update = ent_update_ops,
-    .save = word_model_save_ops,
     .load = ent_load,
-    .num_params = word_model_num_params,
     .free = ent_free_ops,
     .length = word_model_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = ENT_SETTINGS,
     .num_settings = NUM_ENT_SETTINGS,
 };

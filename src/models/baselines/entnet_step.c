@@ -14,7 +14,6 @@
 #include "nn/entity_memory.h"
 #include "nn/linear.h"
 #include "nn/prelu.h"
-#include "optim/clip.h"
 
 /* ---- workspace ---- */
 
@@ -229,24 +228,16 @@ void ent_batch_backward(Entnet *m) {
 
 /* ---- logits for the harness's head ---- */
 
+static const float *ent_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
+    ent_batch_forward((Entnet *)model, (const HanSeqs *)e, rows, n);   /* no dropout: the same either way */
+    return ((Entnet *)model)->w.logits;
+}
+
 void ent_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     Entnet *m = (Entnet *)model;
-    const HanSeqs *s = (const HanSeqs *)e;
-    if (st) {
-        params_zero_grad(m->base.params);
-        m->w.n = 0;
-        if (n == 0) return;
-        ent_batch_forward(m, s, rows, n);
-        memcpy(logits, m->w.logits, sizeof(float) * (size_t)n * m->K);
-        return;
-    }
-    int cap = m->cfg.eval_batch;
-    for (int lo = 0; lo < n; lo += cap) {   /* in eval_batch-sized chunks */
-        int k = n - lo < cap ? n - lo : cap;
-        ent_batch_forward(m, s, rows + lo, k);
-        memcpy(logits + (long)lo * m->K, m->w.logits, sizeof(float) * (size_t)k * m->K);
-    }
     m->w.n = 0;
+    word_model_forward(model, e, rows, n, st, logits, m->K, m->cfg.eval_batch, ent_run);
+    if (!st) m->w.n = 0;   /* nothing to back-propagate but a training batch */
 }
 
 void ent_backward_ops(Model *model, const float *dlogits) {
@@ -257,8 +248,5 @@ void ent_backward_ops(Model *model, const float *dlogits) {
 }
 
 int ent_update_ops(Model *model, const TrainState *st) {
-    Entnet *m = (Entnet *)model;
-    if (!isfinite(clip_grad_norm(m->base.params, m->cfg.clip))) return -1;   /* diverged: nothing changed */
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return 0;
+    return word_model_step(model, ((Entnet *)model)->cfg.clip, st->lr);
 }

@@ -119,20 +119,12 @@ void han_declare(TextRnn *m) {
     Params *p = m->base.params;
     int H = m->cfg.hidden, A = m->cfg.attention;
     static const char *const suffix[2] = {"", "_reverse"}, *const level[2] = {"word", "sent"};
-    float a = 1.0f / sqrtf((float)H), aa = 1.0f / sqrtf(2.0f * H), au = 1.0f / sqrtf((float)A);
+    float aa = 1.0f / sqrtf(2.0f * H), au = 1.0f / sqrtf((float)A);
     char name[64];
     for (int l = 0; l < 2; l++) {
-        if (l == 1)
-            for (int dir = 0; dir < 2; dir++) {
-                snprintf(name, sizeof name, "han.sent.gru.w_ih%s", suffix[dir]);
-                m->p.s_ih[dir] = params_declare(p, name, PARAM_SHAPE(3 * H, 2 * H), PARAM_INIT_UNIFORM(a), 0);
-                snprintf(name, sizeof name, "han.sent.gru.w_hh%s", suffix[dir]);
-                m->p.s_hh[dir] = params_declare(p, name, PARAM_SHAPE(3 * H, H), PARAM_INIT_UNIFORM(a), 0);
-                snprintf(name, sizeof name, "han.sent.gru.b_ih%s", suffix[dir]);
-                m->p.s_bih[dir] = params_declare(p, name, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
-                snprintf(name, sizeof name, "han.sent.gru.b_hh%s", suffix[dir]);
-                m->p.s_bhh[dir] = params_declare(p, name, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
-            }
+        for (int dir = 0; l == 1 && dir < 2; dir++)
+            word_model_declare_rnn(p, "han.sent.gru", suffix[dir], 3, 2 * H, H, &m->p.s_ih[dir], &m->p.s_hh[dir],
+                                   &m->p.s_bih[dir], &m->p.s_bhh[dir]);
         snprintf(name, sizeof name, "han.%s.att.w", level[l]);
         m->p.att_w[l] = params_declare(p, name, PARAM_SHAPE(A, 2 * H), PARAM_INIT_UNIFORM(aa), 0);
         snprintf(name, sizeof name, "han.%s.att.b", level[l]);

@@ -53,10 +53,7 @@ static const SettingSpec SA_SETTINGS[] = {
 #define NUM_SA_SETTINGS ((int)(sizeof SA_SETTINGS / sizeof SA_SETTINGS[0]))
 
 static cJSON *sa_default_config(const Task *task) {
-    (void)task;
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, SA_SETTINGS, NUM_SA_SETTINGS);
-    return c;
+    return word_model_defaults(SA_SETTINGS, NUM_SA_SETTINGS, task, 0);
 }
 
 static const WordModelKind SA_KIND = {"seq2seq_attn", "seq2seq_attn"};
@@ -64,9 +61,7 @@ static const WordModelKind SA_KIND = {"seq2seq_attn", "seq2seq_attn"};
 static void sa_free(Seq2SeqAttn *m) {
     if (!m) return;
     sa_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
@@ -77,15 +72,10 @@ static Seq2SeqAttn *sa_new(const cJSON *config, const Task *task) {
         return NULL;
     }
     Seq2SeqAttn *m = xcalloc(1, sizeof *m);
-    m->base.kind = &SA_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "seq2seq_attn", "fix the setting (glue finetune ... --set key=value)");
-    settings_table_read(&s, SA_SETTINGS, NUM_SA_SETTINGS, &m->cfg);
-    if (s.failed) {
+    if (word_model_init(&m->base, &SA_KIND, config, task, SA_SETTINGS, NUM_SA_SETTINGS, &m->cfg) != 0) {
         sa_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     m->Vo = m->K + 1;
@@ -124,19 +114,6 @@ static int sa_order_set(Seq2SeqAttn *m) {
     return 0;
 }
 
-static void sa_declare_gru(Params *p, const char *name, int in, int H, int *w_ih, int *w_hh, int *b_ih, int *b_hh) {
-    float bound = 1.0f / sqrtf((float)H);   /* PyTorch's GRU init */
-    char key[64];
-    snprintf(key, sizeof key, "%s.w_ih", name);
-    *w_ih = params_declare(p, key, PARAM_SHAPE(3 * H, in), PARAM_INIT_UNIFORM(bound), 0);
-    snprintf(key, sizeof key, "%s.w_hh", name);
-    *w_hh = params_declare(p, key, PARAM_SHAPE(3 * H, H), PARAM_INIT_UNIFORM(bound), 0);
-    snprintf(key, sizeof key, "%s.b_ih", name);
-    *b_ih = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
-    snprintf(key, sizeof key, "%s.b_hh", name);
-    *b_hh = params_declare(p, key, PARAM_SHAPE(3 * H), PARAM_INIT_UNIFORM(bound), PARAM_NO_DECAY);
-}
-
 static int sa_linear(Params *p, const char *name, int out, int in, int flags) {
     return params_declare(p, name, PARAM_SHAPE(out, in), PARAM_INIT_UNIFORM(1.0f / sqrtf((float)in)), flags);
 }
@@ -154,8 +131,8 @@ static void sa_build(Seq2SeqAttn *m, uint64_t seed) {
     Params *p = m->base.params = params_create();
     SaParams *h = &m->p;
     h->emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_UNIFORM(0.25f), PARAM_SPARSE_ROWS);
-    sa_declare_gru(p, "enc.fwd", D, H, &h->w_ih[0], &h->w_hh[0], &h->b_ih[0], &h->b_hh[0]);
-    sa_declare_gru(p, "enc.bwd", D, H, &h->w_ih[1], &h->w_hh[1], &h->b_ih[1], &h->b_hh[1]);
+    word_model_declare_rnn(p, "enc.fwd", "", 3, D, H, &h->w_ih[0], &h->w_hh[0], &h->b_ih[0], &h->b_hh[0]);
+    word_model_declare_rnn(p, "enc.bwd", "", 3, D, H, &h->w_ih[1], &h->w_hh[1], &h->b_ih[1], &h->b_hh[1]);
     h->init_w = sa_linear(p, "init.w", S, H, 0);
     h->init_b = sa_bias(p, "init.b", S, H);
     h->att_q = sa_linear(p, "att.q", A, S, 0);
@@ -163,17 +140,10 @@ static void sa_build(Seq2SeqAttn *m, uint64_t seed) {
     h->att_b = sa_bias(p, "att.b", A, 2 * H);
     h->att_v = sa_bias(p, "att.v", A, A);   /* a vector: uniform as a bias, but decayed like weights */
     h->lab_emb = params_declare(p, "label_emb", PARAM_SHAPE(m->Vo, E), PARAM_INIT_NORMAL(1.0f), 0);
-    sa_declare_gru(p, "dec", E + 2 * H, S, &h->d_ih, &h->d_hh, &h->d_bih, &h->d_bhh);
+    word_model_declare_rnn(p, "dec", "", 3, E + 2 * H, S, &h->d_ih, &h->d_hh, &h->d_bih, &h->d_bhh);
     h->out_w = sa_linear(p, "out.w", m->Vo, S, 0);
     h->out_b = sa_bias(p, "out.b", m->Vo, S);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    memset(params_data(p, h->emb) + (size_t)WF_PAD * D, 0, (size_t)D * sizeof(float));   /* padding is zero */
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
+    word_model_allocate(&m->base, h->emb, D, optim_adamw(c->weight_decay));
 }
 
 static void sa_config_store_order(Seq2SeqAttn *m) {
@@ -293,13 +263,10 @@ const ModelOps SEQ2SEQ_ATTN_OPS = {
     .encoded_free = sa_encoded_free,
     .train_step = sa_train_step_ops,
     .predict = sa_predict_ops,
-    .save = word_model_save_ops,
     .load = sa_load,
-    .num_params = word_model_num_params,
     .free = sa_free_ops,
     .length = sa_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = SA_SETTINGS,
     .num_settings = NUM_SA_SETTINGS,
 };

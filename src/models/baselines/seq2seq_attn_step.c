@@ -17,7 +17,6 @@
 #include "nn/gru_cell.h"
 #include "nn/linear.h"
 #include "nn/softmax_xent.h"
-#include "optim/clip.h"
 
 /* ---- workspace ---- */
 
@@ -363,7 +362,5 @@ float sa_train_step_ops(Model *model, const Encoded *e, const int *rows, int n, 
     float loss = sa_forward_backward(m, enc->words, rows, n, tg, ld, tl, 1, 1);
     free(tl);
     free(tg);
-    if (!isfinite(clip_grad_norm(m->base.params, m->cfg.clip))) return NAN;   /* diverged: nothing changed */
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return loss;
+    return word_model_step(model, m->cfg.clip, st->lr) == 0 ? loss : NAN;   /* NaN: diverged, nothing changed */
 }

@@ -3,6 +3,7 @@
  * checkpoints in textcnn_io.c; see textcnn.h for the model. */
 #include "models/baselines/textcnn.h"
 #include "models/baselines/word_memory.h"
+#include "models/baselines/word_pair.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -45,10 +46,7 @@ static const SettingSpec TC_SETTINGS[] = {
 #define NUM_TC_SETTINGS ((int)(sizeof TC_SETTINGS / sizeof TC_SETTINGS[0]))
 
 static cJSON *tc_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, TC_SETTINGS, NUM_TC_SETTINGS);
-    if (task && strcmp(task->name, "sst2") == 0)   /* NULL: no task yet (--help-settings) */
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(10));
+    cJSON *c = word_model_defaults(TC_SETTINGS, NUM_TC_SETTINGS, task, 10);
     cJSON_AddItemToObject(c, "windows", cJSON_CreateIntArray((const int[]){3, 4, 5}, 3));
     return c;
 }
@@ -124,12 +122,8 @@ void tc_build(TextCnn *m, uint64_t seed) {
     /* Kim's code starts the softmax layer at zero. */
     m->h_out_w = params_declare(p, "out.w", PARAM_SHAPE(m->K, m->FC), PARAM_INIT_ZEROS, 0);
     m->h_out_b = params_declare(p, "out.b", PARAM_SHAPE(m->K), PARAM_INIT_ZEROS, PARAM_NO_DECAY);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    m->emb = params_data(p, m->h_emb);
-    memset(m->emb + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *m->emb);   /* padding is a zero vector */
+    m->emb = word_model_allocate(&m->base, m->h_emb, D, c->optimizer == OPTIM_ADAMW ? optim_adamw(c->weight_decay)
+                                                                                    : optim_adadelta(c->weight_decay));
     m->emb_static = c->channels == 2 ? params_data(p, m->h_emb_static) : NULL;
     for (int k = 0; k < c->num_windows; k++) {
         m->conv_w[k] = params_data(p, m->h_conv_w[k]);
@@ -137,18 +131,13 @@ void tc_build(TextCnn *m, uint64_t seed) {
     }
     m->out_w = params_data(p, m->h_out_w);
     m->out_b = params_data(p, m->h_out_b);
-    m->base.opt = c->optimizer == OPTIM_ADAMW ? optim_adamw(c->weight_decay) : optim_adadelta(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
     tc_work_alloc(m);
 }
 
 void tc_free(TextCnn *m) {
     if (!m) return;
     tc_work_free(&m->w);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
@@ -186,16 +175,10 @@ static int tc_resolve_dim(TextCnn *m) {
     return 0;
 }
 
-/* Pair task: the training split's rows carry a text b. */
-static int tc_is_pair(const Dataset *train) {
-    if (train->split) return train->split->col_b >= 0;
-    return train->n > 0 && train->ex[0].b != NULL;
-}
-
 static Model *tc_create(const cJSON *config, const Task *task, const Dataset *train, uint64_t seed) {
     TextCnn *m = tc_new(config, task);
     if (!m) return NULL;
-    m->base.pair = tc_is_pair(train);
+    m->base.pair = word_pair_task(train);
     if (tc_resolve_dim(m) != 0) {
         tc_free(m);
         return NULL;
@@ -236,13 +219,10 @@ const ModelOps TEXTCNN_OPS = {
     .forward = tc_forward_ops,
     .backward = tc_backward_ops,
     .update = tc_update_ops,
-    .save = word_model_save_ops,
     .load = tc_load,
-    .num_params = word_model_num_params,
     .free = tc_free_ops,
     .length = word_model_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = TC_SETTINGS,
     .num_settings = NUM_TC_SETTINGS,
 };

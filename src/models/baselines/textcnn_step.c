@@ -282,26 +282,18 @@ void tc_batch_backward(TextCnn *m) { tc_backward(m, m->w.n, m->w.B, m->w.T); }
 
 /* ---- logits for the harness's head ---- */
 
-void tc_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+static const float *tc_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
     TextCnn *m = (TextCnn *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
-    if (st) {
-        if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
-            tc_work_free(&m->w);
-            tc_work_size(m, n);
-        }
-        params_zero_grad(m->base.params);
-        if (n == 0) return;
-        tc_batch_forward(m, s, rows, n, 1);
-        memcpy(logits, m->w.logits, (size_t)n * m->K * sizeof *logits);
-        return;
+    if (n > tc_work_rows(m)) {   /* a bigger batch than configured: grow once */
+        tc_work_free(&m->w);
+        tc_work_size(m, n);
     }
-    int cap = tc_work_rows(m);
-    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
-        int k = n - lo < cap ? n - lo : cap;
-        tc_batch_forward(m, s, rows + lo, k, 0);
-        memcpy(logits + (long)lo * m->K, m->w.logits, (size_t)k * m->K * sizeof *logits);
-    }
+    tc_batch_forward(m, (const WordSeqs *)e, rows, n, train);
+    return m->w.logits;
+}
+
+void tc_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
+    word_model_forward(model, e, rows, n, st, logits, ((TextCnn *)model)->K, tc_work_rows((TextCnn *)model), tc_run);
 }
 
 void tc_backward_ops(Model *model, const float *dlogits) {

@@ -159,18 +159,9 @@ static void tr_declare(TextRnn *m) {
     /* Word vectors of the scale of the recurrent input weights' reach; N(0, 1)
      * as in PyTorch's nn.Embedding would saturate the gates at the start. */
     m->p.emb = params_declare(p, "emb", PARAM_SHAPE(V, D), PARAM_INIT_NORMAL(0.1f), PARAM_SPARSE_ROWS | PARAM_NO_DECAY);
-    float a = 1.0f / sqrtf((float)H);
-    for (int dir = 0; m->enc != TR_ENC_RCNN && dir < 2; dir++) {   /* HAN: its word level's */
-        char name[64];
-        snprintf(name, sizeof name, "%s.w_ih%s", cell, suffix[dir]);
-        m->p.w_ih[dir] = params_declare(p, name, PARAM_SHAPE(G * H, D), PARAM_INIT_UNIFORM(a), 0);
-        snprintf(name, sizeof name, "%s.w_hh%s", cell, suffix[dir]);
-        m->p.w_hh[dir] = params_declare(p, name, PARAM_SHAPE(G * H, H), PARAM_INIT_UNIFORM(a), 0);
-        snprintf(name, sizeof name, "%s.b_ih%s", cell, suffix[dir]);
-        m->p.b_ih[dir] = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
-        snprintf(name, sizeof name, "%s.b_hh%s", cell, suffix[dir]);
-        m->p.b_hh[dir] = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
-    }
+    for (int dir = 0; m->enc != TR_ENC_RCNN && dir < 2; dir++)   /* HAN: its word level's */
+        word_model_declare_rnn(p, cell, suffix[dir], G, D, H, &m->p.w_ih[dir], &m->p.w_hh[dir], &m->p.b_ih[dir],
+                               &m->p.b_hh[dir]);
     if (m->enc == TR_ENC_RCNN) rcnn_declare(m);
     if (m->enc == TR_ENC_HAN) han_declare(m);
     float a1 = 1.0f / sqrtf((float)F), a2 = 1.0f / sqrtf((float)(M > 0 ? M : F));
@@ -225,9 +216,7 @@ TextRnn *tr_new(const WordModelKind *kind, const cJSON *config, const Task *task
 void tr_free(TextRnn *m) {
     if (!m) return;
     tr_buffers_free(&m->buf);
-    params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 

@@ -15,7 +15,6 @@
 #include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
-#include "optim/clip.h"
 
 /* Sequences per example: a, or a and b. */
 static int tr_seqs_per_example(const TextRnn *m) { return m->base.pair ? 2 : 1; }
@@ -248,9 +247,15 @@ void tr_backward(TextRnn *m, int n, int T) {
 
 /* ---- logits for the harness's head ---- */
 
+static const float *tr_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
+    TextRnn *m = (TextRnn *)model;
+    int T = tr_forward(m, (const WordSeqs *)e, rows, n, train);
+    if (train) m->last_T = T;
+    return m->buf.out;
+}
+
 void tr_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     TextRnn *m = (TextRnn *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
     if (st) {
         if (n > m->buf.cap_n) {   /* a bigger batch than configured: grow once */
             tr_buffers_free(&m->buf);
@@ -258,19 +263,9 @@ void tr_forward_ops(Model *model, const Encoded *e, const int *rows, int n, cons
             tr_buffers_alloc(m, n);
         }
         tr_train_prepare(m);   /* no-op after create / load_state */
-        params_zero_grad(m->base.params);
         m->last_n = n;
-        if (n == 0) return;
-        m->last_T = tr_forward(m, s, rows, n, 1);
-        memcpy(logits, m->buf.out, sizeof(float) * (size_t)n * (size_t)m->K);
-        return;
     }
-    for (int done = 0; done < n;) {   /* in buffer-sized chunks */
-        int k = n - done < m->buf.cap_n ? n - done : m->buf.cap_n;
-        tr_forward(m, s, rows + done, k, 0);
-        memcpy(logits + (long)done * m->K, m->buf.out, sizeof(float) * (size_t)k * (size_t)m->K);
-        done += k;
-    }
+    word_model_forward(model, e, rows, n, st, logits, m->K, m->buf.cap_n, tr_run);
 }
 
 void tr_backward_ops(Model *model, const float *dlogits) {
@@ -280,9 +275,5 @@ void tr_backward_ops(Model *model, const float *dlogits) {
 }
 
 int tr_update_ops(Model *model, const TrainState *st) {
-    TextRnn *m = (TextRnn *)model;
-    double norm = clip_grad_norm(m->base.params, m->cfg.clip);
-    if (!isfinite(norm)) return -1;
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return 0;
+    return word_model_step(model, ((TextRnn *)model)->cfg.clip, st->lr);
 }

@@ -57,11 +57,7 @@ static const SettingSpec TF_SETTINGS[] = {
 #define TF_HINT "fix the setting (glue finetune ... --set key=value)"
 
 static cJSON *tf_default_config(const Task *task) {
-    cJSON *c = cJSON_CreateObject();
-    settings_table_defaults(c, TF_SETTINGS, NUM_TF_SETTINGS);
-    if (task && strcmp(task->name, "sst2") == 0)   /* NULL: no task yet (--help-settings) */
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(10));
-    return c;
+    return word_model_defaults(TF_SETTINGS, NUM_TF_SETTINGS, task, 10);
 }
 
 static const WordModelKind TF_KIND = {"transformer", "Transformer"};
@@ -69,28 +65,22 @@ static const WordModelKind TF_KIND = {"transformer", "Transformer"};
 static void tf_free(TransformerClf *m) {
     if (!m) return;
     tf_work_free(&m->w, m->cfg.layers);
-    if (m->base.params) params_free(m->base.params);
-    word_vocab_free(&m->base.vocab);
-    cJSON_Delete(m->base.config);
+    word_model_release(&m->base);
     free(m);
 }
 
 /* A model with its config parsed and task facts set (NULL after a message). */
 static TransformerClf *tf_new(const cJSON *config, const Task *task) {
     TransformerClf *m = xcalloc(1, sizeof *m);
-    m->base.kind = &TF_KIND;
-    m->base.config = cJSON_Duplicate(config, 1);
-    SettingsReader s = settings_reader(m->base.config, "transformer", TF_HINT);
-    settings_table_read(&s, TF_SETTINGS, NUM_TF_SETTINGS, &m->cfg);
-    if (!s.failed && m->cfg.dim % m->cfg.heads != 0) {
+    int failed = word_model_init(&m->base, &TF_KIND, config, task, TF_SETTINGS, NUM_TF_SETTINGS, &m->cfg) != 0;
+    if (!failed && m->cfg.dim % m->cfg.heads != 0) {
         user_error_usage(TF_HINT, "transformer: dim %d is not a multiple of heads %d", m->cfg.dim, m->cfg.heads);
-        s.failed = 1;
+        failed = 1;
     }
-    if (s.failed) {
+    if (failed) {
         tf_free(m);
         return NULL;
     }
-    m->base.task = task;
     m->base.max_len = m->cfg.max_len;
     m->K = task->num_labels;
     return m;
@@ -156,12 +146,7 @@ static void tf_build(TransformerClf *m, uint64_t seed) {
     for (int l = 0; l < L; l++) tf_declare_layer(m, l, &h[l]);
     m->h_out_w = tf_matrix(p, "out.w", m->K, m->FC);
     m->h_out_b = tf_vector(p, "out.b", m->K, PARAM_INIT_ZEROS);
-    Rng init;
-    rng_seed(&init, seed);
-    params_allocate(p, &init);
-    params_grad_enable(p);
-    m->emb = params_data(p, m->h_emb);
-    memset(m->emb + (size_t)WF_PAD * C, 0, (size_t)C * sizeof *m->emb);   /* padding is a zero vector */
+    m->emb = word_model_allocate(&m->base, m->h_emb, C, optim_adamw(c->weight_decay));
     m->cls = m->h_cls >= 0 ? params_data(p, m->h_cls) : NULL;
     for (int l = 0; l < L; l++) {
         tf_bind_layer(m, l, &h[l], 0);
@@ -169,9 +154,6 @@ static void tf_build(TransformerClf *m, uint64_t seed) {
     }
     m->out_w = params_data(p, m->h_out_w);
     m->out_b = params_data(p, m->h_out_b);
-    m->base.opt = optim_adamw(c->weight_decay);
-    m->base.opt.lazy = 1;
-    rng_seed_stream(&m->base.rng, seed, 1);   /* dropout: a stream apart from the init's */
     tf_work_alloc(m, c->batch > c->eval_batch ? c->batch : c->eval_batch);
 }
 
@@ -213,14 +195,11 @@ const ModelOps TRANSFORMER_OPS = {
     .encoded_free = word_model_encoded_free,
     .forward = tf_forward_ops,
     .backward = tf_backward_ops,
-    .update = tf_update_ops,
-    .save = word_model_save_ops,
+    .update = word_model_update_ops,
     .load = tf_load,
-    .num_params = word_model_num_params,
     .free = tf_free_ops,
     .length = word_model_length,
-    .save_state = word_model_save_state_ops,
-    .load_state = word_model_load_state_ops,
+    WORD_MODEL_FILE_OPS,
     .settings = TF_SETTINGS,
     .num_settings = NUM_TF_SETTINGS,
 };

@@ -92,6 +92,5 @@ void tf_batch_forward(TransformerClf *m, const WordSeqs *s, const int *rows, int
 void tf_batch_backward(TransformerClf *m);
 void tf_forward_ops(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits);
 void tf_backward_ops(Model *m, const float *dlogits);
-int tf_update_ops(Model *m, const TrainState *st);
 
 #endif

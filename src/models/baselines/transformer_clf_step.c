@@ -15,7 +15,6 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/positions.h"
-#include "optim/clip.h"
 
 /* ---- workspace ---- */
 
@@ -245,27 +244,20 @@ void tf_batch_backward(TransformerClf *m) { tf_backward(m); }
 
 /* ---- logits for the harness's head ---- */
 
+static const float *tf_run(Model *model, const Encoded *e, const int *rows, int n, int train) {
+    TransformerClf *m = (TransformerClf *)model;
+    if (n > tf_work_rows(m)) {   /* a bigger batch than configured: grow once */
+        tf_work_free(&m->w, m->cfg.layers);
+        tf_work_alloc(m, n);
+    }
+    tf_batch_forward(m, (const WordSeqs *)e, rows, n, train);
+    return m->w.logits;
+}
+
 void tf_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits) {
     TransformerClf *m = (TransformerClf *)model;
-    const WordSeqs *s = (const WordSeqs *)e;
-    if (st) {
-        if (n > tf_work_rows(m)) {   /* a bigger batch than configured: grow once */
-            tf_work_free(&m->w, m->cfg.layers);
-            tf_work_alloc(m, n);
-        }
-        params_zero_grad(m->base.params);
-        m->w.n = 0;
-        if (n == 0) return;
-        tf_batch_forward(m, s, rows, n, 1);
-        memcpy(logits, m->w.logits, (size_t)n * m->K * sizeof *logits);
-        return;
-    }
-    int cap = tf_work_rows(m);
-    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
-        int k = n - lo < cap ? n - lo : cap;
-        tf_batch_forward(m, s, rows + lo, k, 0);
-        memcpy(logits + (long)lo * m->K, m->w.logits, (size_t)k * m->K * sizeof *logits);
-    }
+    if (st) m->w.n = 0;   /* an empty batch leaves nothing to back-propagate */
+    word_model_forward(model, e, rows, n, st, logits, m->K, tf_work_rows(m), tf_run);
 }
 
 void tf_backward_ops(Model *model, const float *dlogits) {
@@ -273,11 +265,4 @@ void tf_backward_ops(Model *model, const float *dlogits) {
     if (m->w.n == 0) return;
     memcpy(m->w.dlogits, dlogits, (size_t)m->w.n * m->K * sizeof *dlogits);
     tf_batch_backward(m);
-}
-
-int tf_update_ops(Model *model, const TrainState *st) {
-    TransformerClf *m = (TransformerClf *)model;
-    if (!isfinite(clip_grad_norm(m->base.params, 0))) return -1;   /* diverged: measured, nothing changed */
-    optim_step(&m->base.opt, m->base.params, st->lr);
-    return 0;
 }

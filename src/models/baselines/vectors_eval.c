@@ -11,23 +11,12 @@
 
 #include "core/common.h"
 #include "core/lines.h"
+#include "models/baselines/word_features.h"
 
 #define VE_HINT "a .vec file is a line \"N D\", then \"word v1 ... vD\" per line (glue vectors train writes one)"
 
 static void ve_lower(char *s) {
     for (; *s; s++) *s = (char)tolower((unsigned char)*s);
-}
-
-/* Fields of a line separated by spaces or tabs. */
-static int ve_fields(const char *p) {
-    int n = 0;
-    while (*p) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        n++;
-        while (*p && *p != ' ' && *p != '\t') p++;
-    }
-    return n;
 }
 
 /* A row: word then D numbers, stored scaled to length 1. 0 ok, -1 bad. */
@@ -79,7 +68,7 @@ int vec_table_load(VecTable *t, const char *path) {
                 }
                 continue;
             }
-            t->D = ve_fields(line) - 1;
+            t->D = word_vec_fields(line) - 1;
             if (t->D < 1) {
                 user_error(VE_HINT, "%s:%ld: expected the header \"N D\" or a word and its numbers", path, r.line_no);
                 rc = -1;

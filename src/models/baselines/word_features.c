@@ -201,8 +201,7 @@ static int parse_vector(const char *p, float *out, int D) {
     return *p == '\0' ? 0 : -1;
 }
 
-/* Number of whitespace-separated fields of a line. */
-static int count_fields(const char *p) {
+int word_vec_fields(const char *p) {
     int n = 0;
     while (*p) {
         while (*p == ' ' || *p == '\t') p++;
@@ -256,7 +255,7 @@ static int vec_line(VecLoad *L, char *line) {
 /* The header "N D" if the first line is one (it may also be a vector: GloVe
  * files have no header). 1 = header consumed, 0 = a vector line, -1 = error. */
 static int vec_header(const char *line, int D, const char *path, long *declared) {
-    if (count_fields(line) != 2) return 0;
+    if (word_vec_fields(line) != 2) return 0;
     long n, d;
     char tail;
     if (sscanf(line, "%ld %ld %c", &n, &d, &tail) != 2 || n < 0) return 0;
@@ -279,7 +278,7 @@ int word_vectors_dim(const char *path) {
     if (got == 1) {
         long n, dim;
         char tail;
-        int fields = count_fields(line);
+        int fields = word_vec_fields(line);
         d = fields == 2 && sscanf(line, "%ld %ld %c", &n, &dim, &tail) == 2 ? (dim >= 1 && dim <= (1 << 20) ? (int)dim : -1)
                                                                             : fields - 1;
         if (d < 1) {
@@ -331,7 +330,7 @@ int word_vectors_load(const WordVocab *v, const char *path, float *emb, int D, W
             if (h == 1) continue;
         }
         if (vec_line(&L, line) != 0) {
-            int fields = count_fields(line);
+            int fields = word_vec_fields(line);
             user_error(WF_VEC_HINT, "%s:%ld: expected a word and %d numbers, got %d field%s%s", path, r.line_no, D,
                        fields, fields == 1 ? "" : "s", fields == D + 1 ? " (a value is not a finite number)" : "");
             rc = -1;

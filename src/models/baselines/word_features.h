@@ -89,6 +89,8 @@ typedef struct WordVecCoverage {
  * to stderr; cov may be NULL. Returns 0, or -1 after one clear message (missing
  * or unreadable file, bad header, dimension not D, malformed line: file:line). */
 int word_vectors_load(const WordVocab *v, const char *path, float *emb, int D, WordVecCoverage *cov);
+/* Number of the fields of a .vec line, separated by spaces or tabs. */
+int word_vec_fields(const char *line);
 /* The dimension of the vectors in path (its header's, or the numbers after
  * the first line's word when it has none), or -1 after one clear message. */
 int word_vectors_dim(const char *path);

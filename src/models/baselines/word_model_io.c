@@ -1,12 +1,14 @@
-/* word_model_io.c — model and state files of the word models (see
- * word_model_io.h). */
+/* word_model_io.c — the word models' shared construction steps, model and
+ * state files (see word_model_io.h). */
 #include "models/baselines/word_model_io.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "optim/clip.h"
 
 #define WORD_MODEL_VOCAB_PREFIX "vocab."
 
@@ -141,6 +143,79 @@ int word_model_load_state(const WordModelKind *kind, Optimizer *opt, Params *par
     checkpoint_free(c);
     return rc;
 }
+
+int word_model_init(WordModelBase *b, const WordModelKind *kind, const cJSON *config, const Task *task,
+                    const SettingSpec *spec, int n, void *cfg) {
+    b->kind = kind;
+    b->task = task;
+    b->config = cJSON_Duplicate(config, 1);
+    SettingsReader s = settings_reader(b->config, kind->name, "fix the setting (glue finetune ... --set key=value)");
+    settings_table_read(&s, spec, n, cfg);
+    return s.failed ? -1 : 0;
+}
+
+void word_model_release(WordModelBase *b) {
+    params_free(b->params);
+    word_vocab_free(&b->vocab);
+    cJSON_Delete(b->config);
+}
+
+cJSON *word_model_defaults(const SettingSpec *spec, int n, const Task *task, int sst2_epochs) {
+    cJSON *c = cJSON_CreateObject();
+    settings_table_defaults(c, spec, n);
+    if (sst2_epochs && task && strcmp(task->name, "sst2") == 0)
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "epochs", cJSON_CreateNumber(sst2_epochs));
+    return c;
+}
+
+float *word_model_allocate(WordModelBase *b, int emb, int D, Optimizer opt) {
+    Rng init;
+    rng_seed(&init, b->seed);
+    params_allocate(b->params, &init);
+    params_grad_enable(b->params);
+    float *e = params_data(b->params, emb);
+    memset(e + (size_t)WF_PAD * D, 0, (size_t)D * sizeof *e);   /* padding is a zero vector */
+    b->opt = opt;
+    b->opt.lazy = 1;
+    rng_seed_stream(&b->rng, b->seed, 1);   /* dropout: a stream apart from the init's */
+    return e;
+}
+
+void word_model_declare_rnn(Params *p, const char *prefix, const char *suffix, int G, int C, int H, int *w_ih,
+                            int *w_hh, int *b_ih, int *b_hh) {
+    float a = 1.0f / sqrtf((float)H);
+    char name[96];
+    snprintf(name, sizeof name, "%s.w_ih%s", prefix, suffix);
+    *w_ih = params_declare(p, name, PARAM_SHAPE(G * H, C), PARAM_INIT_UNIFORM(a), 0);
+    snprintf(name, sizeof name, "%s.w_hh%s", prefix, suffix);
+    *w_hh = params_declare(p, name, PARAM_SHAPE(G * H, H), PARAM_INIT_UNIFORM(a), 0);
+    snprintf(name, sizeof name, "%s.b_ih%s", prefix, suffix);
+    *b_ih = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
+    snprintf(name, sizeof name, "%s.b_hh%s", prefix, suffix);
+    *b_hh = params_declare(p, name, PARAM_SHAPE(G * H), PARAM_INIT_UNIFORM(a), PARAM_NO_DECAY);
+}
+
+void word_model_forward(Model *m, const Encoded *e, const int *rows, int n, const TrainState *st, float *logits, int K,
+                        int cap, WordBatchForward run) {
+    if (st) {
+        params_zero_grad(((WordModelBase *)m)->params);
+        if (n > 0) memcpy(logits, run(m, e, rows, n, 1), (size_t)n * K * sizeof *logits);
+        return;
+    }
+    for (int lo = 0; lo < n; lo += cap) {   /* in workspace-sized chunks */
+        int k = n - lo < cap ? n - lo : cap;
+        memcpy(logits + (long)lo * K, run(m, e, rows + lo, k, 0), (size_t)k * K * sizeof *logits);
+    }
+}
+
+int word_model_step(Model *m, float clip, float lr) {
+    WordModelBase *b = (WordModelBase *)m;
+    if (!isfinite(clip_grad_norm(b->params, clip))) return -1;
+    optim_step(&b->opt, b->params, lr);
+    return 0;
+}
+
+int word_model_update_ops(Model *m, const TrainState *st) { return word_model_step(m, 0, st->lr); }
 
 Encoded *word_model_encode(Model *m, const Dataset *d) {
     const WordModelBase *b = (const WordModelBase *)m;

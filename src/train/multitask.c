@@ -230,13 +230,9 @@ static void mt_free(Mt *r) {
 
 /* ---- the resume point ---- */
 
-static int mt_write_files(void *ctx, const char *dir) {
+static int mt_write_files(void *ctx, const ResumeFiles *f) {
     Mt *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (bert_multi_save(r->mm, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    return bert_multi_save_state(r->mm, path) != 0;
+    return bert_multi_save(r->mm, f->ckpt) != 0 || bert_multi_save_state(r->mm, f->state) != 0;
 }
 
 static int mt_save(void *ctx, TrainLoop *L) {
@@ -255,18 +251,14 @@ static int mt_save(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-static int mt_read_files(void *ctx, const char *dir, const cJSON *st) {
+static int mt_read_files(void *ctx, const ResumeFiles *f, const cJSON *st) {
     Mt *r = ctx;
-    char path[4400];
     if (!trainer_same_run(st, r->o->config, r->o->seed, 0)) {
         user_error("resume with the same tasks, settings and --seed, or drop --resume to start over",
-                   "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
+                   "%s/%s: the interrupted run used other settings", f->dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
     }
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (bert_multi_load(r->mm, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    if (bert_multi_load_state(r->mm, path) != 0) return 1;
+    if (bert_multi_load(r->mm, f->ckpt) != 0 || bert_multi_load_state(r->mm, f->state) != 0) return 1;
     train_loop_restore(&r->loop, st);
     const cJSON *sums = cJSON_GetObjectItemCaseSensitive(st, "task_sums");
     for (int i = 0; i < r->n; i++) {

@@ -278,13 +278,10 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
 /* ---- the resume point (resume.h): the model's files; beside the loop's keys
  * the next row (next_row), the epoch's loss so far, hold-out, eval counters ---- */
 
-static int run_write_files(void *ctx, const char *dir) {
+static int run_write_files(void *ctx, const ResumeFiles *f) {
     Run *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (r->ops->save(r->m, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    return r->ops->save_state && r->ops->save_state(r->m, path) != 0;
+    if (r->ops->save(r->m, f->ckpt) != 0) return 1;
+    return r->ops->save_state && r->ops->save_state(r->m, f->state) != 0;
 }
 
 static int run_save(void *ctx, TrainLoop *L) {
@@ -302,9 +299,9 @@ static int run_save(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
+static int run_read_files(void *ctx, const ResumeFiles *f, const cJSON *st) {
     Run *r = ctx;
-    char path[4400];
+    const char *dir = f->dir;
     if (!trainer_same_run(st, r->o->config, r->o->seed, r->o->holdout)) {
         user_error("resume with the same settings, --seed and --holdout, or drop --resume to start over",
                    "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
@@ -320,13 +317,11 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
                         dir, RUN_TRAINER_STATE, r->t->display);
         return RESUME_OTHER;
     }
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (!(r->m = r->ops->load(path, r->t))) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
+    if (!(r->m = r->ops->load(f->ckpt, r->t))) return 1;
     if (!r->ops->load_state)
         user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
                      "uninterrupted one", r->ops->name);
-    else if (r->ops->load_state(r->m, path) != 0) {
+    else if (r->ops->load_state(r->m, f->state) != 0) {
         r->ops->free(r->m);
         r->m = NULL;
         return 1;

@@ -10,7 +10,6 @@
 #include "text/tokenizer.h"
 
 #include <cjson/cJSON.h>
-#include <sys/stat.h>
 
 #include <math.h>
 #include <string.h>
@@ -57,9 +56,7 @@ int mlm_eval_run(Bert *m, TokenCache *cache, const PretrainStreamConfig *sc, con
  * have the MLM head. *vocab: the vocabulary stored with it, or NULL. */
 static Bert *mlm_eval_load(const char *init, Vocab **vocab) {
     char path[4200];
-    struct stat st;
-    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) file_join(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
-    else snprintf(path, sizeof path, "%s", init);
+    pretrain_ckpt_path(init, path, sizeof path);
     Checkpoint *c = checkpoint_read(path);
     Bert *m = c ? bert_from_checkpoint(c, NULL, 0, 0) : NULL;
     *vocab = m ? bert_checkpoint_vocab(c) : NULL;

@@ -205,15 +205,18 @@ static void run_electra_init(Run *r) {
     run_dist_arena(r, r->electra.gen, 1);
 }
 
+void pretrain_ckpt_path(const char *init, char *path, size_t cap) {
+    struct stat st;
+    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) file_join(init, PRETRAIN_MODEL_CKPT, path, cap);
+    else snprintf(path, cap, "%s", init);
+}
+
 /* pc->init's weights into the fresh models (a file, or a run directory's
  * model.ckpt): the encoder, and ELECTRA's generator when the file holds one.
  * 0, or 1 after a message. */
 static int run_init_weights(Run *r) {
-    const char *init = r->pc->init;
     char path[4200];
-    struct stat st;
-    if (stat(init, &st) == 0 && S_ISDIR(st.st_mode)) file_join(init, PRETRAIN_MODEL_CKPT, path, sizeof path);
-    else snprintf(path, sizeof path, "%s", init);
+    pretrain_ckpt_path(r->pc->init, path, sizeof path);
     Checkpoint *c = checkpoint_read(path);
     int rc = c ? bert_init_from(r->m, c) : -1, gen = 0;
     if (rc == 0 && r->electra.gen) rc = gen = electra_init_from(r->electra.gen, c);
@@ -251,12 +254,10 @@ static cJSON *run_ckpt_config(const Run *r) {
 }
 
 /* The resume point's files (train.h): last.ckpt a model, last.state the rest. */
-static int run_write_files(void *ctx, const char *dir) {
+static int run_write_files(void *ctx, const ResumeFiles *f) {
     Run *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
     cJSON *cfg = run_ckpt_config(r);
-    CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
+    CkptWriter *w = checkpoint_writer_open(f->ckpt, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return 1;
     const Bert *gen = r->electra.gen;
@@ -266,8 +267,7 @@ static int run_write_files(void *ctx, const char *dir) {
     }
     if (checkpoint_writer_commit(w)) return 1;
     PretrainState st = {.pos = stream_tell(&r->stream), .mask_rng = r->mask_rng, .drop_rng = r->drop_rng};
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    if (!(w = checkpoint_writer_open(path, NULL, -1))) return 1;
+    if (!(w = checkpoint_writer_open(f->state, NULL, -1))) return 1;
     if (optim_save(&r->opt, r->m->params, w) || checkpoint_write_blob(w, PRETRAIN_STATE_BLOB, &st, sizeof st) ||
         (r->electra.gen && electra_save_state(&r->electra, w))) {
         checkpoint_writer_abort(w);
@@ -351,12 +351,12 @@ static void run_models_free(Run *r) {
 }
 
 /* Everything the resume point in dir holds (resume.h), position its trainer.json. */
-static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
+static int run_read_point(void *ctx, const ResumeFiles *f, const cJSON *position) {
     Run *r = ctx;
-    char path[4400], diff[2048];
+    char diff[2048];
     const cJSON *stored = cJSON_GetObjectItemCaseSensitive(position, "config");
     if (!cJSON_IsObject(stored)) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", dir);
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", f->dir);
         return RESUME_OTHER;
     }
     cJSON *defaults = pretrain_config_defaults();   /* a key the run predates: its default */
@@ -368,14 +368,11 @@ static int run_read_point(void *ctx, const char *dir, const cJSON *position) {
         return RESUME_OTHER;
     }
     if (run_resume_steps(r, stored, (long)run_config_number(position, "step", 0))) return RESUME_OTHER;
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    Checkpoint *c = checkpoint_read(path), *st = NULL;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    if (c) st = checkpoint_read(path);
+    Checkpoint *c = checkpoint_read(f->ckpt), *st = c ? checkpoint_read(f->state) : NULL;
     const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
     int rc = 1;
     if (st && (!b || b->size != sizeof(PretrainState))) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", path);
+        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", f->state);
     } else if (b && (r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed))) {
         bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
         run_dist_arena(r, r->m, 0);
@@ -869,10 +866,8 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
 }
 
 /* The weights of a resume point in dir. */
-static int snapshot_take(void *ctx, const char *dir, const cJSON *position) {
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    return (*(Checkpoint **)ctx = checkpoint_read(path)) ? 0 : 1;
+static int snapshot_take(void *ctx, const ResumeFiles *f, const cJSON *position) {
+    return (*(Checkpoint **)ctx = checkpoint_read(f->ckpt)) ? 0 : 1;
 }
 
 int pretrain_snapshot(const char *run_dir, const char *out_dir) {

@@ -68,6 +68,9 @@
 #define PRETRAIN_SUMMARY "summary.json"
 #define PRETRAIN_CONFIG "config.json"
 
+/* The checkpoint init names (--init, "init"): the file, or a run directory's model.ckpt. */
+void pretrain_ckpt_path(const char *init, char *path, size_t cap);
+
 /* `glue pretrain snapshot RUN_DIR OUT_DIR`: the run's last checkpoint
  * (the weights of RUN_DIR's resume point) as OUT_DIR/model.ckpt in half precision: the encoder
  * with its vocabulary, and of an ELECTRA run the generator's own tensors

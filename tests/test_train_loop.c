@@ -127,18 +127,12 @@ TEST(train_loop_stop_at_max_steps_and_divergence) {
 }
 
 /* The client's files of a resume point (a marker file) and its reader. */
-static int fake_write_files(void *ctx, const char *dir) {
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    return atomic_write(path, "weights", 7) != 0;
-}
+static int fake_write_files(void *ctx, const ResumeFiles *f) { return atomic_write(f->ckpt, "weights", 7) != 0; }
 
-static int fake_read_point(void *ctx, const char *dir, const cJSON *position) {
+static int fake_read_point(void *ctx, const ResumeFiles *f, const cJSON *position) {
     TrainLoop *L = ctx;
-    char path[4400];
     if (run_config_number(position, "seed", -1) != (double)L->seed) return RESUME_OTHER;
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (!file_exists(path)) return 1;
+    if (!file_exists(f->ckpt)) return 1;
     train_loop_restore(L, position);
     return 0;
 }

@@ -152,13 +152,35 @@ static double protocol_score(const Task *t, const cJSON *res, cJSON *sums) {
     const TaskSplit *split[4];
     int n = task_dev_splits(t, split, 4);   /* the first labelled dev split selects */
     const cJSON *dev = n > 0 ? cJSON_GetObjectItemCaseSensitive(best, split[0]->name) : NULL;
+    protocol_add_metrics(sums, dev);
+    return dev ? evaluate_score(t, dev) : NAN;
+}
+
+double protocol_add_metrics(cJSON *sums, const cJSON *dev) {
+    double sum = 0;
+    int n = 0;
     for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) {
         if (!cJSON_IsNumber(m)) continue;
+        sum += m->valuedouble;
+        n++;
         cJSON *acc = cJSON_GetObjectItemCaseSensitive(sums, m->string);
         if (acc) cJSON_SetNumberValue(acc, acc->valuedouble + m->valuedouble);
         else cJSON_AddNumberToObject(sums, m->string, m->valuedouble);
     }
-    return dev ? evaluate_score(t, dev) : NAN;
+    return n ? sum / n : NAN;
+}
+
+cJSON *protocol_task_cell(cJSON *tasks, const char *task, cJSON *sums, cJSON *scores, const double *s, int n,
+                          double *mean) {
+    for (cJSON *m = sums->child; m; m = m->next) cJSON_SetNumberValue(m, m->valuedouble / n);
+    Summary sm = summarize(s, n);
+    cJSON *tj = cJSON_AddObjectToObject(tasks, task);
+    cJSON_AddItemToObject(tj, "metrics", sums);
+    cJSON_AddItemToObject(tj, "seed_scores", scores);
+    cJSON_AddNumberToObject(tj, "score", sm.mean);
+    cJSON_AddNumberToObject(tj, "std", n > 1 ? sm.std : 0.0);
+    *mean = sm.mean;
+    return tj;
 }
 
 /* 1 when the table shows a macro-F1 column for t: a classification task
@@ -219,15 +241,10 @@ static cJSON *protocol_row(const ProtocolOptions *o, const ProtocolRow *row) {
             cJSON_AddItemToArray(scores, cJSON_CreateNumber(s[k]));
             per_seed[k] += s[k] / o->n_tasks;
         }
-        for (cJSON *m = sums->child; m; m = m->next) cJSON_SetNumberValue(m, m->valuedouble / o->n_seeds);
-        Summary sm = summarize(s, o->n_seeds);
-        cJSON *tj = cJSON_AddObjectToObject(tasks, t->name);
-        cJSON_AddItemToObject(tj, "metrics", sums);
-        cJSON_AddItemToObject(tj, "seed_scores", scores);
-        cJSON_AddNumberToObject(tj, "score", sm.mean);
-        cJSON_AddNumberToObject(tj, "std", o->n_seeds > 1 ? sm.std : 0.0);
+        double mean;
+        cJSON *tj = protocol_task_cell(tasks, t->name, sums, scores, s, o->n_seeds, &mean);
         if (protocol_shows_macro_f1(t)) protocol_add_macro_f1(tj, f1, o->n_seeds);
-        total += sm.mean / o->n_tasks;
+        total += mean / o->n_tasks;
     }
     /* The spread of the row: over seeds, of each seed's mean over the tasks. */
     Summary sr = summarize(per_seed, o->n_seeds);

@@ -52,4 +52,13 @@ int protocol_parse_change(char *text, ProtocolRow *row);
 /* Fine-tunes what is missing, writes the table. 0 ok, 1 failed work, 2 bad input. */
 int protocol_run(const ProtocolOptions *o);
 
+/* The parts of a table of fine-tunes over seeds (`glue pretrain screen`'s too). */
+typedef struct cJSON cJSON;
+/* dev's metrics added into sums, key by key; their mean (NAN: none). */
+double protocol_add_metrics(cJSON *sums, const cJSON *dev);
+/* tasks[task]: {"metrics": sums / n, "seed_scores": scores, "score": the
+ * mean of s[0..n), "std"} (sums and scores taken); the cell, its mean in *mean. */
+cJSON *protocol_task_cell(cJSON *tasks, const char *task, cJSON *sums, cJSON *scores, const double *s, int n,
+                          double *mean);
+
 #endif

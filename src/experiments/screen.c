@@ -11,8 +11,8 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/provenance.h"
-#include "core/stats.h"
 #include "experiments/intermediate.h"
+#include "experiments/protocol.h"
 #include "models/model.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
@@ -69,18 +69,7 @@ static cJSON *screen_finetune(const ScreenOptions *o, const char *run_dir, const
  * the metrics go into `metrics` (summed, to be averaged over seeds). NAN when missing. */
 static double screen_task_score(const cJSON *res, cJSON *metrics) {
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(res, "best");
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(best, "dev");
-    double sum = 0;
-    int n = 0;
-    for (const cJSON *m = dev ? dev->child : NULL; m; m = m->next) {
-        if (!cJSON_IsNumber(m)) continue;
-        sum += m->valuedouble;
-        n++;
-        cJSON *acc = cJSON_GetObjectItemCaseSensitive(metrics, m->string);
-        if (acc) cJSON_SetNumberValue(acc, acc->valuedouble + m->valuedouble);
-        else cJSON_AddNumberToObject(metrics, m->string, m->valuedouble);
-    }
-    return n ? sum / n : NAN;
+    return protocol_add_metrics(metrics, cJSON_GetObjectItemCaseSensitive(best, "dev"));
 }
 
 /* The recipe settings of the run that differ from the defaults. */
@@ -157,14 +146,9 @@ static cJSON *screen_row(const ScreenOptions *o, const char *run_dir) {
             cJSON_Delete(scores);
             break;
         }
-        for (cJSON *m = metrics->child; m; m = m->next) cJSON_SetNumberValue(m, m->valuedouble / o->n_seeds);
-        Summary sm = summarize(s, o->n_seeds);
-        cJSON *tj = cJSON_AddObjectToObject(tasks, t->name);
-        cJSON_AddItemToObject(tj, "metrics", metrics);
-        cJSON_AddItemToObject(tj, "seed_scores", scores);
-        cJSON_AddNumberToObject(tj, "score", sm.mean);
-        cJSON_AddNumberToObject(tj, "std", o->n_seeds > 1 ? sm.std : 0.0);
-        proxy += sm.mean / o->n_tasks;
+        double mean;
+        protocol_task_cell(tasks, t->name, metrics, scores, s, o->n_seeds, &mean);
+        proxy += mean / o->n_tasks;
     }
     cJSON_Delete(summary);
     cJSON_Delete(config);
@@ -275,19 +259,14 @@ int pretrain_screen(const ScreenOptions *o) {
         provenance_cpu(cpu, sizeof cpu);
         /* the command as cli_command_line wrote it: home written ~ */
         cJSON *fields[] = {cJSON_CreateString(SCREEN_TABLE_TITLE), cJSON_CreateString(o->command ? o->command : ""),
-                           cJSON_CreateString(cpu), cJSON_CreateObject()};   /* cpu: of the fine-tunes */
+                           cJSON_CreateString(cpu), cJSON_CreateObject(),   /* cpu: of the fine-tunes */
+                           provenance_json(o->threads, -1)};
         cJSON *tasks = cJSON_AddArrayToObject(fields[3], "tasks"), *seeds = cJSON_AddArrayToObject(fields[3], "seeds");
         for (int i = 0; i < o->n_tasks; i++) cJSON_AddItemToArray(tasks, cJSON_CreateString(task_find(o->tasks[i])->name));
         for (int k = 0; k < o->n_seeds; k++) cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)o->seeds[k]));
         cJSON_AddStringToObject(fields[3], "recipe", "glue finetune defaults from the run's model.ckpt; SST-2 1 epoch");
         const char *keys[] = {"title", "command", "cpu", "proxy", "provenance"};
-        cJSON *prov = provenance_json(o->threads, -1);
         for (int k = 0; k < 5; k++) {
-            if (k == 4) {
-                cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
-                cJSON_AddItemToObject(table, keys[k], prov);
-                continue;
-            }
             cJSON_DeleteItemFromObjectCaseSensitive(table, keys[k]);
             cJSON_AddItemToObject(table, keys[k], fields[k]);
         }

@@ -34,11 +34,7 @@
 
 typedef struct MtTask {
     const Task *t;
-    Dataset train;
-    int num_dev;
-    const TaskSplit *dev_split[TASK_MAX_SPLITS];
-    Dataset dev[TASK_MAX_SPLITS];
-    Encoded *train_e, *dev_e[TASK_MAX_SPLITS];
+    TrainerSplits d;
     Model *m;                    /* the task's model over the shared encoder (owned by the BertMulti) */
     TrainStep *step;
     long batches, quota;         /* its batches per pass, its steps per epoch */
@@ -55,10 +51,8 @@ typedef struct Mt {
     MtTask task[MULTITASK_MAX_TASKS];
     int n;
     BertMulti *mm;
-    int epochs, batch, eval_batch;
-    float lr;
-    double warmup, temperature;
-    const char *schedule;
+    TrainerRecipe recipe;
+    double temperature;
     Schedule sched;
     long steps_per_epoch, total_steps;
     int *order;                  /* (steps_per_epoch) the epoch's task of each step */
@@ -183,14 +177,7 @@ cJSON *multitask_default_config(const Task *const *tasks, int n) {
 
 static int mt_read_settings(Mt *r) {
     SettingsReader s = settings_reader(r->o->config, "multi-task", MT_HINT);
-    s.required = 1;
-    r->epochs = (int)settings_int(&s, "epochs", 1, 1, RUN_MAX_EPOCHS);
-    r->batch = (int)settings_int(&s, "batch", 1, 1, RUN_MAX_BATCH);
-    r->lr = (float)settings_real(&s, "lr", 1e-3, 1e-12, 10);
-    s.required = 0;
-    r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
-    r->schedule = RUN_SCHEDULES[settings_choice(&s, "schedule", RUN_SCHEDULES, 3)];
-    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, RUN_MAX_BATCH);
+    trainer_read_recipe(&s, &r->recipe);
     r->temperature = settings_real(&s, MULTITASK_TEMPERATURE_KEY, 1, 1, 1000);
     return s.failed ? EXIT_USAGE : 0;
 }
@@ -198,28 +185,11 @@ static int mt_read_settings(Mt *r) {
 /* ---- data and model ---- */
 
 static int mt_load_task(Mt *r, MtTask *k) {
-    const Task *t = k->t;
-    if (task_load(t, "train", r->o->data_root, r->o->strict, &k->train) != 0) return 1;
-    if (k->train.n == 0) {
-        user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
-                   t->display);
+    if (trainer_load_train(k->t, r->o->data_root, r->o->strict, &k->d.train) != 0 ||
+        trainer_load_dev(k->t, r->o->data_root, r->o->strict, &k->d, "score") != 0)
         return 1;
-    }
-    const TaskSplit *want[TASK_MAX_SPLITS];
-    int n = task_dev_splits(t, want, TASK_MAX_SPLITS);
-    if (n == 0) { user_error(NULL, "task %s has no labelled dev split to score", t->name); return 1; }
-    for (int i = 0; i < n; i++) {
-        Dataset d;
-        if (task_load(t, want[i]->name, r->o->data_root, r->o->strict, &d) != 0) {
-            if (i == 0) return 1;
-            user_warning("%s: %s not available, reporting %s only", t->display, want[i]->name, want[0]->name);
-            continue;
-        }
-        k->dev_split[k->num_dev] = want[i];
-        k->dev[k->num_dev++] = d;
-    }
-    k->batches = (k->train.n + r->batch - 1) / r->batch;
-    k->perm = xmalloc(sizeof(int) * (size_t)k->train.n);
+    k->batches = (k->d.train.n + r->recipe.batch - 1) / r->recipe.batch;
+    k->perm = xmalloc(sizeof(int) * (size_t)k->d.train.n);
     k->pass = -1;
     return 0;
 }
@@ -231,17 +201,17 @@ static int mt_create_model(Mt *r) {
     for (int i = 0; i < r->n && rc == 0; i++) {
         tasks[i] = r->task[i].t;
         if (!(configs[i] = multitask_task_config(r->o->config, tasks[i]))) rc = EXIT_USAGE;
-        else if (model_check_memory(r->ops, configs[i], tasks[i], &r->task[i].train)) rc = EXIT_USAGE;
+        else if (model_check_memory(r->ops, configs[i], tasks[i], &r->task[i].d.train)) rc = EXIT_USAGE;
     }
     if (rc == 0 && !(r->mm = bert_multi_create((const cJSON *const *)configs, tasks, r->n, r->o->seed))) rc = 1;
     for (int i = 0; i < r->n; i++) cJSON_Delete(configs[i]);
     for (int i = 0; i < r->n && rc == 0; i++) {
         MtTask *k = &r->task[i];
         k->m = bert_multi_task(r->mm, i);
-        if (!(k->train_e = r->ops->encode(k->m, &k->train))) rc = 1;
-        for (int s = 0; s < k->num_dev && rc == 0; s++)
-            if (!(k->dev_e[s] = r->ops->encode(k->m, &k->dev[s]))) rc = 1;
-        if (rc == 0) k->step = train_step_create(r->ops, k->m, &k->train, k->train_e);
+        if (!(k->d.train_e = r->ops->encode(k->m, &k->d.train))) rc = 1;
+        for (int s = 0; s < k->d.num_dev && rc == 0; s++)
+            if (!(k->d.dev_e[s] = r->ops->encode(k->m, &k->d.dev[s]))) rc = 1;
+        if (rc == 0) k->step = train_step_create(r->ops, k->m, &k->d.train, k->d.train_e);
     }
     return rc;
 }
@@ -250,12 +220,7 @@ static void mt_free(Mt *r) {
     for (int i = 0; i < r->n; i++) {
         MtTask *k = &r->task[i];
         train_step_free(k->step);
-        if (k->train_e) r->ops->encoded_free(k->train_e);
-        for (int s = 0; s < k->num_dev; s++) {
-            if (k->dev_e[s]) r->ops->encoded_free(k->dev_e[s]);
-            dataset_free(&k->dev[s]);
-        }
-        dataset_free(&k->train);
+        trainer_splits_free(r->ops, &k->d);
         free(k->perm);
     }
     bert_multi_free(r->mm);
@@ -265,19 +230,9 @@ static void mt_free(Mt *r) {
 
 /* ---- the resume point ---- */
 
-static int mt_identity_matches(const cJSON *st, const cJSON *config, uint64_t seed) {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(st, "seed");
-    return trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) && cJSON_IsNumber(s) &&
-           (uint64_t)s->valuedouble == seed;
-}
-
-static int mt_write_files(void *ctx, const char *dir) {
+static int mt_write_files(void *ctx, const ResumeFiles *f) {
     Mt *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (bert_multi_save(r->mm, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    return bert_multi_save_state(r->mm, path) != 0;
+    return bert_multi_save(r->mm, f->ckpt) != 0 || bert_multi_save_state(r->mm, f->state) != 0;
 }
 
 static int mt_save(void *ctx, TrainLoop *L) {
@@ -296,18 +251,14 @@ static int mt_save(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-static int mt_read_files(void *ctx, const char *dir, const cJSON *st) {
+static int mt_read_files(void *ctx, const ResumeFiles *f, const cJSON *st) {
     Mt *r = ctx;
-    char path[4400];
-    if (!mt_identity_matches(st, r->o->config, r->o->seed)) {
+    if (!trainer_same_run(st, r->o->config, r->o->seed, 0)) {
         user_error("resume with the same tasks, settings and --seed, or drop --resume to start over",
-                   "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
+                   "%s/%s: the interrupted run used other settings", f->dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
     }
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (bert_multi_load(r->mm, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    if (bert_multi_load_state(r->mm, path) != 0) return 1;
+    if (bert_multi_load(r->mm, f->ckpt) != 0 || bert_multi_load_state(r->mm, f->state) != 0) return 1;
     train_loop_restore(&r->loop, st);
     const cJSON *sums = cJSON_GetObjectItemCaseSensitive(st, "task_sums");
     for (int i = 0; i < r->n; i++) {
@@ -343,10 +294,10 @@ static int mt_step(void *ctx, TrainLoop *L, double *mean_loss) {
     int pass = (int)(k->drawn / k->batches), b = (int)(k->drawn % k->batches);
     if (pass != k->pass) {   /* a new pass over the task's rows: its shuffle */
         uint64_t seed = r->o->seed ^ (MT_TASK_SALT * (uint64_t)(k - r->task));
-        trainer_epoch_order(k->perm, k->train.n, seed, pass, r->batch, NULL);
+        trainer_epoch_order(k->perm, k->d.train.n, seed, pass, r->recipe.batch, NULL);
         k->pass = pass;
     }
-    int i = b * r->batch, n = k->train.n - i < r->batch ? k->train.n - i : r->batch;
+    int i = b * r->recipe.batch, n = k->d.train.n - i < r->recipe.batch ? k->d.train.n - i : r->recipe.batch;
     TrainState st = {
         .step = L->step, .total_steps = r->total_steps, .epoch = L->epoch,
         .progress = (double)L->step / (double)r->total_steps, .lr = schedule_lr(&r->sched, L->step),
@@ -373,15 +324,15 @@ static void mt_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) {
 static double mt_evaluate_task(Mt *r, MtTask *k, cJSON *rec) {
     int K = evaluate_num_outputs(k->t);
     double score = NAN;
-    for (int s = 0; s < k->num_dev; s++) {
-        int n = k->dev[s].n;
+    for (int s = 0; s < k->d.num_dev; s++) {
+        int n = k->d.dev[s].n;
         float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)K);
         double secs;
-        evaluate_predict_all(r->ops, k->m, k->dev_e[s], n, k->t, r->eval_batch, out, &secs);
+        evaluate_predict_all(r->ops, k->m, k->d.dev_e[s], n, k->t, r->recipe.eval_batch, out, &secs);
         r->eval_seconds += secs;
-        cJSON *metrics = evaluate_metrics(k->t, &k->dev[s], out);
+        cJSON *metrics = evaluate_metrics(k->t, &k->d.dev[s], out);
         if (s == 0) score = evaluate_score(k->t, metrics);
-        cJSON_AddItemToObject(rec, k->dev_split[s]->name, metrics);
+        cJSON_AddItemToObject(rec, k->d.dev_split[s]->name, metrics);
         free(out);
     }
     return score;
@@ -391,19 +342,14 @@ static double mt_evaluate_task(Mt *r, MtTask *k, cJSON *rec) {
 static void mt_log_epoch(const Mt *r, const cJSON *rec, double loss, double mean, int is_best) {
     if (!r->o->show_progress) return;
     fprintf(stderr, "epoch %d/%d  loss %.4f  mean score %.2f%s\n", (int)run_config_number(rec, "epoch", 0),
-            r->epochs, loss, mean, is_best ? "  (best)" : "");
+            r->recipe.epochs, loss, mean, is_best ? "  (best)" : "");
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(rec, "tasks");
     for (int i = 0; i < r->n; i++) {
         const MtTask *k = &r->task[i];
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(tasks, k->t->name);
         fprintf(stderr, "  %-10s %5ld steps  loss %.4f ", k->t->name, (long)run_config_number(t, "batches", 0),
                 run_config_number(t, "loss", 0));
-        for (int s = 0; s < k->num_dev; s++) {
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(t, k->dev_split[s]->name);
-            fprintf(stderr, " %s", k->dev_split[s]->name);
-            for (const cJSON *it = m ? m->child : NULL; it; it = it->next)
-                fprintf(stderr, " %s %.2f", it->string, it->valuedouble);
-        }
+        trainer_print_dev(&k->d, t);
         fprintf(stderr, "\n");
     }
 }
@@ -455,7 +401,7 @@ static cJSON *mt_results(const Mt *r) {
     for (int i = 0; i < r->n; i++) {
         cJSON_AddItemToArray(names, cJSON_CreateString(r->task[i].t->name));
         cJSON_AddNumberToObject(quotas, r->task[i].t->name, (double)r->task[i].quota);
-        examples += r->task[i].train.n;
+        examples += r->task[i].d.train.n;
     }
     cJSON_AddNumberToObject(j, MULTITASK_TEMPERATURE_KEY, r->temperature);
     cJSON_AddItemToObject(j, "quotas", quotas);
@@ -472,13 +418,14 @@ static cJSON *mt_results(const Mt *r) {
 }
 
 static void mt_banner(const Mt *r) {
+    const TrainerRecipe *c = &r->recipe;
     fprintf(stderr, "multi-task %s over %d tasks: %d epochs x %ld steps of %d = %ld steps, lr %g (%s, warm-up "
-            "%.0f%%), temperature %g, seed %llu, %d threads -> %s\n", r->ops->name, r->n, r->epochs,
-            r->steps_per_epoch, r->batch, r->total_steps, (double)r->lr, r->schedule, 100 * r->warmup,
-            r->temperature, (unsigned long long)r->o->seed, r->o->threads, r->o->out_dir);
+            "%.0f%%), temperature %g, seed %llu, %d threads -> %s\n", r->ops->name, r->n, c->epochs,
+            r->steps_per_epoch, c->batch, r->total_steps, (double)c->lr, c->schedule, 100 * c->warmup, r->temperature,
+            (unsigned long long)r->o->seed, r->o->threads, r->o->out_dir);
     for (int i = 0; i < r->n; i++)
         fprintf(stderr, "  %-10s %7d training examples, %6ld steps an epoch, %s %d examples\n", r->task[i].t->name,
-                r->task[i].train.n, r->task[i].quota, r->task[i].dev_split[0]->name, r->task[i].dev[0].n);
+                r->task[i].d.train.n, r->task[i].quota, r->task[i].d.dev_split[0]->name, r->task[i].d.dev[0].n);
 }
 
 /* A finished run in out_dir is not trained over unless asked. */
@@ -500,15 +447,12 @@ static int mt_prepare(Mt *r) {
     if (rc != 0) return rc;
     long batches[MULTITASK_MAX_TASKS] = {0}, quota[MULTITASK_MAX_TASKS] = {0};
     int sizes[MULTITASK_MAX_TASKS] = {0};
-    for (int i = 0; i < r->n; i++) batches[i] = r->task[i].batches, sizes[i] = r->task[i].train.n;
+    for (int i = 0; i < r->n; i++) batches[i] = r->task[i].batches, sizes[i] = r->task[i].d.train.n;
     multitask_quotas(batches, sizes, r->n, r->temperature, quota);
     for (int i = 0; i < r->n; i++) r->task[i].quota = quota[i], r->steps_per_epoch += quota[i];
     r->order = xmalloc(sizeof(int) * (size_t)r->steps_per_epoch);
-    r->total_steps = (long)r->epochs * r->steps_per_epoch;
-    ScheduleKind kind;
-    schedule_parse(r->schedule, &kind);
-    r->sched = (Schedule){.kind = kind, .lr = r->lr, .warmup = (long)(r->warmup * (double)r->total_steps),
-                          .total = r->total_steps, .warmup_float = 1};
+    r->total_steps = (long)r->recipe.epochs * r->steps_per_epoch;
+    r->sched = trainer_schedule(&r->recipe, r->total_steps);
     int got = o->resume ? resume_read(o->out_dir, mt_read_files, r) : RESUME_NONE;
     return got > 0 ? got : 0;
 }
@@ -527,7 +471,7 @@ int multitask_run(const MultiTaskOptions *o, cJSON **results) {
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress;
     int rc = file_make_dir(o->out_dir) ? 1 : 0;
     if (rc == 0) rc = mt_prepare(&r);
-    L->epochs = r.epochs;
+    L->epochs = r.recipe.epochs;
     if (rc == 0) rc = run_dir_begin(o->out_dir, RUN_RESULTS, o->config);
     if (rc == 0) {
         if (o->show_progress) mt_banner(&r);

@@ -28,6 +28,14 @@ static int resume_dirs(const char *out_dir, char d[3][4200]) {
     return file_exists(d[0]) | file_exists(d[1]) << 1;
 }
 
+/* The files of the point in dir. */
+static ResumeFiles resume_files(const char *dir) {
+    ResumeFiles f = {.dir = dir};
+    file_join(dir, RUN_LAST_CKPT, f.ckpt, sizeof f.ckpt);
+    file_join(dir, RUN_LAST_STATE, f.state, sizeof f.state);
+    return f;
+}
+
 /* Removes a directory of plain files; quiet when it is missing. */
 static void resume_dir_remove(const char *dir) {
     DIR *d = opendir(dir);
@@ -49,7 +57,8 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
         return 1;
     }
     file_join(d[2], RUN_TRAINER_STATE, path, sizeof path);
-    if (write(ctx, d[2]) != 0 || json_file_write(path, position) != 0) return 1;
+    ResumeFiles f = resume_files(d[2]);
+    if (write(ctx, &f) != 0 || json_file_write(path, position) != 0) return 1;
     resume_dir_remove(d[1]);
     int moved = file_exists(d[0]) && rename(d[0], d[1]) == 0;
     if (moved) file_write_point();   /* a kill here leaves resume.prev/ alone: the reader's case */
@@ -68,7 +77,8 @@ static int resume_read_dir(const char *dir, ResumeReadFn read, void *ctx) {
     file_join(dir, RUN_TRAINER_STATE, path, sizeof path);
     cJSON *position = json_file_read(path, 1);
     if (!position) return 1;
-    int rc = read(ctx, dir, position);
+    ResumeFiles f = resume_files(dir);
+    int rc = read(ctx, &f, position);
     cJSON_Delete(position);
     return rc;
 }

@@ -19,13 +19,18 @@
 
 typedef struct cJSON cJSON;
 
-/* Writes RUN_LAST_CKPT (and RUN_LAST_STATE) into the fresh directory dir.
- * 0, or nonzero after a message. */
-typedef int (*ResumeWriteFn)(void *ctx, const char *dir);
-/* Takes up the point in dir (trainer.json: position): checks it is this
+/* A resume point's directory and the paths of its files in it. */
+typedef struct ResumeFiles {
+    const char *dir;
+    char ckpt[4400], state[4400];   /* RUN_LAST_CKPT, RUN_LAST_STATE */
+} ResumeFiles;
+/* Writes f->ckpt (and f->state) into the fresh directory f->dir. 0, or
+ * nonzero after a message. */
+typedef int (*ResumeWriteFn)(void *ctx, const ResumeFiles *f);
+/* Takes up the point in f->dir (trainer.json: position): checks it is this
  * run's (settings, seed), loads weights and state. 0; RESUME_OTHER after a
  * message when it is another run's; else (damaged) the previous is tried. */
-typedef int (*ResumeReadFn)(void *ctx, const char *dir, const cJSON *position);
+typedef int (*ResumeReadFn)(void *ctx, const ResumeFiles *f, const cJSON *position);
 enum { RESUME_OTHER = -2 };
 
 /* The resume point of out_dir: write(ctx, dir) for the files, position as

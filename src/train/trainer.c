@@ -51,17 +51,8 @@ typedef struct Run {
     const ModelOps *ops;
     Model *m;
     int rank, size;              /* data parallel (dist.h); 0 of 1 in one process */
-    Dataset train;
-    Encoded *train_e;
-    int num_dev;
-    const TaskSplit *dev_split[TASK_MAX_SPLITS];
-    Dataset dev[TASK_MAX_SPLITS];
-    Encoded *dev_e[TASK_MAX_SPLITS];
-    /* Settings the loop reads from the config. */
-    int epochs, batch, eval_batch;
-    float lr;
-    double warmup;
-    const char *schedule;
+    TrainerSplits d;
+    TrainerRecipe recipe;        /* settings the loop reads from the config */
     Schedule sched;              /* the learning rate of each step, once total_steps is known */
     double bucket_mb;            /* data parallel: the gradient sum's buckets (TrainState) */
     int group_by_length;         /* batches of rows of about one length (trainer_epoch_order) */
@@ -105,17 +96,28 @@ int trainer_config_same(const cJSON *a, const cJSON *b) {
     return same;
 }
 
+void trainer_read_recipe(SettingsReader *s, TrainerRecipe *r) {
+    s->required = 1;   /* every model's defaults have them */
+    r->epochs = (int)settings_int(s, "epochs", 1, 1, RUN_MAX_EPOCHS);
+    r->batch = (int)settings_int(s, "batch", 1, 1, RUN_MAX_BATCH);
+    r->lr = (float)settings_real(s, "lr", 1e-3, 1e-12, 10);
+    s->required = 0;
+    r->warmup = settings_real_below(s, "warmup", 0.0, 0, 1);
+    r->schedule = RUN_SCHEDULES[settings_choice(s, "schedule", RUN_SCHEDULES, 3)];
+    r->eval_batch = (int)settings_int(s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, RUN_MAX_BATCH);
+}
+
+Schedule trainer_schedule(const TrainerRecipe *r, long total_steps) {
+    ScheduleKind kind;
+    schedule_parse(r->schedule, &kind);   /* RUN_SCHEDULES are schedule names */
+    return (Schedule){.kind = kind, .lr = r->lr, .warmup = (long)(r->warmup * (double)total_steps),
+                      .total = total_steps, .warmup_float = 1};
+}
+
 static int run_read_settings(Run *r) {
     const cJSON *c = r->o->config;
     SettingsReader s = settings_reader(c, r->ops->name, "glue finetune --help-settings lists the settings");
-    s.required = 1;   /* every model's defaults have them */
-    r->epochs = (int)settings_int(&s, "epochs", 1, 1, RUN_MAX_EPOCHS);
-    r->batch = (int)settings_int(&s, "batch", 1, 1, RUN_MAX_BATCH);
-    r->lr = (float)settings_real(&s, "lr", 1e-3, 1e-12, 10);
-    s.required = 0;
-    r->warmup = settings_real_below(&s, "warmup", 0.0, 0, 1);
-    r->schedule = RUN_SCHEDULES[settings_choice(&s, "schedule", RUN_SCHEDULES, 3)];
-    r->eval_batch = (int)settings_int(&s, "eval_batch", EVALUATE_BATCH_DEFAULT, 1, RUN_MAX_BATCH);
+    trainer_read_recipe(&s, &r->recipe);
     r->bucket_mb = settings_real(&s, "bucket_mb", 2, 0, 1024);   /* data-parallel models have it */
     r->group_by_length = settings_bool(&s, "group_by_length", 0) && r->ops->length;
     int wanted = settings_choice(&s, "precision", MATMUL_PRECISION_NAMES, 2);
@@ -153,7 +155,7 @@ static const TaskSplit HELDOUT_SPLIT = {.name = TRAINER_HELDOUT_SPLIT};
  * seed and settings, so the trials of a search compete on the same examples
  * and the task's dev split is never looked at. 0 ok. */
 static int run_hold_out(Run *r) {
-    Dataset *tr = &r->train, *ho = &r->dev[0];
+    Dataset *tr = &r->d.train, *ho = &r->d.dev[0];
     int k = (int)lround(r->o->holdout * tr->n);
     if (k < 1 || k >= tr->n) {
         user_error("hold out a fraction that leaves examples on both sides", "%s: holding out %g of %d training "
@@ -174,65 +176,88 @@ static int run_hold_out(Run *r) {
         else tr->ex[kept++] = tr->ex[i];
     }
     tr->n = kept;
-    r->dev_split[0] = &HELDOUT_SPLIT;
-    r->num_dev = 1;
+    r->d.dev_split[0] = &HELDOUT_SPLIT;
+    r->d.num_dev = 1;
     free(out);
     free(perm);
     return 0;
 }
 
-/* Train split and the labelled dev splits: the selection split must load, the
- * others (MNLI mismatched) are reported when present. */
+int trainer_load_train(const Task *t, const char *data_root, int strict, Dataset *train) {
+    if (task_load(t, "train", data_root, strict, train) != 0) return 1;
+    if (train->n > 0) return 0;
+    user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
+               t->display);
+    return 1;
+}
+
+int trainer_load_dev(const Task *t, const char *data_root, int strict, TrainerSplits *d, const char *purpose) {
+    const TaskSplit *want[TASK_MAX_SPLITS];
+    int n = task_dev_splits(t, want, TASK_MAX_SPLITS);
+    if (n == 0) { user_error(NULL, "task %s has no labelled dev split to %s", t->name, purpose); return 1; }
+    for (int i = 0; i < n; i++) {
+        Dataset dev;
+        if (task_load(t, want[i]->name, data_root, strict, &dev) != 0) {
+            if (i == 0) return 1;
+            user_warning("%s: %s not available, reporting %s only", t->display, want[i]->name, want[0]->name);
+            continue;
+        }
+        d->dev_split[d->num_dev] = want[i];
+        d->dev[d->num_dev++] = dev;
+    }
+    return 0;
+}
+
+void trainer_splits_free(const ModelOps *ops, TrainerSplits *d) {
+    for (int s = 0; s < d->num_dev; s++) {
+        if (d->dev_e[s]) ops->encoded_free(d->dev_e[s]);
+        dataset_free(&d->dev[s]);
+    }
+    if (d->train_e) ops->encoded_free(d->train_e);
+    dataset_free(&d->train);
+}
+
+void trainer_print_dev(const TrainerSplits *d, const cJSON *rec) {
+    for (int s = 0; s < d->num_dev; s++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(rec, d->dev_split[s]->name);
+        fprintf(stderr, " %s", d->dev_split[s]->name);
+        for (const cJSON *it = m ? m->child : NULL; it; it = it->next)
+            fprintf(stderr, " %s %.2f", it->string, it->valuedouble);
+    }
+}
+
+/* Train split and the labelled dev splits (or the held-out one). */
 static int run_load_data(Run *r) {
     const Task *t = r->t;
-    if (task_load(t, "train", r->o->data_root, r->o->strict, &r->train) != 0) return 1;
-    if (r->train.n == 0) {
-        user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
-                   t->display);
-        return 1;
-    }
+    if (trainer_load_train(t, r->o->data_root, r->o->strict, &r->d.train) != 0) return 1;
     /* "pair_swap": train on both orders of a symmetric pair task (a model whose
      * defaults lack the key never sees it set); after a hold-out, so that no
      * held-out pair is trained on in the other order. */
     int swap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->o->config, "pair_swap"));
     if (r->o->holdout > 0) {
         int rc = run_hold_out(r);
-        return rc ? rc : swap && dataset_add_swapped_pairs(&r->train) != 0 ? EXIT_USAGE : 0;
+        return rc ? rc : swap && dataset_add_swapped_pairs(&r->d.train) != 0 ? EXIT_USAGE : 0;
     }
-    if (swap && dataset_add_swapped_pairs(&r->train) != 0) return EXIT_USAGE;
-    const TaskSplit *want[TASK_MAX_SPLITS];
-    int n = task_dev_splits(t, want, TASK_MAX_SPLITS);
-    if (n == 0) { user_error(NULL, "task %s has no labelled dev split to select a model on", t->name); return 1; }
-    for (int i = 0; i < n; i++) {
-        Dataset d;
-        if (task_load(t, want[i]->name, r->o->data_root, r->o->strict, &d) != 0) {
-            if (i == 0) return 1;
-            user_warning("%s: %s not available, reporting %s only", t->display, want[i]->name, want[0]->name);
-            continue;
-        }
-        r->dev_split[r->num_dev] = want[i];
-        r->dev[r->num_dev++] = d;
-    }
-    return 0;
+    if (swap && dataset_add_swapped_pairs(&r->d.train) != 0) return EXIT_USAGE;
+    return trainer_load_dev(t, r->o->data_root, r->o->strict, &r->d, "select a model on");
 }
 
-/* A resume point's trainer.json or a results.json was written with this
- * config, seed and hold-out fraction (recorded when > 0: it changes what the
- * run trains and selects on). */
-static int run_identity_matches(const cJSON *st, const cJSON *config, uint64_t seed, double holdout) {
+/* The hold-out fraction is recorded when > 0: it changes what the run trains
+ * and selects on. */
+int trainer_same_run(const cJSON *st, const cJSON *config, uint64_t seed, double holdout) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(st, "seed");
     return trainer_config_same(cJSON_GetObjectItemCaseSensitive(st, "config"), config) && cJSON_IsNumber(s) &&
            (uint64_t)s->valuedouble == seed && run_config_number(st, "holdout", 0) == holdout;
 }
 
-/* The hold-out fraction beside the seed, where run_identity_matches reads it. */
+/* The hold-out fraction beside the seed, where trainer_same_run reads it. */
 static void run_add_holdout(cJSON *j, const TrainerOptions *o) {
     if (o->holdout > 0) cJSON_AddNumberToObject(j, "holdout", o->holdout);
 }
 
 int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, double holdout) {
     cJSON *st = resume_position(out_dir);
-    int can = st && run_identity_matches(st, config, seed, holdout);
+    int can = st && trainer_same_run(st, config, seed, holdout);
     cJSON_Delete(st);
     return can;
 }
@@ -243,7 +268,7 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
     file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(path) || !file_exists(ckpt)) return NULL;
     cJSON *res = json_file_read(path, 0);
-    if (res && seed >= 0 && run_identity_matches(res, config, (uint64_t)seed, holdout) &&
+    if (res && seed >= 0 && trainer_same_run(res, config, (uint64_t)seed, holdout) &&
         cJSON_GetObjectItemCaseSensitive(res, "best"))
         return res;
     cJSON_Delete(res);
@@ -253,20 +278,17 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
 /* ---- the resume point (resume.h): the model's files; beside the loop's keys
  * the next row (next_row), the epoch's loss so far, hold-out, eval counters ---- */
 
-static int run_write_files(void *ctx, const char *dir) {
+static int run_write_files(void *ctx, const ResumeFiles *f) {
     Run *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (r->ops->save(r->m, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    return r->ops->save_state && r->ops->save_state(r->m, path) != 0;
+    if (r->ops->save(r->m, f->ckpt) != 0) return 1;
+    return r->ops->save_state && r->ops->save_state(r->m, f->state) != 0;
 }
 
 static int run_save(void *ctx, TrainLoop *L) {
     Run *r = ctx;
     if (r->rank != 0) return 0;
     cJSON *st = train_loop_position(L);
-    cJSON_AddNumberToObject(st, "next_row", (double)L->batch * r->batch);
+    cJSON_AddNumberToObject(st, "next_row", (double)L->batch * r->recipe.batch);
     json_add_exact(st, "loss_sum", r->loss_sum);   /* bit for bit: see run_dir.h */
     run_add_holdout(st, r->o);
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
@@ -277,10 +299,10 @@ static int run_save(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
+static int run_read_files(void *ctx, const ResumeFiles *f, const cJSON *st) {
     Run *r = ctx;
-    char path[4400];
-    if (!run_identity_matches(st, r->o->config, r->o->seed, r->o->holdout)) {
+    const char *dir = f->dir;
+    if (!trainer_same_run(st, r->o->config, r->o->seed, r->o->holdout)) {
         user_error("resume with the same settings, --seed and --holdout, or drop --resume to start over",
                    "%s/%s: the interrupted run used other settings", dir, RUN_TRAINER_STATE);
         return RESUME_OTHER;
@@ -295,19 +317,17 @@ static int run_read_files(void *ctx, const char *dir, const cJSON *st) {
                         dir, RUN_TRAINER_STATE, r->t->display);
         return RESUME_OTHER;
     }
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (!(r->m = r->ops->load(path, r->t))) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
+    if (!(r->m = r->ops->load(f->ckpt, r->t))) return 1;
     if (!r->ops->load_state)
         user_warning("model %s keeps no optimizer state: the resumed run will differ slightly from an "
                      "uninterrupted one", r->ops->name);
-    else if (r->ops->load_state(r->m, path) != 0) {
+    else if (r->ops->load_state(r->m, f->state) != 0) {
         r->ops->free(r->m);
         r->m = NULL;
         return 1;
     }
     double next_row = run_config_number(st, "next_row", 0), evals = run_config_number(st, "eval_examples", 0);
-    if (next_row >= 0 && next_row < 1e15) r->loop.batch = (long)next_row / r->batch;   /* written before "batch" was */
+    if (next_row >= 0 && next_row < 1e15) r->loop.batch = (long)next_row / r->recipe.batch;   /* before "batch" was */
     if (!(next_row >= 0 && next_row < 1e15) || !(evals >= 0 && evals < 1e15) || train_loop_restore(&r->loop, st)) {
         user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", dir, RUN_TRAINER_STATE);
         r->ops->free(r->m);
@@ -365,7 +385,7 @@ void trainer_epoch_order(int *perm, int n, uint64_t seed, int epoch, int batch, 
 /* The steps and their head: the loss settings, per-example weights, and a
  * resumed run's last label-error class weights (its last epoch record's). */
 static void run_make_steps(Run *r, const TrainLoop *L) {
-    r->steps = train_step_create(r->ops, r->m, &r->train, r->train_e);
+    r->steps = train_step_create(r->ops, r->m, &r->d.train, r->d.train_e);
     train_step_configure(r->steps, r->o->config);
     Head *h = train_step_head(r->steps);
     if (h && r->o->example_weights && head_example_weights(h, r->o->example_weights) != 0)
@@ -386,7 +406,7 @@ static int run_check_example_weights(const Run *r) {
     const char *why = !r->ops->forward ? "its output layer is its loss (no head to weigh rows in)"
                       : r->t->multi_label || r->t->num_labels == 1 ? "the task is not single-label classification"
                       : o->holdout > 0 ? "a hold-out moves rows" : NULL;
-    if (!why && o->num_example_weights != r->train.n) why = "the weights are not one per training row (pair_swap?)";
+    if (!why && o->num_example_weights != r->d.train.n) why = "the weights are not one per training row (pair_swap?)";
     if (!why) return 0;
     user_error_usage("boost a single-label classifier with logits (textcnn, bilstm, ...)",
                      "%s on %s takes no per-example weights: %s", r->ops->name, r->t->display, why);
@@ -395,15 +415,15 @@ static int run_check_example_weights(const Run *r) {
 
 static long run_begin(void *ctx, TrainLoop *L) {
     Run *r = ctx;
-    trainer_epoch_order(r->perm, r->train.n, r->o->seed, L->epoch, r->batch, r->lengths);
+    trainer_epoch_order(r->perm, r->d.train.n, r->o->seed, L->epoch, r->recipe.batch, r->lengths);
     matmul_set_precision(r->precision);
-    return (r->train.n + r->batch - 1) / r->batch;
+    return (r->d.train.n + r->recipe.batch - 1) / r->recipe.batch;
 }
 
 static int run_step(void *ctx, TrainLoop *L, double *mean_loss) {
     Run *r = ctx;
-    int n = r->train.n, i = (int)(L->batch * r->batch);
-    int b = n - i < r->batch ? n - i : r->batch;
+    int n = r->d.train.n, i = (int)(L->batch * r->recipe.batch);
+    int b = n - i < r->recipe.batch ? n - i : r->recipe.batch;
     /* This rank's contiguous share of the global batch (all of it in one
      * process); a rank may get none of a last batch smaller than N, and
      * still joins the gradient sum. */
@@ -426,7 +446,7 @@ static int run_step(void *ctx, TrainLoop *L, double *mean_loss) {
 
 static void run_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) {
     const Run *r = ctx;
-    long rows = L->batch * r->batch < r->train.n ? L->batch * r->batch : r->train.n;
+    long rows = L->batch * r->recipe.batch < r->d.train.n ? L->batch * r->recipe.batch : r->d.train.n;
     snprintf(text, cap, "loss %.4f", rows ? r->loss_sum / (double)rows : 0.0);
 }
 
@@ -434,33 +454,33 @@ static void run_describe(void *ctx, const TrainLoop *L, char *text, size_t cap) 
 static double run_evaluate(Run *r, cJSON *rec) {
     int k = evaluate_num_outputs(r->t);
     double score = NAN;
-    for (int s = 0; s < r->num_dev; s++) {
-        int n = r->dev[s].n;
+    for (int s = 0; s < r->d.num_dev; s++) {
+        int n = r->d.dev[s].n;
         float *out = xmalloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)k);  /* (n, K) */
         double secs;
-        evaluate_predict_all(r->ops, r->m, r->dev_e[s], n, r->t, r->eval_batch, out, &secs);
+        evaluate_predict_all(r->ops, r->m, r->d.dev_e[s], n, r->t, r->recipe.eval_batch, out, &secs);
         r->eval_seconds += secs;
         r->eval_examples += n;
         if (s == 0 && r->t->multi_label) {   /* threshold=tuned: chosen on the selection split */
-            uint8_t *gold = decision_gold(&r->dev[0], r->t->num_labels);
+            uint8_t *gold = decision_gold(&r->d.dev[0], r->t->num_labels);
             decision_tune(&r->decision, out, gold, n);
             free(gold);
         }
-        cJSON *metrics = evaluate_metrics_rule(r->t, &r->dev[s], out, &r->decision);
+        cJSON *metrics = evaluate_metrics_rule(r->t, &r->d.dev[s], out, &r->decision);
         if (s == 0) {
             cJSON_Delete(r->details);
-            r->details = evaluate_details(r->t, &r->dev[s], out, &r->decision);
+            r->details = evaluate_details(r->t, &r->d.dev[s], out, &r->decision);
         }
         if (s == 0) score = evaluate_score(r->t, metrics);
         Head *h = s == 0 && r->steps ? train_step_head(r->steps) : NULL;
         if (h && h->label_error) {   /* the next epoch's class weights, from this one's dev accuracies */
-            head_label_error_update(h, &r->dev[0], out);
+            head_label_error_update(h, &r->d.dev[0], out);
             cJSON *cw = cJSON_AddArrayToObject(rec, "class_weights");
             for (int k = 0; k < h->K; k++) cJSON_AddItemToArray(cw, cJSON_CreateNumber(h->class_weight[k]));
         }
-        double loss = s == 0 ? dev_loss(r->t, &r->dev[s], out) : NAN;   /* breaks a tie (loop.c) */
+        double loss = s == 0 ? dev_loss(r->t, &r->d.dev[s], out) : NAN;   /* breaks a tie (loop.c) */
         if (isfinite(loss)) cJSON_AddNumberToObject(rec, "dev_loss", loss);
-        cJSON_AddItemToObject(rec, r->dev_split[s]->name, metrics);
+        cJSON_AddItemToObject(rec, r->d.dev_split[s]->name, metrics);
         free(out);
     }
     return score;
@@ -469,13 +489,8 @@ static double run_evaluate(Run *r, cJSON *rec) {
 /* "epoch 2/3  loss 0.4123  dev accuracy 91.23 f1 88.10  (best)" on stderr. */
 static void run_log_epoch(const Run *r, const cJSON *rec, int epoch, double loss, int is_best) {
     if (!r->o->show_progress) return;
-    fprintf(stderr, "epoch %d/%d  loss %.4f ", epoch + 1, r->epochs, loss);
-    for (int s = 0; s < r->num_dev; s++) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(rec, r->dev_split[s]->name);
-        fprintf(stderr, " %s", r->dev_split[s]->name);
-        for (const cJSON *it = m ? m->child : NULL; it; it = it->next)
-            fprintf(stderr, " %s %.2f", it->string, it->valuedouble);
-    }
+    fprintf(stderr, "epoch %d/%d  loss %.4f ", epoch + 1, r->recipe.epochs, loss);
+    trainer_print_dev(&r->d, rec);
     fprintf(stderr, "%s\n", is_best ? "  (best)" : "");
 }
 
@@ -483,7 +498,7 @@ static void run_log_epoch(const Run *r, const cJSON *rec, int epoch, double loss
 static int run_end(void *ctx, TrainLoop *L, double seconds) {
     Run *r = ctx;
     matmul_set_precision(MATMUL_FP32);   /* evaluation and checkpoints: fp32 */
-    double loss = r->loss_sum / r->train.n;
+    double loss = r->loss_sum / r->d.train.n;
     r->loss_sum = 0;
     cJSON *rec = cJSON_CreateObject();
     cJSON_AddNumberToObject(rec, "epoch", L->epoch + 1);
@@ -513,9 +528,9 @@ static char *selection_text(const Run *r) {
     char buf[128];
     if (r->t->metrics[1] != METRIC_NONE && !r->t->multi_label)   /* evaluate_score */
         snprintf(buf, sizeof buf, "mean of %s and %s on %s", metric_name(r->t->metrics[0]),
-                 metric_name(r->t->metrics[1]), r->dev_split[0]->name);
+                 metric_name(r->t->metrics[1]), r->d.dev_split[0]->name);
     else
-        snprintf(buf, sizeof buf, "%s on %s", metric_name(r->t->metrics[0]), r->dev_split[0]->name);
+        snprintf(buf, sizeof buf, "%s on %s", metric_name(r->t->metrics[0]), r->d.dev_split[0]->name);
     return xstrdup(buf);
 }
 
@@ -527,7 +542,7 @@ static cJSON *run_results(const Run *r) {
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON_AddItemToObject(j, "labels", run_labels_json(r->t));   /* checked by run_dir_check_labels */
     cJSON_AddNumberToObject(j, "num_params", (double)r->ops->num_params(r->m));
-    cJSON_AddNumberToObject(j, "train_examples", r->train.n);
+    cJSON_AddNumberToObject(j, "train_examples", r->d.train.n);
     cJSON_AddStringToObject(j, "precision", MATMUL_PRECISION_NAMES[r->precision]);   /* what ran */
     if (r->size > 1) {
         cJSON_AddNumberToObject(j, "ranks", r->size);   /* data-parallel processes, each with `threads` */
@@ -541,7 +556,7 @@ static cJSON *run_results(const Run *r) {
     }
     double secs = r->loop.seconds;
     cJSON_AddNumberToObject(j, "train_seconds", secs);
-    cJSON_AddNumberToObject(j, "train_examples_per_sec", secs > 0 ? (double)r->train.n * r->epochs / secs : 0);
+    cJSON_AddNumberToObject(j, "train_examples_per_sec", secs > 0 ? (double)r->d.train.n * r->recipe.epochs / secs : 0);
     cJSON_AddNumberToObject(j, "eval_examples_per_sec",
                             r->eval_seconds > 0 ? (double)r->eval_examples / r->eval_seconds : 0);
     char *sel = selection_text(r);
@@ -583,39 +598,34 @@ static int run_prepare(Run *r) {
     if (r->o->resume && resume_read(r->o->out_dir, run_read_files, r) > 0) return 1;
     if (!r->m) {
         const cJSON *from = r->o->model_config ? r->o->model_config : r->o->config;
-        r->m = r->ops->create(from, r->t, &r->train, r->o->seed);
+        r->m = r->ops->create(from, r->t, &r->d.train, r->o->seed);
         /* A finished run is refused after create (its settings errors come
          * first) and before every split is encoded. */
         int rc;
         if (r->m && (rc = run_refuse_finished(r)) != 0) return rc;
     }
     if (!r->m) return 1;
-    r->train_e = r->ops->encode(r->m, &r->train);
-    for (int s = 0; s < r->num_dev; s++) r->dev_e[s] = r->ops->encode(r->m, &r->dev[s]);
-    if (!r->train_e) return 1;
-    r->perm = xmalloc(sizeof(int) * (size_t)r->train.n);
+    r->d.train_e = r->ops->encode(r->m, &r->d.train);
+    for (int s = 0; s < r->d.num_dev; s++) r->d.dev_e[s] = r->ops->encode(r->m, &r->d.dev[s]);
+    if (!r->d.train_e) return 1;
+    r->perm = xmalloc(sizeof(int) * (size_t)r->d.train.n);
     if (r->group_by_length) {
-        r->lengths = xmalloc(sizeof(int) * (size_t)(r->train.n ? r->train.n : 1));
-        for (int i = 0; i < r->train.n; i++) r->lengths[i] = r->ops->length(r->train_e, i);
+        r->lengths = xmalloc(sizeof(int) * (size_t)(r->d.train.n ? r->d.train.n : 1));
+        for (int i = 0; i < r->d.train.n; i++) r->lengths[i] = r->ops->length(r->d.train_e, i);
     }
-    for (int s = 0; s < r->num_dev; s++)
-        if (!r->dev_e[s]) return 1;
+    for (int s = 0; s < r->d.num_dev; s++)
+        if (!r->d.dev_e[s]) return 1;
     return 0;
 }
 
 static void run_free(Run *r) {
-    for (int s = 0; s < r->num_dev; s++) {
-        if (r->dev_e[s]) r->ops->encoded_free(r->dev_e[s]);
-        dataset_free(&r->dev[s]);
-    }
+    trainer_splits_free(r->ops, &r->d);
     train_step_free(r->steps);
     cJSON_Delete(r->details);
     cJSON_Delete(r->best_details);
-    if (r->train_e) r->ops->encoded_free(r->train_e);
     free(r->lengths);
     free(r->perm);
     if (r->m) r->ops->free(r->m);
-    dataset_free(&r->train);
     train_loop_free(&r->loop);
 }
 
@@ -627,8 +637,8 @@ static int run_check_ranks(const Run *r) {
     uint64_t h = dist_hash(DIST_HASH_INIT, cfg, strlen(cfg));
     free(cfg);
     const TrainLoop *L = &r->loop;
-    long facts[6 + TASK_MAX_SPLITS] = {(long)r->o->seed, r->train.n, L->epoch, L->batch, L->step, r->num_dev};
-    for (int s = 0; s < r->num_dev; s++) facts[6 + s] = r->dev[s].n;
+    long facts[6 + TASK_MAX_SPLITS] = {(long)r->o->seed, r->d.train.n, L->epoch, L->batch, L->step, r->d.num_dev};
+    for (int s = 0; s < r->d.num_dev; s++) facts[6 + s] = r->d.dev[s].n;
     h = dist_hash(h, r->t->name, strlen(r->t->name));
     h = dist_hash(h, facts, sizeof facts);
     return dist_check_same(h, "the run (task, data size, config, seed, or the point resumed from)");
@@ -637,12 +647,13 @@ static int run_check_ranks(const Run *r) {
 /* What is about to run, once on stderr: a log then says what it is a log of. */
 static void run_banner(const Run *r) {
     char *settings = cJSON_PrintUnformatted(r->o->config), ranks[48] = "";
+    const TrainerRecipe *c = &r->recipe;
     if (r->size > 1) snprintf(ranks, sizeof ranks, " x %d data-parallel ranks", r->size);
     fprintf(stderr, "%s %s: %d training examples, %s %d examples; %d epochs x %ld steps of %d = %ld steps, lr %g "
             "(%s, warm-up %.0f%%), seed %llu, %d threads%s -> %s\nsettings: %s\n",
-            r->ops->name, r->t->display, r->train.n, r->dev_split[0]->name, r->dev[0].n, r->epochs,
-            (long)((r->train.n + r->batch - 1) / r->batch), r->batch, r->total_steps, (double)r->lr, r->schedule,
-            100 * r->warmup, (unsigned long long)r->o->seed, r->o->threads, ranks, r->o->out_dir, settings);
+            r->ops->name, r->t->display, r->d.train.n, r->d.dev_split[0]->name, r->d.dev[0].n, c->epochs,
+            (long)((r->d.train.n + c->batch - 1) / c->batch), c->batch, r->total_steps, (double)c->lr, c->schedule,
+            100 * c->warmup, (unsigned long long)r->o->seed, r->o->threads, ranks, r->o->out_dir, settings);
     free(settings);
 }
 
@@ -666,11 +677,11 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     train_loop_init(L, &RUN_LOOP, &r, o->out_dir, o->config, o->seed);
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress, L->rank = rank;
     int rc = run_read_settings(&r);
-    L->epochs = r.epochs;
+    L->epochs = r.recipe.epochs;
     if (rc == 0) rc = run_load_data(&r);
     if (rc == 0) rc = run_check_example_weights(&r);
     /* Settings that cannot fit are refused before the directory is touched. */
-    if (rc == 0 && model_check_memory(o->ops, o->model_config ? o->model_config : o->config, o->task, &r.train))
+    if (rc == 0 && model_check_memory(o->ops, o->model_config ? o->model_config : o->config, o->task, &r.d.train))
         rc = EXIT_USAGE;
     /* The directory: locked (rank 0), and where this run works (run_txn.h). */
     if (rc == 0 && rank == 0) rc = run_dir_open(&r.txn, opt->out_dir, o->resume);
@@ -686,17 +697,13 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0 && rank == 0) rc = run_dir_begin(o->out_dir, RUN_RESULTS, o->config);
     if (rc == 0 && rank == 0 && o->task->user) rc = run_record_dataset(&r);
     if (rc == 0) {
-        r.total_steps = (long)r.epochs * ((r.train.n + r.batch - 1) / r.batch);
-        ScheduleKind kind;
-        schedule_parse(r.schedule, &kind);   /* RUN_SCHEDULES are schedule names */
-        /* warm-up in float: the rates fine-tuning has always used (schedule.h) */
-        r.sched = (Schedule){.kind = kind, .lr = r.lr, .warmup = (long)(r.warmup * (double)r.total_steps),
-                             .total = r.total_steps, .warmup_float = 1};
+        r.total_steps = (long)r.recipe.epochs * ((r.d.train.n + r.recipe.batch - 1) / r.recipe.batch);
+        r.sched = trainer_schedule(&r.recipe, r.total_steps);
         if (o->show_progress) run_banner(&r);
-        if (rank == 0 && r.dev[0].n < DEV_LOSS_MIN_SELECT_ROWS)
+        if (rank == 0 && r.d.dev[0].n < DEV_LOSS_MIN_SELECT_ROWS)
             user_warning("%s has %d rows: too few to select an epoch on (one row is %.1f points); ties go to the "
-                         "lower dev loss, then the later epoch", r.dev_split[0]->name, r.dev[0].n,
-                         100.0 / (r.dev[0].n ? r.dev[0].n : 1));
+                         "lower dev loss, then the later epoch", r.d.dev_split[0]->name, r.d.dev[0].n,
+                         100.0 / (r.d.dev[0].n ? r.d.dev[0].n : 1));
         dist_stats_reset();   /* results.json's gradient_sums count the training's */
         rc = train_loop_run(L);
         matmul_set_precision(MATMUL_FP32);

@@ -27,6 +27,7 @@
 #include "core/blas.h"
 #include "models/model.h"
 #include "models/run_config.h"
+#include "optim/schedule.h"
 
 /* The settings the trainer reads from every model's config are rows of the
  * models' SettingSpec tables: models/run_config.h (RUN_SETTING_*). */
@@ -99,6 +100,37 @@ int trainer_check_config(const ModelOps *ops, const Task *t, const cJSON *config
  * and a switch added later (group_by_length) absent from one and false in the
  * other: runs written before it still resume and count as done. */
 int trainer_config_same(const cJSON *a, const cJSON *b);
+
+/* The recipe every fine-tuning run reads from its config (multi-task too). */
+typedef struct TrainerRecipe {
+    int epochs, batch, eval_batch;
+    float lr;
+    double warmup;            /* the fraction of the steps that warm up */
+    const char *schedule;     /* one of RUN_SCHEDULES */
+} TrainerRecipe;
+/* epochs, batch and lr required (every default config has them); s->failed after a message. */
+void trainer_read_recipe(SettingsReader *s, TrainerRecipe *r);
+/* Its rates over total_steps (warm-up in float: the rates fine-tuning has always used, schedule.h). */
+Schedule trainer_schedule(const TrainerRecipe *r, long total_steps);
+
+/* A task's train split and labelled dev splits (the first selects), and their features. */
+typedef struct TrainerSplits {
+    Dataset train;
+    int num_dev;
+    const TaskSplit *dev_split[TASK_MAX_SPLITS];
+    Dataset dev[TASK_MAX_SPLITS];
+    Encoded *train_e, *dev_e[TASK_MAX_SPLITS];
+} TrainerSplits;
+/* Each 0, or 1 after a message: the train split (not empty); the dev splits,
+ * the first required (purpose: what it is for, said when the task has none),
+ * the others (MNLI mismatched) reported when present. */
+int trainer_load_train(const Task *t, const char *data_root, int strict, Dataset *train);
+int trainer_load_dev(const Task *t, const char *data_root, int strict, TrainerSplits *d, const char *purpose);
+void trainer_splits_free(const ModelOps *ops, TrainerSplits *d);
+/* " dev accuracy 91.23 f1 88.10" on stderr: an epoch record's dev metrics. */
+void trainer_print_dev(const TrainerSplits *d, const cJSON *rec);
+/* st (trainer.json, results.json) was written with this config (trainer_config_same), seed and holdout (0: none). */
+int trainer_same_run(const cJSON *st, const cJSON *config, uint64_t seed, double holdout);
 
 /* The order of the n training rows in epoch `epoch` (0-based) of a run with
  * this seed, into perm: a shuffle. With lengths (row lengths; NULL: none),

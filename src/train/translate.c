@@ -214,13 +214,10 @@ static double s2s_run_cpu(const S2sRun *r) { return r->cpu_before + cpu_seconds(
 
 /* ---- the resume point (resume.h, translate.h) ---- */
 
-static int s2s_write_files(void *ctx, const char *dir) {
+static int s2s_write_files(void *ctx, const ResumeFiles *f) {
     S2sRun *r = ctx;
-    char path[4400];
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    CkptWriter *w = checkpoint_writer_open(path, NULL, -1);
+    if (s2s_save(r->m, f->ckpt, CKPT_F32) != 0) return 1;
+    CkptWriter *w = checkpoint_writer_open(f->state, NULL, -1);
     if (!w) return 1;
     if (checkpoint_write_blob(w, S2S_RNG_BLOB, &r->m->rng, sizeof r->m->rng) ||
         optim_save(&r->s.opt, r->m->params, w)) {
@@ -242,31 +239,29 @@ static int s2s_save_last(void *ctx, TrainLoop *L) {
     return rc;
 }
 
-static int s2s_read_point(void *ctx, const char *dir, const cJSON *p) {
+static int s2s_read_point(void *ctx, const ResumeFiles *f, const cJSON *p) {
     S2sRun *r = ctx;
-    char path[4400];
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(p, "seed");
     if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(p, "config"), r->o->config, 1) || !cJSON_IsNumber(seed) ||
         (uint64_t)seed->valuedouble != r->o->seed) {
         user_error("resume with the same settings and --seed, or drop --resume to start over",
-                   "%s: the interrupted run used other settings", dir);
+                   "%s: the interrupted run used other settings", f->dir);
         return RESUME_OTHER;
     }
-    file_join(dir, RUN_LAST_CKPT, path, sizeof path);
-    if (s2s_load_weights(r->m, path) != 0) return 1;
-    file_join(dir, RUN_LAST_STATE, path, sizeof path);
-    Checkpoint *c = checkpoint_read(path);
+    if (s2s_load_weights(r->m, f->ckpt) != 0) return 1;
+    Checkpoint *c = checkpoint_read(f->state);
     const CkptBlob *rb = c ? checkpoint_find_blob(c, S2S_RNG_BLOB) : NULL;
     int rc = 1;
     if (c && (!rb || rb->size != sizeof r->m->rng))
-        user_error("delete it to start over", "%s: not a translation resume point", path);
+        user_error("delete it to start over", "%s: not a translation resume point", f->state);
     else if (rb && optim_load(&r->s.opt, r->m->params, c) == 0)
         rc = 0;
     if (rc == 0) memcpy(&r->m->rng, rb->data, sizeof r->m->rng);
     checkpoint_free(c);
     if (rc) return 1;
     if (train_loop_restore(&r->loop, p) != 0) {
-        user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", dir, RUN_TRAINER_STATE);
+        user_error_data("delete it to start over", "%s/%s: a position out of range (damaged)", f->dir,
+                        RUN_TRAINER_STATE);
         return 1;
     }
     r->loss_sum = json_exact(p, "loss_sum", 0);
@@ -296,6 +291,13 @@ static void s2s_epoch_ckpt(const S2sRun *r, int epoch, char *out, size_t cap) {
     file_join(r->o->out_dir, name, out, cap);
 }
 
+/* The weights as <out>/name (the best: RUN_CKPT). 0 or 1. */
+static int s2s_save_as(const S2sRun *r, const char *name) {
+    char path[4200];
+    file_join(r->o->out_dir, name, path, sizeof path);
+    return s2s_save(r->m, path, CKPT_F32) != 0;
+}
+
 /* Dev loss and BLEU after an epoch; keeps the best checkpoint (and, for the
  * last average_last epochs, the epoch's weights). */
 static int s2s_end_epoch(void *ctx, TrainLoop *L, double epoch_seconds) {
@@ -323,11 +325,7 @@ static int s2s_end_epoch(void *ctx, TrainLoop *L, double epoch_seconds) {
     if (r->o->show_progress)
         fprintf(stderr, "epoch %d/%d  step %ld  train loss %.4f ppl %.2f  dev loss %.4f ppl %.2f  dev BLEU %.2f%s\n",
                 L->epoch + 1, s->epochs, L->step, loss, ppl, dev_loss, dev_ppl, bleu.bleu, is_best ? "  (best)" : "");
-    if (is_best) {
-        char path[4096];
-        file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
-        if (s2s_save(r->m, path, CKPT_F32) != 0) return 1;
-    }
+    if (is_best && s2s_save_as(r, RUN_CKPT)) return 1;
     if (s->average_last > 0 && L->epoch + 1 > s->epochs - s->average_last) {
         char path[4096];
         s2s_epoch_ckpt(r, L->epoch + 1, path, sizeof path);
@@ -369,13 +367,7 @@ static int s2s_average(S2sRun *r) {
         if (r->o->show_progress)
             fprintf(stderr, "average of the last %d epochs: dev loss %.4f  dev BLEU %.2f%s\n", n, dev_loss, bleu.bleu,
                     is_best ? "  (best)" : "");
-        char path[4096];
-        file_join(r->o->out_dir, "averaged.ckpt", path, sizeof path);
-        rc = s2s_save(r->m, path, CKPT_F32) != 0;
-        if (rc == 0 && is_best) {
-            file_join(r->o->out_dir, RUN_CKPT, path, sizeof path);
-            rc = s2s_save(r->m, path, CKPT_F32) != 0;
-        }
+        rc = s2s_save_as(r, "averaged.ckpt") || (is_best && s2s_save_as(r, RUN_CKPT));
         r->averaged = rec;
     }
     cJSON_Delete(used);

@@ -22,8 +22,8 @@
 
 static const TrainLoopOps NO_OPS = {0};
 
-static int restore(void *ctx, const char *dir, const cJSON *position) {
-    (void)dir;
+static int restore(void *ctx, const ResumeFiles *f, const cJSON *position) {
+    (void)f;
     TrainLoop *L = ctx;
     train_loop_restore(L, position);
     if (L->epoch < 0 || L->batch < 0 || L->step < 0 || isnan(L->best_score) || !(L->seconds >= 0)) __builtin_trap();

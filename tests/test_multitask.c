@@ -29,6 +29,7 @@
 #include "models/bert/bert.h"
 #include "models/run_config.h"
 #include "tests/kill_loop.h"
+#include "tests/run_txn_check.h"
 #include "train/multitask.h"
 #include "train/run_dir.h"
 
@@ -255,6 +256,31 @@ TEST(multitask_resume_is_exact) {
     static const char *const T[] = {"temperature"};
     CHECK(r && num_at(r, T, 1) == 2);
     cJSON_Delete(r);
+    fx_remove(&fx);
+}
+
+/* `glue finetune multi`'s run directory is a transaction, as every run's
+ * (train/run_txn.h, tests/run_txn_check.h): locked, a finished or interrupted
+ * run refused before anything is written, a failing --overwrite keeps the old
+ * run, an --overwrite killed after any of its writes leaves the old run or the
+ * whole new one. It trained over a finished run with --resume and started an
+ * interrupted one over without a word. */
+TEST(multitask_run_dir_is_a_transaction) {
+    Fx fx;
+    if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
+    static const char *const FILES[] = {RUN_CONFIG, RUN_CKPT, RUN_RESULTS};
+    char a[4096], b[4096], fail[4096], dir[256];
+    snprintf(a, sizeof a, "env %s %s finetune multi " MT_TASKS " %s --epochs 2 --threads 1 --seed 4", fx.env,
+             test_glue_bin(), fx.micro);
+    snprintf(b, sizeof b, "%.3000s --set temperature=2", a);
+    snprintf(fail, sizeof fail, "%.3000s --set vocab=%s/none.txt", b, fx.root);
+    snprintf(dir, sizeof dir, "%s/txn", fx.root);
+    TxnCase c = {.name = "finetune multi", .run_a = a, .run_b = b, .fail_b = fail, .dir = dir, .files = FILES,
+                 .nfiles = 3, .b_marker = "\"temperature\":\t2"};
+    txn_check_lock(&c);
+    txn_check_refusals(&c);
+    txn_check_interrupted(&c);
+    txn_check_overwrite_killed(&c, 4);
     fx_remove(&fx);
 }
 

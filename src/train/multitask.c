@@ -22,6 +22,7 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 #include "train/step.h"
 #include "train/trainer.h"
 
@@ -428,22 +429,11 @@ static void mt_banner(const Mt *r) {
                 r->task[i].d.train.n, r->task[i].quota, r->task[i].d.dev_split[0]->name, r->task[i].d.dev[0].n);
 }
 
-/* A finished run in out_dir is not trained over unless asked. */
-static int mt_refuse_finished(const MultiTaskOptions *o) {
-    char done[4200];
-    file_join(o->out_dir, RUN_RESULTS, done, sizeof done);
-    if (o->resume || o->overwrite || !file_exists(done)) return 0;
-    user_error("--overwrite replaces it, --out DIR trains elsewhere", "%s already holds a finished run (%s)",
-               o->out_dir, RUN_RESULTS);
-    return EXIT_USAGE;
-}
-
+/* Settings, data, model and the epoch's draw: everything before the run directory. */
 static int mt_prepare(Mt *r) {
-    const MultiTaskOptions *o = r->o;
     int rc = mt_read_settings(r);
     for (int i = 0; i < r->n && rc == 0; i++) rc = mt_load_task(r, &r->task[i]);
     if (rc == 0) rc = mt_create_model(r);
-    if (rc == 0) rc = mt_refuse_finished(o);
     if (rc != 0) return rc;
     long batches[MULTITASK_MAX_TASKS] = {0}, quota[MULTITASK_MAX_TASKS] = {0};
     int sizes[MULTITASK_MAX_TASKS] = {0};
@@ -453,11 +443,16 @@ static int mt_prepare(Mt *r) {
     r->order = xmalloc(sizeof(int) * (size_t)r->steps_per_epoch);
     r->total_steps = (long)r->recipe.epochs * r->steps_per_epoch;
     r->sched = trainer_schedule(&r->recipe, r->total_steps);
-    int got = o->resume ? resume_read(o->out_dir, mt_read_files, r) : RESUME_NONE;
-    return got > 0 ? got : 0;
+    return 0;
 }
 
-int multitask_run(const MultiTaskOptions *o, cJSON **results) {
+/* A run directory as every run's (run_txn.h): locked, a finished or interrupted
+ * run refused unless --resume or --overwrite, an --overwrite trained apart. */
+static const RunKind MT_RUN_KIND = {.results = RUN_RESULTS, .finished = "glue finetune TASK --init DIR fine-tunes from it"};
+
+int multitask_run(const MultiTaskOptions *opt, cJSON **results) {
+    MultiTaskOptions own = *opt;   /* out_dir: where this run writes (a stage with --overwrite) */
+    const MultiTaskOptions *o = &own;
     if (results) *results = NULL;
     if (dist_size() > 1) {
         if (dist_rank() == 0) user_error("run it without mpirun", "multi-task fine-tuning does not run data-parallel");
@@ -469,8 +464,14 @@ int multitask_run(const MultiTaskOptions *o, cJSON **results) {
     TrainLoop *L = &r.loop;
     train_loop_init(L, &MT_LOOP, &r, o->out_dir, o->config, o->seed);
     L->checkpoint_every = o->checkpoint_every, L->show_progress = o->show_progress;
-    int rc = file_make_dir(o->out_dir) ? 1 : 0;
-    if (rc == 0) rc = mt_prepare(&r);
+    RunDirTxn txn = {.kind = &MT_RUN_KIND};
+    int rc = mt_prepare(&r);
+    if (rc == 0) rc = run_dir_enter(&txn, opt->out_dir, o->resume, o->overwrite);
+    if (rc == 0) own.out_dir = L->out_dir = txn.work;
+    if (rc == 0 && o->resume) {
+        int got = resume_read(o->out_dir, mt_read_files, &r);
+        rc = got > 0 ? got : 0;
+    }
     L->epochs = r.recipe.epochs;
     if (rc == 0) rc = run_dir_begin(o->out_dir, RUN_RESULTS, o->config);
     if (rc == 0) {
@@ -480,9 +481,11 @@ int multitask_run(const MultiTaskOptions *o, cJSON **results) {
     if (rc == 0) {
         cJSON *res = mt_results(&r);
         rc = run_dir_finish(o->out_dir, RUN_RESULTS, res, 0);
+        if (rc == 0) rc = run_dir_commit(&txn);
         if (rc == 0 && results) *results = res;
         else cJSON_Delete(res);
     }
+    run_dir_close(&txn, rc == 0);
     mt_free(&r);
     return rc;
 }

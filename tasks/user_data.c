@@ -13,6 +13,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/lines.h"
+#include "tasks/fields.h"
 #include "tasks/load_rows.h"
 
 #include <cjson/cJSON.h>
@@ -143,13 +144,6 @@ static int csv_fields(RowReader *rr, LoadCtx *c, char *line, size_t len) {
     return 0;
 }
 
-static int is_number(const char *s) {
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return 0;
-    return 1;
-}
-
 /* Column indices of TSV/CSV from the header fields (or numbers). 0, or -1 with err. */
 static int resolve_columns(RowReader *rr, char *err, size_t cap) {
     const UserData *u = rr->u;
@@ -157,7 +151,7 @@ static int resolve_columns(RowReader *rr, char *err, size_t cap) {
         rr->idx[k] = -1;
         const char *want = u->col[k];
         if (!want) continue;
-        if (is_number(want)) {
+        if (field_is_digits(want)) {
             long v = strtol(want, NULL, 10);
             rr->idx[k] = v >= 1 && v <= USER_MAX_FIELDS ? (int)v - 1 : -2;
             if (rr->idx[k] == -2) {

@@ -247,6 +247,12 @@ int checkpoint_writer_commit(CkptWriter *w) {
     return 0;
 }
 
+int checkpoint_writer_finish(CkptWriter *w, int failed) {
+    if (!failed) return checkpoint_writer_commit(w);
+    checkpoint_writer_abort(w);
+    return -1;
+}
+
 int checkpoint_save_params(const char *path, const cJSON *config, const Params *p, CkptDtype dtype) {
     CkptWriter *w = checkpoint_writer_open(path, config, -1);
     if (!w) return -1;

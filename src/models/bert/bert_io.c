@@ -36,11 +36,7 @@ int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Voca
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return -1;
-    if (bert_write(m, w, vocab, dtype)) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, bert_write(m, w, vocab, dtype));
 }
 
 int bert_write(const Bert *m, CkptWriter *w, const Vocab *vocab, CkptDtype dtype) {

@@ -22,8 +22,10 @@ int fields_split(char *line, char **f, int max) {
     return n;
 }
 
+int field_is_digits(const char *s) { return *s != '\0' && strspn(s, "0123456789") == strlen(s); }
+
 int field_index(const char *s, long *out) {
-    if (*s == '\0' || strspn(s, "0123456789") != strlen(s)) return -1;
+    if (!field_is_digits(s)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);

@@ -14,6 +14,8 @@ int row_has_nul(const char *line, size_t len);
 /* Split line in place at tabs into f[0..max). Returns the true field count,
  * even beyond max. */
 int fields_split(char *line, char **f, int max);
+/* 1 when s is one or more decimal digits and nothing else. */
+int field_is_digits(const char *s);
 /* A row index: decimal digits only (no sign, no spaces) that fit a long.
  * 0 and *out, or -1. */
 int field_index(const char *s, long *out);

@@ -10,8 +10,8 @@
 #include "tasks/load_rows.h"
 
 #include "core/common.h"
+#include "tasks/fields.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,18 +25,11 @@ static int labels_are_ids(const Task *t) {
     return 1;
 }
 
-static int all_digits(const char *s) {
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return 0;
-    return 1;
-}
-
 static int label_unknown(LoadCtx *c, const char *v) {
     const Task *t = c->t;
     if (t->user) return load_row_bad(c, "label '%.40s' does not occur in the train file", v);
     if (labels_are_ids(t))
-        return all_digits(v) ? load_row_bad(c, "label id %.40s is out of range (0-%d)", v, t->num_labels - 1)
+        return field_is_digits(v) ? load_row_bad(c, "label id %.40s is out of range (0-%d)", v, t->num_labels - 1)
                              : load_row_bad(c, "label '%.40s' is not a label id (0-%d)", v, t->num_labels - 1);
     return load_row_bad(c, "label '%.40s' is not a label of %s", v, t->display);
 }

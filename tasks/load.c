@@ -141,6 +141,16 @@ void load_push(Dataset *d, int *cap, const Example *ex) {
     d->ex[d->n++] = *ex;
 }
 
+void load_buf_put(LoadBuf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
 int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d) {
     if (c->fatal) {
         user_error_data("one label a row; a list means multi-label data", "%s: %s", where, c->why);

@@ -23,20 +23,8 @@
 
 #define NUL_MARK "\xFF\xFE"
 
-typedef struct { char *p; size_t n, cap; } Buf;
-
-static void buf_put(Buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
 /* Appends one line, its NULs marked (see the header comment). */
-static void buf_put_marked(Buf *b, const char *line, size_t len) {
+static void buf_put_marked(LoadBuf *b, const char *line, size_t len) {
     size_t from = 0;
     for (size_t i = 0; i < len; i++) {
         int raw = line[i] == '\0';
@@ -45,17 +33,17 @@ static void buf_put_marked(Buf *b, const char *line, size_t len) {
             if (line[i] == '\\' && i + 1 < len) i++;   /* "\\u0000" is a backslash and text */
             continue;
         }
-        buf_put(b, line + from, i - from);
-        buf_put(b, NUL_MARK, 2);
+        load_buf_put(b, line + from, i - from);
+        load_buf_put(b, NUL_MARK, 2);
         i += esc ? 5 : 0;
         from = i + 1;
     }
-    buf_put(b, line + from, len - from);
-    buf_put(b, "\n", 1);
+    load_buf_put(b, line + from, len - from);
+    load_buf_put(b, "\n", 1);
 }
 
 cJSON *load_json_parse_marked(const char *text, size_t len) {
-    Buf b = {0};
+    LoadBuf b = {0};
     buf_put_marked(&b, text, len);
     cJSON *doc = cJSON_ParseWithLength(b.p, b.n);
     free(b.p);
@@ -66,7 +54,7 @@ cJSON *load_json_parse_marked(const char *text, size_t len) {
  * truncated, missing...; LINES_CORRUPT when it is not one JSON object). */
 static cJSON *json_read(const char *path, char *err, size_t cap, LinesStatus *st) {
     LineReader r;
-    Buf b = {0};
+    LoadBuf b = {0};
     char *line;
     size_t len;
     int k = -1;

@@ -38,6 +38,9 @@ int load_label_list(LoadCtx *c, const char *cell, const char *sep, Example *ex);
 int load_label_split(LoadCtx *c, char *cell, const char *sep, const char **names, int max);
 /* Appends ex to d (cap: d's capacity, 0 at first). */
 void load_push(Dataset *d, int *cap, const Example *ex);
+/* A growing byte buffer, NUL-terminated after every append ({0}: empty). */
+typedef struct { char *p; size_t n, cap; } LoadBuf;
+void load_buf_put(LoadBuf *b, const char *s, size_t n);
 /* One malformed row at where ("path:12", "path: entry \"7\""): fatal when strict
  * (returns -1 after the message), else a warning (the first few) and a count. */
 int load_report_bad(LoadCtx *c, const char *where, int strict, Dataset *d);

@@ -13,6 +13,7 @@
 #include "core/common.h"
 #include "core/files.h"
 #include "core/lines.h"
+#include "tasks/fields.h"
 #include "tasks/load_rows.h"
 
 #include <cjson/cJSON.h>
@@ -47,18 +48,6 @@ struct UserData {
 
 /* ---- the row reader ---- */
 
-typedef struct { char *p; size_t n, cap; } UBuf;
-
-static void ubuf_put(UBuf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        b->cap = 2 * (b->n + n + 1);
-        b->p = xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
 typedef struct {
     const char *a, *b;          /* b NULL for a single text */
     size_t la, lb;              /* byte lengths (a NUL byte inside is reported) */
@@ -69,7 +58,7 @@ typedef struct {
 typedef struct {
     const UserData *u;
     LineReader r;
-    UBuf rec;                   /* the record's fields, each NUL-terminated */
+    LoadBuf rec;                /* the record's fields, each NUL-terminated */
     size_t off[USER_MAX_FIELDS], len[USER_MAX_FIELDS];
     int nf;                     /* fields of the current record (may exceed USER_MAX_FIELDS) */
     int ncols;                  /* fields per row (the header's or the first row's); 0 until known */
@@ -85,7 +74,7 @@ static void field_end(RowReader *rr, size_t start) {
         rr->len[rr->nf] = rr->rec.n - start;
     }
     rr->nf++;
-    ubuf_put(&rr->rec, "", 1);   /* the field's NUL */
+    load_buf_put(&rr->rec, "", 1);   /* the field's NUL */
 }
 
 /* TSV: tab-separated fields of one line, no quoting. */
@@ -94,7 +83,7 @@ static void tsv_fields(RowReader *rr, const char *line, size_t len) {
     for (size_t i = 0; i <= len; i++) {
         if (i < len && line[i] != '\t') continue;
         size_t at = rr->rec.n;
-        ubuf_put(&rr->rec, line + start, i - start);
+        load_buf_put(&rr->rec, line + start, i - start);
         field_end(rr, at);
         start = i + 1;
     }
@@ -108,7 +97,7 @@ static int csv_fields(RowReader *rr, LoadCtx *c, char *line, size_t len) {
     for (;;) {
         if (i == len) {
             if (!quoted) break;
-            ubuf_put(&rr->rec, "\n", 1);     /* a line break inside quotes is part of the field */
+            load_buf_put(&rr->rec, "\n", 1);     /* a line break inside quotes is part of the field */
             int k = lines_next(&rr->r, &line, &len);
             if (k < 0) return -2;
             if (k == 0) return load_row_bad(c, "a quoted field opened on this line is never closed");
@@ -117,9 +106,9 @@ static int csv_fields(RowReader *rr, LoadCtx *c, char *line, size_t len) {
         }
         char ch = line[i];
         if (quoted) {
-            if (ch == '"' && i + 1 < len && line[i + 1] == '"') { ubuf_put(&rr->rec, "\"", 1); i += 2; }
+            if (ch == '"' && i + 1 < len && line[i + 1] == '"') { load_buf_put(&rr->rec, "\"", 1); i += 2; }
             else if (ch == '"') { quoted = 0; closed = 1; i++; }
-            else { ubuf_put(&rr->rec, &line[i], 1); i++; }
+            else { load_buf_put(&rr->rec, &line[i], 1); i++; }
             continue;
         }
         if (ch == ',') {
@@ -135,19 +124,12 @@ static int csv_fields(RowReader *rr, LoadCtx *c, char *line, size_t len) {
             return load_row_bad(c, "a quote inside an unquoted field (column %d): quote the field and double the quote",
                                 rr->nf + 1);
         if (ch == '"') quoted = 1;
-        else ubuf_put(&rr->rec, &line[i], 1);
+        else load_buf_put(&rr->rec, &line[i], 1);
         fresh = 0;
         i++;
     }
     field_end(rr, start);
     return 0;
-}
-
-static int is_number(const char *s) {
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return 0;
-    return 1;
 }
 
 /* Column indices of TSV/CSV from the header fields (or numbers). 0, or -1 with err. */
@@ -157,7 +139,7 @@ static int resolve_columns(RowReader *rr, char *err, size_t cap) {
         rr->idx[k] = -1;
         const char *want = u->col[k];
         if (!want) continue;
-        if (is_number(want)) {
+        if (field_is_digits(want)) {
             long v = strtol(want, NULL, 10);
             rr->idx[k] = v >= 1 && v <= USER_MAX_FIELDS ? (int)v - 1 : -2;
             if (rr->idx[k] == -2) {
@@ -703,10 +685,10 @@ const Task *user_data_load(const char *path) {
     char *text = NULL;
     size_t n = 0;
     if (f) {
-        UBuf b = {0};
+        LoadBuf b = {0};
         char chunk[4096];
         size_t k;
-        while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) ubuf_put(&b, chunk, k);
+        while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) load_buf_put(&b, chunk, k);
         fclose(f);
         text = b.p;
         n = b.n;

@@ -131,10 +131,9 @@ static void ckw_floats(CkptWriter *w, const float *src, size_t n, CkptDtype dtyp
     free(buf);
 }
 
-int checkpoint_write_tensor(CkptWriter *w, const char *name, CkptDtype dtype, const int *shape,
-                            int ndim, const float *data) {
+/* A tensor record's header (name, dtype, shape); returns the element count. */
+static size_t ckw_tensor_header(CkptWriter *w, const char *name, CkptDtype dtype, const int *shape, int ndim) {
     if (ndim < 0 || ndim > CHECKPOINT_MAX_DIMS) DIE("checkpoint: '%s' has %d dims", name, ndim);
-    if (dtype != CKPT_F32 && dtype != CKPT_F16 && dtype != CKPT_BF16) DIE("checkpoint: bad dtype %d", (int)dtype);
     size_t numel = 1;
     ckw_u8(w, CKPT_REC_TENSOR);
     ckw_name(w, name);
@@ -145,23 +144,18 @@ int checkpoint_write_tensor(CkptWriter *w, const char *name, CkptDtype dtype, co
         ckw_u64(w, (uint64_t)shape[d]);
         numel *= (size_t)shape[d];
     }
-    ckw_floats(w, data, numel, dtype);
+    return numel;
+}
+
+int checkpoint_write_tensor(CkptWriter *w, const char *name, CkptDtype dtype, const int *shape,
+                            int ndim, const float *data) {
+    if (dtype != CKPT_F32 && dtype != CKPT_F16 && dtype != CKPT_BF16) DIE("checkpoint: bad dtype %d", (int)dtype);
+    ckw_floats(w, data, ckw_tensor_header(w, name, dtype, shape, ndim), dtype);
     return w->err ? -1 : 0;
 }
 
 int checkpoint_write_tensor_i8(CkptWriter *w, const char *name, const int *shape, int ndim, const int8_t *data) {
-    if (ndim < 0 || ndim > CHECKPOINT_MAX_DIMS) DIE("checkpoint: '%s' has %d dims", name, ndim);
-    size_t numel = 1;
-    ckw_u8(w, CKPT_REC_TENSOR);
-    ckw_name(w, name);
-    ckw_u8(w, (uint8_t)CKPT_I8);
-    ckw_u8(w, (uint8_t)ndim);
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0) DIE("checkpoint: '%s' has a negative dimension", name);
-        ckw_u64(w, (uint64_t)shape[d]);
-        numel *= (size_t)shape[d];
-    }
-    ckw_put(w, data, numel);
+    ckw_put(w, data, ckw_tensor_header(w, name, CKPT_I8, shape, ndim));
     w->has_i8 = 1;
     return w->err ? -1 : 0;
 }
@@ -251,6 +245,12 @@ int checkpoint_writer_commit(CkptWriter *w) {
     file_write_point();
     ckw_free(w);
     return 0;
+}
+
+int checkpoint_writer_finish(CkptWriter *w, int failed) {
+    if (!failed) return checkpoint_writer_commit(w);
+    checkpoint_writer_abort(w);
+    return -1;
 }
 
 int checkpoint_save_params(const char *path, const cJSON *config, const Params *p, CkptDtype dtype) {

@@ -92,6 +92,9 @@ int checkpoint_write_params(CkptWriter *w, const Params *p, CkptDtype dtype);
 int checkpoint_writer_commit(CkptWriter *w);
 /* Gives up: removes PATH.tmp, frees w. */
 void checkpoint_writer_abort(CkptWriter *w);
+/* checkpoint_writer_commit when the caller's writes went well (failed 0),
+ * else checkpoint_writer_abort and -1. */
+int checkpoint_writer_finish(CkptWriter *w, int failed);
 
 /* Every tensor of p taken from `mirror` (p->data, p->grad or a state slot,
  * all with the same offsets), named prefix + tensor name. */

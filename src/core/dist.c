@@ -192,23 +192,6 @@ void dist_barrier(void) {
     dist_stats_.wait_seconds += now_seconds() - t0;
 }
 
-void dist_allreduce_floats(float *buf, long n) {
-    if (dist_size_ == 1) return;
-    double t0 = now_seconds();
-    /* MPI counts are ints: large arenas go in pieces. */
-    const long chunk = 1L << 28;
-    dist_watch_begin("MPI_Allreduce (a step's gradient sum)");
-    for (long off = 0; off < n; off += chunk) {
-        int cnt = (int)(n - off < chunk ? n - off : chunk);
-        dist_check(MPI_Allreduce(MPI_IN_PLACE, buf + off, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
-                   "MPI_Allreduce");
-    }
-    dist_watch_end();
-    dist_stats_.calls++;
-    dist_stats_.seconds += now_seconds() - t0;
-    dist_stats_.bytes += (double)n * sizeof(float);
-}
-
 /* Where bucket k starts (bucket 0 ends the array). */
 static long dist_bucket_lo(const DistBuckets *b, int k) {
     long lo = b->n - (long)(k + 1) * b->size;
@@ -364,7 +347,6 @@ int dist_init(int *argc, char ***argv) {
 
 int dist_finalize(int rc) { return rc; }
 void dist_barrier(void) {}
-void dist_allreduce_floats(float *buf, long n) { (void)buf, (void)n; }
 void dist_allreduce_doubles(double *buf, int n) { (void)buf, (void)n; }
 void dist_buckets_ready(DistBuckets *b, long lo) { (void)b, (void)lo; }
 void dist_buckets_finish(DistBuckets *b) { (void)b; }

@@ -37,9 +37,8 @@
  * on one rank (a complete checkpoint).
  *
  * Counters (dist_stats) add up the time spent in, and the bytes passed to,
- * the gradient sums (dist_allreduce_floats, the buckets, the reduce-scatter
- * and all-gather of ZeRO-1), and the time in dist_barrier, for `glue bench
- * scaling`. */
+ * the gradient sums (the buckets, the reduce-scatter and all-gather of
+ * ZeRO-1), and the time in dist_barrier, for `glue bench scaling`. */
 #ifndef GLUE_DIST_H
 #define GLUE_DIST_H
 
@@ -67,8 +66,6 @@ int dist_size(void);
 /* Waits until every rank is here. Before a sum, it separates the time spent
  * waiting for the slowest rank (counted as wait_seconds) from the sum's own. */
 void dist_barrier(void);
-/* In-place sum over ranks of n floats (every rank gets the sum). */
-void dist_allreduce_floats(float *buf, long n);
 /* In-place sum over ranks of n doubles (small statistics). */
 void dist_allreduce_doubles(double *buf, int n);
 /* The largest of v over ranks (e.g. "did any rank get a signal"). */

@@ -10,10 +10,6 @@ void exit_code_note(int code) {
     if (code > 0) atomic_compare_exchange_strong(&first_kind, &none, code);
 }
 
-int exit_code_noted(void) { return atomic_load(&first_kind); }
-
-void exit_code_reset(void) { atomic_store(&first_kind, 0); }
-
 int exit_code_resolve(int rc) {
     int kind = atomic_load(&first_kind);
     return (rc == EXIT_FAILED || rc == EXIT_USAGE) && kind ? kind : rc;

@@ -39,9 +39,5 @@ void exit_code_note(int code);
  * a caller that could not tell) becomes the recorded kind, when there is
  * one; success and signals stay as they are. */
 int exit_code_resolve(int rc);
-/* The recorded kind, 0 when none (for tests). */
-int exit_code_noted(void);
-/* Forgets the recorded kind (tests that call commands in process). */
-void exit_code_reset(void);
 
 #endif

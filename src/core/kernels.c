@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/common.h"
 
@@ -33,12 +32,6 @@ KernLevel kernels_cpu_level(void) {
 }
 
 /* ---- is vdpbf16ps worth it here? ---- */
-
-static double kern_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* `it` rounds of 12 independent vdpbf16ps (32 multiply-adds each) or
  * vfmadd231ps (16 each): as many chains as the GEMM tiles keep, so that the
@@ -85,11 +78,11 @@ int kernels_bf16_dot_fast(void) {
     double best_dp = 1e30, best_fma = 1e30;
     volatile float sink = 0.0f;
     for (int rep = 0; rep < 7; rep++) {
-        double t0 = kern_now();
+        double t0 = now_seconds();
         sink += kern_run_fma(2000);
-        double t1 = kern_now();
+        double t1 = now_seconds();
         sink += kern_run_dpbf16(2000);
-        double t2 = kern_now();
+        double t2 = now_seconds();
         best_fma = t1 - t0 < best_fma ? t1 - t0 : best_fma;
         best_dp = t2 - t1 < best_dp ? t2 - t1 : best_dp;
     }

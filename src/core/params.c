@@ -24,7 +24,8 @@ void params_free(Params *p) {
     free(p);
 }
 
-long params_shape_numel(const int *shape, int ndim) {
+/* Elements of a shape (1 for ndim 0). */
+static long params_shape_numel(const int *shape, int ndim) {
     long n = 1;
     for (int d = 0; d < ndim; d++) n *= shape[d];
     return n;

@@ -152,7 +152,4 @@ void params_touch_rows(Params *p, int h, const int *rows, int n);
 long params_span_count(const Params *p, int h, int sparse_ok);
 ParamSpan params_span(const Params *p, int h, long s, int sparse_ok);
 
-/* Elements of a shape (1 for ndim 0). */
-long params_shape_numel(const int *shape, int ndim);
-
 #endif

@@ -94,6 +94,27 @@ static void sg_scale_only(float *C, int ldc, int M, int N, float beta) {
     }
 }
 
+/* A's block of rows ic.. (mc) and k slice pc.. (kc) as the tiles read it: tile
+ * row ir's (r, k) at a[ir * step + r * rs + k * cs]. Where it lies
+ * (SG_UNPACKED_MAX_N), else packed into apack. */
+typedef struct {
+    const float *a;
+    long rs, cs, step;
+} SgA;
+
+static SgA sg_a_block(const ElemKernels *k, int ta, int N, const float *A, int lda, float *apack, int ic, int mc,
+                      int pc, int kc) {
+    if (N <= SG_UNPACKED_MAX_N && !(ta && lda > SG_UNPACKED_MAX_LDA))
+        return ta ? (SgA){A + (long)pc * lda + ic, 1, lda, 1} : (SgA){A + (long)ic * lda + pc, lda, 1, lda};
+    const int MR = k->sgemm_mr;
+    for (int ir = 0; ir < mc; ir += MR) {
+        int rows = mc - ir < MR ? mc - ir : MR;
+        const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
+        k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
+    }
+    return (SgA){apack, 1, MR, kc};
+}
+
 void sgemm_own(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                float beta, float *C, int ldc) {
     sgemm_own_tile(kernels()->sgemm_tile, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -123,25 +144,13 @@ void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float a
             }
             for (int ic = 0; ic < M; ic += MC) {
                 int mc = M - ic < MC ? M - ic : MC;
-                /* A's tile at row ir: (r, k) at a[ir * a_step + r * a_rs + k * a_cs]. */
-                const float *a = apack;
-                long a_rs = 1, a_cs = MR, a_step = kc;
-                if (N <= SG_UNPACKED_MAX_N && !(ta && lda > SG_UNPACKED_MAX_LDA)) {   /* read where it lies */
-                    a = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
-                    a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1, a_step = a_rs;
-                } else {
-                    for (int ir = 0; ir < mc; ir += MR) {
-                        int rows = mc - ir < MR ? mc - ir : MR;
-                        const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
-                        k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
-                    }
-                }
+                SgA a = sg_a_block(k, ta, N, A, lda, apack, ic, mc, pc, kc);
                 for (int jr = 0; jr < nc; jr += NR) {
                     int cols = nc - jr < NR ? nc - jr : NR;
                     for (int ir = 0; ir < mc; ir += MR) {
                         int rows = mc - ir < MR ? mc - ir : MR;
-                        tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a + ir * a_step, a_rs,
-                               a_cs, bpack + (long)jr * kc, kc, alpha, beta_here);
+                        tile(C + (long)(ic + ir) * ldc + jc + jr, ldc, rows, cols, a.a + ir * a.step, a.rs,
+                               a.cs, bpack + (long)jr * kc, kc, alpha, beta_here);
                     }
                 }
             }
@@ -186,24 +195,13 @@ void sgemm_own_packed_b(int ta, int M, int N, int K, float alpha, const float *A
         float beta_here = pc == 0 ? beta : 1.0f;
         for (int ic = 0; ic < M; ic += MC) {
             int mc = M - ic < MC ? M - ic : MC;
-            const float *a = apack;
-            long a_rs = 1, a_cs = MR, a_step = kc;
-            if (N <= SG_UNPACKED_MAX_N && !(ta && lda > SG_UNPACKED_MAX_LDA)) {   /* as sgemm_own_tile */
-                a = ta ? A + (long)pc * lda + ic : A + (long)ic * lda + pc;
-                a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1, a_step = a_rs;
-            } else {
-                for (int ir = 0; ir < mc; ir += MR) {
-                    int rows = mc - ir < MR ? mc - ir : MR;
-                    const float *src = ta ? A + (long)pc * lda + ic + ir : A + (long)(ic + ir) * lda + pc;
-                    k->sgemm_pack_a(apack + (long)ir * kc, src, lda, ta, rows, kc);
-                }
-            }
+            SgA a = sg_a_block(k, ta, N, A, lda, apack, ic, mc, pc, kc);
             for (int jr = j0; jr < j1; jr += NR) {
                 int cols = j1 - jr < NR ? j1 - jr : NR;
                 const float *panel = sg_packed_panel(bp, N, NR, pc, jr, kc);
                 for (int ir = 0; ir < mc; ir += MR) {
                     int rows = mc - ir < MR ? mc - ir : MR;
-                    k->sgemm_tile(C + (long)(ic + ir) * ldc + jr, ldc, rows, cols, a + ir * a_step, a_rs, a_cs, panel,
+                    k->sgemm_tile(C + (long)(ic + ir) * ldc + jr, ldc, rows, cols, a.a + ir * a.step, a.rs, a.cs, panel,
                                   kc, alpha, beta_here);
                 }
             }

@@ -205,20 +205,12 @@ static const float *block_tail_backward(float *dx, float *dproj, float *dln_g, f
     return drop ? dproj : dx;
 }
 
-/* The backward of y = x W^T + b for the output projections: dx (N, C) WRITTEN
- * (beta 0), dw (OC, C) and db (OC) added. */
-static void block_linear_backward_write(float *dx, float *dw, float *db, const float *dy, const float *x,
-                                     const float *w, long N, int C, int OC) {
-    matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 0.0f);
-    matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
-    block_bias_backward(db, dy, N, OC);
-}
-
-/* The backward of the input projections: dx (N, C) ADDED (it already holds
- * the residual's share), dw and db added. */
-static void block_linear_backward_add(float *dx, float *dw, float *db, const float *dy, const float *x,
-                                   const float *w, long N, int C, int OC) {
-    matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, 1.0f);
+/* The backward of y = x W^T + b: dw (OC, C) and db (OC) added; dx (N, C)
+ * WRITTEN for the output projections (dx_beta 0), ADDED for the input
+ * projections (dx_beta 1: it already holds the residual's share). */
+static void block_linear_backward(float dx_beta, float *dx, float *dw, float *db, const float *dy, const float *x,
+                                  const float *w, long N, int C, int OC) {
+    matmul(dx, dy, w, (int)N, C, OC, MAT_N, MAT_N, 1.0f, dx_beta);
     matmul(dw, dy, x, OC, C, (int)N, MAT_T, MAT_N, 1.0f, 1.0f);
     block_bias_backward(db, dy, N, OC);
 }
@@ -322,18 +314,18 @@ void block_self_attn_backward(float *dx, BlockAttnParams *g, const float *dy, co
     const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->tail.drop_mask, N, C, d->hidden_dropout, a->train)
                                 : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
                                                    a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    block_linear_backward(0.0f, dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dqkv, 0, sizeof(float) * (size_t)(3 * N * C));   /* the core adds */
     block_core_backward(d, dqkv, dqkv + C, dqkv + 2 * C, dctx, a->att, a->att_mask, a->qkv, a->qkv + C,
                      a->qkv + 2 * C, ad, core);
     if (d->pre_ln) {
         /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward. */
-        block_linear_backward_write(dproj, g->w_qkv, g->b_qkv, dqkv, a->tail.res, w->w_qkv, N, C, 3 * C);
+        block_linear_backward(0.0f, dproj, g->w_qkv, g->b_qkv, dqkv, a->tail.res, w->w_qkv, N, C, 3 * C);
         block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->tail.mean, a->tail.rstd, w->ln_g, N, C, stats);
         return;
     }
     /* dx (already the residual's share) += dqkv W_qkv. */
-    block_linear_backward_add(dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
+    block_linear_backward(1.0f, dx, g->w_qkv, g->b_qkv, dqkv, x, w->w_qkv, N, C, 3 * C);
 }
 
 /* ---- cross-attention ---- */
@@ -375,13 +367,13 @@ void block_cross_attn_backward(float *dx, float *dmem, BlockAttnParams *g, const
     AttnDims ad = block_attn_dims(d, 1, a->train);
     const float *dp = block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
                                        a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    block_linear_backward_write(dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
+    block_linear_backward(0.0f, dctx, g->w_o, g->b_o, dp, a->ctx, w->w_o, N, C, C);
     memset(dq, 0, sizeof(float) * (size_t)(N * C));
     memset(dkv, 0, sizeof(float) * (size_t)(NK * 2 * C));
     block_core_backward(d, dq, dkv, dkv + C, dctx, a->att, a->att_mask, a->qkv, a->kv, a->kv + C, ad, core);
-    block_linear_backward_add(dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, N, C, C);
-    block_linear_backward_add(dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C, NK, C,
-                           2 * C);
+    block_linear_backward(1.0f, dx, g->w_qkv, g->b_qkv, dq, x, w->w_qkv, N, C, C);
+    block_linear_backward(1.0f, dmem, g->w_qkv + (long)C * C, g->b_qkv + C, dkv, mem, w->w_qkv + (long)C * C, NK,
+                          C, 2 * C);
 }
 
 /* ---- FFN ---- */
@@ -443,12 +435,12 @@ void block_ffn_backward(float *dx, BlockFfnParams *g, const float *dy, const Blo
     const float *dp = d->pre_ln ? block_pre_tail_backward(dproj, dy, a->tail.drop_mask, N, C, d->hidden_dropout, a->train)
                                 : block_tail_backward(dx, dproj, g->ln_g, g->ln_b, dy, a->tail.res, a->tail.mean, a->tail.rstd,
                                                    a->tail.drop_mask, w->ln_g, N, C, d->hidden_dropout, a->train, stats);
-    block_linear_backward_write(dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
+    block_linear_backward(0.0f, dact, g->w_out, g->b_out, dp, a->act, w->w_out, N, FF, C);
     block_gelu_backward_inplace(dact, a->pre, N * FF);
     if (d->pre_ln) {   /* d(LN(x)) into dproj (consumed), then dx = dy + the LayerNorm's backward */
-        block_linear_backward_write(dproj, g->w_in, g->b_in, dact, a->tail.res, w->w_in, N, C, FF);
+        block_linear_backward(0.0f, dproj, g->w_in, g->b_in, dact, a->tail.res, w->w_in, N, C, FF);
         block_pre_ln_backward(dx, g->ln_g, g->ln_b, dproj, dy, x, a->tail.mean, a->tail.rstd, w->ln_g, N, C, stats);
         return;
     }
-    block_linear_backward_add(dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
+    block_linear_backward(1.0f, dx, g->w_in, g->b_in, dact, x, w->w_in, N, C, FF);
 }

@@ -404,10 +404,7 @@ int bert_save(const Bert *m, const char *path);
  * the config record, and the vocabulary blob (below) when vocab != NULL. */
 typedef struct Vocab Vocab;
 int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab);
-/* bert_save_with, the weights stored as dtype (CKPT_F16 halves the file; they
- * load back as float32 rounded to half precision). */
-int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab, CkptDtype dtype);
-/* What bert_save_as writes after the config (every parameter as dtype, the
+/* What bert_save_with writes after the config (every parameter as dtype, the
  * vocabulary blob when vocab != NULL) into an open writer, for checkpoints
  * that hold more (pretraining's last.ckpt, a snapshot with ELECTRA's
  * generator). 0, or -1 after a message. */
@@ -442,7 +439,7 @@ char *bert_vocab_text(const Vocab *v, size_t *len);
 /* The vocabulary stored in c, or NULL (no message) when it has none. */
 Vocab *bert_checkpoint_vocab(const Checkpoint *c);
 
-/* An int8 checkpoint of m (bert_save_as's layout, the four dense weights of
+/* An int8 checkpoint of m (bert_save_with's layout, the four dense weights of
  * each layer stored as int8 with a "<name>_scale" tensor of row scales, and
  * "quantized" in the config): a quarter of the fp32 file. 0, or -1 after a
  * message (m loaded from an int8 checkpoint, a weight not finite, the disk). */

@@ -224,11 +224,7 @@ int bert_save_int8(const Bert *m, const char *path, const cJSON *extra, const Vo
     char *text = vocab ? bert_vocab_text(vocab, &len) : NULL;
     int bad = bert_write_int8(m, w) || (text && checkpoint_write_blob(w, BERT_VOCAB_BLOB, text, len));
     free(text);
-    if (bad) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, bad);
 }
 
 int bert_checkpoint_is_int8(const Checkpoint *c) {

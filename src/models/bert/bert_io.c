@@ -26,21 +26,13 @@ cJSON *bert_checkpoint_config(const Bert *m) {
 }
 
 int bert_save_with(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab) {
-    return bert_save_as(m, path, extra, vocab, CKPT_F32);
-}
-
-int bert_save_as(const Bert *m, const char *path, const cJSON *extra, const Vocab *vocab, CkptDtype dtype) {
     cJSON *cfg = bert_checkpoint_config(m);
     for (const cJSON *it = extra ? extra->child : NULL; it; it = it->next)
         cJSON_AddItemToObject(cfg, it->string, cJSON_Duplicate(it, 1));
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return -1;
-    if (bert_write(m, w, vocab, dtype)) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, bert_write(m, w, vocab, CKPT_F32));
 }
 
 int bert_write(const Bert *m, CkptWriter *w, const Vocab *vocab, CkptDtype dtype) {

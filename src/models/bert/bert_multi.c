@@ -113,11 +113,7 @@ int bert_multi_save(const BertMulti *mm, const char *path) {
         const Params *p = mm->heads[i]->params;
         rc = checkpoint_write_params_mirror(w, p, bert_multi_scope(mm, i, scope, sizeof scope), p->data, CKPT_F32);
     }
-    if (rc != 0) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, rc);
 }
 
 /* The checkpoint c holds these tasks, in this order. 0, or -1 after a message. */
@@ -170,11 +166,7 @@ int bert_multi_save_state(const BertMulti *mm, const char *path) {
         rc = optim_save_scoped(&t->opt, mm->heads[i]->params, w, scope) ||
              checkpoint_write_blob(w, blob, &t->rng, sizeof t->rng);
     }
-    if (rc != 0) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, rc);
 }
 
 int bert_multi_load_state(BertMulti *mm, const char *path) {

@@ -521,20 +521,17 @@ static Rng *bert_step_rng(BertTaskModel *m, const TrainState *st, Rng *rank_rng)
     return rank_rng;
 }
 
-/* Evaluation: logits (n, K) in forwards of at most m->pairs examples, every
- * text in full where the head pools over tokens, [CLS] only otherwise. */
-static void bert_eval_logits(BertTaskModel *m, const Encoded *e, const int *rows, int n, float *logits) {
-    for (int i = 0; i < n; i += m->pairs) {
-        int b = n - i < m->pairs ? n - i : m->pairs;
-        int T = bert_fill_batch(m, e, rows + i, b);
-        float *o = logits + (long)i * m->K;
-        BertBatch batch = {b * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
-        if (m->siamese || m->pair_features) bert_forward(m->bert, &batch, NULL);
-        else bert_forward_pooled(m->bert, &batch, NULL);
-        if (m->siamese) bert_siamese_forward(m->bert, o);
-        else if (m->pair_features) bert_pair_features_forward(m->bert, b, NULL, o);
-        else bert_head_forward(m->bert, NULL, o);
-    }
+/* Logits (n, K) of rows[0..n) (at most m->pairs), dropout from rng (NULL:
+ * none). Heads on the pooled [CLS] vector: the last layer at [CLS] only;
+ * every text in full where the head pools over tokens. */
+static void bert_batch_logits(BertTaskModel *m, const Encoded *e, const int *rows, int n, Rng *rng, float *logits) {
+    int T = bert_fill_batch(m, e, rows, n);
+    BertBatch batch = {n * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
+    if (m->siamese || m->pair_features) bert_forward(m->bert, &batch, rng);
+    else bert_forward_pooled(m->bert, &batch, rng);
+    if (m->siamese) bert_siamese_forward(m->bert, logits);
+    else if (m->pair_features) bert_pair_features_forward(m->bert, n, rng, logits);
+    else bert_head_forward(m->bert, rng, logits);
 }
 
 static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, int n, const TrainState *st,
@@ -543,8 +540,9 @@ static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, in
     Bert *b = m->bert;
     if (m->head) bert_attach_head(b, m->head);   /* multi-task: this task's turn on the shared encoder */
     if (m->head && st) params_zero_grad(m->head->params);
-    if (!st) {
-        bert_eval_logits(m, e, rows, n, logits);
+    if (!st) {   /* evaluation: in forwards of at most m->pairs examples */
+        for (int i = 0; i < n; i += m->pairs)
+            bert_batch_logits(m, e, rows + i, n - i < m->pairs ? n - i : m->pairs, NULL, logits + (long)i * m->K);
         return;
     }
     if (n > m->pairs) DIE("bert: a batch of %d examples, %d reserved", n, m->pairs);
@@ -552,15 +550,8 @@ static void bert_forward_ops(Model *model, const Encoded *e, const int *rows, in
     params_zero_grad(b->params);
     m->step_n = n;
     if (n == 0) return;   /* a rank given no rows of a short last batch adds a zero gradient */
-    Rng rank_rng, *rng = bert_step_rng(m, st, &rank_rng);
-    int T = bert_fill_batch(m, e, rows, n);
-    BertBatch batch = {n * bert_rows_per_example(m), T, m->ids, m->segments, m->lengths};
-    /* Heads on the pooled [CLS] vector: the last layer at [CLS] only. */
-    if (m->pair_features || m->siamese) bert_forward(b, &batch, rng);
-    else bert_forward_pooled(b, &batch, rng);
-    if (m->pair_features) bert_pair_features_forward(b, n, rng, logits);
-    else if (m->siamese) bert_siamese_forward(b, logits);
-    else bert_head_forward(b, rng, logits);
+    Rng rank_rng;
+    bert_batch_logits(m, e, rows, n, bert_step_rng(m, st, &rank_rng), logits);
 }
 
 /* The heads' gradients are final before bert_backward (data parallel: its

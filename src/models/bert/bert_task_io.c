@@ -82,12 +82,8 @@ int bert_task_save_state(const BertTaskModel *m, const char *path) {
     CkptWriter *w = checkpoint_writer_open(path, cfg, -1);
     cJSON_Delete(cfg);
     if (!w) return -1;
-    if (optim_save(&m->opt, m->bert->params, w) != 0 ||
-        checkpoint_write_blob(w, BERT_RNG_BLOB, &m->rng, sizeof m->rng) != 0) {
-        checkpoint_writer_abort(w);
-        return -1;
-    }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, optim_save(&m->opt, m->bert->params, w) != 0 ||
+                                           checkpoint_write_blob(w, BERT_RNG_BLOB, &m->rng, sizeof m->rng) != 0);
 }
 
 int bert_task_load_state(BertTaskModel *m, const char *path) {

@@ -373,8 +373,7 @@ int s2s_save(const Seq2Seq *m, const char *path, CkptDtype dtype) {
     int rc = checkpoint_write_blob(w, "vocab", blob, len);
     free(blob);
     if (rc == 0) rc = checkpoint_write_params(w, m->params, dtype);
-    if (rc != 0) { checkpoint_writer_abort(w); return -1; }
-    return checkpoint_writer_commit(w);
+    return checkpoint_writer_finish(w, rc);
 }
 
 /* The vocabulary stored in a checkpoint. */

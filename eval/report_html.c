@@ -79,7 +79,7 @@ static void page_head(FILE *f, const ReportPage *p, const ReportOptions *o) {
                "<nav><a href=\"#glue\">GLUE table</a><a href=\"#tasks\">per task</a><a href=\"#protocol\">"
                "protocols</a><a href=\"#curves\">learning curves</a><a href=\"#pretraining\">pretraining</a>"
                "<a href=\"#dev\">dev predictions</a><a href=\"#translation\">translation</a><a href=\"#bench\">"
-               "benchmarks</a><a href=\"#fuzz\">fuzzing</a><a href=\"#sources\">sources</a></nav>\n</header>\n");
+               "benchmarks</a><a href=\"#fuzz\">fuzzing</a><a href=\"#analyses\">analyses</a><a href=\"#sources\">sources</a></nav>\n</header>\n");
     fprintf(f, "<section id=\"missing\">\n<h2>What is missing</h2>\n");
     if (p->num_missing == 0) fprintf(f, "<p>Nothing: every input was found and read.</p>\n");
     else fprintf(f, "<ul>\n");
@@ -122,6 +122,7 @@ int report_html_write(const ReportOptions *o, int *num_missing) {
     report_section_translation(&p, &in);
     report_section_bench(&p, &in);
     report_section_fuzz(&p, &in);
+    report_section_analyses(&p, &in);
     page_sources(&p);
     fprintf(mem, "</body>\n</html>\n");
     fclose(mem);

@@ -45,6 +45,7 @@ static const cJSON *field(const cJSON *o, const char *k) { return cJSON_GetObjec
 static int input_kind(const cJSON *j) {
     const cJSON *task = field(j, "task"), *bench = field(j, "benchmark");
     if (cJSON_IsArray(field(j, "models"))) return REPORT_IN_COMPARE;
+    if (cJSON_IsString(field(j, "analysis")) && cJSON_IsArray(field(j, "tables"))) return REPORT_IN_ANALYSIS;
     if (cJSON_IsString(bench) && strcmp(bench->valuestring, "bert") == 0) return REPORT_IN_BENCH_BERT;
     if (cJSON_IsString(bench) && strncmp(bench->valuestring, "serve", 5) == 0) return REPORT_IN_BENCH_SERVE;
     if (cJSON_IsObject(field(j, "official")) && cJSON_IsObject(field(j, "ours"))) return REPORT_IN_BENCH_FASTTEXT;
@@ -88,7 +89,7 @@ static cJSON *inputs_read(ReportPage *p, const char *path, int *kind) {
     *kind = input_kind(j);
     if (*kind < 0) {
         report_page_missing(p, "%s: not a file glue writes (none of the fields of compare, eval all, seeds, run, "
-                            "protocol, pretraining screen, translation, benchmark or fuzzing results): left out", path);
+                            "protocol, pretraining screen, translation, benchmark, fuzzing or analysis results): left out", path);
         cJSON_Delete(j);
         return NULL;
     }

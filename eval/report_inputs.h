@@ -37,6 +37,7 @@ typedef enum {
     REPORT_IN_FUZZ,           /* {"harnesses": [{"harness", "executions", ...}]} */
     REPORT_IN_BENCH_RNN,      /* {"machine": {...}, "config": {...}, "results": [{"cell", "length", "what", ...}]} */
     REPORT_IN_QUANTIZED,      /* {"command", "rows": [{"run", "task", "model", "fp32", "int8", ...}]} */
+    REPORT_IN_ANALYSIS,       /* {"analysis": TITLE, "tables": [{"title", "columns", "rows"}]} (a script's) */
     REPORT_IN_BENCH_SERVE,    /* {"benchmark": "serve", "levels": [...]} or {"benchmark": "serve_soak", ...} */
 } ReportInputKind;
 

@@ -6,6 +6,7 @@
  *   report_dev.c       dev predictions: confusion matrices, STS-B scatter
  *   report_measured.c  the translation table and the benchmarks
  *   report_fuzz.c      the fuzzing figures
+ *   report_analysis.c  the tables of analyses that scripts write
  * Each writes <section id=...> with an <h2> to the page, or says in it what
  * is missing and which command would make it; report_html.c puts them in
  * order. */
@@ -28,6 +29,7 @@ void report_section_dev(ReportPage *p, const ReportInputs *in, int predict);
 void report_section_translation(ReportPage *p, const ReportInputs *in);
 void report_section_bench(ReportPage *p, const ReportInputs *in);
 void report_section_fuzz(ReportPage *p, const ReportInputs *in);
+void report_section_analyses(ReportPage *p, const ReportInputs *in);
 
 /* The value of a JSON number field, NaN when absent. */
 double report_num(const cJSON *o, const char *key);

@@ -27,6 +27,7 @@ import numpy as np
 
 TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 POLARITY_MIN_PHRASES, POLARITY_LOG_ODDS = 20, 1.5
+TITLE = "SST-2: what the encoder fits, by the words of the examples"
 
 
 def read_split(data, split):
@@ -87,6 +88,8 @@ def bootstrap_gap_difference(a, b, bucket, reps=10000):
         if yes.sum() == 0 or no.sum() == 0:
             continue
         diffs.append(100 * ((a[i][yes].mean() - b[i][yes].mean()) - (a[i][no].mean() - b[i][no].mean())))
+    if not diffs:   # the bucket holds every example or none
+        return None
     return [round(float(x), 2) for x in np.percentile(diffs, [2.5, 97.5])]
 
 
@@ -105,8 +108,8 @@ def main():
     total = sum(counts.values())
     polar, pos, neg = polarity_words(train, ytrain)
     dev_words = [TOKEN.findall(t.lower()) for t in dev]
-    polar_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w in polar]
-    other_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w not in polar]
+    polar_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w in polar] or [0]
+    other_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w not in polar] or [0]
     top = sorted(polar, key=lambda w: -(pos[w] + neg[w]))[:15]
     result = {
         "command": "python3 eval/sst2_polarity.py " + " ".join(sys.argv[1:]),
@@ -142,17 +145,26 @@ def main():
                 row = {"bucket": "%s: %s" % (name, tag), "examples": int(sel.sum())}
                 row.update({n: round(100 * r[sel].mean(), 2) for n, r in right.items()})
                 row["gap"] = round(row[runs[0][0]] - row[runs[1][0]], 2)
-                if tag == "yes":
-                    row["gap_difference_95"] = bootstrap_gap_difference(a, b, inside)
+                interval = bootstrap_gap_difference(a, b, inside) if tag == "yes" else None
+                if interval:
+                    row["gap_difference_95"] = interval
                 rows.append(row)
         result["splits"][split] = rows
+    names = [n for n, _ in runs]
+    gap_col = "%s - %s" % (names[0], names[1])
+    interval_col = "95% interval of the gap's difference from the other bucket's"
+    result["analysis"] = TITLE
+    result["tables"] = [{"title": "%s: accuracy (%%) by bucket" % split,
+                         "columns": ["bucket", "examples"] + names + [gap_col, interval_col],
+                         "rows": [[r["bucket"], r["examples"]] + [r[n] for n in names] + [r["gap"], "[%+.2f, %+.2f]" % tuple(
+                             r["gap_difference_95"]) if "gap_difference_95" in r else ""] for r in rows]}
+                        for split, rows in result["splits"].items()]
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "sst2_polarity.json")
     with open(path + ".tmp", "w") as f:
-        json.dump(result, f, indent=1)
+        json.dump(result, f, indent=1, allow_nan=False)
     os.replace(path + ".tmp", path)
-    names = [n for n, _ in runs]
-    md = ["# SST-2: what the encoder fits, by the words of the examples", "",
+    md = ["# " + TITLE, "",
           "Written by `%s` (%s)." % (result["command"], result["glue"]), "",
           "Pretraining text: %s words. Polarity words (SST-2 training phrases, |log-odds| > %.1f, in >= %d phrases): %d."
           % (format(total, ","), POLARITY_LOG_ODDS, POLARITY_MIN_PHRASES, len(polar)),
@@ -162,14 +174,11 @@ def main():
            result["dev_tokens"]["other"]["per_million"]), "",
           "The most frequent polarity words of SST-2's training phrases and their counts in the pretraining text: " +
           ", ".join("%s %s" % (w, format(c, ",")) for w, c in result["frequent_polarity_words"].items()) + ".", ""]
-    for split, rows in result["splits"].items():
-        md += ["## %s: accuracy (%%) by bucket" % split, "",
-               "| bucket | examples | " + " | ".join(names) + " | %s - %s | 95%% interval of the gap's difference from the other bucket's |"
-               % (names[0], names[1]), "|---|---:|" + "---:|" * (len(names) + 1) + "---|"]
-        for r in rows:
-            ci = r.get("gap_difference_95")
-            md.append("| %s | %d | %s | %+.2f | %s |" % (r["bucket"], r["examples"], " | ".join("%.2f" % r[n] for n in names),
-                                                       r["gap"], "[%+.2f, %+.2f]" % tuple(ci) if ci else ""))
+    for t in result["tables"]:
+        md += ["## " + t["title"], "", "| " + " | ".join(t["columns"]) + " |",
+               "|---|---:|" + "---:|" * (len(names) + 1) + "---|"]
+        md += ["| %s | %d | %s | %+.2f | %s |" % (r[0], r[1], " | ".join("%.2f" % v for v in r[2:-2]), r[-2], r[-1])
+               for r in t["rows"]]
         md.append("")
     with open(os.path.join(args.out, "sst2_polarity.md.tmp"), "w") as f:
         f.write("\n".join(md))

@@ -212,6 +212,34 @@ TEST(report_rows_say_what_they_are) {
     report_fixture_remove(&fx);
 }
 
+/* A script's analysis file ({"analysis", "tables"}: eval/sst2_polarity.py)
+ * is drawn as its tables, counts without decimals, fractions with two, text
+ * as text; an empty analyses section names the script that writes one. */
+TEST(report_draws_analyses) {
+    ReportFixture fx;
+    if (report_fixture_make(&fx) != 0) return;
+    static const ReportFile ANALYSIS[] = {
+        {"why.json", "{\"analysis\": \"Why <it> loses\", \"command\": \"python3 eval/x.py\", \"tables\": [{\"title\": "
+                     "\"dev: accuracy\", \"columns\": [\"bucket\", \"examples\", \"bert\"], \"rows\": [[\"all\", 67349, "
+                     "94.12], [\"rare\", 615, 80], [\"gap\", 3, \"[-7.71, +1.93]\"]]}]}\n"},
+    };
+    CHECK(report_fixture_write(&fx, "analysis-only", ANALYSIS, 1) == 0);
+    int st;
+    char *html = report_fixture_page(&fx, "--runs nowhere --results analysis-only --pretrain nothing", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK_MSG(html && strstr(html, "<h3>Why &lt;it&gt; loses<sup"), "the analysis's title");
+    CHECK(html && strstr(html, "<caption>dev: accuracy</caption>") && strstr(html, "<th scope=\"col\">examples</th>"));
+    CHECK(html && strstr(html, "<data value=\"67349\">67,349</data>") && strstr(html, ">94.12</data>"));
+    CHECK_MSG(html && strstr(html, ">80.00</data>"), "a whole number in a column of fractions keeps two decimals");
+    CHECK(html && strstr(html, "<td>[-7.71, +1.93]</td>"));
+    CHECK_MSG(html && !strstr(html, "why.json: not a file glue writes"), "the analysis is listed as not ours");
+    free(html);
+    html = report_fixture_page(&fx, FX_ARGS, &st);
+    CHECK(html && strstr(html, "No analyses in the results directory: <code>python3 eval/sst2_polarity.py</code>"));
+    free(html);
+    report_fixture_remove(&fx);
+}
+
 TEST(report_missing_inputs_say_so) {
     ReportFixture fx;
     snprintf(fx.root, sizeof fx.root, "/tmp/glue_report_XXXXXX");

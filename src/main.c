@@ -481,7 +481,9 @@ int main(int argc, char **argv) {
     int best = 0;
     for (int i = 1; i < NUM_COMMANDS; i++)
         if (str_edit_distance(argv[1], COMMANDS[i].name) < str_edit_distance(argv[1], COMMANDS[best].name)) best = i;
-    user_error("run 'glue --help' for the list of commands", "unknown command '%s' (did you mean '%s'?)",
-               argv[1], COMMANDS[best].name);
+    char tail[96];
+    const char *guess = str_is_near(argv[1], str_edit_distance(argv[1], COMMANDS[best].name)) ? COMMANDS[best].name : NULL;
+    user_error("run 'glue --help' for the list of commands", "unknown command '%s'%s", argv[1],
+               str_did_you_mean(guess, tail, sizeof tail));
     return EXIT_USAGE;
 }

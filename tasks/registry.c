@@ -203,12 +203,13 @@ const char *task_suggest(const char *name) {
             if (d < best_d) { best_d = d; best = i; }
         }
     }
-    return task_at(best)->name;
+    return str_is_near(want, best_d) ? task_at(best)->name : NULL;
 }
 
 const Task *task_find_or_report(const char *name) {
     const Task *t = task_find(name);
-    if (!t) user_error("'glue tasks' lists the tasks", "unknown task '%s' (did you mean '%s'?)", name, task_suggest(name));
+    char tail[96];
+    if (!t) user_error("'glue tasks' lists the tasks", "unknown task '%s'%s", name, str_did_you_mean(task_suggest(name), tail, sizeof tail));
     return t;
 }
 

@@ -122,7 +122,7 @@ const Task *task_find(const char *name);
 void task_register_user(const Task *t);
 /* Forgets t if it is the one registered (it is being freed). */
 void task_unregister_user(const Task *t);
-/* The closest task id to a misspelt name (for "did you mean"). */
+/* The closest task id to a misspelt name (for "did you mean"), NULL when none is near. */
 const char *task_suggest(const char *name);
 /* task_find, or NULL after printing "unknown task 'x' (did you mean 'y'?)". */
 const Task *task_find_or_report(const char *name);

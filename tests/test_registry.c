@@ -21,6 +21,7 @@ TEST(registry_has_every_model) {
     }
     CHECK_EQ_INT(model_count(), N);
     CHECK(strcmp(model_suggest("bertt"), "bert") == 0);
+    CHECK_MSG(model_suggest("nosuch") == NULL, "'nosuch' is no misspelling of any model (it suggested 'boost')");
 }
 
 /* model.h's contract: logits for the harness's head (forward, backward,

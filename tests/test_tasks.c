@@ -211,6 +211,7 @@ TEST(tasks_registry_lookup) {
     CHECK(strcmp(task_suggest("mrcp"), "mrpc") == 0);
     CHECK(strcmp(task_suggest("sst"), "sst2") == 0);
     CHECK(strcmp(task_suggest("colaa"), "cola") == 0);
+    CHECK_MSG(task_suggest("imdb") == NULL, "a name near no task suggests none");
 
     const Task *mnli = task_find("mnli");
     CHECK_EQ_INT(mnli->num_splits, 5);

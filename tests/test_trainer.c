@@ -1149,6 +1149,17 @@ TEST(trainer_cli_unknown_names_binary) {
     CHECK_EQ_INT(st, 2);
     CHECK_MSG(strstr(out, "unknown model 'fastext' (did you mean") != NULL, "%s", out);
     free(out);
+    /* A suggestion only when one is near: a misspelt command gets one, a name like no other none. */
+    static const struct { const char *args, *says; int suggests; } GUESS[] = {
+        {"finetun", "did you mean 'finetune'", 1}, {"xyzzyq", "unknown command 'xyzzyq'", 0},
+        {"compare all --models nosuch", "unknown model 'nosuch'", 0}, {"finetune zzzzzz", "unknown task 'zzzzzz'", 0}};
+    for (size_t i = 0; i < sizeof GUESS / sizeof GUESS[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s 2>&1", test_glue_bin(), GUESS[i].args);
+        out = test_run(cmd, &st);
+        CHECK_MSG(st == 2 && strstr(out, GUESS[i].says) && !strstr(out, "did you mean") == !GUESS[i].suggests,
+                  "glue %s: %s", GUESS[i].args, out);
+        free(out);
+    }
     snprintf(cmd, sizeof cmd, "%s predict qnli --model bert 2>&1 < /dev/null", test_glue_bin());
     out = test_run(cmd, &st);
     CHECK_MSG(st != 0, "no run: fails cleanly");

@@ -27,6 +27,7 @@
 
 #include "core/args.h"
 #include "core/common.h"
+#include "core/editdist.h"
 #include "core/files.h"
 #include "core/provenance.h"
 #include "core/rng.h"
@@ -115,7 +116,8 @@ static int bench_ft_parse(int argc, char **argv, FtBench *b) {
     }
     b->task = task_find(task);
     if (!b->task) {
-        user_error("run 'glue tasks' for the list", "unknown task '%s' (did you mean '%s'?)", task, task_suggest(task));
+        char tail[96];
+        user_error("run 'glue tasks' for the list", "unknown task '%s'%s", task, str_did_you_mean(task_suggest(task), tail, sizeof tail));
         return EXIT_USAGE;
     }
     if (b->task->num_labels < 2 || !task_dev_split(b->task) || !task_split(b->task, "train")) {

@@ -3,6 +3,7 @@
 
 #include "core/checkpoint.h"
 #include "core/common.h"
+#include "core/editdist.h"
 #include "core/files.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
@@ -25,9 +26,8 @@
 const Task *cli_find_task(const char *name) {
     const Task *t = task_find(name);
     if (t) return t;
-    const char *guess = task_suggest(name);
-    user_error("'glue tasks' lists the tasks", "unknown task '%s'%s%s%s", name,
-               guess ? " (did you mean '" : "", guess ? guess : "", guess ? "'?)" : "");
+    char tail[96];
+    user_error("'glue tasks' lists the tasks", "unknown task '%s'%s", name, str_did_you_mean(task_suggest(name), tail, sizeof tail));
     return NULL;
 }
 
@@ -127,7 +127,8 @@ const ModelOps *cli_find_model(const char *name) {
     char known[256], hint[300];
     model_names(known, sizeof known);
     snprintf(hint, sizeof hint, "models built into this binary: %s", known[0] ? known : "none");
-    user_error(hint, "unknown model '%s' (did you mean '%s'?)", name, model_suggest(name));
+    char tail[96];
+    user_error(hint, "unknown model '%s'%s", name, str_did_you_mean(model_suggest(name), tail, sizeof tail));
     return NULL;
 }
 

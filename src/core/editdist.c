@@ -3,6 +3,7 @@
 
 #include "core/common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,4 +24,15 @@ int str_edit_distance(const char *a, const char *b) {
     int d = row[lb];
     free(row);
     return d;
+}
+
+int str_is_near(const char *typed, int distance) {
+    int len = (int)strlen(typed);
+    return distance <= (len / 3 > 2 ? len / 3 : 2);
+}
+
+const char *str_did_you_mean(const char *guess, char *buf, size_t cap) {
+    if (!guess) return "";
+    snprintf(buf, cap, " (did you mean '%s'?)", guess);
+    return buf;
 }

@@ -207,7 +207,7 @@ int model_check_memory_load(const ModelOps *ops, const char *ckpt);
  * (models/ensemble/ensemble.h: "ensemble", "boost"), which model_at does not
  * list: they are built from runs, never trained by finetune. */
 const ModelOps *model_find(const char *name);
-/* The closest model name to a misspelt one (for "did you mean"). */
+/* The closest model name to a misspelt one (for "did you mean"), NULL when none is near. */
 const char *model_suggest(const char *name);
 /* The models in registration order: bert, fasttext, textcnn, bilstm, then any
  * added by model_register. */

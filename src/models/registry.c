@@ -67,5 +67,5 @@ const char *model_suggest(const char *name) {
         int d = str_edit_distance(name, combinations[i]->name);
         if (d < best_d) { best_d = d; best = combinations[i]->name; }
     }
-    return best ? best : "bert";
+    return best && str_is_near(name, best_d) ? best : NULL;
 }

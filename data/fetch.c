@@ -14,6 +14,7 @@
 #include "data/fetch.h"
 
 #include "core/common.h"
+#include "core/editdist.h"
 #include "core/lines.h"
 #include "tasks/task.h"
 
@@ -535,8 +536,9 @@ static int select_what(const char *const *what, int n, FetchSelection *sel) {
             continue;
         const Task *t = task_find(w);
         if (!t) {
+            char tail[96];
             user_error("fetch takes a task id ('glue tasks' lists them), glue, subsets, mt, pretrain or all",
-                       "unknown dataset '%s' (did you mean '%s'?)", w, task_suggest(w));
+                       "unknown dataset '%s'%s", w, str_did_you_mean(task_suggest(w), tail, sizeof tail));
             return -1;
         }
         if (t->subset_of) sel->subset[t - SUBSET_TASKS] = 1;

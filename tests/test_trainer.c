@@ -927,8 +927,8 @@ TEST(trainer_cli_finetune_seeds) {
                    acc[i], 1e-12);
     cJSON_Delete(j);
     /* A bad list is a usage error. */
-    static const char *const BAD[] = {"1,,2", "a", "-3", "1;2"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const BAD[] = {"1,,2", "a", "-3", "1;2", "3,11,3"};   /* a seed twice: no spread */
+    for (int i = 0; i < 5; i++) {
         const char *argv[] = {"finetune", "sst2", "--model", "testbow", "--seeds", BAD[i], "--out", out};
         r = run_command(fx.root, NULL, NULL, 8, argv);
         CHECK_MSG(r.status == 2 && strstr(r.err, "--seeds"), "--seeds %s -> %d: %s", BAD[i], r.status, r.err);

@@ -384,6 +384,12 @@ int cli_parse_seeds(const char *list, long *out, int max) {
                        list, max);
             return -1;
         }
+        for (int k = 0; k < n; k++)
+            if (out[k] == v) {
+                user_error("each seed once: a mean over repeated runs of one seed is no spread",
+                           "--seeds %s: seed %ld is given twice", list, v);
+                return -1;
+            }
         out[n++] = v;
         p = *end ? end + 1 : end;
     }

@@ -50,8 +50,8 @@ static int ensemble_check_member(const EnsembleOptions *o, int i) {
         rc = EXIT_USAGE;
     } else if (strcmp(task, o->task->name) != 0) {
         user_error_usage("an ensemble's members are runs of one task",
-                         "the members disagree on the task: %s is a run of %s, %s of %s", dir, task,
-                         o->runs[0], o->task->name);
+                         "%s is a run of %s, not of %s (the task given, or the first member's)", dir, task,
+                         o->task->name);
         rc = EXIT_USAGE;
     } else if (run_dir_check_labels(dir, o->task) != 0) {
         rc = EXIT_DATA;

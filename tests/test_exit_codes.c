@@ -82,6 +82,9 @@ TEST(exit_code_out_of_range_is_2_everywhere) {
         {"translate --beam 0 hello", "--beam"},
         {"pretrain --set steps=-1 --out r4", "steps"},
         {"vectors train --corpus corpus.txt --out v.vec --dim 0", "--dim"},
+        /* a pool of 100,000 threads crashed the OpenMP runtime (SIGSEGV) */
+        {"finetune --train tr.tsv --dev tr.tsv --model fasttext --threads 100000 --out r5", "--threads 100000"},
+        {"translate --threads 2000 hello", "--threads 2000"},
     };
     exit_cases(&f, RANGE, (int)(sizeof RANGE / sizeof RANGE[0]), 2);
     cli_fixture_close(&f);

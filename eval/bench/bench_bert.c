@@ -391,7 +391,7 @@ static int bench_bert_parse(int argc, char **argv, BertBench *b) {
     b->config_name = args_str(&a, "--config", "tiny");
     b->reps = (int)args_int(&a, "--reps", 7);
     int steps = (int)args_int(&a, "--steps", 0);
-    b->threads = (int)args_int(&a, "--threads", 2);
+    b->threads = (int)args_threads(&a, 2);
     b->python = args_str(&a, "--python", BENCH_BERT_PYTHON);
     b->script = args_str(&a, "--script", BENCH_BERT_SCRIPT);
     b->torch = !args_flag(&a, "--no-torch");

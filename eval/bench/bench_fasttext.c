@@ -102,7 +102,7 @@ static int bench_ft_parse(int argc, char **argv, FtBench *b) {
     b->dim = (int)args_int(&a, "--dim", 100);
     b->word_ngrams = (int)args_int(&a, "--wordNgrams", 1);
     if (bench_ft_quant_flags(&a, b) != 0) return EXIT_USAGE;
-    b->threads = (int)args_int(&a, "--threads", 2);
+    b->threads = (int)args_threads(&a, 2);
     b->reps = (int)args_int(&a, "--reps", 3);
     b->bin = args_str(&a, "--fasttext", BENCH_FT_BIN);
     b->json = args_flag(&a, "--json");

@@ -51,7 +51,7 @@ static int bench_rnn_parse(int argc, char **argv, RnnBench *b) {
     Args a;
     args_init(&a, argc, argv);
     b->reps = (int)args_int(&a, "--reps", 5);
-    b->threads = (int)args_int(&a, "--threads", 2);
+    b->threads = (int)args_threads(&a, 2);
     b->B = (int)args_int(&a, "--batch", 64);
     b->D = (int)args_int(&a, "--dim", 300);
     b->H = (int)args_int(&a, "--hidden", 512);

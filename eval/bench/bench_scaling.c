@@ -185,7 +185,7 @@ int bench_scaling(int argc, char **argv) {
     int nc = args_strs(&a, "--config", configs, SCALING_MAX_CONFIGS);
     Scaling sc = {.corpus = args_str(&a, "--corpus", "data/pretrain/brown/brown_tagged.txt.gz"),
                   .steps = args_int(&a, "--steps", 20), .batch = args_int(&a, "--batch", 64),
-                  .threads = (int)args_int(&a, "--threads", 2), .ranks = (int)args_int(&a, "--ranks", 2),
+                  .threads = (int)args_threads(&a, 2), .ranks = (int)args_int(&a, "--ranks", 2),
                   .zero = (int)args_int(&a, "--zero", 0)};
     long reps = args_int(&a, "--reps", 3);
     const char *out = args_str(&a, "--out", "bench_scaling.json");

@@ -30,7 +30,7 @@ int cmd_boost(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *model = args_str(&a, "--model", NULL), *out = args_str(&a, "--out", NULL);
     long rounds = args_int(&a, "--rounds", 3), seed = args_int(&a, "--seed", BOOST_DEFAULT_SEED);
-    long epochs = args_int(&a, "--epochs", 0), threads = args_int(&a, "--threads", 0);
+    long epochs = args_int(&a, "--epochs", 0), threads = args_threads(&a, 0);
     int overwrite = args_flag(&a, "--overwrite"), json = args_flag(&a, "--json");
     const char *sets[BOOST_MAX_SETS + 1], *origin[BOOST_MAX_SETS + 1];
     int nsets = args_strs(&a, "--set", sets, BOOST_MAX_SETS);

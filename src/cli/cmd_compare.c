@@ -366,7 +366,7 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
     const char *seeds = args_str(&a, "--seeds", NULL);
     c->with = args_str(&a, "--with", NULL);
-    c->threads = args_int(&a, "--threads", 0);
+    c->threads = args_threads(&a, 0);
     c->retrain = args_flag(&a, "--retrain");
     c->json = args_flag(&a, "--json");
     const char *init = args_str(&a, "--init", NULL);

@@ -55,7 +55,7 @@ int cmd_export(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *vocab_path = args_str(&a, "--vocab", NULL);
     const char *task_name = args_str(&a, "--task", NULL);
-    long threads = args_int(&a, "--threads", 0);   /* accepted like every command's; export does no math to speak of */
+    long threads = args_threads(&a, 0);   /* accepted like every command's; export does no math to speak of */
     int json = args_flag(&a, "--json");
     const char *pos[2];
     int np = args_positional(&a, pos, 2);

@@ -91,7 +91,7 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     }
     f->seed = args_int(&a, "--seed", FINETUNE_DEFAULT_SEED);
     if (seeds && (f->nseeds = cli_parse_seeds(seeds, f->seeds, FINETUNE_MAX_SEEDS)) < 0) return EXIT_USAGE;
-    f->threads = args_int(&a, "--threads", 0);
+    f->threads = args_threads(&a, 0);
     f->json = args_flag(&a, "--json");
     f->resume = args_flag(&a, "--resume");
     f->overwrite = args_flag(&a, "--overwrite");

@@ -67,7 +67,7 @@ int cmd_finetune_multi(int argc, char **argv) {
     MultiTaskOptions o = {.show_progress = 1};
     const char *list = args_str(&a, "--tasks", NULL), *out = args_str(&a, "--out", NULL);
     const char *file = args_str(&a, "--config", NULL);
-    long seed = args_int(&a, "--seed", MULTI_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
+    long seed = args_int(&a, "--seed", MULTI_DEFAULT_SEED), threads = args_threads(&a, 0);
     o.checkpoint_every = args_int(&a, "--checkpoint-every", 0);
     o.resume = args_flag(&a, "--resume");
     o.overwrite = args_flag(&a, "--overwrite");

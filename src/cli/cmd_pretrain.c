@@ -113,7 +113,7 @@ static int pretrain_train_ranked(int argc, char **argv) {
     int rc = cfg_args_get(&a, &c);
     const char *out = args_str(&a, "--out", NULL), *cache = args_str(&a, "--cache", NULL);
     int resume = args_flag(&a, "--resume"), overwrite = args_flag(&a, "--overwrite");
-    long stop_at = args_int(&a, "--stop-at", 0), threads = args_int(&a, "--threads", 0);
+    long stop_at = args_int(&a, "--stop-at", 0), threads = args_threads(&a, 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 0)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
     if (stop_at < 0 || threads < 0) {
         user_error(NULL, "--stop-at and --threads must not be negative");
@@ -142,7 +142,7 @@ static int pretrain_prepare(int argc, char **argv) {
     int rc = cfg_args_get(&a, &c);
     const char *cache = args_str(&a, "--cache", NULL);
     int json = args_flag(&a, "--json");
-    long threads = args_int(&a, "--threads", 0);
+    long threads = args_threads(&a, 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 1)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
     PretrainConfig pc = {0};
     if ((rc = cfg_build(&c, &pc))) return rc;
@@ -189,7 +189,7 @@ static int pretrain_eval(int argc, char **argv) {
     const char *cache = args_str(&a, "--cache", NULL);
     long B = args_int(&a, "--batch", PRETRAIN_EVAL_BATCH), T = args_int(&a, "--seq-len", PRETRAIN_EVAL_SEQ_LEN);
     long seed = args_int(&a, "--seed", MLM_EVAL_SEED), max_batches = args_int(&a, "--max-batches", 0);
-    long threads = args_int(&a, "--threads", 0);
+    long threads = args_threads(&a, 0);
     int json = args_flag(&a, "--json");
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
@@ -222,7 +222,7 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     char results_default[4200];
     snprintf(results_default, sizeof results_default, "%s/pretrain_screen.json", run_results_root());
     const char *results = args_str(&a, "--results", results_default);
-    long threads = args_int(&a, "--threads", 0);
+    long threads = args_threads(&a, 0);
     const char *sets[SCREEN_MAX_SETS + 1];
     int nsets = args_strs(&a, "--set", sets, SCREEN_MAX_SETS);
     const char *pos[SCREEN_MAX_RUNS + 2];

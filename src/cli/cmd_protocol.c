@@ -29,7 +29,7 @@ int cmd_protocol(int argc, char **argv) {
     snprintf(results_default, sizeof results_default, "%s/finetune_protocol.json", run_results_root());
     const char *model = args_str(&a, "--model", "bert"), *init = args_str(&a, "--init", NULL);
     const char *root = args_str(&a, "--out", root_default), *results = args_str(&a, "--results", results_default);
-    long threads = args_int(&a, "--threads", 0);
+    long threads = args_threads(&a, 0);
     const char *changes[PROTOCOL_MAX_ROWS], *sets[PROTOCOL_MAX_SETS];
     int nsets = args_strs(&a, "--set", sets, PROTOCOL_MAX_SETS);
     int nch = args_strs(&a, "--change", changes, PROTOCOL_MAX_ROWS - 1);

@@ -353,7 +353,7 @@ int cmd_quantize(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *out_arg = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
-    long threads = args_int(&a, "--threads", 0);
+    long threads = args_threads(&a, 0);
     const char *cal = args_str(&a, "--calibrate", NULL);
     int json = args_flag(&a, "--json"), overwrite = args_flag(&a, "--overwrite"), bad = 0;
     cJSON *settings = quantize_flags(&a, &bad);

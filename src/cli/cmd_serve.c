@@ -143,7 +143,7 @@ static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **run
     *nruns = args_strs(&a, "--run", runs, SERVE_MAX_MODELS);
     cfg->host = args_str(&a, "--host", "127.0.0.1");
     long port = args_int(&a, "--port", 8080);
-    *threads = (int)args_int(&a, "--threads", 0);
+    *threads = (int)args_threads(&a, 0);
     cfg->workers = (int)args_int(&a, "--workers", 1);
     cfg->max_batch = (int)args_int(&a, "--max-batch", 64);
     cfg->max_wait_ms = (int)args_int(&a, "--max-wait-ms", 5);

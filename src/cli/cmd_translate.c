@@ -103,7 +103,7 @@ static int translate_train(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *config_file = args_str(&a, "--config", NULL), *out = args_str(&a, "--out", NULL);
-    long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_int(&a, "--threads", 0);
+    long seed = args_int(&a, "--seed", TRANSLATE_DEFAULT_SEED), threads = args_threads(&a, 0);
     long stop_at = args_int(&a, "--stop-at", 0), every = args_int(&a, "--checkpoint-every", 0);
     int resume = args_flag(&a, "--resume"), quiet = args_flag(&a, "--quiet"), overwrite = args_flag(&a, "--overwrite");
     const char *sets[TRANSLATE_MAX_SETS];
@@ -311,7 +311,7 @@ static int translate_eval(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *where = args_str(&a, "--model", NULL), *split = args_str(&a, "--split", "test2016");
     const char *out = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
-    long beam = args_int(&a, "--beam", -1), threads = args_int(&a, "--threads", 0);
+    long beam = args_int(&a, "--beam", -1), threads = args_threads(&a, 0);
     double alpha = args_double(&a, "--alpha", -1);
     int json = args_flag(&a, "--json");
     const char *pos[2];
@@ -413,7 +413,7 @@ static int translate_text(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *where = args_str(&a, "--model", NULL);
-    long beam = args_int(&a, "--beam", -1), threads = args_int(&a, "--threads", 0);
+    long beam = args_int(&a, "--beam", -1), threads = args_threads(&a, 0);
     double alpha = args_double(&a, "--alpha", -1);
     const char *pos[ARGS_MAX];
     int npos = args_positional(&a, pos, ARGS_MAX);

@@ -71,7 +71,7 @@ static int vectors_train_cmd(int argc, char **argv) {
     c.x_max = args_double(&a, "--x-max", c.x_max);
     c.alpha = args_double(&a, "--alpha", c.alpha);
     c.max_words = args_int(&a, "--max-words", 0);
-    long threads = args_int(&a, "--threads", 0), seed = args_int(&a, "--seed", 1);
+    long threads = args_threads(&a, 0), seed = args_int(&a, "--seed", 1);
     int json = args_flag(&a, "--json");
     /* "train" first, then any further corpus files after --corpus FILE. */
     const char *pos[VECTORS_MAX_CORPORA + 1];

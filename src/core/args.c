@@ -70,6 +70,14 @@ long args_int(Args *a, const char *name, long fallback) {
     return args_parsed(a, name, s, end, "an integer") ? v : fallback;
 }
 
+long args_threads(Args *a, long fallback) {
+    long v = args_int(a, "--threads", fallback);
+    if (v >= 0 && v <= ARGS_MAX_THREADS) return v;
+    user_error_usage("0 uses every core", "%s: --threads %ld: a whole number from 0 to %d", a->argv[0], v, ARGS_MAX_THREADS);
+    a->bad = 1;
+    return fallback;
+}
+
 double args_double(Args *a, const char *name, double fallback) {
     const char *s = args_str(a, name, NULL);
     if (!s) return fallback;

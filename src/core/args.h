@@ -21,6 +21,10 @@ int args_flag(Args *a, const char *name);                               /* 1 if 
 const char *args_str(Args *a, const char *name, const char *fallback);
 long args_int(Args *a, const char *name, long fallback);
 double args_double(Args *a, const char *name, double fallback);
+/* --threads: 0 (every core) to ARGS_MAX_THREADS; beyond, an error args_finish
+ * reports (a pool of 100,000 threads crashed the OpenMP runtime). */
+#define ARGS_MAX_THREADS 1024
+long args_threads(Args *a, long fallback);
 /* Every value of a repeatable option (`--set a=1 --set b=2`), in order; returns
  * how many (one more than max is an error that args_finish reports). */
 int args_strs(Args *a, const char *name, const char **out, int max);

@@ -43,6 +43,7 @@ extern "C" {
 
 #define GLUE_API_VERSION 1
 #define GLUE_ERROR_MAX 1024    /* an error buffer of this size never truncates */
+#define GLUE_MAX_THREADS 1024  /* glue_open's threads, as the command line's --threads */
 #define GLUE_MAX_LABELS 100    /* the most labels a model can have */
 
 #if defined(__GNUC__)
@@ -69,8 +70,8 @@ GLUE_EXPORT int glue_api_version(void);
  * it, which say the task and its labels), or a model.ckpt file (whose
  * directory is read the same way). The model kind (bert, fasttext, textcnn,
  * bilstm) comes from the checkpoint. threads: OpenMP threads per
- * glue_predict (0: the cores this process may use). *out gets the handle,
- * or NULL on error. */
+ * glue_predict (0: the cores this process may use; at most GLUE_MAX_THREADS,
+ * more is GLUE_ERR_ARGUMENT). *out gets the handle, or NULL on error. */
 GLUE_EXPORT glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap);
 /* Releases a handle (NULL: nothing). No call on it may be running. */
 GLUE_EXPORT void glue_close(glue_model *m);

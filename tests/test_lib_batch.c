@@ -59,6 +59,8 @@ static void lb_model(const CliFixture *f, const char *model, const char *quick) 
     free(out);
     snprintf(run, sizeof run, "%s/run-%s", f->dir, model);
     glue_model *m;
+    /* More threads than the command line allows is a bad argument, not a crash of the OpenMP runtime. */
+    CHECK(glue_open(run, GLUE_MAX_THREADS + 1, &m, err, sizeof err) == GLUE_ERR_ARGUMENT && !m && strstr(err, "threads"));
     if (st != 0 || glue_open(run, 1, &m, err, sizeof err) != GLUE_OK) {
         CHECK_MSG(0, "%s: %s", model, err);
         return;

@@ -146,8 +146,10 @@ static glue_model *lib_open(const char *path, int threads) {
 glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap) {
     ErrorCapture cap;
     if (out) *out = NULL;
-    if (!path || !out) {
-        if (error && error_cap) snprintf(error, error_cap, "glue_open: path and out must not be NULL");
+    if (!path || !out || threads > GLUE_MAX_THREADS) {
+        if (error && error_cap)
+            snprintf(error, error_cap, "glue_open: %s", threads > GLUE_MAX_THREADS ? "threads: at most 1024 (0: every core)"
+                                                                                 : "path and out must not be NULL");
         return GLUE_ERR_ARGUMENT;
     }
     pthread_once(&lib_once, lib_init);

@@ -61,8 +61,8 @@ int cmd_export(int argc, char **argv) {
     int np = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EXPORT_USAGE);
     if (rc) return rc;
-    if (np != 2 || threads < 0) {
-        user_error("usage: " EXPORT_USAGE, "export takes a checkpoint and an output directory (and --threads >= 0)");
+    if (np != 2) {
+        user_error("usage: " EXPORT_USAGE, "export takes a checkpoint and an output directory");
         return EXIT_USAGE;
     }
     threads_init((int)threads);

@@ -152,8 +152,8 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
         return args_usage(FINETUNE_USAGE);
     }
     f->task = is_own ? NULL : pos[0];
-    if (f->seed < 0 || f->threads < 0 || f->checkpoint_every < 0) {
-        user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
+    if (f->seed < 0 || f->checkpoint_every < 0) {
+        user_error(NULL, "--seed and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     return 0;

@@ -83,8 +83,8 @@ int cmd_finetune_multi(int argc, char **argv) {
         user_error(NULL, "finetune multi: unexpected argument %s", npos > 1 ? pos[1] : "");
         return args_usage(MULTI_USAGE);
     }
-    if (seed < 0 || threads < 0 || o.checkpoint_every < 0) {
-        user_error(NULL, "--seed, --threads and --checkpoint-every must not be negative");
+    if (seed < 0 || o.checkpoint_every < 0) {
+        user_error(NULL, "--seed and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     if (run_config_conflicts(set.sets, set.origin, set.n) != 0) return EXIT_USAGE;

@@ -115,8 +115,8 @@ static int pretrain_train_ranked(int argc, char **argv) {
     int resume = args_flag(&a, "--resume"), overwrite = args_flag(&a, "--overwrite");
     long stop_at = args_int(&a, "--stop-at", 0), threads = args_threads(&a, 0);
     if (rc || (rc = cfg_args_positional(&a, &c, 0)) || (rc = args_finish(&a, PRETRAIN_USAGE))) return rc;
-    if (stop_at < 0 || threads < 0) {
-        user_error(NULL, "--stop-at and --threads must not be negative");
+    if (stop_at < 0) {
+        user_error(NULL, "--stop-at must not be negative");
         return EXIT_USAGE;
     }
     PretrainConfig pc = {0};
@@ -233,7 +233,7 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     long seeds[SCREEN_MAX_SEEDS];
     int nt = cli_split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = cli_parse_seeds(seeds_buf, seeds, SCREEN_MAX_SEEDS);
     if (ns < 0) return EXIT_USAGE;
-    if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || threads < 0 || nsets > SCREEN_MAX_SETS) {
+    if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || nsets > SCREEN_MAX_SETS) {
         user_error("e.g. glue pretrain screen runs/pretrain/a runs/pretrain/b --tasks sst2,cola --seeds 1,2",
                    "pretrain screen: give 1 to %d run directories, up to %d tasks and %d seeds (whole numbers >= 0)",
                    SCREEN_MAX_RUNS, SCREEN_MAX_TASKS, SCREEN_MAX_SEEDS);

@@ -368,9 +368,8 @@ int cmd_quantize(int argc, char **argv) {
         rc = EXIT_USAGE;
     }
 
-    if (!rc && (bad || np < 1 || np > 64 || threads < 0 || (out_arg && np > 1))) {
-        if (!bad) user_error("usage: " QUANTIZE_USAGE, "quantize takes 1 to 64 run directories (--out with one only), "
-                             "--threads >= 0");
+    if (!rc && (bad || np < 1 || np > 64 || (out_arg && np > 1))) {
+        if (!bad) user_error("usage: " QUANTIZE_USAGE, "quantize takes 1 to 64 run directories (--out with one only)");
         rc = EXIT_USAGE;
     }
     char run[4096], out[4200] = "";

@@ -162,7 +162,7 @@ static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **run
     const char *bad = npos ? "serve takes no positional arguments (--run DIR)"
                     : *nruns == 0 ? "give the model to serve: --run DIR"
                     : port < 0 || port > 65535 ? "--port: 0..65535 (0: any free port)"
-                    : *threads < 0 || cfg->workers < 1 || cfg->workers > 64 ? "--threads >= 0, --workers 1..64"
+                    : cfg->workers < 1 || cfg->workers > 64 ? "--workers 1..64"
                     : cfg->max_batch < 1 || cfg->max_wait_ms < 0 || cfg->max_wait_ms > 10000 ? "--max-batch >= 1, --max-wait-ms 0..10000"
                     : cfg->max_pending < 1 || cfg->limits.max_body < 16 || cfg->limits.max_text < 1 || cfg->limits.max_texts < 1
                         ? "--max-pending, --max-texts >= 1, --max-body >= 16, --max-text >= 1"

@@ -112,9 +112,9 @@ static int translate_train(int argc, char **argv) {
     int npos = args_positional(&a, pos, 2);
     int rc = args_finish(&a, TRANSLATE_USAGE);
     if (rc) return rc;
-    if (npos != 0 || seed < 0 || threads < 0 || every < 0) {
+    if (npos != 0 || seed < 0 || every < 0) {
         user_error("usage: " TRANSLATE_USAGE, "translate train: %s",
-                   npos != 0 ? "unexpected arguments" : "--seed, --threads and --checkpoint-every must not be negative");
+                   npos != 0 ? "unexpected arguments" : "--seed and --checkpoint-every must not be negative");
         return EXIT_USAGE;
     }
     cJSON *config = s2s_run_config_build(config_file, sets, NULL, nsets);
@@ -274,8 +274,8 @@ static void translate_print_eval(const char *split, const S2sDecodeOptions *dec,
 /* Checks --beam (-1: the run's) and --threads, then starts the threads.
  * 0, or EXIT_USAGE after a message. */
 static int translate_decoding_options(long beam, long threads) {
-    if (beam == 0 || beam > 64 || threads < 0) {
-        user_error("--beam is in [1, 64], --threads at least 0 (0: all cores)", "translate: --beam must be in [1, 64]");
+    if (beam == 0 || beam > 64) {
+        user_error("--beam is in [1, 64]", "translate: --beam must be in [1, 64]");
         return EXIT_USAGE;
     }
     threads_init((int)threads);

@@ -80,7 +80,7 @@ static int vectors_train_cmd(int argc, char **argv) {
     if (rc) return rc;
     const char *problem = args_train_corpora_problem(pos, npos, corpus, out, VECTORS_MAX_CORPORA);
     if (!problem && m < 0) problem = "--method must be skipgram, cbow or glove";
-    if (!problem && (threads < 0 || seed < 0)) problem = "--threads and --seed must not be negative";
+    if (!problem && seed < 0) problem = "--seed must not be negative";
     if (problem) {
         user_error("usage: " VECTORS_USAGE, "vectors: %s", problem);
         return EXIT_USAGE;

@@ -299,6 +299,30 @@ TEST(ensemble_is_a_row_of_compare) {
         out = cli_fixture_glue(&f, "compare days --models boost --threads 1", &st);
         CHECK_MSG(st != 0 && strstr(out, "glue boost"), "exit %d: %s", st, out);
         free(out);
+        /* Over seeds, each seed's own ensemble (--out compare's runs/compare/<task>/ensemble-seed<S>): an ensemble
+         * of one member is that member, so the row equals textcnn's over the same seeds; a seed without its
+         * ensemble is refused, naming the command that builds it (one run read for every seed was a spread of 0). */
+        if (ens_run(&f, "ensemble days --models textcnn --seeds 42 --out runs/compare/days/ensemble-seed42", 0) == 0 &&
+            ens_run(&f, "ensemble days --models textcnn --seeds 7 --out runs/compare/days/ensemble-seed7", 0) == 0) {
+            out = ens_glue(&f, "compare days --models textcnn,ensemble --seeds 42,7 --threads 1 --json", NULL, &st);
+            cJSON *k = cJSON_Parse(out);
+            double acc[2] = {NAN, NAN};
+            const cJSON *ms = cJSON_GetObjectItemCaseSensitive(k, "models");
+            for (const cJSON *m = ms ? ms->child : NULL; m; m = m->next) {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "model");
+                int which = !cJSON_IsString(name) ? -1 : strcmp(name->valuestring, "textcnn") == 0 ? 0
+                                                     : strcmp(name->valuestring, "ensemble") == 0 ? 1 : -1;
+                if (which >= 0)
+                    acc[which] = ens_dev_accuracy(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "tasks"), "days"));
+            }
+            CHECK_MSG(st == 0 && acc[0] == acc[1] && !isnan(acc[0]), "textcnn %.2f, ensemble %.2f over seeds 42,7: %.300s",
+                      acc[0], acc[1], out);
+            cJSON_Delete(k);
+            free(out);
+            out = cli_fixture_glue(&f, "compare days --models ensemble --seeds 42,8 --threads 1", &st);
+            CHECK_MSG(st == 2 && strstr(out, "for seed 8") && strstr(out, "--seeds 8 --out"), "exit %d: %s", st, out);
+            free(out);
+        }
     }
     cli_fixture_close(&f);
 }

@@ -149,20 +149,32 @@ static cJSON *compare_test(const ModelOps *ops, const Task *t, const char *dir, 
 }
 
 /* An ensemble or boosting run (models/ensemble/ensemble.h) is built from
- * runs, never trained here: runs/<task>/<ensemble|boost> as it was built.
- * NULL after a message saying how to build it. */
-static cJSON *compare_combined(const ModelOps *ops, const Task *t, char *dir, size_t cap) {
+ * runs, never trained here: for seed S the one built into compare's
+ * runs/compare/<task>/<ensemble|boost>-seed<S> (--out), else, when one seed
+ * is compared, runs/<task>/<ensemble|boost>; over several seeds each needs
+ * its own (one run read for every seed would be a spread of zero). NULL
+ * after a message saying how to build it. */
+static cJSON *compare_combined(const CompareArgs *c, const ModelOps *ops, const Task *t, char *dir, size_t cap) {
     char path[4400];
-    run_dir_path(t->name, ops->name, dir, cap);
+    cli_compare_dir(t->name, ops->name, "", c->seed, dir, cap);
     file_join(dir, RUN_RESULTS, path, sizeof path);
+    if (!file_exists(path) && c->num_seeds == 1) {
+        run_dir_path(t->name, ops->name, dir, cap);
+        file_join(dir, RUN_RESULTS, path, sizeof path);
+    }
     cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
-    if (!res)
-        user_error_usage(ensemble_is(ops) && strcmp(ops->name, ENSEMBLE_MODEL) == 0
-                             ? "build it first: glue ensemble TASK --runs DIR,DIR,... (or --models M1,M2 --seeds S)"
-                             : "build it first: glue boost TASK --model M --rounds R",
-                         "no %s run of %s in %s", ops->name, t->display, dir);
-    else
+    if (!res) {
+        char how[4600];
+        if (strcmp(ops->name, ENSEMBLE_MODEL) == 0)
+            snprintf(how, sizeof how, "build it first: glue ensemble %s --models M1,M2 --seeds %ld --out %s", t->name,
+                     c->seed, dir);
+        else
+            snprintf(how, sizeof how, "build it first: glue boost %s --model M --rounds R --seed %ld --out %s", t->name,
+                     c->seed, dir);
+        user_error_usage(how, "no %s run of %s for seed %ld in %s", ops->name, t->display, c->seed, dir);
+    } else {
         fprintf(stderr, "== %s on %s: reusing %s\n", ops->name, t->display, dir);
+    }
     return res;
 }
 
@@ -201,7 +213,7 @@ static int compare_check_configs(const CompareArgs *c, const cJSON *summary) {
 static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task *t) {
     if (ensemble_is(ops)) {
         char dir[4200];
-        cJSON *res = compare_combined(ops, t, dir, sizeof dir);
+        cJSON *res = compare_combined(c, ops, t, dir, sizeof dir);
         cJSON *e = res ? compare_entry(res, dir, 1) : NULL;
         cJSON_Delete(res);
         return e ? compare_test(ops, t, dir, e) : NULL;

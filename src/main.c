@@ -272,8 +272,10 @@ static const Command COMMANDS[] = {
      "  the training split (SAMME, as scikit-learn's AdaBoostClassifier; for two\n"
      "  classes AdaBoost.M1); the rounds vote with weights\n"
      "  alpha = log((1-err)/err) + log(K-1). Rounds are runs of their own\n"
-     "  (<OUT>-round<k>); OUT (runs/<task>/boost) is read by eval, predict and\n"
-     "  compare like any run. Single-label tasks; not fastText (its own step).\n"
+     "  (<OUT>-round<k>; run again, boost reuses each finished round of the same\n"
+     "  settings, seed and weights, --overwrite trains them again); OUT\n"
+     "  (runs/<task>/boost) is read by eval, predict and compare like any run.\n"
+     "  Single-label tasks; not fastText (its own step).\n"
      "  The other form, brightmart's label-error reweighting, is a setting of\n"
      "  any classifier: glue finetune ... --set boost=label_error.\n"},
     {"protocol", cmd_protocol,

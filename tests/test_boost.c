@@ -302,6 +302,27 @@ TEST(boost_command_rounds_and_refusals) {
     free(out);
     out = boost_glue(&f, "boost days --model textcnn --rounds 2 --epochs 3 --threads 1 --out bo", 1, &st);
     CHECK_MSG(st == 2 && strstr(out, "already holds a finished run"), "a second boost into bo: exit %d: %s", st, out);
+    /* Run again with its rounds in place (an interrupted boost, or its OUT removed): the finished rounds are
+     * reused, not trained again, and give the same alphas; --overwrite trains every round again. */
+    cJSON *first = boost_json_file(&f, "bo/results.json");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/bo'", f.dir);
+    CHECK(system(cmd) == 0);
+    free(out);
+    out = boost_glue(&f, "boost days --model textcnn --rounds 2 --epochs 3 --threads 1 --out bo", 1, &st);
+    cJSON *again = boost_json_file(&f, "bo/results.json");
+    const cJSON *r1 = cJSON_GetObjectItemCaseSensitive(first, "rounds"), *r2 = cJSON_GetObjectItemCaseSensitive(again, "rounds");
+    int n_rounds = cJSON_GetArraySize(r1), same = n_rounds == cJSON_GetArraySize(r2) && n_rounds > 0;
+    for (int i = 0; same && i < n_rounds; i++)
+        same = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r1, i), "alpha")->valuedouble ==
+               cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r2, i), "alpha")->valuedouble;
+    CHECK_MSG(st == 0 && same && strstr(out, "round 1/2: reusing"), "boost again over its rounds: exit %d, same alphas %d: %s",
+              st, same, out);
+    cJSON_Delete(first);
+    cJSON_Delete(again);
+    free(out);
+    out = boost_glue(&f, "boost days --model textcnn --rounds 2 --epochs 3 --threads 1 --out bo --overwrite", 1, &st);
+    CHECK_MSG(st == 0 && !strstr(out, "reusing"), "boost --overwrite reused a round: exit %d: %s", st, out);
 done:
     free(out);
     cli_fixture_close(&f);

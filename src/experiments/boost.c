@@ -2,10 +2,12 @@
 #include "experiments/boost.h"
 
 #include "core/common.h"
+#include "core/crc32.h"
 #include "core/exit_codes.h"
 #include "core/files.h"
 #include "experiments/ensemble_build.h"
 #include "train/evaluate.h"
+#include "train/trainer.h"
 #include "train/run_dir.h"
 #include "train/run_txn.h"
 
@@ -77,8 +79,26 @@ static int boost_predict(const BoostOptions *o, const char *dir, const Dataset *
     return 0;
 }
 
-/* One round: trained with the weights w, its SAMME step. The step's status
- * into *status; 0, or the exit code. */
+/* Beside each round's run: the CRC of the example weights it was trained with
+ * (they follow from the earlier rounds, not from its settings). */
+#define BOOST_WEIGHTS_FILE "boost_weights.crc"
+
+/* 1 when dir holds a finished round of these settings, seed and weights: a
+ * boost run again (it was interrupted, or its OUT removed) does not train
+ * that round again; --overwrite retrains every round. */
+static int boost_round_done(const BoostOptions *o, const char *dir, uint64_t seed, const char *crc) {
+    if (o->base.overwrite) return 0;
+    char path[4400];
+    file_join(dir, BOOST_WEIGHTS_FILE, path, sizeof path);
+    char *kept = file_exists(path) ? file_read(path, NULL) : NULL;
+    cJSON *res = kept && strcmp(kept, crc) == 0 ? trainer_finished_run(dir, o->base.config, (long)seed, 0) : NULL;
+    free(kept);
+    cJSON_Delete(res);
+    return res != NULL;
+}
+
+/* One round: trained with the weights w (or reused, boost_round_done), its
+ * SAMME step. The step's status into *status; 0, or the exit code. */
 static int boost_round(const BoostOptions *o, int k, const Dataset *train, double *w, char *dir, size_t cap,
                        cJSON *rounds, int *status, double *alpha_out) {
     int n = train->n;
@@ -92,8 +112,17 @@ static int boost_round(const BoostOptions *o, int k, const Dataset *train, doubl
     to.num_example_weights = n;
     to.overwrite = 1;   /* boost's own directory */
     to.resume = 0;
-    if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: %s\n", k, o->rounds, dir);
-    int rc = trainer_run(&to, NULL);
+    char crc[16], path[4400];
+    snprintf(crc, sizeof crc, "%08x", (unsigned)crc32_update(0, wf, sizeof(float) * (size_t)n));
+    int rc = 0;
+    if (boost_round_done(o, dir, to.seed, crc)) {
+        if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: reusing %s\n", k, o->rounds, dir);
+    } else {
+        if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: %s\n", k, o->rounds, dir);
+        rc = trainer_run(&to, NULL);
+        file_join(dir, BOOST_WEIGHTS_FILE, path, sizeof path);
+        if (rc == 0 && atomic_write(path, crc, strlen(crc)) != 0) rc = 1;
+    }
     free(wf);
     int *pred = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *gold = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
     if (rc == 0) rc = boost_predict(o, dir, train, pred);

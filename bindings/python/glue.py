@@ -67,10 +67,24 @@ def _load():
 _lib = None
 
 
+def _check_texts(texts, name):
+    """A list (or tuple) of str or bytes, none holding a NUL: a str alone was
+    taken as its characters, an int as a pointer (a crash), a NUL cut a text."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, (list, tuple)):
+        raise TypeError("%s: a list of texts (for one text: [text])" % name)
+    for t in texts:
+        if not isinstance(t, (str, bytes)):
+            raise TypeError("%s: each text a str or bytes, not %s" % (name, type(t).__name__))
+        if ("\0" if isinstance(t, str) else b"\0") in t:
+            raise Error(65, "%s: a text holds a NUL character" % name)
+
+
 def _texts(texts):
     arr = (ctypes.c_char_p * len(texts))()
     for i, t in enumerate(texts):
-        arr[i] = t.encode("utf-8") if isinstance(t, str) else t
+        # surrogateescape: a str decoded from bytes that were not UTF-8 goes back
+        # as those bytes, and the library refuses them (GLUE_ERR_DATA) as glue predict does
+        arr[i] = t.encode("utf-8", "surrogateescape") if isinstance(t, str) else t
     return arr
 
 
@@ -98,6 +112,9 @@ class Model:
     def predict_raw(self, texts, texts_b=None):
         """(probabilities, predicted): two lists of rows, one per text, of
         len(labels) floats (the score, for regression) and 0/1 flags."""
+        _check_texts(texts, "texts")
+        if texts_b is not None:
+            _check_texts(texts_b, "texts_b")
         n, k = len(texts), len(self.labels)
         if n == 0:
             return [], []

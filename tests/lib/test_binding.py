@@ -54,6 +54,15 @@ def check_run(glue_bin, run):
             raise AssertionError("wrong texts_b accepted")
         except glue.Error as e:
             assert e.status == 2, e.status
+        # A str alone was predicted character by character, an int crashed the process (a pointer),
+        # a NUL cut its text: a TypeError, a TypeError, a data error.
+        b1 = ["x"] if m.pair else None
+        for bad, kind in (("a gripping film", TypeError), ([1, 2], TypeError), (["a\0b"], glue.Error)):
+            try:
+                m.predict(bad, b1 if isinstance(bad, list) and len(bad) == 1 else (["x", "y"] if m.pair else None))
+                raise AssertionError("predict(%r) accepted" % (bad,))
+            except kind as e:
+                assert kind is TypeError or e.status == 65, (bad, e)
 
 
 def main():

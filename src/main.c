@@ -480,11 +480,13 @@ int main(int argc, char **argv) {
         }
         return exit_code_resolve(c->fn(argc - 1, argv + 1));
     }
-    int best = 0;
-    for (int i = 1; i < NUM_COMMANDS; i++)
-        if (str_edit_distance(argv[1], COMMANDS[i].name) < str_edit_distance(argv[1], COMMANDS[best].name)) best = i;
+    int best = 0, best_d = str_edit_distance(argv[1], COMMANDS[0].name);
+    for (int i = 1; i < NUM_COMMANDS; i++) {
+        int d = str_edit_distance(argv[1], COMMANDS[i].name);
+        if (d < best_d) best = i, best_d = d;
+    }
     char tail[96];
-    const char *guess = str_is_near(argv[1], str_edit_distance(argv[1], COMMANDS[best].name)) ? COMMANDS[best].name : NULL;
+    const char *guess = str_is_near(argv[1], best_d) ? COMMANDS[best].name : NULL;
     user_error("run 'glue --help' for the list of commands", "unknown command '%s'%s", argv[1],
                str_did_you_mean(guess, tail, sizeof tail));
     return EXIT_USAGE;

@@ -7,6 +7,7 @@
  * (core/common.h error_capture) into the caller's buffer: nothing is printed. */
 #include "include/glue.h"
 
+#include "core/args.h"
 #include "core/checkpoint.h"
 #include "core/common.h"
 #include "core/files.h"
@@ -143,13 +144,16 @@ static glue_model *lib_open(const char *path, int threads) {
     return m;
 }
 
+/* The public limit is the command line's (core/args.h), not a second one. */
+_Static_assert(GLUE_MAX_THREADS == ARGS_MAX_THREADS, "glue_open's thread limit is --threads'");
+
 glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap) {
     ErrorCapture cap;
     if (out) *out = NULL;
     if (!path || !out || threads > GLUE_MAX_THREADS) {
         if (error && error_cap)
-            snprintf(error, error_cap, "glue_open: %s", threads > GLUE_MAX_THREADS ? "threads: at most 1024 (0: every core)"
-                                                                                 : "path and out must not be NULL");
+            snprintf(error, error_cap, threads > GLUE_MAX_THREADS ? "glue_open: threads: at most %d (0: every core)"
+                                                                  : "glue_open: path and out must not be NULL", GLUE_MAX_THREADS);
         return GLUE_ERR_ARGUMENT;
     }
     pthread_once(&lib_once, lib_init);

@@ -227,9 +227,15 @@ TEST(ensemble_refuses_mismatched_members_writing_nothing) {
     out = cli_fixture_glue(&f, "ensemble --runs a,nothing --out z", &st);
     CHECK_MSG(st == 2 && strstr(out, "nothing is not a finished run") && !cli_fixture_exists(&f, "z"), "exit %d: %s", st, out);
     free(out);
-    out = cli_fixture_glue(&f, "ensemble --runs a,b --weights 1 --out z", &st);
-    CHECK_MSG(st == 2 && strstr(out, "--weights") && !cli_fixture_exists(&f, "z"), "exit %d: %s", st, out);
-    free(out);
+    /* a count that is not the runs', all zero (nothing to divide by), infinite: usage errors before anything is read */
+    static const char *const BAD_WEIGHTS[] = {"1", "0,0", "inf,1", "1e400,1"};
+    for (int i = 0; i < 4; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "ensemble --runs a,b --weights %s --out z", BAD_WEIGHTS[i]);
+        out = cli_fixture_glue(&f, args, &st);
+        CHECK_MSG(st == 2 && strstr(out, "--weights") && !cli_fixture_exists(&f, "z"), "%s: exit %d: %s", args, st, out);
+        free(out);
+    }
     cli_fixture_close(&f);
 }
 

@@ -15,6 +15,7 @@
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +34,24 @@ typedef struct EnsembleArgs {
     char dirs[ENSEMBLE_MAX_MEMBERS][4200];
 } EnsembleArgs;
 
-/* --weights: "dev" (fit), or one number >= 0 per run. 0, or EXIT_USAGE. */
+/* --weights: "dev" (fit), or one finite number >= 0 per run, not all 0 (the
+ * mean divides by their sum). 0, or EXIT_USAGE. */
 static int ensemble_parse_weights(const char *text, int n, double *w, int *fit) {
     *fit = text && strcmp(text, "dev") == 0;
     if (!text || *fit) return 0;
     char *buf = xstrdup(text);
     const char *item[ENSEMBLE_MAX_MEMBERS];
     int k = cli_split_list(buf, item, ENSEMBLE_MAX_MEMBERS), rc = k == n ? 0 : EXIT_USAGE;
+    double sum = 0;
     for (int i = 0; rc == 0 && i < k; i++) {
         char *end;
         w[i] = strtod(item[i], &end);
-        if (end == item[i] || *end || !(w[i] >= 0)) rc = EXIT_USAGE;
+        if (end == item[i] || *end || !(w[i] >= 0) || !isfinite(w[i])) rc = EXIT_USAGE;
+        sum += w[i];
     }
+    if (rc == 0 && !(sum > 0 && isfinite(sum))) rc = EXIT_USAGE;
     free(buf);
-    if (rc) user_error_usage("--weights w1,w2,... (numbers >= 0, one per run), or --weights dev",
+    if (rc) user_error_usage("--weights w1,w2,... (finite numbers >= 0, one per run, not all 0), or --weights dev",
                              "--weights '%s' for %d runs", text, n);
     return rc;
 }

@@ -187,7 +187,8 @@ TEST(vectors_cli) {
     free(o);
     char *corpus = vt_corpus(20), out[] = "/tmp/glue_vt_cli_XXXXXX";
     close(mkstemp(out));
-    snprintf(cmd, sizeof cmd, "%s vectors train --corpus %s --out %s --dim 8 --epochs 1 --min-count 1 --threads 1 --json",
+    /* --sample 0: 16 words, all frequent (subsampling would leave no pair to train) */
+    snprintf(cmd, sizeof cmd, "%s vectors train --corpus %s --out %s --dim 8 --epochs 1 --min-count 1 --sample 0 --threads 1 --json",
              test_glue_bin(), corpus, out);
     o = test_run(cmd, &status);
     CHECK_EQ_INT(status, 0);

@@ -164,6 +164,40 @@ TEST(vectors_methods_bad_input) {
     free(o);
 }
 
+static char *vm_write(const char *text);
+
+/* A corpus that cannot make vectors is a data error (65) naming the option to
+ * change, and writes nothing: no word frequent enough (the hint names
+ * --min-count, not a model's --set), no context for any word (skip-gram and
+ * CBOW would write their random start; GloVe refuses it too). */
+TEST(vectors_corpus_refusals_write_nothing) {
+    char *few = vm_write("the cat sat\nthe dog sat\n"), *single = vm_write("a\nb\na\n");
+    struct { const char *corpus, *opts, *says; } cases[] = {
+        {few, "", "--min-count 1"},
+        {few, "--min-count 1", "--sample 0"},
+        {single, "--min-count 1 --sample 0", "every line has one word"},
+        {single, "--min-count 1 --method cbow --sample 0", "every line has one word"},
+        {single, "--min-count 1 --method glove", "ever occur together"},
+    };
+    for (int i = 0; i < 5; i++) {
+        char cmd[1024], out[] = "/tmp/glue_vm_refused_XXXXXX";
+        int status;
+        close(mkstemp(out));
+        unlink(out);
+        snprintf(cmd, sizeof cmd, "%s vectors train --corpus %s --out %s --dim 4 --epochs 1 --threads 1 %s 2>&1",
+                 test_glue_bin(), cases[i].corpus, out, cases[i].opts);
+        char *o = test_run(cmd, &status);
+        CHECK_MSG(status == 65 && o && strstr(o, cases[i].says) && access(out, F_OK) != 0, "%s: status %d, output: %s",
+                  cmd, status, o ? o : "");
+        free(o);
+        unlink(out);
+    }
+    unlink(few);
+    unlink(single);
+    free(few);
+    free(single);
+}
+
 static char *vm_write(const char *text) {
     char *p = xstrdup("/tmp/glue_vm_file_XXXXXX");
     FILE *f = fdopen(mkstemp(p), "w");

@@ -358,7 +358,8 @@ int vectors_train(const VecConfig *cfg, const char *const *corpora, int ncorpora
     long words = 0;
     for (int i = 0; i < ncorpora && rc == 0; i++) rc = corpus_read(corpora[i], c.max_words, &d, &cap, &words);
     WordVocab v = {0};
-    if (rc == 0 && word_vocab_build(&v, &d, c.min_count) != 0) rc = 1;
+    const char *source = ncorpora > 1 ? "the corpus files" : corpora[0];
+    if (rc == 0 && word_vocab_build_from(&v, &d, c.min_count, source, "--min-count 1") != 0) rc = 1;
     WordSeqs *text = rc == 0 ? word_seqs_encode(&v, &d, 1 << 30) : NULL;
     long lines = d.n;
     dataset_free(&d);
@@ -390,8 +391,19 @@ int vectors_train(const VecConfig *cfg, const char *const *corpora, int ncorpora
         fsum += c.epochs > 1 ? l[2] : l[0];
         fn += c.epochs > 1 ? l[3] : l[1];
     }
-    if (c.show_progress) progress_finish(&g.bar, "loss %.4f", ln ? lsum / ln : 0.0);
-    rc = sg_write(&g, &v, out_path) ? 1 : 0;
+    if (c.show_progress) {
+        g.bar.done = (long)atomic_load(&g.done);
+        progress_finish(&g.bar, "loss %.4f", ln ? lsum / ln : 0.0);
+    }
+    /* No (word, context) pair at all: the vectors would be their random
+     * initialisation. Refused, as GloVe refuses a corpus without co-occurrences. */
+    if (ln == 0 && c.sample > 0)
+        user_error_data("give more text, or --sample 0 (it keeps every occurrence)",
+                        "vectors: no word was trained: every line has one word, or subsampling (--sample %g) "
+                        "discarded the words around it", c.sample);
+    else if (ln == 0)
+        user_error_data("give more text: lines of two words or more", "vectors: no word was trained: every line has one word");
+    rc = ln == 0 ? 1 : sg_write(&g, &v, out_path) ? 1 : 0;
     if (st) *st = (VecStats){.lines = lines, .words = (long)text->tokens, .vocab = g.V - WF_NUM_RESERVED,
                              .loss = ln ? lsum / ln : 0, .loss_first = fn ? fsum / fn : 0, .seconds = secs};
     sg_free(&g);

@@ -227,7 +227,7 @@ int glove_train(const VecConfig *c, const WordVocab *v, const WordSeqs *text, co
     GloveCooc *e = NULL;
     long n = glove_count(text, V, c->window, &e);
     if (n == 0) {
-        user_error("give more text, or a lower --min-count", "vectors: no two vocabulary words ever occur together");
+        user_error_data("give more text, or a lower --min-count", "vectors: no two vocabulary words ever occur together");
         free(e);
         return 1;
     }

@@ -27,7 +27,8 @@ static void vocab_add_reserved(WordVocab *v) {
     for (int i = 0; i < WF_NUM_RESERVED; i++) word_dict_add(&v->dict, WF_RESERVED[i], strlen(WF_RESERVED[i]), 0);
 }
 
-int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
+int word_vocab_build_from(WordVocab *v, const Dataset *train, int min_count, const char *source,
+                          const char *lower_count) {
     memset(v, 0, sizeof *v);
     if (min_count < 1) min_count = 1;
     /* Count every word; the order is by count, so thresholding below is a prefix. */
@@ -35,8 +36,8 @@ int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
     word_dict_count(&all, train, WORD_SPLIT_BASIC, 1);
     if (word_dict_size(&all) == 0) {
         word_dict_free(&all);
-        user_error("check that the training split has rows with text",
-                   "word vocabulary: no words in the training split (%d rows)", train->n);
+        user_error_data("check that it has lines of text", "word vocabulary: no words in %s (%d rows)", source,
+                        train->n);
         return -1;
     }
     vocab_add_reserved(v);
@@ -47,12 +48,17 @@ int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
     }
     word_dict_free(&all);
     if (word_vocab_size(v) == WF_NUM_RESERVED) {
-        user_error("lower the minimum count (--set min_count=1)",
-                   "word vocabulary: no word occurs %d times in the training split", min_count);
+        char hint[96];
+        snprintf(hint, sizeof hint, "lower the minimum count (%s)", lower_count);
+        user_error_data(hint, "word vocabulary: no word occurs %d times in %s", min_count, source);
         word_vocab_free(v);
         return -1;
     }
     return 0;
+}
+
+int word_vocab_build(WordVocab *v, const Dataset *train, int min_count) {
+    return word_vocab_build_from(v, train, min_count, "the training split", "--set min_count=1");
 }
 
 void word_vocab_free(WordVocab *v) { word_dict_free(&v->dict); }

@@ -37,8 +37,13 @@ typedef struct WordVocab {
 /* ---- 1. vocabulary ---- */
 
 /* Words of train's texts a and b seen >= min_count times; 0 ok, -1 after a
- * message (empty vocabulary). */
+ * message (empty vocabulary, a data error). */
 int word_vocab_build(WordVocab *v, const Dataset *train, int min_count);
+/* The same, its messages naming `source` (e.g. "the corpus") and the option
+ * that sets the count (e.g. "--min-count 1"): word_vocab_build is it with
+ * "the training split" and "--set min_count=1". */
+int word_vocab_build_from(WordVocab *v, const Dataset *train, int min_count, const char *source,
+                          const char *lower_count);
 void word_vocab_free(WordVocab *v);
 static inline int word_vocab_size(const WordVocab *v) { return word_dict_size(&v->dict); }
 /* Id of a word exactly as the tokenizer produced it (lower-cased), WF_UNK if absent. */

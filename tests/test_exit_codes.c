@@ -117,6 +117,25 @@ TEST(exit_code_too_many_repeats_is_2) {
     cli_fixture_close(&f);
 }
 
+/* A task or model named twice in a list is a usage error before anything is
+ * trained: protocol counted the task twice in its score, compare printed the
+ * model's row twice (a --seeds or finetune multi's --tasks repeat was refused
+ * already). */
+TEST(exit_code_name_given_twice_is_2) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const ExitCase TWICE[] = {
+        {"protocol --model fasttext --tasks wnli,rte,wnli --seeds 1 --out r1", "--tasks: 'wnli' is given twice"},
+        {"compare wnli --models fasttext,textcnn,fasttext", "--models: 'fasttext' is given twice"},
+        {"ensemble wnli --models textcnn,textcnn --seeds 1 --out r2", "--models: 'textcnn' is given twice"},
+        {"pretrain screen r3 --tasks cola,cola", "--tasks: 'cola' is given twice"},
+    };
+    exit_cases(&f, TWICE, (int)(sizeof TWICE / sizeof TWICE[0]), 2);
+    static const char *const WRITTEN[] = {"r1", "r2"};
+    for (int i = 0; i < 2; i++) CHECK_MSG(!cli_fixture_exists(&f, WRITTEN[i]), "a refused command wrote %s", WRITTEN[i]);
+    cli_fixture_close(&f);
+}
+
 TEST(exit_code_bad_data_is_65_everywhere) {
     CliFixture f;
     if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }

@@ -406,6 +406,16 @@ int cli_split_list(char *buf, const char **out, int max) {
     return n;
 }
 
+int cli_names_unique(const char *const *names, int n, const char *option) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0) {
+                user_error_usage("name each once", "%s: '%s' is given twice", option, names[i]);
+                return EXIT_USAGE;
+            }
+    return 0;
+}
+
 void cli_compare_dir(const char *task, const char *model, const char *tag, long seed, char *out, size_t cap) {
     if (snprintf(out, cap, "%s/compare/%s/%s%s-seed%ld", run_root(), task, model, tag, seed) >= (int)cap)
         DIE("cli_compare_dir: the path does not fit");

@@ -98,6 +98,10 @@ typedef struct CliSets {
 int cli_train_sets(Args *a, CliSets *s);
 /* "a,b,c" into at most max pieces of buf (modified): the count, or -1 when too many. */
 int cli_split_list(char *buf, const char **out, int max);
+/* 0 when the n names differ, else EXIT_USAGE after a message naming the first
+ * repeated one and the option (a task or model twice would be trained or
+ * counted twice in a table's mean). */
+int cli_names_unique(const char *const *names, int n, const char *option);
 /* --seeds "1,2,3" into out (at most max): the count, or -1 after a message. */
 int cli_parse_seeds(const char *list, long *out, int max);
 

@@ -412,6 +412,9 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
         else if (c->num_models == COMPARE_MAX_MODELS) { user_error(NULL, "too many models"); rc = EXIT_USAGE; }
         else c->ops[c->num_models++] = ops;
     }
+    const char *names[COMPARE_MAX_MODELS];
+    for (int m = 0; m < c->num_models; m++) names[m] = c->ops[m]->name;
+    if (rc == 0) rc = cli_names_unique(names, c->num_models, "--models");
     free(list);
     if (rc == 0 && c->num_models == 0) { user_error(NULL, "--models names no model"); rc = EXIT_USAGE; }
     /* Every --init/--set must reach some model and name a task that exists

@@ -73,6 +73,7 @@ static int ensemble_members(EnsembleArgs *e, const Task *t, EnsembleOptions *o) 
         user_error_usage(NULL, "--models x --seeds: 1 to %d runs", ENSEMBLE_MAX_MEMBERS);
         return EXIT_USAGE;
     }
+    if (cli_names_unique(names, nm, "--models")) return EXIT_USAGE;
     for (int m = 0; m < nm; m++) {
         const ModelOps *ops = cli_find_model(names[m]);
         if (!ops) return EXIT_USAGE;

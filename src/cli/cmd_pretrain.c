@@ -232,7 +232,7 @@ static int pretrain_screen_cmd(int argc, char **argv) {
     const char *tasks[SCREEN_MAX_TASKS];
     long seeds[SCREEN_MAX_SEEDS];
     int nt = cli_split_list(tasks_buf, tasks, SCREEN_MAX_TASKS), ns = cli_parse_seeds(seeds_buf, seeds, SCREEN_MAX_SEEDS);
-    if (ns < 0) return EXIT_USAGE;
+    if (ns < 0 || (nt > 0 && cli_names_unique(tasks, nt, "--tasks"))) return EXIT_USAGE;
     if (npos < 2 || npos > SCREEN_MAX_RUNS + 1 || nt < 1 || ns < 1 || nsets > SCREEN_MAX_SETS) {
         user_error("e.g. glue pretrain screen runs/pretrain/a runs/pretrain/b --tasks sst2,cola --seeds 1,2",
                    "pretrain screen: give 1 to %d run directories, up to %d tasks and %d seeds (whole numbers >= 0)",

@@ -51,7 +51,7 @@ int cmd_protocol(int argc, char **argv) {
     long seeds[PROTOCOL_MAX_SEEDS];
     int nt = cli_split_list(tasks_buf, tasks, PROTOCOL_MAX_TASKS);
     int ns = cli_parse_seeds(seeds_buf, seeds, PROTOCOL_MAX_SEEDS);
-    if (ns < 0) return EXIT_USAGE;
+    if (ns < 0 || (nt > 0 && cli_names_unique(tasks, nt, "--tasks"))) return EXIT_USAGE;
     if (npos != 0 || nt < 1 || ns < 1) {
         user_error("usage: " PROTOCOL_USAGE, "protocol: up to %d tasks, %d seeds (whole numbers >= 0) and %d changes",
                    PROTOCOL_MAX_TASKS, PROTOCOL_MAX_SEEDS, PROTOCOL_MAX_ROWS - 1);

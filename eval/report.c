@@ -245,11 +245,35 @@ static void format_count(double n, char *out, int cap) {
     else snprintf(out, cap, "%.0f", n);
 }
 
+/* The number of seeds a row of a compare.json is the mean of: its GLUE scores
+ * per seed, else a cell's per-seed scores; 0 for the majority row (nothing
+ * trained). */
+static int compare_row_seeds(const cJSON *m) {
+    const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "model"));
+    if (model && strcmp(model, "majority") == 0) return 0;
+    int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "glue_seeds"));
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(m, "tasks");
+    for (const cJSON *c = cells ? cells->child : NULL; c && n == 0; c = c->next)
+        n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "seed_scores"));
+    return n ? n : 1;
+}
+
+/* 1 when a row is the mean of another number of seeds than the table's: a row
+ * compare kept from an earlier table (compare_merge_previous) of other seeds. */
+static int compare_row_seeds_differ(const cJSON *compare, const cJSON *m) {
+    int table = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(compare, "seeds")), row = compare_row_seeds(m);
+    return row && row != (table ? table : 1);
+}
+
 /* A model's row name: "bert", or "bert *" when --init/--set changed its
- * settings (said under the table: report_compare_settings). */
-static const char *compare_model_label(const cJSON *m, char *out, int cap) {
-    snprintf(out, cap, "%s%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring,
-             cJSON_GetObjectItemCaseSensitive(m, "settings") ? " *" : "");
+ * settings (said under the table: report_compare_settings), and "(5 seeds)"
+ * when its seeds are not the table's. */
+static const char *compare_model_label(const cJSON *compare, const cJSON *m, char *out, int cap) {
+    int n = compare_row_seeds(m);
+    char seeds[32] = "";
+    if (compare_row_seeds_differ(compare, m)) snprintf(seeds, sizeof seeds, " (%d seed%s)", n, n == 1 ? "" : "s");
+    snprintf(out, cap, "%s%s%s", cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring,
+             cJSON_GetObjectItemCaseSensitive(m, "settings") ? " *" : "", seeds);
     return out;
 }
 
@@ -261,7 +285,7 @@ void report_compare_settings(const cJSON *compare, FILE *f, const char *before) 
         char label[256];
         fprintf(f, "%s", before);
         before = "";
-        fprintf(f, "%s: its defaults with", compare_model_label(m, label, sizeof label));
+        fprintf(f, "%s: its defaults with", compare_model_label(compare, m, label, sizeof label));
         for (const cJSON *s = sets->child; s; s = s->next) fprintf(f, " `%s`", cJSON_IsString(s) ? s->valuestring : "?");
         fprintf(f, " (a setting TASK.key=value applies to that task only).\n");
     }
@@ -319,7 +343,7 @@ ReportTable *report_compare_table(const cJSON *compare) {
     for (const cJSON *m = models->child; m; m = m->next) {
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
         char label[256];
-        report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
+        report_table_add(tab, "%s", compare_model_label(compare, m, label, sizeof label));
         for (const cJSON *it = tasks->child; it; it = it->next) {
             const cJSON *entry = cJSON_GetObjectItemCaseSensitive(per, it->valuestring);
             report_task_cell(tab, task_find(it->valuestring), entry);
@@ -351,7 +375,7 @@ ReportTable *report_compare_costs(const cJSON *compare) {
         for (const cJSON *t = per->child; t; t = t->next) {
             const cJSON *reused = cJSON_GetObjectItemCaseSensitive(t, "reused");
             char label[256];
-            report_table_add(tab, "%s", compare_model_label(m, label, sizeof label));
+            report_table_add(tab, "%s", compare_model_label(compare, m, label, sizeof label));
             const Task *known = task_find(t->string);   /* a user's dataset of an earlier compare: its name */
             report_table_add(tab, "%s", known ? known->display : t->string);
             add_number(tab, t, "best_epoch", format_plain);
@@ -416,6 +440,12 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
         fprintf(f, " A \"test\" column: the same runs scored on the task's test split (its labels are public), "
                    "each under its own prediction rule (thresholds chosen on dev, never on test)%s.",
                 cJSON_GetArraySize(seeds) > 1 ? ", the mean over the seeds ± their standard deviation" : "");
+    int kept = 0;
+    for (const cJSON *m = cJSON_GetObjectItemCaseSensitive(compare, "models")->child; m; m = m->next)
+        kept |= compare_row_seeds_differ(compare, m);
+    if (kept)
+        fprintf(f, " A row marked \"(N seeds)\": the mean of its own N seeds, kept from an earlier table of this "
+                   "results folder (compare keeps the rows it does not compute).");
     fprintf(f, "\n\n");
     ReportTable *tab = report_compare_table(compare);
     report_table_print_markdown(tab, f);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/common.h"
+#include "eval/report.h"
 #include "eval/svg_plot.h"
 #include "tests/report_fixture.h"
 #include "tests/report_page_check.h"
@@ -439,4 +440,28 @@ TEST(report_axes_stay_in_range) {
     fclose(f);
     CHECK(buf && strstr(buf, "class=\"tick\">6<") && !strstr(buf, "class=\"tick\">7<"));
     free(buf);
+}
+
+/* compare.md: a row kept from an earlier table of other seeds (compare keeps
+ * the rows it did not compute) says how many seeds it is the mean of, and the
+ * text says why; rows of the table's own seeds and the majority row are not
+ * marked. It was shown under the table's "Seeds 1, 2, 3" as if of those. */
+TEST(compare_markdown_marks_rows_of_other_seeds) {
+    cJSON *c = cJSON_Parse(
+        "{\"seed\": 1, \"seeds\": [1, 2, 3], \"tasks\": [\"wnli\"], \"models\": ["
+        "{\"model\": \"majority\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56.34}}}},"
+        "{\"model\": \"textcnn\", \"glue_seeds\": [50, 51, 52], \"glue_std\": 1,"
+        " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 51}, \"seed_scores\": [50, 51, 52]}}},"
+        "{\"model\": \"bert\", \"glue_seeds\": [56, 56, 56, 56, 56], \"glue_std\": 0,"
+        " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56}, \"seed_scores\": [56, 56, 56, 56, 56]}}}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_compare_markdown(c, f);
+    fclose(f);
+    CHECK_MSG(buf && strstr(buf, "| bert (5 seeds) ") && strstr(buf, "| textcnn ") && !strstr(buf, "textcnn (") &&
+                  !strstr(buf, "majority (") && strstr(buf, "A row marked \"(N seeds)\""),
+              "%s", buf ? buf : "");
+    free(buf);
+    cJSON_Delete(c);
 }

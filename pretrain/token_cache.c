@@ -352,7 +352,7 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     writer_end_doc(&sw);
     writer_flush(&sw);
     if (sw.tokens == 0) {
-        user_error("check the corpus files and their formats", "the corpus has no text (0 tokens)");
+        user_error_data("check the corpus files and their formats", "the corpus has no text (0 tokens)");
         goto done;
     }
     cJSON *meta = cJSON_CreateObject();
@@ -470,7 +470,7 @@ long token_cache_read_shard(TokenCache *c, int s, int32_t **ids, long *cap) {
         return -1;
     }
     if (crc32_update(0, c->raw, bytes) != c->shard_crc[s]) {
-        user_error("delete the cache file to rebuild it", "%s: shard %d is corrupt (CRC mismatch)", c->path, s);
+        user_error_data("delete the cache file to rebuild it", "%s: shard %d is corrupt (CRC mismatch)", c->path, s);
         return -1;
     }
     if (n > *cap) {

@@ -856,7 +856,7 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     file_join(run_dir, PRETRAIN_LOG, path, sizeof path);
     char *text = file_read(path, &len);
     if (!text) {
-        user_error(NULL, "cannot read %s", path);
+        user_error_io(NULL, "cannot read %s", path);
         return 1;
     }
     file_join(out_dir, PRETRAIN_LOG, out, sizeof out);

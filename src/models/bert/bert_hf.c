@@ -357,7 +357,7 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
     size_t len = 0;
     char *text = file_read(path, &len);
     if (!text) {
-        user_error(NULL, "cannot read %s: %s", path, strerror(errno));
+        user_error_io(NULL, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     c->blobs = xrealloc(c->blobs, ((size_t)c->n_blobs + 1) * sizeof *c->blobs);

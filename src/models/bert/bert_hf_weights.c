@@ -90,7 +90,7 @@ Checkpoint *bert_hf_read_weights(const char *dir) {
                    "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,
                    BERT_HF_WEIGHTS);
     else
-        user_error("glue reads Hugging Face BERT directories: config.json + model.safetensors (+ vocab.txt)",
+        user_error_io("glue reads Hugging Face BERT directories: config.json + model.safetensors (+ vocab.txt)",
                    "%s: no %s in this directory", dir, BERT_HF_WEIGHTS);
     return NULL;
 }

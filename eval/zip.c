@@ -49,7 +49,7 @@ static void put32(unsigned char *p, uint32_t v) { put16(p, v & 0xffff); put16(p 
 static int zip_write(ZipWriter *z, const void *buf, size_t n) {
     if (z->failed) return -1;
     if (n && fwrite(buf, 1, n, z->f) != n) {
-        user_error("check the free disk space", "%s: cannot write: %s", z->out.path, strerror(errno));
+        user_error_io("check the free disk space", "%s: cannot write: %s", z->out.path, strerror(errno));
         z->failed = 1;
         return -1;
     }
@@ -124,7 +124,7 @@ int zip_add(ZipWriter *z, const char *name, const void *data, size_t size) {
 int zip_add_file(ZipWriter *z, const char *name, const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        user_error(NULL, "%s: cannot open: %s", path, strerror(errno));
+        user_error_io(NULL, "%s: cannot open: %s", path, strerror(errno));
         z->failed = 1;
         return -1;
     }
@@ -138,7 +138,7 @@ int zip_add_file(ZipWriter *z, const char *name, const char *path) {
     fclose(f);
     int rc = err ? -1 : zip_add(z, name, buf, n);
     if (err) {
-        user_error(NULL, "%s: read error", path);
+        user_error_io(NULL, "%s: read error", path);
         z->failed = 1;
     }
     free(buf);

@@ -139,7 +139,7 @@ int electra_load_state(Electra *e, const Checkpoint *c) {
     Params *p = e->gen->params;
     const CkptBlob *b = checkpoint_find_blob(c, "electra.state");
     if (!b || b->size != sizeof e->sample_rng) {
-        user_error("resume an ELECTRA run from its own resume point", "%s: has no ELECTRA generator state", c->path);
+        user_error_data("resume an ELECTRA run from its own resume point", "%s: has no ELECTRA generator state", c->path);
         return -1;
     }
     if (optim_load_scoped(&e->opt, p, c, ELECTRA_GEN_PREFIX)) return -1;

@@ -33,7 +33,7 @@ enum {
 static int add_file_stat(cJSON *o, const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) {
-        user_error(NULL, "%s: %s", path, strerror(errno));
+        user_error_io(NULL, "%s: %s", path, strerror(errno));
         return -1;
     }
     cJSON_AddNumberToObject(o, "bytes", (double)st.st_size);
@@ -341,7 +341,7 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     sw.f = atomic_open(&out, path);
     int rc = -1;
     if (!sw.f) {
-        user_error("check that the cache directory is writable, or pass --cache DIR", "%s: cannot create the token cache", path);
+        user_error_io("check that the cache directory is writable, or pass --cache DIR", "%s: cannot create the token cache", path);
         goto done;
     }
     double t0 = now_seconds();
@@ -352,7 +352,7 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     writer_end_doc(&sw);
     writer_flush(&sw);
     if (sw.tokens == 0) {
-        user_error("check the corpus files and their formats", "the corpus has no text (0 tokens)");
+        user_error_data("check the corpus files and their formats", "the corpus has no text (0 tokens)");
         goto done;
     }
     cJSON *meta = cJSON_CreateObject();
@@ -366,7 +366,7 @@ int token_cache_build(const TokenCacheBuild *b, const char *path) {
     sw.f = NULL;
     if (bad) {
         atomic_abort(&out);
-        user_error("check the free disk space", "%s: write failed", path);
+        user_error_io("check the free disk space", "%s: write failed", path);
         goto done;
     }
     if (atomic_commit(&out)) goto done;
@@ -466,11 +466,11 @@ long token_cache_read_shard(TokenCache *c, int s, int32_t **ids, long *cap) {
     size_t bytes = (size_t)n * (size_t)c->id_bytes;
     token_cache_reserve(c, n);
     if (fseek(c->f, (long)c->shard_offset[s], SEEK_SET) || fread(c->raw, 1, bytes, c->f) != bytes) {
-        user_error("delete the cache file to rebuild it", "%s: cannot read shard %d", c->path, s);
+        user_error_io("delete the cache file to rebuild it", "%s: cannot read shard %d", c->path, s);
         return -1;
     }
     if (crc32_update(0, c->raw, bytes) != c->shard_crc[s]) {
-        user_error("delete the cache file to rebuild it", "%s: shard %d is corrupt (CRC mismatch)", c->path, s);
+        user_error_data("delete the cache file to rebuild it", "%s: shard %d is corrupt (CRC mismatch)", c->path, s);
         return -1;
     }
     if (n > *cap) {

@@ -372,7 +372,7 @@ static int run_read_point(void *ctx, const ResumeFiles *f, const cJSON *position
     const CkptBlob *b = st ? checkpoint_find_blob(st, PRETRAIN_STATE_BLOB) : NULL;
     int rc = 1;
     if (st && (!b || b->size != sizeof(PretrainState))) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", f->state);
+        user_error_data("pass the --out of a glue pretrain run", "%s: not a pretraining resume point", f->state);
     } else if (b && (r->m = bert_from_checkpoint(c, NULL, 0, r->pc->seed))) {
         bert_reserve(r->m, r->pc->batch, r->pc->seq_len, r->batch.max_masked, 1);
         run_dist_arena(r, r->m, 0);
@@ -856,7 +856,7 @@ static int snapshot_copy_files(const char *run_dir, const char *out_dir) {
     file_join(run_dir, PRETRAIN_LOG, path, sizeof path);
     char *text = file_read(path, &len);
     if (!text) {
-        user_error(NULL, "cannot read %s", path);
+        user_error_io(NULL, "cannot read %s", path);
         return 1;
     }
     file_join(out_dir, PRETRAIN_LOG, out, sizeof out);
@@ -889,10 +889,10 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
     Vocab *v = NULL;
     int rc = 1;
     if (!cJSON_IsObject(recipe) || !cJSON_IsNumber(step)) {
-        user_error("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", c->path);
+        user_error_data("pass the --out of a glue pretrain run", "%s: not a pretraining checkpoint", c->path);
     } else if ((m = bert_from_checkpoint(c, NULL, 1, 0)) && snapshot_generator(c, recipe, m, &gen) == 0) {
         v = bert_checkpoint_vocab(c);
-        if (!v) user_error("pass the --out of a glue pretrain run", "%s: holds no vocabulary", c->path);
+        if (!v) user_error_data("pass the --out of a glue pretrain run", "%s: holds no vocabulary", c->path);
         else rc = snapshot_write(out_dir, m, gen, v, (long)step->valuedouble) || snapshot_copy_files(run_dir, out_dir);
     }
     if (rc == 0) {

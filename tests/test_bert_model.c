@@ -413,14 +413,14 @@ TEST(bert_finetune_cli_init_and_errors) {
     free(out);
     free(err);
     /* A pretrained encoder brings its config and vocabulary: naming others
-     * beside it is refused, not silently ignored. */
+     * beside it is refused, not silently ignored: a usage error (exit 2). */
     const char *conflict[][2] = {{"bert=small", "--init none"}, {"vocab=%s/m/vocab.txt", "stores its own vocabulary"}};
     for (int i = 0; i < 2; i++) {
         char set[600];
         snprintf(set, sizeof set, conflict[i][0], fx.root);
         snprintf(args, sizeof args, "finetune sst2 --threads 1 --init %s/m --set %s", fx.root, set);
         out = glue(&fx, args, &st, &err);
-        CHECK_MSG(st == 1 && strstr(err, conflict[i][1]), "%s: status %d, stderr: %s", args, st, err);
+        CHECK_MSG(st == 2 && strstr(err, conflict[i][1]), "%s: status %d, stderr: %s", args, st, err);
         free(out);
         free(err);
     }

@@ -150,6 +150,36 @@ TEST(exit_code_bad_data_is_65_everywhere) {
     cli_fixture_close(&f);
 }
 
+/* Malformed contents met by the readers that reported them as plain
+ * failures (exit 1): a .vec file (glue vectors eval, and --set vectors= of a
+ * word model), an analogy file, a pretraining corpus without text, a parallel
+ * corpus whose sides differ in length, a Hugging Face config.json of another
+ * model. */
+TEST(exit_code_malformed_vectors_corpus_config_is_65) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    int rc = cli_fixture_write(&f, "bad.vec", "2 3\nfoo 1 2\n", -1);
+    rc |= cli_fixture_write(&f, "ok.vec", "foo 1 2 3\nbar 1 2 3\nbaz 3 2 1\nqux 1 1 1\n", -1);
+    rc |= cli_fixture_write(&f, "an.txt", "foo bar baz qux\n", -1);
+    rc |= cli_fixture_write(&f, "blank.txt", "\n   \n\n", -1);
+    rc |= cli_fixture_write(&f, "mt/train.en", "a man rides\na dog runs\n", -1);
+    rc |= cli_fixture_write(&f, "mt/train.de", "ein mann\n", -1);
+    rc |= cli_fixture_write(&f, "hf/config.json", "{\"model_type\": \"gpt2\"}\n", -1);
+    rc |= cli_fixture_write(&f, "hf/model.safetensors", "x", -1);
+    CHECK(rc == 0);
+    static const ExitCase DATA[] = {
+        {"vectors eval bad.vec", "bad.vec:2"},
+        {"vectors eval ok.vec --analogies an.txt", "before any \": category\""},
+        {"finetune --train tr.tsv --dev tr.tsv --model textcnn --set embedding=non-static --set vectors=bad.vec "
+         "--out r6", "bad.vec:2"},
+        {"pretrain --corpus blank.txt --set vocab=%V --set steps=1 --cache cache --out r7", "no text"},
+        {"translate train --set data_dir=mt --set vocab=%V --out r8", "different numbers of lines"},
+        {"finetune --train tr.tsv --dev tr.tsv --model bert --set init=hf --out r9", "not \"bert\""},
+    };
+    exit_cases(&f, DATA, (int)(sizeof DATA / sizeof DATA[0]), 65);
+    cli_fixture_close(&f);
+}
+
 TEST(exit_code_help_lists_the_codes) {
     int st = -1;
     char cmd[600];

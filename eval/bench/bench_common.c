@@ -53,7 +53,7 @@ int bench_tmpdir_make(const char *tag, char *out, size_t cap) {
     if (snprintf(out, cap, "%s/glue-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag) >= (int)cap)
         DIE("temporary path too long");
     if (!mkdtemp(out)) {
-        user_error("set $TMPDIR to a writable directory", "cannot create a temporary directory %s: %s", out,
+        user_error_io("set $TMPDIR to a writable directory", "cannot create a temporary directory %s: %s", out,
                    strerror(errno));
         return -1;
     }

@@ -137,21 +137,21 @@ static int bench_ft_parse(int argc, char **argv, FtBench *b) {
  * FT_SEP exactly as our model joins them. */
 static int bench_ft_write(const Dataset *d, const char *path) {
     FILE *f = fopen(path, "w");
-    if (!f) { user_error(NULL, "cannot write %s", path); return -1; }
+    if (!f) { user_error_io(NULL, "cannot write %s", path); return -1; }
     for (int i = 0; i < d->n; i++) {
         const Example *x = &d->ex[i];
         fprintf(f, BENCH_FT_LABEL "%d %s", x->label, x->a ? x->a : "");
         if (x->b) fprintf(f, " " FT_SEP " %s", x->b);
         fputc('\n', f);
     }
-    if (fclose(f) != 0) { user_error(NULL, "cannot write %s", path); return -1; }
+    if (fclose(f) != 0) { user_error_io(NULL, "cannot write %s", path); return -1; }
     return 0;
 }
 
 /* Accuracy ×100 of a `fasttext predict` output file against gold. */
 static int bench_ft_score_file(const char *path, const int *gold, int n, double *acc) {
     FILE *f = fopen(path, "r");
-    if (!f) { user_error(NULL, "cannot read %s", path); return -1; }
+    if (!f) { user_error_io(NULL, "cannot read %s", path); return -1; }
     int *pred = xmalloc((size_t)n * sizeof *pred), k = 0;
     char line[256];
     size_t plen = strlen(BENCH_FT_LABEL);

@@ -215,7 +215,7 @@ int bench_scaling(int argc, char **argv) {
     FILE *f = fopen(sc.heldout, "w");
     if (f) fputs("the cat sat on the mat and the dog ran to the house .\n", f);
     if (!f || fclose(f)) {
-        user_error(NULL, "cannot write %s", sc.heldout);
+        user_error_io(NULL, "cannot write %s", sc.heldout);
         bench_tmpdir_remove(sc.tmp);
         return 1;
     }

@@ -78,7 +78,7 @@ int optim_load_scoped(Optimizer *o, Params *p, const Checkpoint *c, const char *
     const CkptBlob *blob = checkpoint_find_blob(c, blob_name);
     OptimBlob b;
     if (!blob || blob->size != sizeof b) {
-        user_error("resume from a checkpoint saved with its optimizer state, or start afresh",
+        user_error_data("resume from a checkpoint saved with its optimizer state, or start afresh",
                    "%s: has no optimizer state", c->path);
         return -1;
     }

@@ -404,7 +404,7 @@ int wordpiece_trainer_save(const WordpieceTrainer *tr, const char *path) {
     snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        user_error("check that the output directory exists and is writable", "%s: cannot write: %s", tmp,
+        user_error_io("check that the output directory exists and is writable", "%s: cannot write: %s", tmp,
                    strerror(errno));
         free(tmp);
         return -1;
@@ -416,7 +416,7 @@ int wordpiece_trainer_save(const WordpieceTrainer *tr, const char *path) {
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
-        user_error(NULL, "%s: cannot write the vocabulary: %s", path, strerror(errno));
+        user_error_io(NULL, "%s: cannot write the vocabulary: %s", path, strerror(errno));
         remove(tmp);
         free(tmp);
         return -1;

@@ -186,7 +186,7 @@ static int run_hold_out(Run *r) {
 int trainer_load_train(const Task *t, const char *data_root, int strict, Dataset *train) {
     if (task_load(t, "train", data_root, strict, train) != 0) return 1;
     if (train->n > 0) return 0;
-    user_error("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
+    user_error_data("check the file or fetch the data again: glue data fetch", "%s: the train split has no rows",
                t->display);
     return 1;
 }

@@ -253,7 +253,7 @@ static int s2s_read_point(void *ctx, const ResumeFiles *f, const cJSON *p) {
     const CkptBlob *rb = c ? checkpoint_find_blob(c, S2S_RNG_BLOB) : NULL;
     int rc = 1;
     if (c && (!rb || rb->size != sizeof r->m->rng))
-        user_error("delete it to start over", "%s: not a translation resume point", f->state);
+        user_error_data("delete it to start over", "%s: not a translation resume point", f->state);
     else if (rb && optim_load(&r->s.opt, r->m->params, c) == 0)
         rc = 0;
     if (rc == 0) memcpy(&r->m->rng, rb->data, sizeof r->m->rng);
@@ -419,7 +419,7 @@ static int s2s_load_corpora(S2sRun *r, SubwordTokenizer *tok) {
     s2s_split_path(c, "dev", "tgt", tgt, sizeof tgt);
     if (s2s_corpus_load(&r->dev, src, tgt, tok, 1) != 0) return 1;
     if (r->train.n == 0 || r->dev.n == 0) {
-        user_error("fetch the data: glue data fetch mt", "the training or dev corpus is empty");
+        user_error_data("fetch the data: glue data fetch mt", "the training or dev corpus is empty");
         return 1;
     }
     return 0;

@@ -92,7 +92,7 @@ int ft_save(const FastText *m, const char *path) {
 /* ---- loading ---- */
 
 int ft_bad(const char *path, const char *what) {
-    user_error("re-train the model (glue finetune TASK --model fasttext)", "%s: not a usable fastText checkpoint: %s",
+    user_error_data("re-train the model (glue finetune TASK --model fasttext)", "%s: not a usable fastText checkpoint: %s",
                path, what);
     return -1;
 }

@@ -40,7 +40,7 @@ static int ve_row(VecTable *t, char *line, long line_no, const char *path, long 
         ss += (double)v[d] * v[d];
     }
     if (d != t->D || strtok_r(NULL, " \t", &save) != NULL) {
-        user_error(VE_HINT, "%s:%ld: expected a word and %d numbers", path, line_no, t->D);
+        user_error_data(VE_HINT, "%s:%ld: expected a word and %d numbers", path, line_no, t->D);
         return -1;
     }
     for (d = 0; ss > 0 && d < t->D; d++) v[d] = (float)(v[d] / sqrt(ss));
@@ -63,14 +63,14 @@ int vec_table_load(VecTable *t, const char *path) {
             char tail;
             if (sscanf(line, "%ld %d %c", &declared, &t->D, &tail) == 2) {
                 if (t->D < 1 || t->D > 100000) {
-                    user_error(VE_HINT, "%s:%ld: a header \"N D\" with D in 1..100000", path, r.line_no);
+                    user_error_data(VE_HINT, "%s:%ld: a header \"N D\" with D in 1..100000", path, r.line_no);
                     rc = -1;
                 }
                 continue;
             }
             t->D = word_vec_fields(line) - 1;
             if (t->D < 1) {
-                user_error(VE_HINT, "%s:%ld: expected the header \"N D\" or a word and its numbers", path, r.line_no);
+                user_error_data(VE_HINT, "%s:%ld: expected the header \"N D\" or a word and its numbers", path, r.line_no);
                 rc = -1;
                 continue;
             }
@@ -83,7 +83,7 @@ int vec_table_load(VecTable *t, const char *path) {
     }
     lines_close(&r);
     if (rc == 0 && t->n == 0) {
-        user_error(VE_HINT, "%s: no word vectors in the file", path);
+        user_error_data(VE_HINT, "%s: no word vectors in the file", path);
         rc = -1;
     }
     if (rc) vec_table_free(t);
@@ -170,7 +170,7 @@ int vec_analogies(const VecTable *t, const char *path, VecAnalogyResult *r) {
         if (len == 0) continue;
         if (line[0] == ':') {
             if (r->categories == VEC_MAX_CATEGORIES) {
-                user_error("merge categories", "%s:%ld: more than %d categories", path, lr.line_no, VEC_MAX_CATEGORIES);
+                user_error_data("merge categories", "%s:%ld: more than %d categories", path, lr.line_no, VEC_MAX_CATEGORIES);
                 rc = -1;
                 break;
             }
@@ -181,7 +181,7 @@ int vec_analogies(const VecTable *t, const char *path, VecAnalogyResult *r) {
         }
         int a = cat < 0 ? -1 : ve_question(t, line, q);
         if (a < 0) {
-            user_error("an analogy file has \": category\" lines, then lines of four words \"a b c d\"",
+            user_error_data("an analogy file has \": category\" lines, then lines of four words \"a b c d\"",
                        "%s:%ld: %s", path, lr.line_no, cat < 0 ? "a question before any \": category\" line" : "not four words");
             rc = -1;
             break;

@@ -85,7 +85,7 @@ int word_vocab_save(const WordVocab *v, CkptWriter *w, const char *prefix) {
 }
 
 static int vocab_bad(const char *path, const char *what) {
-    user_error("re-train the model", "%s: word vocabulary %s", path, what);
+    user_error_data("re-train the model", "%s: word vocabulary %s", path, what);
     return -1;
 }
 
@@ -288,13 +288,13 @@ int word_vectors_dim(const char *path) {
         d = fields == 2 && sscanf(line, "%ld %ld %c", &n, &dim, &tail) == 2 ? (dim >= 1 && dim <= (1 << 20) ? (int)dim : -1)
                                                                             : fields - 1;
         if (d < 1) {
-            user_error(WF_VEC_HINT, "%s:%ld: neither a header \"N D\" nor a word and its numbers", path, r.line_no);
+            user_error_data(WF_VEC_HINT, "%s:%ld: neither a header \"N D\" nor a word and its numbers", path, r.line_no);
             d = -1;
         }
     } else if (got < 0) {
         lines_report(&r);
     } else {
-        user_error(WF_VEC_HINT, "%s: no word vectors in the file", path);
+        user_error_data(WF_VEC_HINT, "%s: no word vectors in the file", path);
     }
     lines_close(&r);
     return d;
@@ -337,7 +337,7 @@ int word_vectors_load(const WordVocab *v, const char *path, float *emb, int D, W
         }
         if (vec_line(&L, line) != 0) {
             int fields = word_vec_fields(line);
-            user_error(WF_VEC_HINT, "%s:%ld: expected a word and %d numbers, got %d field%s%s", path, r.line_no, D,
+            user_error_data(WF_VEC_HINT, "%s:%ld: expected a word and %d numbers, got %d field%s%s", path, r.line_no, D,
                        fields, fields == 1 ? "" : "s", fields == D + 1 ? " (a value is not a finite number)" : "");
             rc = -1;
         }
@@ -347,7 +347,7 @@ int word_vectors_load(const WordVocab *v, const char *path, float *emb, int D, W
         rc = -1;
     }
     if (rc == 0 && L.read == 0) {
-        user_error(WF_VEC_HINT, "%s: no word vectors in the file", path);
+        user_error_data(WF_VEC_HINT, "%s: no word vectors in the file", path);
         rc = -1;
     }
     if (rc == 0 && declared >= 0 && declared != L.read)

@@ -15,7 +15,7 @@
 void word_model_bad(const WordModelKind *kind, const char *path, const char *what) {
     char hint[128];
     snprintf(hint, sizeof hint, "re-train the model (glue finetune TASK --model %s)", kind->name);
-    user_error(hint, "%s: not a usable %s checkpoint: %s", path, kind->display, what);
+    user_error_data(hint, "%s: not a usable %s checkpoint: %s", path, kind->display, what);
 }
 
 int word_model_save(const WordModelKind *kind, const Task *task, int pair, const cJSON *config, uint64_t seed,

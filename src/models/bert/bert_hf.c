@@ -164,7 +164,7 @@ static int hf_rename_all(Checkpoint *c) {
     int rc = 0;
     for (int i = 1; i < c->n_tensors && !rc; i++)
         if (strcmp(names[i - 1], names[i]) == 0) {
-            user_error(HINT_NOT_BERT, "%s: two tensors map to '%s' (with and without \"bert.\", or gamma/beta "
+            user_error_data(HINT_NOT_BERT, "%s: two tensors map to '%s' (with and without \"bert.\", or gamma/beta "
                        "and weight/bias)", c->path, names[i]);
             rc = -1;
         }
@@ -283,13 +283,13 @@ static int hf_check_names(Checkpoint *c, const BertConfig *cfg, const BertHeads 
     HfCheck k = {.c = c, .cfg = cfg, .heads = h, .used = xcalloc((size_t)c->n_tensors + 1, 1)};
     hf_check_needed(&k);
     if (k.missing.n) {
-        user_error(HINT_NOT_BERT, "%s: missing %d tensor%s that a %d-layer BERT needs: %s", c->path, k.missing.n,
+        user_error_data(HINT_NOT_BERT, "%s: missing %d tensor%s that a %d-layer BERT needs: %s", c->path, k.missing.n,
                    k.missing.n == 1 ? "" : "s", cfg->num_layers, hf_names_text(&k.missing));
         free(k.used);
         return -1;
     }
     if (k.bad_shape[0]) {
-        user_error("config.json must describe the same model size as the weights", "%s: %s", c->path, k.bad_shape);
+        user_error_data("config.json must describe the same model size as the weights", "%s: %s", c->path, k.bad_shape);
         free(k.used);
         return -1;
     }
@@ -323,10 +323,10 @@ static int hf_read_config(const char *dir, BertConfig *cfg) {
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     int rc = 0;
     if (!cJSON_IsObject(j)) {
-        user_error(HINT_NOT_BERT, "%s: not a JSON object", path);
+        user_error_data(HINT_NOT_BERT, "%s: not a JSON object", path);
         rc = -1;
     } else if (mt && (!cJSON_IsString(mt) || strcmp(mt->valuestring, "bert") != 0)) {
-        user_error(HINT_NOT_BERT, "%s: model_type is %s, not \"bert\"", path,
+        user_error_data(HINT_NOT_BERT, "%s: model_type is %s, not \"bert\"", path,
                    cJSON_IsString(mt) ? mt->valuestring : "not a string");
         rc = -1;
     } else {
@@ -357,7 +357,7 @@ static int hf_attach_vocab(Checkpoint *c, const char *dir) {
     size_t len = 0;
     char *text = file_read(path, &len);
     if (!text) {
-        user_error(NULL, "cannot read %s: %s", path, strerror(errno));
+        user_error_io(NULL, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     c->blobs = xrealloc(c->blobs, ((size_t)c->n_blobs + 1) * sizeof *c->blobs);

@@ -107,7 +107,7 @@ Model *bert_hf_classifier_load(const char *dir, const Task *task) {
     if (K > 1 && hf_label_map(dir, task, K, perm) != 0) goto fail;
     char vpath[4200];
     if (bert_hf_vocab_path(dir, vpath, sizeof vpath) != 0) {
-        user_error("put the model's vocab.txt beside it", "%s: no vocab.txt (the vocabulary the model was trained with)",
+        user_error_io("put the model's vocab.txt beside it", "%s: no vocab.txt (the vocabulary the model was trained with)",
                    dir);
         goto fail;
     }

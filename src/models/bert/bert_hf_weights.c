@@ -43,14 +43,14 @@ static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
     all->path = xstrdup(index);
     all->config = cJSON_CreateObject();
     int ok = cJSON_IsObject(map);
-    if (!ok) user_error(HINT_INDEX, "%s: no \"weight_map\" object", index);
+    if (!ok) user_error_data(HINT_INDEX, "%s: no \"weight_map\" object", index);
     const char **loaded = xmalloc(((size_t)cJSON_GetArraySize(map) + 1) * sizeof *loaded);
     int n_loaded = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, map) {
         if (!ok) break;
         if (!cJSON_IsString(it)) {
-            user_error(HINT_INDEX, "%s: weight_map[\"%s\"] is not a file name", index, it->string);
+            user_error_data(HINT_INDEX, "%s: weight_map[\"%s\"] is not a file name", index, it->string);
             ok = 0;
             break;
         }
@@ -67,7 +67,7 @@ static Checkpoint *hfw_read_sharded(const char *dir, const char *index) {
     cJSON_ArrayForEach(it, map) {
         if (!ok) break;
         if (!hfw_has(all, it->string)) {
-            user_error(HINT_INDEX, "%s: lists '%s' in %s, which does not have it", index, it->string, it->valuestring);
+            user_error_data(HINT_INDEX, "%s: lists '%s' in %s, which does not have it", index, it->string, it->valuestring);
             ok = 0;
         }
     }
@@ -90,7 +90,7 @@ Checkpoint *bert_hf_read_weights(const char *dir) {
                    "%s: has pytorch_model.bin (a pickle) but no %s; glue reads safetensors only", dir,
                    BERT_HF_WEIGHTS);
     else
-        user_error("glue reads Hugging Face BERT directories: config.json + model.safetensors (+ vocab.txt)",
+        user_error_io("glue reads Hugging Face BERT directories: config.json + model.safetensors (+ vocab.txt)",
                    "%s: no %s in this directory", dir, BERT_HF_WEIGHTS);
     return NULL;
 }

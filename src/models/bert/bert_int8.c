@@ -238,22 +238,22 @@ static const CkptTensor *bert_int8_stored(const Checkpoint *c, const char *tenso
     snprintf(name, sizeof name, "%s", tensor);
     const CkptTensor *t = checkpoint_find_tensor(c, name);
     if (!t || t->dtype != CKPT_I8) {
-        user_error(BERT_INT8_HINT, "%s: int8 checkpoint without the int8 tensor %s", c->path, name);
+        user_error_data(BERT_INT8_HINT, "%s: int8 checkpoint without the int8 tensor %s", c->path, name);
         return NULL;
     }
     strcat(name, "_scale");
     const CkptTensor *s = checkpoint_find_tensor(c, name);
     if (!s || s->dtype != CKPT_F32 || s->ndim != 1 || s->shape[0] != rows) {
-        user_error(BERT_INT8_HINT, "%s: %s is %s", c->path, name, s ? "malformed (want f32, one per row)" : "missing");
+        user_error_data(BERT_INT8_HINT, "%s: %s is %s", c->path, name, s ? "malformed (want f32, one per row)" : "missing");
         return NULL;
     }
     if (t->ndim != 2 || t->shape[0] != rows) {
-        user_error(BERT_INT8_HINT, "%s: %s has another shape than the model's", c->path, tensor);
+        user_error_data(BERT_INT8_HINT, "%s: %s has another shape than the model's", c->path, tensor);
         return NULL;
     }
     for (long r = 0; r < rows; r++)
         if (!isfinite(s->data[r]) || s->data[r] <= 0.0f) {
-            user_error(BERT_INT8_HINT, "%s: %s[%ld] is %g: int8 scales are finite and positive", c->path, name, r,
+            user_error_data(BERT_INT8_HINT, "%s: %s[%ld] is %g: int8 scales are finite and positive", c->path, name, r,
                        (double)s->data[r]);
             return NULL;
         }
@@ -268,13 +268,13 @@ static const float *bert_int8_stored_smoothing(const Checkpoint *c, int l, int j
     bert_int8_smooth_name(name, sizeof name, l, j);
     const CkptTensor *t = checkpoint_find_tensor(c, name);
     if (!t || t->dtype != CKPT_F32 || t->ndim != 1 || t->shape[0] != K) {
-        user_error(BERT_INT8_HINT, "%s: %s is %s", c->path, name,
+        user_error_data(BERT_INT8_HINT, "%s: %s is %s", c->path, name,
                    t ? "malformed (want f32, one per input channel)" : "missing");
         return NULL;
     }
     for (int k = 0; k < K; k++)
         if (!isfinite(t->data[k]) || t->data[k] <= 0.0f || !isfinite(1.0f / t->data[k])) {
-            user_error(BERT_INT8_HINT, "%s: %s[%d] is %g: smoothing factors are finite and positive", c->path, name,
+            user_error_data(BERT_INT8_HINT, "%s: %s[%d] is %g: smoothing factors are finite and positive", c->path, name,
                        k, (double)t->data[k]);
             return NULL;
         }
@@ -319,7 +319,7 @@ static int bert_int8_load_matrix(Bert *m, const Checkpoint *c, int l, int j, int
     const char *why = NULL;
     Int8Weights *p = &m->int8[I8_PER_LAYER * l + j];
     if (rc == 0 && (int8_weights_pack(p, q, scale, N, K, &why) != 0 || (sm && int8_weights_set_smoothing(p, sm, &why) != 0))) {
-        user_error(BERT_INT8_HINT, "%s: layer %d: %s", c->path, l, why);
+        user_error_data(BERT_INT8_HINT, "%s: layer %d: %s", c->path, l, why);
         rc = -1;
     }
     free(q);
@@ -338,7 +338,7 @@ static int bert_int8_load_embeddings(Bert *m, const Checkpoint *c) {
     float *W = m->w.word_emb;
     for (long i = 0; i < V * E; i++)
         if (W[i] < -127.0f) {
-            user_error(BERT_INT8_HINT, "%s: %s holds -128 (int8 weights are in [-127, 127])", c->path, BERT_WORD_EMB);
+            user_error_data(BERT_INT8_HINT, "%s: %s holds -128 (int8 weights are in [-127, 127])", c->path, BERT_WORD_EMB);
             return -1;
         }
     for (long r = 0; r < V; r++)
@@ -350,7 +350,7 @@ int bert_int8_load(Bert *m, const Checkpoint *c) {
     const cJSON *qd = cJSON_GetObjectItemCaseSensitive(c->config, "quantized");
     for (int i = 0; i < c->n_tensors; i++)
         if (c->tensors[i].dtype == CKPT_I8 && (!qd || bert_int8_stored_index(c->tensors[i].name, &(int){0}) < 0)) {
-            user_error(BERT_INT8_HINT, "%s: tensor %s is int8, which glue stores only for the encoder's dense "
+            user_error_data(BERT_INT8_HINT, "%s: tensor %s is int8, which glue stores only for the encoder's dense "
                        "weights of an int8 checkpoint", c->path, c->tensors[i].name);
             return -1;
         }
@@ -358,12 +358,12 @@ int bert_int8_load(Bert *m, const Checkpoint *c) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(qd, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(qd, "version");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "int8") != 0 || !cJSON_IsNumber(ver)) {
-        user_error(BERT_INT8_HINT, "%s: \"quantized\" in its config is not glue's int8 format", c->path);
+        user_error_data(BERT_INT8_HINT, "%s: \"quantized\" in its config is not glue's int8 format", c->path);
         return -1;
     }
     /* Version 1 (no smoothing) is read as factors of 1, which is what it meant. */
     if (ver->valuedouble != 1 && ver->valuedouble != BERT_INT8_VERSION) {
-        user_error("read it with the glue that wrote it", "%s: int8 format version %g; this glue reads versions 1 "
+        user_error_data("read it with the glue that wrote it", "%s: int8 format version %g; this glue reads versions 1 "
                    "to %d", c->path, ver->valuedouble, BERT_INT8_VERSION);
         return -1;
     }

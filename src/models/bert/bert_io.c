@@ -58,7 +58,7 @@ int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads 
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(c->config, "model");
     const cJSON *bert = cJSON_GetObjectItemCaseSensitive(c->config, "bert");
     if (!cJSON_IsString(model) || strcmp(model->valuestring, "bert") != 0 || !bert) {
-        user_error(BERT_CKPT_HINT, "%s: not a BERT checkpoint (its config says model %s)", c->path,
+        user_error_data(BERT_CKPT_HINT, "%s: not a BERT checkpoint (its config says model %s)", c->path,
                    cJSON_IsString(model) ? model->valuestring : "(none)");
         return -1;
     }
@@ -69,7 +69,7 @@ int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads 
                     .pair_features = bert_head_value(h, "pair_features")};
     if (hd.mlm < 0 || hd.rtd < 0 || hd.pooler < 0 || hd.num_labels < 0 ||
         (hd.pair_features && (hd.pair_features < 4 || hd.pair_features > 5 || hd.num_labels < 2))) {
-        user_error(BERT_CKPT_HINT, "%s: malformed \"heads\" in the checkpoint's config", c->path);
+        user_error_data(BERT_CKPT_HINT, "%s: malformed \"heads\" in the checkpoint's config", c->path);
         return -1;
     }
     if (heads) *heads = hd;
@@ -105,13 +105,13 @@ static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int
         const CkptTensor *t = checkpoint_find_tensor(c, pt->name);
         if (!t) {
             if (rule == BERT_TAKE_IF_PRESENT) continue;
-            user_error(BERT_CKPT_HINT, "%s: tensor %s is missing", c->path, pt->name);
+            user_error_data(BERT_CKPT_HINT, "%s: tensor %s is missing", c->path, pt->name);
             return -1;
         }
         if (!bert_shape_equal(t, pt)) {
             /* A classifier for another number of labels is simply not reused. */
             if (!all_required && strncmp(pt->name, "classifier.", 11) == 0) continue;
-            user_error(BERT_CKPT_HINT, "%s: tensor %s has a shape that does not match the stored config", c->path,
+            user_error_data(BERT_CKPT_HINT, "%s: tensor %s has a shape that does not match the stored config", c->path,
                        pt->name);
             return -1;
         }

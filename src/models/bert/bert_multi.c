@@ -183,7 +183,7 @@ int bert_multi_load_state(BertMulti *mm, const char *path) {
         snprintf(blob, sizeof blob, BERT_MULTI_RNG_BLOB "%s", t->task->name);
         const CkptBlob *rng = checkpoint_find_blob(c, blob);
         if (!rng || rng->size != sizeof t->rng) {
-            user_error(BERT_MULTI_HINT, "%s: no dropout RNG state of %s in it", path, t->task->name);
+            user_error_data(BERT_MULTI_HINT, "%s: no dropout RNG state of %s in it", path, t->task->name);
             rc = -1;
             break;
         }

@@ -306,7 +306,7 @@ static int bert_init_setting(const cJSON *config, const char **init) {
     const char *name = run_config_string(config, "bert", BERT_DEFAULT_CONFIG_NAME);
     *init = *s && strcmp(s, BERT_INIT_NONE) != 0 ? s : NULL;
     if (!*init || strcmp(name, BERT_DEFAULT_CONFIG_NAME) == 0) return 0;
-    user_error("add --init none to train that configuration from random initialisation",
+    user_error_usage("add --init none to train that configuration from random initialisation",
                "bert: --set bert=%s conflicts with init %s, which brings its own config", name, *init);
     return -1;
 }
@@ -318,7 +318,7 @@ static Vocab *bert_init_vocab(const Checkpoint *c, const cJSON *config, const ch
     const char *setting = run_config_string(config, "vocab", "");
     if (!v || !*setting) return v ? v : bert_vocab_setting(config);
     vocab_free(v);
-    user_error("drop --set vocab (the checkpoint's vocabulary is used), or add --init none",
+    user_error_usage("drop --set vocab (the checkpoint's vocabulary is used), or add --init none",
                "bert: --set vocab=%s conflicts with init %s, which stores its own vocabulary", setting, init);
     return NULL;
 }

@@ -53,7 +53,7 @@ BertTaskModel *bert_task_load(const char *path, const Task *task) {
     Bert *bert = bert_from_checkpoint(c, NULL, 1, 0);
     Vocab *vocab = bert ? bert_checkpoint_vocab(c) : NULL;
     if (bert && (!cJSON_IsObject(run) || !vocab)) {
-        user_error(BERT_MODEL_HINT, "%s: a BERT checkpoint without a task head's %s", path,
+        user_error_data(BERT_MODEL_HINT, "%s: a BERT checkpoint without a task head's %s", path,
                    vocab ? "run config" : "vocabulary");
     } else if (bert) {
         m = bert_task_model_new(bert, vocab, run, task, 0, 0);   /* load_state adds the training buffers */
@@ -94,7 +94,7 @@ int bert_task_load_state(BertTaskModel *m, const char *path) {
     cJSON_Delete(expect);
     const CkptBlob *rng = rc == 0 ? checkpoint_find_blob(c, BERT_RNG_BLOB) : NULL;
     if (rc == 0 && (!rng || rng->size != sizeof m->rng)) {
-        user_error("resume needs the last.state written by the same run", "%s: no dropout RNG state in it", path);
+        user_error_data("resume needs the last.state written by the same run", "%s: no dropout RNG state in it", path);
         rc = -1;
     }
     if (rc == 0) {

@@ -402,7 +402,7 @@ static int s2s_checkpoint_config(const Checkpoint *c, S2sConfig *cfg) {
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(c->config, "model");
     const cJSON *conf = cJSON_GetObjectItemCaseSensitive(c->config, "config");
     if (!cJSON_IsString(model) || strcmp(model->valuestring, S2S_MODEL_NAME) != 0 || !cJSON_IsObject(conf)) {
-        user_error("give a checkpoint written by glue translate train", "%s is not a translation model", c->path);
+        user_error_data("give a checkpoint written by glue translate train", "%s is not a translation model", c->path);
         return -1;
     }
     *cfg = s2s_config_default();
@@ -417,7 +417,7 @@ Seq2Seq *s2s_load(const char *path) {
     const CkptBlob *vb = checkpoint_find_blob(c, "vocab");
     if (s2s_checkpoint_config(c, &cfg) == 0) {
         Vocab *v = vb ? s2s_vocab_from_blob(vb) : NULL;
-        if (!v) user_error(NULL, "%s: the checkpoint has no vocabulary", path);
+        if (!v) user_error_data(NULL, "%s: the checkpoint has no vocabulary", path);
         else if (!(m = s2s_create(&cfg, v, 0))) vocab_free(v);
         if (m && checkpoint_load_params(c, m->params) != 0) { s2s_free(m); m = NULL; }
     }

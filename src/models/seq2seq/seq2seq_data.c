@@ -60,7 +60,7 @@ int s2s_corpus_load(S2sCorpus *c, const char *src_path, const char *tgt_path, Su
         if (gs < 0) { lines_report(&rs); rc = 1; break; }
         if (gt < 0) { lines_report(&rt); rc = 1; break; }
         if (gs != gt) {
-            user_error("the two sides of a parallel corpus must have one line per sentence pair",
+            user_error_data("the two sides of a parallel corpus must have one line per sentence pair",
                        "%s and %s have different numbers of lines", src_path, tgt_path);
             rc = 1;
             break;

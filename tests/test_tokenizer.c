@@ -550,6 +550,12 @@ TEST(cli_tokenize_outputs_and_errors) {
         CHECK_MSG(status == bad[i].status && strstr(out, bad[i].msg), "'%s': status %d, output '%s'", bad[i].args, status, out);
         free(out);
     }
+    /* --max-len without its value: one message (it was printed twice). */
+    snprintf(cmd, sizeof cmd, "%s tokenize %s x --max-len 2>&1", test_glue_bin(), vocab_arg());
+    out = test_run(cmd, &status);
+    const char *first = strstr(out, "needs a value");
+    CHECK_MSG(status == 2 && first && !strstr(first + 1, "needs a value"), "status %d, output '%s'", status, out);
+    free(out);
     snprintf(cmd, sizeof cmd, "printf 'no tab here\\n' | %s tokenize %s --pair 2>&1", test_glue_bin(), vocab_arg());
     out = test_run(cmd, &status);
     CHECK_MSG(status == 65 && strstr(out, "stdin:1:"), "status %d, output '%s'", status, out);

@@ -126,8 +126,9 @@ int cmd_tokenize(int argc, char **argv) {
     r.pair = args_flag(&a, "--pair");
     r.json = args_flag(&a, "--json");
     /* Not given: bare WordPiece tokens (0 inside), or pairs at BERT's length.
-     * Given, it is a length, and 0 is as out of range as -1. */
-    int given = args_str(&a, "--max-len", NULL) != NULL;
+     * Given, it is a length, and 0 is as out of range as -1. (args_flag: a
+     * second getter of the value would report a missing one twice.) */
+    int given = args_flag(&a, "--max-len");
     long max_len = args_int(&a, "--max-len", r.pair ? TOKENIZE_PAIR_MAX_LEN : 0);
     const char *texts[TOKENIZE_MAX_TEXTS];
     int ntexts = args_positional(&a, texts, TOKENIZE_MAX_TEXTS);

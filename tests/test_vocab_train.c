@@ -184,13 +184,20 @@ TEST(cli_vocab_train) {
         {"fit --corpus x --size 10 --out /tmp/x", 2, "train"},
         {"train --corpus x --size 10 --out /tmp/x --min-count 0", 2, "--min-count"},
         {"train --corpus x --size 10 --out /tmp/x --bogus", 2, "unknown option"},
+        /* given, but out of range: not "--size N ... is required" */
+        {"train --corpus x --size 99999999 --out /tmp/x", 2, "--size must be from 1 to 10000000, got 99999999"},
+        /* no words: a vocabulary of the specials alone was written, exit 0 */
+        {"train --corpus /dev/null --size 10 --out /tmp/glue_vocab_no_words.txt", 65, "no words in /dev/null"},
     };
+    remove("/tmp/glue_vocab_no_words.txt");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s vocab %s 2>&1", test_glue_bin(), bad[i].args);
         res = test_run(cmd, &status);
         CHECK_MSG(status == bad[i].status && strstr(res, bad[i].msg), "'%s': status %d, output '%s'", bad[i].args, status, res);
         free(res);
     }
+    CHECK_MSG(access("/tmp/glue_vocab_no_words.txt", F_OK) != 0, "a refused vocab train wrote its --out");
+    remove("/tmp/glue_vocab_no_words.txt");
 }
 
 /* Multi30k train, English and German (58k lines): printed, loosely bounded. */

@@ -7,6 +7,7 @@
 #include "text/wordpiece_train.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ int cmd_vocab(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *corpus = args_str(&a, "--corpus", NULL);
+    int size_given = args_flag(&a, "--size");
     long size = args_int(&a, "--size", 0);
     const char *out = args_str(&a, "--out", NULL);
     long min_count = args_int(&a, "--min-count", VOCAB_DEFAULT_MIN_COUNT);
@@ -51,10 +53,15 @@ int cmd_vocab(int argc, char **argv) {
     int rc = args_finish(&a, VOCAB_USAGE);
     if (rc) return rc;
     const char *problem = args_train_corpora_problem(pos, npos, corpus, out, VOCAB_MAX_CORPORA);
+    char range[96];   /* a --size given out of range is no missing --size */
+    if (!problem && size_given && (size < 1 || size > VOCAB_MAX_SIZE)) {
+        snprintf(range, sizeof range, "--size must be from 1 to %d, got %ld", VOCAB_MAX_SIZE, size);
+        problem = range;
+    }
     if (!problem)
-        problem = size < 1 || size > VOCAB_MAX_SIZE ? "--size N (a positive vocabulary size) is required"
-                  : min_count < 1                   ? "--min-count must be at least 1"
-                                                    : NULL;
+        problem = !size_given    ? "--size N (the vocabulary size) is required"
+                  : min_count < 1 ? "--min-count must be at least 1"
+                                  : NULL;
     if (problem) {
         user_error("usage: " VOCAB_USAGE, "vocab: %s", problem);
         return EXIT_USAGE;
@@ -65,6 +72,12 @@ int cmd_vocab(int argc, char **argv) {
     long lines = 0;
     rc = wordpiece_trainer_add_file(tr, corpus, &lines);
     for (int i = 1; i < npos && rc == 0; i++) rc = wordpiece_trainer_add_file(tr, pos[i], &lines);
+    /* No words: the vocabulary would be the specials alone, useless to any model. */
+    if (rc == 0 && wordpiece_trainer_total_words(tr) == 0) {
+        user_error_data("give text files with one text a line", "vocab: no words in %s%s (%ld lines)", corpus,
+                        npos > 1 ? " and the other corpora" : "", lines);
+        rc = 1;
+    }
     if (rc == 0) {
         int n = wordpiece_trainer_train(tr, (int)size, min_count);
         if (n > size)

@@ -30,9 +30,10 @@ typedef struct {
 } Command;
 
 static const Command COMMANDS[] = {
-    {"tasks", cmd_tasks, "[--json]", "list the tasks (GLUE, its subsets, GoEmotions), their metrics and the rows found per split",
-     "  Reads data/glue (or $GLUE_DATA) and prints one row per task: type, metrics,\n"
-     "  rows per split or 'missing'.\n"},
+    {"tasks", cmd_tasks, "[TASK...] [--data DIR] [--json]",
+     "list the tasks (GLUE, its subsets, GoEmotions), their metrics and the rows found per split",
+     "  Reads data/glue (or $GLUE_DATA, or --data DIR) and prints one row per task\n"
+     "  (every task, or the TASKs named): type, metrics, rows per split or 'missing'.\n"},
     {"data", cmd_data, "fetch [TASK|all|glue|subsets|mt|pretrain] [--mirror DIR] [--dest DIR] [--json]",
      "fetch and check datasets (GLUE, GoEmotions, Multi30k, pretraining text)",
      "  With --mirror DIR (or $GLUE_MIRROR) copies from a folder laid out like\n"

@@ -507,6 +507,11 @@ TEST(tasks_cli_table_and_json) {
     snprintf(cmd, sizeof cmd, "%s tasks --bogus 2>&1", test_glue_bin());
     free(test_run(cmd, &st));
     CHECK_EQ_INT(st, 2);
+    /* --help shows what the command takes (it said only "glue tasks [--json]") */
+    snprintf(cmd, sizeof cmd, "%s tasks --help", test_glue_bin());
+    out = test_run(cmd, &st);
+    CHECK_MSG(st == 0 && strstr(out, "usage: glue tasks [TASK...] [--data DIR] [--json]"), "%s", out);
+    free(out);
 }
 
 TEST(tasks_cli_reports_truncated_file) {

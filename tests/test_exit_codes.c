@@ -136,6 +136,25 @@ TEST(exit_code_name_given_twice_is_2) {
     cli_fixture_close(&f);
 }
 
+/* A file (a run's model.ckpt, a TSV) given as --run: one message and a usage
+ * error. It was read as a folder: "tr.tsv/results.json: Not a directory"
+ * (twice), then "train it first" and exit 74, or predict took the text for
+ * the task's name. */
+TEST(exit_code_run_is_a_file_is_2) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const char *const AS_RUN[] = {"eval --run tr.tsv", "eval sst2 --run tr.tsv", "predict --run tr.tsv 'a day'"};
+    for (int i = 0; i < 3; i++) {
+        int st = -1;
+        char *out = cli_fixture_glue(&f, AS_RUN[i], &st);
+        const char *said = strstr(out, "--run tr.tsv is a file, not a run directory");
+        CHECK_MSG(st == 2 && said && !strstr(out, "Not a directory") && !strstr(said, "error:"),
+                  "glue %s: exit %d: %s", AS_RUN[i], st, out);
+        free(out);
+    }
+    cli_fixture_close(&f);
+}
+
 TEST(exit_code_bad_data_is_65_everywhere) {
     CliFixture f;
     if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }

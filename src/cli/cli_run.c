@@ -31,12 +31,23 @@ const Task *cli_find_task(const char *name) {
     return NULL;
 }
 
+/* path is there and not a directory (a checkpoint, say, given as --run). */
+static int cli_is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 int cli_run_dataset(const char *run, const Task **out) {
     char path[4200];
     *out = NULL;
     if (access(run, F_OK) != 0) {   /* not "no task named", as if a run were there and said none */
-        user_error_io("name a run directory (glue finetune --out DIR) or its model.ckpt", "%s: no such run (%s)", run,
-                      strerror(errno));
+        user_error_io("name a run directory (glue finetune --out DIR); --init takes a model.ckpt",
+                      "%s: no such run (%s)", run, strerror(errno));
+        return -1;
+    }
+    if (cli_is_file(run)) {   /* read as a folder, it failed with three odd messages */
+        user_error_usage("name its run directory, or give a model.ckpt with --init", "--run %s is a file, not a run directory",
+                         run);
         return -1;
     }
     file_join(run, USER_DATA_FILE, path, sizeof path);
@@ -168,7 +179,7 @@ static int cli_run_checkpoint(const char *run, const char *init, char *out, size
 const ModelOps *cli_choose_model(const char *model, const char *run, const char *init, const char *def) {
     char ckpt[4200];
     cJSON *config = cli_run_checkpoint(run, init, ckpt, sizeof ckpt) ? checkpoint_peek_config(ckpt) : NULL;
-    if (!config && run) {   /* no checkpoint (yet): a run's results say which model it trained */
+    if (!config && run && !cli_is_file(run)) {   /* no checkpoint (yet): a run's results say which model it trained */
         file_join(run, RUN_RESULTS, ckpt, sizeof ckpt);
         config = json_file_read(ckpt, 0);
     }

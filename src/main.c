@@ -96,7 +96,7 @@ static const Command COMMANDS[] = {
     {"translate", cmd_translate,
      "train [--config F] [--set k=v ...] [--out DIR] [--resume] [--checkpoint-every STEPS]  |  "
      "eval [--split test2016|test2017] "
-     "[--beam 5] [--results F]  |  snapshot RUN_DIR OUT_DIR  |  [--model DIR] [--beam N] [TEXT...]",
+     "[--beam 5] [--alpha A] [--results F]  |  snapshot RUN_DIR OUT_DIR  |  [--model DIR] [--beam N] [--alpha A] [TEXT...]",
      "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
      "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"

@@ -80,6 +80,9 @@ TEST(exit_code_out_of_range_is_2_everywhere) {
         {"finetune --train tr.tsv --dev tr.tsv --model textcnn --set filters=0 --out r2", "filters"},
         {"finetune --train tr.tsv --dev tr.tsv --model fasttext --epochs 0 --out r3", "epochs"},
         {"translate --beam 0 hello", "--beam"},
+        /* -1 and NaN given: decoded with the run's beam and alpha, exit 0 */
+        {"translate --beam -1 hello", "--beam must be in [1, 64], got -1"},
+        {"translate eval --alpha nan", "--alpha must be in [0, 100], got nan"},
         {"pretrain --set steps=-1 --out r4", "steps"},
         {"vectors train --corpus corpus.txt --out v.vec --dim 0", "--dim"},
         /* a pool of 100,000 threads crashed the OpenMP runtime (SIGSEGV) */

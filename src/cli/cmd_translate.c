@@ -271,14 +271,34 @@ static void translate_print_eval(const char *split, const S2sDecodeOptions *dec,
     printf("hypotheses: %s\n", hyp_path);
 }
 
-/* Checks --beam (-1: the run's) and --threads, then starts the threads.
- * 0, or EXIT_USAGE after a message. */
-static int translate_decoding_options(long beam, long threads) {
-    if (beam == 0 || beam > 64) {
-        user_error("--beam is in [1, 64]", "translate: --beam must be in [1, 64]");
+/* The decoding options of the command line: --beam and --alpha, -1 when not
+ * given (translate_open keeps the run's), and --threads. */
+typedef struct {
+    long beam, threads;
+    double alpha;
+    int beam_given, alpha_given;   /* a given -1 or NaN is no "not given" */
+} TranslateDecoding;
+
+static void translate_decoding_read(Args *a, TranslateDecoding *d) {
+    d->beam_given = args_flag(a, "--beam");
+    d->alpha_given = args_flag(a, "--alpha");
+    d->beam = args_int(a, "--beam", -1);
+    d->alpha = args_double(a, "--alpha", -1);
+    d->threads = args_threads(a, 0);
+}
+
+/* Checks the values given (a negative one used to decode with the run's own,
+ * silently), then starts the threads. 0, or EXIT_USAGE after a message. */
+static int translate_decoding_options(const TranslateDecoding *d) {
+    if (d->beam_given && (d->beam < 1 || d->beam > 64)) {
+        user_error_usage(NULL, "translate: --beam must be in [1, 64], got %ld", d->beam);
         return EXIT_USAGE;
     }
-    threads_init((int)threads);
+    if (d->alpha_given && !(d->alpha >= 0 && d->alpha <= 100)) {   /* the run setting's range; NaN fails too */
+        user_error_usage("0 is no length penalty", "translate: --alpha must be in [0, 100], got %g", d->alpha);
+        return EXIT_USAGE;
+    }
+    threads_init((int)d->threads);
     return 0;
 }
 
@@ -311,8 +331,8 @@ static int translate_eval(int argc, char **argv) {
     args_init(&a, argc, argv);
     const char *where = args_str(&a, "--model", NULL), *split = args_str(&a, "--split", "test2016");
     const char *out = args_str(&a, "--out", NULL), *results = args_str(&a, "--results", NULL);
-    long beam = args_int(&a, "--beam", -1), threads = args_threads(&a, 0);
-    double alpha = args_double(&a, "--alpha", -1);
+    TranslateDecoding d;
+    translate_decoding_read(&a, &d);
     int json = args_flag(&a, "--json");
     const char *pos[2];
     int npos = args_positional(&a, pos, 2);
@@ -324,11 +344,11 @@ static int translate_eval(int argc, char **argv) {
                    npos != 0 ? "unexpected arguments" : "unknown --split");
         return EXIT_USAGE;
     }
-    if ((rc = translate_decoding_options(beam, threads)) != 0) return rc;
+    if ((rc = translate_decoding_options(&d)) != 0) return rc;
     char dir[4096];
     cJSON *cfg;
     S2sDecodeOptions dec;
-    Seq2Seq *m = translate_open(where, beam, alpha, dir, sizeof dir, &cfg, &dec);
+    Seq2Seq *m = translate_open(where, d.beam, d.alpha, dir, sizeof dir, &cfg, &dec);
     if (!m) return 1;
     const char *data = run_config_string(cfg, "data_dir", "data/mt/multi30k/raw");
     const char *sl = run_config_string(cfg, "src", "en"), *tl = run_config_string(cfg, "tgt", "de");
@@ -413,12 +433,12 @@ static int translate_text(int argc, char **argv) {
     Args a;
     args_init(&a, argc, argv);
     const char *where = args_str(&a, "--model", NULL);
-    long beam = args_int(&a, "--beam", -1), threads = args_threads(&a, 0);
-    double alpha = args_double(&a, "--alpha", -1);
+    TranslateDecoding d;
+    translate_decoding_read(&a, &d);
     const char *pos[ARGS_MAX];
     int npos = args_positional(&a, pos, ARGS_MAX);
     int rc = args_finish(&a, TRANSLATE_USAGE);
-    if (rc || (rc = translate_decoding_options(beam, threads)) != 0) return rc;
+    if (rc || (rc = translate_decoding_options(&d)) != 0) return rc;
     for (int i = 0; i < npos; i++) {   /* as glue predict: refused, not cleaned (before the model loads) */
         char origin[32];
         snprintf(origin, sizeof origin, "argument %d", i + 1);
@@ -427,7 +447,7 @@ static int translate_text(int argc, char **argv) {
     char dir[4096];
     cJSON *cfg;
     S2sDecodeOptions dec;
-    Seq2Seq *m = translate_open(where, beam, alpha, dir, sizeof dir, &cfg, &dec);
+    Seq2Seq *m = translate_open(where, d.beam, d.alpha, dir, sizeof dir, &cfg, &dec);
     if (!m) return 1;
     cJSON_Delete(cfg);
     SubwordTokenizer *t = subword_create(m->vocab);

@@ -281,10 +281,14 @@ TEST(report_missing_inputs_say_so) {
         {"other.json", "{\"hello\": 1}\n"},
     };
     CHECK(report_fixture_write(&fx, "odd", ODD, (int)(sizeof ODD / sizeof ODD[0])) == 0);
+    snprintf(cmd, sizeof cmd, "mkdir '%s/odd/bench_dir.json'", fx.root);   /* a folder named like a result */
+    CHECK(system(cmd) == 0);
     html = report_fixture_page(&fx, "--runs nowhere --results odd --pretrain nothing", &st);
     CHECK_EQ_INT(st, 0);
     CHECK(html && strstr(html, "no values recorded"));
     CHECK(html && strstr(html, "odd/array.json is JSON but not an object"));
+    /* what reading it said, not "Input/output error" */
+    CHECK_MSG(html && strstr(html, "odd/bench_dir.json Is a directory"), "the folder bench_dir.json is not said to be one");
     CHECK(html && strstr(html, "odd/other.json: not a file glue writes"));
     CHECK_EQ_INT(page_blank_charts(html), 0);
     free(html);

@@ -45,13 +45,16 @@ char *file_read(const char *path, size_t *len) {
     if (!f) return NULL;
     size_t cap = 4096, n = 0, k;
     char *buf = xmalloc(cap);
+    errno = 0;
     while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
         n += k;
         if (cap - n < 2) buf = xrealloc(buf, cap *= 2);
     }
-    int err = ferror(f);
+    /* fread's errno says why (EISDIR for a folder named like the file); EIO
+     * only when it left none. */
+    int err = ferror(f), why = errno;
     fclose(f);
-    if (err) { free(buf); errno = EIO; return NULL; }
+    if (err) { free(buf); errno = why ? why : EIO; return NULL; }
     buf[n] = '\0';
     if (len) *len = n;
     return buf;

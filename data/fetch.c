@@ -15,6 +15,7 @@
 
 #include "core/common.h"
 #include "core/editdist.h"
+#include "core/exit_codes.h"
 #include "core/lines.h"
 #include "tasks/task.h"
 
@@ -446,8 +447,9 @@ static FetchStatus install_file(const FetchItem *it, const char *src, const char
     char tmp[4096 + 32], dst[4096 + 8], err[4600];
     long lines = 0;
     fmt(dst, sizeof dst, "%s%s", dst_plain, it->link && ends_with(src, ".gz") ? ".gz" : "");
-    if (mkdir_parent(dst) != 0) {
+    if (mkdir_parent(dst) != 0) {   /* --dest unwritable: the command's failure is an I/O one (74), not 1 */
         fmt(res->msg, sizeof res->msg, "cannot create the folder of %s: %s", dst, strerror(errno));
+        exit_code_note(EXIT_IO);
         return FETCH_FAILED;
     }
     fmt(tmp, sizeof tmp, "%s.part%ld", dst, (long)getpid());

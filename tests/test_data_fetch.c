@@ -260,6 +260,17 @@ TEST(fetch_missing_offline_and_usage_errors) {
         CHECK_MSG(st == 2, "'glue %s' exit %d: %s", usage[i], st, out);
         free(out);
     }
+    /* A --dest that cannot be written (a file here): an I/O failure, 74 (it was 1). */
+    snprintf(cmd, sizeof cmd, "touch '%s/file'", dir);
+    free(test_run(cmd, &st));
+    snprintf(args, sizeof args, "wnli --mirror '%s/data' --dest '%s/file'", test_shared_dir(), dir);
+    doc = fetch_json("", args, &st);
+    CHECK_EQ_INT(st, 74);
+    if (doc) {
+        cJSON *f = file_entry(doc, "/WNLI/train.tsv");
+        CHECK(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), "cannot create the folder"));
+        cJSON_Delete(doc);
+    }
     fetch_rmdir(dir);
 }
 

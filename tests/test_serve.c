@@ -2,7 +2,9 @@
  * texts and a TextCNN run on pairs with the glue binary under test, then
  * tests/serve/test_serve.py (with /usr/bin/python3) drives the server: the
  * endpoints, every bad-request class, batching, a full queue, a stalled
- * client and the SIGTERM drain (see that file). */
+ * client and the SIGTERM drain (see that file). And a request body's parse
+ * (serve/request.h). */
+#include "serve/request.h"
 #include "tests/cli_fixture.h"
 #include "tests/test.h"
 
@@ -35,4 +37,34 @@ TEST(serve_endpoints_limits_and_drain) {
     CHECK_MSG(st == 0 && strstr(out, "serve: all checks passed"), "exit %d:\n%s", st, out);
     free(out);
     cli_fixture_close(&f);
+}
+
+/* A request body is one JSON object and its texts hold no NUL: cJSON stops
+ * after the first value ('{...}{...}' and '{...} junk' were answered for the
+ * first object) and decodes \u0000 (or takes a raw NUL byte) into a string
+ * that then ended there ("a\u0000b" was predicted as "a"). */
+TEST(serve_request_one_object_without_nul) {
+#define BODY(s) s, sizeof s - 1   /* its bytes, NULs included */
+    const ServeLimits lim = {.max_body = 4096, .max_text = 100, .max_texts = 8};
+    static const struct { const char *body; size_t len; int code; const char *says; } CASES[] = {
+        {BODY("{\"texts\": [\"a\\u0000b\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"a\\u0000\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"a\0b\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"ab\"]}\0junk"), 400, "NUL"},
+        {BODY("{\"texts\": [\"ab\"]}{\"texts\": [\"cd\"]}"), 400, "more after the object"},
+        {BODY("{\"texts\": [\"ab\"]} junk"), 400, "more after the object"},
+        /* still fine: a backslash before u0000, whitespace after the object */
+        {BODY("{\"texts\": [\"a\\\\u0000b\"]}"), 0, NULL},
+        {BODY(" {\"texts\": [\"ab\"]} \r\n\t"), 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        ServeRequest r;
+        char err[256] = "";
+        int code = serve_request_parse(CASES[i].body, CASES[i].len, &lim, &r, err, sizeof err);
+        CHECK_MSG(code == CASES[i].code && (!CASES[i].says || strstr(err, CASES[i].says)), "case %zu: %d '%s'", i, code,
+                  err);
+        if (code == 0) CHECK(r.n == 1 && strlen(r.a[0]) >= 2);
+        serve_request_free(&r);
+    }
+#undef BODY
 }

@@ -235,8 +235,8 @@ static const Command COMMANDS[] = {
      "  GET /v1/models lists them, /healthz says ok, /metrics is Prometheus text.\n"
      "  Concurrent requests are batched: a free inference thread (--workers) waits\n"
      "  up to --max-wait-ms for --max-batch texts of one model, or only until the\n"
-     "  clients it just answered have sent again. Bounded: --max-body,\n"
-     "  --max-text bytes and --max-texts per request (413), --max-pending texts\n"
+     "  clients it just answered have sent again. Bounded: --max-body (at most\n"
+     "  1 GiB), --max-text bytes and --max-texts per request (413), --max-pending texts\n"
      "  queued (503), a connection silent for --timeout seconds is closed. A bad\n"
      "  request is a 400 saying what is wrong. SIGTERM/SIGINT: stop accepting,\n"
      "  answer what is in flight (up to --drain-seconds), exit 0.\n"},

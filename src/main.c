@@ -230,7 +230,8 @@ static const Command COMMANDS[] = {
      "[--max-connections 256] [--drain-seconds 30]",
      "answer predictions of trained runs over HTTP",
      "  POST /v1/predict {\"texts\": [...]} or {\"pairs\": [[a, b], ...]} (\"model\": NAME when\n"
-     "  several are served) answers each text's label and probabilities (or score),\n"
+     "  several are served) answers each text's label and probabilities (or score;\n"
+     "  a multi-label model: \"labels\", each it predicts under its run's rule),\n"
      "  with the model's name, kind, task and version (its checkpoint's CRC-32).\n"
      "  GET /v1/models lists them, /healthz says ok, /metrics is Prometheus text.\n"
      "  Concurrent requests are batched: a free inference thread (--workers) waits\n"

@@ -231,13 +231,14 @@ static const Command COMMANDS[] = {
      "[--max-connections 256] [--drain-seconds 30]",
      "answer predictions of trained runs over HTTP",
      "  POST /v1/predict {\"texts\": [...]} or {\"pairs\": [[a, b], ...]} (\"model\": NAME when\n"
-     "  several are served) answers each text's label and probabilities (or score),\n"
+     "  several are served) answers each text's label and probabilities (or score;\n"
+     "  a multi-label model: \"labels\", each it predicts under its run's rule),\n"
      "  with the model's name, kind, task and version (its checkpoint's CRC-32).\n"
      "  GET /v1/models lists them, /healthz says ok, /metrics is Prometheus text.\n"
      "  Concurrent requests are batched: a free inference thread (--workers) waits\n"
      "  up to --max-wait-ms for --max-batch texts of one model, or only until the\n"
-     "  clients it just answered have sent again. Bounded: --max-body,\n"
-     "  --max-text bytes and --max-texts per request (413), --max-pending texts\n"
+     "  clients it just answered have sent again. Bounded: --max-body (at most\n"
+     "  1 GiB), --max-text bytes and --max-texts per request (413), --max-pending texts\n"
      "  queued (503), a connection silent for --timeout seconds is closed. A bad\n"
      "  request is a 400 saying what is wrong. SIGTERM/SIGINT: stop accepting,\n"
      "  answer what is in flight (up to --drain-seconds), exit 0.\n"},

@@ -66,7 +66,11 @@ TEST(invalid_utf8_refused_by_predict_and_translate) {
                       strstr(out, "1 of 3 lines skipped"), "translate stdin %s: exit %d: %s", BAD[k].bytes, st, out);
         free(out);
     }
-    /* a NUL inside a line would end its text silently */
+    /* a NUL inside a line would end its text silently (predict read "a b" of "a b\0c", exit 0) */
+    out = utf8_run(&f, "good day\\na b\\000c\\nbad day\\n", "predict --run run --model fasttext", &st);
+    CHECK_MSG(st == 65 && strstr(out, "stdin:2: NUL byte at byte 4") && strstr(out, "\n-\n"), "predict NUL: exit %d: %s",
+              st, out);
+    free(out);
     out = utf8_run(NULL, "a dog\\na b\\000c\\n", "translate --model models/translate-en-de-multi30k --beam 1", &st);
     CHECK_MSG(st == 65 && strstr(out, "stdin:2: NUL byte at byte 4"), "translate NUL: exit %d: %s", st, out);
     free(out);

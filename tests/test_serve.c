@@ -2,7 +2,9 @@
  * texts and a TextCNN run on pairs with the glue binary under test, then
  * tests/serve/test_serve.py (with /usr/bin/python3) drives the server: the
  * endpoints, every bad-request class, batching, a full queue, a stalled
- * client and the SIGTERM drain (see that file). */
+ * client and the SIGTERM drain (see that file). And the options' ranges, and
+ * a request body's parse (serve/request.h). */
+#include "serve/request.h"
 #include "tests/cli_fixture.h"
 #include "tests/test.h"
 
@@ -35,4 +37,76 @@ TEST(serve_endpoints_limits_and_drain) {
     CHECK_MSG(st == 0 && strstr(out, "serve: all checks passed"), "exit %d:\n%s", st, out);
     free(out);
     cli_fixture_close(&f);
+}
+
+/* Option values out of their range are refused before any model is opened
+ * (exit 2): they used to be narrowed first, so --max-body -5 became a limit of
+ * 2^64 bytes, --max-texts 5000000000 705032704, --drain-seconds nan a drain
+ * that never waited, and --run =DIR served a model no request could name. A
+ * --max-text beyond what any body can carry served (the warm-up allocated
+ * 100 GB and aborted). */
+TEST(serve_options_out_of_range_refused) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    static const struct { const char *opt, *says; } BAD[] = {
+        {"--max-body -5", "--max-body 16..1073741824"}, {"--max-body 2000000000", "--max-body 16..1073741824"},
+        {"--max-text -1", "--max-text >= 1"},           {"--max-texts 5000000000", "--max-texts 1..2147483647"},
+        {"--drain-seconds nan", "--drain-seconds >= 0"}, {"--timeout 99999999999", "--timeout"},
+        {"--workers 4294967297", "--workers 1..64"},    {"--max-batch 4294967297", "--max-batch 1..2147483647"},
+        {"--max-connections -4294967295", "--max-connections"},
+    };
+    char args[256];
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        snprintf(args, sizeof args, "serve --run nowhere --port 0 %s", BAD[i].opt);
+        cli_fixture_says(&f, args, 2, BAD[i].says);
+    }
+    CHECK(cli_fixture_two_class(&f, "days.tsv", 20) == 0);
+    cli_fixture_says(&f, "finetune --train days.tsv --dev days.tsv --model fasttext --set bucket=1000 --set dim=8 "
+                         "--epochs 1 --out days --threads 1", 0, NULL);
+    /* Each under a timeout: a server that starts stops on SIGTERM, exit 0. */
+    static const struct { const char *opts; int want; const char *says; } RUNS[] = {
+        {"--run =days", 2, "the model's name is empty"},
+        /* serves: the warm-up's text is at most a body long */
+        {"--run days --max-text 99999999999", 0, "http://127.0.0.1:"},
+    };
+    for (size_t i = 0; i < sizeof RUNS / sizeof RUNS[0]; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "cd '%s' && timeout --preserve-status -s TERM 5 '%s' serve %s --port 0 --threads 1 2>&1",
+                 f.dir, cli_fixture_bin(), RUNS[i].opts);
+        int st;
+        char *out = test_run(cmd, &st);
+        CHECK_MSG(st == RUNS[i].want && strstr(out, RUNS[i].says), "serve %s: exit %d:\n%s", RUNS[i].opts, st, out);
+        free(out);
+    }
+    cli_fixture_close(&f);
+}
+
+/* A request body is one JSON object and its texts hold no NUL: cJSON stops
+ * after the first value ('{...}{...}' and '{...} junk' were answered for the
+ * first object) and decodes \u0000 (or takes a raw NUL byte) into a string
+ * that then ended there ("a\u0000b" was predicted as "a"). */
+TEST(serve_request_one_object_without_nul) {
+#define BODY(s) s, sizeof s - 1   /* its bytes, NULs included */
+    const ServeLimits lim = {.max_body = 4096, .max_text = 100, .max_texts = 8};
+    static const struct { const char *body; size_t len; int code; const char *says; } CASES[] = {
+        {BODY("{\"texts\": [\"a\\u0000b\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"a\\u0000\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"a\0b\"]}"), 400, "NUL"},
+        {BODY("{\"texts\": [\"ab\"]}\0junk"), 400, "NUL"},
+        {BODY("{\"texts\": [\"ab\"]}{\"texts\": [\"cd\"]}"), 400, "more after the object"},
+        {BODY("{\"texts\": [\"ab\"]} junk"), 400, "more after the object"},
+        /* still fine: a backslash before u0000, whitespace after the object */
+        {BODY("{\"texts\": [\"a\\\\u0000b\"]}"), 0, NULL},
+        {BODY(" {\"texts\": [\"ab\"]} \r\n\t"), 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        ServeRequest r;
+        char err[256] = "";
+        int code = serve_request_parse(CASES[i].body, CASES[i].len, &lim, &r, err, sizeof err);
+        CHECK_MSG(code == CASES[i].code && (!CASES[i].says || strstr(err, CASES[i].says)), "case %zu: %d '%s'", i, code,
+                  err);
+        if (code == 0) CHECK(r.n == 1 && strlen(r.a[0]) >= 2);
+        serve_request_free(&r);
+    }
+#undef BODY
 }

@@ -6,7 +6,8 @@
  * twice, a dev label train never had, one label everywhere) as file:line,
  * skipped or fatal with strict; bad option combinations; dataset.json keeping
  * the multi-label description; and the round trip through the binary
- * (finetune, eval, predict with label names). */
+ * (finetune, eval, predict with label names; libglue's predicted labels). */
+#include "include/glue.h"
 #include "tasks/user_data.h"
 #include "tests/capture.h"
 #include "tests/test.h"
@@ -329,6 +330,22 @@ TEST(user_data_multi_label_round_trip) {
     CHECK_MSG(st == 0 && strstr(out, "sport=0.") && strstr(out, "music=0.") && !strstr(out, "food="),
               "top_k=2 predict exit %d: %s", st, out);
     free(out);
+    /* libglue (and glue serve, its client): the same rule, exactly two labels a
+     * text; it had used a fixed 0.5 whatever the run's rule */
+    snprintf(cmd, sizeof cmd, "%s/run2", d.dir);
+    glue_model *m = NULL;
+    char lerr[GLUE_ERROR_MAX];
+    if (CHECK_MSG(glue_open(cmd, 1, &m, lerr, sizeof lerr) == GLUE_OK, "glue_open: %s", lerr)) {
+        const char *texts[] = {"the goal match team", "the soup bread", "the song today", "the goal really song"};
+        float p[4 * 4];
+        unsigned char set[4 * 4];
+        CHECK(glue_is_multi_label(m) && glue_num_labels(m) == 4);
+        CHECK_MSG(glue_predict(m, texts, NULL, 4, p, set, lerr, sizeof lerr) == GLUE_OK, "glue_predict: %s", lerr);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(set[4 * i] + set[4 * i + 1] + set[4 * i + 2] + set[4 * i + 3] == 2, "top_k=2: '%s' gets %d labels",
+                      texts[i], set[4 * i] + set[4 * i + 1] + set[4 * i + 2] + set[4 * i + 3]);
+        glue_close(m);
+    }
     snprintf(cmd, sizeof cmd, "%s finetune --train %s --dev %s --format fasttext --multi-label --label-sep x --model fasttext 2>&1",
              test_glue_bin(), tr, dv);
     out = test_run(cmd, &st);

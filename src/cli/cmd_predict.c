@@ -30,7 +30,7 @@ static int is_pair(const Task *t) {
     return s->col_b >= 0;
 }
 
-/* Checks one input text; origin is "argument 1" or "stdin:3". */
+/* Checks one text given as an argument; origin is "argument 1". */
 static int predict_check_text(const char *s, const char *origin) { return cli_check_text(s, strlen(s), origin); }
 
 static void predict_add(Dataset *d, int *cap, const char *a, const char *b, long line) {
@@ -69,11 +69,12 @@ static long predict_read_stdin(const Task *t, Dataset *d, long *lines) {
             bad++;
             continue;
         }
-        if (tab) *tab = '\0';
-        if (predict_check_text(line, origin) || (tab && predict_check_text(tab + 1, origin))) {
+        /* The whole line at its read length: a NUL would end its text there, silently. */
+        if (cli_check_text(line, (size_t)len, origin)) {
             bad++;
             continue;
         }
+        if (tab) *tab = '\0';
         predict_add(d, &cap, line, tab ? tab + 1 : NULL, no);
     }
     free(line);

@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "serve/server.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #ifdef __GLIBC__
@@ -26,6 +27,9 @@
     "       [--max-texts 1024] [--timeout S] [--max-connections 256] [--drain-seconds 30]"
 
 enum { SERVE_MAX_MODELS = 16 };
+/* --max-body's largest value (1 GiB): each connection may hold a body this
+ * large, and the warm-up builds a text of up to this size. */
+#define SERVE_MAX_BODY (1L << 30)
 
 /* "crc32:xxxxxxxx" of the model's checkpoint into sm->version. */
 static void serve_version(const char *dir, ServeModel *sm) {
@@ -51,6 +55,10 @@ static int serve_open(const char *const *runs, int n, int threads, ServeModel *m
             free(copy);
         }
         models[i].name = name;
+        if (!name[0]) {   /* no request could name it */
+            user_error_usage("--run NAME=DIR", "--run %s: the model's name is empty", runs[i]);
+            return -1;
+        }
         for (int j = 0; j < i; j++)
             if (strcmp(models[j].name, name) == 0) {
                 user_error_usage("name them: --run NAME=DIR", "two models named '%s'", name);
@@ -144,34 +152,42 @@ static int serve_parse(int argc, char **argv, ServeConfig *cfg, const char **run
     cfg->host = args_str(&a, "--host", "127.0.0.1");
     long port = args_int(&a, "--port", 8080);
     *threads = (int)args_threads(&a, 0);
-    cfg->workers = (int)args_int(&a, "--workers", 1);
-    cfg->max_batch = (int)args_int(&a, "--max-batch", 64);
-    cfg->max_wait_ms = (int)args_int(&a, "--max-wait-ms", 5);
-    cfg->max_pending = args_int(&a, "--max-pending", 4096);
-    cfg->limits.max_body = (size_t)args_int(&a, "--max-body", 1 << 20);
-    cfg->limits.max_text = (size_t)args_int(&a, "--max-text", 20000);
-    cfg->limits.max_texts = (int)args_int(&a, "--max-texts", 1024);
-    cfg->timeout_s = (int)args_int(&a, "--timeout", 10);
-    cfg->max_connections = (int)args_int(&a, "--max-connections", 256);
+    /* Read as longs and checked before they are narrowed: --max-body -5 had
+     * become a limit of 2^64 bytes and --max-texts 5000000000 705032704. */
+    long workers = args_int(&a, "--workers", 1), max_batch = args_int(&a, "--max-batch", 64);
+    long max_wait = args_int(&a, "--max-wait-ms", 5), max_pending = args_int(&a, "--max-pending", 4096);
+    long max_body = args_int(&a, "--max-body", 1 << 20), max_text = args_int(&a, "--max-text", 20000);
+    long max_texts = args_int(&a, "--max-texts", 1024), timeout = args_int(&a, "--timeout", 10);
+    long max_conns = args_int(&a, "--max-connections", 256);
     *drain = args_double(&a, "--drain-seconds", 30);
     const char *pos[1];
     int npos = args_positional(&a, pos, 1);
     int rc = args_finish(&a, SERVE_USAGE);
     if (rc) return rc;
-    cfg->port = (int)port;
     const char *bad = npos ? "serve takes no positional arguments (--run DIR)"
                     : *nruns == 0 ? "give the model to serve: --run DIR"
                     : port < 0 || port > 65535 ? "--port: 0..65535 (0: any free port)"
-                    : cfg->workers < 1 || cfg->workers > 64 ? "--workers 1..64"
-                    : cfg->max_batch < 1 || cfg->max_wait_ms < 0 || cfg->max_wait_ms > 10000 ? "--max-batch >= 1, --max-wait-ms 0..10000"
-                    : cfg->max_pending < 1 || cfg->limits.max_body < 16 || cfg->limits.max_text < 1 || cfg->limits.max_texts < 1
-                        ? "--max-pending, --max-texts >= 1, --max-body >= 16, --max-text >= 1"
-                    : cfg->timeout_s < 1 || cfg->max_connections < 1 || *drain < 0 ? "--timeout, --max-connections >= 1, --drain-seconds >= 0"
-                                                                                  : NULL;
+                    : workers < 1 || workers > 64 ? "--workers 1..64"
+                    : max_batch < 1 || max_batch > INT_MAX || max_wait < 0 || max_wait > 10000
+                        ? "--max-batch 1..2147483647, --max-wait-ms 0..10000"
+                    : max_pending < 1 || max_body < 16 || max_body > SERVE_MAX_BODY || max_text < 1 || max_texts < 1 ||
+                            max_texts > INT_MAX
+                        ? "--max-pending >= 1, --max-texts 1..2147483647, --max-body 16..1073741824, --max-text >= 1"
+                    : timeout < 1 || timeout > INT_MAX || max_conns < 1 || max_conns > INT_MAX || !(*drain >= 0)
+                        ? "--timeout, --max-connections 1..2147483647, --drain-seconds >= 0"
+                        : NULL;
     if (bad) {
         user_error_usage(SERVE_USAGE, "%s", bad);
         return EXIT_USAGE;
     }
+    cfg->port = (int)port;
+    cfg->workers = (int)workers;
+    cfg->max_batch = (int)max_batch;
+    cfg->max_wait_ms = (int)max_wait;
+    cfg->max_pending = max_pending;
+    cfg->limits = (ServeLimits){.max_body = (size_t)max_body, .max_text = (size_t)max_text, .max_texts = (int)max_texts};
+    cfg->timeout_s = (int)timeout;
+    cfg->max_connections = (int)max_conns;
     return 0;
 }
 
@@ -183,8 +199,11 @@ int cmd_serve(int argc, char **argv) {
     int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);
     if (rc) return rc;
     ServeModel models[SERVE_MAX_MODELS] = {0};
+    /* No text is longer than the body that carries it: --max-text 99999999999
+     * had the warm-up allocate 100 GB, and abort. */
+    size_t longest = cfg.limits.max_text < cfg.limits.max_body ? cfg.limits.max_text : cfg.limits.max_body;
     ServeReady ready = {.runs = runs, .n = nruns, .threads = threads, .max_batch = cfg.max_batch,
-                        .max_text = cfg.limits.max_text, .models = models};
+                        .max_text = longest, .models = models};
     if (serve_ready(&ready) != 0) {
         serve_close(models, nruns);
         return EXIT_FAILED;

@@ -18,6 +18,7 @@
 #include "models/run_config.h"
 #include "tasks/user_data.h"
 #include "text/utf8.h"
+#include "train/decision.h"
 #include "train/evaluate.h"
 #include "train/run_dir.h"
 
@@ -39,6 +40,7 @@ struct glue_model {
     int task_owned;        /* a user's dataset (user_data_load): freed with the handle */
     TaskSplit input;       /* the layout of a text given to predict (the dev split's) */
     int threads, batch, outputs;
+    Decision rule;         /* a multi-label run's prediction rule (its tuned thresholds), as glue predict's */
     pthread_mutex_t lock;  /* predict calls on one handle take turns (a model's buffers are its own) */
 };
 
@@ -125,6 +127,10 @@ static glue_model *lib_open(const char *path, int threads) {
     m->task = m->ops ? lib_task(dir, config, &m->task_owned) : NULL;
     cJSON_Delete(config);
     m->model = m->task ? m->ops->load(ckpt, m->task) : NULL;
+    if (m->model && decision_of_run(&m->rule, m->task, dir) != 0) {
+        m->ops->free(m->model);
+        m->model = NULL;
+    }
     if (!m->model) {
         if (m->task_owned) user_data_free(m->task);
         free(m);
@@ -216,17 +222,18 @@ static float *lib_run(glue_model *m, const Dataset *d) {
     return out;
 }
 
-/* The predicted set of each row: the argmax, every label at >= 0.5 for a
- * multi-label model, nothing for a score. */
+/* The predicted set of each row: the argmax, a multi-label model's labels
+ * under its run's rule (threshold, top_k or the tuned thresholds: not a fixed
+ * 0.5, which disagreed with glue predict), nothing for a score. */
 static void lib_predicted(const glue_model *m, const float *p, int n, unsigned char *flags) {
     int k = m->outputs;
     memset(flags, 0, (size_t)n * (size_t)k);
     if (k == 1) return;
-    for (int i = 0; i < n; i++) {
-        const float *row = p + (size_t)i * (size_t)k;
-        if (!m->task->multi_label) flags[(size_t)i * (size_t)k + (size_t)evaluate_argmax(row, k)] = 1;
-        else for (int j = 0; j < k; j++) flags[(size_t)i * (size_t)k + (size_t)j] = row[j] >= 0.5f;
+    if (m->task->multi_label) {
+        decision_apply(&m->rule, p, n, flags);
+        return;
     }
+    for (int i = 0; i < n; i++) flags[(size_t)i * (size_t)k + (size_t)evaluate_argmax(p + (size_t)i * (size_t)k, k)] = 1;
 }
 
 glue_status glue_predict(glue_model *m, const char *const *texts, const char *const *texts_b, int n, float *probs,

@@ -69,6 +69,7 @@ static void batcher_predict(Batcher *b, BatchJob *jobs, int texts) {
     int k = glue_num_labels(m), pair = jobs->b != NULL;
     const char **a = xmalloc(sizeof(char *) * (size_t)texts), **bb = pair ? xmalloc(sizeof(char *) * (size_t)texts) : NULL;
     float *p = xmalloc(sizeof(float) * (size_t)texts * (size_t)k);
+    unsigned char *flags = xmalloc((size_t)texts * (size_t)k);
     int at = 0;
     for (BatchJob *j = jobs; j; j = j->next)
         for (int i = 0; i < j->n; i++, at++) {
@@ -76,14 +77,19 @@ static void batcher_predict(Batcher *b, BatchJob *jobs, int texts) {
             if (pair) bb[at] = j->b[i];
         }
     char err[GLUE_ERROR_MAX];
-    int st = glue_predict(m, a, bb, texts, p, NULL, err, sizeof err);
+    int st = glue_predict(m, a, bb, texts, p, flags, err, sizeof err);
     if (b->metrics) metrics_batch(b->metrics, texts);
     at = 0;
     for (BatchJob *j = jobs; j; at += j->n, j = j->next) {
         j->status = st;
-        if (st == GLUE_OK) memcpy(j->probs, p + (size_t)at * (size_t)k, sizeof(float) * (size_t)j->n * (size_t)k);
-        else memcpy(j->error, err, sizeof err);
+        if (st == GLUE_OK) {
+            memcpy(j->probs, p + (size_t)at * (size_t)k, sizeof(float) * (size_t)j->n * (size_t)k);
+            memcpy(j->predicted, flags + (size_t)at * (size_t)k, (size_t)j->n * (size_t)k);
+        } else {
+            memcpy(j->error, err, sizeof err);
+        }
     }
+    free(flags);
     free(a);
     free(bb);
     free(p);

@@ -28,6 +28,7 @@ typedef struct BatchJob {
     int n;
     const char *const *a, *const *b;   /* (n) texts; b NULL for single texts */
     float *probs;                      /* (n * glue_num_labels) out */
+    unsigned char *predicted;          /* (n * glue_num_labels) out: glue_predict's predicted flags */
     int status;                        /* out: GLUE_OK or the glue_status */
     char error[GLUE_ERROR_MAX];        /* out, when status != GLUE_OK */
     /* the batcher's */

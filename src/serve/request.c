@@ -52,11 +52,32 @@ static int request_list(const cJSON *list, int pairs, const ServeLimits *lim, Se
     return rc;
 }
 
+/* Whether body holds a NUL: a raw byte, or a \u0000 escape, which cJSON
+ * decodes into its string, where the text would then end silently (as
+ * `glue predict` refuses a NUL on stdin: cli_check_text). Outside a string
+ * either is malformed JSON anyway. */
+static int request_has_nul(const char *body, size_t len) {
+    if (memchr(body, '\0', len)) return 1;
+    for (size_t i = 0; i + 5 < len; i++)
+        if (body[i] == '\\') {
+            if (body[i + 1] == 'u' && memcmp(body + i + 2, "0000", 4) == 0) return 1;
+            i++;   /* the escaped character: in "\\u0000" the second backslash is not an escape */
+        }
+    return 0;
+}
+
 int serve_request_parse(const char *body, size_t len, const ServeLimits *lim, ServeRequest *out, char *err,
                         size_t cap) {
     memset(out, 0, sizeof *out);
     if (len > lim->max_body) return snprintf(err, cap, "body of %zu bytes, more than the limit of %zu", len, lim->max_body), 413;
-    cJSON *j = cJSON_ParseWithLength(body, len);
+    if (request_has_nul(body, len)) return snprintf(err, cap, "a NUL character (\\u0000): texts cannot hold one"), 400;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    while (j && end < body + len && strchr(" \t\r\n", *end)) end++;
+    if (j && end != body + len) {   /* cJSON stops after the first value: '{...}{...}' is not one request */
+        cJSON_Delete(j);
+        return snprintf(err, cap, "malformed JSON: more after the object (at byte %zu)", (size_t)(end - body) + 1), 400;
+    }
     if (!j) return snprintf(err, cap, "malformed JSON"), 400;
     int rc = 0;
     const cJSON *texts = NULL, *pairs = NULL, *model = NULL;

@@ -25,7 +25,8 @@ typedef struct ServeRequest {
 } ServeRequest;
 
 /* Parses body (len bytes, not NUL-terminated) into *out. 0, or the HTTP status
- * (400 malformed: bad JSON, wrong types, an empty list, invalid UTF-8; 413 too
+ * (400 malformed: bad JSON or more after it, wrong types, an empty list, invalid
+ * UTF-8, a NUL; 413 too
  * large) with what was wrong in err (cap bytes), *out then empty. */
 int serve_request_parse(const char *body, size_t len, const ServeLimits *lim, ServeRequest *out, char *err,
                         size_t cap);

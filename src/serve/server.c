@@ -81,6 +81,7 @@ static enum MHD_Result server_models(Server *s, struct MHD_Connection *c, const 
             cJSON_AddItemToArray(labels, cJSON_CreateString(glue_label(sm->model, k)));
         cJSON_AddBoolToObject(o, "pair", glue_is_pair(sm->model));
         cJSON_AddBoolToObject(o, "regression", glue_is_regression(sm->model));
+        cJSON_AddBoolToObject(o, "multi_label", glue_is_multi_label(sm->model));
         cJSON_AddItemToArray(arr, o);
     }
     return server_json(s, c, EP_MODELS, st, 200, j);
@@ -98,19 +99,25 @@ static const ServeModel *server_pick(const Server *s, const ServeRequest *r, int
     return NULL;
 }
 
-/* The answer of a predicted request. */
-static cJSON *server_predictions(const ServeModel *sm, const ServeRequest *r, const float *p) {
+/* The answer of a predicted request: p and predicted as glue_predict gives them. */
+static cJSON *server_predictions(const ServeModel *sm, const ServeRequest *r, const float *p,
+                                 const unsigned char *predicted) {
     cJSON *j = server_model_json(sm), *arr = cJSON_AddArrayToObject(j, "predictions");
     int k = glue_num_labels(sm->model);
     for (int i = 0; i < r->n; i++) {
         const float *row = p + (size_t)i * (size_t)k;
+        const unsigned char *set = predicted + (size_t)i * (size_t)k;
         cJSON *o = cJSON_CreateObject();
         if (glue_is_regression(sm->model)) {
             cJSON_AddNumberToObject(o, "score", row[0]);
         } else {
-            int best = 0;
-            for (int l = 1; l < k; l++) best = row[l] > row[best] ? l : best;
-            cJSON_AddStringToObject(o, "label", glue_label(sm->model, best));
+            /* a multi-label model's every predicted label (maybe none) under its run's rule, as glue predict */
+            cJSON *labels = glue_is_multi_label(sm->model) ? cJSON_AddArrayToObject(o, "labels") : NULL;
+            for (int l = 0; l < k; l++) {
+                if (!set[l]) continue;
+                if (labels) cJSON_AddItemToArray(labels, cJSON_CreateString(glue_label(sm->model, l)));
+                else cJSON_AddStringToObject(o, "label", glue_label(sm->model, l));
+            }
             cJSON *probs = cJSON_AddObjectToObject(o, "probabilities");
             for (int l = 0; l < k; l++) cJSON_AddNumberToObject(probs, glue_label(sm->model, l), row[l]);
         }
@@ -141,14 +148,16 @@ static enum MHD_Result server_predict(Server *s, struct MHD_Connection *c, const
     } else {
         BatchJob job = {.model = sm->model, .n = r.n, .a = (const char *const *)r.a, .b = (const char *const *)r.b};
         job.probs = xmalloc(sizeof(float) * (size_t)r.n * (size_t)glue_num_labels(sm->model));
+        job.predicted = xmalloc((size_t)r.n * (size_t)glue_num_labels(sm->model));
         if (batcher_run(s->batcher, &job) != 0)
             ok = server_error(s, c, EP_PREDICT, st, 503, atomic_load(&s->draining) ? "shutting down"
                                                                     : "too many texts waiting: try again shortly");
         else if (job.status != GLUE_OK)
             ok = server_error(s, c, EP_PREDICT, st, job.status == GLUE_ERR_DATA ? 400 : 500, job.error);
         else
-            ok = server_json(s, c, EP_PREDICT, st, 200, server_predictions(sm, &r, job.probs));
+            ok = server_json(s, c, EP_PREDICT, st, 200, server_predictions(sm, &r, job.probs, job.predicted));
         free(job.probs);
+        free(job.predicted);
     }
     serve_request_free(&r);
     return ok;

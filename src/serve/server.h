@@ -3,8 +3,10 @@
  * an inference thread; it is dropped after timeout_s of silence):
  *   POST /v1/predict   {"texts": [...]} or {"pairs": [[a, b], ...]} [, "model": NAME]
  *                      -> {"model", "kind", "task", "version", "predictions": [
- *                          {"label", "probabilities": {label: p}} | {"score"}]}
- *   GET  /v1/models    every served model: name, kind, task, labels, pair, version
+ *                          {"label", "probabilities": {label: p}} | {"score"}
+ *                          | multi-label: {"labels": [...], "probabilities"}]}
+ *   GET  /v1/models    every served model: name, kind, task, labels, pair,
+ *                      regression, multi_label, version
  *   GET  /healthz      {"status": "ok"} (503 "draining" after SIGTERM)
  *   GET  /metrics      Prometheus text (serve/metrics.h)
  * Errors are {"error": what, "status": code}: 400 malformed request, 404

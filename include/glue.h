@@ -3,7 +3,7 @@
  *
  *   glue_model *m;
  *   char err[GLUE_ERROR_MAX];
- *   if (glue_open("runs/sst2/bert", &m, err, sizeof err) != GLUE_OK) { puts(err); return 1; }
+ *   if (glue_open("runs/sst2/bert", 0, &m, err, sizeof err) != GLUE_OK) { puts(err); return 1; }
  *   const char *texts[] = {"a gripping film", "dull and far too long"};
  *   float p[2 * GLUE_MAX_LABELS];
  *   if (glue_predict(m, texts, NULL, 2, p, NULL, err, sizeof err) == GLUE_OK)
@@ -68,8 +68,8 @@ GLUE_EXPORT int glue_api_version(void);
 /* Opens a trained model: a run directory (glue finetune --out DIR, or
  * runs/<task>/<model>: model.ckpt with results.json or dataset.json beside
  * it, which say the task and its labels), or a model.ckpt file (whose
- * directory is read the same way). The model kind (bert, fasttext, textcnn,
- * bilstm) comes from the checkpoint. threads: OpenMP threads per
+ * directory is read the same way). The model kind (any of glue finetune
+ * --model) comes from the checkpoint. threads: OpenMP threads per
  * glue_predict (0: the cores this process may use; at most GLUE_MAX_THREADS,
  * more is GLUE_ERR_ARGUMENT). *out gets the handle, or NULL on error. */
 GLUE_EXPORT glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap);

@@ -66,6 +66,10 @@ TEST(invalid_utf8_refused_by_predict_and_translate) {
                       strstr(out, "1 of 3 lines skipped"), "translate stdin %s: exit %d: %s", BAD[k].bytes, st, out);
         free(out);
     }
+    /* an empty argument is refused as an empty stdin line is (it was predicted, exit 0) */
+    out = utf8_run(&f, NULL, "predict --run run --model fasttext ''", &st);
+    CHECK_MSG(st == 65 && strstr(out, "argument 1: empty text"), "predict '': exit %d: %s", st, out);
+    free(out);
     /* a NUL inside a line would end its text silently (predict read "a b" of "a b\0c", exit 0) */
     out = utf8_run(&f, "good day\\na b\\000c\\nbad day\\n", "predict --run run --model fasttext", &st);
     CHECK_MSG(st == 65 && strstr(out, "stdin:2: NUL byte at byte 4") && strstr(out, "\n-\n"), "predict NUL: exit %d: %s",

@@ -86,6 +86,11 @@ static void lb_model(const CliFixture *f, const char *model, const char *quick) 
     lb_check(m, model, texts, order, LB_TEXTS, LB_TEXTS, ref, "shuffled");
     lb_check(m, model, texts, order, LB_TEXTS, 7, ref, "shuffled, 7 a call");
     for (int i = 0; i < LB_TEXTS; i++) free(texts[i]);
+    /* An empty text fails the call as the header says (it was predicted), naming its index. */
+    const char *with_empty[2] = {"a good day", ""};
+    float p2[2 * LB_K];
+    CHECK_MSG(glue_predict(m, with_empty, NULL, 2, p2, NULL, err, sizeof err) == GLUE_ERR_DATA && strstr(err, "text 1: empty"),
+              "%s: an empty text: %s", model, err);
     glue_close(m);
 }
 

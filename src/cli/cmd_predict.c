@@ -30,8 +30,15 @@ static int is_pair(const Task *t) {
     return s->col_b >= 0;
 }
 
-/* Checks one text given as an argument; origin is "argument 1". */
-static int predict_check_text(const char *s, const char *origin) { return cli_check_text(s, strlen(s), origin); }
+/* Checks one text given as an argument; origin is "argument 1". Empty is
+ * refused as an empty stdin line, a served empty text and libglue's are. */
+static int predict_check_text(const char *s, const char *origin) {
+    if (!*s) {
+        user_error_data("give a text", "%s: empty text (no prediction)", origin);
+        return -1;
+    }
+    return cli_check_text(s, strlen(s), origin);
+}
 
 static void predict_add(Dataset *d, int *cap, const char *a, const char *b, long line) {
     if (d->n == *cap) {

@@ -195,8 +195,9 @@ static int lib_dataset(const glue_model *m, const char *const *a, const char *co
     for (int i = 0; i < n; i++) {
         const char *t[2] = {a[i], pair ? b[i] : NULL};
         for (int j = 0; j < 1 + pair; j++)
-            if (!t[j] || !utf8_valid(t[j], strlen(t[j]))) {
-                user_error_data("give UTF-8 text", "text %s%d: %s", j ? "b " : "", i, t[j] ? "invalid UTF-8" : "NULL");
+            if (!t[j] || !*t[j] || !utf8_valid(t[j], strlen(t[j]))) {
+                user_error_data("give non-empty UTF-8 text", "text %s%d: %s", j ? "b " : "", i,
+                                !t[j] ? "NULL" : !*t[j] ? "empty" : "invalid UTF-8");
                 return -1;
             }
     }

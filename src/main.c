@@ -329,7 +329,8 @@ static const Command COMMANDS[] = {
      "  translation BLEU and benchmark ratios with their CPU, and the source of\n"
      "  every number. Inputs that are missing or unreadable are listed at the top\n"
      "  of the page; the command fails only when the page cannot be written.\n"},
-    {"quantize", cmd_quantize, "RUN_DIR [--out DIR] [--threads N] [--json]",
+    {"quantize", cmd_quantize,
+     "RUN_DIR... [--out DIR] [--overwrite] [--results FILE.json] [--calibrate N] [--threads N] [--json]",
      "write a fine-tuned run as an int8 run (a quarter of the checkpoint)",
      "  BERT: each encoder layer's dense weights (QKV, attention output, FFN in and\n"
      "  out) stored in int8 with a scale per output row; at inference the activations\n"
@@ -341,8 +342,14 @@ static const Command COMMANDS[] = {
      "  model's dev metrics (measured now) as \"best\" and the fp32 ones under\n"
      "  \"quantized\"; eval, predict, compare and report read it like any run.\n"
      "  glue eval/predict --int8 quantizes a run the same way as it loads.\n"
-     "  Other models have no int8 path yet (the command says so and fails).\n"},
-    {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK] [--threads N] [--json]",
+     "  --calibrate N: SmoothQuant factors from N training examples (0, the\n"
+     "  default: none). An existing copy is refused unless --overwrite. Several\n"
+     "  RUN_DIRs: each into its own RUN_DIR-int8; --results FILE.json: one table of\n"
+     "  fp32 against int8 dev metrics. fastText runs are product-quantized as\n"
+     "  `fasttext quantize` does (RUN_DIR-pq): [--dsub 2] [--cutoff 0] [--qnorm]\n"
+     "  [--qout] [--retrain] [--epoch 5] [--lr 0.05]. Other models have no\n"
+     "  quantized path yet (the command says so and fails).\n"},
+    {"export", cmd_export, "CKPT OUTDIR [--vocab FILE] [--task TASK] [--overwrite] [--threads N] [--json]",
      "write a glue BERT checkpoint as a Hugging Face model directory",
      "  CKPT is a model.ckpt (or a run directory holding one). Writes OUTDIR/config.json,\n"
      "  model.safetensors (F32, Hugging Face parameter names), vocab.txt and\n"
@@ -350,6 +357,7 @@ static const Command COMMANDS[] = {
      "  BertForSequenceClassification (with a classifier), BertForMaskedLM (with an\n"
      "  MLM head) or BertModel. id2label comes from --task or the run's task; the\n"
      "  vocabulary from --vocab or the default one, and must match the model's size.\n"
+     "  An OUTDIR that holds any of those files is refused unless --overwrite.\n"
      "  The other way: `glue finetune TASK --init DIR` reads such a directory.\n"},
 };
 static const int NUM_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);

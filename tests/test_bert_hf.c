@@ -304,6 +304,27 @@ static void hf_export_case(BertHeads heads, const char *arch, uint64_t seed) {
         cJSON_Delete(cfg);
         snprintf(path, sizeof path, "%s/vocab.txt", out);
         CHECK(file_exists(path));
+        /* Again into the same folder: refused (exit 2) unless --overwrite; it wrote over an earlier export,
+         * or another model's folder, silently. */
+        cmd[strlen(cmd) - 5] = '\0';   /* without " 2>&1" */
+        char again[8500];
+        snprintf(again, sizeof again, "%s 2>&1", cmd);
+        log = test_run(again, &status);
+        CHECK_MSG(status == 2 && log && strstr(log, "already holds config.json"), "%s: exit %d:\n%s", again, status, log);
+        free(log);
+        snprintf(again, sizeof again, "%s --overwrite 2>&1", cmd);
+        log = test_run(again, &status);
+        CHECK_MSG(status == 0, "%s: exit %d:\n%s", again, status, log);
+        free(log);
+        /* A vocabulary of another size is the input's contents: 65 (it was 1), nothing written. */
+        char small[128];
+        snprintf(small, sizeof small, "%s/small-vocab.txt", dir);
+        FILE *sv = fopen(small, "w");
+        if (sv) fputs("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n", sv), fclose(sv);
+        snprintf(again, sizeof again, "%s export %s %s/hf-small --vocab %s 2>&1", test_glue_bin(), ckpt, dir, small);
+        log = test_run(again, &status);
+        CHECK_MSG(status == 65 && log && strstr(log, "has 5 tokens"), "%s: exit %d:\n%s", again, status, log);
+        free(log);
         HfOut o;
         hf_forward(m, &hb, &o);
         hf_compare_with_torch(out, 1, &hb, &o, HF_C, HF_V, arch);

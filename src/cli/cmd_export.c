@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define EXPORT_USAGE "glue export CKPT OUTDIR [--vocab FILE] [--task TASK] [--threads N] [--json]"
+#define EXPORT_USAGE "glue export CKPT OUTDIR [--vocab FILE] [--task TASK] [--overwrite] [--threads N] [--json]"
 
 static int export_is_dir(const char *path) {
     struct stat st;
@@ -43,10 +43,23 @@ static Vocab *export_vocab(const char *path, const Checkpoint *c, int want) {
     if (!v && !path) v = vocab_load(path = tokenizer_default_vocab_path());
     if (!v) return NULL;
     if (vocab_size(v) == want) return v;
-    user_error("pass the vocabulary the model was trained with: --vocab FILE",
+    user_error_data("pass the vocabulary the model was trained with: --vocab FILE",
                "%s has %d tokens but the model's vocab_size is %d", path ? path : "the checkpoint's vocabulary",
                vocab_size(v), want);
     vocab_free(v);
+    return NULL;
+}
+
+/* The first file of an export that dir holds already, or NULL: an export
+ * writes over none without --overwrite (OUTDIR may be another model's folder,
+ * e.g. a glue model directory with its own vocab.txt). */
+static const char *export_existing(const char *dir) {
+    static const char *const FILES[] = {BERT_HF_CONFIG, BERT_HF_WEIGHTS, BERT_HF_VOCAB, BERT_HF_TOKENIZER_CONFIG};
+    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        char path[4200];
+        file_join(dir, FILES[i], path, sizeof path);
+        if (file_exists(path)) return FILES[i];
+    }
     return NULL;
 }
 
@@ -56,13 +69,18 @@ int cmd_export(int argc, char **argv) {
     const char *vocab_path = args_str(&a, "--vocab", NULL);
     const char *task_name = args_str(&a, "--task", NULL);
     long threads = args_threads(&a, 0);   /* accepted like every command's; export does no math to speak of */
-    int json = args_flag(&a, "--json");
+    int json = args_flag(&a, "--json"), overwrite = args_flag(&a, "--overwrite");
     const char *pos[2];
     int np = args_positional(&a, pos, 2);
     int rc = args_finish(&a, EXPORT_USAGE);
     if (rc) return rc;
     if (np != 2) {
         user_error("usage: " EXPORT_USAGE, "export takes a checkpoint and an output directory");
+        return EXIT_USAGE;
+    }
+    const char *there = overwrite ? NULL : export_existing(pos[1]);
+    if (there) {
+        user_error_usage("--overwrite replaces it, or give another OUTDIR", "%s already holds %s", pos[1], there);
         return EXIT_USAGE;
     }
     threads_init((int)threads);

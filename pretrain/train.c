@@ -874,9 +874,22 @@ int pretrain_snapshot(const char *run_dir, const char *out_dir) {
     /* Everything from the resume point's weights (or an older glue's one
      * file): encoder, generator and step of one moment, which model.ckpt and
      * the resume point of a running run need not be. */
-    char old[4200];
+    char old[4200], there[4200];
     Checkpoint *c = NULL;
+    /* OUT_DIR is a snapshot's folder, written over on purpose each time; a
+     * run's own model.ckpt (RUN_DIR itself, or another run) is not one: it
+     * was replaced by half-precision weights, its log.jsonl by another's. */
+    file_join(out_dir, PRETRAIN_SUMMARY, there, sizeof there);
+    int out_is_run = resume_exists(out_dir) || resume_is_old(out_dir, old, sizeof old) || file_exists(there);
+    file_join(out_dir, RUN_RESULTS, there, sizeof there);
+    if (out_is_run || file_exists(there)) {
+        user_error_usage("name a folder of its own for the snapshot, e.g. models/NAME", "%s holds a run: a snapshot "
+                         "there would replace its model.ckpt and log.jsonl", out_dir);
+        return EXIT_USAGE;
+    }
     if (resume_is_old(run_dir, old, sizeof old)) c = checkpoint_read(old);
+    else if (!file_exists(run_dir))
+        user_error_io("pass the --out of a glue pretrain run", "%s: no such run directory", run_dir);
     else if (!resume_exists(run_dir))
         user_error("pass the --out of a glue pretrain run", "%s holds no pretraining run (no %s/)", run_dir,
                    RUN_RESUME_DIR);

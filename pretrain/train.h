@@ -80,7 +80,9 @@ void pretrain_ckpt_path(const char *init, char *path, size_t cap);
  * commits so that a long run lost with its machine carries on from these
  * weights (--set init=OUT_DIR --set init_step=STEP, printed) rather than from
  * zero. Still an ordinary BERT checkpoint: `glue finetune --init` reads the
- * encoder and ignores the rest. 0, or 1 after a message. */
+ * encoder and ignores the rest. An OUT_DIR that holds a run (RUN_DIR
+ * itself, say) is refused: EXIT_USAGE, nothing written. 0, or 1 after a
+ * message. */
 int pretrain_snapshot(const char *run_dir, const char *out_dir);
 
 typedef struct PretrainOptions {

@@ -315,6 +315,43 @@ TEST(pretrain_driver_user_errors) {
     fixture_free(&fx);
 }
 
+/* glue pretrain snapshot into a folder that holds a run (the run itself)
+ * is refused and writes nothing: it replaced the run's model.ckpt with
+ * half-precision weights, exit 0. A RUN_DIR that is not there is an I/O
+ * error (74, was 1), and so is pretrain screen's, found before any proxy
+ * fine-tune of the runs named before it (they were fine-tuned first). */
+TEST(pretrain_snapshot_and_screen_refuse_before_writing) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], cmd[1024], path[256], *out;
+    snprintf(args, sizeof args, "--set steps=2 --out %s/a", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(path, sizeof path, "%s/a/model.ckpt", fx.dir);
+    size_t before = 0, after = 0;
+    free(file_read(path, &before));
+    int st;
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/a %s/a 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    out = test_run(cmd, &st);
+    free(file_read(path, &after));
+    snprintf(path, sizeof path, "%s/a/pretrain_config.json", fx.dir);
+    CHECK_MSG(st == 2 && strstr(out, "holds a run") && after == before && !file_exists(path),
+              "snapshot into its run: exit %d, model.ckpt %zu -> %zu bytes: %s", st, before, after, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/none %s/snap 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    out = test_run(cmd, &st);
+    snprintf(path, sizeof path, "%s/snap", fx.dir);
+    CHECK_MSG(st == 74 && strstr(out, "none") && !file_exists(path), "snapshot of no run: exit %d: %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "GLUE_DATA=%s/glue %s pretrain screen %s/a %s/none --tasks sst2 --results %s/t.json 2>&1",
+             fx.dir, test_glue_bin(), fx.dir, fx.dir, fx.dir);
+    out = test_run(cmd, &st);
+    snprintf(path, sizeof path, "%s/a/screen", fx.dir);
+    CHECK_MSG(st == 74 && strstr(out, "none: no such run directory") && !file_exists(path),
+              "screen of a missing run: exit %d: %s", st, out);
+    free(out);
+    fixture_free(&fx);
+}
+
 /* SST-2 of the fixture's words: label 1 iff the sentence holds "dog". */
 static void write_sst2(const Fixture *fx) {
     static const char *const WORDS[] = {"the", "cat", "sat", "on", "mat", "ran", "a", "big", "red", "house"};

@@ -89,16 +89,25 @@ static double screen_number(const cJSON *j, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* 0 when run_dir is a finished pretraining run; else 1 after a message
+ * (one that is not there is an I/O error, exit 74). */
+static int screen_check_run(const char *run_dir) {
+    char path[4200];
+    file_join(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
+    if (file_exists(path)) return 0;
+    if (!file_exists(run_dir))
+        user_error_io("name the --out of a glue pretrain run", "%s: no such run directory", run_dir);
+    else
+        user_error("finish it first (glue pretrain ... --out DIR --resume)", "%s: not a finished pretraining run (no %s)",
+                   run_dir, PRETRAIN_SUMMARY);
+    return 1;
+}
+
 /* One row: the run's own files, then every proxy fine-tune. NULL after a message. */
 static cJSON *screen_row(const ScreenOptions *o, const char *run_dir) {
     char path[4200], name[256];
     screen_run_name(run_dir, name, sizeof name);
     file_join(run_dir, PRETRAIN_SUMMARY, path, sizeof path);
-    if (!file_exists(path)) {
-        user_error("finish it first (glue pretrain ... --out DIR --resume)", "%s: not a finished pretraining run (no %s)",
-                   run_dir, PRETRAIN_SUMMARY);
-        return NULL;
-    }
     cJSON *summary = json_file_read(path, 1);
     file_join(run_dir, PRETRAIN_CONFIG, path, sizeof path);
     cJSON *config = summary ? json_file_read(path, 1) : NULL;
@@ -218,6 +227,10 @@ static int screen_write_md(const cJSON *table, const char *json_path) {
 int pretrain_screen(const ScreenOptions *o) {
     for (int i = 0; i < o->n_tasks; i++)
         if (!task_find_or_report(o->tasks[i])) return EXIT_USAGE;
+    /* Every run before the first fine-tune: a mistyped last one fails now,
+     * not after the others' fine-tunes. */
+    for (int i = 0; i < o->n_runs; i++)
+        if (screen_check_run(o->runs[i])) return 1;
     /* The table so far: rows of other runs are kept, a screened run's row replaced. */
     cJSON *table = file_exists(o->results) ? json_file_read(o->results, 1) : cJSON_CreateObject();
     if (!table || !cJSON_IsObject(table) ||

@@ -84,6 +84,9 @@ TEST(exit_code_out_of_range_is_2_everywhere) {
         {"translate --beam -1 hello", "--beam must be in [1, 64], got -1"},
         {"translate eval --alpha nan", "--alpha must be in [0, 100], got nan"},
         {"pretrain --set steps=-1 --out r4", "steps"},
+        /* compare trained into <model>-seed-1 as seed 2^64-1; with --seeds, --seed was dropped silently */
+        {"compare wnli --models fasttext --seed -1", "--seed -1: a seed is a whole number >= 0"},
+        {"compare wnli --models fasttext --seed 1 --seeds 1,2", "--seeds names every seed to run"},
         {"vectors train --corpus corpus.txt --out v.vec --dim 0", "--dim"},
         /* a pool of 100,000 threads crashed the OpenMP runtime (SIGSEGV) */
         {"finetune --train tr.tsv --dev tr.tsv --model fasttext --threads 100000 --out r5", "--threads 100000"},

@@ -315,6 +315,32 @@ TEST(user_data_fasttext_format) {
               "majority %.2f fasttext %.2f: %.400s", maj_acc, ft_acc, out);
     cJSON_Delete(cmp);
     free(out);
+    /* A setting for the dataset by its name reaches it (it was refused: "no
+     * task 'weather'"), one for no task is refused. A damaged row of the
+     * previous compare.json is dropped with a warning: it was kept, and
+     * printing it crashed (SIGSEGV). */
+    snprintf(args, sizeof args, "cd '%s' && printf '{\"tasks\":[\"rte\"],\"models\":[5,{\"tasks\":{}}]}' > "
+             "results/compare.json && GLUE_RUNS=runs GLUE_RESULTS=results '%s' compare weather --models fasttext 2>&1",
+             d.dir, bin);
+    out = test_run(args, &st);
+    CHECK_MSG(st == 0 && strstr(out, "2 rows") && strstr(out, "dropped"), "exit %d: %s", st, out);
+    free(out);
+    snprintf(args, sizeof args, "cd '%s' && GLUE_RUNS=runs GLUE_RESULTS=results '%s' compare weather --models fasttext "
+             "--set weather.epochs=3 2>&1", d.dir, bin);
+    out = test_run(args, &st);
+    CHECK_MSG(st == 0 && strstr(out, "fasttext *") && strstr(out, "weather.epochs=3"), "exit %d: %s", st, out);
+    free(out);
+    snprintf(args, sizeof args, "cd '%s' && GLUE_RUNS=runs GLUE_RESULTS=results '%s' compare weather --models fasttext "
+             "--set wether.epochs=3 2>&1", d.dir, bin);
+    out = test_run(args, &st);
+    CHECK_MSG(st == 2 && strstr(out, "no task 'wether'"), "exit %d: %s", st, out);
+    free(out);
+    /* A results folder that cannot be made: exit 74, and no "wrote" line after the error. */
+    snprintf(args, sizeof args, "cd '%s' && GLUE_RUNS=runs GLUE_RESULTS=f.train.txt '%s' compare weather --models "
+             "fasttext 2>&1", d.dir, bin);
+    out = test_run(args, &st);
+    CHECK_MSG(st == 74 && strstr(out, "not a directory") && !strstr(out, "wrote"), "exit %d: %s", st, out);
+    free(out);
     /* the bad lines, fatal under --strict with the first one's line */
     snprintf(args, sizeof args, "finetune --train %s/f.train.txt --dev %s/f.dev.txt --format fasttext --name weather "
              UD_BASE " --epochs 1 --out %s/r2", d.dir, d.dir, d.dir);

@@ -191,6 +191,16 @@ static cJSON *compare_config(const CompareArgs *c, const ModelOps *ops, const Ta
  * and the setting. 0, or EXIT_USAGE. */
 static int compare_check_configs(const CompareArgs *c, const cJSON *summary) {
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(summary, "tasks");
+    /* A TASK.key=value names a task (a typo would change nothing). Checked
+     * here, not with the command line: the user's dataset compared by name is
+     * known only once the target is resolved ("no task 'NAME'" before). */
+    for (int i = 0; i < c->num_sets; i++) {
+        RunSetting rs;
+        if (run_setting_split(c->sets[i], &rs) != 0 || !rs.task[0] || task_find(rs.task)) continue;
+        user_error_usage("qualify a setting with a task's name, e.g. stsb.pair_encoding=cross",
+                         "compare: %s %s: no task '%s'", c->origin[i], c->sets[i], rs.task);
+        return EXIT_USAGE;
+    }
     for (int mi = 0; mi < c->num_models; mi++)
         for (const cJSON *it = tasks->child; it; it = it->next) {
             const Task *t = task_find(it->valuestring);
@@ -375,8 +385,13 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     c->models = args_str(&a, "--models", NULL);
     int defaults = c->models == NULL;
     if (defaults) c->models = COMPARE_DEFAULT_MODELS;
-    c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
+    const char *seed = args_str(&a, "--seed", NULL);
     const char *seeds = args_str(&a, "--seeds", NULL);
+    if (seed && seeds) {   /* --seed was dropped without a word */
+        user_error_usage("give one of them", "--seed %s and --seeds %s: --seeds names every seed to run", seed, seeds);
+        return EXIT_USAGE;
+    }
+    c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
     c->with = args_str(&a, "--with", NULL);
     c->threads = args_threads(&a, 0);
     c->retrain = args_flag(&a, "--retrain");
@@ -399,6 +414,10 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
         return args_usage(COMPARE_USAGE);
     }
     c->target = pos[0];
+    if (c->seed < 0) {   /* it trained into <model>-seed-1 as seed 2^64-1 */
+        user_error_usage("e.g. --seed 1", "--seed %ld: a seed is a whole number >= 0", c->seed);
+        return EXIT_USAGE;
+    }
     c->seeds[0] = c->seed;
     c->num_seeds = 1;
     if (seeds && (c->num_seeds = cli_parse_seeds(seeds, c->seeds, COMPARE_MAX_SEEDS)) < 1) return EXIT_USAGE;
@@ -426,10 +445,6 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
         for (int m = 0; m < c->num_models; m++) used |= !bad && compare_set_applies(c, i, c->ops[m]);
         if (bad) {
             user_error("write key=value, or TASK.key=value for one task", "compare: %s '%s'", c->origin[i], set);
-            rc = EXIT_USAGE;
-        } else if (rs.task[0] && !task_find(rs.task)) {
-            user_error("qualify a setting with a task's name, e.g. stsb.pair_encoding=cross",
-                       "compare: %s %s: no task '%s'", c->origin[i], set, rs.task);
             rc = EXIT_USAGE;
         } else if (!used) {
             user_error("see a model's settings in runs/<task>/<model>/config.json", "compare: %s %s: no model of "
@@ -587,7 +602,12 @@ static void compare_merge_previous(cJSON *summary) {
     cJSON *models = cJSON_GetObjectItemCaseSensitive(summary, "models");
     const cJSON *otasks = cJSON_GetObjectItemCaseSensitive(old, "tasks");
     const cJSON *omodels = cJSON_GetObjectItemCaseSensitive(old, "models");
-    if (!cJSON_IsArray(otasks) || !cJSON_IsArray(omodels) || !tasks || !models) { cJSON_Delete(old); return; }
+    if (!cJSON_IsArray(otasks) || !cJSON_IsArray(omodels) || !tasks || !models) {
+        /* Replaced by this table: say so, it may hold rows nothing else has. */
+        if (file_exists(path)) user_warning("%s is not a compare table (damaged?): replaced, none of its rows kept", path);
+        cJSON_Delete(old);
+        return;
+    }
     for (const cJSON *ot = otasks->child; ot; ot = ot->next) {
         int have = !cJSON_IsString(ot);
         for (const cJSON *t = tasks->child; t && !have; t = t->next) have = strcmp(t->valuestring, ot->valuestring) == 0;
@@ -596,8 +616,15 @@ static void compare_merge_previous(cJSON *summary) {
         if (!have && task_find(ot->valuestring))
             cJSON_AddItemToArray(tasks, cJSON_CreateString(ot->valuestring));
     }
-    int rows = 0, cells = 0;
+    int rows = 0, cells = 0, bad = 0;
     for (const cJSON *om = omodels->child; om; om = om->next) {
+        /* A row is {"model": NAME, "tasks": {...}}: another shape (a damaged
+         * file) was kept as it was, and printing it crashed on its NULL name. */
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(om, "model")) ||
+            !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(om, "tasks"))) {
+            bad++;
+            continue;
+        }
         cJSON *nm = compare_find_row(models, om);
         const cJSON *ocells = cJSON_GetObjectItemCaseSensitive(om, "tasks");
         if (!nm) { cJSON_AddItemToArray(models, cJSON_Duplicate(om, 1)), rows++; continue; }
@@ -613,6 +640,7 @@ static void compare_merge_previous(cJSON *summary) {
         compare_totals(nm);
         cells += added;
     }
+    if (bad) user_warning("%s: %d rows of the previous table are not rows of a compare table (damaged?): dropped", path, bad);
     if (rows || cells)
         fprintf(stderr, "%s: kept %d rows and %d cells of the previous table this compare did not compute\n", path,
                 rows, cells);
@@ -651,7 +679,8 @@ int cmd_compare(int argc, char **argv) {
     if (rc == 0) {
         rc = compare_fill(&c, summary);
         compare_merge_previous(summary);
-        if (compare_write(summary) != 0) rc = 1;
+        int written = compare_write(summary) == 0;
+        if (!written) rc = 1;
         if (c.json) {
             json_print_line(summary);
         } else {
@@ -662,7 +691,7 @@ int cmd_compare(int argc, char **argv) {
             const cJSON *w = cJSON_GetObjectItemCaseSensitive(summary, "wnli_majority");
             if (w) printf("WNLI: the majority class gets %.2f accuracy on dev (what the GLUE baselines report)\n",
                           run_config_number(w, "accuracy", 0));
-            printf("wrote %s/compare.json and %s/compare.md\n", run_results_root(), run_results_root());
+            if (written) printf("wrote %s/compare.json and %s/compare.md\n", run_results_root(), run_results_root());
         }
     }
     cJSON_Delete(summary);

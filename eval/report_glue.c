@@ -303,12 +303,19 @@ static void add_compare(Table *tb, const ReportInput *x) {
     for (const cJSON *m = models->child; m; m = m->next) {
         const cJSON *gseeds = cJSON_GetObjectItemCaseSensitive(m, "glue_seeds");
         int n = cJSON_GetArraySize(gseeds);
-        char src[96];
+        char src[96], with[64] = "";
         /* The majority class is counted from the data: no seed, nothing trained. */
         int trained = strcmp(json_str(m, "model", ""), "majority") != 0;
-        if (n > 1) snprintf(src, sizeof src, "compare, mean of %d seeds", n);
+        /* A row of other settings (compare --init/--set, "bert *" in its
+         * table) says which: it read as a second row of the defaults. */
+        const cJSON *sets = cJSON_GetObjectItemCaseSensitive(m, "settings");
+        for (const cJSON *s = cJSON_IsArray(sets) ? sets->child : NULL; s; s = s->next) {
+            size_t len = strlen(with);
+            if (cJSON_IsString(s)) snprintf(with + len, sizeof with - len, "%s%s", len ? " " : ", with ", s->valuestring);
+        }
+        if (n > 1) snprintf(src, sizeof src, "compare, mean of %d seeds%s", n, with);
         else if (!trained) snprintf(src, sizeof src, "compare, not trained");
-        else snprintf(src, sizeof src, "compare, seed %.0f", report_num(x->json, "seed"));
+        else snprintf(src, sizeof src, "compare, seed %.0f%s", report_num(x->json, "seed"), with);
         Row *r = table_add(tb, json_str(m, "model", "?"), src, x->source);
         if (!r) break;
         row_cells(r, cJSON_GetObjectItemCaseSensitive(m, "tasks"), x->source);

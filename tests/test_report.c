@@ -200,14 +200,17 @@ TEST(report_rows_say_what_they_are) {
     /* The seeds row's GLUE score is its own, never made with glue_alpha.json's runs. */
     CHECK(html && strstr(html, "over the seeds files&#39; 2 tasks"));
     free(html);
-    /* One seed: "compare, seed 7". */
+    /* One seed: "compare, seed 7". A row of other settings (compare --set,
+     * "alpha *" in compare's table) says them: it read as the defaults' row. */
     static const ReportFile ONE[] = {
         {"compare.json", "{\"seed\": 7, \"models\": [{\"model\": \"alpha\", \"tasks\": {\"sst2\": {\"dev\": "
-                         "{\"accuracy\": 91.5}}, \"cola\": {\"dev\": {\"mcc\": 20}}}}]}\n"},
+                         "{\"accuracy\": 91.5}}, \"cola\": {\"dev\": {\"mcc\": 20}}}}, {\"model\": \"alpha\", "
+                         "\"settings\": [\"sst2.epochs=2\"], \"tasks\": {\"sst2\": {\"dev\": {\"accuracy\": 90.5}}}}]}\n"},
     };
     CHECK(report_fixture_write(&fx, "one-seed", ONE, 1) == 0);
     html = report_fixture_page(&fx, "--runs nowhere --results one-seed --pretrain nothing", &st);
     CHECK_MSG(row_label_is(html, "alpha", "(compare, seed 7)"), "a one-seed compare row");
+    CHECK_MSG(row_label_is(html, "alpha", "(compare, seed 7, with sst2.epochs=2)"), "a compare row of other settings");
     CHECK(!row_label_is(html, "alpha", "mean of"));
     free(html);
     report_fixture_remove(&fx);

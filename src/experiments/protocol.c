@@ -196,7 +196,8 @@ static int protocol_shows_macro_f1(const Task *t) {
 
 /* A fine-tune's macro-F1 on its selection split at the best epoch, from the
  * per-label averages the trainer keeps in results.json ("details"); NAN when
- * they are not there (a run resumed past its best epoch keeps none). */
+ * they are not there (a run resumed past its best epoch by an older build
+ * kept none). */
 static double protocol_macro_f1(const cJSON *res) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "details"), "macro_f1");
     if (cJSON_IsNumber(v)) return v->valuedouble;

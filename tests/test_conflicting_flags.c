@@ -2,7 +2,7 @@
  * setting is refused, naming both, before anything is written: every
  * shorthand option with a --set of its key (finetune --epochs --lr --batch
  * --max-len --init; compare and protocol --init; pretrain --corpus), an
- * option given twice. A key --set twice is not (the later wins, in the order
+ * option given twice, an lr or batch beside --search (its grid sets them). A key --set twice is not (the later wins, in the order
  * written), nor a key set for one task (TASK.key) beside the plain key. */
 #include "models/run_config.h"
 #include "tests/capture.h"
@@ -33,6 +33,9 @@ TEST(conflicting_flags_refused_before_writing) {
         {OWN "bert --lr 1e-4 --set stsb.lr=2e-4 --set lr=3e-4", {"--lr 1e-4", "--set lr=3e-4"}},
         {OWN "fasttext --epochs 3 --epochs 5", {"option --epochs given more than once", "--epochs"}},
         {OWN "fasttext --epochs=3 --epochs 5", {"option --epochs given more than once", "--epochs"}},
+        /* --search sets lr and batch from its grid: these were silently not used */
+        {OWN "textcnn --search --lrs 1 --lr 2", {"--lr 2", "--search"}},
+        {OWN "textcnn --search --lrs 1 --set batch=7", {"--set batch=7", "--search"}},
         {"compare sst2 --init a --set init=b", {"--init a", "--set init=b"}},
         {"protocol --init a --set init=b --out out", {"--init a", "--set init=b"}},
         {"pretrain --corpus a.txt --set corpus=[\\\"b.txt\\\"] --out out", {"--corpus a.txt", "--set corpus="}},

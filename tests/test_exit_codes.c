@@ -179,7 +179,7 @@ TEST(exit_code_bad_data_is_65_everywhere) {
  * failures (exit 1): a .vec file (glue vectors eval, and --set vectors= of a
  * word model), an analogy file, a pretraining corpus without text, a parallel
  * corpus whose sides differ in length, a Hugging Face config.json of another
- * model. */
+ * model; a --config file with more after its JSON object (read as the object alone). */
 TEST(exit_code_malformed_vectors_corpus_config_is_65) {
     CliFixture f;
     if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
@@ -191,6 +191,7 @@ TEST(exit_code_malformed_vectors_corpus_config_is_65) {
     rc |= cli_fixture_write(&f, "mt/train.de", "ein mann\n", -1);
     rc |= cli_fixture_write(&f, "hf/config.json", "{\"model_type\": \"gpt2\"}\n", -1);
     rc |= cli_fixture_write(&f, "hf/model.safetensors", "x", -1);
+    rc |= cli_fixture_write(&f, "trail.json", "{\"epochs\": 1}\n{\"epochs\": 2}\n", -1);   /* a value after the object */
     CHECK(rc == 0);
     static const ExitCase DATA[] = {
         {"vectors eval bad.vec", "bad.vec:2"},
@@ -200,6 +201,7 @@ TEST(exit_code_malformed_vectors_corpus_config_is_65) {
         {"pretrain --corpus blank.txt --set vocab=%V --set steps=1 --cache cache --out r7", "no text"},
         {"translate train --set data_dir=mt --set vocab=%V --out r8", "different numbers of lines"},
         {"finetune --train tr.tsv --dev tr.tsv --model bert --set init=hf --out r9", "not \"bert\""},
+        {"finetune --train tr.tsv --dev tr.tsv --model textcnn --config trail.json --out r10", "trail.json:2: malformed"},
     };
     exit_cases(&f, DATA, (int)(sizeof DATA / sizeof DATA[0]), 65);
     cli_fixture_close(&f);

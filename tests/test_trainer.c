@@ -630,6 +630,34 @@ TEST(trainer_resume_after_crash_is_exact) {
     fixture_remove(&fx);
 }
 
+/* A run resumed after its best epoch (lr 5: epoch 5 of 6; the crash at step
+ * 400, in epoch 6) keeps that epoch's per-label table ("details", which glue
+ * protocol's macro-F1 reads) as the uninterrupted run does; it had none. */
+TEST(trainer_resume_keeps_best_details) {
+    if (!bow()) { test_skip("test model not linked"); return; }
+    Fixture fx;
+    fixture_make(&fx);
+    char whole[4096], cut[4096];
+    snprintf(whole, sizeof whole, "%s/whole", fx.root);
+    snprintf(cut, sizeof cut, "%s/cut", fx.root);
+    const char *sets[] = {"lr=5"};
+    cJSON *rw = NULL, *rr = NULL;
+    CHECK_EQ_INT(train("sst2", 9, whole, 0, sets, 1, &rw), 0);
+    const char *ft[] = {"finetune", "sst2", "--model", "testbow", "--seed", "9", "--set", "lr=5", "--out", cut};
+    Ran crash = run_command(fx.root, NULL, "TEST_BOW_CRASH_AT_STEP=400", 10, ft);
+    CHECK_MSG(crash.status == 77, "the child crashed as planned: %d %s", crash.status, crash.err);
+    ran_free(&crash);
+    int muted = stderr_mute();
+    CHECK_EQ_INT(train("sst2", 9, cut, 1, sets, 1, &rr), 0);
+    stderr_restore(muted);
+    CHECK_EQ_INT(run_config_number(cJSON_GetObjectItemCaseSensitive(rr, "best"), "epoch", -1), 5);
+    const cJSON *dw = cJSON_GetObjectItemCaseSensitive(rw, "details"), *dr = cJSON_GetObjectItemCaseSensitive(rr, "details");
+    CHECK_MSG(dw && dr && cJSON_Compare(dw, dr, 1), "details after the resume: %s", dr ? "other numbers" : "none");
+    cJSON_Delete(rw);
+    cJSON_Delete(rr);
+    fixture_remove(&fx);
+}
+
 TEST(trainer_mnli_reports_both_dev_splits) {
     if (!bow()) { test_skip("test model not linked"); return; }
     char dir[4096], data[4096];

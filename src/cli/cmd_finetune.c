@@ -77,6 +77,23 @@ static int finetune_parse_numbers(const char *list, const char *opt, double *v, 
     return 0;
 }
 
+/* --search sets lr and batch from its grid: an lr or batch of the command
+ * line (--lr, --batch, --set) would be silently overridden. 0, or EXIT_USAGE
+ * after a message. (A TASK.key setting is another stage's.) */
+static int finetune_search_conflict(const CliSets *s) {
+    for (int i = 0; i < s->n; i++) {
+        RunSetting rs;
+        if (run_setting_split(s->sets[i], &rs) != 0 || rs.task[0] || (strcmp(rs.key, "lr") && strcmp(rs.key, "batch")))
+            continue;
+        const char *grid = strcmp(rs.key, "lr") == 0 ? "--lrs" : "--batches";
+        user_error_usage("give the values to try to --lrs and --batches",
+                         "%s %s and --search both set %s: the search trains each value of %s", s->origin[i],
+                         strcmp(s->origin[i], "--set") == 0 ? s->sets[i] : rs.value, rs.key, grid);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     Args a;
     args_init(&a, argc, argv);
@@ -127,7 +144,8 @@ static int finetune_parse(int argc, char **argv, FinetuneArgs *f) {
     }
     f->strict = args_flag(&a, "--strict");
     /* A shorthand given with a --set of its key is refused (a key --set twice: the later wins). */
-    if (cli_train_sets(&a, &f->set) || run_config_conflicts(f->set.sets, f->set.origin, f->set.n) != 0)
+    if (cli_train_sets(&a, &f->set) || run_config_conflicts(f->set.sets, f->set.origin, f->set.n) != 0 ||
+        (f->search && finetune_search_conflict(&f->set)))
         return EXIT_USAGE;
     UserDataOptions *own = &f->own;
     own->train = args_str(&a, "--train", NULL);

@@ -80,6 +80,12 @@ cJSON *json_file_read(const char *path, int report_missing) {
     }
     const char *end = NULL;
     cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    /* cJSON stops after the first value: '{...}garbage' is not one JSON file */
+    while (json && end < text + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
+    if (json && end != text + len) {
+        cJSON_Delete(json);
+        json = NULL;
+    }
     if (!json) {
         long line = 1;
         for (const char *p = text; end && p < end; p++) line += *p == '\n';

@@ -32,12 +32,16 @@ int protocol_parse_change(char *text, ProtocolRow *row) {
     }
     *colon = '\0';
     row->name = text;
-    for (const char *c = text; *c; c++)
-        if (!(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') || strchr("-_.+", *c))) {
-            user_error("a change's name is a directory name: letters, digits, - _ . +",
-                       "--change: bad name '%s'", text);
-            return -1;
-        }
+    /* the row's runs go to <root>/<name>/: "." and ".." would put them in the
+     * root itself or beside it (outside --out) */
+    int bad = strcmp(text, ".") == 0 || strcmp(text, "..") == 0;
+    for (const char *c = text; *c && !bad; c++)
+        bad = !(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') || strchr("-_.+", *c));
+    if (bad) {
+        user_error("a change's name is a directory name: letters, digits, - _ . + (not . or ..)",
+                   "--change: bad name '%s'", text);
+        return -1;
+    }
     for (char *s = colon + 1, *next; s && *s; s = next) {
         next = strchr(s, ',');
         if (next) *next++ = '\0';
@@ -192,7 +196,8 @@ static int protocol_shows_macro_f1(const Task *t) {
 
 /* A fine-tune's macro-F1 on its selection split at the best epoch, from the
  * per-label averages the trainer keeps in results.json ("details"); NAN when
- * they are not there (a run resumed past its best epoch keeps none). */
+ * they are not there (a run resumed past its best epoch by an older build
+ * kept none). */
 static double protocol_macro_f1(const cJSON *res) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "details"), "macro_f1");
     if (cJSON_IsNumber(v)) return v->valuedouble;
@@ -312,9 +317,12 @@ static int protocol_write_md(const cJSON *table, const char *json_path) {
 }
 
 /* The table in o->results if it is one of ours with the same tasks, seeds
- * and encoder (rows of another setup would not compare); else a new one. */
+ * and encoder (rows of another setup would not compare); else a new one.
+ * NULL after a message when o->results exists but cannot be read or is not
+ * JSON: it is not written over, and no fine-tune starts. */
 static cJSON *protocol_table(const ProtocolOptions *o, const char *encoder) {
     cJSON *t = file_exists(o->results) ? json_file_read(o->results, 1) : NULL;
+    if (!t && file_exists(o->results)) return NULL;
     const cJSON *title = cJSON_GetObjectItemCaseSensitive(t, "title");
     const cJSON *enc = cJSON_GetObjectItemCaseSensitive(t, "encoder");
     cJSON *tasks = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
@@ -374,6 +382,7 @@ int protocol_run(const ProtocolOptions *o) {
         used += snprintf(encoder + used, sizeof encoder - (size_t)used, "%s%s", i ? ", " : "; for every row: ", o->sets[i]);
     if (used > 0 && (size_t)used < sizeof encoder - 1) snprintf(encoder + used, sizeof encoder - (size_t)used, ")");
     cJSON *table = protocol_table(o, encoder);
+    if (!table) return 1;
     cJSON *rows = cJSON_GetObjectItemCaseSensitive(table, "rows");
     int rc = 0;
     for (int r = 0; r < o->n_rows && rc == 0; r++) {

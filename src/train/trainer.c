@@ -294,6 +294,8 @@ static int run_save(void *ctx, TrainLoop *L) {
     cJSON_AddNumberToObject(st, "eval_seconds", r->eval_seconds);
     cJSON_AddNumberToObject(st, "eval_examples", (double)r->eval_examples);
     cJSON_AddItemToObject(st, "labels", run_labels_json(r->t));   /* the order the weights were trained for */
+    /* the kept epoch's per-label table: a run resumed past that epoch cannot evaluate it again */
+    if (r->best_details) cJSON_AddItemToObject(st, "best_details", cJSON_Duplicate(r->best_details, 1));
     int rc = resume_write(r->o->out_dir, st, run_write_files, r);
     cJSON_Delete(st);
     return rc;
@@ -335,6 +337,11 @@ static int run_read_files(void *ctx, const ResumeFiles *f, const cJSON *st) {
         return 1;
     }
     r->loss_sum = json_exact(st, "loss_sum", 0);
+    const cJSON *details = cJSON_GetObjectItemCaseSensitive(st, "best_details");
+    if (cJSON_IsObject(details)) {
+        cJSON_Delete(r->best_details);
+        r->best_details = cJSON_Duplicate(details, 1);
+    }
     r->eval_seconds = run_config_number(st, "eval_seconds", 0);
     r->eval_examples = (long)evals;
     return 0;
@@ -565,8 +572,8 @@ static cJSON *run_results(const Run *r) {
     if (o->intermediate) cJSON_AddItemToObject(j, INTERMEDIATE_KEY, cJSON_Duplicate(o->intermediate, 1));
     cJSON *head = r->steps ? train_step_describe(r->steps) : NULL;   /* the loss that ran */
     if (head) cJSON_AddItemToObject(j, "head", head);
-    /* the kept epoch's per-label table on the selection split (not after a
-     * resume past it: that epoch's outputs are gone) */
+    /* the kept epoch's per-label table on the selection split (a resumed
+     * run's from its resume point) */
     if (r->best_details)
         cJSON_AddItemToObject(j, "details", cJSON_Duplicate(r->best_details, 1));
     cJSON_AddItemToObject(j, "epochs", cJSON_Duplicate(r->loop.history, 1));

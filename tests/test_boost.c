@@ -17,13 +17,16 @@
 #include "tests/capture.h"
 #include "tests/cli_fixture.h"
 #include "tests/gradcheck.h"
+#include "tests/kill_loop.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 #include "train/head.h"
+#include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +326,42 @@ TEST(boost_command_rounds_and_refusals) {
     free(out);
     out = boost_glue(&f, "boost days --model textcnn --rounds 2 --epochs 3 --threads 1 --out bo --overwrite", 1, &st);
     CHECK_MSG(st == 0 && !strstr(out, "reusing"), "boost --overwrite reused a round: exit %d: %s", st, out);
+    free(out);
+    out = NULL;
+    /* Stopped (SIGTERM) in round 2 once it saved a resume point, then run again: round 1 is reused and round 2
+     * continues from its resume point (it was trained again from the start), ending where an uninterrupted
+     * boost ends. */
+    /* A split no model fits (each text twice, once per label): round 1 is never perfect, so round 2 trains. */
+    char noisy[2048];
+    int len = snprintf(noisy, sizeof noisy, "text\tlabel\n");
+    for (int i = 0; i < 40; i++)
+        len += snprintf(noisy + len, sizeof noisy - (size_t)len, "the %s day %d\t%s\n", i % 3 ? "good" : "bad", i % 20,
+                        i < 20 ? "pos" : "neg");
+    CHECK(cli_fixture_write(&f, "noisy.tsv", noisy, len) == 0);
+    out = boost_glue(&f, "finetune --train noisy.tsv --dev noisy.tsv --model textcnn --epochs 1 --threads 1", 1, &st);
+    free(out);
+    out = boost_glue(&f, "boost noisy --model textcnn --rounds 2 --epochs 30 --threads 1 --out bu", 1, &st);
+    CHECK_MSG(st == 0 && strstr(out, "round 2/2"), "the uninterrupted boost: exit %d: %s", st, out);
+    free(out);
+    out = NULL;
+    char watch[PATH_MAX], stop[PATH_MAX + 1024];
+    cli_fixture_path(&f, "bi-round2/" RUN_RESUME_DIR "/" RUN_LAST_STATE, watch, sizeof watch);
+    snprintf(stop, sizeof stop, "env GLUE_DATA=%s/glue GLUE_RUNS=%s/runs OMP_NUM_THREADS=1 '%s' boost noisy "
+             "--model textcnn --rounds 2 --epochs 30 --threads 1 --out '%s/bi' >/dev/null 2>&1", f.dir, f.dir,
+             cli_fixture_bin(), f.dir);
+    int stopped = kill_loop_signal(stop, watch, SIGTERM);
+    CHECK_MSG(stopped == 143, "boost was not stopped by SIGTERM in round 2 (exit %d): %s", stopped, stop);
+    if (cli_fixture_exists(&f, "bi-round2/results.json")) {
+        CHECK_MSG(0, "round 2 finished before SIGTERM reached it");
+        goto done;
+    }
+    out = boost_glue(&f, "boost noisy --model textcnn --rounds 2 --epochs 30 --threads 1 --out bi", 1, &st);
+    CHECK_MSG(st == 0 && strstr(out, "round 1/2: reusing") && strstr(out, "round 2/2: continuing") &&
+              strstr(out, "resuming"), "boost again after an interrupted round: exit %d: %s", st, out);
+    char ra[PATH_MAX], rb[PATH_MAX];
+    cli_fixture_path(&f, "bu-round2", ra, sizeof ra);
+    cli_fixture_path(&f, "bi-round2", rb, sizeof rb);
+    CHECK_MSG(kill_loop_same_results(ra, rb), "the continued round 2 differs from the uninterrupted one");
 done:
     free(out);
     cli_fixture_close(&f);

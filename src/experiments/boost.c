@@ -80,25 +80,50 @@ static int boost_predict(const BoostOptions *o, const char *dir, const Dataset *
 }
 
 /* Beside each round's run: the CRC of the example weights it was trained with
- * (they follow from the earlier rounds, not from its settings). */
+ * (they follow from the earlier rounds, not from its settings), written
+ * before the round trains, so that an interrupted round can be continued. */
 #define BOOST_WEIGHTS_FILE "boost_weights.crc"
 
-/* 1 when dir holds a finished round of these settings, seed and weights: a
- * boost run again (it was interrupted, or its OUT removed) does not train
- * that round again; --overwrite retrains every round. */
-static int boost_round_done(const BoostOptions *o, const char *dir, uint64_t seed, const char *crc) {
-    if (o->base.overwrite) return 0;
+/* 1 when dir's recorded example weights are crc's. */
+static int boost_weights_are(const char *dir, const char *crc) {
     char path[4400];
     file_join(dir, BOOST_WEIGHTS_FILE, path, sizeof path);
     char *kept = file_exists(path) ? file_read(path, NULL) : NULL;
-    cJSON *res = kept && strcmp(kept, crc) == 0 ? trainer_finished_run(dir, o->base.config, (long)seed, 0) : NULL;
+    int same = kept && strcmp(kept, crc) == 0;
     free(kept);
-    cJSON_Delete(res);
-    return res != NULL;
+    return same;
 }
 
-/* One round: trained with the weights w (or reused, boost_round_done), its
- * SAMME step. The step's status into *status; 0, or the exit code. */
+/* What a round's directory holds for these settings, seed and weights: a
+ * finished round (reused: a boost run again after an interruption, or with
+ * its OUT removed, does not train it again), an interrupted one (continued
+ * from its resume point), or neither (trained afresh, over whatever is
+ * there: the round of other weights or settings is boost's own to replace).
+ * --overwrite trains every round afresh. */
+enum { BOOST_ROUND_NEW, BOOST_ROUND_DONE, BOOST_ROUND_INTERRUPTED };
+static int boost_round_state(const BoostOptions *o, const char *dir, uint64_t seed, const char *crc) {
+    if (o->base.overwrite || !boost_weights_are(dir, crc)) return BOOST_ROUND_NEW;
+    cJSON *res = trainer_finished_run(dir, o->base.config, (long)seed, 0);
+    cJSON_Delete(res);
+    if (res) return BOOST_ROUND_DONE;
+    return trainer_can_resume(dir, o->base.config, seed, 0) ? BOOST_ROUND_INTERRUPTED : BOOST_ROUND_NEW;
+}
+
+/* A fresh round's directory: emptied (with an --overwrite stage of an
+ * earlier boost), made, its weights' CRC written. 0, or 1 after a message. */
+static int boost_round_fresh(const char *dir, const char *crc) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s" RUN_STAGE_SUFFIX, dir);
+    if ((file_exists(dir) && file_remove_tree(dir) != 0) || (file_exists(path) && file_remove_tree(path) != 0) ||
+        file_make_dir(dir) != 0)
+        return 1;
+    file_join(dir, BOOST_WEIGHTS_FILE, path, sizeof path);
+    return atomic_write(path, crc, strlen(crc)) != 0;
+}
+
+/* One round: trained with the weights w (or reused, or continued:
+ * boost_round_state), its SAMME step. The step's status into *status; 0, or
+ * the exit code. */
 static int boost_round(const BoostOptions *o, int k, const Dataset *train, double *w, char *dir, size_t cap,
                        cJSON *rounds, int *status, double *alpha_out) {
     int n = train->n;
@@ -110,18 +135,16 @@ static int boost_round(const BoostOptions *o, int k, const Dataset *train, doubl
     to.seed = o->base.seed + (uint64_t)(k - 1);
     to.example_weights = wf;
     to.num_example_weights = n;
-    to.overwrite = 1;   /* boost's own directory */
+    to.overwrite = 0;   /* a fresh round's directory is emptied first (boost's own) */
     to.resume = 0;
-    char crc[16], path[4400];
+    char crc[16];
     snprintf(crc, sizeof crc, "%08x", (unsigned)crc32_update(0, wf, sizeof(float) * (size_t)n));
-    int rc = 0;
-    if (boost_round_done(o, dir, to.seed, crc)) {
-        if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: reusing %s\n", k, o->rounds, dir);
-    } else {
-        if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d: %s\n", k, o->rounds, dir);
-        rc = trainer_run(&to, NULL);
-        file_join(dir, BOOST_WEIGHTS_FILE, path, sizeof path);
-        if (rc == 0 && atomic_write(path, crc, strlen(crc)) != 0) rc = 1;
+    int rc = 0, state = boost_round_state(o, dir, to.seed, crc);
+    static const char *const WHAT[] = {":", ": reusing", ": continuing"};
+    if (o->base.show_progress) fprintf(stderr, "== boost round %d/%d%s %s\n", k, o->rounds, WHAT[state], dir);
+    if (state != BOOST_ROUND_DONE) {
+        to.resume = state == BOOST_ROUND_INTERRUPTED;
+        rc = state == BOOST_ROUND_NEW && boost_round_fresh(dir, crc) ? 1 : trainer_run(&to, NULL);
     }
     free(wf);
     int *pred = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), *gold = xmalloc(sizeof(int) * (size_t)(n ? n : 1));

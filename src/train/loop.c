@@ -82,7 +82,9 @@ static int loop_stop(TrainLoop *L, int sig) {
     loop_clock_lap(L);
     if (L->ops->save(L->ctx, L) != 0) return 1;
     if (L->rank == 0 && (L->show_progress || sig))
-        fprintf(stderr, "%s at step %ld%s; saved %s/%s; continue with the same command and --resume\n",
+        /* compare, protocol, search and boost continue an interrupted run by themselves */
+        fprintf(stderr, "%s at step %ld%s; saved %s/%s; to continue, run the same command again (glue finetune, "
+                        "pretrain, translate train: with --resume)\n",
                 sig ? interrupt_name(sig) : "stopped", L->step, loop_where(L, where, sizeof where), L->out_dir,
                 RUN_RESUME_DIR);
     return sig ? 128 + sig : TRAIN_STOPPED;

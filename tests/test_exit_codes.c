@@ -161,6 +161,25 @@ TEST(exit_code_run_is_a_file_is_2) {
     cli_fixture_close(&f);
 }
 
+/* A run whose results.json is damaged is refused (65) by eval and predict:
+ * they printed the error and went on from the checkpoint, exit 0. */
+TEST(exit_code_damaged_run_results_is_65) {
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    int st = -1;
+    CHECK(cli_fixture_write(&f, "glue/SST-2/train.tsv", "sentence\tlabel\ngood film \t1\nbad film \t0\n", -1) == 0);
+    char *out = cli_fixture_glue(&f, "finetune sst2 --model fasttext --epochs 1 --set bucket=1000 --out dmg", &st);
+    CHECK_MSG(st == 0, "finetune: exit %d: %s", st, out);
+    free(out);
+    CHECK(cli_fixture_write(&f, "dmg/results.json", "{\"task\": \"sst2\",\n", -1) == 0);
+    static const ExitCase DAMAGED[] = {
+        {"eval --run dmg", "dmg/results.json:1: malformed JSON"},
+        {"predict --run dmg 'a day'", "dmg/results.json:1: malformed JSON"},
+    };
+    exit_cases(&f, DAMAGED, 2, 65);
+    cli_fixture_close(&f);
+}
+
 TEST(exit_code_bad_data_is_65_everywhere) {
     CliFixture f;
     if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }

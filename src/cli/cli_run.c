@@ -53,7 +53,10 @@ int cli_run_dataset(const char *run, const Task **out) {
     file_join(run, USER_DATA_FILE, path, sizeof path);
     if (!file_exists(path)) {   /* a registry task's run: its results (or checkpoint) name it */
         file_join(run, RUN_RESULTS, path, sizeof path);
-        cJSON *res = json_file_read(path, 0);
+        /* A damaged results.json is refused (its message said, 65), not read
+         * past: eval went on from the checkpoint after printing the error. */
+        cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
+        if (!res && file_exists(path)) return -1;
         if (!res) {
             file_join(run, RUN_CKPT, path, sizeof path);
             res = checkpoint_peek_config(path);

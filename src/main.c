@@ -159,7 +159,7 @@ static const Command COMMANDS[] = {
      "  runs/multi/bert (--out DIR), whose encoder glue finetune TASK --init DIR takes.\n"
      "  --set intermediate=multi[:A+B+..] makes it a task's first stage (docs/multitask.md).\n"},
     {"pretrain", cmd_pretrain,
-     "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] "
+     "[--config FILE.json] [--corpus [FORMAT:]FILE ...] [--set key=value ...] [--out DIR] [--resume] [--overwrite] "
      "[--stop-at STEP] [--cache DIR] [--threads N]  |  prepare ...  |  eval --init CKPT ...  |  screen RUN_DIR ...  |  snapshot RUN_DIR OUT_DIR",
      "pretraining of a BERT encoder (masked LM or ELECTRA); held-out MLM evaluation; screening",
      "  Objectives (\"objective\"): \"mlm\", BERT's masked LM, or \"electra\",\n"
@@ -267,9 +267,9 @@ static const Command COMMANDS[] = {
      "  like any run; a multi-label ensemble averages the sigmoid probabilities,\n"
      "  then applies its rule (tuned: on the ensemble's dev outputs).\n"},
     {"boost", cmd_boost,
-     "TASK --model M --rounds R [--seed S] [--epochs N] [--set key=value]... [--out DIR] [--overwrite] "
+     "TASK --model M [--rounds R] [--seed S] [--epochs N] [--set key=value]... [--out DIR] [--overwrite] "
      "[--threads N] [--json]",
-     "stacked boosting: R rounds of a model on SAMME-reweighted examples, combined by their vote",
+     "stacked boosting: R rounds (default 3) of a model on SAMME-reweighted examples, combined by their vote",
      "  Round k+1 trains with per-example loss weights from round k's errors on\n"
      "  the training split (SAMME, as scikit-learn's AdaBoostClassifier; for two\n"
      "  classes AdaBoost.M1); the rounds vote with weights\n"

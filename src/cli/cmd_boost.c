@@ -1,4 +1,4 @@
-/* cmd_boost.c — `glue boost TASK --model M --rounds R [--seed S] [--set key=value]...
+/* cmd_boost.c — `glue boost TASK --model M [--rounds R] [--seed S] [--set key=value]...
  * [--epochs N] [--out DIR] [--overwrite] [--threads N] [--json]`: stacked
  * boosting with SAMME weights (experiments/boost.h) into a run directory
  * (runs/<task>/boost by default) that eval, predict and compare read like
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define BOOST_USAGE                                                                                   \
-    "glue boost TASK --model M --rounds R [--seed S] [--epochs N] [--set key=value]... [--out DIR]\n" \
+    "glue boost TASK --model M [--rounds R] [--seed S] [--epochs N] [--set key=value]... [--out DIR]\n" \
     "       [--overwrite] [--threads N] [--json]"
 #define BOOST_MAX_SETS 16
 #define BOOST_DEFAULT_SEED 42

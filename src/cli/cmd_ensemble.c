@@ -147,10 +147,15 @@ int cmd_ensemble(int argc, char **argv) {
     char results[4400];
     if (first && !e.target) file_join(first, RUN_RESULTS, results, sizeof results);
     if (first && !e.target && !file_exists(results)) {   /* the task comes from it: say what is wrong with it */
-        user_error_usage("give the directories of finished runs (results.json and model.ckpt)",
-                         "%s is not a finished run", first);
+        int there = file_exists(first);
+        if (there)
+            user_error_usage("give the directories of finished runs (results.json and model.ckpt)",
+                             "%s is not a finished run", first);
+        else
+            user_error_io("give the directories of finished runs (results.json and model.ckpt)", "%s: no such run",
+                          first);
         free(e.lists[0]);
-        return EXIT_USAGE;
+        return there ? EXIT_USAGE : EXIT_IO;
     }
     const Task *t = cli_resolve_task(e.target, NULL, first && !e.target ? first : NULL);
     if (!t) return EXIT_USAGE;

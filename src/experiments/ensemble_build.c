@@ -44,7 +44,10 @@ static int ensemble_check_member(const EnsembleOptions *o, int i) {
     cJSON *res = file_exists(path) && file_exists(ckpt) ? json_file_read(path, 0) : NULL;
     const char *task = run_config_string(res, "task", NULL), *model = run_config_string(res, "model", NULL);
     int rc = 0;
-    if (!res || !cJSON_GetObjectItemCaseSensitive(res, "best") || !task || !model) {
+    if (!file_exists(dir)) {   /* missing, as eval and predict say it (74) */
+        user_error_io("give the directories of finished runs (results.json and model.ckpt)", "%s: no such run", dir);
+        rc = EXIT_IO;
+    } else if (!res || !cJSON_GetObjectItemCaseSensitive(res, "best") || !task || !model) {
         user_error_usage("give the directories of finished runs (results.json and model.ckpt)",
                          "%s is not a finished run", dir);
         rc = EXIT_USAGE;

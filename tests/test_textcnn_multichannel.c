@@ -104,14 +104,14 @@ TEST(textcnn_multichannel_matches_torch) {
         RefTensor out[4 + 2 * NW] = {{"logits", ref_logits, B * K}, {"demb", ref_demb, nemb},
                                      {"dout_w", ref_ow, (long)K * m->FC}, {"dout_b", ref_ob, K}};
         int n_in = 5, n_out = 4;
-        char names[NW][4][16];
+        char names[NW][4][24];   /* "dconv" + an int + "_w": room for any int (-O1 warns otherwise) */
         for (int k = 0; k < NW; k++) {
             ncw[k] = (long)F * widths[k] * 2 * D;
             ref_cw[k] = xmalloc((size_t)ncw[k] * sizeof(float));
-            snprintf(names[k][0], 16, "conv%d_w", k);
-            snprintf(names[k][1], 16, "conv%d_b", k);
-            snprintf(names[k][2], 16, "dconv%d_w", k);
-            snprintf(names[k][3], 16, "dconv%d_b", k);
+            snprintf(names[k][0], sizeof names[k][0], "conv%d_w", k);
+            snprintf(names[k][1], sizeof names[k][0], "conv%d_b", k);
+            snprintf(names[k][2], sizeof names[k][0], "dconv%d_w", k);
+            snprintf(names[k][3], sizeof names[k][0], "dconv%d_b", k);
             in[n_in++] = (RefTensor){names[k][0], m->conv_w[k], ncw[k]};
             in[n_in++] = (RefTensor){names[k][1], m->conv_b[k], F};
             out[n_out++] = (RefTensor){names[k][2], ref_cw[k], ncw[k]};

@@ -17,6 +17,7 @@
 #include "metrics/multilabel.h"
 #include "models/baselines/seq2seq_attn.h"
 #include "tests/capture.h"
+#include "tests/cli_fixture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
 #include "tests/torchref.h"
@@ -288,4 +289,30 @@ TEST(seq2seq_attn_refuses_divergence_and_scores) {
     free(err);
     cJSON_Delete(cfg);
     synth_free(&r);
+}
+
+/* A regression dataset: glue finetune refuses seq2seq_attn before writing
+ * anything (2); glue compare leaves its cell empty, says why, and exits 0
+ * (it failed the whole compare, exit 1, after training the other models). */
+TEST(seq2seq_attn_regression_refused_by_finetune_skipped_by_compare) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    char text[4096];
+    int len = snprintf(text, sizeof text, "text\tlabel\n");
+    for (int i = 0; i < 24; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s day %d\t%d\n", i % 2 ? "good" : "bad", i, (i % 2) * 4);
+    CHECK(cli_fixture_write(&f, "scores.tsv", text, len) == 0);
+    int st = -1;
+    char *out = cli_fixture_glue(&f, "finetune --train scores.tsv --dev scores.tsv --regression --model seq2seq_attn --out s", &st);
+    CHECK_MSG(st == 2 && strstr(out, "decodes labels") && !cli_fixture_exists(&f, "s"), "finetune: exit %d: %s", st, out);
+    free(out);
+    out = cli_fixture_glue(&f, "finetune --train scores.tsv --dev scores.tsv --regression --model fasttext --epochs 1 "
+                               "--set bucket=1000", &st);
+    CHECK_MSG(st == 0, "finetune fasttext: exit %d: %s", st, out);
+    free(out);
+    out = cli_fixture_glue(&f, "compare scores --models fasttext,seq2seq_attn --set epochs=1 --set bucket=1000", &st);
+    CHECK_MSG(st == 0 && strstr(out, "seq2seq_attn on scores: not run (seq2seq_attn decodes labels"),
+              "compare: exit %d: %s", st, out);
+    free(out);
+    cli_fixture_close(&f);
 }

@@ -205,7 +205,7 @@ static int compare_check_configs(const CompareArgs *c, const cJSON *summary) {
         for (const cJSON *it = tasks->child; it; it = it->next) {
             const Task *t = task_find(it->valuestring);
             const ModelOps *ops = c->ops[mi];
-            if (ensemble_is(ops)) continue;   /* built from runs, not trained: nothing to check */
+            if (ensemble_is(ops) || (ops->cannot && ops->cannot(t))) continue;   /* nothing to train (compare_fill) */
             ErrorCapture e;
             int nsets;
             error_capture_begin(&e);
@@ -546,6 +546,9 @@ static int compare_fill(CompareArgs *c, cJSON *summary) {
             cJSON *e;
             if (mi < 0) {
                 e = compare_majority(t);
+            } else if (c->ops[mi]->cannot && c->ops[mi]->cannot(t)) {   /* an empty cell, not a failure */
+                fprintf(stderr, "== %s on %s: not run (%s)\n", c->ops[mi]->name, t->display, c->ops[mi]->cannot(t));
+                continue;
             } else {
                 cJSON *each[COMPARE_MAX_SEEDS] = {0};
                 int got = 0;

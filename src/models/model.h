@@ -192,6 +192,12 @@ typedef struct ModelOps {
      * that trains many runs refuses a bad one before the first trains. 0, or
      * -1 after a usage error. */
     int (*check_config)(const cJSON *config, const Task *task);
+    /* NULL when the model can learn task whatever its settings; else why not
+     * (a label decoder has no score to emit for a regression task). finetune
+     * refuses such a pair (trainer_check_config); compare leaves its cell
+     * empty and says so, since comparing every model on every task is its
+     * job. A model without the hook learns every task. */
+    const char *(*cannot)(const Task *task);
 } ModelOps;
 
 /* ops->memory_bytes against the memory available (core/memory.h): 0, or -1

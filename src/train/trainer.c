@@ -131,6 +131,10 @@ static int run_read_settings(Run *r) {
 
 static int run_check_config(const ModelOps *ops, const Task *t, const cJSON *config) {
     Decision rule;
+    if (ops->cannot && ops->cannot(t)) {
+        user_error_usage("use another --model for this task", "%s: %s", t->name, ops->cannot(t));
+        return 1;
+    }
     return settings_table_check(config, ops->settings, ops->num_settings, ops->name,
                                 "glue finetune --help-settings --model M lists the settings") != 0 ||
            (ops->check_config && ops->check_config(config, t) != 0) ||

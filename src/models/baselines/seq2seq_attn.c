@@ -65,10 +65,14 @@ static void sa_free(Seq2SeqAttn *m) {
     free(m);
 }
 
+static const char *sa_cannot(const Task *task) {
+    return task->num_labels < 2 ? "seq2seq_attn decodes labels, and a regression task has a score" : NULL;
+}
+
 /* A model with its config parsed and task facts set (NULL after a message). */
 static Seq2SeqAttn *sa_new(const cJSON *config, const Task *task) {
-    if (task->num_labels < 2) {
-        user_error("use another --model for a scored task", "seq2seq_attn decodes labels, and %s has a score", task->name);
+    if (sa_cannot(task)) {
+        user_error_usage("use another --model for a scored task", "%s: %s", task->name, sa_cannot(task));
         return NULL;
     }
     Seq2SeqAttn *m = xcalloc(1, sizeof *m);
@@ -269,4 +273,5 @@ const ModelOps SEQ2SEQ_ATTN_OPS = {
     WORD_MODEL_FILE_OPS,
     .settings = SA_SETTINGS,
     .num_settings = NUM_SA_SETTINGS,
+    .cannot = sa_cannot,
 };

@@ -291,6 +291,12 @@ void report_compare_settings(const cJSON *compare, FILE *f, const char *before) 
     }
 }
 
+/* The number of tasks a row's GLUE score averages (0: none). */
+static int compare_glue_tasks(const cJSON *m) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "num_tasks");
+    return cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
+}
+
 /* 1 when some model's entry of task has test metrics (public test labels). */
 static int compare_has_test(const cJSON *models, const char *task) {
     for (const cJSON *m = models->child; m; m = m->next)
@@ -340,6 +346,9 @@ ReportTable *report_compare_table(const cJSON *compare) {
     report_table_add(tab, "Train");
     report_table_add(tab, "Eval ex/s");
     report_table_add(tab, "Params");
+    int most_tasks = 0;
+    for (const cJSON *m = models->child; m; m = m->next)
+        if (compare_glue_tasks(m) > most_tasks) most_tasks = compare_glue_tasks(m);
     for (const cJSON *m = models->child; m; m = m->next) {
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(m, "tasks");
         char label[256];
@@ -351,8 +360,14 @@ ReportTable *report_compare_table(const cJSON *compare) {
         }
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "glue"), "glue_score");
         const cJSON *gsd = cJSON_GetObjectItemCaseSensitive(m, "glue_std");
+        /* A row over fewer tasks than the others (a model that cannot learn one) says so: not comparable. */
+        int nt_row = compare_glue_tasks(m);
+        char fewer[32] = "";
+        if (nt_row > 0 && nt_row < most_tasks) snprintf(fewer, sizeof fewer, " (%d task%s)", nt_row, nt_row == 1 ? "" : "s");
         if (cJSON_IsNumber(g) && cJSON_IsNumber(gsd))   /* several seeds: the mean and its spread */
-            report_table_add(tab, "%.2f ± %.2f", g->valuedouble, gsd->valuedouble);
+            report_table_add(tab, "%.2f ± %.2f%s", g->valuedouble, gsd->valuedouble, fewer);
+        else if (fewer[0] && cJSON_IsNumber(g))
+            report_table_add(tab, "%.2f%s", g->valuedouble, fewer);
         else
             report_table_add_metric(tab, g);
         if (with_subsets)

@@ -472,3 +472,23 @@ TEST(compare_markdown_marks_rows_of_other_seeds) {
     free(buf);
     cJSON_Delete(c);
 }
+
+/* compare.md: a row whose GLUE score averages fewer tasks than the others'
+ * (a model that cannot learn one, e.g. seq2seq_attn without STS-B) says how
+ * many: "54.96 ± 1.56 (5 tasks)"; it read as comparable. */
+TEST(compare_markdown_marks_rows_of_fewer_tasks) {
+    cJSON *c = cJSON_Parse(
+        "{\"seed\": 1, \"seeds\": [1, 2], \"tasks\": [\"wnli\", \"stsb\"], \"models\": ["
+        "{\"model\": \"textcnn\", \"glue\": {\"glue_score\": 60, \"num_tasks\": 2}, \"glue_std\": 1, \"glue_seeds\": [59, 61],"
+        " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56}}, \"stsb\": {\"dev\": {\"pearson\": 64, \"spearman\": 64}}}},"
+        "{\"model\": \"seq2seq_attn\", \"glue\": {\"glue_score\": 55, \"num_tasks\": 1}, \"glue_std\": 1, \"glue_seeds\": [54, 56],"
+        " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 55}}}}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_compare_markdown(c, f);
+    fclose(f);
+    CHECK_MSG(buf && strstr(buf, "55.00 ± 1.00 (1 task)") && strstr(buf, "60.00 ± 1.00 |"), "%s", buf ? buf : "");
+    free(buf);
+    cJSON_Delete(c);
+}

@@ -8,12 +8,14 @@
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/common.h"
+#include "core/files.h"
 #include "metrics/multilabel.h"
 #include "models/baselines/seq2seq_attn.h"
 #include "tests/capture.h"
@@ -314,5 +316,14 @@ TEST(seq2seq_attn_regression_refused_by_finetune_skipped_by_compare) {
     CHECK_MSG(st == 0 && strstr(out, "seq2seq_attn on scores: not run (seq2seq_attn decodes labels"),
               "compare: exit %d: %s", st, out);
     free(out);
+    /* The majority row has no cell for a score either (its constant has no correlation: it was NaN). */
+    char path[PATH_MAX];
+    cli_fixture_path(&f, "results/compare.json", path, sizeof path);
+    cJSON *table = json_file_read(path, 1);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(table, "models"), 0);
+    CHECK_MSG(row && strcmp(cJSON_GetObjectItemCaseSensitive(row, "model")->valuestring, "majority") == 0 &&
+                  !cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "tasks"), "scores"),
+              "the majority row has a cell for a scored task");
+    cJSON_Delete(table);
     cli_fixture_close(&f);
 }

@@ -544,7 +544,9 @@ static int compare_fill(CompareArgs *c, cJSON *summary) {
         for (const cJSON *it = tasks->child; it; it = it->next) {
             const Task *t = task_find(it->valuestring);
             cJSON *e;
-            if (mi < 0) {
+            if (mi < 0 && t->num_labels < 2) {   /* a score has no majority class: its constant has no correlation */
+                continue;
+            } else if (mi < 0) {
                 e = compare_majority(t);
             } else if (c->ops[mi]->cannot && c->ops[mi]->cannot(t)) {   /* an empty cell, not a failure */
                 fprintf(stderr, "== %s on %s: not run (%s)\n", c->ops[mi]->name, t->display, c->ops[mi]->cannot(t));

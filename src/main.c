@@ -57,7 +57,8 @@ static const Command COMMANDS[] = {
      "  --cased keeps case and accents; --mark-joins counts a word that follows the\n"
      "  previous one without a space as a '##' continuation (\"dog.\" -> dog ##.), for\n"
      "  the exactly reversible translation tokenizer (glue translate).\n"},
-    {"vectors", cmd_vectors, "train|eval ... (glue vectors train --corpus FILE... --out FILE.vec [--method skipgram|cbow|glove]; glue vectors eval FILE.vec [--analogies FILE])",
+    {"vectors", cmd_vectors, "train|eval ... (glue vectors train --corpus FILE... --out FILE.vec [--method skipgram|cbow|glove] [--threads N] [--json]; "
+     "glue vectors eval FILE.vec [--analogies FILE] [--words w1,w2,...] [--k 5] [--json])",
      "train word vectors (fastText skip-gram or CBOW, GloVe) on text files (.gz allowed), or check a .vec file",
      "  train: fastText's skip-gram or CBOW with negative sampling and character\n"
      "  n-grams (Bojanowski et al. 2017), or GloVe (Pennington et al. 2014: counts in\n"
@@ -69,9 +70,9 @@ static const Command COMMANDS[] = {
      "  1e-4 (the reference's defaults); GloVe: --window 10 --epochs 15 --x-max 100\n"
      "  --alpha 0.75, no n-grams. --seed S; --max-words N reads only the first N words.\n"
      "  WikiExtractor's <doc> lines are skipped. One thread is deterministic.\n"
-     "  eval: nearest neighbours of --words (default a few) and, with --analogies FILE\n"
-     "  (word2vec's questions-words format; data/analogies/ has one), the accuracy of\n"
-     "  b - a + c per category; --json for a machine-readable line.\n"},
+     "  eval: the --k (default 5) nearest neighbours of --words (default a few) and,\n"
+     "  with --analogies FILE (word2vec's questions-words format; data/analogies/ has\n"
+     "  one), the accuracy of b - a + c per category; --json for a machine-readable line.\n"},
     {"score", cmd_score, "TASK PRED.tsv [--split dev] [--json]",
      "score a leaderboard-format prediction file against a task's labels",
      "  PRED.tsv has a header and rows 'index<TAB>prediction', with the label\n"
@@ -94,9 +95,11 @@ static const Command COMMANDS[] = {
      "  --json: one object with bleu, precisions, bp, ratio, lengths, lines,\n"
      "  nrefs, signature, chrf and chrf_signature.\n"},
     {"translate", cmd_translate,
-     "train [--config F] [--set k=v ...] [--out DIR] [--resume] [--checkpoint-every STEPS]  |  "
-     "eval [--split test2016|test2017] "
-     "[--beam 5] [--alpha A] [--results F]  |  snapshot RUN_DIR OUT_DIR  |  [--model DIR] [--beam N] [--alpha A] [TEXT...]",
+     "train [--config F] [--set k=v ...] [--out DIR] [--seed S] [--threads N] [--resume] [--overwrite] "
+     "[--stop-at STEP] [--checkpoint-every STEPS] [--quiet]  |  "
+     "eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val] "
+     "[--beam 5] [--alpha A] [--out FILE] [--results F] [--threads N] [--json]  |  snapshot RUN_DIR OUT_DIR  |  "
+     "[--model DIR|CKPT] [--beam N] [--alpha A] [--threads N] [TEXT...]",
      "English->German transformer on Multi30k: train, BLEU, translate text (stdin: lines)",
      "  train: a transformer encoder-decoder built from BERT's sublayers, shared cased\n"
      "  WordPiece vocabulary (trained into the run dir unless 'vocab' is set), label\n"
@@ -118,7 +121,7 @@ static const Command COMMANDS[] = {
     {"finetune", cmd_finetune,
      "TASK [--model NAME] [--epochs N] [--lr X] [--batch N] [--max-len N] "
      "[--seed S | --seeds S1,S2,..] [--init CKPT|DIR] [--threads N] [--out DIR] [--config FILE.json] "
-     "[--set key=value ...] [--resume] [--checkpoint-every STEPS] [--search ...] [--json]  |  "
+     "[--set key=value ...] [--resume] [--overwrite] [--checkpoint-every STEPS] [--search ...] [--strict] [--json]  |  "
      "--train FILE --dev FILE [--test FILE] ...",
      "train a model on a task, keep the best dev checkpoint in runs/<task>/<model>/",
      "  Trains on the task's train split for the configured epochs (shuffled per\n"
@@ -131,6 +134,8 @@ static const Command COMMANDS[] = {
      "  --resume continues an interrupted run in the same directory exactly, from\n"
      "  its resume point (resume/: saved each epoch, every --checkpoint-every steps\n"
      "  and on SIGINT/SIGTERM, then exit 130/143; resume.prev/ is the one before).\n"
+     "  A directory holding a finished or interrupted run is refused unless --resume\n"
+     "  or --overwrite (trains it again, the old run kept until the new one finishes).\n"
      "  --init CKPT|DIR (BERT) starts from a pretrained encoder: a glue checkpoint, a\n"
      "  directory holding one, or a Hugging Face model directory (config.json,\n"
      "  model.safetensors, vocab.txt) such as `glue export` writes; or a fine-tuned\n"
@@ -148,10 +153,12 @@ static const Command COMMANDS[] = {
      "  continues; with an intermediate task, one stage in DIR/intermediate serves all.\n"
      "  Your own dataset instead of TASK: --train FILE --dev FILE [--test FILE]\n"
      "  [--format tsv|csv|jsonl|fasttext] [--columns TEXT[,TEXT_B],LABEL] [--no-header]\n"
-     "  [--regression] [--name NAME]: the format from the file name or --format,\n"
-     "  columns by header name (1-based numbers with --no-header, keys for JSONL),\n"
-     "  classes = the train file's labels in sorted order; the run records the\n"
-     "  dataset (dataset.json) so eval, predict and compare NAME reuse it.\n"
+     "  [--regression | --multi-label [--label-sep S]] [--name NAME]: the format from\n"
+     "  the file name or --format, columns by header name (1-based numbers with\n"
+     "  --no-header, keys for JSONL), classes = the train file's labels in sorted\n"
+     "  order (--multi-label: several a row, a cell's joined by --label-sep, default\n"
+     "  ','; docs/data.md); the run records the dataset (dataset.json) so eval,\n"
+     "  predict and compare NAME reuse it.\n"
      "  --strict: a malformed row is fatal (else reported and skipped with a count).\n"
      "  glue finetune multi --tasks A,B,... [options above]: multi-task (MT-DNN): one\n"
      "  BERT encoder, a head per task, batches drawn by task size (--set temperature=T:\n"
@@ -214,6 +221,8 @@ static const Command COMMANDS[] = {
      "  other models; --results FILE). 'all --split test --submit FILE.zip' writes the\n"
      "  leaderboard archive: the 11 files, a task without a trained model as its\n"
      "  majority class (flagged); a task without test data is listed as missing.\n"
+     "  A run on your own dataset: glue eval NAME --model M, or --run DIR; --split\n"
+     "  test scores the dataset's --test file (given to glue finetune).\n"
      "  --bf16 (bert): the encoder's dense layers with bf16 weights and products\n"
      "  (AVX512-BF16), an inference approximation; see docs/results.md for its accuracy.\n"
      "  On a CPU without AVX512-BF16 it runs the fp32 path (faster there) and says so.\n"
@@ -296,13 +305,22 @@ static const Command COMMANDS[] = {
      "  Intermediate stages (intermediate=TASK) go to runs/protocol/intermediate/\n"
      "  <task>-seed<S>-<hash>/, one per seed and stage config, shared by the rows.\n"},
     {"bench", cmd_bench,
-     "fasttext [--task sst2] [--epoch 5] [--dim 100] [--threads 2] [--reps 3] [--json]  |  "
-     "bert [--config tiny|mini|small] [--reps 7] [--steps N] [--threads 2] [--no-torch] [--json]",
+     "fasttext [--task sst2] [--epoch 5] [--dim 100] [--wordNgrams 1] [--threads 2] [--reps 3] [--fasttext PATH] "
+     "[--quantize] [--dsub 2] [--cutoff 0] [--qnorm] [--qout] [--retrain] [--qepoch 5] [--qlr 0.05] [--json]  |  "
+     "bert [--config tiny|mini|small] [--reps 7] [--steps N] [--threads 2] [--python PATH] [--script FILE] "
+     "[--no-torch] [--json]  |  "
+     "rnn [--reps 5] [--threads 2] [--batch 64] [--dim 300] [--hidden 512] [--lengths 20,70] [--python PATH] "
+     "[--script FILE] [--no-torch] [--json]  |  "
+     "scaling [--config tiny|mini|FILE ...] [--steps 20] [--reps 3] [--ranks 2] [--threads 2] [--batch 64] "
+     "[--zero 0|1] [--corpus FILE] [--out NAME.json]",
      "benchmarks against reference implementations (fastText: the official binary; BERT: PyTorch)",
      "  fasttext: trains Debian's /usr/bin/fasttext and ours on the same task with the\n"
      "  same settings, alternating A/B for --reps rounds, and prints dev accuracy and\n"
      "  end-to-end training time (median, min, max) of each and their ratio. Writes\n"
-     "  runs/results/bench_fasttext.json. Needs: apt-get install fasttext.\n"
+     "  runs/results/bench_fasttext.json. Needs: apt-get install fasttext (or\n"
+     "  --fasttext PATH). --quantize (or any of --dsub --cutoff --qnorm --qout --retrain\n"
+     "  --qepoch --qlr) then compresses both models (fasttext quantize; glue quantize)\n"
+     "  and adds their sizes and dev accuracies.\n"
      "  bert: our BERT against the same model in PyTorch (/usr/bin/python3, Debian's\n"
      "  python3-torch) on this machine, A/B alternating over --reps after a warm-up:\n"
      "  a pretraining step (tokens/s, and GFLOP/s against OpenBLAS sgemm on the\n"
@@ -314,7 +332,11 @@ static const Command COMMANDS[] = {
      "  [--zero 0|1] [--corpus FILE]: pretraining as 1 process x 2 threads against\n"
      "  mpirun -np 2 x 1 thread, A/B for --reps rounds: tokens/s, all-reduce time and\n"
      "  bytes per step, AdamW state per rank (--zero 1: sharded, ZeRO-1).\n"
-     "  Writes runs/results/bench_scaling.json. Needs a build with MPI.\n"},
+     "  Writes runs/results/bench_scaling.json (--out NAME.json). Needs a build with MPI.\n"
+     "  rnn: our BiLSTM and BiGRU layers against PyTorch's nn.LSTM and nn.GRU (the\n"
+     "  BiLSTM's size: input 300, hidden 512, batch 64; rows of --lengths steps),\n"
+     "  a training step and inference, medians of --reps after a warm-up, each\n"
+     "  side timed in turn. Writes runs/results/bench/<cpu>/bench_rnn.json and .md.\n"},
     {"report", cmd_report, "[--runs DIR] [--results DIR] [--out report.html] [--pretrain DIR ...] [--no-predict]",
      "one self-contained HTML page of every result and run, with plots",
      "  Reads runs/results/ (or --results DIR, e.g. the repository's results/, or\n"

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SCALING_USAGE                                                                                           \
-    "usage: glue bench scaling [--config tiny|mini|FILE.json ...] [--steps 20] [--reps 3] [--ranks 2]\n"       \
+    "glue bench scaling [--config tiny|mini|FILE.json ...] [--steps 20] [--reps 3] [--ranks 2]\n"       \
     "       [--threads 2] [--batch 64] [--zero 0|1] [--corpus FILE] [--out NAME.json (under runs/results/)]"
 
 enum { SCALING_MAX_CONFIGS = 4, SCALING_MAX_REPS = 20 };

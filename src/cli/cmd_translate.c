@@ -42,7 +42,7 @@
     "                     [--resume] [--overwrite] [--stop-at STEP] [--checkpoint-every STEPS] [--quiet]\n"                  \
     "       glue translate eval [--model DIR|CKPT] [--split test2016|test2017|mscoco|test2018|val]\n"        \
     "                     [--beam N] [--alpha A] [--out FILE] [--json] [--threads N] [--results FILE.json]\n" \
-    "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [TEXT...]   (no TEXT: stdin lines)\n"      \
+    "       glue translate [--model DIR|CKPT] [--beam N] [--alpha A] [--threads N] [TEXT...]   (no TEXT: stdin lines)\n" \
     "       glue translate snapshot RUN_DIR OUT_DIR"
 #define TRANSLATE_MAX_SETS 64
 #define TRANSLATE_DEFAULT_SEED 42

@@ -306,6 +306,11 @@ TEST(multitask_bad_input) {
         snprintf(args, sizeof args, "multi %s %s --out %s/bad%zu", BAD[i].args, fx.micro, fx.root, i);
         int st = fx_finetune(&fx, args, &err);
         CHECK_MSG(st == 2 && strstr(err, BAD[i].says) && strlen(err) < 600, "%s: exit %d: %s", BAD[i].args, st, err);
+        /* A refused setting points where the settings are listed (it said
+         * `glue finetune multi --help`, which lists none). */
+        if (strncmp(BAD[i].args, MT_TASKS, strlen(MT_TASKS)) == 0 && !strstr(BAD[i].args, "nosuch"))
+            CHECK_MSG(strstr(err, "glue finetune --help-settings") && !strstr(err, "multi --help"), "%s: %s",
+                      BAD[i].args, err);
         free(err);
         snprintf(path, sizeof path, "%s/bad%zu/%s", fx.root, i, RUN_RESULTS);
         CHECK(access(path, F_OK) != 0);

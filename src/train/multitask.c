@@ -31,7 +31,7 @@
 #define MT_ORDER_SALT 0x4d54534b4full
 #define MT_TASK_SALT 0x9E3779B97F4A7C15ull
 #define MT_PAIR_OWN "task"   /* pair_encoding: each task's own default head */
-#define MT_HINT "glue finetune multi --help lists the settings; see docs/multitask.md"
+#define MT_HINT "glue finetune --help-settings lists the settings; temperature and what is refused: docs/multitask.md"
 
 typedef struct MtTask {
     const Task *t;

@@ -19,6 +19,10 @@
  * applies (Devlin et al. 2019, appendix A.2). One table gives the defaults
  * and the checked read, in the order config.json lists them. */
 #define PC(field) offsetof(PretrainConfig, field)
+/* What --help-settings says the two texts may be (pretrain_config_parse and
+ * schedule_parse refuse anything else). */
+static const char *const PRETRAIN_OBJECTIVE_HELP[] = {"one of: mlm electra", NULL};
+static const char *const PRETRAIN_SCHEDULE_HELP[] = {"one of: constant linear cosine inv_sqrt", NULL};
 static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"seq_len", SETTING_INT, PC(seq_len), 128, 3, MASKING_MAX_LEN, NULL, NULL},
     {"batch", SETTING_INT, PC(batch), 128, 1, 1 << 16, NULL, NULL},
@@ -26,7 +30,7 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"steps", SETTING_LONG, PC(steps), 10000, 1, 1e12, NULL, NULL},
     {"lr", SETTING_REAL, PC(lr), 1e-4, 0, 10, NULL, NULL},
     {"warmup", SETTING_LONG, PC(warmup), 1000, 0, 1e12, NULL, NULL},
-    {"schedule", SETTING_STRING, PC(schedule), 0, 0, 0, "linear", NULL},
+    {"schedule", SETTING_STRING, PC(schedule), 0, 0, 0, "linear", PRETRAIN_SCHEDULE_HELP},
     {"weight_decay", SETTING_REAL, PC(weight_decay), 0.01, 0, 1, NULL, NULL},
     {"beta1", SETTING_REAL, PC(beta1), 0.9, 0, 0.999999, NULL, NULL},
     {"beta2", SETTING_REAL, PC(beta2), 0.999, 0, 0.999999999, NULL, NULL},
@@ -37,7 +41,7 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
     {"max_predictions", SETTING_INT, PC(max_predictions), 20, 1, MASKING_MAX_LEN, NULL, NULL},
     {"mask_token_prob", SETTING_REAL, PC(mask_token_prob), 0.8, 0, 1, NULL, NULL},
     {"random_token_prob", SETTING_REAL, PC(random_token_prob), 0.1, 0, 1, NULL, NULL},
-    {"objective", SETTING_STRING, PC(objective), 0, 0, 0, "mlm", NULL},
+    {"objective", SETTING_STRING, PC(objective), 0, 0, 0, "mlm", PRETRAIN_OBJECTIVE_HELP},
     {"generator_size", SETTING_REAL, PC(generator_size), 0.25, 0.01, 1, NULL, NULL},
     {"generator_layers", SETTING_INT, PC(generator_layers), 0, 0, 1000, NULL, NULL},
     {"disc_weight", SETTING_REAL, PC(disc_weight), 50, 0, 1e6, NULL, NULL},

@@ -108,3 +108,30 @@ TEST(settings_help_names_every_model) {
                   HELP_MODELS[m], out);
     free(out);
 }
+
+/* `glue pretrain --help-settings` says what objective and schedule may be
+ * (both said "text", though anything but mlm/electra, or a schedule
+ * schedule_parse does not know, is refused). */
+TEST(settings_help_pretrain_names_objectives_and_schedules) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s pretrain --help-settings 2>&1", test_glue_bin());
+    int st = -1;
+    char *out = test_run(cmd, &st);
+    const char *obj = strstr(out, "\n  objective "), *sched = strstr(out, "\n  schedule ");
+    CHECK_MSG(st == 0 && obj && sched, "exit %d: %.300s", st, out);
+    if (obj) {
+        const char *end = strchr(obj + 1, '\n');
+        int n = end ? (int)(end - obj) : (int)strlen(obj);
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", n < 255 ? n : 255, obj);
+        CHECK_MSG(strstr(line, "mlm electra"), "objective's line: %s", line);
+    }
+    if (sched) {
+        const char *end = strchr(sched + 1, '\n');
+        int n = end ? (int)(end - sched) : (int)strlen(sched);
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", n < 255 ? n : 255, sched);
+        CHECK_MSG(strstr(line, "linear") && strstr(line, "cosine"), "schedule's line: %s", line);
+    }
+    free(out);
+}

@@ -430,6 +430,8 @@ TEST(fasttext_quantize_command) {
     cli_fixture_says(&f, "quantize ft --dsub 0 --out ft-x", 2, "dsub");
     cli_fixture_says(&f, "quantize ft --cutoff many", 2, "takes a number");
     cli_fixture_says(&f, "quantize ft --retrain --out ft-x", 2, "--cutoff");
+    /* the refused settings wrote nothing (an empty ft-x was left behind) */
+    CHECK_MSG(!cli_fixture_exists(&f, "ft-x"), "a refused quantize left its output directory");
     cli_fixture_says(&f, "quantize ft", 2, "ft-pq already holds a quantized run");
     cli_fixture_close(&f);
 }

@@ -261,8 +261,10 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
     quantize_out_dir(run, out_arg, ops, out, sizeof out);
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
     file_join(run, RUN_CKPT, src, sizeof src);
+    int made = 0;   /* out was made here: a failure removes it (a refusal writes nothing) */
     if (t && (m = cli_load_run(ops, cli_run_task(t), run, 0))) {
         rc = 1;
+        made = !file_exists(out);
         if (file_make_dir(out) == 0 && quantize_write(ops, m, t, settings, calibrate, ckpt) == 0 &&
             (q = ops->load(ckpt, cli_run_task(t)))) {   /* read back: the file is what is scored */
             cJSON *best = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(results, "best"), 1);
@@ -283,6 +285,7 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
     } else if (t) {
         rc = 1;
     }
+    if (rc != 0 && made && file_exists(out)) file_remove_tree(out);
     if (q) ops->free(q);
     if (m) ops->free(m);
     cJSON_Delete(empty);

@@ -168,7 +168,9 @@ static double best_metric(const char *json, const char *metric) {
     return v;
 }
 
-#define SMALL "--overwrite --threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16 --batch 16 --lr 2e-3"
+/* SMALL_GRIDLESS: without --batch and --lr, which --search refuses (its grid sets them). */
+#define SMALL_GRIDLESS "--overwrite --threads 1 --init none --set bert=%s/m/small.json --set vocab=%s/m/vocab.txt --max-len 16"
+#define SMALL SMALL_GRIDLESS " --batch 16 --lr 2e-3"
 
 /* `glue eval sst2 --json FLAGS`: the dev accuracy (-1 on failure) and whether
  * the results say bf16 (*bf16: 1 yes, 0 no). */
@@ -559,7 +561,7 @@ TEST(bert_finetune_cli_search_stopped_continues) {
     /* 8 epochs: the stop must land while the second trial or the final run is
      * still going, and a trial of 2 took ~10 ms, less than a busy machine's
      * scheduling delay for the watching loop */
-    snprintf(base, sizeof base, "env %s %s finetune sst2 " SMALL " --epochs 8 --search --lrs 2e-3,1e-3 --batches 16",
+    snprintf(base, sizeof base, "env %s %s finetune sst2 " SMALL_GRIDLESS " --epochs 8 --search --lrs 2e-3,1e-3 --batches 16",
              fx.env, test_glue_bin(), fx.root, fx.root);
     snprintf(cmd, sizeof cmd, "%s --out %s/sref >/dev/null 2>&1", base, fx.root);
     int st;
@@ -593,7 +595,7 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     BertFixture fx;
     fixture_make(&fx);
     char args[1024];
-    snprintf(args, sizeof args, "finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
+    snprintf(args, sizeof args, "finetune sst2 " SMALL_GRIDLESS " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
              "--out %s/search --json", fx.root, fx.root, fx.root);
     int st;
     char *err = NULL, *out = glue(&fx, args, &st, &err);
@@ -647,7 +649,7 @@ TEST(bert_finetune_cli_search_selects_on_heldout) {
     /* The hold-out fraction is part of what a trial is: another --holdout into
      * the same directory trains the trials again (128 held out, 512 trained
      * on) instead of reusing the tenth-held-out ones. */
-    snprintf(args, sizeof args, "finetune sst2 " SMALL " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
+    snprintf(args, sizeof args, "finetune sst2 " SMALL_GRIDLESS " --epochs 2 --search --lrs 2e-3,1e-5 --batches 16,32 "
              "--holdout 0.2 --out %s/search --json", fx.root, fx.root, fx.root);
     out = glue(&fx, args, &st, &err);
     CHECK_MSG(st == 0, "search --holdout 0.2 failed (%d): %s", st, err);

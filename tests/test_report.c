@@ -449,46 +449,46 @@ TEST(report_axes_stay_in_range) {
     free(buf);
 }
 
+/* compare.md of a compare.json given as text (caller frees). */
+static char *compare_md_of(const char *json) {
+    cJSON *c = cJSON_Parse(json);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_compare_markdown(c, f);
+    fclose(f);
+    cJSON_Delete(c);
+    return buf;
+}
+
 /* compare.md: a row kept from an earlier table of other seeds (compare keeps
  * the rows it did not compute) says how many seeds it is the mean of, and the
  * text says why; rows of the table's own seeds and the majority row are not
  * marked. It was shown under the table's "Seeds 1, 2, 3" as if of those. */
 TEST(compare_markdown_marks_rows_of_other_seeds) {
-    cJSON *c = cJSON_Parse(
+    char *buf = compare_md_of(
         "{\"seed\": 1, \"seeds\": [1, 2, 3], \"tasks\": [\"wnli\"], \"models\": ["
         "{\"model\": \"majority\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56.34}}}},"
         "{\"model\": \"textcnn\", \"glue_seeds\": [50, 51, 52], \"glue_std\": 1,"
         " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 51}, \"seed_scores\": [50, 51, 52]}}},"
         "{\"model\": \"bert\", \"glue_seeds\": [56, 56, 56, 56, 56], \"glue_std\": 0,"
         " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56}, \"seed_scores\": [56, 56, 56, 56, 56]}}}]}");
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    report_compare_markdown(c, f);
-    fclose(f);
     CHECK_MSG(buf && strstr(buf, "| bert (5 seeds) ") && strstr(buf, "| textcnn ") && !strstr(buf, "textcnn (") &&
                   !strstr(buf, "majority (") && strstr(buf, "A row marked \"(N seeds)\""),
               "%s", buf ? buf : "");
     free(buf);
-    cJSON_Delete(c);
 }
 
 /* compare.md: a row whose GLUE score averages fewer tasks than the others'
  * (a model that cannot learn one, e.g. seq2seq_attn without STS-B) says how
  * many: "54.96 ± 1.56 (5 tasks)"; it read as comparable. */
 TEST(compare_markdown_marks_rows_of_fewer_tasks) {
-    cJSON *c = cJSON_Parse(
+    char *buf = compare_md_of(
         "{\"seed\": 1, \"seeds\": [1, 2], \"tasks\": [\"wnli\", \"stsb\"], \"models\": ["
         "{\"model\": \"textcnn\", \"glue\": {\"glue_score\": 60, \"num_tasks\": 2}, \"glue_std\": 1, \"glue_seeds\": [59, 61],"
         " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56}}, \"stsb\": {\"dev\": {\"pearson\": 64, \"spearman\": 64}}}},"
         "{\"model\": \"seq2seq_attn\", \"glue\": {\"glue_score\": 55, \"num_tasks\": 1}, \"glue_std\": 1, \"glue_seeds\": [54, 56],"
         " \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 55}}}}]}");
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    report_compare_markdown(c, f);
-    fclose(f);
     CHECK_MSG(buf && strstr(buf, "55.00 ± 1.00 (1 task)") && strstr(buf, "60.00 ± 1.00 |"), "%s", buf ? buf : "");
     free(buf);
-    cJSON_Delete(c);
 }

@@ -55,8 +55,9 @@ int cli_run_dataset(const char *run, const Task **out) {
         file_join(run, RUN_RESULTS, path, sizeof path);
         /* A damaged results.json is refused (its message said, 65), not read
          * past: eval went on from the checkpoint after printing the error. */
-        cJSON *res = file_exists(path) ? json_file_read(path, 0) : NULL;
-        if (!res && file_exists(path)) return -1;
+        int there = file_exists(path);
+        cJSON *res = there ? json_file_read(path, 0) : NULL;
+        if (there && !res) return -1;
         if (!res) {
             file_join(run, RUN_CKPT, path, sizeof path);
             res = checkpoint_peek_config(path);

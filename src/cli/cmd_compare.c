@@ -385,13 +385,13 @@ static int compare_parse(int argc, char **argv, CompareArgs *c) {
     c->models = args_str(&a, "--models", NULL);
     int defaults = c->models == NULL;
     if (defaults) c->models = COMPARE_DEFAULT_MODELS;
-    const char *seed = args_str(&a, "--seed", NULL);
+    int seed_given = args_flag(&a, "--seed");   /* a presence check: reading the value twice said a missing one twice */
+    c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
     const char *seeds = args_str(&a, "--seeds", NULL);
-    if (seed && seeds) {   /* --seed was dropped without a word */
-        user_error_usage("give one of them", "--seed %s and --seeds %s: --seeds names every seed to run", seed, seeds);
+    if (seed_given && seeds) {   /* --seed was dropped without a word */
+        user_error_usage("give one of them", "--seed %ld and --seeds %s: --seeds names every seed to run", c->seed, seeds);
         return EXIT_USAGE;
     }
-    c->seed = args_int(&a, "--seed", COMPARE_DEFAULT_SEED);
     c->with = args_str(&a, "--with", NULL);
     c->threads = args_threads(&a, 0);
     c->retrain = args_flag(&a, "--retrain");

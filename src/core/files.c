@@ -71,6 +71,19 @@ void file_join(const char *dir, const char *file, char *out, size_t cap) {
     if (n < 0 || (size_t)n >= cap) DIE("path too long: %s/%s", dir, file);
 }
 
+cJSON *json_parse_whole(const char *text, size_t len, const char **end, int *trailing) {
+    *end = NULL;
+    cJSON *json = cJSON_ParseWithLengthOpts(text, len, end, 0);
+    while (json && *end < text + len && strchr(" \t\r\n", **end)) (*end)++;
+    int more = json && *end != text + len;
+    if (more) {
+        cJSON_Delete(json);
+        json = NULL;
+    }
+    if (trailing) *trailing = more;
+    return json;
+}
+
 cJSON *json_file_read(const char *path, int report_missing) {
     size_t len;
     char *text = file_read(path, &len);
@@ -79,13 +92,7 @@ cJSON *json_file_read(const char *path, int report_missing) {
         return NULL;
     }
     const char *end = NULL;
-    cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    /* cJSON stops after the first value: '{...}garbage' is not one JSON file */
-    while (json && end < text + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
-    if (json && end != text + len) {
-        cJSON_Delete(json);
-        json = NULL;
-    }
+    cJSON *json = json_parse_whole(text, len, &end, NULL);
     if (!json) {
         long line = 1;
         for (const char *p = text; end && p < end; p++) line += *p == '\n';

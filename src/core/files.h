@@ -38,6 +38,12 @@ char *file_read(const char *path, size_t *len);
 /* Parse a JSON file. NULL when missing (with a message if report_missing) or
  * malformed (always with a message naming the file and line). */
 cJSON *json_file_read(const char *path, int report_missing);
+/* text[0..len) parsed as exactly one JSON value (whitespace may follow;
+ * cJSON alone stops after the first value, so '{...}garbage' passed), or
+ * NULL, no message. *end: where parsing stopped (the error, or the first
+ * byte after the value); *trailing (may be NULL): 1 when a whole value was
+ * followed by more. */
+cJSON *json_parse_whole(const char *text, size_t len, const char **end, int *trailing);
 /* Pretty-printed JSON, written atomically. 0 ok; else prints why, -1. */
 int json_file_write(const char *path, const cJSON *json);
 /* Resume records hold running sums that must come back bit for bit, but

@@ -2,6 +2,7 @@
 #include "serve/request.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "text/utf8.h"
 
 #include <cjson/cJSON.h>
@@ -71,13 +72,11 @@ int serve_request_parse(const char *body, size_t len, const ServeLimits *lim, Se
     memset(out, 0, sizeof *out);
     if (len > lim->max_body) return snprintf(err, cap, "body of %zu bytes, more than the limit of %zu", len, lim->max_body), 413;
     if (request_has_nul(body, len)) return snprintf(err, cap, "a NUL character (\\u0000): texts cannot hold one"), 400;
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    while (j && end < body + len && strchr(" \t\r\n", *end)) end++;
-    if (j && end != body + len) {   /* cJSON stops after the first value: '{...}{...}' is not one request */
-        cJSON_Delete(j);
+    const char *end;
+    int trailing;
+    cJSON *j = json_parse_whole(body, len, &end, &trailing);   /* '{...}{...}' is not one request */
+    if (trailing)
         return snprintf(err, cap, "malformed JSON: more after the object (at byte %zu)", (size_t)(end - body) + 1), 400;
-    }
     if (!j) return snprintf(err, cap, "malformed JSON"), 400;
     int rc = 0;
     const cJSON *texts = NULL, *pairs = NULL, *model = NULL;

@@ -2,6 +2,7 @@
  * cases (see bleu_multi_ref.h). */
 #include "tests/bleu_multi_ref.h"
 
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -30,8 +31,8 @@ static cJSON *cases_json(const MultiRefCase *cases, int ncases) {
 }
 
 cJSON *multi_ref_python(const MultiRefCase *cases, int ncases) {
-    char path[] = "/tmp/glue_bleu_multi_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("bleu_multi", path, sizeof path);
     if (!CHECK(fd >= 0)) return NULL;
     cJSON *in = cases_json(cases, ncases);
     char *text = cJSON_PrintUnformatted(in);

@@ -12,8 +12,7 @@ enum { CAPTURE_MAX = 1 << 16 };
 void stderr_capture_begin(StderrCapture *c) {
     fflush(stdout);
     fflush(stderr);
-    strcpy(c->path, "/tmp/glue_test_stderr_XXXXXX");
-    int fd = mkstemp(c->path);
+    int fd = scratch_file("test_stderr", c->path, sizeof c->path);
     c->saved = dup(2);
     if (fd >= 0) {
         dup2(fd, 2);

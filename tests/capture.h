@@ -4,9 +4,11 @@
 #ifndef GLUE_TESTS_CAPTURE_H
 #define GLUE_TESTS_CAPTURE_H
 
+#include "tests/scratch.h"
+
 typedef struct {
     int saved;      /* the real stderr */
-    char path[64];  /* temporary file receiving fd 2 */
+    char path[SCRATCH_PATH_MAX];  /* temporary file receiving fd 2 */
 } StderrCapture;
 
 /* From now on fd 2 goes to a temporary file. */

@@ -11,15 +11,14 @@
 #include <unistd.h>
 
 int cli_fixture_open(CliFixture *f) {
-    strcpy(f->dir, "/tmp/glue_test_cli_XXXXXX");
-    if (CHECK(mkdtemp(f->dir) != NULL)) return 0;
+    if (CHECK(scratch_dir("test_cli", f->dir, sizeof f->dir))) return 0;
     f->dir[0] = '\0';
     return -1;
 }
 
 void cli_fixture_close(CliFixture *f) {
     if (!f->dir[0]) return;
-    char cmd[256];
+    char cmd[SCRATCH_PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
     free(test_run(cmd, NULL));
     f->dir[0] = '\0';

@@ -5,10 +5,12 @@
 #ifndef GLUE_TESTS_CLI_FIXTURE_H
 #define GLUE_TESTS_CLI_FIXTURE_H
 
+#include "tests/scratch.h"
+
 #include <stddef.h>
 
 typedef struct CliFixture {
-    char dir[64];   /* the scratch folder ("" when it could not be made) */
+    char dir[SCRATCH_PATH_MAX];   /* the scratch folder ("" when it could not be made) */
 } CliFixture;
 
 /* A fresh folder; 0, or -1 after a failed check. */

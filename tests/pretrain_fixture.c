@@ -45,8 +45,7 @@ static void write_corpus(const char *path, int docs, uint64_t seed) {
 }
 
 int fixture_init(Fixture *fx) {
-    strcpy(fx->dir, "/tmp/glue_pretrain_drv_XXXXXX");
-    if (!mkdtemp(fx->dir)) return 0;
+    if (!scratch_dir("pretrain_drv", fx->dir, sizeof fx->dir)) return 0;
     char path[256], text[1024] = "";
     for (int i = 0; i < NUM_VOCAB; i++) strcat(strcat(text, VOCAB[i]), "\n");
     snprintf(path, sizeof path, "%s/vocab.txt", fx->dir);
@@ -69,7 +68,7 @@ int fixture_init(Fixture *fx) {
 }
 
 void fixture_free(Fixture *fx) {
-    char cmd[128];
+    char cmd[SCRATCH_PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
     CHECK(system(cmd) == 0);
 }

@@ -6,8 +6,10 @@
 #ifndef GLUE_TESTS_PRETRAIN_FIXTURE_H
 #define GLUE_TESTS_PRETRAIN_FIXTURE_H
 
+#include "tests/scratch.h"
+
 typedef struct {
-    char dir[64];
+    char dir[SCRATCH_PATH_MAX];
     char common[2048];   /* the options every run shares */
 } Fixture;
 

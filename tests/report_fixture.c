@@ -4,6 +4,7 @@
 
 #include "core/common.h"
 #include "core/rng.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <limits.h>
@@ -200,8 +201,7 @@ static int fx_train(const ReportFixture *fx, const char *task) {
 }
 
 int report_fixture_make(ReportFixture *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_report_XXXXXX");
-    if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
+    if (!scratch_dir("report", fx->root, sizeof fx->root)) DIE("no scratch folder");
     snprintf(fx->env, sizeof fx->env, "GLUE_DATA=%s/glue GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results", fx->root,
              fx->root, fx->root);
     int rc = fx_data(fx) || fx_results(fx) || fx_pretrain_log(fx) || fx_train(fx, "sst2") || fx_train(fx, "stsb") ||

@@ -91,7 +91,7 @@ static void membudget_each_maximum(CliFixture *f, const ModelOps *ops, const cha
     for (int i = 0; i < ops->num_settings; i++) {
         const SettingSpec *s = &ops->settings[i];
         if (!membudget_is_size(s->key)) continue;
-        char args[PATH_MAX + 512], rm[128];
+        char args[PATH_MAX + 512], rm[256];
         snprintf(args, sizeof args, "finetune --train tr.tsv --dev tr.tsv --model %s --epochs 1 --threads 1%s --set %s=%.0f --out out",
                  ops->name, extra, s->key, s->hi);
         int st = -1;
@@ -136,7 +136,7 @@ TEST(memory_budget_every_model_maximum_refused_default_runs) {
         out = cli_fixture_glue(&f, args, &st);
         CHECK_MSG(st == 0, "glue %s under 1 GiB: exit %d: %.600s", args, st, out);
         free(out);
-        char rm[128];
+        char rm[256];
         snprintf(rm, sizeof rm, "rm -rf '%s/out'", f.dir);
         CHECK(system(rm) == 0);
         checked++;

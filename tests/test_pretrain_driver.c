@@ -48,7 +48,7 @@ TEST(pretrain_driver_loss_falls_and_eval_agrees) {
     int rc = pretrain(&fx, args, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
     free(out);
-    char dir[128];
+    char dir[256];
     snprintf(dir, sizeof dir, "%s/run", fx.dir);
     Log lg;
     CHECK_EQ_INT(read_log(dir, &lg), 400);
@@ -232,7 +232,7 @@ TEST(pretrain_driver_killed_resumes_bit_identical) {
     Fixture fx;
     if (!CHECK(fixture_init(&fx))) return;
     enum { STEPS = 40 };
-    char cmd[4096], ref[128], cut[128];
+    char cmd[4096], ref[256], cut[256];
     snprintf(cmd, sizeof cmd, "%s pretrain %s --set steps=%d --set batch=8 --set checkpoint_every=1 --set eval_every=0",
              test_glue_bin(), fx.common, STEPS);
     KillTest t = {.name = "pretrain", .command = cmd, .killed = "", .dir = fx.dir, .watch = RUN_RESUME_DIR "/" RUN_TRAINER_STATE,
@@ -801,7 +801,7 @@ TEST(pretrain_driver_bf16_precision) {
     }
     Fixture fx;
     if (!CHECK(fixture_init(&fx))) return;
-    char args[512], dir[128], prec[16], *out;
+    char args[512], dir[256], prec[16], *out;
     Log f32, b16, low;
     const char *runs[3] = {"fp32", "bf16", "low"};
     const char *launch[3] = {"GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512"};

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #define TORCHREF_PYTHON "/usr/bin/python3"
@@ -41,8 +42,8 @@ static void torchref_cleanup(const char *dir) {
 int torchref_run(const char *script, const char *args, const RefTensor *in, int n_in,
                  RefTensor *out, int n_out) {
     if (access(TORCHREF_PYTHON, X_OK) != 0) { test_skip("no " TORCHREF_PYTHON); return 0; }
-    char dir[] = "/tmp/glue_torchref_XXXXXX";
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp failed"); return -1; }
+    char dir[SCRATCH_PATH_MAX];
+    if (!scratch_dir("torchref", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp failed"); return -1; }
     int ok = 1;
     for (int i = 0; i < n_in && ok; i++) ok = CHECK_MSG(torchref_write(dir, &in[i]), "writing %s", in[i].name);
     char cmd[1024];

@@ -12,13 +12,14 @@
 #include "core/common.h"
 #include "models/baselines/word_model_io.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "train/evaluate.h"
 
 static char *zoo_temp(const char *tag) {
-    char *p = xmalloc(64);
-    snprintf(p, 64, "/tmp/glue_zoo_%s_XXXXXX", tag);
-    int fd = mkstemp(p);
+    char *p = xmalloc(SCRATCH_PATH_MAX), full_tag[64];
+    snprintf(full_tag, sizeof full_tag, "zoo_%s", tag);
+    int fd = scratch_file(full_tag, p, SCRATCH_PATH_MAX);
     CHECK(fd >= 0);
     if (fd >= 0) close(fd);
     return p;

@@ -12,6 +12,7 @@
 #include "core/kernels.h"
 #include "core/provenance.h"
 #include "eval/bench/bench.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 /* V 1000, C 32, L 1, 2 heads: a train step takes milliseconds. */
@@ -26,8 +27,8 @@ static double stat_median(const cJSON *section, const char *key) {
 }
 
 TEST(bench_bert_runs_and_reports_every_measurement) {
-    char dir[] = "/tmp/glue_bench_bert_XXXXXX";
-    if (!CHECK(mkdtemp(dir))) return;
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("bench_bert", dir, sizeof dir))) return;
     char cfg[256], cmd[1024], json_path[600];
     snprintf(cfg, sizeof cfg, "%s/small_bert.json", dir);
     FILE *f = fopen(cfg, "w");

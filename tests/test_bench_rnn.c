@@ -10,11 +10,12 @@
 
 #include "core/files.h"
 #include "eval/bench/bench.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 TEST(bench_rnn_runs_and_reports_every_measurement) {
-    char dir[] = "/tmp/glue_bench_rnn_XXXXXX";
-    if (!CHECK(mkdtemp(dir))) return;
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("bench_rnn", dir, sizeof dir))) return;
     char cmd[1024], path[700], md[720], cpu_dir[256];
     snprintf(cmd, sizeof cmd, "GLUE_RESULTS=%s %s bench rnn --batch 3 --dim 5 --hidden 4 --lengths 2,6 --reps 2 --threads 1 2>&1",
              dir, test_glue_bin());

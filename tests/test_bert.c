@@ -5,6 +5,7 @@
  * the siamese similarity head (finite differences, cosines recomputed, padding),
  * configs (built-in, JSON with HF keys, bad values) and checkpoints (round
  * trip, heads on a pretrained encoder, corrupt and foreign files). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -439,18 +440,13 @@ TEST(bert_config_bad_values) {
 
 /* ---- checkpoints ---- */
 
-static char *tmp_path(const char *name) {
-    static char buf[256];
-    snprintf(buf, sizeof buf, "/tmp/glue_test_bert_%d_%s", (int)getpid(), name);
-    return buf;
-}
-
 TEST(bert_checkpoint_round_trip_and_errors) {
     BertConfig cfg = ref_config();
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .num_labels = 3}, 3);
     ref_randomize(m, 300);
-    char path[256];
-    snprintf(path, sizeof path, "%s", tmp_path("model.ckpt"));
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("test_bert", path, sizeof path);
+    if (fd >= 0) close(fd);
     CHECK(bert_save(m, path) == 0);
     Bert *l = bert_load(path);
     CHECK(l != NULL);

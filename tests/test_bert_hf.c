@@ -27,6 +27,7 @@
 #include "models/bert/bert_hf.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 #include "models/run_config.h"
@@ -205,8 +206,7 @@ static void hf_compare_with_torch(const char *model_dir, int strict, const HfBat
 }
 
 static int hf_mkdtemp(char *dir, size_t cap) {
-    snprintf(dir, cap, "/tmp/glue_bert_hf_XXXXXX");
-    return CHECK(mkdtemp(dir) != NULL);
+    return CHECK(scratch_dir("bert_hf", dir, cap));
 }
 
 static void hf_rmdir(const char *dir) {
@@ -232,7 +232,7 @@ static int hf_make_reference(const char *dir, const char *style, int seed) {
 static void hf_import_case(const char *style, BertHeads want, int seed) {
     HfBatch hb;
     if (hf_batch_make(&hb) != 0) return;
-    char dir[64];
+    char dir[SCRATCH_PATH_MAX];
     if (hf_mkdtemp(dir, sizeof dir) && hf_make_reference(dir, style, seed) == 1) {
         CHECK(bert_hf_is_dir(dir));
         StderrCapture cap;
@@ -285,7 +285,7 @@ static Bert *hf_random_bert(BertHeads heads, uint64_t seed) {
 static void hf_export_case(BertHeads heads, const char *arch, uint64_t seed) {
     HfBatch hb;
     if (hf_batch_make(&hb) != 0) return;
-    char dir[64], ckpt[128], out[128], vbuf[4096], cmd[8400];
+    char dir[SCRATCH_PATH_MAX], ckpt[192], out[192], vbuf[4096], cmd[8400];
     Bert *m = hf_random_bert(heads, seed);
     if (hf_mkdtemp(dir, sizeof dir)) {
         snprintf(ckpt, sizeof ckpt, "%s/model.ckpt", dir);
@@ -317,7 +317,7 @@ static void hf_export_case(BertHeads heads, const char *arch, uint64_t seed) {
         CHECK_MSG(status == 0, "%s: exit %d:\n%s", again, status, log);
         free(log);
         /* A vocabulary of another size is the input's contents: 65 (it was 1), nothing written. */
-        char small[128];
+        char small[192];
         snprintf(small, sizeof small, "%s/small-vocab.txt", dir);
         FILE *sv = fopen(small, "w");
         if (sv) fputs("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n", sv), fclose(sv);
@@ -422,7 +422,7 @@ static void hf_set_config(const char *dir, const char *key, const char *value) {
 }
 
 TEST(bert_hf_reports_problems) {
-    char dir[64];
+    char dir[SCRATCH_PATH_MAX];
     if (!hf_mkdtemp(dir, sizeof dir)) return;
     Bert *m = hf_random_bert((BertHeads){.mlm = 1, .pooler = 1, .num_labels = 0}, 5);
     CHECK(bert_hf_export(m, dir, NULL, NULL) == 0);
@@ -539,7 +539,7 @@ static void hf_write_sharded(const char *dir, const HfList *l, const char *extra
 }
 
 TEST(bert_hf_reads_sharded_weights) {
-    char dir[64], path[256];
+    char dir[SCRATCH_PATH_MAX], path[256];
     if (!hf_mkdtemp(dir, sizeof dir)) return;
     Bert *m = hf_random_bert((BertHeads){.mlm = 1, .pooler = 1, .num_labels = 0}, 8);
     CHECK(bert_hf_export(m, dir, NULL, NULL) == 0);
@@ -575,7 +575,7 @@ TEST(bert_hf_reads_sharded_weights) {
  * first rows of the real SST-2: the encoder's config and vocabulary come from
  * the directory, the MLM head is dropped, the classifier is new. */
 TEST(bert_hf_finetune_init_from_hf_dir) {
-    char root[64], rootbuf[4096], vbuf[4096], src[4096], cmd[16384];
+    char root[SCRATCH_PATH_MAX], rootbuf[4096], vbuf[4096], src[4096], cmd[16384];
     const Task *task = task_find("sst2");
     const char *data = hf_data_root(rootbuf, sizeof rootbuf);
     Vocab *v = vocab_load(hf_vocab_path(vbuf, sizeof vbuf));
@@ -594,7 +594,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
     CHECK(system(cmd) == 0);
     BertConfig cfg = {HF_V, 16, 1, 2, 32, 64, 2, 0.1f, 0.1f, 1e-12f, 0, 0, 0};
     Bert *m = bert_create(&cfg, &(BertHeads){.mlm = 1, .pooler = 1}, 3);
-    char dir[128];
+    char dir[192];
     snprintf(dir, sizeof dir, "%s/hf", root);
     CHECK(bert_hf_export(m, dir, v, NULL) == 0);
     long C = cfg.hidden_size, mlm_head = C * C + C + 2 * C + cfg.vocab_size;
@@ -605,7 +605,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
              root, root, root, test_glue_bin(), dir, root);
     int status = -1;
     char *out = test_run(cmd, &status);
-    char errpath[128];
+    char errpath[192];
     snprintf(errpath, sizeof errpath, "%s/err.txt", root);
     size_t elen = 0;
     char *err = file_read(errpath, &elen);
@@ -631,7 +631,7 @@ TEST(bert_hf_finetune_init_from_hf_dir) {
 TEST(bert_hf_predict_init_matches_torch) {
     HfBatch hb;
     if (hf_batch_make(&hb) != 0) return;
-    char dir[64], vbuf[4096], rootbuf[4096], cmd[8192];
+    char dir[SCRATCH_PATH_MAX], vbuf[4096], rootbuf[4096], cmd[8192];
     Dataset d;
     const Task *sst2 = task_find("sst2"), *mnli = task_find("mnli");
     if (task_load(sst2, "dev", hf_data_root(rootbuf, sizeof rootbuf), 0, &d) != 0) return;
@@ -653,7 +653,7 @@ TEST(bert_hf_predict_init_matches_torch) {
         snprintf(args, sizeof args, "forward %s 0 %d %d 0", dir, B, T);
         if (torchref_run("bert_hf_ref.py", args, in, 4, out, 3) == 1) {
             /* The pairs (odd rows) that fit in HF_MAX_LEN unshortened, as stdin lines. */
-            char input[128];
+            char input[192];
             snprintf(input, sizeof input, "%s/in.tsv", dir);
             FILE *f = fopen(input, "w");
             int rows[HF_B], n = 0;

@@ -30,6 +30,7 @@
 #include "models/bert/bert.h"
 #include "tests/capture.h"
 #include "tests/cli_fixture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #define TINY_CKPT "models/bert-tiny-wiki/model.ckpt"
@@ -171,9 +172,9 @@ static int rewrite_ckpt(const char *src, const char *dst, const char *name, floa
 TEST(bert_int8_checkpoint_round_trip_and_damage) {
     Bert *f = tiny_classifier();
     if (!CHECK_MSG(f != NULL, "%s did not load", TINY_CKPT)) return;
-    char dir[] = "/tmp/glue_int8_XXXXXX";
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
-    char fp32[128], q8[128], bad[128];
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("int8", dir, sizeof dir))) return;
+    char fp32[256], q8[256], bad[256];
     snprintf(fp32, sizeof fp32, "%s/fp32.ckpt", dir);
     snprintf(q8, sizeof q8, "%s/int8.ckpt", dir);
     snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
@@ -350,9 +351,9 @@ TEST(bert_int8_calibration_stored_and_close) {
     CHECK_MSG(rc != 0 && strstr(msg, "runs int8"), "calibrating an int8 model: %d %s", rc, msg);
     free(msg);
     bert_use_int8(q, 0);
-    char dir[] = "/tmp/glue_int8c_XXXXXX";
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
-    char plain[128], cal[128];
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("int8c", dir, sizeof dir))) return;
+    char plain[256], cal[256];
     snprintf(plain, sizeof plain, "%s/plain.ckpt", dir);
     snprintf(cal, sizeof cal, "%s/cal.ckpt", dir);
     CHECK(bert_save_int8(f, plain, NULL, NULL) == 0 && bert_save_int8(q, cal, NULL, NULL) == 0);

@@ -6,6 +6,7 @@
  * checkpoint whose config wins, bad settings are clear errors; and in-process,
  * save + save_state -> load + load_state continues bit-identically (--resume). */
 #include "tests/kill_loop.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -126,8 +127,7 @@ static void write_model_files(const char *root) {
 }
 
 static void fixture_make(BertFixture *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_bert_XXXXXX");
-    if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
+    if (!scratch_dir("bert", fx->root, sizeof fx->root)) DIE("no scratch folder");
     write_sst2(fx->root);
     write_stsb(fx->root);
     write_mrpc(fx->root);

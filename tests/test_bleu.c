@@ -14,6 +14,7 @@
 #include "metrics/bleu.h"
 #include "metrics/chrf.h"
 #include "tests/bleu_multi_ref.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -131,8 +132,8 @@ static int write_lines(const char *path, const char **lines, int n) {
 TEST(bleu_cli_matches_golden) {
     cJSON *g = golden_load();
     if (!g) return;
-    char dir[] = "/tmp/glue_bleu_XXXXXX", hyp_path[600], ref_path[600], cmd[2048];
-    if (!CHECK(mkdtemp(dir) != NULL)) { cJSON_Delete(g); return; }
+    char dir[SCRATCH_PATH_MAX], hyp_path[600], ref_path[600], cmd[2048];
+    if (!CHECK(scratch_dir("bleu", dir, sizeof dir))) { cJSON_Delete(g); return; }
     /* The references straight from the gzipped Multi30k file, to cover .gz input. */
     snprintf(ref_path, sizeof ref_path, "%s/data/mt/multi30k/raw/test_2016_flickr.de.gz", test_shared_dir());
     snprintf(hyp_path, sizeof hyp_path, "%s/hyp.txt", dir);
@@ -177,8 +178,8 @@ TEST(bleu_cli_matches_golden) {
 }
 
 TEST(bleu_cli_errors) {
-    char dir[] = "/tmp/glue_bleu_XXXXXX", a[600], b[600], bad[600], cmd[2048];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], a[600], b[600], bad[600], cmd[2048];
+    if (!CHECK(scratch_dir("bleu", dir, sizeof dir))) return;
     snprintf(a, sizeof a, "%s/a.txt", dir);
     snprintf(b, sizeof b, "%s/b.txt", dir);
     snprintf(bad, sizeof bad, "%s/bad.txt", dir);
@@ -309,8 +310,8 @@ static cJSON *random_texts(int count, uint64_t seed) {
 
 TEST(bleu_preprocessing_matches_python) {
     cJSON *texts = random_texts(400, 7);
-    char path[] = "/tmp/glue_bleu_tok_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("bleu_tok", path, sizeof path);
     if (!CHECK(fd >= 0)) { cJSON_Delete(texts); return; }
     char *json = cJSON_PrintUnformatted(texts);
     FILE *f = fdopen(fd, "w");
@@ -499,8 +500,8 @@ static void mr_write_case(const MultiRefCase *c, const char *dir, char paths[][6
 }
 
 TEST(bleu_cli_multi_ref_signature_stdin) {
-    char dir[] = "/tmp/glue_bleu_XXXXXX", paths[4][600], cmd[4096];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], paths[4][600], cmd[4096];
+    if (!CHECK(scratch_dir("bleu", dir, sizeof dir))) return;
     MultiRefCase cases[16];
     mr_hand_cases(cases);
     const MultiRefCase *c = &cases[2];   /* clipping: three references, 13a */
@@ -560,8 +561,8 @@ TEST(bleu_cli_multi_ref_signature_stdin) {
 }
 
 TEST(bleu_cli_multi_ref_errors) {
-    char dir[] = "/tmp/glue_bleu_XXXXXX", a[600], b[600], short_[600], cmd[4096];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], a[600], b[600], short_[600], cmd[4096];
+    if (!CHECK(scratch_dir("bleu", dir, sizeof dir))) return;
     snprintf(a, sizeof a, "%s/a.txt", dir);
     snprintf(b, sizeof b, "%s/b.txt", dir);
     snprintf(short_, sizeof short_, "%s/short.txt", dir);

@@ -22,23 +22,23 @@
 #include "core/half.h"
 #include "core/params.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 
 /* A temporary directory for one test; files are removed by ckpt_dir_free. */
 typedef struct {
-    char dir[64];
-    char path[128]; /* dir/model.ckpt */
+    char dir[SCRATCH_PATH_MAX];
+    char path[192]; /* dir/model.ckpt */
 } CkptDir;
 
 static void ckpt_dir_init(CkptDir *d) {
-    strcpy(d->dir, "/tmp/glue_ckpt_XXXXXX");
-    CHECK(mkdtemp(d->dir) != NULL);
+    CHECK(scratch_dir("ckpt", d->dir, sizeof d->dir));
     snprintf(d->path, sizeof d->path, "%s/model.ckpt", d->dir);
 }
 
 static void ckpt_dir_free(CkptDir *d) {
-    char cmd[128];
+    char cmd[192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     CHECK(system(cmd) == 0);
 }
@@ -86,7 +86,7 @@ TEST(checkpoint_round_trip_f32_f16_bf16) {
         CHECK_EQ_INT(write_model(d.path, p, (CkptDtype)dt, "epoch 3 row 1200"), 0);
         struct stat st;
         CHECK(stat(d.path, &st) == 0);
-        char tmp[160];
+        char tmp[224];
         snprintf(tmp, sizeof tmp, "%s.tmp", d.path);
         CHECK(access(tmp, F_OK) != 0); /* renamed away */
         Checkpoint *c = checkpoint_read(d.path);
@@ -332,7 +332,7 @@ TEST(checkpoint_interrupted_save_keeps_previous) {
     ckpt_dir_init(&d);
     Params *p = ckpt_params(4), *q = ckpt_params(5);
     CHECK_EQ_INT(write_model(d.path, p, CKPT_F32, "first"), 0);
-    char tmp[160];
+    char tmp[224];
     snprintf(tmp, sizeof tmp, "%s.tmp", d.path);
 
     /* A writer killed mid-save: the child writes half a checkpoint and exits. */

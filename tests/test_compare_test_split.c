@@ -6,6 +6,7 @@
  * a test column, and a second compare reads the run's cached test metrics
  * instead of scoring again (a stale cache is scored anew). fastText on a few
  * hundred noisy rows: seconds. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -112,8 +113,8 @@ static void ct_check_against_eval(const cJSON *e, const char *key) {
 }
 
 TEST(compare_scores_public_test_split_like_eval) {
-    char dir[] = "/tmp/glue_cmptest_XXXXXX";
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("cmptest", dir, sizeof dir))) return;
     char tr[256], dv[256], te[256], cmd[4096];
     ct_write_topics(dir, "train.txt", 400, 7, tr);
     ct_write_topics(dir, "dev.txt", 120, 8, dv);

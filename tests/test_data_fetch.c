@@ -8,6 +8,7 @@
 #include "core/lines.h"
 #include "data/fetch.h"
 #include "tasks/task.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -15,8 +16,10 @@
 #include <string.h>
 
 static char *fetch_tmpdir(void) {
-    char *d = strdup("/tmp/glue_test_fetch_XXXXXX");
-    return mkdtemp(d) ? d : NULL;
+    char *d = malloc(SCRATCH_PATH_MAX);
+    if (d && scratch_dir("test_fetch", d, SCRATCH_PATH_MAX)) return d;
+    free(d);
+    return NULL;
 }
 
 static void fetch_rmdir(char *d) {

@@ -14,6 +14,7 @@
  *     with one message, a non-zero exit and no run directory.
  * Skipped (with the reason) where glue was built without MPI or mpirun is
  * missing. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/dist.h"
@@ -48,7 +49,7 @@ static const char *const FILL[] = {"the", "movie", "was", "a", "film", "plot", "
 #define NFILL 12
 
 typedef struct {
-    char root[64];
+    char root[SCRATCH_PATH_MAX];
     char env[512];   /* GLUE_DATA=... GLUE_RUNS=... GLUE_RESULTS=... */
     char args[1024]; /* the finetune arguments shared by the runs */
 } Fx;
@@ -62,8 +63,7 @@ static FILE *fx_open(const Fx *fx, const char *name) {
 /* SST-2 (filler around one polarity word), its vocabulary, and a micro BERT
  * without dropout, so that the runs are comparable number for number. */
 static int fx_make(Fx *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_ftmpi_XXXXXX");
-    if (!mkdtemp(fx->root)) return 0;
+    if (!scratch_dir("ftmpi", fx->root, sizeof fx->root)) return 0;
     char cmd[256];
     snprintf(cmd, sizeof cmd, "mkdir -p %s/glue/SST-2", fx->root);
     if (system(cmd) != 0) return 0;
@@ -108,7 +108,7 @@ static int fx_make(Fx *fx) {
 }
 
 static void fx_remove(const Fx *fx) {
-    char cmd[128];
+    char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
 }
@@ -116,7 +116,7 @@ static void fx_remove(const Fx *fx) {
 /* `glue ARGS --out ROOT/name` under launcher (NULL: a plain process); stdout
  * returned, stderr in *err. */
 static char *fx_run(const Fx *fx, const char *launcher, const char *args, const char *name, int *st, char **err) {
-    char cmd[4096], errpath[128];
+    char cmd[4096], errpath[256];
     snprintf(errpath, sizeof errpath, "%s/%s.err", fx->root, name);
     snprintf(cmd, sizeof cmd, "%s %s %s %s --out %s/%s 2>%s", fx->env, launcher ? launcher : "", test_glue_bin(),
              args, fx->root, name, errpath);
@@ -202,7 +202,7 @@ TEST(finetune_mpi_refuses_fasttext) {
     char *err, *out = fx_run(&fx, MPIRUN " 2", "finetune sst2 --model fasttext --threads 1", "ft", &st, &err);
     CHECK_MSG(st != 0 && st != 124, "exit %d", st);
     CHECK_MSG(count(err, "fasttext does not train data-parallel") == 1, "stderr: %s", err);
-    char path[128];
+    char path[256];
     snprintf(path, sizeof path, "%s/ft", fx.root);
     CHECK_MSG(access(path, F_OK) != 0, "%s was created", path);
     free(out), free(err);

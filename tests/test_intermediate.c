@@ -18,6 +18,7 @@
  *     uninterrupted run's numbers;
  *   - a config without the setting (runs made before it) is the same config
  *     as one with "none" (the other way round too). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/files.h"
@@ -41,7 +42,7 @@ static const char *const FILL[] = {"the", "movie", "was", "a", "film", "plot", "
 #define NFILL 12
 
 typedef struct {
-    char root[64];
+    char root[SCRATCH_PATH_MAX];
     char env[512];
     char micro[512];   /* the encoder settings of the micro BERT */
 } Fx;
@@ -54,9 +55,8 @@ static void sentence(Rng *r, int y, FILE *f) {
 }
 
 static int fx_make(Fx *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_interm_XXXXXX");
-    if (!mkdtemp(fx->root)) return 0;
-    char path[256];
+    if (!scratch_dir("interm", fx->root, sizeof fx->root)) return 0;
+    char path[512];
     snprintf(path, sizeof path, "mkdir -p %s/glue/SST-2 %s/glue/CoLA", fx->root, fx->root);
     if (system(path) != 0) return 0;
     static const struct { const char *file; int n, cola; } S[] = {
@@ -99,14 +99,14 @@ static int fx_make(Fx *fx) {
 }
 
 static void fx_remove(const Fx *fx) {
-    char cmd[128];
+    char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
 }
 
 /* `glue finetune ARGS --threads 1 --seed 3`; the exit status, stderr in *err. */
 static int fx_finetune(const Fx *fx, const char *args, char **err) {
-    char cmd[4096], errpath[128];
+    char cmd[4096], errpath[256];
     snprintf(errpath, sizeof errpath, "%s/last.err", fx->root);
     snprintf(cmd, sizeof cmd, "%s %s finetune %s --threads 1 --seed 3 >/dev/null 2>%s", fx->env, test_glue_bin(),
              args, errpath);
@@ -246,7 +246,7 @@ TEST(intermediate_shared_by_search_trials) {
 TEST(intermediate_shared_by_protocol_rows) {
     Fx fx;
     if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
-    char cmd[4096], errpath[128];
+    char cmd[4096], errpath[256];
     snprintf(errpath, sizeof errpath, "%s/protocol.err", fx.root);
     snprintf(cmd, sizeof cmd, "%s %s protocol --model bert --tasks sst2 --seeds 3 %s --set max_len=16 --set epochs=2 "
              "--set intermediate=cola --change ep1:epochs=1 --threads 1 >/dev/null 2>%s", fx.env, test_glue_bin(),
@@ -295,7 +295,7 @@ TEST(intermediate_resume_skips_the_stage) {
     st = fx_finetune(&fx, args, &err);
     CHECK_MSG(st == 0 && strstr(err, "resuming ") && !strstr(err, "intermediate task"), "exit %d: %s", st, err);
     free(err);
-    char ref[128], cut[128];
+    char ref[256], cut[256];
     snprintf(ref, sizeof ref, "%s/ref", fx.root);
     snprintf(cut, sizeof cut, "%s/cut", fx.root);
     CHECK_MSG(kill_loop_same_results(ref, cut), "the resumed target differs from the uninterrupted one");

@@ -10,6 +10,7 @@
  * file's folder first, then src/, then the top. A second test runs the
  * check on a small tree under /tmp with known violations, so the check is
  * seen to fail. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/files.h"
@@ -252,8 +253,8 @@ static const char *const FIXTURE_BAD[] = {"src/core/b.c:2:", "src/core/c.c:1:", 
                                           "src/newthing/z.c:1:"};
 
 TEST(layering_check_flags_upward_includes) {
-    char root[64] = "/tmp/glue_layering_XXXXXX", path[256], cmd[128];
-    if (!CHECK(mkdtemp(root) != NULL)) return;
+    char root[SCRATCH_PATH_MAX], path[256], cmd[256];
+    if (!CHECK(scratch_dir("layering", root, sizeof root))) return;
     for (size_t i = 0; i < sizeof FIXTURE / sizeof FIXTURE[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", root, FIXTURE[i].file);
         *strrchr(path, '/') = '\0';

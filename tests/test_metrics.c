@@ -5,6 +5,7 @@
  * values, so a broken reference cannot hide a broken metric. */
 #include "core/rng.h"
 #include "metrics/metrics.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -104,8 +105,8 @@ static int same_correlation(double ours, double ref) {
 TEST(metrics_match_sklearn_scipy) {
     static Case cs[MAX_CASES];
     int m = build_cases(cs);
-    char path[] = "/tmp/glue_metrics_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("metrics", path, sizeof path);
     if (!CHECK_MSG(fd >= 0, "cannot create a temporary file")) return;
     FILE *f = fdopen(fd, "w");
     write_cases(f, cs, m);

@@ -10,6 +10,7 @@
 #include "metrics/multilabel.h"
 #include "metrics/per_label.h"
 #include "metrics/thresholds.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -189,8 +190,8 @@ TEST(metrics_multilabel_match_sklearn) {
     float grid[ML_GRID];
     int ngrid = thresholds_grid(0.05, 0.95, 0.05, grid, ML_GRID);
     CHECK_EQ_INT(ngrid, 19);
-    char path[] = "/tmp/glue_multilabel_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("multilabel", path, sizeof path);
     if (!CHECK_MSG(fd >= 0, "cannot create a temporary file")) return;
     FILE *f = fdopen(fd, "w");
     ml_write_cases(f, cs, m, grid, ngrid);

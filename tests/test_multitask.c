@@ -21,6 +21,7 @@
  *     multi-task run is trained once per seed and every task of the row
  *     is fine-tuned from it;
  *   - bad task lists and settings: one message, exit 2, nothing trained. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -46,7 +47,7 @@ static const char *const FILL[] = {"the", "movie", "was", "a", "film", "plot", "
 #define NFILL 12
 
 typedef struct {
-    char root[64];
+    char root[SCRATCH_PATH_MAX];
     char env[512];
     char micro[512];   /* the encoder settings of the micro BERT */
     int majority[3];   /* dev rows of the larger class, of sst2 and mrpc, in % (x1) */
@@ -92,9 +93,8 @@ static int write_split(const Fx *fx, int k, const char *split, int n, Rng *r) {
 }
 
 static int fx_make(Fx *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_multitask_XXXXXX");
-    if (!mkdtemp(fx->root)) return 0;
-    char path[256];
+    if (!scratch_dir("multitask", fx->root, sizeof fx->root)) return 0;
+    char path[512];
     snprintf(path, sizeof path, "mkdir -p %s/glue/SST-2 %s/glue/MRPC %s/glue/STS-B", fx->root, fx->root, fx->root);
     if (system(path) != 0) return 0;
     Rng r;
@@ -127,14 +127,14 @@ static int fx_make(Fx *fx) {
 }
 
 static void fx_remove(const Fx *fx) {
-    char cmd[128];
+    char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->root);
 }
 
 /* `glue finetune ARGS --threads 1 --seed 3`; the exit status, stderr in *err. */
 static int fx_finetune(const Fx *fx, const char *args, char **err) {
-    char cmd[4096], errpath[128];
+    char cmd[4096], errpath[256];
     snprintf(errpath, sizeof errpath, "%s/last.err", fx->root);
     snprintf(cmd, sizeof cmd, "%s %s finetune %s --threads 1 --seed 3 >/dev/null 2>%s", fx->env, test_glue_bin(),
              args, errpath);
@@ -248,7 +248,7 @@ TEST(multitask_resume_is_exact) {
                   .watch = watch, .sigterm = 1, .seed = 8};
     KillLoop k = kill_test(&t);
     CHECK_MSG(k.status == 0, "the killed run ended with %d", k.status);
-    char ref[128], cut[128];
+    char ref[256], cut[256];
     snprintf(ref, sizeof ref, "%s/ref", fx.root);
     snprintf(cut, sizeof cut, "%s/cut", fx.root);
     CHECK_MSG(kill_loop_same_results(ref, cut), "the resumed multi-task run differs from the uninterrupted one");
@@ -323,7 +323,7 @@ TEST(multitask_bad_input) {
 TEST(multitask_protocol_stage) {
     Fx fx;
     if (!fx_make(&fx)) { CHECK_MSG(0, "fixture"); return; }
-    char cmd[4096], errpath[128];
+    char cmd[4096], errpath[256];
     snprintf(errpath, sizeof errpath, "%s/protocol.err", fx.root);
     snprintf(cmd, sizeof cmd, "%s %s protocol --model bert --tasks sst2,mrpc --seeds 3 --set bert=%s/micro.json "
              "--set vocab=%s/vocab.txt --set init=none --set max_len=24 --set epochs=2 --set lr=3e-3 "

@@ -17,6 +17,7 @@
 #include "optim/optim.h"
 #include "optim/schedule.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 
@@ -306,16 +307,16 @@ static void adamw_run(Params *p, Optimizer *o, int t0, int n) {
     }
 }
 
-/* An empty temporary file at `path` (a mkstemp template, rewritten). */
-static void make_temp_file(char *path) {
-    int fd = mkstemp(path);
+/* A fresh empty scratch file; its name into path (cap bytes). */
+static void make_temp_file(char *path, size_t cap) {
+    int fd = scratch_file("optim", path, cap);
     CHECK(fd >= 0);
     close(fd);
 }
 
 TEST(optim_state_save_and_resume_is_exact) {
-    char path[] = "/tmp/glue_optim_XXXXXX";
-    make_temp_file(path);
+    char path[SCRATCH_PATH_MAX];
+    make_temp_file(path, sizeof path);
     int hw, hb;
     Params *a = wb_params(&hw, &hb);
     Optimizer oa = optim_adamw(0.01);
@@ -388,8 +389,8 @@ TEST(optim_adamw_lr_scale_is_the_tensors_rate) {
  * for bit, their clipping sums of squares add up to the whole one's, and a
  * sharded arena loading a whole state keeps its slice of it. */
 TEST(optim_adamw_sharded_equals_whole) {
-    char path[] = "/tmp/glue_optim_XXXXXX";
-    make_temp_file(path);
+    char path[SCRATCH_PATH_MAX];
+    make_temp_file(path, sizeof path);
     int hw, hb;
     Params *whole = wb_params(&hw, &hb), *s[2] = {wb_params(&hw, &hb), wb_params(&hw, &hb)};
     const size_t cut = 20;

@@ -5,6 +5,7 @@
  * (other corpus content or vocabulary) and corrupt caches), packing and shuffling of sequences (each token exactly once
  * per epoch, word boundaries, exact resume from a saved position), BERT's
  * masking rules and statistics, and masked-LM batches. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -28,16 +29,15 @@
 /* ---- fixtures ---- */
 
 typedef struct {
-    char dir[64];
+    char dir[SCRATCH_PATH_MAX];
 } TmpDir;
 
 static int tmp_make(TmpDir *d) {
-    strcpy(d->dir, "/tmp/glue_pretrain_XXXXXX");
-    return mkdtemp(d->dir) != NULL;
+    return scratch_dir("pretrain", d->dir, sizeof d->dir);
 }
 
 static void tmp_free(TmpDir *d) {
-    char cmd[128];
+    char cmd[192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     CHECK(system(cmd) == 0);
 }
@@ -148,7 +148,7 @@ static int read_units(const CorpusFile *files, int n, Unit *out, int cap) {
 TEST(pretrain_corpus_formats) {
     TmpDir d;
     if (!CHECK(tmp_make(&d))) return;
-    char wiki[128], text[128], brown[128], wt[128];
+    char wiki[256], text[256], brown[256], wt[256];
     write_text(&d, "wiki.txt.gz",
                "<doc id=\"1\" url=\"u\" title=\"Alpha\">\nAlpha\n\nFirst para.\nSecond para.\n</doc>\n"
                "<doc id=\"2\" url=\"u\" title=\"Beta\">\nBeta\n\nBeta text.\n</doc>\n", wiki, sizeof wiki);
@@ -183,7 +183,7 @@ TEST(pretrain_corpus_formats) {
     CHECK(n == 9 && strncmp(u[0].text, "<doc ", 5) == 0);
 
     /* Read errors are reported, never read as a short corpus. */
-    char trunc[128], missing[128];
+    char trunc[256], missing[256];
     write_text(&d, "trunc.txt.gz", "a line long enough to be compressed into some bytes\n", trunc, sizeof trunc);
     CHECK(truncate(trunc, 20) == 0);
     snprintf(missing, sizeof missing, "%s/none.txt", d.dir);
@@ -203,7 +203,7 @@ TEST(pretrain_corpus_formats) {
 
 typedef struct {
     TmpDir d;
-    char vocab_path[128], corpus_path[128];
+    char vocab_path[256], corpus_path[256];
     Vocab *vocab;
     char *text;
     CorpusFile file;
@@ -262,7 +262,7 @@ TEST(pretrain_cache_equals_direct_tokenization) {
     if (!CHECK(cache_fixture(&fx, 60, SHARD))) return;
     int32_t *want = xmalloc(CAP * sizeof *want), *got = xmalloc(CAP * sizeof *got);
     long nw = expected_ids(fx.vocab, fx.text, want, CAP);
-    char p1[160], p2[160];
+    char p1[256], p2[256];
     snprintf(p1, sizeof p1, "%s/a.bin", fx.d.dir);
     snprintf(p2, sizeof p2, "%s/b.bin", fx.d.dir);
     int threads = omp_get_max_threads();
@@ -326,7 +326,7 @@ done:
 TEST(pretrain_cache_find_stale_and_corrupt) {
     CacheFixture fx;
     if (!CHECK(cache_fixture(&fx, 20, 64))) return;
-    char dir[160];
+    char dir[192];
     snprintf(dir, sizeof dir, "%s/cache", fx.d.dir);
     TokenCache *c = token_cache_find(&fx.build, dir);
     if (!CHECK(c != NULL)) { cache_fixture_free(&fx); return; }
@@ -340,7 +340,7 @@ TEST(pretrain_cache_find_stale_and_corrupt) {
     CHECK(c && strcmp(c->path, path) == 0 && stat(path, &st2) == 0 && st1.st_ino == st2.st_ino);
     token_cache_close(c);
     /* Another corpus (same name, new content): a new cache; the old one is stale for it. */
-    char text2[64];
+    char text2[256];
     write_text(&fx.d, "corpus.txt.gz", "the cat sat\n\nthe dog ran\n", text2, sizeof text2);
     cJSON *key = token_cache_key(&fx.build);
     TokenCacheStatus s;
@@ -460,7 +460,7 @@ static int cmp_i32(const void *a, const void *b) {
 TEST(pretrain_stream_epochs_and_exact_resume) {
     CacheFixture fx;
     if (!CHECK(cache_fixture(&fx, 40, 80))) return;
-    char path[160], err[256];
+    char path[256], err[256];
     snprintf(path, sizeof path, "%s/c.bin", fx.d.dir);
     TokenCacheStatus st;
     TokenCache *c = token_cache_build(&fx.build, path) == 0 ? token_cache_open(path, NULL, &st, err, sizeof err)
@@ -652,7 +652,7 @@ TEST(pretrain_masking_whole_words) {
 TEST(pretrain_mlm_batch_positions) {
     CacheFixture fx;
     if (!CHECK(cache_fixture(&fx, 10, 1 << 20))) return;
-    char path[160], err[256];
+    char path[256], err[256];
     snprintf(path, sizeof path, "%s/c.bin", fx.d.dir);
     TokenCacheStatus st;
     TokenCache *c = token_cache_build(&fx.build, path) == 0 ? token_cache_open(path, NULL, &st, err, sizeof err)
@@ -715,8 +715,8 @@ TEST(pretrain_config_failed_parse_frees) {
 TEST(pretrain_cache_unit_starting_with_unk) {
     static const char *const TOKENS[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cat", "sat"};
     Vocab *v = vocab_from_tokens(TOKENS, 7);
-    char dir[] = "/tmp/glue_unk_XXXXXX", corpus[128], cache[128];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], corpus[256], cache[256];
+    if (!CHECK(scratch_dir("unk", dir, sizeof dir))) return;
     snprintf(corpus, sizeof corpus, "%s/wiki.train.tokens", dir);
     snprintf(cache, sizeof cache, "%s/tokens.bin", dir);
     FILE *f = fopen(corpus, "w");

@@ -4,6 +4,7 @@
  * a task alone reuses the baseline's fine-tunes, a second run reuses every
  * fine-tune and replaces rows by name, bad changes are usage errors. fastText
  * on RTE and MRPC (real GLUE files: a second of training). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -46,8 +47,8 @@ TEST(protocol_table_means_reuse_and_errors) {
     char glue_dir[1024];
     snprintf(glue_dir, sizeof glue_dir, "%s/data/glue", test_shared_dir());
     if (access(glue_dir, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
-    char dir[] = "/tmp/glue_protocol_XXXXXX";
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char dir[SCRATCH_PATH_MAX];
+    if (!scratch_dir("protocol", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     char cmd[8192], path[512];
     const char *base = "GLUE_DATA=%s GLUE_RUNS=%s/runs %s protocol --model fasttext --tasks rte,mrpc --seeds 1,2 "
                        "--set epochs=3 --set bucket=50000 --results %s/t/p.json --threads 1 %s 2>&1";
@@ -161,8 +162,8 @@ TEST(protocol_resumes_interrupted_finetune) {
     char glue_dir[1024];
     snprintf(glue_dir, sizeof glue_dir, "%s/data/glue", test_shared_dir());
     if (access(glue_dir, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
-    char dir[] = "/tmp/glue_protocol_resume_XXXXXX";
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char dir[SCRATCH_PATH_MAX];
+    if (!scratch_dir("protocol_resume", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     const char *base = "env GLUE_DATA=%s %s protocol --model fasttext --tasks rte --seeds 1 --set epochs=12 --set bucket=50000 "
                        "--out %s/%s --results %s/%s.json --threads 1";
     char cmd[8192], watch[4300], ref[4200], cut[4200], done[4300];

@@ -10,6 +10,7 @@
  * repository's own results/ are read whole, and `make run`'s report (those
  * results and a finished run) lists nothing as missing. The browser test is
  * test_report_browser.c. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -246,8 +247,7 @@ TEST(report_draws_analyses) {
 
 TEST(report_missing_inputs_say_so) {
     ReportFixture fx;
-    snprintf(fx.root, sizeof fx.root, "/tmp/glue_report_XXXXXX");
-    if (!mkdtemp(fx.root)) DIE("mkdtemp failed");
+    if (!scratch_dir("report", fx.root, sizeof fx.root)) DIE("no scratch folder");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/empty'", fx.root);
     CHECK(system(cmd) == 0);

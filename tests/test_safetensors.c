@@ -18,6 +18,7 @@
 
 #include "core/safetensors.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #define ST_PYTHON "PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 tests/ref/safetensors_ref.py"
@@ -26,7 +27,7 @@ enum { ST_SKIP = 77 };
 /* Runs `safetensors_ref.py MODE DIR`: 1 ok (its output in *log, to free), 0
  * skipped (no torch), -1 failed (CHECK'd). */
 static int st_python(const char *mode, const char *dir, char **log) {
-    char cmd[256];
+    char cmd[512];
     snprintf(cmd, sizeof cmd, ST_PYTHON " %s %s 2>&1", mode, dir);
     int status = -1;
     *log = test_run(cmd, &status);
@@ -38,18 +39,17 @@ static int st_python(const char *mode, const char *dir, char **log) {
 }
 
 typedef struct {
-    char dir[64];
-    char path[128];
+    char dir[SCRATCH_PATH_MAX];
+    char path[192];
 } StDir;
 
 static void st_dir_init(StDir *d, const char *file) {
-    strcpy(d->dir, "/tmp/glue_st_XXXXXX");
-    CHECK(mkdtemp(d->dir) != NULL);
+    CHECK(scratch_dir("st", d->dir, sizeof d->dir));
     snprintf(d->path, sizeof d->path, "%s/%s", d->dir, file);
 }
 
 static void st_dir_free(StDir *d) {
-    char cmd[128];
+    char cmd[192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     CHECK(system(cmd) == 0);
 }
@@ -127,7 +127,7 @@ TEST(safetensors_round_trip) {
     StDir d;
     st_dir_init(&d, "out.safetensors");
     CHECK(st_write_sample(d.path) == 0);
-    char tmp[160];
+    char tmp[224];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", d.path, (long)getpid());   /* core/files.h names it so */
     CHECK(access(tmp, F_OK) != 0);
     Checkpoint *c = safetensors_read(d.path, 0);

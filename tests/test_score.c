@@ -9,6 +9,7 @@
 #include "eval/predictions.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -103,8 +104,8 @@ static void write_preds(const char *path, const Dataset *d, const int *pred, con
 /* sklearn/scipy on one case (tests/ref/metrics_ref.py); fills up to 3 values. */
 static int reference_values(const int *pred, const int *gold, const double *x, const double *y, int n, int K,
                             double *v) {
-    char path[] = "/tmp/glue_score_ref_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("score_ref", path, sizeof path);
     if (fd < 0) return -1;
     FILE *f = fdopen(fd, "w");
     fprintf(f, x ? "reg %d\n" : "cls %d %d\n", x ? n : K, n);
@@ -135,8 +136,8 @@ TEST(score_cli_sst2_gold_flipped_pattern) {
     CHECK_EQ_INT(d.n, 872);
     int *pred = xmalloc(sizeof *pred * (size_t)d.n), *gold = xmalloc(sizeof *gold * (size_t)d.n);
     for (int i = 0; i < d.n; i++) gold[i] = d.ex[i].label;
-    char path[] = "/tmp/glue_score_XXXXXX";
-    close(mkstemp(path));
+    char path[SCRATCH_PATH_MAX];
+    close(scratch_file("score", path, sizeof path));
     for (int variant = 0; variant < 3; variant++) {
         /* gold; flipped; right on 2 rows of 3 and "1" on the rest */
         for (int i = 0; i < d.n; i++) pred[i] = variant == 0 ? gold[i] : variant == 1 ? 1 - gold[i] : i % 3 ? gold[i] : 1;
@@ -181,8 +182,8 @@ static void check_task_pattern(const char *task, const char *keys[3]) {
         y[i] = d.ex[i].score;
         x[i] = i % 5 == 0 ? 2.5 : y[i] + 0.1 * (i % 11);   /* ties at 2.5 */
     }
-    char path[] = "/tmp/glue_score_XXXXXX";
-    close(mkstemp(path));
+    char path[SCRATCH_PATH_MAX];
+    close(scratch_file("score", path, sizeof path));
     write_preds(path, &d, pred, reg ? x : NULL);
     double v[3] = {NAN, NAN, NAN};
     int ok = reference_values(pred, gold, reg ? x : NULL, reg ? y : NULL, n, 2, v) == 0;
@@ -211,8 +212,8 @@ TEST(score_cli_metrics_per_task) {
 TEST(score_cli_errors) {
     Dataset d;
     if (load_dev("rte", "dev", &d) != 0) return;
-    char path[] = "/tmp/glue_score_XXXXXX";
-    close(mkstemp(path));
+    char path[SCRATCH_PATH_MAX];
+    close(scratch_file("score", path, sizeof path));
     /* Each case: a header line and the rows after it. */
     static const struct { const char *header, *rows, *msg; int status; } cases[] = {
         {"index\tprediction", "0\tentailment\n\tentailment\n", ":3: missing index", 65},
@@ -286,8 +287,8 @@ TEST(predictions_reader_rules_match_task_loader) {
         {"99999999999999999999", "2", 20, 1, 0},                 {"1", "", 1, 0, 0},
     };
     const Task *stsb = task_find("stsb");
-    char dir[] = "/tmp/glue_rules_XXXXXX", tsv[700], pred[700];
-    if (!CHECK(stsb && mkdtemp(dir))) return;
+    char dir[SCRATCH_PATH_MAX], tsv[700], pred[700];
+    if (!CHECK(stsb && scratch_dir("rules", dir, sizeof dir))) return;
     snprintf(tsv, sizeof tsv, "%s/STS-B", dir);
     mkdir(tsv, 0700);
     snprintf(tsv, sizeof tsv, "%s/STS-B/dev.tsv", dir);
@@ -336,8 +337,8 @@ TEST(score_cli_stsb_huge_prediction_is_finite) {
     if (load_dev("stsb", "dev", &d) != 0) return;
     double *x = xmalloc(sizeof *x * (size_t)d.n);
     for (int i = 0; i < d.n; i++) x[i] = i == 0 ? 1e308 : d.ex[i].score;
-    char path[] = "/tmp/glue_score_XXXXXX";
-    close(mkstemp(path));
+    char path[SCRATCH_PATH_MAX];
+    close(scratch_file("score", path, sizeof path));
     write_preds(path, &d, NULL, x);
     for (int json = 0; json < 2; json++) {
         int status;
@@ -355,8 +356,8 @@ TEST(score_cli_stsb_huge_prediction_is_finite) {
 }
 
 TEST(predictions_write_read_round_trip) {
-    char dir[] = "/tmp/glue_pred_XXXXXX", path[600];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], path[600];
+    if (!CHECK(scratch_dir("pred", dir, sizeof dir))) return;
     snprintf(path, sizeof path, "%s/MNLI-m.tsv", dir);
     const Task *mnli = task_find("mnli"), *stsb = task_find("stsb");
     if (!CHECK(mnli && stsb)) return;

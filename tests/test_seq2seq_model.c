@@ -11,6 +11,7 @@
 
 #include "models/seq2seq/seq2seq.h"
 #include "tests/gradcheck.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 
@@ -211,8 +212,8 @@ TEST(seq2seq_save_load_roundtrip) {
     S2sConfig c = tiny_config(S2S_POS_LEARNED, 1, 1);
     Seq2Seq *m = s2s_create(&c, tiny_vocab(), 7);
     if (!CHECK(m != NULL)) return;
-    char path[] = "/tmp/glue_s2s_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("s2s", path, sizeof path);
     CHECK(fd >= 0);
     CHECK_EQ_INT(s2s_save(m, path, CKPT_F32), 0);
     Seq2Seq *l = s2s_load(path);

@@ -12,6 +12,7 @@
 #include "text/subword.h"
 #include "text/vocab.h"
 #include "text/wordpiece_train.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 static const char *const CORPUS[] = {
@@ -96,9 +97,9 @@ TEST(seq2seq_vocab_uncased_default_unchanged) {
 }
 
 TEST(seq2seq_vocab_cli_cased_marks_joins) {
-    char dir[] = "/tmp/glue_vocab_mt_XXXXXX";
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
-    char corpus[128], out[128], cmd[512];
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("vocab_mt", dir, sizeof dir))) return;
+    char corpus[256], out[256], cmd[1024];
     snprintf(corpus, sizeof corpus, "%s/corpus.txt", dir);
     snprintf(out, sizeof out, "%s/vocab.txt", dir);
     FILE *f = fopen(corpus, "w");

@@ -29,6 +29,7 @@
 #include "text/vocab.h"
 #include "tests/kill_loop.h"
 #include "tests/run_txn_check.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 static const char *const EN[] = {"one", "two", "three", "four", "five", "six", "seven", "eight"};
@@ -54,13 +55,12 @@ static void write_split(const char *dir, const char *split, int n, unsigned seed
     fclose(fd);
 }
 
-static char g_dir[64];
+static char g_dir[SCRATCH_PATH_MAX];
 
 /* The fixture corpus and a tiny run config; returns the data dir. */
 static const char *fixture(void) {
     if (g_dir[0]) return g_dir;
-    snprintf(g_dir, sizeof g_dir, "/tmp/glue_mt_XXXXXX");
-    if (!mkdtemp(g_dir)) return NULL;
+    if (!scratch_dir("mt", g_dir, sizeof g_dir)) return NULL;
     write_split(g_dir, "train", 160, 1);
     write_split(g_dir, "val", 12, 2);
     write_split(g_dir, "test_2016_flickr", 12, 3);
@@ -97,7 +97,7 @@ static cJSON *read_results(const char *dir) {
 
 TEST(seq2seq_train_learns_and_resumes_exactly) {
     if (!CHECK(fixture() != NULL)) return;
-    char a[128], b[128];
+    char a[192], b[192];
     snprintf(a, sizeof a, "%s/runA", g_dir);
     snprintf(b, sizeof b, "%s/runB", g_dir);
     CHECK_EQ_INT(run_train(a, 0, 0), 0);
@@ -142,7 +142,7 @@ TEST(seq2seq_train_learns_and_resumes_exactly) {
  * or starts over silently. */
 TEST(seq2seq_train_old_resume_point_refused) {
     if (!CHECK(fixture() != NULL)) return;
-    char dir[128], cmd[1024];
+    char dir[192], cmd[1024];
     snprintf(dir, sizeof dir, "%s/old", g_dir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s && echo old > %s/last.ckpt", dir, dir);
     CHECK(system(cmd) == 0);
@@ -160,7 +160,7 @@ TEST(seq2seq_train_old_resume_point_refused) {
 
 TEST(seq2seq_train_averages_last_epochs) {
     if (!CHECK(fixture() != NULL)) return;
-    char dir[128], path[512];
+    char dir[192], path[512];
     snprintf(dir, sizeof dir, "%s/avg", g_dir);
     cJSON *c = fixture_config("average_last=3");
     S2sTrainOptions o = {.config = c, .seed = 4, .threads = 1, .out_dir = dir};
@@ -264,7 +264,7 @@ TEST(seq2seq_best_checkpoint_described) {
 
 TEST(seq2seq_translate_cli) {
     if (!CHECK(fixture() != NULL)) return;
-    char args[1024], dir[128];
+    char args[1024], dir[192];
     snprintf(dir, sizeof dir, "%s/cli", g_dir);
     int st;
     snprintf(args, sizeof args,
@@ -337,7 +337,7 @@ static long file_bytes(const char *path) {
 /* `glue translate snapshot` of the cli test's run into g_dir/<name> (path in
  * out); the run's checkpoint path in run_ckpt. 0 ok. */
 static int snapshot_cli_run(const char *name, char *out, size_t cap, char *run_ckpt, size_t ckpt_cap) {
-    char run[128], args[512];
+    char run[192], args[512];
     snprintf(run, sizeof run, "%s/cli", g_dir);
     snprintf(out, cap, "%s/%s", g_dir, name);
     file_join(run, RUN_CKPT, run_ckpt, ckpt_cap);
@@ -354,7 +354,7 @@ static int snapshot_cli_run(const char *name, char *out, size_t cap, char *run_c
  * results beside it. */
 TEST(seq2seq_translate_snapshot) {
     if (!CHECK(fixture() != NULL)) return;
-    char run[128], snap[128], args[512], a[256], b[256];
+    char run[192], snap[192], args[512], a[256], b[256];
     snprintf(run, sizeof run, "%s/cli", g_dir);
     if (snapshot_cli_run("cli-f16", snap, sizeof snap, a, sizeof a) != 0) return;
     int st;
@@ -403,7 +403,7 @@ TEST(seq2seq_translate_snapshot) {
  * translation, no warning. */
 TEST(seq2seq_translate_warns_on_empty_output) {
     if (!CHECK(fixture() != NULL)) return;
-    char dir[128], ckpt[256], cmd[1024];
+    char dir[192], ckpt[256], cmd[1024];
     if (snapshot_cli_run("mute", dir, sizeof dir, ckpt, sizeof ckpt) != 0) return;
     int st;
     file_join(dir, RUN_CKPT, ckpt, sizeof ckpt);
@@ -441,8 +441,8 @@ TEST(seq2seq_translate_warns_on_empty_output) {
  * translate "text"` with no run of the user's ($GLUE_RUNS empty) loads it and
  * translates Multi30k-like sentences into the German a reader expects. */
 TEST(seq2seq_shipped_model_translates) {
-    char runs[] = "/tmp/glue_no_runs_XXXXXX", cmd[1024];
-    if (!CHECK(mkdtemp(runs) != NULL)) return;
+    char runs[SCRATCH_PATH_MAX], cmd[1024];
+    if (!CHECK(scratch_dir("no_runs", runs, sizeof runs))) return;
     snprintf(cmd, sizeof cmd,
              "GLUE_RUNS=%s %s translate \"A man is riding a bicycle down the street.\" "
              "\"Two dogs are playing in the snow.\" 2>&1",
@@ -464,7 +464,7 @@ TEST(seq2seq_shipped_model_translates) {
  * version: GLUE_KILL_TEST_KILLS=N). */
 TEST(seq2seq_translate_killed_resumes_bit_identical) {
     if (!CHECK(fixture() != NULL)) return;
-    char cmd[1024], dir[128], ref[256], cut[256];
+    char cmd[1024], dir[192], ref[256], cut[256];
     snprintf(cmd, sizeof cmd, "%s translate train --config %s/config.json --set epochs=3 --seed 2", test_glue_bin(),
              g_dir);
     snprintf(dir, sizeof dir, "%s/kill", g_dir);
@@ -514,7 +514,7 @@ TEST(seq2seq_translate_overwrite_killed_at_every_write) {
 /* Last test of the file (tests run in file order): remove the fixture. */
 TEST(seq2seq_train_zz_cleanup) {
     if (!g_dir[0]) return;
-    char cmd[128];
+    char cmd[192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     CHECK_EQ_INT(system(cmd), 0);
 }

@@ -7,6 +7,7 @@
  * --results. Real GLUE files (RTE, MRPC). */
 #include "core/common.h"
 #include "core/files.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <stdio.h>
@@ -25,8 +26,8 @@ static void check_up_front(const UpFront *cases, int n) {
     char data[1024];
     snprintf(data, sizeof data, "%s/data/glue", test_shared_dir());
     if (access(data, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
-    char dir[] = "/tmp/glue_upfront_XXXXXX";
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX];
+    if (!CHECK(scratch_dir("upfront", dir, sizeof dir))) return;
     for (int i = 0; i < n; i++) {
         char cmd[4096], runs[256], results[256];
         snprintf(runs, sizeof runs, "%s/runs%d", dir, i);
@@ -46,7 +47,7 @@ static void check_up_front(const UpFront *cases, int n) {
                   cases[i].args, file_exists(runs) ? runs : results, secs);
         free(out);
     }
-    char rm[128];
+    char rm[256];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     CHECK(system(rm) == 0);
 }

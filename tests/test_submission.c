@@ -3,6 +3,7 @@
  * the GLUE JSON on dev, and the leaderboard archive on test with a trained
  * model's file, majority-class files for the tasks without a model, and the
  * tasks without test data reported missing. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "eval/zip.h"
@@ -23,8 +24,8 @@ static char *zip_listing(const char *zip, int *status) {
 }
 
 TEST(zip_members_read_back_by_python) {
-    char dir[] = "/tmp/glue_zip_XXXXXX";
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char dir[SCRATCH_PATH_MAX];
+    if (!scratch_dir("zip", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     char path[256], src[256];
     snprintf(path, sizeof path, "%s/a.zip", dir);
     snprintf(src, sizeof src, "%s/src.tsv", dir);
@@ -63,8 +64,8 @@ TEST(eval_all_glue_json_and_submission_zip) {
     char glue_dir[1024];
     snprintf(glue_dir, sizeof glue_dir, "%s/data/glue", test_shared_dir());
     if (access(glue_dir, F_OK) != 0) { test_skip("no ../shared/data/glue"); return; }
-    char dir[] = "/tmp/glue_submit_XXXXXX";
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char dir[SCRATCH_PATH_MAX];
+    if (!scratch_dir("submit", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     char env[4096], cmd[8192];
     snprintf(env, sizeof env, "GLUE_DATA=%s GLUE_RUNS=%s/runs GLUE_RESULTS=%s/results %s", glue_dir, dir, dir,
              test_glue_bin());

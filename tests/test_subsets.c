@@ -10,6 +10,7 @@
 #include "eval/report.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -17,8 +18,10 @@
 #include <unistd.h>
 
 static char *subset_tmpdir(void) {
-    char *d = strdup("/tmp/glue_test_subsets_XXXXXX");
-    return mkdtemp(d) ? d : NULL;
+    char *d = malloc(SCRATCH_PATH_MAX);
+    if (d && scratch_dir("test_subsets", d, SCRATCH_PATH_MAX)) return d;
+    free(d);
+    return NULL;
 }
 
 static void subset_sh(const char *cmd) {

@@ -7,6 +7,7 @@
  * (truncated / corrupt gzip, bad rows, wrong header, missing file). */
 #include "core/lines.h"
 #include "tasks/task.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/capture.h"
 
@@ -19,13 +20,12 @@
 
 /* ---- helpers ---- */
 
-typedef struct { int saved; char path[64]; } Capture;
+typedef struct { int saved; char path[SCRATCH_PATH_MAX]; } Capture;
 
 /* Redirect this process's stderr to a temporary file (loader messages). */
 static void capture_start(Capture *c) {
     fflush(stderr);
-    strcpy(c->path, "/tmp/glue_test_stderr_XXXXXX");
-    int fd = mkstemp(c->path);
+    int fd = scratch_file("test_stderr", c->path, sizeof c->path);
     c->saved = dup(2);
     dup2(fd, 2);
     close(fd);
@@ -44,8 +44,10 @@ static char *capture_end(Capture *c) {
 }
 
 static char *make_tmpdir(void) {
-    char *d = strdup("/tmp/glue_test_tasks_XXXXXX");
-    return mkdtemp(d) ? d : NULL;
+    char *d = malloc(SCRATCH_PATH_MAX);
+    if (d && scratch_dir("test_tasks", d, SCRATCH_PATH_MAX)) return d;
+    free(d);
+    return NULL;
 }
 
 static void remove_dir(char *d) {

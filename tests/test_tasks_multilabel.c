@@ -10,6 +10,7 @@
 #include "metrics/glue_score.h"
 #include "tasks/task.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -94,8 +95,8 @@ TEST(tasks_goemotions_loads_shared_exactly) {
 }
 
 TEST(tasks_multilabel_bad_label_sets) {
-    char dir[] = "/tmp/glue_test_ml_XXXXXX", path[256], cmd[512];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], path[256], cmd[512];
+    if (!CHECK(scratch_dir("test_ml", dir, sizeof dir))) return;
     snprintf(path, sizeof path, "%s/goemotions", dir);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(path, sizeof path, "%s/goemotions/train.tsv", dir);
@@ -150,8 +151,8 @@ TEST(tasks_multilabel_bad_label_sets) {
  * (prediction files hold one label per row), refuse with one line and exit
  * 2 before anything is written; the data need not be there. */
 TEST(tasks_goemotions_bad_settings_refused) {
-    char dir[] = "/tmp/glue_test_mlrun_XXXXXX", cmd[8192];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], cmd[8192];
+    if (!CHECK(scratch_dir("test_mlrun", dir, sizeof dir))) return;
     static const struct { const char *args, *want; } cases[] = {
         {"finetune goemotions --model textcnn --set class_weights=balanced", "class_weights applies to single-label"},
         {"finetune goemotions --model bilstm --set threshold=1.5", "threshold must be a probability in (0, 1)"},

@@ -2,6 +2,7 @@
  * against finite differences, learning synthetic tasks only word order or the
  * relation of two texts can solve, regression, pre-trained vectors (static
  * stays frozen), save/load and exact resume, and bad settings / files. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -308,9 +309,9 @@ TEST(textcnn_batch_independent) {
 /* ---- checkpoints ---- */
 
 static char *temp_path(const char *tag) {
-    char *p = xmalloc(64);
-    snprintf(p, 64, "/tmp/glue_tc_%s_XXXXXX", tag);
-    int fd = mkstemp(p);
+    char *p = xmalloc(SCRATCH_PATH_MAX), full_tag[64];
+    snprintf(full_tag, sizeof full_tag, "tc_%s", tag);
+    int fd = scratch_file(full_tag, p, SCRATCH_PATH_MAX);
     CHECK(fd >= 0);
     close(fd);
     return p;

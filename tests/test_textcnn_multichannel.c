@@ -4,6 +4,7 @@
  * the other moves, save/load exact, it learns a fixture; the embedding size
  * taken from the vectors file. (The whole-model
  * finite-difference check is in test_textcnn.c.) */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -27,8 +28,8 @@ static void set_str(cJSON *c, const char *key, const char *v) { cJSON_ReplaceIte
 
 /* A .vec file of D-dim vectors for "x", "y" and noise words n0..n9 (values from seed). */
 static char *mc_vectors(int D, uint64_t seed) {
-    char *p = xstrdup("/tmp/glue_mc_vec_XXXXXX");
-    int fd = mkstemp(p);
+    char *p = xmalloc(SCRATCH_PATH_MAX);
+    int fd = scratch_file("mc_vec", p, SCRATCH_PATH_MAX);
     FILE *f = fdopen(fd, "w");
     float v[64];
     fprintf(f, "12 %d\n", D);
@@ -160,8 +161,8 @@ TEST(textcnn_multichannel_frozen_and_save_load) {
     char *vec = mc_vectors(8, 200);
     cJSON *cfg = mc_config(8, 6, "[3, 4, 5]", vec, 2);
     TextCnn *m = mc_create(cfg, &tr, 3);
-    char *path = xstrdup("/tmp/glue_mc_ckpt_XXXXXX");
-    close(mkstemp(path));
+    char *path = xmalloc(SCRATCH_PATH_MAX);
+    close(scratch_file("mc_ckpt", path, SCRATCH_PATH_MAX));
     if (CHECK(m != NULL)) {
         int V = word_vocab_size(&m->base.vocab), x = word_vocab_id(&m->base.vocab, "x", 1);
         size_t bytes = (size_t)V * 8 * sizeof(float);
@@ -218,8 +219,8 @@ TEST(textcnn_dim_from_vectors) {
     set_num(cfg, "dim", 0);
     set_str(cfg, "embedding", "non-static");
     TextCnn *m = mc_create(cfg, &tr, 3);
-    char *path = xstrdup("/tmp/glue_mc_dim_XXXXXX");
-    close(mkstemp(path));
+    char *path = xmalloc(SCRATCH_PATH_MAX);
+    close(scratch_file("mc_dim", path, SCRATCH_PATH_MAX));
     if (CHECK(m != NULL)) {
         CHECK_EQ_INT(m->cfg.dim, 6);
         CHECK(TEXTCNN_OPS.save((Model *)m, path) == 0);

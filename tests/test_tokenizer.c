@@ -5,6 +5,7 @@
 #include "core/common.h"
 #include "core/lines.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "text/basic_tokenizer.h"
 #include "text/tokenizer.h"
@@ -267,8 +268,8 @@ static void write_file(const char *path, const char *s) {
 }
 
 TEST(vocab_load_lines_duplicates_specials) {
-    char path[] = "/tmp/glue_vocab_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("vocab", path, sizeof path);
     if (!CHECK(fd >= 0)) return;
     close(fd);
     /* CRLF, padding spaces, an empty line (still an id), a duplicate (last wins), no final newline. */
@@ -463,7 +464,7 @@ static void cli_check_group(const char *input, int max_len, cJSON *gold) {
 }
 
 TEST(cli_tokenize_stdin_matches_golden) {
-    char path[1024], in[CLI_GROUPS][32];
+    char path[1024], in[CLI_GROUPS][SCRATCH_PATH_MAX];
     snprintf(path, sizeof path, "%s/tests/wordpiece_golden.jsonl.gz", test_shared_dir());
     FILE *f[CLI_GROUPS] = {0};
     cJSON *gold[CLI_GROUPS] = {0};
@@ -483,8 +484,9 @@ TEST(cli_tokenize_stdin_matches_golden) {
         if (g == ngroups && ngroups < CLI_GROUPS) max_len[ngroups++] = ml->valueint;
         if (g == ngroups) { cJSON_Delete(obj); continue; }
         if (!f[g]) {
-            snprintf(in[g], sizeof in[g], "/tmp/glue_tok%d_XXXXXX", g);
-            f[g] = fdopen(mkstemp(in[g]), "w");
+            char tag[16];
+            snprintf(tag, sizeof tag, "tok%d", g);
+            f[g] = fdopen(scratch_file(tag, in[g], sizeof in[g]), "w");
             gold[g] = cJSON_CreateArray();
         }
         fprintf(f[g], pair ? "%s\t%s\n" : "%s\n", a, b);

@@ -5,6 +5,7 @@
  * the epoch records, and a resume point written, read back and refused when
  * it is another run's or of the older one-file format. */
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include "core/common.h"
@@ -138,8 +139,8 @@ static int fake_read_point(void *ctx, const ResumeFiles *f, const cJSON *positio
 }
 
 TEST(train_loop_resume_point_round_trip) {
-    char out[] = "/tmp/glue_train_loop_XXXXXX", cmd[256];
-    if (!CHECK(mkdtemp(out) != NULL)) return;
+    char out[SCRATCH_PATH_MAX], cmd[256];
+    if (!CHECK(scratch_dir("train_loop", out, sizeof out))) return;
     TrainLoop a, b;
     Fake f;
     fake_loop(&a, &f, 4);

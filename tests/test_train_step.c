@@ -25,6 +25,7 @@
 #include "models/run_config.h"
 #include "nn/mse.h"
 #include "nn/softmax_xent.h"
+#include "tests/scratch.h"
 #include "tests/synth_task.h"
 #include "tests/test.h"
 #include "train/evaluate.h"
@@ -204,8 +205,8 @@ static void step_bert_files(const char *dir, char *vocab, char *config, size_t c
 }
 
 TEST(train_step_bert_heads_equal_the_reference) {
-    char dir[] = "/tmp/glue_step_XXXXXX", vocab[256], config[256];
-    if (!CHECK(mkdtemp(dir) != NULL)) return;
+    char dir[SCRATCH_PATH_MAX], vocab[256], config[256];
+    if (!CHECK(scratch_dir("step", dir, sizeof dir))) return;
     step_bert_files(dir, vocab, config, sizeof vocab);
     static const struct {
         const char *what, *pair_encoding;

@@ -6,6 +6,7 @@
  * a simulated crash, MNLI's two dev splits, STS-B regression, `glue eval`,
  * `predict` and `compare`, and the user errors (unknown task/model, bad
  * settings, missing or corrupt checkpoint). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "cli/cli_run.h"
 
@@ -172,8 +173,7 @@ typedef struct Fixture {
 } Fixture;
 
 static void fixture_make(Fixture *fx) {
-    snprintf(fx->root, sizeof fx->root, "/tmp/glue_trainer_XXXXXX");
-    if (!mkdtemp(fx->root)) DIE("mkdtemp failed");
+    if (!scratch_dir("trainer", fx->root, sizeof fx->root)) DIE("no scratch folder");
     for (int i = 0; i < 3; i++) {
         const char *old = getenv(FIXTURE_ENV[i]);
         fx->saved[i] = old ? xstrdup(old) : NULL;
@@ -361,8 +361,8 @@ TEST(run_setting_split_and_per_task) {
  * resume point (or the one before it) was made with the same settings, seed
  * and hold-out fraction. */
 TEST(trainer_can_resume_same_settings_only) {
-    char dir[] = "/tmp/glue_can_resume_XXXXXX", path[256];
-    if (!mkdtemp(dir)) { CHECK_MSG(0, "mkdtemp"); return; }
+    char dir[SCRATCH_PATH_MAX], path[256];
+    if (!scratch_dir("can_resume", dir, sizeof dir)) { CHECK_MSG(0, "mkdtemp"); return; }
     cJSON *config = cJSON_Parse("{\"lr\": 0.001, \"batch\": 8}"), *other = cJSON_Parse("{\"lr\": 0.002, \"batch\": 8}");
     CHECK(!trainer_can_resume(dir, config, 1, 0));
     cJSON *st = cJSON_CreateObject();

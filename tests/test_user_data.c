@@ -6,6 +6,7 @@
  * reproduces it from the recorded dataset.json, and `glue predict` answers
  * with the user's own label names. Malformed rows are reported as file:line and
  * skipped with a count, or fatal with --strict; bad options are clear errors. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -19,11 +20,10 @@
 #define UD_BASE "--model fasttext --set bucket=20000 --threads 1"
 #define UD_MODEL UD_BASE " --epochs 15"
 
-typedef struct { char dir[64]; } UdDir;
+typedef struct { char dir[SCRATCH_PATH_MAX]; } UdDir;
 
 static void ud_mkdir(UdDir *d) {
-    strcpy(d->dir, "/tmp/glue_test_user_XXXXXX");
-    CHECK(mkdtemp(d->dir) != NULL);
+    CHECK(scratch_dir("test_user", d->dir, sizeof d->dir));
 }
 
 static void ud_rmdir(UdDir *d) {

@@ -10,6 +10,7 @@
 #include "include/glue.h"
 #include "tasks/user_data.h"
 #include "tests/capture.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -19,15 +20,14 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct { char dir[64]; } MlDir;
+typedef struct { char dir[SCRATCH_PATH_MAX]; } MlDir;
 
 static int ml_mkdir(MlDir *d) {
-    strcpy(d->dir, "/tmp/glue_test_mlud_XXXXXX");
-    return CHECK(mkdtemp(d->dir) != NULL);
+    return CHECK(scratch_dir("test_mlud", d->dir, sizeof d->dir));
 }
 
 static void ml_rmdir(const MlDir *d) {
-    char cmd[128];
+    char cmd[192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     free(test_run(cmd, NULL));
 }

@@ -2,6 +2,7 @@
  * contexts end up close, and words that never do do not; one thread is
  * deterministic; the .vec file loads into an embedding (word_features); bad
  * settings and files give messages. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <math.h>
@@ -22,8 +23,8 @@
  * (the char n-grams of a topic's words overlap too, as real morphology does),
  * plus a <doc> marker line the reader must skip. */
 static char *vt_corpus(int lines) {
-    char *path = xstrdup("/tmp/glue_vt_corpus_XXXXXX");
-    int fd = mkstemp(path);
+    char *path = xmalloc(SCRATCH_PATH_MAX);
+    int fd = scratch_file("vt_corpus", path, SCRATCH_PATH_MAX);
     FILE *f = fdopen(fd, "w");
     Rng r;
     rng_seed(&r, 5);
@@ -70,8 +71,8 @@ static double vt_cos(const float *a, const float *b, int D) {
 }
 
 TEST(vectors_topics_separate) {
-    char *corpus = vt_corpus(600), out[] = "/tmp/glue_vt_out_XXXXXX";
-    close(mkstemp(out));
+    char *corpus = vt_corpus(600), out[SCRATCH_PATH_MAX];
+    close(scratch_file("vt_out", out, sizeof out));
     VecConfig c = vt_config();
     VecStats st;
     const char *files[] = {corpus};
@@ -97,10 +98,10 @@ TEST(vectors_topics_separate) {
         }
     }
     /* one thread: the same file again, byte for byte */
-    char again[] = "/tmp/glue_vt_again_XXXXXX";
-    close(mkstemp(again));
+    char again[SCRATCH_PATH_MAX];
+    close(scratch_file("vt_again", again, sizeof again));
     if (CHECK(vectors_train(&c, files, 1, again, NULL) == 0)) {
-        char cmd[256];
+        char cmd[2 * SCRATCH_PATH_MAX + 16];
         snprintf(cmd, sizeof cmd, "cmp -s %s %s", out, again);
         CHECK_MSG(system(cmd) == 0, "two runs with one thread differ");
     }
@@ -111,8 +112,8 @@ TEST(vectors_topics_separate) {
 }
 
 TEST(vectors_file_loads_into_embedding) {
-    char *corpus = vt_corpus(100), out[] = "/tmp/glue_vt_out_XXXXXX";
-    close(mkstemp(out));
+    char *corpus = vt_corpus(100), out[SCRATCH_PATH_MAX];
+    close(scratch_file("vt_out", out, sizeof out));
     VecConfig c = vt_config();
     c.epochs = 1;
     c.maxn = 0;   /* words only */
@@ -185,8 +186,8 @@ TEST(vectors_cli) {
     CHECK_EQ_INT(status, 2);
     CHECK_MSG(o && strstr(o, "--corpus FILE is required"), "output: %s", o ? o : "");
     free(o);
-    char *corpus = vt_corpus(20), out[] = "/tmp/glue_vt_cli_XXXXXX";
-    close(mkstemp(out));
+    char *corpus = vt_corpus(20), out[SCRATCH_PATH_MAX];
+    close(scratch_file("vt_cli", out, sizeof out));
     /* --sample 0: 16 words, all frequent (subsampling would leave no pair to train) */
     snprintf(cmd, sizeof cmd, "%s vectors train --corpus %s --out %s --dim 8 --epochs 1 --min-count 1 --sample 0 --threads 1 --json",
              test_glue_bin(), corpus, out);

@@ -4,6 +4,7 @@
  * the 1/distance window and its gradient matches finite differences; a bad
  * corpus path or method is one clear message; `glue vectors eval` finds
  * neighbours and scores an analogy file (models/baselines/vectors_eval.h). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <math.h>
@@ -22,8 +23,8 @@
 
 /* Lines of 10 words of one topic each: "red0".."red7" or "car0".."car7". */
 static char *vm_corpus(int lines) {
-    char *path = xstrdup("/tmp/glue_vm_corpus_XXXXXX");
-    FILE *f = fdopen(mkstemp(path), "w");
+    char *path = xmalloc(SCRATCH_PATH_MAX);
+    FILE *f = fdopen(scratch_file("vm_corpus", path, SCRATCH_PATH_MAX), "w");
     Rng r;
     rng_seed(&r, 9);
     for (int i = 0; i < lines; i++) {
@@ -69,8 +70,8 @@ static double vm_separation(const char *path) {
 }
 
 static void vm_method_learns(VecMethod m) {
-    char *corpus = vm_corpus(400), out[] = "/tmp/glue_vm_out_XXXXXX";
-    close(mkstemp(out));
+    char *corpus = vm_corpus(400), out[SCRATCH_PATH_MAX];
+    close(scratch_file("vm_out", out, sizeof out));
     VecConfig c = vm_config(m);
     VecStats st;
     const char *files[] = {corpus};
@@ -199,8 +200,8 @@ TEST(vectors_corpus_refusals_write_nothing) {
 }
 
 static char *vm_write(const char *text) {
-    char *p = xstrdup("/tmp/glue_vm_file_XXXXXX");
-    FILE *f = fdopen(mkstemp(p), "w");
+    char *p = xmalloc(SCRATCH_PATH_MAX);
+    FILE *f = fdopen(scratch_file("vm_file", p, SCRATCH_PATH_MAX), "w");
     fputs(text, f);
     fclose(f);
     return p;

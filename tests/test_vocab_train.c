@@ -5,6 +5,7 @@
  * text, frequent words whole), `glue vocab train`, and Multi30k speed. */
 #include "core/common.h"
 #include "core/lines.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
@@ -152,8 +153,8 @@ TEST(vocab_train_properties_on_its_own_corpus) {
 }
 
 TEST(cli_vocab_train) {
-    char out[] = "/tmp/glue_vocab_train_XXXXXX", cmd[4096], data[1024];
-    int fd = mkstemp(out), status;
+    char out[SCRATCH_PATH_MAX], cmd[4096], data[1024];
+    int fd = scratch_file("vocab_train", out, sizeof out), status;
     if (!CHECK(fd >= 0)) return;
     close(fd);
     snprintf(data, sizeof data, "%s/data/mt/multi30k/raw", test_shared_dir());
@@ -177,6 +178,11 @@ TEST(cli_vocab_train) {
     CHECK_MSG(strncmp(res, "the man\t", 8) == 0, "got '%s'", res);
     free(res);
     remove(out);
+    /* A folder of our own for the refused run's --out: it must stay empty. */
+    char nw_dir[SCRATCH_PATH_MAX], nw_out[SCRATCH_PATH_MAX + 32], nw_args[SCRATCH_PATH_MAX + 128];
+    if (!CHECK(scratch_dir("vocab_no_words", nw_dir, sizeof nw_dir))) return;
+    snprintf(nw_out, sizeof nw_out, "%s/no_words.txt", nw_dir);
+    snprintf(nw_args, sizeof nw_args, "train --corpus /dev/null --size 10 --out %s", nw_out);
     struct { const char *args; int status; const char *msg; } bad[] = {
         {"train --corpus /nonexistent.txt --size 10 --out /tmp/x", 74, "/nonexistent.txt"},
         {"train --corpus x --out /tmp/x", 2, "--size"},
@@ -187,17 +193,17 @@ TEST(cli_vocab_train) {
         /* given, but out of range: not "--size N ... is required" */
         {"train --corpus x --size 99999999 --out /tmp/x", 2, "--size must be from 1 to 10000000, got 99999999"},
         /* no words: a vocabulary of the specials alone was written, exit 0 */
-        {"train --corpus /dev/null --size 10 --out /tmp/glue_vocab_no_words.txt", 65, "no words in /dev/null"},
+        {nw_args, 65, "no words in /dev/null"},
     };
-    remove("/tmp/glue_vocab_no_words.txt");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s vocab %s 2>&1", test_glue_bin(), bad[i].args);
         res = test_run(cmd, &status);
         CHECK_MSG(status == bad[i].status && strstr(res, bad[i].msg), "'%s': status %d, output '%s'", bad[i].args, status, res);
         free(res);
     }
-    CHECK_MSG(access("/tmp/glue_vocab_no_words.txt", F_OK) != 0, "a refused vocab train wrote its --out");
-    remove("/tmp/glue_vocab_no_words.txt");
+    CHECK_MSG(access(nw_out, F_OK) != 0, "a refused vocab train wrote its --out");
+    remove(nw_out);
+    rmdir(nw_dir);
 }
 
 /* Multi30k train, English and German (58k lines): printed, loosely bounded. */

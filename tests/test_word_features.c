@@ -2,6 +2,7 @@
  * (basic-tokenizer words, min count, reserved ids, frequency order), encoding
  * with truncation and pairs, checkpoint round trip, and .vec loading (exact and
  * lower-cased matches, coverage, bad files). */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -109,8 +110,8 @@ TEST(word_vocab_checkpoint_round_trip) {
     Dataset d = wf_dataset(TEXTS, NULL, 4);
     WordVocab v, w;
     if (!CHECK(word_vocab_build(&v, &d, 1) == 0)) { wf_dataset_free(&d); return; }
-    char path[] = "/tmp/glue_wf_ckpt_XXXXXX";
-    int fd = mkstemp(path);
+    char path[SCRATCH_PATH_MAX];
+    int fd = scratch_file("wf_ckpt", path, sizeof path);
     CHECK(fd >= 0);
     close(fd);
     CkptWriter *wr = checkpoint_writer_open(path, NULL, -1);
@@ -138,9 +139,8 @@ TEST(word_vocab_checkpoint_round_trip) {
 }
 
 /* Writes text to a fresh temporary file; path receives its name. */
-static void write_temp(char *path, const char *text) {
-    strcpy(path, "/tmp/glue_wf_vec_XXXXXX");
-    int fd = mkstemp(path);
+static void write_temp(char *path, size_t cap, const char *text) {
+    int fd = scratch_file("wf_vec", path, cap);
     CHECK(fd >= 0);
     CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
     close(fd);
@@ -153,10 +153,10 @@ TEST(word_vectors_load_matches_and_coverage) {
     int V = word_vocab_size(&v), D = 3;
     float *emb = xmalloc((size_t)V * D * sizeof *emb);
     for (int i = 0; i < V * D; i++) emb[i] = 9.0f;
-    char path[64];
+    char path[SCRATCH_PATH_MAX];
     /* "The" (upper case) comes first but the exact "the" wins; "CAT" fills cat;
      * "Café" maps to "cafe"; "zebra" is not in the vocabulary. */
-    write_temp(path, "5 3\nThe 7 7 7 \nthe 1 2 3\nCAT 4 5 6\nzebra 0 0 0\nCaf\xc3\xa9 -1 -2 -3.5e0\n");
+    write_temp(path, sizeof path, "5 3\nThe 7 7 7 \nthe 1 2 3\nCAT 4 5 6\nzebra 0 0 0\nCaf\xc3\xa9 -1 -2 -3.5e0\n");
     WordVecCoverage cov;
     StderrCapture cap;
     stderr_capture_begin(&cap);
@@ -178,7 +178,7 @@ TEST(word_vectors_load_matches_and_coverage) {
     CHECK_NEAR(cov.token_frac, 7.0 / 16.0, 1e-12);
     unlink(path);
     /* no header (GloVe style) works too */
-    write_temp(path, "dog 1 1 1\n");
+    write_temp(path, sizeof path, "dog 1 1 1\n");
     stderr_capture_begin(&cap);
     rc = word_vectors_load(&v, path, emb, D, NULL);
     free(stderr_capture_end(&cap));
@@ -192,8 +192,8 @@ TEST(word_vectors_load_matches_and_coverage) {
 
 /* Loading `text` must fail with a message containing `want`. */
 static void expect_vec_error(const WordVocab *v, const char *text, const char *want) {
-    char path[64];
-    write_temp(path, text);
+    char path[SCRATCH_PATH_MAX];
+    write_temp(path, sizeof path, text);
     float emb[64 * 3];
     StderrCapture cap;
     stderr_capture_begin(&cap);

@@ -19,6 +19,7 @@
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "train/evaluate.h"
 
@@ -277,9 +278,11 @@ TEST(bilstm_lstm_packed_matches_unpacked) {
 
 /* ---- checkpoints ---- */
 
+/* A fresh scratch file (tests/scratch.h) for a checkpoint or state the test writes; name tags it. */
 static void temp_path(char *out, size_t cap, const char *name) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(out, cap, "%s/glue-test-bl-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+    int fd = scratch_file(name, out, cap);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
 }
 
 TEST(bilstm_save_load_same_predictions) {

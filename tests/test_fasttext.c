@@ -1,6 +1,7 @@
 /* test_fasttext.c — fastText: hashing against the reference's definition, learning
  * on small synthetic tasks (softmax, hierarchical softmax, pairs, regression),
  * the Huffman tree, checkpoint round trips and bad inputs. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -215,9 +216,11 @@ TEST(fasttext_bad_config) {
 
 /* ---- checkpoints ---- */
 
+/* A fresh scratch file (tests/scratch.h) for a checkpoint or state the test writes; name tags it. */
 static void temp_path(char *out, size_t cap, const char *name) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(out, cap, "%s/glue-test-ft-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+    int fd = scratch_file(name, out, cap);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
 }
 
 /* Trains a small model (bigrams, so hashed rows are saved too), saves it, loads it
@@ -402,7 +405,7 @@ TEST(fasttext_bench_runs) {
         return;
     }
     char dir[512], cmd[2048];
-    temp_path(dir, sizeof dir, "results");
+    CHECK(scratch_dir("results", dir, sizeof dir));
     snprintf(cmd, sizeof cmd, "GLUE_DATA='%s/data/glue' GLUE_RESULTS='%s' %s bench fasttext --epoch 1 --reps 1 --json",
              test_shared_dir(), dir, test_glue_bin());
     int st;

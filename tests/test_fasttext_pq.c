@@ -4,6 +4,7 @@
  * bound of fp32's, the cutoff keeping the rows of largest norm, checkpoint
  * round trips, damaged quantized checkpoints refused with one message, and the
  * command on a run. */
+#include "tests/scratch.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -122,9 +123,11 @@ static Model *pq_train(const Dataset *tr) {
     return m;
 }
 
+/* A fresh scratch file (tests/scratch.h) for a checkpoint or state the test writes; name tags it. */
 static void temp_path(char *out, size_t cap, const char *name) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(out, cap, "%s/glue-test-ftpq-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+    int fd = scratch_file(name, out, cap);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
 }
 
 static double accuracy(const float *p, const Dataset *d) {
@@ -449,7 +452,7 @@ TEST(fasttext_quantize_bench_runs) {
         test_skip("no /usr/bin/fasttext (apt-get install fasttext)");
         return;
     }
-    temp_path(dir, sizeof dir, "results");
+    CHECK(scratch_dir("results", dir, sizeof dir));
     snprintf(cmd, sizeof cmd,
              "GLUE_DATA='%s/data/glue' GLUE_RESULTS='%s' %s bench fasttext --epoch 1 --reps 1 --threads 1 --json "
              "--cutoff 3000 --qnorm",

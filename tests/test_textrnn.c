@@ -17,6 +17,7 @@
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
+#include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
 
@@ -317,9 +318,11 @@ TEST(han_learns) {
 
 /* ---- checkpoints ---- */
 
+/* A fresh scratch file (tests/scratch.h) for a checkpoint or state the test writes; name tags it. */
 static void temp_path(char *out, size_t cap, const char *name) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(out, cap, "%s/glue-test-tr-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+    int fd = scratch_file(name, out, cap);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
 }
 
 /* Save and load give the same predictions; epochs 0-1 in one go equal epoch

@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Every launch: as root in CI containers, more ranks than cores allowed,
  * bounded in time so that a hang fails the test instead of stalling it.
@@ -243,14 +245,20 @@ TEST(pretrain_mpi_bench_scaling_runs) {
     if (!CHECK(f != NULL)) return;
     fputs(text, f);
     fclose(f);
+    /* Its own TMPDIR: the benchmark's scratch folder (runs with resume points
+     * inside) must be gone afterwards; it used to keep run0/resume/... */
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s/tmp", fx.dir);
+    if (!CHECK(mkdir(tmp, 0700) == 0)) return;
     snprintf(cmd, sizeof cmd,
-             NO_MPI_LEAK_CHECK "GLUE_RESULTS=%s/results GLUE_CACHE=%s/cache %s bench scaling --config %s --corpus %s/train.txt "
-             "--steps 2 --reps 1 --batch 8 2>&1",
-             fx.dir, fx.dir, test_glue_bin(), path, fx.dir);
+             NO_MPI_LEAK_CHECK "TMPDIR=%s GLUE_RESULTS=%s/results GLUE_CACHE=%s/cache %s bench scaling --config %s "
+             "--corpus %s/train.txt --steps 2 --reps 1 --batch 8 2>&1",
+             tmp, fx.dir, fx.dir, test_glue_bin(), path, fx.dir);
     int st;
     char *out = test_run(cmd, &st);
     CHECK_MSG(st == 0, "exit %d: %s", st, out);
     free(out);
+    CHECK_MSG(rmdir(tmp) == 0, "bench scaling left files under its TMPDIR %s", tmp);
     snprintf(path, sizeof path, "%s/results/bench_scaling.json", fx.dir);
     f = fopen(path, "r");
     char buf[8192] = "";

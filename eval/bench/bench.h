@@ -28,9 +28,9 @@ cJSON *bench_stats_json(Summary s);
 int bench_spawn(const char *const *argv, const char *stdout_path, const char *stderr_path, double *seconds);
 
 /* A fresh private directory under $TMPDIR (or /tmp) into out; 0 ok, -1 after a
- * message. bench_tmpdir_remove deletes it and the files directly in it. */
+ * message. The caller removes it with file_remove_tree (core/files.h): runs
+ * write folders inside it (a resume point's run0/resume/...). */
 int bench_tmpdir_make(const char *tag, char *out, size_t cap);
-void bench_tmpdir_remove(const char *dir);
 
 /* Writes json to <results root>/<name> (atomically, creating the directory) and
  * says where on stderr. 0 ok, -1 after a message. */

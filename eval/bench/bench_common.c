@@ -3,7 +3,6 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -58,19 +57,6 @@ int bench_tmpdir_make(const char *tag, char *out, size_t cap) {
         return -1;
     }
     return 0;
-}
-
-void bench_tmpdir_remove(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *ent;
-    char path[4096];
-    while ((ent = readdir(d)) != NULL) {
-        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-        if (snprintf(path, sizeof path, "%s/%s", dir, ent->d_name) < (int)sizeof path) unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 void bench_cpu_dir(char *out, size_t cap) {

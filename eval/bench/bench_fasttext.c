@@ -479,7 +479,7 @@ int bench_fasttext(int argc, char **argv) {
         rc = bench_write_results("bench_fasttext.json", j) == 0 ? 0 : 1;
         cJSON_Delete(j);
     }
-    bench_tmpdir_remove(b.tmp);
+    file_remove_tree(b.tmp);
     dataset_free(&b.dev);
     cJSON_Delete(b.qsettings);
     free(b.gold);

@@ -177,7 +177,7 @@ static cJSON *torch_run(const RnnBench *b, int cell, int T) {
                    err ? err : "");
         free(err);
     }
-    bench_tmpdir_remove(dir);
+    file_remove_tree(dir);
     return j;
 }
 

@@ -16,6 +16,7 @@
 #include "core/common.h"
 #include "core/provenance.h"
 #include "core/dist.h"
+#include "core/files.h"
 #include "core/lines.h"
 
 #include <cjson/cJSON.h>
@@ -127,7 +128,7 @@ static int scaling_run(const Scaling *sc, int ranks, int threads, int k, Sample 
     }
     cJSON_Delete(s);
     /* The run directory's files (checkpoints) go now; the tmp dir at the end. */
-    bench_tmpdir_remove(dir);
+    file_remove_tree(dir);
     remove(log);
     return out->tokens_per_sec > 0 ? 0 : -1;
 }
@@ -216,7 +217,7 @@ int bench_scaling(int argc, char **argv) {
     if (f) fputs("the cat sat on the mat and the dog ran to the house .\n", f);
     if (!f || fclose(f)) {
         user_error_io(NULL, "cannot write %s", sc.heldout);
-        bench_tmpdir_remove(sc.tmp);
+        file_remove_tree(sc.tmp);
         return 1;
     }
     cJSON *j = cJSON_CreateObject();
@@ -239,7 +240,7 @@ int bench_scaling(int argc, char **argv) {
         if (cj) cJSON_AddItemToArray(list, cj);
         else fail = 1;
     }
-    bench_tmpdir_remove(sc.tmp);
+    file_remove_tree(sc.tmp);
     if (!fail) {
         char *s = cJSON_Print(j);
         printf("%s\n", s);

@@ -15,7 +15,6 @@
 #include "core/common.h"
 #include "core/rng.h"
 #include "models/baselines/textrnn.h"
-#include "nn/lstm.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
@@ -236,44 +235,6 @@ static void padding_invariance(const SynthTask *st) {
 TEST(bilstm_padding_invariance) {
     padding_invariance(&BL_SINGLE);
     padding_invariance(&BL_PAIR);
-}
-
-/* The LSTM's packed path (lengths given) and its plain one (no lengths) agree
- * when every sequence is full length, forward and backward. */
-TEST(bilstm_lstm_packed_matches_unpacked) {
-    LstmDims d = {.B = 3, .T = 4, .C = 5, .H = 6};
-    const int full[3] = {4, 4, 4};
-    long nx = (long)d.B * d.T * d.C, nh = (long)d.B * d.T * 2 * d.H, H4 = 4L * d.H;
-    float *x = malloc(4 * nx), *w = malloc(4 * 2 * (H4 * d.C + H4 * d.H + 2 * H4)), *dh = malloc(4 * nh);
-    float *h[2], *gates[2], *cell[2], *dx[2], *g[2], *scratch = malloc(4 * lstm_scratch_size(d));
-    long nw = 2 * (H4 * d.C + H4 * d.H + 2 * H4);
-    gradcheck_fill(x, nx, -1, 1, 1);
-    gradcheck_fill(w, nw, -0.5f, 0.5f, 2);
-    gradcheck_fill(dh, nh, -1, 1, 3);
-    LstmWeights lw[2];
-    for (int dir = 0; dir < 2; dir++) {
-        float *b = w + dir * (nw / 2);
-        lw[dir] = (LstmWeights){b, b + H4 * d.C, b + H4 * d.C + H4 * d.H, b + H4 * d.C + H4 * d.H + H4};
-    }
-    for (int k = 0; k < 2; k++) {
-        h[k] = malloc(4 * nh); gates[k] = malloc(4 * 4 * nh); cell[k] = malloc(4 * nh);
-        dx[k] = calloc((size_t)nx, 4); g[k] = calloc((size_t)nw, 4);
-        LstmGrads lg[2];
-        for (int dir = 0; dir < 2; dir++) {
-            float *b = g[k] + dir * (nw / 2);
-            lg[dir] = (LstmGrads){b, b + H4 * d.C, b + H4 * d.C + H4 * d.H, b + H4 * d.C + H4 * d.H + H4};
-        }
-        const int *len = k ? full : NULL;
-        bilstm_forward(h[k], gates[k], cell[k], x, len, lw, d, scratch);
-        bilstm_backward(dx[k], lg, dh, h[k], gates[k], cell[k], x, len, lw, d, scratch);
-    }
-    double dh_diff = 0, dx_diff = 0, g_diff = 0;
-    for (long i = 0; i < nh; i++) dh_diff = fmax(dh_diff, fabs(h[0][i] - h[1][i]));
-    for (long i = 0; i < nx; i++) dx_diff = fmax(dx_diff, fabs(dx[0][i] - dx[1][i]));
-    for (long i = 0; i < nw; i++) g_diff = fmax(g_diff, fabs(g[0][i] - g[1][i]));
-    CHECK_MSG(dh_diff == 0 && dx_diff == 0 && g_diff == 0, "h %g dx %g grads %g", dh_diff, dx_diff, g_diff);
-    for (int k = 0; k < 2; k++) { free(h[k]); free(gates[k]); free(cell[k]); free(dx[k]); free(g[k]); }
-    free(x); free(w); free(dh); free(scratch);
 }
 
 /* ---- checkpoints ---- */

@@ -2,13 +2,15 @@
  * bidirectional forms (src/nn/gru.c, src/nn/lstm.c): finite-difference
  * gradients with variable lengths (including an empty sequence), forward
  * outputs plus all gradients against torch.nn.GRU / torch.nn.LSTM on packed
- * sequences (tests/ref/rnn_ref.py).
+ * sequences (tests/ref/rnn_ref.py), and the packed path (lengths given) equal
+ * to the plain one (no lengths) when every sequence is full.
  *
  * The two ops share their shapes (nn/rnn_pack.h), PyTorch's four weight
  * tensors and one calling convention; they differ only in the gate count (3
  * or 4 blocks of H rows) and in what they save beside the gates (GRU: hn,
  * LSTM: cell). So one harness runs every check on both, given a small table
  * per cell (RnnCell). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,3 +211,41 @@ TEST(nn_gru_matches_torch) { compare_torch(&GRU_CELL, 0); }
 TEST(nn_bigru_matches_torch) { compare_torch(&GRU_CELL, 1); }
 TEST(nn_lstm_matches_torch) { compare_torch(&LSTM_CELL, 0); }
 TEST(nn_bilstm_matches_torch) { compare_torch(&LSTM_CELL, 1); }
+
+static double max_abs_diff(const float *a, const float *b, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) worst = fmax(worst, fabs(a[i] - b[i]));
+    return worst;
+}
+
+/* The bidirectional op's packed path (lengths given) and its plain one (no
+ * lengths) agree to the bit when every sequence is full length, forward and
+ * backward: the same seed gives both cases the same x and weights. */
+static void packed_matches_unpacked(const RnnCell *cell) {
+    RnnDims d = {.B = 3, .T = 4, .C = 5, .H = 6};
+    const int full[3] = {4, 4, 4};
+    RnnCase plain, packed;
+    rnn_case_init(&plain, cell, d, 1, NULL, 1);
+    rnn_case_init(&packed, cell, d, 1, full, 1);
+    long nh = rnn_case_nh(&plain);
+    float *dh = malloc(4 * nh);
+    gradcheck_fill(dh, nh, -1, 1, 3);
+    RnnCase *both[2] = {&plain, &packed};
+    for (int k = 0; k < 2; k++) {
+        cell->forward(both[k]);
+        cell->backward(both[k], dh);
+    }
+    double h_diff = max_abs_diff(plain.h, packed.h, nh);
+    double dx_diff = max_abs_diff(plain.dx, packed.dx, rnn_case_nx(&plain)), g_diff = 0;
+    for (int dir = 0; dir < 2; dir++)
+        for (int k = 0; k < 4; k++)
+            g_diff = fmax(g_diff, max_abs_diff(plain.g[dir][k], packed.g[dir][k], rnn_case_wsize(&plain, k)));
+    CHECK_MSG(h_diff == 0 && dx_diff == 0 && g_diff == 0, "bi%s: h %g dx %g grads %g", cell->name, h_diff, dx_diff,
+              g_diff);
+    free(dh);
+    rnn_case_free(&plain);
+    rnn_case_free(&packed);
+}
+
+TEST(nn_bigru_packed_matches_unpacked) { packed_matches_unpacked(&GRU_CELL); }
+TEST(nn_bilstm_packed_matches_unpacked) { packed_matches_unpacked(&LSTM_CELL); }

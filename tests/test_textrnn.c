@@ -1,11 +1,16 @@
 /* test_textrnn.c — the recurrent classifiers on TextRNN's network
- * (src/models/baselines/textrnn*): for each cell and pooling, finite-difference
- * gradients of the whole network and its logits and parameter gradients
- * against a PyTorch reference (tests/ref/textrnn_ref.py: nn.LSTM / nn.GRU on
- * packed sequences, the pooling, the pair features, the classifier); learning
- * small synthetic tasks; checkpoint round trip and exact resume; refused
- * settings. The same for RCNN and HAN (their encoders on this network). The BiLSTM
- * configuration's own tests are test_bilstm.c. */
+ * (src/models/baselines/textrnn*): textrnn for each cell and pooling, bilstm
+ * (its cell=lstm pool=max configuration, the BiLSTM baseline), and RCNN and
+ * HAN (their encoders on this network). Finite-difference gradients of the
+ * whole network, and its logits and parameter gradients against a PyTorch
+ * reference (tests/ref/textrnn_ref.py: nn.LSTM / nn.GRU on packed sequences,
+ * the pooling, the pair features, the classifier); learning small synthetic
+ * tasks (single sentence, a pair task that needs both texts, regression); a
+ * row's prediction independent of the rows padded with it; checkpoint round
+ * trip, exact resume through the optimizer state, and clean refusals of bad
+ * files and settings; pretrained vectors. One file because the four models
+ * are one network: every helper below serves all of them. Tiny sizes: all of
+ * it runs in seconds. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/common.h"
+#include "core/rng.h"
 #include "models/baselines/textrnn.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
@@ -20,7 +26,13 @@
 #include "tests/scratch.h"
 #include "tests/test.h"
 #include "tests/torchref.h"
+#include "train/evaluate.h"
 
+/* Class words "c<class>k<k>" (k < 4) among noise "n<k>" (k < 100). Single
+ * sentence: 1 or 2 class words say the label, lengths 3..14. Pair: a and b
+ * each carry one of 4 topics; label 1 when the topics agree, so neither text
+ * alone tells it. Regression: the score is the number of class-1 words among
+ * 6 (0..5). */
 static const SynthTask TR_SINGLE = {.name = "single", .task = &SYNTH_TASK2, .kind = SYNTH_CLASS,
                                     .class_words = 4, .noise_words = 100, .len_min = 3, .len_max = 14,
                                     .signal_min = 1, .signal_max = 2};
@@ -39,6 +51,7 @@ static cJSON *small_config(const ModelOps *ops, const Task *t, int epochs, const
     cJSON *c = ops->default_config(t);
     if (ops == &RCNN_OPS) set_num(c, "context", 8);
     if (ops == &HAN_OPS) set_num(c, "attention", 16);
+    if (ops == &BILSTM_OPS) set_num(c, "mlp", 16);   /* its default, 512, is for GLUE */
     set_num(c, "epochs", epochs);
     set_num(c, "batch", 32);
     set_num(c, "dim", 16);
@@ -86,8 +99,9 @@ static Dataset small_dataset(const SynthTask *st, int n) {
     return d;
 }
 
-/* Distance to a kink: |u - v| of every pair feature, and the gap between the
- * two largest steps of every max over time. */
+/* The smallest distance of the network to a kink at its current point: |u - v|
+ * of every pair feature, and the gap between the two largest steps of every
+ * max over time. */
 static double net_kink_margin(const TextRnn *m, int n, int T) {
     int R = n * (m->base.pair ? 2 : 1), P = m->P;
     double margin = INFINITY;
@@ -108,8 +122,15 @@ static double net_kink_margin(const TextRnn *m, int n, int T) {
     return margin;
 }
 
-/* A tiny model of ops/cfg on the 4 rows of st with O(1) weights away from
- * kinks (dropout off); NULL when none is found. */
+/* What one perturbation of the check (eps 1e-2 on one weight) can move a pooled
+ * value by, with room to spare: points closer to a kink are skipped. */
+#define NET_KINK_MARGIN 0.02
+
+/* A tiny model of ops/cfg on the 4 rows of st, dropout off (the check needs a
+ * deterministic function), with weights of O(1), not the small init, so that
+ * gradients stand well above the check's noise: the first draw from seed on
+ * that keeps every max and |u - v| NET_KINK_MARGIN from its kink, as a
+ * difference across a kink measures nothing. NULL when none is found. */
 static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, Dataset *d, NetCase *c, uint64_t seed) {
     set_num(cfg, "dim", 5);
     set_num(cfg, "hidden", 4);
@@ -123,7 +144,7 @@ static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, 
     *c = (NetCase){.m = m, .s = (WordSeqs *)ops->encode((Model *)m, d), .rows = {0, 1, 2, 3}, .n = 4};
     Params *p = m->base.params;
     double margin = 0;
-    for (int tries = 0; tries < 5000 && margin < 0.02; tries++, seed += 1000) {
+    for (int tries = 0; tries < 5000 && margin < NET_KINK_MARGIN; tries++, seed += 1000) {
         for (int h = 0; h < params_num_tensors(p); h++) {
             float a = h == m->p.emb ? 2.0f : 1.2f;
             gradcheck_fill(params_data(p, h), params_tensor(p, h)->numel, -a, a, seed + (uint64_t)h);
@@ -131,7 +152,7 @@ static TextRnn *net_model(const ModelOps *ops, cJSON *cfg, const SynthTask *st, 
         net_forward(c);
         margin = net_kink_margin(m, c->n, c->T);
     }
-    if (!CHECK_MSG(margin >= 0.02, "%s: no weights away from kinks (margin %g)", st->name, margin)) {
+    if (!CHECK_MSG(margin >= NET_KINK_MARGIN, "%s: no weights away from kinks (margin %g)", st->name, margin)) {
         ops->encoded_free((Encoded *)c->s);
         ops->free((Model *)m);
         return NULL;
@@ -167,6 +188,9 @@ TEST(textrnn_gradcheck_lstm_attention) { net_gradcheck(&TEXTRNN_OPS, &TR_COUNT, 
 TEST(textrnn_gradcheck_gru_mean_pair) { net_gradcheck(&TEXTRNN_OPS, &TR_PAIR, "gru", "mean", 0); }
 TEST(textrnn_gradcheck_lstm_last) { net_gradcheck(&TEXTRNN_OPS, &TR_SINGLE, "lstm", "last", 6); }
 TEST(textrnn_gradcheck_gru_max) { net_gradcheck(&TEXTRNN_OPS, &TR_SINGLE, "gru", "max", 0); }
+TEST(bilstm_gradcheck_single) { net_gradcheck(&BILSTM_OPS, &TR_SINGLE, "", "", 6); }
+TEST(bilstm_gradcheck_pair) { net_gradcheck(&BILSTM_OPS, &TR_PAIR, "", "", 6); }
+TEST(bilstm_gradcheck_regression) { net_gradcheck(&BILSTM_OPS, &TR_COUNT, "", "", 6); }
 
 /* Logits and every parameter gradient of sum(logits * R) against
  * tests/ref/textrnn_ref.py, which rebuilds the network in PyTorch from the
@@ -279,41 +303,85 @@ TEST(han_sees_sentences) {
 
 /* ---- learning ---- */
 
+/* Trains ops (cfg) on n_train rows of st and wants at least `want` on n_dev
+ * more: accuracy in %, or Pearson r for regression. Frees cfg. */
+static void expect_learns(const ModelOps *ops, const SynthTask *st, cJSON *cfg, int n_train, int n_dev,
+                          uint64_t seed, double want) {
+    double got = synth_learn(ops, st, cfg, n_train, n_dev, seed);
+    CHECK_MSG(got >= want, "%s %s: dev score %.3f, want %g", ops->name, st->name, got, want);
+    cJSON_Delete(cfg);
+}
+
 TEST(textrnn_learns_single_sentence) {
     cJSON *cfg = small_config(&TEXTRNN_OPS, TR_SINGLE.task, 3, "gru", "");   /* attention: the default */
-    double acc = synth_learn(&TEXTRNN_OPS, &TR_SINGLE, cfg, 1500, 400, 11);
-    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
-    cJSON_Delete(cfg);
+    expect_learns(&TEXTRNN_OPS, &TR_SINGLE, cfg, 1500, 400, 11, 95.0);
 }
 
+/* Neither text alone says the label (chance is 50%): the |u - v| and u * v
+ * features must carry it. */
 TEST(textrnn_learns_pairs) {
-    /* Neither text alone says the label (chance is 50%). */
-    cJSON *cfg = small_config(&TEXTRNN_OPS, TR_PAIR.task, 8, "lstm", "mean");
-    double acc = synth_learn(&TEXTRNN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
-    CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
-    cJSON_Delete(cfg);
+    expect_learns(&TEXTRNN_OPS, &TR_PAIR, small_config(&TEXTRNN_OPS, TR_PAIR.task, 8, "lstm", "mean"), 2000, 400, 12,
+                  90.0);
 }
 
-TEST(rcnn_learns) {
-    cJSON *cfg = small_config(&RCNN_OPS, TR_SINGLE.task, 3, "", "");
-    double acc = synth_learn(&RCNN_OPS, &TR_SINGLE, cfg, 1500, 400, 11);
-    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
-    cJSON_Delete(cfg);
-    cfg = small_config(&RCNN_OPS, TR_PAIR.task, 8, "", "");
-    acc = synth_learn(&RCNN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
-    CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
-    cJSON_Delete(cfg);
+TEST(bilstm_learns_single_sentence) {
+    expect_learns(&BILSTM_OPS, &TR_SINGLE, small_config(&BILSTM_OPS, TR_SINGLE.task, 3, "", ""), 1500, 400, 11, 95.0);
 }
 
-TEST(han_learns) {
-    cJSON *cfg = small_config(&HAN_OPS, TR_SINGLE.task, 3, "", "");
-    double acc = synth_learn(&HAN_OPS, &TR_SINGLE, cfg, 1500, 400, 11);
-    CHECK_MSG(acc >= 95.0, "dev accuracy %.1f", acc);
+TEST(bilstm_learns_pairs) {
+    expect_learns(&BILSTM_OPS, &TR_PAIR, small_config(&BILSTM_OPS, TR_PAIR.task, 8, "", ""), 2000, 400, 12, 95.0);
+}
+
+TEST(bilstm_learns_regression) {
+    expect_learns(&BILSTM_OPS, &TR_COUNT, small_config(&BILSTM_OPS, TR_COUNT.task, 4, "", ""), 1200, 300, 21, 0.95);
+}
+
+/* The encoders on their defaults, single sentences and pairs. */
+static void encoder_learns(const ModelOps *ops) {
+    expect_learns(ops, &TR_SINGLE, small_config(ops, TR_SINGLE.task, 3, "", ""), 1500, 400, 11, 95.0);
+    expect_learns(ops, &TR_PAIR, small_config(ops, TR_PAIR.task, 8, "", ""), 2000, 400, 12, 90.0);
+}
+
+TEST(rcnn_learns) { encoder_learns(&RCNN_OPS); }
+TEST(han_learns) { encoder_learns(&HAN_OPS); }
+
+/* ---- padding ---- */
+
+/* A row predicted alone (no padding) and in a batch padded to a much longer
+ * row, in either position, gives the same output. */
+static void padding_invariance(const SynthTask *st) {
+    const Task *t = st->task;
+    Dataset d = synth_dataset(st, 40, 31);
+    free(d.ex[0].a);   /* one long row: 40 words, the others pad to it */
+    Rng r;
+    rng_seed(&r, 32);
+    d.ex[0].a = synth_text(&r, st, 1, 40, 2);
+    cJSON *cfg = small_config(&BILSTM_OPS, t, 1, "", "");
+    Model *m = synth_train(&BILSTM_OPS, &d, cfg, 33);   /* trained a little: not a symmetric init */
+    if (CHECK(m != NULL)) {
+        int K = t->num_labels;
+        Encoded *e = BILSTM_OPS.encode(m, &d);
+        float alone[3], batched[2 * 3];
+        double worst = 0;
+        for (int i = 1; i < d.n; i++) {
+            int rows[2] = {0, i}, rev[2] = {i, 0};
+            evaluate_rows(&BILSTM_OPS, m, e, &i, 1, K, alone);
+            evaluate_rows(&BILSTM_OPS, m, e, rows, 2, K, batched);
+            for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[K + k]));
+            evaluate_rows(&BILSTM_OPS, m, e, rev, 2, K, batched);
+            for (int k = 0; k < K; k++) worst = fmax(worst, fabs(alone[k] - batched[k]));
+        }
+        CHECK_MSG(worst < 1e-6, "%s: padding changed an output by %g", st->name, worst);
+        BILSTM_OPS.encoded_free(e);
+        BILSTM_OPS.free(m);
+    }
     cJSON_Delete(cfg);
-    cfg = small_config(&HAN_OPS, TR_PAIR.task, 8, "", "");
-    acc = synth_learn(&HAN_OPS, &TR_PAIR, cfg, 2000, 400, 12);
-    CHECK_MSG(acc >= 90.0, "pair dev accuracy %.1f", acc);
-    cJSON_Delete(cfg);
+    synth_free(&d);
+}
+
+TEST(bilstm_padding_invariance) {
+    padding_invariance(&TR_SINGLE);
+    padding_invariance(&TR_PAIR);
 }
 
 /* ---- checkpoints ---- */
@@ -326,7 +394,9 @@ static void temp_path(char *out, size_t cap, const char *name) {
 }
 
 /* Save and load give the same predictions; epochs 0-1 in one go equal epoch
- * 0, save weights + state, load, epoch 1 (to the bit). */
+ * 0, save weights + state, free, load both, epoch 1: the same weights to the
+ * bit (Adam's moments, step count and the dropout stream all continue). A
+ * state file that is not one is refused. */
 static void save_load_resume(const ModelOps *ops, const char *cell, const char *pool) {
     const Task *t = TR_SINGLE.task;
     Dataset tr = synth_dataset(&TR_SINGLE, 300, 61), dv = synth_dataset(&TR_SINGLE, 100, 62);
@@ -361,6 +431,11 @@ static void save_load_resume(const ModelOps *ops, const char *cell, const char *
             CHECK_MSG(a->total == b->total && memcmp(a->data, b->data, a->total * sizeof(float)) == 0,
                       "%s: resumed weights equal", ops->name);
         }
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        if (half) CHECK_MSG(ops->load_state(half, wpath) != 0, "%s: weights as state", ops->name);
+        CHECK_MSG(ops->load_state(whole, "/nonexistent/state") != 0, "%s: missing state", ops->name);
+        free(stderr_capture_end(&cap));
     }
     if (whole) ops->free(whole);
     if (half) ops->free(half);
@@ -374,6 +449,59 @@ static void save_load_resume(const ModelOps *ops, const char *cell, const char *
 TEST(textrnn_save_load_resume_exact) { save_load_resume(&TEXTRNN_OPS, "gru", "attention"); }
 TEST(rcnn_save_load_resume_exact) { save_load_resume(&RCNN_OPS, "", ""); }
 TEST(han_save_load_resume_exact) { save_load_resume(&HAN_OPS, "", ""); }
+TEST(bilstm_resume_is_exact) { save_load_resume(&BILSTM_OPS, "", ""); }
+
+/* Pairs and regression: the same predictions after a round trip; another
+ * task's model, a truncated file, a missing one: clean NULLs. */
+TEST(bilstm_save_load_same_predictions) {
+    static const SynthTask *const tasks[] = {&TR_PAIR, &TR_COUNT};
+    for (int k = 0; k < 2; k++) {
+        const Task *t = tasks[k]->task;
+        Dataset tr = synth_dataset(tasks[k], 300, 41 + k), dv = synth_dataset(tasks[k], 100, 51 + k);
+        cJSON *cfg = small_config(&BILSTM_OPS, t, 1, "", "");
+        char path[512];
+        temp_path(path, sizeof path, "model.ckpt");
+        Model *m = synth_train(&BILSTM_OPS, &tr, cfg, 9);
+        if (!CHECK(m != NULL)) continue;
+        CHECK_EQ_INT(BILSTM_OPS.save(m, path), 0);
+        Model *back = BILSTM_OPS.load(path, t);
+        if (CHECK(back != NULL)) {
+            int K = t->num_labels;
+            float *a = synth_predict(&BILSTM_OPS, m, &dv, 64), *b = synth_predict(&BILSTM_OPS, back, &dv, 64);
+            CHECK_MSG(memcmp(a, b, (size_t)dv.n * (size_t)K * sizeof *a) == 0, "%s: identical predictions", tasks[k]->name);
+            CHECK_EQ_INT(BILSTM_OPS.num_params(back), BILSTM_OPS.num_params(m));
+            free(a);
+            free(b);
+            BILSTM_OPS.free(back);
+        }
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        CHECK(BILSTM_OPS.load(path, t == &SYNTH_TASKR ? &SYNTH_TASK2 : &SYNTH_TASKR) == NULL);
+        FILE *f = fopen(path, "r+b");
+        if (f) { CHECK(ftruncate(fileno(f), 100) == 0); fclose(f); }
+        CHECK(BILSTM_OPS.load(path, t) == NULL);
+        CHECK(BILSTM_OPS.load("/nonexistent/model.ckpt", t) == NULL);
+        free(stderr_capture_end(&cap));
+        BILSTM_OPS.free(m);
+        unlink(path);
+        cJSON_Delete(cfg);
+        synth_free(&tr);
+        synth_free(&dv);
+    }
+}
+
+/* ---- user errors ---- */
+
+/* ops' create must fail with one message that names `expect`. */
+static void expect_refused(const ModelOps *ops, const cJSON *cfg, const Dataset *tr, const char *expect) {
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    Model *m = ops->create(cfg, &SYNTH_TASK2, tr, 1);
+    char *msg = stderr_capture_end(&cap);
+    CHECK_MSG(m == NULL && msg && strstr(msg, expect), "%s refused naming '%s': %s", ops->name, expect, msg ? msg : "");
+    if (m) ops->free(m);
+    free(msg);
+}
 
 /* A bilstm checkpoint is not a textrnn one (and the other way round): each
  * model's files say which they are. */
@@ -384,12 +512,7 @@ TEST(textrnn_refuses_settings_and_other_files) {
     for (int i = 0; i < 2; i++) {
         cJSON *cfg = small_config(&TEXTRNN_OPS, &SYNTH_TASK2, 1, "", "");
         set_str(cfg, bad[i][0], bad[i][1]);
-        stderr_capture_begin(&cap);
-        Model *m = TEXTRNN_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
-        char *msg = stderr_capture_end(&cap);
-        CHECK_MSG(m == NULL && msg && strstr(msg, bad[i][1]), "refused %s=%s: %s", bad[i][0], bad[i][1], msg ? msg : "");
-        if (m) TEXTRNN_OPS.free(m);
-        free(msg);
+        expect_refused(&TEXTRNN_OPS, cfg, &tr, bad[i][1]);
         cJSON_Delete(cfg);
     }
     cJSON *cfg = small_config(&BILSTM_OPS, &SYNTH_TASK2, 1, "", "");
@@ -408,6 +531,29 @@ TEST(textrnn_refuses_settings_and_other_files) {
     cJSON_Delete(cfg);
     synth_free(&tr);
 }
+
+TEST(bilstm_bad_config) {
+    Dataset tr = synth_dataset(&TR_SINGLE, 50, 71);
+    cJSON *cfg = small_config(&BILSTM_OPS, &SYNTH_TASK2, 1, "", "");
+    set_str(cfg, "activation", "sigmoid");
+    expect_refused(&BILSTM_OPS, cfg, &tr, "activation 'sigmoid'");
+    set_str(cfg, "activation", "relu");
+    set_num(cfg, "dropout", 1.0);   /* would drop everything */
+    expect_refused(&BILSTM_OPS, cfg, &tr, "dropout");
+    set_num(cfg, "dropout", 0.5);
+    set_num(cfg, "hidden", 2.5);
+    expect_refused(&BILSTM_OPS, cfg, &tr, "hidden");
+    set_num(cfg, "hidden", 16);
+    set_num(cfg, "min_count", 1000000);   /* every word pruned */
+    expect_refused(&BILSTM_OPS, cfg, &tr, "min_count");
+    set_num(cfg, "min_count", 1);
+    set_str(cfg, "vectors", "/nonexistent/vectors.vec");
+    expect_refused(&BILSTM_OPS, cfg, &tr, "/nonexistent/vectors.vec");
+    cJSON_Delete(cfg);
+    synth_free(&tr);
+}
+
+/* ---- empty texts ---- */
 
 /* Empty texts (a batch of only empty ones too) give finite outputs and a
  * training step, in every model of this network. */
@@ -446,5 +592,35 @@ TEST(recurrent_models_empty_texts) {
         cJSON_Delete(cfg);
     }
     synth_free(&d);
+    synth_free(&tr);
+}
+
+/* ---- pretrained vectors ---- */
+
+/* Vectors from a .vec file land in the embedding rows of their words. */
+TEST(bilstm_vectors_init) {
+    Dataset tr = synth_dataset(&TR_SINGLE, 50, 81);
+    cJSON *cfg = small_config(&BILSTM_OPS, &SYNTH_TASK2, 1, "", "");
+    set_num(cfg, "dim", 3);
+    char path[512];
+    temp_path(path, sizeof path, "vectors.vec");
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL)) return;
+    fprintf(f, "2 3\nc1k0 0.5 -0.25 2\nnotaword 1 1 1\n");
+    fclose(f);
+    set_str(cfg, "vectors", path);
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    TextRnn *m = (TextRnn *)BILSTM_OPS.create(cfg, &SYNTH_TASK2, &tr, 1);
+    free(stderr_capture_end(&cap));
+    if (CHECK(m != NULL)) {
+        int id = word_vocab_id(&m->base.vocab, "c1k0", 4);
+        const float *row = params_data(m->base.params, m->p.emb) + (long)id * 3;
+        CHECK(id >= WF_NUM_RESERVED);
+        CHECK(row[0] == 0.5f && row[1] == -0.25f && row[2] == 2.0f);
+        BILSTM_OPS.free((Model *)m);
+    }
+    unlink(path);
+    cJSON_Delete(cfg);
     synth_free(&tr);
 }

@@ -18,7 +18,9 @@
 /* cfg trains for at least 2 epochs in resume; st's task is two-class. */
 void zoo_check_save_load(const ModelOps *ops, const SynthTask *st, const cJSON *cfg);
 void zoo_check_resume_exact(const ModelOps *ops, const SynthTask *st, const cJSON *cfg);
-/* tol: 0 for bit-identical rows; a model whose GEMMs run over its whole batch
+/* Also on a fresh model: a batch of more, shorter rows after one of fewer,
+ * longer rows (an evaluation batch after training batches) predicts as the rest.
+ * tol: 0 for bit-identical rows; a model whose GEMMs run over its whole batch
  * may differ in the last bits (BLAS blocking), so it passes its bound. */
 void zoo_check_batch_independent(const ModelOps *ops, const SynthTask *st, const cJSON *cfg, double tol);
 

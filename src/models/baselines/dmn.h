@@ -53,7 +53,7 @@ typedef struct DmnGru { int w_ih, w_hh, b_ih, b_hh; } DmnGru;
  * recurrences). Facts are counted over the batch: NF = sum of the rows'. */
 typedef struct DmnWork {
     int n, R, T, dropped;           /* rows, sequences (n or 2n), steps; dropout applied */
-    long cap_rt, cap_f, cap_n;
+    long cap_rt, cap_r, cap_f, cap_n;   /* capacities: cells (R T), sequences (R), facts, rows */
     int *ids, *lens, *touched;      /* (R T), (R), (R T) */
     unsigned char *seen;            /* (V) zeroed, for embedding_backward */
     float *x, *dx, *hs, *dhs;       /* (R T D) x2, (R T H) x2 */

@@ -36,12 +36,17 @@ static void dmn_reserve(Dmn *m, int n, int R, int T, long NF) {
     DmnWork *w = &m->w;
     long H = c->hidden, D = c->dim, A = c->attention, P = c->passes, RT = (long)R * T;
     if (!w->seen) w->seen = xcalloc((size_t)word_vocab_size(&m->base.vocab), 1);
-    if (RT > w->cap_rt) {
-        w->cap_rt = RT;
-        grow_int(&w->ids, RT); grow_int(&w->touched, RT); grow_int(&w->lens, R);
-        grow(&w->x, RT * D); grow(&w->dx, RT * D); grow(&w->hs, RT * H); grow(&w->dhs, RT * H);
-        grow(&w->gates, RT * 3 * H); grow(&w->hn, RT * H);
-        grow(&w->scratch, gru_scratch_size((GruDims){.B = R, .T = T, .C = (int)D, .H = (int)H}));
+    /* Cells and sequences grow apart: an evaluation batch of more, shorter
+     * texts than any training batch has more sequences in as many cells (lens
+     * and the GRU's per-sequence scratch once overflowed there). */
+    if (RT > w->cap_rt || R > w->cap_r) {
+        w->cap_rt = RT > w->cap_rt ? RT : w->cap_rt;
+        w->cap_r = R > w->cap_r ? R : w->cap_r;
+        long cr = w->cap_r, ct = (w->cap_rt + cr - 1) / cr;   /* cr x ct covers every R x T within both caps */
+        grow_int(&w->ids, w->cap_rt); grow_int(&w->touched, w->cap_rt); grow_int(&w->lens, cr);
+        grow(&w->x, w->cap_rt * D); grow(&w->dx, w->cap_rt * D); grow(&w->hs, w->cap_rt * H);
+        grow(&w->dhs, w->cap_rt * H); grow(&w->gates, w->cap_rt * 3 * H); grow(&w->hn, w->cap_rt * H);
+        grow(&w->scratch, gru_scratch_size((GruDims){.B = (int)cr, .T = (int)ct, .C = (int)D, .H = (int)H}));
     }
     if (NF > w->cap_f) {
         w->cap_f = NF;

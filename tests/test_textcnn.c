@@ -4,6 +4,7 @@
  * stays frozen), save/load and exact resume, and bad settings / files. */
 #include "tests/scratch.h"
 #include "tests/test.h"
+#include "tests/zoo_checks.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -282,28 +283,13 @@ TEST(textcnn_gradient_pair) { gradcheck_model(&TC_SAME, "[2, 4]", NULL); }
 TEST(textcnn_gradient_multichannel) { gradcheck_model(&TC_ORDER, "[1, 3, 2]", TC_GC_VECTORS); }
 TEST(textcnn_gradient_multichannel_pair) { gradcheck_model(&TC_SAME, "[2, 4]", TC_GC_VECTORS); }
 
-/* A row's output depends on its own words only, not on its batch: the padding
- * never reaches the pooled windows. */
+/* A row's output depends on its own words only, not on its batch (bit for
+ * bit: the padding never reaches the pooled windows), in batches of every
+ * shape (zoo_checks.h). */
 TEST(textcnn_batch_independent) {
-    Dataset d = synth_dataset(&TC_SAME, 40, 21);
     cJSON *cfg = small_config(&SYNTH_TASK2, 1);
-    Model *m = TEXTCNN_OPS.create(cfg, &SYNTH_TASK2, &d, 2);
-    if (CHECK(m != NULL)) {
-        float *all = synth_predict(&TEXTCNN_OPS, m, &d, 0);
-        Encoded *e = TEXTCNN_OPS.encode(m, &d);
-        for (int i = 0; i < d.n; i++) {
-            float one[2];
-            evaluate_rows(&TEXTCNN_OPS, m, e, &i, 1, 2, one);
-            if (!CHECK_MSG(one[0] == all[2 * i] && one[1] == all[2 * i + 1], "row %d alone %g, in batch %g", i,
-                           one[0], all[2 * i]))
-                break;
-        }
-        TEXTCNN_OPS.encoded_free(e);
-        free(all);
-        TEXTCNN_OPS.free(m);
-    }
+    zoo_check_batch_independent(&TEXTCNN_OPS, &TC_SAME, cfg, 0);
     cJSON_Delete(cfg);
-    synth_free(&d);
 }
 
 /* ---- checkpoints ---- */

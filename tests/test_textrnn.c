@@ -25,6 +25,7 @@
 #include "tests/synth_task.h"
 #include "tests/scratch.h"
 #include "tests/test.h"
+#include "tests/zoo_checks.h"
 #include "tests/torchref.h"
 #include "train/evaluate.h"
 
@@ -382,6 +383,17 @@ static void padding_invariance(const SynthTask *st) {
 TEST(bilstm_padding_invariance) {
     padding_invariance(&TR_SINGLE);
     padding_invariance(&TR_PAIR);
+}
+
+/* Batches of every shape (a batch of more, shorter rows after fewer, longer
+ * ones too: the workspace grows by rows and by cells apart), each row as alone. */
+TEST(textrnn_rcnn_han_batch_independent) {
+    const ModelOps *ops[3] = {&TEXTRNN_OPS, &RCNN_OPS, &HAN_OPS};
+    for (int i = 0; i < 3; i++) {
+        cJSON *cfg = small_config(ops[i], TR_PAIR.task, 1, "", "");
+        zoo_check_batch_independent(ops[i], &TR_PAIR, cfg, 1e-5);   /* the GEMMs span the batch */
+        cJSON_Delete(cfg);
+    }
 }
 
 /* ---- checkpoints ---- */

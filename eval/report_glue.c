@@ -303,7 +303,7 @@ static void add_compare(Table *tb, const ReportInput *x) {
     for (const cJSON *m = models->child; m; m = m->next) {
         const cJSON *gseeds = cJSON_GetObjectItemCaseSensitive(m, "glue_seeds");
         int n = cJSON_GetArraySize(gseeds);
-        char src[96], with[64] = "";
+        char src[128], with[64] = "";
         /* The majority class is counted from the data: no seed, nothing trained. */
         int trained = strcmp(json_str(m, "model", ""), "majority") != 0;
         /* A row of other settings (compare --init/--set, "bert *" in its

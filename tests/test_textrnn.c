@@ -20,6 +20,7 @@
 #include "core/common.h"
 #include "core/rng.h"
 #include "models/baselines/textrnn.h"
+#include "tasks/task.h"
 #include "tests/capture.h"
 #include "tests/gradcheck.h"
 #include "tests/synth_task.h"
@@ -345,6 +346,26 @@ static void encoder_learns(const ModelOps *ops) {
 
 TEST(rcnn_learns) { encoder_learns(&RCNN_OPS); }
 TEST(han_learns) { encoder_learns(&HAN_OPS); }
+
+/* ---- defaults ---- */
+
+/* Epochs by the task: 2 on a large single-label task (SST-2), 10 on a small
+ * one (CoLA) and on a multi-label one of any size (GoEmotions). */
+TEST(textrnn_family_epochs_by_task) {
+    const ModelOps *ops[4] = {&TEXTRNN_OPS, &BILSTM_OPS, &RCNN_OPS, &HAN_OPS};
+    const char *tasks[3] = {"sst2", "cola", "goemotions"};
+    const int want[3] = {2, 10, 10};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3; k++) {
+            const Task *t = task_find(tasks[k]);
+            if (!CHECK(t != NULL)) return;
+            cJSON *c = ops[i]->default_config(t);
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "epochs");
+            CHECK_MSG(cJSON_IsNumber(e) && e->valueint == want[k], "%s on %s: epochs %d, want %d", ops[i]->name,
+                      tasks[k], cJSON_IsNumber(e) ? e->valueint : -1, want[k]);
+            cJSON_Delete(c);
+        }
+}
 
 /* ---- padding ---- */
 

@@ -111,16 +111,16 @@ static int zoo_row_words(const Example *x) {
  * out (n rows, into rows). */
 static int zoo_short_after_long(const ModelOps *ops, Model *m, const Encoded *e, const Dataset *d, int K,
                                 int *rows, float *out) {
-    int by_len[64], n = d->n < 64 ? d->n : 64;
-    for (int i = 0; i < n; i++) by_len[i] = i;
+    int by_len[64], words[64], n = d->n < 64 ? d->n : 64;
+    for (int i = 0; i < n; i++) by_len[i] = i, words[i] = zoo_row_words(&d->ex[i]);
     for (int i = 1; i < n; i++)   /* insertion sort, shortest first */
-        for (int j = i; j > 0 && zoo_row_words(&d->ex[by_len[j]]) < zoo_row_words(&d->ex[by_len[j - 1]]); j--) {
+        for (int j = i; j > 0 && words[by_len[j]] < words[by_len[j - 1]]; j--) {
             int t = by_len[j]; by_len[j] = by_len[j - 1]; by_len[j - 1] = t;
         }
-    int longest[2] = {by_len[n - 1], by_len[n - 2]}, cells = 2 * zoo_row_words(&d->ex[longest[0]]), k = 0;
+    int longest[2] = {by_len[n - 1], by_len[n - 2]}, cells = 2 * words[longest[0]], k = 0;
     float two[2 * 8];
     evaluate_rows(ops, m, e, longest, 2, K, two);
-    while (k < n - 2 && k < 16 && (k + 1) * zoo_row_words(&d->ex[by_len[k]]) <= cells) rows[k] = by_len[k], k++;
+    while (k < n - 2 && k < 16 && (k + 1) * words[by_len[k]] <= cells) rows[k] = by_len[k], k++;
     CHECK_MSG(k > 2, "%s: the fixture's rows are too alike in length to test a batch of more, shorter rows", ops->name);
     evaluate_rows(ops, m, e, rows, k, K, out);
     return k;

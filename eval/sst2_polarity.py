@@ -62,6 +62,19 @@ def corpus_counts(files):
     return counts
 
 
+def wordpiece_count(word, vocab):
+    """How many pieces BERT's greedy longest-match-first WordPiece cuts a word into (0: no cut exists)."""
+    pieces, start = 0, 0
+    while start < len(word):
+        end = len(word)
+        while end > start and (word[start:end] if start == 0 else "##" + word[start:end]) not in vocab:
+            end -= 1
+        if end == start:
+            return 0
+        pieces, start = pieces + 1, end
+    return pieces
+
+
 def polarity_words(texts, labels):
     pos, neg = collections.Counter(), collections.Counter()
     for text, y in zip(texts, labels):
@@ -98,6 +111,7 @@ def main():
     ap.add_argument("--glue", required=True)
     ap.add_argument("--run", action="append", required=True, help="NAME=DIR; the first is compared with the second")
     ap.add_argument("--corpus", action="append", required=True)
+    ap.add_argument("--vocab", default="../shared/models/vocab/bert-base-uncased-vocab.txt")
     ap.add_argument("--data", default="data/glue/SST-2")
     ap.add_argument("--out", default="results")
     args = ap.parse_args()
@@ -110,6 +124,9 @@ def main():
     dev_words = [TOKEN.findall(t.lower()) for t in dev]
     polar_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w in polar] or [0]
     other_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w not in polar] or [0]
+    with open(args.vocab, encoding="utf-8") as f:
+        vocab = {line.rstrip("\n") for line in f}
+    split_polar = {w for w in polar if w.isalpha() and wordpiece_count(w, vocab) != 1}
     top = sorted(polar, key=lambda w: -(pos[w] + neg[w]))[:15]
     result = {
         "command": "python3 eval/sst2_polarity.py " + " ".join(sys.argv[1:]),
@@ -122,6 +139,8 @@ def main():
                        "other": {"tokens": len(other_tok), "median_count": float(np.median(other_tok)),
                                  "per_million": round(1e6 * float(np.median(other_tok)) / total, 1)}},
         "frequent_polarity_words": {w: counts.get(w, 0) for w in top},
+        "polarity_words_split": len(split_polar),
+        "frequent_split_polarity_words": sorted(split_polar, key=lambda w: -(pos[w] + neg[w]))[:15],
         "splits": {},
     }
     buckets = {
@@ -129,6 +148,7 @@ def main():
         "a polarity word seen < 1,000 times in pretraining": lambda ws: any(
             w in polar and counts.get(w, 0) < 1000 for w in ws),
         "no polarity word": lambda ws: not any(w in polar for w in ws),
+        "a polarity word the vocabulary splits into pieces": lambda ws: any(w in split_polar for w in ws),
         "a negation (not, n't, no, never, nothing)": lambda ws: any(
             w in ("not", "t", "no", "never", "nothing") for w in ws),
         "longer than 20 words": lambda ws: len(ws) > 20,

@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 
@@ -63,7 +64,9 @@ def corpus_counts(files):
 
 
 def wordpiece_count(word, vocab):
-    """How many pieces BERT's greedy longest-match-first WordPiece cuts a word into (0: no cut exists)."""
+    """How many pieces BERT's greedy longest-match-first WordPiece cuts a word into (0: no cut exists),
+    after the uncased tokenizer's accent stripping ("é" is "e")."""
+    word = "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn")
     pieces, start = 0, 0
     while start < len(word):
         end = len(word)

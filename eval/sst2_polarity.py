@@ -189,8 +189,10 @@ def main():
     os.replace(path + ".tmp", path)
     md = ["# " + TITLE, "",
           "Written by `%s` (%s)." % (result["command"], result["glue"]), "",
-          "Pretraining text: %s words. Polarity words (SST-2 training phrases, |log-odds| > %.1f, in >= %d phrases): %d."
-          % (format(total, ","), POLARITY_LOG_ODDS, POLARITY_MIN_PHRASES, len(polar)),
+          "Pretraining text: %s words. Polarity words (SST-2 training phrases, |log-odds| > %.1f, in >= %d phrases): %d,"
+          " of which the vocabulary (%s) splits %d into word pieces (the most frequent: %s)."
+          % (format(total, ","), POLARITY_LOG_ODDS, POLARITY_MIN_PHRASES, len(polar), os.path.basename(args.vocab),
+             len(split_polar), ", ".join(result["frequent_split_polarity_words"])),
           "In the dev set's %d polarity-word tokens the median word occurs %.1f times per million words of the"
           " pretraining text; its %d other word tokens, %.1f per million." %
           (len(polar_tok), result["dev_tokens"]["polarity"]["per_million"], len(other_tok),

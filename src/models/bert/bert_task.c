@@ -108,9 +108,9 @@ static const SettingSpec BERT_SETTINGS[] = {
  * (tiny, 4 epochs, dev) 3e-4 gave STS-B Pearson 16.5 and CoLA MCC 12.9 where
  * 1e-4 gave 5.6 and 3.5. Larger encoders (base) want 2e-5..5e-5: --lr.
  * SST-2 is ~30x larger than the other small tasks: 3 epochs there (ELECTRA's
- * recipe; 82.73 over 5 seeds against 81.45 with 2, higher in every seed,
+ * recipe; 82.73 over 5 seeds against 81.44 with 2, higher in every seed,
  * results/finetune_protocol_sst2_electra_mini.md), in batches grouped by
- * length (3.1x fewer padded token slots: a run fits make run's minutes; on
+ * length (3.1x fewer padded token slots: make run stays under 8 minutes; on
  * the tiny encoder it cost 0.88 accuracy, standard error 0.59, over 3 seeds:
  * results/finetune_protocol_sst2.md). STS-B: the joined pair
  * ("cross") for 10 epochs, ELECTRA's recipe; on the ELECTRA-mini it scored

@@ -22,7 +22,6 @@ import os
 import re
 import subprocess
 import sys
-import unicodedata
 
 import numpy as np
 
@@ -63,19 +62,14 @@ def corpus_counts(files):
     return counts
 
 
-def wordpiece_count(word, vocab):
-    """How many pieces BERT's greedy longest-match-first WordPiece cuts a word into (0: no cut exists),
-    after the uncased tokenizer's accent stripping ("é" is "e")."""
-    word = "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn")
-    pieces, start = 0, 0
-    while start < len(word):
-        end = len(word)
-        while end > start and (word[start:end] if start == 0 else "##" + word[start:end]) not in vocab:
-            end -= 1
-        if end == start:
-            return 0
-        pieces, start = pieces + 1, end
-    return pieces
+def split_by_wordpiece(glue, words, vocab):
+    """The words the vocabulary's WordPiece (glue tokenize: BERT's uncased cleaning, greedy longest match)
+    cuts into more than one piece."""
+    words = sorted(words)
+    out = subprocess.run([glue, "tokenize", "--vocab", vocab], input="\n".join(words) + "\n", capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert len(out) == len(words), (len(out), len(words))
+    return {w for w, line in zip(words, out) if len(line.split("\t")[0].split()) != 1}
 
 
 def polarity_words(texts, labels):
@@ -127,9 +121,7 @@ def main():
     dev_words = [TOKEN.findall(t.lower()) for t in dev]
     polar_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w in polar] or [0]
     other_tok = [counts.get(w, 0) for ws in dev_words for w in ws if w.isalpha() and w not in polar] or [0]
-    with open(args.vocab, encoding="utf-8") as f:
-        vocab = {line.rstrip("\n") for line in f}
-    split_polar = {w for w in polar if w.isalpha() and wordpiece_count(w, vocab) != 1}
+    split_polar = split_by_wordpiece(args.glue, [w for w in polar if w.isalpha()], args.vocab)
     top = sorted(polar, key=lambda w: -(pos[w] + neg[w]))[:15]
     result = {
         "command": "python3 eval/sst2_polarity.py " + " ".join(sys.argv[1:]),

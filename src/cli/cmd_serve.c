@@ -8,6 +8,7 @@
 #include "core/common.h"
 #include "core/crc32.h"
 #include "core/files.h"
+#include "core/interrupt.h"
 #include "serve/server.h"
 
 #include <limits.h>
@@ -198,6 +199,12 @@ int cmd_serve(int argc, char **argv) {
     double drain;
     int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);
     if (rc) return rc;
+    /* Recorded from here on, whichever thread the signal lands on (OpenBLAS
+     * and OpenMP start threads no signal mask set here could reach: a sigwait
+     * lost the signals the kernel gave them, and the process died of SIGTERM,
+     * exit 143, instead of draining). A signal during the warm-up is answered
+     * once the server is up: it starts, drains nothing and stops, exit 0. */
+    interrupt_begin();
     ServeModel models[SERVE_MAX_MODELS] = {0};
     /* No text is longer than the body that carries it: --max-text 99999999999
      * had the warm-up allocate 100 GB, and abort. */
@@ -205,20 +212,15 @@ int cmd_serve(int argc, char **argv) {
     ServeReady ready = {.runs = runs, .n = nruns, .threads = threads, .max_batch = cfg.max_batch,
                         .max_text = longest, .models = models};
     if (serve_ready(&ready) != 0) {
+        interrupt_end();
         serve_close(models, nruns);
         return EXIT_FAILED;
     }
-    /* Every thread started from here on (libmicrohttpd's, the inference
-     * threads) inherits the block: the signals come to sigwait below. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
     char err[512];
     Server *s = server_start(models, nruns, &cfg, err, sizeof err);
     if (!s) {
         user_error_usage(NULL, "%s", err);
+        interrupt_end();
         serve_close(models, nruns);
         return EXIT_FAILED;
     }
@@ -227,13 +229,13 @@ int cmd_serve(int argc, char **argv) {
         fprintf(stderr, "%s%s: %s on %s", i ? ", " : "", models[i].name, glue_model_kind(models[i].model),
                 glue_task(models[i].model));
     fprintf(stderr, ")\n");
-    int sig = 0;
-    sigwait(&stop, &sig);
+    int sig = interrupt_wait();
     fprintf(stderr, "glue serve: %s: answering the requests in flight, then stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     int left = server_drain(s, drain);
     server_stop(s);
     serve_close(models, nruns);
     if (left) user_warning("%d requests were still unanswered after --drain-seconds %g", left, drain);
+    interrupt_end();
     fprintf(stderr, "glue serve: stopped\n");
     return 0;
 }

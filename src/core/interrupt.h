@@ -5,7 +5,10 @@
  * default action), so a run stuck in a save can still be stopped.
  *
  * The training loop of every run (fine-tuning, pretraining, translation)
- * reads it at its step boundaries. */
+ * reads it at its step boundaries; glue serve waits for it (interrupt_wait).
+ * Whichever thread the kernel hands the signal to runs the handler, so a
+ * library's own threads (OpenBLAS, OpenMP, the HTTP server's) need no
+ * signal mask for the signal to be recorded rather than kill the process. */
 #ifndef GLUE_INTERRUPT_H
 #define GLUE_INTERRUPT_H
 
@@ -13,6 +16,8 @@
 void interrupt_begin(void);
 /* The signal received since interrupt_begin (SIGINT or SIGTERM), or 0. */
 int interrupt_pending(void);
+/* Blocks until SIGINT or SIGTERM arrives (after interrupt_begin); returns it. */
+int interrupt_wait(void);
 /* "interrupted (SIGINT)" / "terminated (SIGTERM)" for messages. */
 const char *interrupt_name(int sig);
 /* Restores the previous handlers and forgets a pending signal. */

@@ -65,6 +65,10 @@ int kill_loop_signal(const char *cmd, const char *watch, int sig) {
     int st;
     while (waitpid(pid, &st, WNOHANG) == 0) {
         if (file_version(watch) != before) {
+            /* Twice back to back, as timeout(1) sends it (to the command,
+             * then to its process group): one request, not a second one
+             * that would kill the run in the middle of its save. */
+            kill(pid, sig);
             kill(pid, sig);
             waitpid(pid, &st, 0);
             break;

@@ -30,8 +30,9 @@ typedef struct KillLoop {
 KillLoop kill_loop(const char *first, const char *resume, const char *watch, double max_delay, int kills,
                    uint64_t seed);
 
-/* Starts cmd, sends it signal sig once it has saved a resume point (`watch`
- * changed), and returns its exit status (a clean stop on SIGTERM: 143). */
+/* Starts cmd, sends it signal sig (twice back to back, as timeout(1) does)
+ * once it has saved a resume point (`watch` changed), and returns its exit
+ * status (a clean stop on SIGTERM: 143). */
 int kill_loop_signal(const char *cmd, const char *watch, int sig);
 
 /* Wall time of running cmd to its end (for max_delay); its exit status in *status. */

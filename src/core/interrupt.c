@@ -1,29 +1,49 @@
-/* interrupt.c — SIGINT/SIGTERM recorded for the training loops (see interrupt.h). */
+/* interrupt.c — SIGINT/SIGTERM recorded for the training loops and glue serve
+ * (see interrupt.h). */
 #include "core/interrupt.h"
 
 #include <errno.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 /* The one piece of global state: a signal handler can reach nothing else.
  * The semaphore wakes interrupt_wait: sem_post is async-signal-safe, and it
  * wakes the waiter whichever thread ran the handler (a sigwait in one thread
  * misses a signal the kernel gives to a thread that did not block it). */
 static volatile sig_atomic_t pending;
+static atomic_llong first_ms;   /* when the recorded signal came (lock-free: safe in a handler) */
 static sem_t arrived;
 static struct sigaction old_int, old_term;
 
+static long long monotonic_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);   /* async-signal-safe (POSIX.1-2008) */
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static void on_signal(int sig) {
-    pending = sig;
-    sem_post(&arrived);
+    long long now = monotonic_ms();
+    if (!pending) {
+        atomic_store(&first_ms, now);
+        pending = sig;
+        sem_post(&arrived);
+        return;
+    }
+    /* The same request twice: timeout(1) signals the command and then its
+     * process group, back to back, and the second killed runs (and servers)
+     * in the middle of saving (draining). */
+    if (sig == pending && now - atomic_load(&first_ms) < INTERRUPT_REPEAT_MS) return;
+    signal(sig, SIG_DFL);   /* a second request acts at once */
+    raise(sig);
 }
 
 void interrupt_begin(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;   /* a second signal: the default action */
     sigemptyset(&sa.sa_mask);
     pending = 0;
     sem_init(&arrived, 0, 0);

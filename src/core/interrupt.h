@@ -2,7 +2,10 @@
  * (a job scheduler): the handler only records the signal; the training loop
  * reads it at a step boundary, saves what --resume needs, says how to
  * continue, and returns 128 + signal. A second signal acts at once (the
- * default action), so a run stuck in a save can still be stopped.
+ * default action), so a run stuck in a save can still be stopped; the same
+ * signal again within INTERRUPT_REPEAT_MS is the same request delivered
+ * twice (timeout(1) sends it to the command and then to its process group)
+ * and is ignored.
  *
  * The training loop of every run (fine-tuning, pretraining, translation)
  * reads it at its step boundaries; glue serve waits for it (interrupt_wait).
@@ -11,6 +14,8 @@
  * signal mask for the signal to be recorded rather than kill the process. */
 #ifndef GLUE_INTERRUPT_H
 #define GLUE_INTERRUPT_H
+
+#define INTERRUPT_REPEAT_MS 1000
 
 /* Installs the handlers (the previous ones are kept for interrupt_end). */
 void interrupt_begin(void);

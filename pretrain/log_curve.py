@@ -2,7 +2,7 @@
 """log_curve.py — the curve table of a model card from a pretraining log.
 
 Training MLM loss and accuracy averaged over the last 50 steps (5 logged values) at
-every 500th step, with the held-out evaluations the run made at those steps. An
+every 500th step and the last, with the held-out evaluations the run made at those steps. An
 ELECTRA run's log: the generator's masked LM and the discriminator's loss and
 accuracy in place of the MLM columns.
 usage: pretrain/log_curve.py RUN/log.jsonl[.gz]   (prints a Markdown table)"""
@@ -23,7 +23,8 @@ if electra:   # the generator's masked LM, the discriminator's replaced-token de
 else:
     print("| step | tokens seen | train MLM loss | train MLM acc | held-out loss | held-out acc | wall hours |")
     print("|---|---|---|---|---|---|---|")
-for s in range(500, tr[-1]["step"] + 1, 500):
+end = tr[-1]["step"]
+for s in list(range(500, end + 1, 500)) + ([end] if end % 500 else []):   # and the run's last step
     w = [r for r in tr if r["step"] <= s][-5:]
     if not w:
         continue

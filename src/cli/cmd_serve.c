@@ -199,11 +199,13 @@ int cmd_serve(int argc, char **argv) {
     double drain;
     int rc = serve_parse(argc, argv, &cfg, runs, &nruns, &threads, &drain);
     if (rc) return rc;
-    /* Recorded from here on, whichever thread the signal lands on (OpenBLAS
-     * and OpenMP start threads no signal mask set here could reach: a sigwait
-     * lost the signals the kernel gave them, and the process died of SIGTERM,
-     * exit 143, instead of draining). A signal during the warm-up is answered
-     * once the server is up: it starts, drains nothing and stops, exit 0. */
+    /* Recorded from here on, whichever thread the signal lands on. A sigwait
+     * behind a signal mask did not do: OpenBLAS and OpenMP start threads
+     * before any mask can reach them, and timeout(1)'s second SIGTERM (it
+     * signals the command, then its process group) went to one of them and
+     * killed the server, exit 143, instead of draining. A signal during the
+     * warm-up is answered once the server is up: it starts, drains nothing
+     * and stops, exit 0. */
     interrupt_begin();
     ServeModel models[SERVE_MAX_MODELS] = {0};
     /* No text is longer than the body that carries it: --max-text 99999999999

@@ -65,8 +65,9 @@ TEST(serve_options_out_of_range_refused) {
                          "--epochs 1 --out days --threads 1", 0, NULL);
     /* Each under a timeout: a server that starts stops on SIGTERM, exit 0,
      * also when the signal comes during the warm-up (about a second with a
-     * 1 MiB text): it used to die of it, exit 143, and so did a server whose
-     * signal the kernel gave to an OpenBLAS or OpenMP thread. */
+     * 1 MiB text): it used to die of it, exit 143, and so did a server that
+     * got timeout's second SIGTERM (to the process group) on an OpenBLAS or
+     * OpenMP thread. */
     static const struct { const char *opts, *after; int want; const char *says; } RUNS[] = {
         {"--run =days", "5", 2, "the model's name is empty"},
         /* serves: the warm-up's text is at most a body long */

@@ -55,7 +55,8 @@ void *xaligned_alloc(size_t n);
  * allocates only through them, so an unchanged count means no allocation. */
 unsigned long xalloc_calls(void);
 
-/* Monotonic wall clock in seconds. */
+/* Monotonic wall clock in seconds (async-signal-safe: only clock_gettime;
+ * core/interrupt.c's handler reads it). */
 double now_seconds(void);
 /* User + system CPU seconds of every thread of this process so far. */
 double cpu_seconds(void);

@@ -2,12 +2,13 @@
  * (see interrupt.h). */
 #include "core/interrupt.h"
 
+#include "core/common.h"
+
 #include <errno.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 /* The one piece of global state: a signal handler can reach nothing else.
  * The semaphore wakes interrupt_wait: sem_post is async-signal-safe, and it
@@ -18,14 +19,8 @@ static atomic_llong first_ms;   /* when the recorded signal came (lock-free: saf
 static sem_t arrived;
 static struct sigaction old_int, old_term;
 
-static long long monotonic_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);   /* async-signal-safe (POSIX.1-2008) */
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void on_signal(int sig) {
-    long long now = monotonic_ms();
+    long long now = (long long)(now_seconds() * 1000);
     if (!pending) {
         atomic_store(&first_ms, now);
         pending = sig;

@@ -466,7 +466,7 @@ static int print_version(void) {
     printf("glue %s (commit %s), C11, built for x86-64-v2 with hot loops chosen at run time\n", GLUE_VERSION,
            provenance_commit());
     printf(
-           "kernels: %s (this CPU supports up to %s%s; GLUE_KERNELS=portable|avx2|avx512|avx512bf16 lowers it)\n"
+           "kernels: %s (this CPU supports up to %s%s; GLUE_KERNELS=portable|avx2|avx512|avx512bf16|amx lowers it)\n"
            "gemm: %s (GLUE_GEMM=openblas|own forces one)\n"
            "cpu: %s\n",
            kernels_level_name(kernels_level()), kernels_level_name(kernels_cpu_level()),

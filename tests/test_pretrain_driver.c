@@ -23,6 +23,7 @@
 #include "core/files.h"
 #include "core/gemm_bf16.h"
 #include "core/half.h"
+#include "core/kernels.h"
 #include "core/rng.h"
 #include "train/run_dir.h"
 #include "optim/schedule.h"
@@ -789,9 +790,10 @@ static void summary_precision(const char *dir, char *out, size_t cap) {
     cJSON_Delete(j);
 }
 
-/* precision=bf16: with the bf16 dot product, the run trains with bf16
- * products (its losses are not fp32's, stay within bf16 rounding of them at
- * the start and fall as far), and summary.json says bf16; a run resumed with
+/* precision=bf16: with a bf16 product (AMX tiles where the CPU has them, else
+ * vdpbf16ps), the run trains with bf16 products (its losses are not fp32's,
+ * stay within bf16 rounding of them at the start and fall as far), and
+ * summary.json says bf16; a run resumed with
  * the other precision is accepted; without it (a level below avx512bf16)
  * the run says so once and gives exactly the fp32 run's losses. */
 TEST(pretrain_driver_bf16_precision) {
@@ -804,7 +806,9 @@ TEST(pretrain_driver_bf16_precision) {
     char args[512], dir[256], prec[16], *out;
     Log f32, b16, low;
     const char *runs[3] = {"fp32", "bf16", "low"};
-    const char *launch[3] = {"GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512bf16", "GLUE_KERNELS=avx512"};
+    /* The bf16 run on the CPU's own bf16 product: AMX tiles where it has them. */
+    const char *bf16_level = kernels_cpu_level() >= KERN_AMX ? "GLUE_KERNELS=amx" : "GLUE_KERNELS=avx512bf16";
+    const char *launch[3] = {"GLUE_KERNELS=avx512bf16", bf16_level, "GLUE_KERNELS=avx512"};
     for (int i = 0; i < 3; i++) {
         snprintf(args, sizeof args, "--set steps=150 --set checkpoint_every=50 %s --out %s/%s",
                  i ? "--set precision=bf16" : "", fx.dir, runs[i]);

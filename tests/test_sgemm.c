@@ -9,6 +9,7 @@
  * |diff| <= 2 (K + 2) 2^-24 sum_k |a_k b_k| (+ the beta term's rounding), so a
  * wrong element (off by O(1) of the scale) cannot pass. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,24 +138,17 @@ TEST(sgemm_backend_choice) {
     free(out);
 }
 
-/* MATMUL_BF16 (core/gemm_bf16's pairs through core/sgemm's blocked loop):
- * matmul equals the naive product of the operands rounded to bf16 within the
- * fp32 sum's bound, for every transpose, odd K (a pair padded with zero),
- * ragged tiles, both A paths (unpacked at N <= 128), K slices and row blocks,
- * and the thread split; the unrounded product is NOT within it (the bf16 path
- * ran); attention's matmul_strided and calls inside a parallel region stay
- * fp32; and the precision is refused below the avx512bf16 level. */
-TEST(sgemm_matmul_bf16_products) {
-    if (!gemm_bf16_available()) {
-        test_skip("this CPU has no AVX512-BF16");
-        return;
-    }
-    KernLevel prev_level = kernels_force(KERN_AVX512);
-    CHECK(matmul_set_precision(MATMUL_BF16) == -1 && matmul_precision() == MATMUL_FP32);
-    kernels_force(KERN_AVX512BF16);
+/* MATMUL_BF16 at one kernel level: matmul equals the naive product of the
+ * operands rounded to bf16 within the fp32 sum's bound, for every transpose,
+ * odd K (a pair padded with zero), ragged tiles and blocks, K slices and row
+ * blocks, and the thread split; the unrounded product is NOT within it (the
+ * bf16 path ran). */
+static void check_bf16_products(KernLevel level) {
+    kernels_force(level);
     CHECK(matmul_set_precision(MATMUL_BF16) == MATMUL_FP32);
-    const int shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 33, 17}, {25, 40, 600}, {200, 70, 64},
-                             {200, 140, 515}, {3, 4100, 9}, {129, 129, 1031}, {608, 300, 256}};
+    const int shapes[][3] = {{1, 1, 1},      {7, 5, 3},        {13, 33, 17},     {25, 40, 600},  {200, 70, 64},
+                             {200, 140, 515}, {3, 4100, 9},    {129, 129, 1031}, {608, 300, 256}, {33, 47, 65},
+                             {64, 64, 32},   {100, 1000, 40}};
     Rng r;
     rng_seed(&r, 17);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -186,11 +180,32 @@ TEST(sgemm_matmul_bf16_products) {
                     if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
                     off_fp32 = fmax(off_fp32, fabs(got - (alpha * exact + beta * prev)) / bound);
                 }
-            CHECK_MSG(worst <= 1.0, "M%d N%d K%d ta%d tb%d: worst diff %.3g of the bound", M, N, K, ta, tb, worst);
+            CHECK_MSG(worst <= 1.0, "%s: M%d N%d K%d ta%d tb%d: worst diff %.3g of the bound",
+                      kernels_level_name(level), M, N, K, ta, tb, worst);
             /* One-element products may round exactly; every longer one does not. */
-            if (K >= 3) CHECK_MSG(off_fp32 > 1.0, "M%d N%d K%d ta%d tb%d: equals fp32", M, N, K, ta, tb);
+            if (K >= 3)
+                CHECK_MSG(off_fp32 > 1.0, "%s: M%d N%d K%d ta%d tb%d: equals fp32", kernels_level_name(level), M, N, K,
+                          ta, tb);
             free(A); free(B); free(C); free(C0);
         }
+    matmul_set_precision(MATMUL_FP32);
+}
+
+/* MATMUL_BF16 on core/gemm_bf16's pairs through core/sgemm's blocked loop
+ * (avx512bf16: both A paths, unpacked at N <= 128); attention's matmul_strided and calls inside a parallel region
+ * stay fp32; and the precision is refused below the avx512bf16 level. */
+TEST(sgemm_matmul_bf16_products) {
+    if (!gemm_bf16_available()) {
+        test_skip("this CPU has no AVX512-BF16");
+        return;
+    }
+    KernLevel prev_level = kernels_force(KERN_AVX512);
+    CHECK(matmul_set_precision(MATMUL_BF16) == -1 && matmul_precision() == MATMUL_FP32);
+    check_bf16_products(KERN_AVX512BF16);
+    kernels_force(KERN_AVX512BF16);
+    Rng r;
+    rng_seed(&r, 17);
+    CHECK(matmul_set_precision(MATMUL_BF16) == MATMUL_FP32);
     /* Attention's products and calls from inside a parallel region: fp32 (the
      * naive product within the fp32 bound). */
     enum { M = 64, N = 48, K = 96 };
@@ -211,4 +226,38 @@ TEST(sgemm_matmul_bf16_products) {
     free(A); free(B); free(C1); free(C2); free(C3);
     matmul_set_precision(MATMUL_FP32);
     kernels_force(prev_level);
+}
+
+/* MATMUL_BF16 on core/gemm_amx's tiles (the amx level): the same bound for
+ * every shape and transpose (32 x 32 blocks with ragged edges, pairs padded to
+ * 16, transposed operands turned in registers), and the same numbers on one
+ * thread as on the pool (a block's sums do not depend on the split). */
+TEST(sgemm_matmul_bf16_amx_tiles) {
+    if (kernels_cpu_level() < KERN_AMX) {
+        test_skip("this CPU has no AMX (or the kernel does not grant its tiles)");
+        return;
+    }
+    KernLevel prev_level = kernels_level();
+    check_bf16_products(KERN_AMX);
+    enum { M = 300, N = 200, K = 333 };
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+    float *C1 = malloc(sizeof(float) * M * N), *C2 = malloc(sizeof(float) * M * N);
+    Rng r;
+    rng_seed(&r, 5);
+    for (int i = 0; i < M * K; i++) A[i] = rng_normal(&r);
+    for (int i = 0; i < K * N; i++) B[i] = rng_normal(&r);
+    matmul_set_precision(MATMUL_BF16);
+    for (int t = 0; t < 4; t++) {
+        MatTrans ta = t & 1 ? MAT_T : MAT_N, tb = t >> 1 ? MAT_T : MAT_N;
+        matmul(C1, A, B, M, N, K, ta, tb, 1.0f, 0.0f);
+        int prev_threads = omp_get_max_threads();
+        omp_set_num_threads(1);
+        matmul(C2, A, B, M, N, K, ta, tb, 1.0f, 0.0f);
+        omp_set_num_threads(prev_threads);
+        CHECK_MSG(memcmp(C1, C2, sizeof(float) * M * N) == 0, "ta%d tb%d: one thread differs from %d", t & 1, t >> 1,
+                  prev_threads);
+    }
+    matmul_set_precision(MATMUL_FP32);
+    kernels_force(prev_level);
+    free(A); free(B); free(C1); free(C2);
 }

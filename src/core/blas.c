@@ -1,6 +1,7 @@
 /* blas.c — matmul over cblas_sgemm or our own GEMM (core/sgemm.h chooses),
- * or, at MATMUL_BF16 precision, over bf16 pairs of both operands through our
- * GEMM's blocking with core/gemm_bf16's tile; and the naive reference (see
+ * or, at MATMUL_BF16 precision, on AMX tiles (core/gemm_amx, the amx kernel
+ * level) or over bf16 pairs of both operands through our GEMM's blocking with
+ * core/gemm_bf16's tile (the avx512bf16 level); and the naive reference (see
  * blas.h).
  *
  * Threads: OpenBLAS keeps ONE thread (threads_init sets it), and matmul splits
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/common.h"
+#include "core/gemm_amx.h"
 #include "core/gemm_bf16.h"
 #include "core/kernels.h"
 #include "core/sgemm.h"
@@ -54,8 +56,12 @@ static int blas_team(void) {
 
 static MatmulPrecision g_precision = MATMUL_FP32;
 
+/* The levels with a bf16 product worth running: AMX tiles, or a vdpbf16ps as
+ * fast as the FMA (the default picks avx512bf16 only then). */
+static int matmul_bf16_runs(void) { return kernels_level() == KERN_AMX || kernels_level() == KERN_AVX512BF16; }
+
 int matmul_set_precision(MatmulPrecision p) {
-    if (p == MATMUL_BF16 && !gemm_bf16_native()) return -1;
+    if (p == MATMUL_BF16 && !matmul_bf16_runs()) return -1;
     MatmulPrecision prev = g_precision;
     g_precision = p;
     return (int)prev;
@@ -66,9 +72,9 @@ MatmulPrecision matmul_precision(void) { return g_precision; }
 const char *const MATMUL_PRECISION_NAMES[] = {"fp32", "bf16", NULL};
 
 MatmulPrecision matmul_training_precision(MatmulPrecision wanted, int speak) {
-    if (wanted != MATMUL_BF16 || gemm_bf16_native()) return wanted;
+    if (wanted != MATMUL_BF16 || matmul_bf16_runs()) return wanted;
     if (speak)
-        user_warning("no fast bf16 dot product here (kernels: %s): precision=bf16 trains with fp32 products",
+        user_warning("no fast bf16 product here (kernels: %s): precision=bf16 trains with fp32 products",
                      kernels_level_name(kernels_level()));
     return MATMUL_FP32;
 }
@@ -110,6 +116,11 @@ void matmul(float *C, const float *A, const float *B, int M, int N, int K,
             MatTrans ta, MatTrans tb, float alpha, float beta) {
     if (M == 0 || N == 0) return;
     long macs = (long)M * N * K;
+    if (g_precision == MATMUL_BF16 && K > 0 && !omp_in_parallel() && kernels_level() == KERN_AMX) {
+        gemm_amx(ta == MAT_T, tb == MAT_T, M, N, K, alpha, A, ta == MAT_N ? K : M, B, tb == MAT_N ? N : K, beta, C, N,
+                 macs < BLAS_PARALLEL_MIN_MACS ? 1 : blas_team());
+        return;
+    }
     if (g_precision == MATMUL_BF16 && K > 0 && !omp_in_parallel()) {
         Bf16Operands p = gemm_bf16_pair_operands(A, ta == MAT_N ? K : M, B, tb == MAT_N ? N : K, M, N, K,
                                                  ta == MAT_T, tb == MAT_T);

@@ -43,9 +43,10 @@ void matmul_packed_b(float *C, const float *A, const float *bp, int M, int N, in
  * MATMUL_BF16 rounds both operands to bf16 and sums the products in fp32
  * (PyTorch's bf16 autocast does the same for a linear layer; C, the weights
  * and everything outside the products stay fp32): mixed-precision training,
- * about twice the multiply-adds per second where vdpbf16ps is fast. Only
- * at the avx512bf16 kernel level (gemm_bf16_native()): matmul_set_precision
- * refuses it elsewhere and returns -1. Inside a parallel region matmul runs
+ * about twice the multiply-adds per second where vdpbf16ps is fast, several
+ * times on AMX tiles. Only at the amx kernel level (core/gemm_amx) and the
+ * avx512bf16 one (core/gemm_bf16's pairs): matmul_set_precision refuses it
+ * elsewhere and returns -1. Inside a parallel region matmul runs
  * fp32 either way. Returns the previous precision. */
 typedef enum { MATMUL_FP32 = 0, MATMUL_BF16 = 1 } MatmulPrecision;
 int matmul_set_precision(MatmulPrecision p);
@@ -53,8 +54,8 @@ MatmulPrecision matmul_precision(void);
 /* "fp32", "bf16" (NULL-terminated, by MatmulPrecision): the training
  * settings' `precision` choices and the name results record. */
 extern const char *const MATMUL_PRECISION_NAMES[];
-/* A training run's precision setting as it can run here: MATMUL_BF16 where
- * the CPU has the fast bf16 dot product, else MATMUL_FP32 after one warning
+/* A training run's precision setting as it can run here: MATMUL_BF16 at the
+ * amx and avx512bf16 levels, else MATMUL_FP32 after one warning
  * line (when `speak`). Does not change the current precision. */
 MatmulPrecision matmul_training_precision(MatmulPrecision wanted, int speak);
 

@@ -24,6 +24,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "core/bf16_pairs.h"
 #include "core/common.h"
 #include "core/fastmath.h"
 #include "core/half.h"
@@ -39,7 +40,7 @@ static uint32_t bf16_pair(float lo, float hi) {
 
 int gemm_bf16_native(void) { return kernels_level() == KERN_AVX512BF16; }
 
-int gemm_bf16_available(void) { return kernels_cpu_level() == KERN_AVX512BF16; }
+int gemm_bf16_available(void) { return kernels_cpu_level() >= KERN_AVX512BF16; }
 
 void bf16_weights_pack(Bf16Weights *p, const float *W, int N, int K) {
     /* Once here, not per product: without packed weights matmul_bf16 has nothing to run. */
@@ -78,7 +79,7 @@ static void matmul_bf16_empty(float *y, int M, int N, float beta, const float *b
 
 /* ---- AVX512-BF16 path ---- */
 
-#define GB_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
+#define GB_TARGET BF16_PAIRS_TARGET
 
 /* What a tile does besides the product: see gb_tile. */
 typedef struct {
@@ -90,23 +91,17 @@ typedef struct {
 /* x rows [m0, m0 + mc) x pairs [kp0, kp0 + kc) -> ap[row block][row][GB_KC pairs],
  * each row's pairs contiguous at a fixed stride, so the micro-kernel reaches
  * row r's pair kp at a constant offset r * GB_KC from one pointer. Rows past mc
- * are never read (their tile rows are not computed). vcvtne2ps2bf16 rounds 32
- * floats (to nearest even, as bf16_from_float does for normal numbers) into 16
- * pairs in memory order; masked loads read nothing past K and pad an odd K with
- * zero. (A call per element, as bf16_pair does, cost a fifth of a forward.) */
+ * are never read (their tile rows are not computed). core/bf16_pairs.h rounds
+ * 32 floats at a time into 16 pairs in memory order, reading nothing past K and
+ * padding an odd K with zero. (A call per element, as bf16_pair does, cost a
+ * fifth of a forward.) */
 static GB_TARGET void gb_pack_x(uint32_t *ap, const float *x, int K, int m0, int mc, int kp0, int kc) {
     int k0 = 2 * kp0, nk = K - k0 < 2 * kc ? K - k0 : 2 * kc;
     for (int row = 0; row < mc; row++) {
         uint32_t *dst = ap + (long)row * GB_KC;   /* = [row / MR][row % MR][0] */
         const float *src = x + (long)(m0 + row) * K + k0;
-        for (int i = 0; i < nk; i += 32) {
-            int left = nk - i, n = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16;
-            __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u);
-            __mmask16 hi = left >= 32 ? 0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1u);
-            __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, src + i + 16),
-                                             _mm512_maskz_loadu_ps(lo, src + i));
-            _mm512_mask_storeu_epi32(dst + i / 2, (__mmask16)((1u << n) - 1u), (__m512i)v);
-        }
+        for (int i = 0; i < nk; i += 32)
+            _mm512_mask_storeu_epi32(dst + i / 2, bf16_lanes((nk - i + 1) / 2), bf16_pairs_adjacent(src + i, nk - i));
     }
 }
 
@@ -238,24 +233,14 @@ void matmul_bf16(float *y, const float *x, const Bf16Weights *w, int M, float be
 /* One row of K floats -> ceil(K/2) pairs, each two neighbours (k = 2p low,
  * 2p + 1 high; an odd K's last pair has a zero high half). */
 static GB_TARGET void gb_pair_row(uint32_t *d, const float *s, int K) {
-    for (int i = 0; i < K; i += 32) {
-        int left = K - i, n = (left + 1) / 2 < 16 ? (left + 1) / 2 : 16;
-        __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u);
-        __mmask16 hi = left >= 32 ? 0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1u);
-        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, s + i + 16), _mm512_maskz_loadu_ps(lo, s + i));
-        _mm512_mask_storeu_epi32(d + i / 2, (__mmask16)((1u << n) - 1u), (__m512i)v);
-    }
+    for (int i = 0; i < K; i += 32)
+        _mm512_mask_storeu_epi32(d + i / 2, bf16_lanes((K - i + 1) / 2), bf16_pairs_adjacent(s + i, K - i));
 }
 
 /* Two rows of cols floats (s1 NULL: zeros) -> cols pairs (s0 low, s1 high). */
 static GB_TARGET void gb_pair_two_rows(uint32_t *d, const float *s0, const float *s1, int cols) {
-    for (int j = 0; j < cols; j += 16) {
-        __mmask16 m = cols - j >= 16 ? 0xffff : (__mmask16)((1u << (cols - j)) - 1u);
-        __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s0 + j)));
-        __m512i hi = s1 ? _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, s1 + j)))
-                        : _mm512_setzero_si512();
-        _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-    }
+    for (int j = 0; j < cols; j += 16)
+        _mm512_mask_storeu_epi32(d + j, bf16_lanes(cols - j), bf16_pairs_stacked(s0 + j, s1 ? s1 + j : NULL, cols - j));
 }
 
 /* rows x K of src (row stride ld) -> dst rows x ceil(K/2) pairs. (The
@@ -330,12 +315,10 @@ static GB_TARGET void gb_train_tile(float *c, long ldc, int mr, int nc, const fl
     }
 }
 
-/* The pairs of the last product's operands: grown to the largest seen, used
- * only from outside parallel regions (one caller at a time). */
-static uint32_t *g_pairs[2];
-static size_t g_pairs_cap[2];
+static uint32_t *g_pairs[3];
+static size_t g_pairs_cap[3];
 
-static uint32_t *gb_pairs_reserve(int which, size_t words) {
+uint32_t *bf16_pairs_scratch(int which, size_t words) {
     if (words > g_pairs_cap[which]) {
         free(g_pairs[which]);
         g_pairs[which] = xaligned_alloc(sizeof(uint32_t) * words);
@@ -348,8 +331,8 @@ Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, in
                                       int tb) {
     if (kernels_level() != KERN_AVX512BF16) DIE("bf16 products need the avx512bf16 kernel level");
     Bf16Operands o = {.pairs = (K + 1) / 2, .tile = gb_train_tile};
-    uint32_t *ap = gb_pairs_reserve(0, (size_t)M * (size_t)o.pairs + 16);
-    uint32_t *bp = gb_pairs_reserve(1, (size_t)N * (size_t)o.pairs + 16);
+    uint32_t *ap = bf16_pairs_scratch(0, (size_t)M * (size_t)o.pairs + 16);
+    uint32_t *bp = bf16_pairs_scratch(1, (size_t)N * (size_t)o.pairs + 16);
     /* op(A) (M, K): a row's k neighbours are adjacent unless A is stored k-major. */
     if (ta) gb_pair_rows(ap, A, K, M, lda), o.lda = M;
     else gb_pair_adjacent(ap, A, M, K, lda), o.lda = o.pairs;

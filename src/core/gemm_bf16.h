@@ -20,6 +20,7 @@
 #ifndef GLUE_GEMM_BF16_H
 #define GLUE_GEMM_BF16_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct Bf16Weights {
@@ -55,12 +56,19 @@ typedef struct {
     void (*tile)(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs, const float *bp, long kc,
                  float alpha, float beta);
 } Bf16Operands;
+/* The paired operands of the last product (which: 0 for A, 1 for B; 2 for
+ * core/gemm_amx's partial sums), grown
+ * to the largest seen, never shrunk: for the training products here and in
+ * core/gemm_amx, which run one at a time, from outside parallel regions. */
+uint32_t *bf16_pairs_scratch(int which, size_t words);
+
 Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,
                                      int tb);
 
 /* 1 when the AVX512-BF16 kernel runs (core/kernels.h's level is avx512bf16). */
 int gemm_bf16_native(void);
-/* 1 when this CPU has AVX512-BF16 at all (whatever the level): matmul_bf16 can run. */
+/* 1 when this CPU has AVX512-BF16 at all (whatever the level; every CPU with
+ * AMX has it): matmul_bf16 can run. */
 int gemm_bf16_available(void);
 
 #endif

@@ -8,17 +8,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "core/common.h"
 
 extern const ElemKernels kernels_portable_ops, kernels_avx2_ops, kernels_avx512_ops;
 
-static const char *const KERN_NAMES[KERN_LEVELS] = {"portable", "avx2", "avx512", "avx512bf16"};
+static const char *const KERN_NAMES[KERN_LEVELS] = {"portable", "avx2", "avx512", "avx512bf16", "amx"};
 
 static int g_level = -1;
 
 const char *kernels_level_name(KernLevel level) {
     return level >= 0 && level < KERN_LEVELS ? KERN_NAMES[level] : "?";
+}
+
+/* AMX-BF16 and AMX-TILE (cpuid 7.0 EDX bits 22, 24), their state enabled by
+ * the OS (XCR0 bits 17, 18), and the process granted the 8 KB of tile data
+ * (Linux 5.16+ asks for it: arch_prctl ARCH_REQ_XCOMP_PERM, once, the answer
+ * kept; a kernel that refuses leaves the CPU at avx512bf16). */
+static int cpu_has_amx(void) {
+    static int known = -1;
+    if (known >= 0) return known;
+    known = 0;
+#if defined(__linux__) && defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 22)) || !(d & (1u << 24))) return known;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return known;   /* OSXSAVE: xgetbv works */
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    if ((xcr0_lo & (3u << 17)) != (3u << 17)) return known;
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    known = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#endif
+    return known;
 }
 
 KernLevel kernels_cpu_level(void) {
@@ -28,7 +53,8 @@ KernLevel kernels_cpu_level(void) {
     if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))
         return KERN_AVX2;
-    return __builtin_cpu_supports("avx512bf16") ? KERN_AVX512BF16 : KERN_AVX512;
+    if (!__builtin_cpu_supports("avx512bf16")) return KERN_AVX512;
+    return cpu_has_amx() ? KERN_AMX : KERN_AVX512BF16;
 }
 
 /* ---- is vdpbf16ps worth it here? ---- */
@@ -96,7 +122,8 @@ static KernLevel kernels_choose(void) {
     const char *want = getenv("GLUE_KERNELS");
     /* The default skips the AVX512-BF16 level (only core/gemm_bf16 uses it)
      * where the bf16 dot product is slower than fp32 FMAs: --bf16 then runs
-     * fp32 (cli/cli_run.c). GLUE_KERNELS=avx512bf16 still forces it. */
+     * fp32 (cli/cli_run.c). GLUE_KERNELS=avx512bf16 still forces it. CPUs
+     * with AMX run at the amx level (their vdpbf16ps is the slow kind). */
     if (!want || !*want) return cpu == KERN_AVX512BF16 && !kernels_bf16_dot_fast() ? KERN_AVX512 : cpu;
     for (int l = 0; l < KERN_LEVELS; l++)
         if (strcmp(want, KERN_NAMES[l]) == 0) {
@@ -106,7 +133,7 @@ static KernLevel kernels_choose(void) {
             return cpu;
         }
     fprintf(stderr, "glue: error: GLUE_KERNELS=%s is not a kernel level\n"
-                    "  hint: use one of portable, avx2, avx512, avx512bf16 (or unset it)\n", want);
+                    "  hint: use one of portable, avx2, avx512, avx512bf16, amx (or unset it)\n", want);
     exit(2);
 }
 
@@ -121,7 +148,8 @@ const ElemKernels *kernels_at(KernLevel level) {
     case KERN_PORTABLE: return &kernels_portable_ops;
     case KERN_AVX2: return &kernels_avx2_ops;
     case KERN_AVX512:
-    case KERN_AVX512BF16: return &kernels_avx512_ops;
+    case KERN_AVX512BF16:
+    case KERN_AMX: return &kernels_avx512_ops;
     default: return NULL;
     }
 }

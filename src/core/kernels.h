@@ -10,11 +10,14 @@
  * compiled three times (core/kernels_portable.c, kernels_avx2.c,
  * kernels_avx512.c) with different target instruction sets. The first call of
  * kernels() picks the highest level the CPU supports; the environment
- * variable GLUE_KERNELS=portable|avx2|avx512|avx512bf16 forces a lower one
+ * variable GLUE_KERNELS=portable|avx2|avx512|avx512bf16|amx forces a lower one
  * (tests, benchmarks, comparisons). AVX512-BF16 is a level of its own only for
- * core/gemm_bf16 (the vdpbf16ps kernel); its element-wise loops are AVX-512's.
- * The default stops at AVX-512 on CPUs whose vdpbf16ps is slower than fp32
- * FMAs (kernels_bf16_dot_fast); GLUE_KERNELS=avx512bf16 still selects it.
+ * core/gemm_bf16 (the vdpbf16ps kernel), AMX (AVX512-BF16 and AMX-BF16 tiles,
+ * which the kernel lets the process use) only for core/gemm_amx (matmul's bf16
+ * training products on tiles); the element-wise loops of both are AVX-512's.
+ * Where the CPU has AMX the default is amx. Otherwise it stops at AVX-512 on
+ * CPUs whose vdpbf16ps is slower than fp32 FMAs (kernels_bf16_dot_fast);
+ * GLUE_KERNELS=avx512bf16 still selects it.
  *
  * The kernels are serial: the callers (nn/, optim/) keep their OpenMP loops
  * and call a kernel per row or per chunk, so the thread split, and with it the
@@ -27,7 +30,7 @@
 
 #include <stdint.h>
 
-typedef enum { KERN_PORTABLE, KERN_AVX2, KERN_AVX512, KERN_AVX512BF16, KERN_LEVELS } KernLevel;
+typedef enum { KERN_PORTABLE, KERN_AVX2, KERN_AVX512, KERN_AVX512BF16, KERN_AMX, KERN_LEVELS } KernLevel;
 
 /* AdamW's per-step constants (optim/adamw.c computes them in double). */
 typedef struct {
@@ -121,7 +124,7 @@ int kernels_bf16_dot_fast(void);
 /* Use `level` from now on (tests, benchmarks); returns the previous level. Dies
  * if the CPU cannot run it. Call outside parallel regions. */
 KernLevel kernels_force(KernLevel level);
-/* "portable", "avx2", "avx512", "avx512bf16". */
+/* "portable", "avx2", "avx512", "avx512bf16", "amx". */
 const char *kernels_level_name(KernLevel level);
 /* The CPU as /proc/cpuinfo names it, with cpuid's family and model, e.g.
  * "AMD EPYC (family 25, model 17)". Static storage. */

@@ -29,20 +29,24 @@ const char *kernels_level_name(KernLevel level) {
  * the OS (XCR0 bits 17, 18), and the process granted the 8 KB of tile data
  * (Linux 5.16+ asks for it: arch_prctl ARCH_REQ_XCOMP_PERM, once, the answer
  * kept; a kernel that refuses leaves the CPU at avx512bf16). */
-static int cpu_has_amx(void) {
-    static int known = -1;
-    if (known >= 0) return known;
-    known = 0;
+static int cpu_amx_granted(void) {
 #if defined(__linux__) && defined(__x86_64__)
     unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 22)) || !(d & (1u << 24))) return known;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return known;   /* OSXSAVE: xgetbv works */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 22)) || !(d & (1u << 24))) return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0;   /* OSXSAVE: xgetbv works */
     unsigned xcr0_lo, xcr0_hi;
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    if ((xcr0_lo & (3u << 17)) != (3u << 17)) return known;
+    if ((xcr0_lo & (3u << 17)) != (3u << 17)) return 0;
     enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
-    known = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#else
+    return 0;
 #endif
+}
+
+static int cpu_has_amx(void) {
+    static int known = -1;   /* set once, whole: a second caller at worst asks again */
+    if (known < 0) known = cpu_amx_granted();
     return known;
 }
 

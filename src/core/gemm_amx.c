@@ -4,10 +4,10 @@
  * pairs][Np columns], 32-bit lanes of two bf16 (core/bf16_pairs.h), Mp and Np
  * rounded up to 32, Pp to 16, the padding zero (it adds zero products). A tile
  * of A is 16 rows x 16 pairs of ap (64 bytes a row), a tile of B 16 pairs x 16
- * columns of bp: tileloadd reads both at their row strides. An operand whose k
- * runs the other way in memory (A transposed, B not transposed is already
- * [pair][column]) is paired 16 x 16 lanes at a time and the block turned in
- * registers (amx_transpose16).
+ * columns of bp: tileloadd reads both at their row strides. A stored as (M, K)
+ * and B as (K, N) pair straight into those layouts; A stored transposed (K, M)
+ * and B stored transposed (N, K) run the other way, so they are paired 16 x 16
+ * lanes at a time and the block turned in registers (amx_transpose16).
  *
  * Compute: tiles 0-3 hold a 32 x 32 block of C, 4-5 the two 16-row halves of
  * A's block, 6-7 the two 16-column halves of B's; four tdpbf16ps per 16 pairs

@@ -56,10 +56,10 @@ typedef struct {
     void (*tile)(float *c, long ldc, int mr, int nc, const float *a, long a_rs, long a_cs, const float *bp, long kc,
                  float alpha, float beta);
 } Bf16Operands;
-/* The paired operands of the last product (which: 0 for A, 1 for B; 2 for
- * core/gemm_amx's partial sums), grown
- * to the largest seen, never shrunk: for the training products here and in
- * core/gemm_amx, which run one at a time, from outside parallel regions. */
+/* Scratch of the training products here and in core/gemm_amx (which: 0 for
+ * A's pairs, 1 for B's, 2 for gemm_amx's fp32 partial sums, 32-bit words
+ * each), grown to the largest seen, never shrunk; one product at a time, from
+ * outside parallel regions. */
 uint32_t *bf16_pairs_scratch(int which, size_t words);
 
 Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,

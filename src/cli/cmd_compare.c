@@ -249,7 +249,7 @@ static cJSON *compare_run(const CompareArgs *c, const ModelOps *ops, const Task 
         char prev[4200];
         file_join(dir, RUN_RESULTS, prev, sizeof prev);
         if (!c->retrain && file_exists(prev))
-            fprintf(stderr, "%s was trained with other settings or seed: kept; compare uses %s\n", dir, own);
+            fprintf(stderr, "%s was trained with other settings, seed or files: kept; compare uses %s\n", dir, own);
         snprintf(dir, sizeof dir, "%s", own);
         res = c->retrain ? NULL : trainer_finished_run(dir, config, c->seed, 0);
         if (!res && !c->retrain) {   /* the same settings under an earlier build's tag */

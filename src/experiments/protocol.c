@@ -135,7 +135,7 @@ static cJSON *protocol_finetune(const ProtocolOptions *o, const ProtocolRow *row
         cJSON_Delete(config);
         if (!res)
             user_error("remove that directory or give another --out", "protocol: %s was trained with other settings "
-                       "than row %s has now (the defaults changed?), or is damaged", dir, owner->name);
+                       "or files than row %s has now (the defaults or an init changed?), or is damaged", dir, owner->name);
         return res;
     }
     fprintf(stderr, "protocol: %s, %s seed %ld\n", row->name, t->name, seed);

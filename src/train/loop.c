@@ -12,18 +12,21 @@
 #include "core/interrupt.h"
 #include "models/run_config.h"
 #include "train/run_dir.h"
+#include "train/run_inputs.h"
 
 void train_loop_init(TrainLoop *L, const TrainLoopOps *ops, void *ctx, const char *out_dir, const cJSON *config,
                      uint64_t seed) {
     *L = (TrainLoop){.ops = ops, .ctx = ctx, .out_dir = out_dir, .config = config, .seed = seed};
     L->history = cJSON_CreateArray();
+    L->inputs = run_inputs_json(config);
     L->best_score = -INFINITY;
 }
 
 void train_loop_free(TrainLoop *L) {
     cJSON_Delete(L->history);
     cJSON_Delete(L->best);
-    L->history = L->best = NULL;
+    cJSON_Delete(L->inputs);
+    L->history = L->best = L->inputs = NULL;
 }
 
 /* The training clock: runs during the steps (and the saves among them), not
@@ -184,6 +187,7 @@ cJSON *train_loop_position(const TrainLoop *L) {
     cJSON_AddNumberToObject(j, "train_seconds", train_loop_seconds(L));
     json_add_exact(j, "best_score", L->best_score);   /* bit for bit */
     cJSON_AddItemToObject(j, "config", cJSON_Duplicate(L->config, 1));
+    cJSON_AddItemToObject(j, "inputs", cJSON_Duplicate(L->inputs, 1));
     cJSON_AddItemToObject(j, "history", cJSON_Duplicate(L->history, 1));
     if (L->best) cJSON_AddItemToObject(j, "best", cJSON_Duplicate(L->best, 1));
     return j;
@@ -212,6 +216,10 @@ int train_loop_restore(TrainLoop *L, const cJSON *p) {
     L->step = (long)step;
     L->seconds = secs;
     if (cJSON_IsArray(h)) cJSON_Delete(L->history), L->history = cJSON_Duplicate(h, 1);
+    /* The files as the run first read them (its weights descend from those),
+     * not as they are at the resume. */
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(p, "inputs");
+    if (cJSON_IsObject(in)) cJSON_Delete(L->inputs), L->inputs = cJSON_Duplicate(in, 1);
     if (cJSON_IsObject(b)) {
         cJSON_Delete(L->best);
         L->best = cJSON_Duplicate(b, 1);

@@ -43,6 +43,7 @@ struct TrainLoop {
     /* Settings (the client's). */
     const char *out_dir;
     const cJSON *config;        /* the run's settings: trainer.json's "config" */
+    cJSON *inputs;              /* the files they name, as the run first started (run_inputs.h) */
     uint64_t seed;
     int epochs;
     long stop_at;               /* > 0: save and stop (TRAIN_STOPPED) once this many steps are done */

@@ -394,6 +394,7 @@ static const TrainLoopOps MT_LOOP = {.begin = mt_begin, .step = mt_step, .descri
 static cJSON *mt_results(const Mt *r) {
     const MultiTaskOptions *o = r->o;
     cJSON *j = run_results_head(o->command, o->seed, o->threads, o->config);
+    cJSON_AddItemToObject(j, "inputs", cJSON_Duplicate(r->loop.inputs, 1));   /* what reuse checks */
     cJSON_AddStringToObject(j, "task", MULTITASK_NAME);
     cJSON_AddStringToObject(j, "model", r->ops->name);
     cJSON *names = cJSON_AddArrayToObject(j, MULTITASK_TASKS_KEY);

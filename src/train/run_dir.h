@@ -20,6 +20,7 @@
  * results.json (metric values ×100, keys as metric_name()):
  *   { "task": "mrpc", "model": "fasttext", "command": "glue finetune mrpc ...",
  *     "seed": 1, "threads": 2, "config": {...}, "num_params": 123456,
+ *     "inputs": {"init": {"file": ..., "bytes": ..., "crc32": ...}},   (run_inputs.h)
  *     "train_examples": 3668, "train_seconds": 12.5, "train_examples_per_sec": 880.4,
  *     "eval_examples_per_sec": 50000.0,
  *     "selection": "mean of f1 and accuracy on dev",

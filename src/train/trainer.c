@@ -32,6 +32,7 @@
 #include "train/loop.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
+#include "train/run_inputs.h"
 #include "train/run_txn.h"
 #include "train/step.h"
 #include "tasks/user_data.h"
@@ -254,6 +255,16 @@ int trainer_same_run(const cJSON *st, const cJSON *config, uint64_t seed, double
            (uint64_t)s->valuedouble == seed && run_config_number(st, "holdout", 0) == holdout;
 }
 
+/* A run of these settings, seed and hold-out whose files (an init
+ * checkpoint, ...) have changed since is another run's result: said on
+ * stderr, since the caller will train again or look elsewhere. */
+static int trainer_same_inputs(const char *dir, const cJSON *recorded, const cJSON *config) {
+    char why[4400];
+    if (run_inputs_same(recorded, config, why, sizeof why)) return 1;
+    fprintf(stderr, "%s: not reused: %s\n", dir, why);
+    return 0;
+}
+
 /* The hold-out fraction beside the seed, where trainer_same_run reads it. */
 static void run_add_holdout(cJSON *j, const TrainerOptions *o) {
     if (o->holdout > 0) cJSON_AddNumberToObject(j, "holdout", o->holdout);
@@ -261,7 +272,8 @@ static void run_add_holdout(cJSON *j, const TrainerOptions *o) {
 
 int trainer_can_resume(const char *out_dir, const cJSON *config, uint64_t seed, double holdout) {
     cJSON *st = resume_position(out_dir);
-    int can = st && trainer_same_run(st, config, seed, holdout);
+    int can = st && trainer_same_run(st, config, seed, holdout) &&
+              trainer_same_inputs(out_dir, cJSON_GetObjectItemCaseSensitive(st, "inputs"), config);
     cJSON_Delete(st);
     return can;
 }
@@ -273,7 +285,8 @@ cJSON *trainer_finished_run(const char *dir, const cJSON *config, long seed, dou
     if (!file_exists(path) || !file_exists(ckpt)) return NULL;
     cJSON *res = json_file_read(path, 0);
     if (res && seed >= 0 && trainer_same_run(res, config, (uint64_t)seed, holdout) &&
-        cJSON_GetObjectItemCaseSensitive(res, "best"))
+        cJSON_GetObjectItemCaseSensitive(res, "best") &&
+        trainer_same_inputs(dir, cJSON_GetObjectItemCaseSensitive(res, "inputs"), config))
         return res;
     cJSON_Delete(res);
     return NULL;
@@ -548,6 +561,7 @@ static char *selection_text(const Run *r) {
 static cJSON *run_results(const Run *r) {
     const TrainerOptions *o = r->o;
     cJSON *j = run_results_head(o->command, o->seed, o->threads, o->config);
+    cJSON_AddItemToObject(j, "inputs", cJSON_Duplicate(r->loop.inputs, 1));   /* what reuse checks */
     run_add_holdout(j, o);
     cJSON_AddStringToObject(j, "task", r->t->name);
     cJSON_AddStringToObject(j, "model", r->ops->name);

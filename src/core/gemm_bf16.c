@@ -30,6 +30,7 @@
 #include "core/half.h"
 #include "core/kernels.h"
 #include "core/sgemm.h"
+#include "core/thread_scratch.h"
 
 enum { GB_NR = 32, GB_MR = 12, GB_KC = 256, GB_MC = 240 };   /* GB_MC: a multiple of GB_MR */
 
@@ -167,15 +168,7 @@ static GB_TARGET void gb_tile_any(int mr, const uint32_t *ap, const uint32_t *bp
     }
 }
 
-enum { GB_MAX_TEAM = 256 };
-
-/* Each thread's packed x block (GB_MC rows x GB_KC pairs), allocated on first
- * use by the calling thread, never per call. */
-static uint32_t *gb_x_block(int t) {
-    static uint32_t *block[GB_MAX_TEAM];
-    if (!block[t]) block[t] = xaligned_alloc(sizeof(uint32_t) * (size_t)GB_MC * GB_KC);
-    return block[t];
-}
+enum { GB_MAX_TEAM = 256, GB_X_BLOCK = GB_MC * GB_KC };   /* a packed x block: GB_MC rows x GB_KC pairs */
 
 /* One parallel region per product, no barrier inside: each thread packs its own
  * x rows into its own block and computes their tiles for every panel (enough
@@ -188,12 +181,13 @@ static GB_TARGET void gb_drive(float *y, const float *x, const Bf16Weights *w, i
     int N = w->N, K = w->K;
     int team = omp_in_parallel() || (long)M * N * K < (1L << 18) ? 1 : omp_get_max_threads();
     team = team < GB_MAX_TEAM ? team : GB_MAX_TEAM;
-    for (int t = 0; t < team; t++) gb_x_block(t);
+    /* The calling thread's blocks, one per team thread (core/thread_scratch.h). */
+    uint32_t *packed = thread_scratch(SCRATCH_BF16_X_BLOCKS, sizeof(uint32_t) * (size_t)team * GB_X_BLOCK);
     int blocks = (M + GB_MR - 1) / GB_MR, by_rows = blocks >= 2 * team;
     #pragma omp parallel num_threads(team)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        uint32_t *buf = gb_x_block(t);
+        uint32_t *buf = packed + (size_t)t * GB_X_BLOCK;
         int r_lo = 0, r_hi = M, p_lo = 0, p_hi = w->panels;
         if (by_rows) {
             r_lo = blocks * t / nt * GB_MR;
@@ -315,16 +309,10 @@ static GB_TARGET void gb_train_tile(float *c, long ldc, int mr, int nc, const fl
     }
 }
 
-static uint32_t *g_pairs[3];
-static size_t g_pairs_cap[3];
-
 uint32_t *bf16_pairs_scratch(int which, size_t words) {
-    if (words > g_pairs_cap[which]) {
-        free(g_pairs[which]);
-        g_pairs[which] = xaligned_alloc(sizeof(uint32_t) * words);
-        g_pairs_cap[which] = words;
-    }
-    return g_pairs[which];
+    static const ThreadScratchSlot SLOT[3] = {SCRATCH_BF16_PAIRS_A, SCRATCH_BF16_PAIRS_B, SCRATCH_BF16_PARTIAL};
+    if (which < 0 || which > 2) DIE("bf16_pairs_scratch: slot %d", which);
+    return thread_scratch(SLOT[which], sizeof(uint32_t) * words);
 }
 
 Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,

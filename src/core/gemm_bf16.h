@@ -58,8 +58,9 @@ typedef struct {
 } Bf16Operands;
 /* Scratch of the training products here and in core/gemm_amx (which: 0 for
  * A's pairs, 1 for B's, 2 for gemm_amx's fp32 partial sums, 32-bit words
- * each), grown to the largest seen, never shrunk; one product at a time, from
- * outside parallel regions. */
+ * each), grown to the largest seen, never shrunk; the calling thread's own
+ * (core/thread_scratch.h), one product at a time per thread, from outside
+ * parallel regions. */
 uint32_t *bf16_pairs_scratch(int which, size_t words);
 
 Bf16Operands gemm_bf16_pair_operands(const float *A, int lda, const float *B, int ldb, int M, int N, int K, int ta,

@@ -22,6 +22,7 @@
 #include "core/common.h"
 #include "core/fastmath.h"
 #include "core/kernels.h"
+#include "core/thread_scratch.h"
 
 enum { GI_NR = 32, GI_MR = 12, GI_MR_AVX2 = 4, GI_MC = 24, GI_MAX_K = 133000 };
 typedef enum { GI_PORTABLE, GI_AVX2, GI_VNNI } GiKernel;
@@ -531,8 +532,11 @@ static void gi_drive(const GiRows *x, int M, const Int8Weights *w, float *y, int
 
 /* Room for M rows of K quantized inputs, grown to the largest seen (so that
  * the timed calls of a benchmark allocate nothing after the first). */
+/* A quantized row's stride: K rounded up to whole groups of 4. */
+static long gi_lda(int K) { return 4L * (K > 3 ? (K + 3) / 4 : 1); }
+
 static void gi_acts_reserve(Int8Acts *a, int M, int K) {
-    long lda = 4L * (K > 3 ? (K + 3) / 4 : 1);
+    long lda = gi_lda(K);
     if ((size_t)M * (size_t)lda > a->q_cap) {
         free(a->q);
         a->q_cap = (size_t)M * (size_t)lda;
@@ -557,26 +561,17 @@ void int8_acts_free(Int8Acts *a) {
     memset(a, 0, sizeof *a);
 }
 
-/* The quantized inputs of matmul_int8's last product and the threads'
- * output blocks of matmul_int8_quantized: used only from outside parallel
- * regions. */
-static Int8Acts g_in;
-static float *g_scratch;
-static size_t g_scratch_cap;
+/* The threads' output blocks of matmul_int8_quantized: the calling thread's
+ * (core/thread_scratch.h), from outside parallel regions. */
+static float *gi_scratch(size_t n) { return thread_scratch(SCRATCH_INT8_BLOCKS, sizeof(float) * n + 64); }
 
-static float *gi_scratch(size_t n) {
-    if (n > g_scratch_cap) {
-        free(g_scratch);
-        g_scratch_cap = n;
-        g_scratch = xaligned_alloc(sizeof(float) * n + 64);
-    }
-    return g_scratch;
-}
-
+/* x quantized into the calling thread's scratch, then the product. */
 static void gi_product(float *y, const float *x, const Int8Weights *w, int M, const float *bias, int gelu,
                        const float *res, Int8Acts *next) {
-    gi_acts_reserve(&g_in, M, w->K);
-    GiRows rows = {.xq = g_in.q, .lda = g_in.lda, .z = g_in.z, .sx = g_in.sx, .x = x};
+    long lda = gi_lda(w->K);
+    GiRows rows = {.xq = thread_scratch(SCRATCH_INT8_Q, (size_t)M * (size_t)lda + 64), .lda = lda,
+                   .z = thread_scratch(SCRATCH_INT8_Z, sizeof(int32_t) * (size_t)M),
+                   .sx = thread_scratch(SCRATCH_INT8_SX, sizeof(float) * (size_t)M), .x = x};
     gi_drive(&rows, M, w, y, NULL, bias, gelu, res, next);
 }
 

@@ -12,7 +12,6 @@
  * depends only on the shape and the kernel level. */
 #include "core/sgemm.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "core/common.h"
 #include "core/kernels.h"
+#include "core/thread_scratch.h"
 
 extern char *openblas_get_corename(void);
 
@@ -38,52 +38,6 @@ enum { SG_KC = 256, SG_MC_PANELS = 16, SG_NC = 4096 };
  * AMD EPYC family 25 model 17; the AVX-512 tile reads 12 floats and does not
  * notice). The sums are the same either way. */
 enum { SG_UNPACKED_MAX_N = 128, SG_UNPACKED_MAX_LDA = 1024 };
-
-typedef struct {
-    float *buf;
-    size_t cap;   /* floats */
-} SgBuf;
-
-/* A thread's two packing buffers. Kept through a pthread key, not
- * _Thread_local, so that the destructor frees them when an OpenMP worker
- * exits (a team of another size replaces its threads; their buffers leaked). */
-typedef struct {
-    SgBuf a, b;
-} SgThreadBufs;
-
-static pthread_key_t g_bufs_key;
-static pthread_once_t g_bufs_once = PTHREAD_ONCE_INIT;
-
-static void sg_bufs_free(void *p) {
-    SgThreadBufs *t = p;
-    free(t->a.buf);
-    free(t->b.buf);
-    free(t);
-}
-
-static void sg_bufs_key_create(void) {
-    if (pthread_key_create(&g_bufs_key, sg_bufs_free) != 0) DIE("pthread_key_create failed");
-}
-
-static SgThreadBufs *sg_bufs(void) {
-    pthread_once(&g_bufs_once, sg_bufs_key_create);
-    SgThreadBufs *t = pthread_getspecific(g_bufs_key);
-    if (!t) {
-        t = calloc(1, sizeof *t);
-        if (!t || pthread_setspecific(g_bufs_key, t) != 0) DIE("out of memory (GEMM packing buffers)");
-    }
-    return t;
-}
-
-static float *sg_reserve(SgBuf *b, size_t floats) {
-    if (floats <= b->cap) return b->buf;
-    free(b->buf);
-    size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-    b->buf = aligned_alloc(64, bytes);
-    if (!b->buf) DIE("out of memory (%zu bytes for a GEMM packing buffer)", bytes);
-    b->cap = bytes / sizeof(float);
-    return b->buf;
-}
 
 /* C = beta * C, for K == 0 (no product to add). */
 static void sg_scale_only(float *C, int ldc, int M, int N, float beta) {
@@ -128,9 +82,8 @@ void sgemm_own_tile(SgemmTile tile, int ta, int tb, int M, int N, int K, float a
     const int MR = k->sgemm_mr, NR = k->sgemm_nr, MC = MR * SG_MC_PANELS;
     const int NC = SG_NC / NR * NR;
     int ncb = N < NC ? N : NC, mcb = M < MC ? M : MC, kcb = K < SG_KC ? K : SG_KC;
-    SgThreadBufs *bufs = sg_bufs();
-    float *bpack = sg_reserve(&bufs->b, (size_t)kcb * (size_t)((ncb + NR - 1) / NR * NR));
-    float *apack = sg_reserve(&bufs->a, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
+    float *bpack = thread_scratch(SCRATCH_SGEMM_B, sizeof(float) * (size_t)kcb * (size_t)((ncb + NR - 1) / NR * NR));
+    float *apack = thread_scratch(SCRATCH_SGEMM_A, sizeof(float) * (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
     for (int jc = 0; jc < N; jc += NC) {
         int nc = N - jc < NC ? N - jc : NC;
         for (int pc = 0; pc < K; pc += SG_KC) {
@@ -189,7 +142,7 @@ void sgemm_own_packed_b(int ta, int M, int N, int K, float alpha, const float *A
     const ElemKernels *k = kernels();
     const int MR = k->sgemm_mr, NR = k->sgemm_nr, MC = MR * SG_MC_PANELS;
     int mcb = M < MC ? M : MC, kcb = K < SG_KC ? K : SG_KC;
-    float *apack = sg_reserve(&sg_bufs()->a, (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
+    float *apack = thread_scratch(SCRATCH_SGEMM_A, sizeof(float) * (size_t)kcb * (size_t)((mcb + MR - 1) / MR * MR));
     for (int pc = 0; pc < K; pc += SG_KC) {
         int kc = K - pc < SG_KC ? K - pc : SG_KC;
         float beta_here = pc == 0 ? beta : 1.0f;

@@ -6,8 +6,11 @@
  * two threads calling products at once (two models served side by side, two
  * handles of the library, which share nothing) packed into the same buffer
  * and each read the other's numbers. Here each calling thread has its own
- * buffers (a POSIX thread-specific key), freed when the thread exits; the
- * OpenMP workers of a product's team use their caller's, each its own part.
+ * buffers (a POSIX thread-specific key, not _Thread_local, so that they are
+ * freed when the thread exits: libgomp replaces its workers when a team of
+ * another size is asked for, and their buffers leaked). A product asks for
+ * its team's scratch from the calling thread and gives each team thread its
+ * own part (gemm_bf16, gemm_int8), or each worker asks for its own (sgemm).
  *
  * A buffer is 64-byte aligned and holds at least the bytes asked; its
  * contents are not kept when it grows. One slot per use, so two buffers one
@@ -18,6 +21,8 @@
 #include <stddef.h>
 
 typedef enum {
+    SCRATCH_SGEMM_A,         /* core/sgemm's packed A block (each OpenMP worker its own) */
+    SCRATCH_SGEMM_B,         /* and packed B panel */
     SCRATCH_BF16_X_BLOCKS,   /* gemm_bf16 inference: each team thread's packed rows of x */
     SCRATCH_BF16_PAIRS_A,    /* bf16 training products: op(A) as pairs (bf16_pairs_scratch 0) */
     SCRATCH_BF16_PAIRS_B,    /* op(B) as pairs (1) */
@@ -29,8 +34,7 @@ typedef enum {
     THREAD_SCRATCH_SLOTS
 } ThreadScratchSlot;
 
-/* The calling thread's buffer `slot`, grown to at least `bytes`. Call it
- * outside parallel regions (a team shares its caller's buffer). */
+/* The calling thread's buffer `slot`, grown to at least `bytes`. */
 void *thread_scratch(ThreadScratchSlot slot, size_t bytes);
 
 #endif

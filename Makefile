@@ -165,7 +165,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/glue-ob
 	  -o $@ $(LDFLAGS_ALL) $(DEP_LIBS)
 
 # The main job: the data, then SST-2 fine-tuned from the shipped pretrained
-# encoder (models/electra-mini-wiki), printing dev accuracy each epoch; last, the
+# encoder (models/electra-mini-wiki-185m), printing dev accuracy each epoch; last, the
 # HTML report of what it ran (runs/report.html, with the committed results).
 run: $(GLUE_BIN)
 	./$(GLUE_BIN) data fetch all $(if $(MIRROR),--mirror $(MIRROR))

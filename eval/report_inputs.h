@@ -14,7 +14,7 @@
  * From the runs directory (runs/ or --runs), walked a few levels deep: every
  * run directory with results.json (fine-tuning or translation), seeds.json,
  * and pretraining runs (log.jsonl or log.jsonl.gz); plus the encoders named
- * with --pretrain (by default the shipped models/electra-mini-wiki).
+ * with --pretrain (by default the shipped encoder's, BERT_SHIPPED_ENCODER_LINEAGE).
  * Anything unreadable, corrupt or unfinished becomes a "missing" note of the
  * page instead of an error: the report shows what there is. */
 #ifndef GLUE_REPORT_INPUTS_H

@@ -345,7 +345,7 @@ static const Command COMMANDS[] = {
      "  $GLUE_RUNS): every run directory. Writes one HTML file (inline SVG and CSS,\n"
      "  nothing fetched; default report.html): the GLUE table with the best of each\n"
      "  column marked and the seed spread, a bar chart per task, learning curves,\n"
-     "  the pretraining curve of models/electra-mini-wiki (or each --pretrain DIR), a\n"
+     "  the pretraining curves of the shipped encoder (or each --pretrain DIR), a\n"
      "  confusion matrix per classification run and an STS-B scatter (dev\n"
      "  predictions made now from each run's model.ckpt; --no-predict skips them),\n"
      "  translation BLEU and benchmark ratios with their CPU, and the source of\n"

@@ -36,9 +36,9 @@ int cmd_report(int argc, char **argv) {
         user_error(NULL, "report: unexpected argument '%s'", pos[0]);
         return args_usage(REPORT_USAGE);
     }
-    if (o.npretrain == 0) {
-        pretrain[0] = BERT_SHIPPED_ENCODER_DIR;   /* its pretraining curve is in every report */
-        o.npretrain = 1;
+    if (o.npretrain == 0) {   /* the shipped encoder's pretraining curves are in every report */
+        static const char *const LINEAGE[] = BERT_SHIPPED_ENCODER_LINEAGE;
+        for (size_t i = 0; i < sizeof LINEAGE / sizeof LINEAGE[0]; i++) pretrain[o.npretrain++] = LINEAGE[i];
     }
     char *command = cli_command_line(argc, argv);
     o.command = command;

@@ -424,6 +424,40 @@ static int tasks_all_glue(const cJSON *tasks) {
     return 1;
 }
 
+/* The rows this table's command did not make (compare keeps the rows it does
+ * not compute), each with what made it; a row from before rows recorded it
+ * (no "made_by") says so. Cells merged into a recomputed row are not named. */
+static void compare_kept_rows(const cJSON *compare, FILE *f) {
+    const char *command = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(compare, "command"));
+    const char *when = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(compare, "provenance"), "date"));
+    if (!command || !when) return;   /* a table from before tables said what made them */
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(compare, "models");
+    const char *sep = " Rows kept from earlier tables of this results folder (compare keeps the rows it does not "
+                      "compute): ";
+    int any = 0;
+    for (const cJSON *m = models ? models->child : NULL; m; m = m->next) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "model"));
+        if (!name || strcmp(name, "majority") == 0) continue;   /* always computed */
+        const cJSON *by = cJSON_GetObjectItemCaseSensitive(m, "made_by");
+        const char *its = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "command"));
+        const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "date"));
+        if (its && date && strcmp(its, command) == 0 && strcmp(date, when) == 0) continue;   /* made by this one */
+        char label[256];
+        fprintf(f, "%s%s ", sep, compare_model_label(compare, m, label, sizeof label));
+        sep = "; ";
+        any = 1;
+        if (!its) {
+            fprintf(f, "(made before rows recorded their command)");
+            continue;
+        }
+        const char *commit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "commit"));
+        const char *cpu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "cpu"));
+        fprintf(f, "by `%s` (glue %s, %s, %s)", its, commit ? commit : "?", date ? date : "?", cpu ? cpu : "?");
+    }
+    if (any) fprintf(f, ".");
+}
+
 void report_compare_markdown(const cJSON *compare, FILE *f) {
     /* GoEmotions or a user's dataset is not GLUE: the title says dev sets only. */
     int glue = tasks_all_glue(cJSON_GetObjectItemCaseSensitive(compare, "tasks"));
@@ -461,6 +495,7 @@ void report_compare_markdown(const cJSON *compare, FILE *f) {
     if (kept)
         fprintf(f, " A row marked \"(N seeds)\": the mean of its own N seeds, kept from an earlier table of this "
                    "results folder (compare keeps the rows it does not compute).");
+    compare_kept_rows(compare, f);
     fprintf(f, "\n\n");
     ReportTable *tab = report_compare_table(compare);
     report_table_print_markdown(tab, f);

@@ -479,6 +479,36 @@ TEST(compare_markdown_marks_rows_of_other_seeds) {
     free(buf);
 }
 
+/* compare.md names the rows its own command did not make (compare keeps the
+ * rows it does not compute), with the command, build, date and CPU that made
+ * each, or that a row is older than that record. The header named only the
+ * last command, over rows made days before on another CPU. */
+TEST(compare_markdown_names_kept_rows) {
+    char *buf = compare_md_of(
+        "{\"seed\": 1, \"seeds\": [1], \"tasks\": [\"wnli\"], \"command\": \"glue compare all --models bert\","
+        " \"provenance\": {\"date\": \"2026-11-28T10:00:00Z\"}, \"models\": ["
+        "{\"model\": \"majority\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56.34}}}},"
+        "{\"model\": \"bert\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 56}}}, \"made_by\": {\"command\":"
+        " \"glue compare all --models bert\", \"commit\": \"c1\", \"date\": \"2026-11-28T10:00:00Z\", \"cpu\": \"X\"}},"
+        "{\"model\": \"textcnn\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 51}}}, \"made_by\": {\"command\":"
+        " \"glue compare all --models textcnn\", \"commit\": \"c0\", \"date\": \"2026-11-26T09:00:00Z\", \"cpu\": \"Y\"}},"
+        "{\"model\": \"bilstm\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 50}}}},"
+        "{\"model\": \"fasttext\", \"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 44}}}, \"made_by\": {\"command\":"
+        " \"glue compare all --models bert\", \"commit\": \"c0\", \"date\": \"2026-11-27T09:00:00Z\", \"cpu\": \"Y\"}}]}");
+    const char *kept = buf ? strstr(buf, "Rows kept from earlier tables") : NULL;
+    CHECK_MSG(kept && strstr(kept, "textcnn by `glue compare all --models textcnn` (glue c0, 2026-11-26T09:00:00Z, Y)") &&
+                  strstr(kept, "bilstm (made before rows recorded their command)") &&
+                  strstr(kept, "fasttext by `glue compare all --models bert` (glue c0, 2026-11-27") &&
+                  !strstr(kept, "bert by") && !strstr(kept, "majority by") && !strstr(kept, "majority ("),
+              "%s", buf ? buf : "");
+    free(buf);
+    /* A table from before tables recorded their command marks nothing. */
+    buf = compare_md_of("{\"seed\": 1, \"tasks\": [\"wnli\"], \"models\": [{\"model\": \"bilstm\", "
+                        "\"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 50}}}}]}");
+    CHECK_MSG(buf && !strstr(buf, "Rows kept"), "%s", buf ? buf : "");
+    free(buf);
+}
+
 /* compare.md: a row whose GLUE score averages fewer tasks than the others'
  * (a model that cannot learn one, e.g. seq2seq_attn without STS-B) says how
  * many: "54.96 ± 1.56 (5 tasks)"; it read as comparable. */

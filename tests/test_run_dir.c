@@ -353,6 +353,14 @@ TEST(run_dir_compare_merges_rows) {
     CHECK_MSG(cJSON_GetObjectItemCaseSensitive(maj, "a") && cJSON_GetObjectItemCaseSensitive(maj, "b"),
               "the majority row lost a task");
     cJSON_Delete(j);
+    /* compare.md names the row compare b kept, and what made it */
+    cli_fixture_path(&f, "results/compare.md", path, sizeof path);
+    char *md = file_read(path, NULL);
+    const char *kept = md ? strstr(md, "Rows kept from earlier tables") : NULL;
+    CHECK_MSG(kept && strstr(kept, "by `glue compare a --models fasttext --threads 1 --set bucket=1000` (glue ") &&
+                  !strstr(kept, "--set epochs=2` ("),
+              "%s", md ? md : "(no compare.md)");
+    free(md);
     cli_fixture_close(&f);
 }
 

@@ -24,7 +24,8 @@
  *                "train_seconds": sum, "eval_examples_per_sec": mean, "num_params": max,
  *                "tasks": {"cola": {"dev": {"mcc": 21.3}, "train_seconds": 3.1,
  *                                   "eval_examples_per_sec": 9e4, "num_params": 1e6,
- *                                   "best_epoch": 4, "reused": true, "run": "runs/cola/fasttext"}}}],
+ *                                   "best_epoch": 4, "reused": true, "run": "runs/cola/fasttext"}},
+ *                "made_by": {"command", "commit", "date", "cpu"}}],
  *    "wnli_majority": {"accuracy": 56.34}} */
 #include "cli/cli_run.h"
 #include "cli/commands.h"
@@ -523,6 +524,20 @@ static void compare_seed_glue(cJSON *model, cJSON **per_seed, int n) {
     cJSON_AddNumberToObject(model, "glue_std", summarize(g, n).std);
 }
 
+/* A computed row says what made it, as the table does ("command" and its
+ * provenance): a later compare that keeps the row (compare_merge_previous)
+ * writes a table whose own command did not make it, and compare.md names it. */
+static void compare_made_by(cJSON *m, const CompareArgs *c, const cJSON *summary) {
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(summary, "provenance");
+    cJSON *by = cJSON_AddObjectToObject(m, "made_by");
+    cJSON_AddStringToObject(by, "command", c->command);
+    static const char *const KEYS[] = {"commit", "date", "cpu"};
+    for (size_t k = 0; k < sizeof KEYS / sizeof KEYS[0]; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(prov, KEYS[k]);
+        if (cJSON_IsString(v)) cJSON_AddStringToObject(by, KEYS[k], v->valuestring);
+    }
+}
+
 /* Fills summary["models"]: majority first, then each model on each task
  * (over every seed: the entries are means, see compare_mean_entry). */
 static int compare_fill(CompareArgs *c, cJSON *summary) {
@@ -577,6 +592,7 @@ static int compare_fill(CompareArgs *c, cJSON *summary) {
         }
         compare_totals(m);
         if (mi >= 0 && c->num_seeds > 1) compare_seed_glue(m, per_seed, c->num_seeds);
+        if (mi >= 0) compare_made_by(m, c, summary);
         for (int k = 0; k < c->num_seeds; k++) cJSON_Delete(per_seed[k]);
         cJSON_AddItemToArray(models, m);
     }

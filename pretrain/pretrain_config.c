@@ -58,6 +58,8 @@ static const SettingSpec PRETRAIN_SETTINGS[] = {
      * checkpoint when it holds one (a snapshot of an ELECTRA run), else it
      * starts fresh (it shares the embeddings). */
     {"init", SETTING_STRING, PC(init), 0, 0, 0, "", NULL},
+    /* init of fewer layers than model, stacked into it (pretrain_config.h). */
+    {"init_stack", SETTING_INT, PC(init_stack), 0, 0, 1, NULL, NULL},
     /* A snapshot's run carried on where it was: the schedule (and the step
      * counter, and the end at `steps`) from this step, not from 0. */
     {"init_step", SETTING_LONG, PC(init_step), 0, 0, 1e12, NULL, NULL},
@@ -172,6 +174,10 @@ int pretrain_config_parse(PretrainConfig *pc) {
         user_error("init_step carries a run on from its snapshot: add --set init=DIR (glue pretrain snapshot prints "
                    "the whole command)",
                    "init_step %ld without init", pc->init_step);
+        return EXIT_USAGE;
+    }
+    if (pc->init_stack && !pc->init[0]) {
+        user_error("init_stack grows a shallower checkpoint into the model: add --set init=DIR", "init_stack without init");
         return EXIT_USAGE;
     }
     if (pc->init_step >= pc->steps) {

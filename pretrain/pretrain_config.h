@@ -39,6 +39,11 @@
  *                    to start from: its encoder, and with ELECTRA its
  *                    generator when it holds one (glue pretrain snapshot of
  *                    an ELECTRA run); a fresh optimizer either way
+ *   init_stack       with init: 1 = init holds fewer layers than `model`;
+ *                    layer l starts as init's layer l mod its depth
+ *                    (progressive stacking, Gong et al. 2019); ELECTRA's
+ *                    generator loads only at its stored depth
+ *                    (generator_layers)
  *   init_step        with init: the step of the schedule this run starts at
  *                    (a long run carried on from its snapshot: the step
  *                    counter, warm-up + decay and the end at `steps` are the
@@ -87,6 +92,7 @@ typedef struct PretrainConfig {
     cJSON *json;                       /* the whole config (owned); strings below point into it */
     const char *model;
     const char *init;                  /* "": random init; else a checkpoint or run directory to start from */
+    int init_stack;                    /* with init: grow its layers into the deeper model */
     long init_step, rewarm;            /* with init: the schedule's step to start at; re-warm-up steps */
     BertConfig bert;                   /* resolved from model, dropout applied */
     const char *vocab;                 /* resolved path */

@@ -218,13 +218,14 @@ static int run_init_weights(Run *r) {
     char path[4200];
     pretrain_ckpt_path(r->pc->init, path, sizeof path);
     Checkpoint *c = checkpoint_read(path);
-    int rc = c ? bert_init_from(r->m, c) : -1, gen = 0;
+    int rc = c ? bert_init_from(r->m, c, r->pc->init_stack) : -1, gen = 0;
     if (rc == 0 && r->electra.gen) rc = gen = electra_init_from(r->electra.gen, c);
     checkpoint_free(c);
     if (rc < 0) return 1;
     if (r->o->show_progress) {
-        fprintf(stderr, "starting from the weights of %s%s at step %ld of the schedule\n", path,
-                gen ? " (encoder and generator)" : "", r->pc->init_step);
+        fprintf(stderr, "starting from the weights of %s%s%s at step %ld of the schedule\n", path,
+                gen ? " (encoder and generator)" : "", r->pc->init_stack ? ", its layers stacked" : "",
+                r->pc->init_step);
         if (r->electra.gen && !gen)
             fprintf(stderr, "note: %s holds no ELECTRA generator (not a snapshot of an ELECTRA run, or one of an "
                             "older glue): the generator starts fresh\n", path);

@@ -540,6 +540,97 @@ TEST(pretrain_driver_init_from_weights) {
  * (warm-up 20, lr 5e-3: the fixture's), 8 sequences a step. */
 #define SNAP_RUN "--set objective=electra --set mask_token_prob=0.85 --set random_token_prob=0 --set steps=40 --set batch=8"
 
+/* The micro model with `layers` layers, written to dir/micro<layers>.json. */
+static void write_micro_layers(const Fixture *fx, int layers, char *path, size_t cap) {
+    snprintf(path, cap, "%s/micro%d.json", fx->dir, layers);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "{\"vocab_size\": 28, \"hidden_size\": 32, \"num_hidden_layers\": %d, \"num_attention_heads\": 2,"
+               " \"intermediate_size\": 64, \"max_position_embeddings\": 64}", layers);
+    fclose(f);
+}
+
+/* Every tensor of layer `from` in a equals the same tensor of layer `to` in
+ * b, and there are some: the number compared, or -1 on a difference. */
+static int same_layer(const Checkpoint *a, int from, const Checkpoint *b, int to) {
+    char pa[64], pb[64], name[256];
+    snprintf(pa, sizeof pa, "bert.encoder.layer.%d.", from);
+    snprintf(pb, sizeof pb, "bert.encoder.layer.%d.", to);
+    int n = 0;
+    for (int i = 0; a && b && i < a->n_tensors; i++) {
+        const CkptTensor *t = &a->tensors[i];
+        if (strncmp(t->name, pa, strlen(pa)) != 0) continue;
+        snprintf(name, sizeof name, "%s%s", pb, t->name + strlen(pa));
+        const CkptTensor *u = checkpoint_find_tensor(b, name);
+        if (!u || u->numel != t->numel || memcmp(u->data, t->data, sizeof(float) * (size_t)t->numel) != 0) return -1;
+        n++;
+    }
+    return n;
+}
+
+/* --set init_stack=1 grows a shallower run into a deeper model (progressive
+ * stacking): with lr 0, layer l of the four is exactly layer l mod 2 of the
+ * two-layer run, the embeddings its embeddings; an ELECTRA snapshot's generator
+ * comes along at its own depth (generator_layers). Refused with one message
+ * each: init_stack without init, a checkpoint as deep as the model or
+ * deeper, a stacked generator left at the model's depth. */
+TEST(pretrain_driver_init_stack_grows_layers) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[2048], two[256], four[256], a[300], b[300], cmd[1024], *out;
+    write_micro_layers(&fx, 2, two, sizeof two);
+    write_micro_layers(&fx, 4, four, sizeof four);
+    snprintf(args, sizeof args, "--set steps=3 --set model=%s --out %s/a", two, fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(args, sizeof args, "--set steps=1 --set warmup=0 --set lr=0 --set model=%s --set init=%s/a --set init_stack=1 "
+             "--out %s/s", four, fx.dir, fx.dir);
+    int rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "its layers stacked"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(a, sizeof a, "%s/a/model.ckpt", fx.dir);
+    snprintf(b, sizeof b, "%s/s/model.ckpt", fx.dir);
+    Checkpoint *ca = checkpoint_read(a), *cb = checkpoint_read(b);
+    if (CHECK(ca && cb)) {
+        for (int l = 0; l < 4; l++)
+            CHECK_MSG(same_layer(ca, l % 2, cb, l) > 4, "layer %d is not the stored layer %d", l, l % 2);
+        CHECK(same_layer(ca, 0, cb, 3) < 0);   /* the layers differ: the check can tell them apart */
+        const CkptTensor *t = checkpoint_find_tensor(ca, "bert.embeddings.word_embeddings.weight"),
+                         *u = checkpoint_find_tensor(cb, "bert.embeddings.word_embeddings.weight");
+        CHECK(t && u && t->numel == u->numel && memcmp(t->data, u->data, sizeof(float) * (size_t)t->numel) == 0);
+        CHECK(checkpoint_find_tensor(cb, "bert.encoder.layer.4.attention.output.dense.weight") == NULL);
+    }
+    checkpoint_free(ca);
+    checkpoint_free(cb);
+
+    /* ELECTRA: the snapshot's one-layer generator, kept at one layer. */
+    snprintf(args, sizeof args, SNAP_RUN " --stop-at 2 --out %s/e", fx.dir);
+    CHECK(pretrain(&fx, args, NULL) == 0);
+    snprintf(cmd, sizeof cmd, "%s pretrain snapshot %s/e %s/snap >/dev/null 2>&1", test_glue_bin(), fx.dir, fx.dir);
+    CHECK(system(cmd) == 0);
+    snprintf(args, sizeof args, SNAP_RUN " --set model=%s --set init=%s/snap --set init_stack=1 --set generator_layers=1 "
+             "--set init_step=2 --stop-at 3 --out %s/es", four, fx.dir, fx.dir);
+    rc = pretrain(&fx, args, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "(encoder and generator), its layers stacked at step 2"), "exit %d: %s", rc, out);
+    free(out);
+
+    char set[3][600];
+    snprintf(set[0], sizeof set[0], "--set init_stack=1");
+    snprintf(set[1], sizeof set[1], "--set init_stack=1 --set init=%s/a", fx.dir);   /* two layers into one */
+    snprintf(set[2], sizeof set[2], "--set init_stack=1 --set init=%s/snap --set model=%s --set objective=electra", fx.dir,
+             four);
+    static const char *const SAYS[] = {"init_stack without init", "another architecture", "generator_layers"};
+    static const int EXIT[] = {2, 1, 1};
+    for (int k = 0; k < 3; k++) {
+        snprintf(args, sizeof args, "--set steps=2 %s --out %s/r%d", set[k], fx.dir, k);
+        rc = pretrain(&fx, args, &out);
+        CHECK_MSG(rc == EXIT[k] && strstr(out, SAYS[k]), "case %d: exit %d: %s", k, rc, out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "test -e %s/r%d/model.ckpt", fx.dir, k);
+        CHECK_MSG(system(cmd) != 0, "case %d wrote a model", k);
+    }
+    fixture_free(&fx);
+}
+
 /* Every tensor of `a` whose name starts with prefix is in b with a's shape
  * and a's values: b's rounded to half precision (round = 1; a weight rounded
  * to -0 may come back +0, equal as a value) or b's exactly. 1 when so; the

@@ -415,8 +415,12 @@ int bert_checkpoint_read_config(const Checkpoint *c, BertConfig *cfg, BertHeads 
 /* Continues from a checkpoint's weights: m's embeddings and encoder layers
  * (and the pooler, MLM and RTD heads where c has them) are copied from c,
  * which must be the same architecture (sizes, positions, LayerNorm
- * placement); other heads stay as initialised. 0, or -1 after a message. */
-int bert_init_from(Bert *m, const Checkpoint *c);
+ * placement); other heads stay as initialised. stack: c may (and must) hold
+ * fewer layers than m, and m's layer l starts as c's layer l mod c's depth:
+ * progressive stacking (Gong et al. 2019), a deeper encoder grown from a
+ * trained shallow one rather than pretrained from nothing. 0, or -1 after a
+ * message. */
+int bert_init_from(Bert *m, const Checkpoint *c, int stack);
 /* A model of the checkpoint's config. heads NULL: the stored heads, all loaded.
  * Otherwise the requested heads: the encoder (bert.embeddings.*,
  * bert.encoder.*) must be in the file; the pooler and MLM head are loaded when

@@ -94,15 +94,28 @@ static int bert_shape_equal(const CkptTensor *t, const ParamTensor *p) {
     return 1;
 }
 
+/* The name of the stored tensor that m's tensor `name` takes: itself, or,
+ * when the checkpoint holds fewer layers (stored_layers > 0) than m, encoder
+ * layer l takes stored layer l mod stored_layers. */
+static const char *bert_source_name(const char *name, int stored_layers, char *buf, size_t cap) {
+    int layer, rest = 0;
+    if (stored_layers <= 0 || sscanf(name, "bert.encoder.layer.%d.%n", &layer, &rest) != 1 || rest == 0 ||
+        layer < stored_layers)
+        return name;
+    snprintf(buf, cap, "bert.encoder.layer.%d.%s", layer % stored_layers, name + rest);
+    return buf;
+}
+
 /* Copies the tensors of c into m by the rules above (all_required: the model
- * exactly as saved); -1 after a message. */
-static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int copy_classifier) {
+ * exactly as saved; stored_layers: see bert_source_name); -1 after a message. */
+static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int copy_classifier, int stored_layers) {
     const Params *p = m->params;
     for (int h = 0; h < params_num_tensors(p); h++) {
         const ParamTensor *pt = params_tensor(p, h);
         BertTake rule = bert_take_rule(pt->name, all_required, copy_classifier);
         if (rule == BERT_TAKE_NEVER) continue;
-        const CkptTensor *t = checkpoint_find_tensor(c, pt->name);
+        char buf[256];
+        const CkptTensor *t = checkpoint_find_tensor(c, bert_source_name(pt->name, stored_layers, buf, sizeof buf));
         if (!t) {
             if (rule == BERT_TAKE_IF_PRESENT) continue;
             user_error_data(BERT_CKPT_HINT, "%s: tensor %s is missing", c->path, pt->name);
@@ -120,7 +133,7 @@ static int bert_copy_tensors(Bert *m, const Checkpoint *c, int all_required, int
     return 0;
 }
 
-int bert_init_from(Bert *m, const Checkpoint *c) {
+int bert_init_from(Bert *m, const Checkpoint *c, int stack) {
     BertConfig cfg;
     if (bert_checkpoint_read_config(c, &cfg, NULL) != 0) return -1;
     if (bert_checkpoint_is_int8(c)) {
@@ -129,19 +142,22 @@ int bert_init_from(Bert *m, const Checkpoint *c) {
         return -1;
     }
     const BertConfig *a = &m->cfg;
-    if (cfg.vocab_size != a->vocab_size || cfg.hidden_size != a->hidden_size || cfg.num_layers != a->num_layers ||
+    int layers_fit = stack ? cfg.num_layers < a->num_layers : cfg.num_layers == a->num_layers;
+    if (cfg.vocab_size != a->vocab_size || cfg.hidden_size != a->hidden_size || !layers_fit ||
         cfg.num_heads != a->num_heads || cfg.intermediate_size != a->intermediate_size ||
         cfg.max_position != a->max_position || cfg.type_vocab_size != a->type_vocab_size ||
         bert_embedding_size(&cfg) != bert_embedding_size(a) || cfg.alibi != a->alibi || cfg.pre_ln != a->pre_ln) {
-        user_error("continue with the model config the checkpoint was trained with (its config.json)",
+        user_error(stack ? "stack a checkpoint of the same widths and fewer layers than the model config"
+                         : "continue with the model config the checkpoint was trained with (its config.json)",
                    "%s: another architecture (hidden %d, layers %d, heads %d, embeddings %d%s%s) than this run's "
-                   "(hidden %d, layers %d, heads %d, embeddings %d%s%s)",
+                   "(hidden %d, layers %d, heads %d, embeddings %d%s%s)%s",
                    c->path, cfg.hidden_size, cfg.num_layers, cfg.num_heads, bert_embedding_size(&cfg),
                    cfg.alibi ? ", ALiBi" : "", cfg.pre_ln ? ", pre-LN" : "", a->hidden_size, a->num_layers,
-                   a->num_heads, bert_embedding_size(a), a->alibi ? ", ALiBi" : "", a->pre_ln ? ", pre-LN" : "");
+                   a->num_heads, bert_embedding_size(a), a->alibi ? ", ALiBi" : "", a->pre_ln ? ", pre-LN" : "",
+                   stack ? " for stacking" : "");
         return -1;
     }
-    return bert_copy_tensors(m, c, 0, 0);
+    return bert_copy_tensors(m, c, 0, 0, stack ? cfg.num_layers : 0);
 }
 
 Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy_classifier, uint64_t seed) {
@@ -155,7 +171,7 @@ Bert *bert_from_checkpoint(const Checkpoint *c, const BertHeads *heads, int copy
     }
     Bert *m = bert_create(&cfg, heads ? heads : &stored, seed);
     /* An int8 checkpoint: its dense weights packed from the stored integers. */
-    if (bert_copy_tensors(m, c, heads == NULL, copy_classifier) != 0 || bert_int8_load(m, c) != 0) {
+    if (bert_copy_tensors(m, c, heads == NULL, copy_classifier, 0) != 0 || bert_int8_load(m, c) != 0) {
         bert_free(m);
         return NULL;
     }

@@ -134,7 +134,7 @@ int bert_multi_load(BertMulti *mm, const char *path) {
     if (!c) return -1;
     int rc = bert_multi_check_tasks(mm, c);
     bert_attach_head(mm->bert, NULL);
-    if (rc == 0) rc = bert_init_from(mm->bert, c);
+    if (rc == 0) rc = bert_init_from(mm->bert, c, 0);
     for (int i = 0; i < mm->n && rc == 0; i++) {
         char scope[128];
         const Params *p = mm->heads[i]->params;

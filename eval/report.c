@@ -424,9 +424,24 @@ static int tasks_all_glue(const cJSON *tasks) {
     return 1;
 }
 
+/* "by `command` (glue COMMIT, DATE, CPU)" of a made_by record, or what to say
+ * of a record from before rows kept one. */
+static void compare_print_maker(FILE *f, const cJSON *by) {
+    const char *its = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "command"));
+    if (!its) {
+        fprintf(f, "(made before rows recorded their command)");
+        return;
+    }
+    const char *commit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "commit"));
+    const char *date = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "date"));
+    const char *cpu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "cpu"));
+    fprintf(f, "by `%s` (glue %s, %s, %s)", its, commit ? commit : "?", date ? date : "?", cpu ? cpu : "?");
+}
+
 /* The rows this table's command did not make (compare keeps the rows it does
- * not compute), each with what made it; a row from before rows recorded it
- * (no "made_by") says so. Cells merged into a recomputed row are not named. */
+ * not compute), each with what made it, then the cells a recomputed row took
+ * from an earlier table ("cells_kept", compare_merge_previous), each with
+ * what made it; a row from before rows recorded it (no "made_by") says so. */
 static void compare_kept_rows(const cJSON *compare, FILE *f) {
     const char *command = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(compare, "command"));
     const char *when = cJSON_GetStringValue(
@@ -447,13 +462,22 @@ static void compare_kept_rows(const cJSON *compare, FILE *f) {
         fprintf(f, "%s%s ", sep, compare_model_label(compare, m, label, sizeof label));
         sep = "; ";
         any = 1;
-        if (!its) {
-            fprintf(f, "(made before rows recorded their command)");
-            continue;
+        compare_print_maker(f, by);
+    }
+    if (any) fprintf(f, ".");
+    sep = " Cells kept inside rows from earlier tables (a task the row's own command did not run): ";
+    any = 0;
+    for (const cJSON *m = models ? models->child : NULL; m; m = m->next) {
+        const cJSON *cells = cJSON_GetObjectItemCaseSensitive(m, "cells_kept");
+        for (const cJSON *c = cJSON_IsObject(cells) ? cells->child : NULL; c; c = c->next) {
+            const Task *t = task_find(c->string);
+            char label[256];
+            fprintf(f, "%s%s on %s ", sep, compare_model_label(compare, m, label, sizeof label),
+                    t ? t->display : c->string);
+            sep = "; ";
+            any = 1;
+            compare_print_maker(f, c);
         }
-        const char *commit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "commit"));
-        const char *cpu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by, "cpu"));
-        fprintf(f, "by `%s` (glue %s, %s, %s)", its, commit ? commit : "?", date ? date : "?", cpu ? cpu : "?");
     }
     if (any) fprintf(f, ".");
 }

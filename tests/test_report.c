@@ -502,6 +502,20 @@ TEST(compare_markdown_names_kept_rows) {
                   !strstr(kept, "bert by") && !strstr(kept, "majority by") && !strstr(kept, "majority ("),
               "%s", buf ? buf : "");
     free(buf);
+    /* A recomputed row's cells kept from earlier tables, named with what made
+     * each (or that nothing says). */
+    buf = compare_md_of(
+        "{\"seed\": 1, \"seeds\": [1], \"tasks\": [\"wnli\", \"rte\"], \"command\": \"glue compare wnli\","
+        " \"provenance\": {\"date\": \"D1\"}, \"models\": [{\"model\": \"bert\", \"tasks\": {\"wnli\": {\"dev\":"
+        " {\"accuracy\": 56}}, \"rte\": {\"dev\": {\"accuracy\": 60}}, \"cola\": {\"dev\": {\"mcc\": 20}}},"
+        " \"made_by\": {\"command\": \"glue compare wnli\", \"date\": \"D1\"},"
+        " \"cells_kept\": {\"rte\": {\"command\": \"glue compare rte\", \"commit\": \"c0\", \"date\": \"D0\","
+        " \"cpu\": \"Y\"}, \"cola\": {}}}]}");
+    kept = buf ? strstr(buf, "Cells kept inside rows") : NULL;
+    CHECK_MSG(kept && strstr(kept, "bert on RTE by `glue compare rte` (glue c0, D0, Y)") &&
+                  strstr(kept, "bert on CoLA (made before rows recorded their command)") && !strstr(buf, "Rows kept"),
+              "%s", buf ? buf : "");
+    free(buf);
     /* A table from before tables recorded their command marks nothing. */
     buf = compare_md_of("{\"seed\": 1, \"tasks\": [\"wnli\"], \"models\": [{\"model\": \"bilstm\", "
                         "\"tasks\": {\"wnli\": {\"dev\": {\"accuracy\": 50}}}}]}");

@@ -361,6 +361,26 @@ TEST(run_dir_compare_merges_rows) {
                   !strstr(kept, "--set epochs=2` ("),
               "%s", md ? md : "(no compare.md)");
     free(md);
+    /* compare a's row recomputed on b: its cell a is kept inside the row, and
+     * the row and compare.md say what made that cell. */
+    if (glue_ok(&f, "compare b --models fasttext --threads 1 --set bucket=1000") != 0) { cli_fixture_close(&f); return; }
+    cli_fixture_path(&f, "results/compare.json", path, sizeof path);
+    j = json_file_read(path, 1);
+    const cJSON *by_a = NULL;
+    for (const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "models")->child; m; m = m->next)
+        if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "tasks"), "a") &&
+            strcmp(cJSON_GetObjectItemCaseSensitive(m, "model")->valuestring, "fasttext") == 0)
+            by_a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "cells_kept"), "a");
+    const char *cmd_a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(by_a, "command"));
+    CHECK_MSG(cmd_a && strcmp(cmd_a, "glue compare a --models fasttext --threads 1 --set bucket=1000") == 0,
+              "the kept cell's maker: %s", cmd_a ? cmd_a : "(none)");
+    cJSON_Delete(j);
+    cli_fixture_path(&f, "results/compare.md", path, sizeof path);
+    md = file_read(path, NULL);
+    kept = md ? strstr(md, "Cells kept inside rows") : NULL;
+    CHECK_MSG(kept && strstr(kept, "on a by `glue compare a --models fasttext --threads 1 --set bucket=1000` (glue "),
+              "%s", md ? md : "(no compare.md)");
+    free(md);
     cli_fixture_close(&f);
 }
 

@@ -611,6 +611,18 @@ static cJSON *compare_find_row(cJSON *models, const cJSON *m) {
     return NULL;
 }
 
+/* A cell kept inside a recomputed row was not made by this compare: the row's
+ * "cells_kept" records, per task, what made it (the old row's "made_by", or
+ * what the old row's own "cells_kept" said of it; {} when neither knows), so
+ * that compare.md can name it as it names kept rows. */
+static void compare_keep_cell_maker(cJSON *row, const cJSON *old_row, const char *task) {
+    const cJSON *earlier = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(old_row, "cells_kept"), task);
+    const cJSON *by = cJSON_IsObject(earlier) ? earlier : cJSON_GetObjectItemCaseSensitive(old_row, "made_by");
+    cJSON *kept = cJSON_GetObjectItemCaseSensitive(row, "cells_kept");
+    if (!kept) kept = cJSON_AddObjectToObject(row, "cells_kept");
+    cJSON_AddItemToObject(kept, task, cJSON_IsObject(by) ? cJSON_Duplicate(by, 1) : cJSON_CreateObject());
+}
+
 /* A table of several runs adds to the one before it: the rows (a model with
  * its settings) and cells (a task of a row) of results/compare.json this
  * compare did not compute are kept, a recomputed cell replaces its old one,
@@ -652,8 +664,10 @@ static void compare_merge_previous(cJSON *summary) {
         cJSON *per = cJSON_GetObjectItemCaseSensitive(nm, "tasks");
         int added = 0;
         for (const cJSON *c = ocells ? ocells->child : NULL; c && per; c = c->next)
-            if (!cJSON_GetObjectItemCaseSensitive(per, c->string))
+            if (!cJSON_GetObjectItemCaseSensitive(per, c->string)) {
                 cJSON_AddItemToObject(per, c->string, cJSON_Duplicate(c, 1)), added++;
+                compare_keep_cell_maker(nm, om, c->string);
+            }
         if (!added) continue;
         static const char *const TOTALS[] = {"train_seconds", "eval_examples_per_sec", "num_params", "glue",
                                              "glue_with_subsets", "glue_seeds", "glue_std"};

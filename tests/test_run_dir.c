@@ -384,6 +384,40 @@ TEST(run_dir_compare_merges_rows) {
     cli_fixture_close(&f);
 }
 
+/* A recomputed row does not keep an old cell of a task this compare ran but
+ * the row has none for: the majority row of a score (a regression dataset
+ * has no majority class) kept a 0 from an older table and counted it in its
+ * GLUE score. A task the compare did not run keeps its cell. */
+TEST(run_dir_compare_drops_stale_cells) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    char r[4096] = "text\tlabel\n";
+    for (int i = 0; i < 40; i++) {
+        char row[96];
+        snprintf(row, sizeof row, "%s w%d\t%d.5\n", i % 2 ? "bad awful poor" : "good great fine", i, i % 2 ? 1 : 4);
+        strcat(r, row);
+    }
+    if (cli_fixture_write(&f, "r.tsv", r, -1) != 0 ||
+        glue_ok(&f, "finetune --train r.tsv --dev r.tsv --regression --model fasttext --threads 1 --set bucket=1000") != 0) {
+        cli_fixture_close(&f);
+        return;
+    }
+    CHECK(cli_fixture_write(&f, "results/compare.json",
+                            "{\"tasks\": [\"r\", \"wnli\"], \"models\": [{\"model\": \"majority\", \"tasks\": {\"r\": "
+                            "{\"dev\": {\"pearson\": 0, \"spearman\": 0}}, \"wnli\": {\"dev\": {\"accuracy\": 56.34}}}}]}",
+                            -1) == 0);
+    if (glue_ok(&f, "compare r --models fasttext --threads 1 --set bucket=1000") != 0) { cli_fixture_close(&f); return; }
+    char path[512];
+    cli_fixture_path(&f, "results/compare.json", path, sizeof path);
+    cJSON *j = json_file_read(path, 1);
+    const cJSON *maj = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 0),
+                                                        "tasks");
+    CHECK_MSG(maj && !cJSON_GetObjectItemCaseSensitive(maj, "r"), "the majority row kept a stale cell of r");
+    CHECK_MSG(cJSON_GetObjectItemCaseSensitive(maj, "wnli"), "the majority row lost the cell of a task not run");
+    cJSON_Delete(j);
+    cli_fixture_close(&f);
+}
+
 /* What fuzz_resume and fuzz_dataset_json found: a resume position beyond
  * its type (an epoch of 1e308 was cast to int: undefined) is a damaged
  * point, nothing restored; a dataset.json naming a label twice (every cell

@@ -623,10 +623,21 @@ static void compare_keep_cell_maker(cJSON *row, const cJSON *old_row, const char
     cJSON_AddItemToObject(kept, task, cJSON_IsObject(by) ? cJSON_Duplicate(by, 1) : cJSON_CreateObject());
 }
 
+/* Whether this compare ran `task` (one of its own columns, before the merge
+ * adds the previous table's). */
+static int compare_ran(const cJSON *ran, const char *task) {
+    for (const cJSON *t = ran ? ran->child : NULL; t; t = t->next)
+        if (cJSON_IsString(t) && strcmp(t->valuestring, task) == 0) return 1;
+    return 0;
+}
+
 /* A table of several runs adds to the one before it: the rows (a model with
  * its settings) and cells (a task of a row) of results/compare.json this
  * compare did not compute are kept, a recomputed cell replaces its old one,
- * and a row that gained cells has its totals counted again. */
+ * and a row that gained cells has its totals counted again. A recomputed
+ * row's old cell of a task this compare ran but the row has no cell for
+ * (the majority class of a score, a model that cannot learn the task) is
+ * stale, not kept: it scored the majority row's STS-B as 0 for days. */
 static void compare_merge_previous(cJSON *summary) {
     char path[4096];
     file_join(run_results_root(), "compare.json", path, sizeof path);
@@ -641,6 +652,7 @@ static void compare_merge_previous(cJSON *summary) {
         cJSON_Delete(old);
         return;
     }
+    cJSON *ran = cJSON_Duplicate(tasks, 1);
     for (const cJSON *ot = otasks->child; ot; ot = ot->next) {
         int have = !cJSON_IsString(ot);
         for (const cJSON *t = tasks->child; t && !have; t = t->next) have = strcmp(t->valuestring, ot->valuestring) == 0;
@@ -664,7 +676,7 @@ static void compare_merge_previous(cJSON *summary) {
         cJSON *per = cJSON_GetObjectItemCaseSensitive(nm, "tasks");
         int added = 0;
         for (const cJSON *c = ocells ? ocells->child : NULL; c && per; c = c->next)
-            if (!cJSON_GetObjectItemCaseSensitive(per, c->string)) {
+            if (!cJSON_GetObjectItemCaseSensitive(per, c->string) && !compare_ran(ran, c->string)) {
                 cJSON_AddItemToObject(per, c->string, cJSON_Duplicate(c, 1)), added++;
                 compare_keep_cell_maker(nm, om, c->string);
             }
@@ -675,6 +687,7 @@ static void compare_merge_previous(cJSON *summary) {
         compare_totals(nm);
         cells += added;
     }
+    cJSON_Delete(ran);
     if (bad) user_warning("%s: %d rows of the previous table are not rows of a compare table (damaged?): dropped", path, bad);
     if (rows || cells)
         fprintf(stderr, "%s: kept %d rows and %d cells of the previous table this compare did not compute\n", path,

@@ -65,8 +65,12 @@ TEST(exit_code_missing_file_is_74_everywhere) {
         {"translate --model nowhere hello", "nowhere"},
         {"vocab train --corpus nowhere.txt --size 50 --out v.txt", "nowhere.txt"},
         {"vectors train --corpus nowhere.txt --out v.vec", "nowhere.txt"},
+        /* outside the repository the shipped encoder is missing: refused, where
+         * it trained from random weights without a word */
+        {"finetune --train tr.tsv --dev tr.tsv --model bert --set vocab=%V --out enc", "the shipped encoder"},
     };
     exit_cases(&f, MISSING, (int)(sizeof MISSING / sizeof MISSING[0]), 74);
+    CHECK_MSG(!cli_fixture_exists(&f, "enc"), "the refused fine-tune wrote its run folder");
     cli_fixture_close(&f);
 }
 

@@ -67,7 +67,7 @@ TEST(truncation_counted_bert_tokenize_translate) {
     char vocab[512], args[1024];
     snprintf(vocab, sizeof vocab, "%s/models/vocab/bert-base-uncased-vocab.txt", test_shared_dir());
     /* [CLS] + 9 words + [SEP] = 11 tokens against max_len 6 */
-    snprintf(args, sizeof args, "finetune --train tr.tsv --dev dev.tsv --model bert --set vocab=%s --max-len 6 "
+    snprintf(args, sizeof args, "finetune --train tr.tsv --dev dev.tsv --model bert --init none --set vocab=%s --max-len 6 "
              "--epochs 1 --threads 1 --out b", vocab);
     const char *const fit[] = {"4 of 8 rows of tr train truncated to max_len 6 tokens (the longest had 11)",
                                "3 of 6 rows of tr dev truncated to max_len 6 tokens"};

@@ -145,8 +145,11 @@ static cJSON *bert_default_config(const Task *task) {
         cJSON_ReplaceItemInObjectCaseSensitive(c, "pair_encoding", cJSON_CreateString(BERT_PAIR_FEATURES));
     if (task && strcmp(task->name, "rte") == 0)
         cJSON_ReplaceItemInObjectCaseSensitive(c, INTERMEDIATE_KEY, cJSON_CreateString("mnli-9k"));
-    if (access(BERT_SHIPPED_ENCODER, R_OK) == 0)
-        cJSON_ReplaceItemInObjectCaseSensitive(c, "init", cJSON_CreateString(BERT_SHIPPED_ENCODER));
+    /* Always the shipped encoder, found or not: where it is missing (glue run
+     * outside the repository's top folder) the run is refused with what to do
+     * (bert_init_path), where it used to fall back to random weights without
+     * a word and score like an untrained model. */
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "init", cJSON_CreateString(BERT_SHIPPED_ENCODER));
     return c;
 }
 
@@ -269,6 +272,14 @@ BertTaskModel *bert_task_model_shared(Bert *bert, Vocab *vocab, BertTaskHead *he
  * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
 static int bert_init_path(const char *init, char *out, size_t cap) {
     struct stat st;
+    if (stat(init, &st) != 0 && strcmp(init, BERT_SHIPPED_ENCODER) == 0) {
+        char cwd[4096];
+        user_error_io("run glue from the repository's top folder (the shipped encoder's path is relative to it), or "
+                      "pass --init FILE, or --init none to train from random weights",
+                      "bert: the shipped encoder %s is not in the current directory (%s)", init,
+                      getcwd(cwd, sizeof cwd) ? cwd : "unknown");
+        return -1;
+    }
     if (stat(init, &st) != 0) {
         user_error_io("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
                    "--init %s: no such file or directory", init);

@@ -272,17 +272,16 @@ BertTaskModel *bert_task_model_shared(Bert *bert, Vocab *vocab, BertTaskHead *he
  * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
 static int bert_init_path(const char *init, char *out, size_t cap) {
     struct stat st;
-    if (stat(init, &st) != 0 && strcmp(init, BERT_SHIPPED_ENCODER) == 0) {
-        char cwd[4096];
-        user_error_io("run glue from the repository's top folder (the shipped encoder's path is relative to it), or "
-                      "pass --init FILE, or --init none to train from random weights",
-                      "bert: the shipped encoder %s is not in the current directory (%s)", init,
-                      getcwd(cwd, sizeof cwd) ? cwd : "unknown");
-        return -1;
-    }
     if (stat(init, &st) != 0) {
-        user_error_io("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
-                   "--init %s: no such file or directory", init);
+        char cwd[4096];
+        if (strcmp(init, BERT_SHIPPED_ENCODER) == 0)   /* the default, not a path the user gave */
+            user_error_io("run glue from the repository's top folder (the shipped encoder's path is relative to it), "
+                          "or pass --init FILE, or --init none to train from random weights",
+                          "bert: the shipped encoder %s is not in the current directory (%s)", init,
+                          getcwd(cwd, sizeof cwd) ? cwd : "unknown");
+        else
+            user_error_io("pass a glue BERT checkpoint (pretrain or finetune output) or its directory",
+                          "--init %s: no such file or directory", init);
         return -1;
     }
     if (!S_ISDIR(st.st_mode)) {

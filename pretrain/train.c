@@ -654,7 +654,7 @@ static int run_check_ranks(const Run *r) {
 }
 
 /* A pretraining run's directory (run_txn.h): a finished run keeps its resume point. */
-static const RunKind PRETRAIN_RUN_KIND = {.results = PRETRAIN_SUMMARY, .keeps_resume = 1,
+static const RunKind PRETRAIN_RUN_KIND = {.results = PRETRAIN_SUMMARY, .keeps_resume = 1, .early = PRETRAIN_LOG,
                                           .finished = "--resume carries it further (with a larger steps)"};
 
 /* The directory, before anything is written: locked, a run in it refused

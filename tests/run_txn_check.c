@@ -126,14 +126,46 @@ static int txn_refused(const TxnCase *c, const Snap *a, const char *cmd, const c
     return ok;
 }
 
+/* run_a (with extra) into a directory of someone else's files and no run
+ * (notes.txt, a config.json): refused, the files as they were, nothing of a
+ * run written, no lock or stage left. 1 ok. */
+static int txn_refused_foreign(const TxnCase *c, const char *extra) {
+    static const char *const MINE[][2] = {{"notes.txt", "my notes\n"}, {"config.json", "{\"mine\": 1}\n"}};
+    char path[4400], *out;
+    txn_clear(c);
+    if (!CHECK(file_make_dir(c->dir) == 0)) return 0;
+    for (int i = 0; i < 2; i++) {
+        file_join(c->dir, MINE[i][0], path, sizeof path);
+        if (!CHECK(atomic_write(path, MINE[i][1], strlen(MINE[i][1])) == 0)) return 0;
+    }
+    int st = txn_run(c, c->run_a, extra, 0, &out);
+    int ok = CHECK_MSG(st == 2 && strstr(out, "holds files but no run") && strstr(out, "notes.txt"),
+                       "%s %s into a folder of other files: exit %d: %.600s", c->name, extra ? extra : "", st, out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        size_t n = 0;
+        file_join(c->dir, MINE[i][0], path, sizeof path);
+        char *now = file_read(path, &n);
+        ok &= CHECK_MSG(now && n == strlen(MINE[i][1]) && !memcmp(now, MINE[i][1], n), "%s: a refused run changed %s",
+                        c->name, MINE[i][0]);
+        free(now);
+    }
+    for (int i = 0; i < c->nfiles; i++)
+        ok &= CHECK_MSG(!strcmp(c->files[i], "config.json") || !txn_has(c, c->files[i]), "%s: a refused run wrote %s",
+                        c->name, c->files[i]);
+    ok &= CHECK_MSG(!txn_has(c, RUN_LOCK_FILE) && !txn_exists(c, ".next"), "%s: a lock or a stage left", c->name);
+    return ok;
+}
+
 int txn_check_refusals(const TxnCase *c) {
+    int foreign = txn_refused_foreign(c, NULL) & txn_refused_foreign(c, "--overwrite");
     if (!txn_run_a(c)) return -1;
     Snap a = {0};
     snap_take(c, &a);
     int ok = txn_refused(c, &a, c->run_b, NULL, 2, "already holds a finished run");
     ok &= txn_refused(c, &a, c->fail_b, "--overwrite", 0, NULL);   /* fails: the old run kept */
     snap_free(c, &a);
-    return ok ? 0 : -1;
+    return ok && foreign ? 0 : -1;
 }
 
 int txn_check_interrupted(const TxnCase *c) {

@@ -1,8 +1,8 @@
 /* run_txn_check.h — the checks that a training command's run directory is a
  * transaction (train/run_txn.h), for any command that trains into --out
  * (tests only): a second run into a locked directory is refused naming the
- * owner's pid and writes nothing; a run into a finished or interrupted run
- * is refused and writes nothing (the interrupted one's message names
+ * owner's pid and writes nothing; a run into a folder of other files and no
+ * run, or into a finished or interrupted run, is refused and writes nothing (the interrupted one's message names
  * --resume and --overwrite); an --overwrite that fails keeps the old run;
  * an --overwrite killed after any one of its writes leaves the old run or
  * the whole new one. Commands are shell command lines without --out, run

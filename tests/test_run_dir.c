@@ -5,13 +5,15 @@
  * one continues from its stage with --resume) — killed after
  * every one of its writes (checkpoint, results, dataset, resume point), the
  * directory holds the old run, never a mix; the label order a run was
- * trained with is checked; epoch ties go to the lower dev loss. */
+ * trained with is checked; epoch ties go to the lower dev loss; a folder of
+ * someone else's files is no run directory. */
 #include "core/files.h"
 #include "tasks/user_data.h"
 #include "train/dev_loss.h"
 #include "train/loop.h"
 #include "train/run_lock.h"
 #include "tests/cli_fixture.h"
+#include "tests/run_txn_check.h"
 #include "tests/test.h"
 
 #include <cjson/cJSON.h>
@@ -108,6 +110,27 @@ TEST(run_dir_refusals_write_nothing) {
     snap_free(&now);
     CHECK_MSG(!cli_fixture_exists(&f, "out/run.lock") && !cli_fixture_exists(&f, "out.next"), "lock or stage left");
     snap_free(&a);
+    cli_fixture_close(&f);
+}
+
+/* --out into a folder of other files and no run (the top folder, a data
+ * folder): refused, with or without --overwrite, nothing written. It wrote
+ * its config.json over the folder's own, and a later --overwrite would have
+ * deleted the folder's files with the run. The checks of every training
+ * command (tests/run_txn_check.h). */
+TEST(run_dir_refuses_a_folder_of_other_files) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0 || two_datasets(&f) != 0) return;
+    static const char *const FILES[] = {"config.json", "model.ckpt", "results.json", "dataset.json"};
+    char a[4096], b[4096], fail[4096], dir[4096];
+    snprintf(a, sizeof a, "cd '%s' && GLUE_RUNS=runs '%s' finetune --model fasttext --threads 1 --epochs 2 "
+             "--batch 8 --set bucket=1000 --train a.tsv --dev a.tsv", f.dir, cli_fixture_bin());
+    snprintf(b, sizeof b, "%.3000s --set lr=0.5", a);
+    snprintf(fail, sizeof fail, "%.3000s --set lr=0.5 --test missing.tsv", a);
+    cli_fixture_path(&f, "out", dir, sizeof dir);
+    TxnCase c = {.name = "finetune", .run_a = a, .run_b = b, .fail_b = fail, .dir = dir, .files = FILES,
+                 .nfiles = 4, .b_marker = "\"lr\":\t0.5"};
+    txn_check_refusals(&c);
     cli_fixture_close(&f);
 }
 

@@ -83,6 +83,8 @@ static int boost_predict(const BoostOptions *o, const char *dir, const Dataset *
  * (they follow from the earlier rounds, not from its settings), written
  * before the round trains, so that an interrupted round can be continued. */
 #define BOOST_WEIGHTS_FILE "boost_weights.crc"
+static const RunKind BOOST_ROUND_KIND = {.results = RUN_RESULTS, .finished = "glue eval scores it",
+                                         .early = BOOST_WEIGHTS_FILE};
 
 /* 1 when dir's recorded example weights are crc's. */
 static int boost_weights_are(const char *dir, const char *crc) {
@@ -136,6 +138,7 @@ static int boost_round(const BoostOptions *o, int k, const Dataset *train, doubl
     to.example_weights = wf;
     to.num_example_weights = n;
     to.overwrite = 0;   /* a fresh round's directory is emptied first (boost's own) */
+    to.run_kind = &BOOST_ROUND_KIND;
     to.resume = 0;
     char crc[16];
     snprintf(crc, sizeof crc, "%08x", (unsigned)crc32_update(0, wf, sizeof(float) * (size_t)n));

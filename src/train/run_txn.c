@@ -66,9 +66,43 @@ int run_dir_open(RunDirTxn *x, const char *dir, int resume) {
     return rc;
 }
 
+/* The first regular file of dir that no run of this kind writes before its
+ * first save (config.json, the lock, kind->early) into out: a directory that
+ * holds such a file and no run is someone else's. Folders are not counted:
+ * runs nest (seed runs, an intermediate stage's run) and a run writes none
+ * of its own into a folder it did not make. 1 when found. */
+static int run_dir_foreign_file(const char *dir, const RunKind *kind, char *out, size_t cap) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    char path[4400];
+    while (d && !found && (e = readdir(d))) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, RUN_LOCK_FILE) || !strcmp(n, RUN_CONFIG) ||
+            (kind->early && !strcmp(n, kind->early)))
+            continue;
+        struct stat st;
+        file_join(dir, n, path, sizeof path);
+        if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            snprintf(out, cap, "%s", n);
+            found = 1;
+        }
+    }
+    if (d) closedir(d);
+    return found;
+}
+
 int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say) {
     kind = run_kind(kind);
     int holds = run_dir_holds(work, kind);
+    char foreign[256];
+    if (!holds && run_dir_foreign_file(work, kind, foreign, sizeof foreign)) {
+        if (say)
+            user_error("give --out a new or empty directory, or move the files away",
+                       "%s holds files but no run (%s, ...): a run writes %s, %s and %s there, and --overwrite "
+                       "replaces a run's directory whole", dir, foreign, RUN_CONFIG, RUN_CKPT, kind->results);
+        return EXIT_USAGE;
+    }
     if (overwrite) return 0;
     if (!resume && (holds & RUN_HOLDS_RESULTS)) {
         char advice[512];

@@ -23,6 +23,7 @@ typedef struct RunKind {
     const char *finished;   /* what else to do with a finished run (the refusal's advice) */
     int keeps_resume;       /* a finished run keeps its resume point (--resume carries it further):
                              * interrupted means a resume point without `results` */
+    const char *early;      /* a file the run writes before its first save besides config.json (NULL: none) */
 } RunKind;
 /* Fine-tuning's (results.json; the others are their commands'). */
 extern const RunKind RUN_KIND_FINETUNE;
@@ -46,9 +47,11 @@ void run_dir_work(const char *dir, const RunKind *kind, int resume, char *work, 
  * x->kind is kept (set it before). 0, or the exit code after a message
  * (EXIT_USAGE: in use, naming the owner). */
 int run_dir_open(RunDirTxn *x, const char *dir, int resume);
-/* The refusals, before anything is written: a finished run (unless resume or
- * overwrite), an interrupted one (unless resume or overwrite: the message
- * names both), resume with nothing to resume in a finished run. say: print
+/* The refusals, before anything is written: a directory holding files but no
+ * run (always: a run would write over them, and a later --overwrite would
+ * delete them with it), a finished run (unless resume or overwrite), an
+ * interrupted one (unless resume or overwrite: the message names both),
+ * resume with nothing to resume in a finished run. say: print
  * the message (one rank of several speaks). 0, or EXIT_USAGE. */
 int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say);
 /* With overwrite (and not resuming) over a directory that holds a run: the

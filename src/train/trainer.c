@@ -605,7 +605,7 @@ static cJSON *run_results(const Run *r) {
  * code after a message. */
 static int run_refuse_finished(Run *r) {
     const char *dir = r->txn.dir[0] ? r->txn.dir : r->o->out_dir;
-    int rc = run_dir_check(NULL, dir, r->o->out_dir, r->o->resume, r->o->overwrite, r->rank == 0);
+    int rc = run_dir_check(r->o->run_kind, dir, r->o->out_dir, r->o->resume, r->o->overwrite, r->rank == 0);
     if (rc || r->rank != 0) return rc;
     if (run_dir_stage(&r->txn, r->o->overwrite, r->o->resume) != 0) return 1;
     ((TrainerOptions *)r->o)->out_dir = r->txn.work;   /* trainer_run's own copy */
@@ -617,7 +617,7 @@ static int run_refuse_finished(Run *r) {
  * an intermediate stage's run), then every split encoded once. 0, or the
  * exit code after a message. */
 static int run_prepare(Run *r) {
-    if (r->o->resume && run_dir_check(NULL, r->txn.dir[0] ? r->txn.dir : r->o->out_dir, r->o->out_dir, 1,
+    if (r->o->resume && run_dir_check(r->o->run_kind, r->txn.dir[0] ? r->txn.dir : r->o->out_dir, r->o->out_dir, 1,
                                       r->o->overwrite, r->rank == 0))
         return EXIT_USAGE;
     if (r->o->resume && resume_read(r->o->out_dir, run_read_files, r) > 0) return 1;
@@ -709,8 +709,9 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
     if (rc == 0 && model_check_memory(o->ops, o->model_config ? o->model_config : o->config, o->task, &r.d.train))
         rc = EXIT_USAGE;
     /* The directory: locked (rank 0), and where this run works (run_txn.h). */
+    r.txn.kind = o->run_kind;
     if (rc == 0 && rank == 0) rc = run_dir_open(&r.txn, opt->out_dir, o->resume);
-    else if (rc == 0) run_dir_work(opt->out_dir, NULL, o->resume, r.txn.work, sizeof r.txn.work);
+    else if (rc == 0) run_dir_work(opt->out_dir, o->run_kind, o->resume, r.txn.work, sizeof r.txn.work);
     if (rc == 0) own.out_dir = L->out_dir = r.txn.work;
     if (rc == 0) rc = run_prepare(&r);
     /* Data parallel: every rank has read what it needs from out_dir before

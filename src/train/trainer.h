@@ -48,6 +48,8 @@ typedef struct TrainerOptions {
                                * it at the next step boundary and stop (exit 128 + signal) */
     int show_progress;        /* a start banner, progress and per-epoch lines on stderr */
     int overwrite;            /* replace a finished run in out_dir (else: refused, one message) */
+    const struct RunKind *run_kind;  /* what out_dir holds (train/run_txn.h): a caller that writes a file of
+                                      * its own there first names it (early); NULL: a fine-tuning run's */
     double holdout;           /* > 0: select (and report) on this fraction of the training
                                * split, held out from training, instead of the dev splits
                                * (hyperparameter search: dev is never looked at) */

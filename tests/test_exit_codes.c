@@ -68,9 +68,14 @@ TEST(exit_code_missing_file_is_74_everywhere) {
         /* outside the repository the shipped encoder is missing: refused, where
          * it trained from random weights without a word */
         {"finetune --train tr.tsv --dev tr.tsv --model bert --set vocab=%V --out enc", "the shipped encoder"},
+        /* a file to write that is a folder: said before anything is written
+         * (it was "Is a directory" after the whole page, with a hint of disk space) */
+        {"report --out glue", "glue: it is a folder"},
+        {"vocab train --corpus corpus.txt --size 50 --out glue", "glue: it is a folder"},
     };
     exit_cases(&f, MISSING, (int)(sizeof MISSING / sizeof MISSING[0]), 74);
     CHECK_MSG(!cli_fixture_exists(&f, "enc"), "the refused fine-tune wrote its run folder");
+    CHECK_MSG(!cli_fixture_exists(&f, "glue/.report.html.tmp") , "a temporary left");
     cli_fixture_close(&f);
 }
 

@@ -181,6 +181,12 @@ static void atomic_release(AtomicFile *a) {
 }
 
 FILE *atomic_open(AtomicFile *a, const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {   /* found before the whole file is written, not at its rename */
+        user_error_io("name a file inside it, or another path", "cannot write %s: it is a folder", path);
+        a->f = NULL, a->path = a->tmp = NULL;
+        return NULL;
+    }
     atomic_begin(a, path);
     a->f = fopen(a->tmp, "wb");
     if (!a->f) {

@@ -3,6 +3,7 @@
 #include "text/wordpiece_train.h"
 
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "text/basic_tokenizer.h"
 #include "text/strmap.h"
@@ -399,28 +400,12 @@ int wordpiece_trainer_distinct_words(const WordpieceTrainer *tr) { return strmap
 int wordpiece_trainer_num_merges(const WordpieceTrainer *tr) { return tr->num_merges; }
 
 int wordpiece_trainer_save(const WordpieceTrainer *tr, const char *path) {
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 16);
-    snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        user_error_io("check that the output directory exists and is writable", "%s: cannot write: %s", tmp,
-                   strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    AtomicFile a;
+    FILE *f = atomic_open(&a, path);
+    if (!f) return -1;
     for (int i = 0; i < strmap_count(&tr->tokens); i++) {
         fwrite(strmap_key(&tr->tokens, i), 1, strmap_key_len(&tr->tokens, i), f);
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        user_error_io(NULL, "%s: cannot write the vocabulary: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return atomic_commit(&a);
 }

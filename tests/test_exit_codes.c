@@ -198,6 +198,9 @@ TEST(exit_code_bad_data_is_65_everywhere) {
         {"predict sst2 \"$(printf 'a\\377b')\"", "invalid UTF-8"},
         {"finetune --train bad.tsv --dev tr.tsv --model fasttext --strict --out r5", "bad.tsv:4"},
         {"tokenize --vocab %V --pair < corpus.txt", "no TAB"},
+        /* no word kept at a documented minimum count: fastText said exit 1, the word models 65 */
+        {"finetune --train tr.tsv --dev tr.tsv --model fasttext --set minCount=1000000000 --out r6", "empty vocabulary"},
+        {"finetune --train tr.tsv --dev tr.tsv --model textcnn --set min_count=1000000000 --out r7", "no word occurs"},
     };
     exit_cases(&f, DATA, (int)(sizeof DATA / sizeof DATA[0]), 65);
     cli_fixture_close(&f);

@@ -22,7 +22,7 @@
 int ft_dict_build(WordDict *d, const Dataset *train, const FtConfig *cfg) {
     word_dict_count(d, train, cfg->tokenizer, cfg->min_count);
     if (word_dict_size(d) == 0) {
-        user_error("lower minCount, or check that the training split has text",
+        user_error_data("lower minCount, or check that the training split has text",
                    "fasttext: empty vocabulary (%d training rows, minCount %d)", train->n, cfg->min_count);
         return -1;
     }

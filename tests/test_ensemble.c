@@ -98,17 +98,27 @@ static int ens_fixture(CliFixture *f) {
     return 0;
 }
 
+/* A copy of run `from` as `to` (an identical run in another directory: the
+ * same run twice is refused). 0 ok. */
+static int ens_copy(const CliFixture *f, const char *from, const char *to) {
+    char a[PATH_MAX], b[PATH_MAX], cmd[2 * PATH_MAX + 32];
+    cli_fixture_path(f, from, a, sizeof a);
+    cli_fixture_path(f, to, b, sizeof b);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", a, b);
+    return CHECK_MSG(system(cmd) == 0, "%s", cmd) ? 0 : -1;
+}
+
 TEST(ensemble_of_identical_runs_is_the_run) {
     CliFixture f;
     if (ens_fixture(&f) != 0) return;
     static const char *const MODES[2] = {"probs", "logits"};
     double pa[2 * ENS_TEXTS], pe[2 * ENS_TEXTS];
     cJSON *ea = ens_eval(&f, "a");
-    if (ens_predict(&f, "a", pa) == 0 && ea)
+    if (ens_copy(&f, "a", "a2") == 0 && ens_predict(&f, "a", pa) == 0 && ea)
         for (int m = 0; m < 2; m++) {
             char args[256], out[32];
             snprintf(out, sizeof out, "e-%s", MODES[m]);
-            snprintf(args, sizeof args, "ensemble --runs a,a --set combine=%s --out %s", MODES[m], out);
+            snprintf(args, sizeof args, "ensemble --runs a,a2 --set combine=%s --out %s", MODES[m], out);
             if (ens_run(&f, args, 0) != 0 || ens_predict(&f, out, pe) != 0) continue;
             for (int i = 0; i < 2 * ENS_TEXTS; i++)
                 CHECK_MSG(pe[i] == pa[i], "%s: probability %d: ensemble %.17g, run %.17g", MODES[m], i, pe[i], pa[i]);
@@ -230,6 +240,10 @@ TEST(ensemble_refuses_mismatched_members_writing_nothing) {
     free(out);
     out = cli_fixture_glue(&f, "ensemble --runs nothing,a --out z", &st);
     CHECK_MSG(st == 74 && strstr(out, "nothing: no such run") && !cli_fixture_exists(&f, "z"), "exit %d: %s", st, out);
+    free(out);
+    /* one run twice (by another spelling): one member weighted twice without a word, before */
+    out = cli_fixture_glue(&f, "ensemble --runs a,b,./a --out z", &st);
+    CHECK_MSG(st == 2 && strstr(out, "is member 1 and member 3") && !cli_fixture_exists(&f, "z"), "exit %d: %s", st, out);
     free(out);
     CHECK(cli_fixture_write(&f, "unfinished/config.json", "{}", -1) == 0);
     out = cli_fixture_glue(&f, "ensemble --runs a,unfinished --out z", &st);
@@ -366,7 +380,7 @@ TEST(ensemble_multi_label_of_identical_runs_is_the_run) {
         ens_multi_label_file(&f, "ml.test.txt", 24, 2) == 0 &&
         ens_run(&f, "finetune --train ml.train.txt --dev ml.dev.txt --test ml.test.txt --format fasttext --out a "
                     "--set threshold=tuned " ENS_TEXTCNN, 0) == 0 &&
-        ens_run(&f, "ensemble --runs a,a --out e", 0) == 0) {
+        ens_copy(&f, "a", "a2") == 0 && ens_run(&f, "ensemble --runs a,a2 --out e", 0) == 0) {
         CHECK(cli_fixture_exists(&f, "e/thresholds.json"));
         for (int test = 0; test < 2; test++) {
             char args[128];

@@ -92,6 +92,16 @@ int ensemble_check(const EnsembleOptions *o) {
             user_error_usage("give another --out", "the output %s is member %d of the ensemble", o->out_dir, i + 1);
             return EXIT_USAGE;
         }
+        /* A run twice is one member weighted twice, without a word: --weights says that. */
+        for (int j = 0; j < i; j++) {
+            char earlier[PATH_MAX + 8];
+            ensemble_real_path(o->runs[j], earlier, sizeof earlier);
+            if (strcmp(member, earlier) == 0) {
+                user_error_usage("each run once (--weights gives a member more weight)",
+                                 "%s is member %d and member %d of the ensemble", o->runs[i], j + 1, i + 1);
+                return EXIT_USAGE;
+            }
+        }
     }
     return run_dir_check(NULL, o->out_dir, o->out_dir, 0, o->overwrite, 1);
 }

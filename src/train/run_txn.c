@@ -83,7 +83,7 @@ static int run_dir_foreign_file(const char *dir, const RunKind *kind, char *out,
             continue;
         struct stat st;
         file_join(dir, n, path, sizeof path);
-        if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {   /* a link to a folder is a folder: runs are linked */
             snprintf(out, cap, "%s", n);
             found = 1;
         }

@@ -47,6 +47,7 @@ static int exit_fixture(CliFixture *f) {
     rc |= cli_fixture_write(f, "hyp_bad.txt", "a man \xff rides\n", -1);
     rc |= cli_fixture_write(f, "ref.txt", "a man rides\n", -1);
     rc |= cli_fixture_write(f, "corpus.txt", "a b c d\n", -1);
+    rc |= cli_fixture_write(f, "empty.txt", "", -1);
     return rc;
 }
 
@@ -195,6 +196,7 @@ TEST(exit_code_bad_data_is_65_everywhere) {
     static const ExitCase DATA[] = {
         {"score sst2 pred_bad.tsv", "not-a-label"},
         {"bleu hyp_bad.txt ref.txt", "invalid UTF-8"},
+        {"bleu empty.txt empty.txt", "empty.txt: no lines: nothing to score"},   /* was BLEU 0.00, exit 0 */
         {"predict sst2 \"$(printf 'a\\377b')\"", "invalid UTF-8"},
         {"finetune --train bad.tsv --dev tr.tsv --model fasttext --strict --out r5", "bad.tsv:4"},
         {"tokenize --vocab %V --pair < corpus.txt", "no TAB"},

@@ -110,6 +110,11 @@ static int bleu_files(const char *const *paths, int nfiles, BleuRun *run) {
     int opened = 0, rc = 1;
     while (opened < nfiles && bleu_open(&r[opened], paths[opened]) == 0) opened++;
     if (opened == nfiles) rc = bleu_read_all(r, nfiles, run);
+    if (rc == 0 && run->lines == 0) {   /* a score of no segments is no score: it printed BLEU 0.00, exit 0 */
+        user_error_data("give the hypotheses and references one segment a line", "%s: no lines: nothing to score",
+                        strcmp(paths[0], "-") ? paths[0] : "standard input");
+        rc = 1;
+    }
     for (int k = 0; k < opened; k++) lines_close(&r[k]);
     free(r);
     return rc;

@@ -436,6 +436,18 @@ TEST(fasttext_quantize_command) {
     /* the refused settings wrote nothing (an empty ft-x was left behind) */
     CHECK_MSG(!cli_fixture_exists(&f, "ft-x"), "a refused quantize left its output directory");
     cli_fixture_says(&f, "quantize ft", 2, "ft-pq already holds a quantized run");
+    /* --out a folder of someone else's files (with or without --overwrite): refused, the files as they were;
+     * its config.json was written over, and a failure left a model.ckpt among them */
+    CHECK(cli_fixture_write(&f, "mine/config.json", "{\"mine\": 1}", -1) == 0 &&
+          cli_fixture_write(&f, "mine/notes.txt", "notes", -1) == 0);
+    cli_fixture_says(&f, "quantize ft --out mine", 2, "mine holds files but no run (");
+    cli_fixture_says(&f, "quantize ft --out mine --overwrite", 2, "mine holds files but no run (");
+    char mine[512];
+    cli_fixture_path(&f, "mine/config.json", mine, sizeof mine);
+    char *kept = file_read(mine, NULL);
+    CHECK_MSG(kept && !strcmp(kept, "{\"mine\": 1}") && !cli_fixture_exists(&f, "mine/model.ckpt"),
+              "a refused quantize changed the folder: %s", kept ? kept : "(config.json gone)");
+    free(kept);
     cli_fixture_close(&f);
 }
 

@@ -31,6 +31,7 @@
 #include "core/threads.h"
 #include "train/evaluate.h"
 #include "train/run_dir.h"
+#include "train/run_txn.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -338,13 +339,15 @@ static int quantize_paths(const char *arg, const char *out, char *run, size_t ca
  * RUN-int8 or RUN-pq by the run's model) holds no checkpoint yet, or
  * --overwrite was given; else non-zero after a message (nothing written). */
 static int quantize_target_free(const char *run, const char *out_arg, int overwrite) {
-    if (overwrite) return 0;
     char out[4200], ckpt[4300];
     const char *task_name, *model_name;
     cJSON *r = out_arg ? NULL : quantize_source(run, &task_name, &model_name);
     if (!out_arg && !r) return 1;
     quantize_out_dir(run, out_arg, r ? model_find(model_name) : NULL, out, sizeof out);
     cJSON_Delete(r);
+    /* a folder of someone else's files: its config.json was written over */
+    if (run_dir_refuse_foreign(NULL, out, out, 1)) return EXIT_USAGE;
+    if (overwrite) return 0;
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
     if (!file_exists(ckpt)) return 0;
     user_error_usage("give another --out DIR, or --overwrite to replace it",

@@ -54,6 +54,9 @@ int run_dir_open(RunDirTxn *x, const char *dir, int resume);
  * resume with nothing to resume in a finished run. say: print
  * the message (one rank of several speaks). 0, or EXIT_USAGE. */
 int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say);
+/* The first of those refusals alone (for the commands that write a run's
+ * files without the rest of the transaction): 0, or EXIT_USAGE. */
+int run_dir_refuse_foreign(const RunKind *kind, const char *dir, const char *work, int say);
 /* With overwrite (and not resuming) over a directory that holds a run: the
  * run goes to a fresh stage (x->work), locked. 0, or 1 after a message. */
 int run_dir_stage(RunDirTxn *x, int overwrite, int resume);

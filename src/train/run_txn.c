@@ -92,10 +92,10 @@ static int run_dir_foreign_file(const char *dir, const RunKind *kind, char *out,
     return found;
 }
 
-int run_dir_refuse_foreign(const RunKind *kind, const char *dir, const char *work, int say) {
-    kind = run_kind(kind);
+/* run_dir_refuse_foreign with what work holds already known. */
+static int run_dir_refuse_foreign_holding(const RunKind *kind, const char *dir, const char *work, int holds, int say) {
     char foreign[256];
-    if (run_dir_holds(work, kind) || !run_dir_foreign_file(work, kind, foreign, sizeof foreign)) return 0;
+    if (holds || !run_dir_foreign_file(work, kind, foreign, sizeof foreign)) return 0;
     if (say)
         user_error("give --out a new or empty directory, or move the files away",
                    "%s holds files but no run (%s, ...): a run writes %s, %s and %s there, and --overwrite "
@@ -103,10 +103,15 @@ int run_dir_refuse_foreign(const RunKind *kind, const char *dir, const char *wor
     return EXIT_USAGE;
 }
 
+int run_dir_refuse_foreign(const RunKind *kind, const char *dir, const char *work, int say) {
+    kind = run_kind(kind);
+    return run_dir_refuse_foreign_holding(kind, dir, work, run_dir_holds(work, kind), say);
+}
+
 int run_dir_check(const RunKind *kind, const char *dir, const char *work, int resume, int overwrite, int say) {
     kind = run_kind(kind);
-    int holds = run_dir_holds(work, kind);
-    if (run_dir_refuse_foreign(kind, dir, work, say)) return EXIT_USAGE;
+    int holds = run_dir_holds(work, kind);   /* one look at the directory for every refusal */
+    if (run_dir_refuse_foreign_holding(kind, dir, work, holds, say)) return EXIT_USAGE;
     if (overwrite) return 0;
     if (!resume && (holds & RUN_HOLDS_RESULTS)) {
         char advice[512];

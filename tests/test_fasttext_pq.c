@@ -448,6 +448,33 @@ TEST(fasttext_quantize_command) {
     CHECK_MSG(kept && !strcmp(kept, "{\"mine\": 1}") && !cli_fixture_exists(&f, "mine/model.ckpt"),
               "a refused quantize changed the folder: %s", kept ? kept : "(config.json gone)");
     free(kept);
+    /* A quantize that fails midway (its dev file gone: the checkpoint written, the scoring fails): over a
+     * quantized copy with --overwrite, the old copy stays whole (the new one was made in a stage, removed);
+     * into an empty folder, the folder stays empty. It wrote its model.ckpt over the old copy's, beside the
+     * old results.json, and left its files in the empty folder. */
+    char before[512], after[512], stage[512], moved[1024];
+    cli_fixture_path(&f, "ft-pq/model.ckpt", before, sizeof before);
+    size_t n_old = 0, n_new = 0;
+    char *old_ckpt = file_read(before, &n_old);
+    cli_fixture_path(&f, "dev.tsv", path, sizeof path);
+    cli_fixture_path(&f, "dev.away", after, sizeof after);
+    CHECK(rename(path, after) == 0);
+    CHECK(cli_fixture_write(&f, "empty/.keep", "", 0) == 0);
+    cli_fixture_path(&f, "empty/.keep", moved, sizeof moved);
+    unlink(moved);
+    cli_fixture_says(&f, "quantize ft --overwrite --threads 1 --cutoff 50", 74, "dev");
+    char *now = file_read(before, &n_new);
+    CHECK_MSG(old_ckpt && now && n_old == n_new && !memcmp(old_ckpt, now, n_old),
+              "a failed quantize --overwrite changed ft-pq/model.ckpt (%zu bytes, was %zu)", n_new, n_old);
+    cli_fixture_path(&f, "ft-pq.next", stage, sizeof stage);
+    CHECK_MSG(!file_exists(stage) && cli_fixture_exists(&f, "ft-pq/results.json"), "ft-pq.next left, or results gone");
+    cli_fixture_says(&f, "quantize ft --out empty --threads 1", 74, "dev");
+    CHECK_MSG(cli_fixture_exists(&f, "empty") && !cli_fixture_exists(&f, "empty/model.ckpt") &&
+                  !cli_fixture_exists(&f, "empty/config.json"),
+              "a failed quantize left its files in the empty folder it was given");
+    CHECK(rename(after, path) == 0);
+    free(old_ckpt);
+    free(now);
     cli_fixture_close(&f);
 }
 

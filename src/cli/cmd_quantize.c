@@ -34,6 +34,7 @@
 #include "train/run_txn.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,8 +244,60 @@ static int quantize_supported(const ModelOps *ops, const cJSON *settings, long c
     return 1;
 }
 
-static int quantize_run(const char *run, const char *out_arg, const cJSON *given, long calibrate, int json,
-                        cJSON *lines) {
+/* 1 when dir is a folder with nothing in it. */
+static int quantize_dir_empty(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int empty = d != NULL;
+    while (d && empty && (e = readdir(d))) empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return empty;
+}
+
+/* What a quantized copy scored: the source's best (fp32, owned) and the
+ * copy's (held by the results written), both checkpoints' sizes. */
+typedef struct QuantizeOutcome {
+    cJSON *fp32;
+    const cJSON *best;
+    long fp32_bytes, q_bytes;
+} QuantizeOutcome;
+
+/* run's model m quantized into the folder work: the checkpoint written, read
+ * back (the file is what is scored), scored on t's dev splits, and the run's
+ * files beside it (results last: a folder holding results is a finished
+ * run). 0 with *got filled, or 1 after a message (got->fp32 to free). */
+static int quantize_into(const ModelOps *ops, Model *m, const Task *t, const char *run, const char *work,
+                         const cJSON *settings, long calibrate, cJSON *results, QuantizeOutcome *got) {
+    char ckpt[4300], src[4300];
+    file_join(work, RUN_CKPT, ckpt, sizeof ckpt);
+    file_join(run, RUN_CKPT, src, sizeof src);
+    Model *q = NULL;
+    if (quantize_write(ops, m, t, settings, calibrate, ckpt) != 0 || !(q = ops->load(ckpt, cli_run_task(t))))
+        return 1;
+    cJSON *best = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(results, "best"), 1);
+    if (!best) best = cJSON_CreateObject();
+    got->fp32 = cJSON_Duplicate(best, 1);
+    got->fp32_bytes = quantize_file_size(src);
+    got->q_bytes = quantize_file_size(ckpt);
+    int rc = 1;
+    if (quantize_copy(run, work, DECISION_FILE) != 0 || quantize_score(ops, q, t, run, work, best) != 0) {
+        cJSON_Delete(best);
+    } else if (quantize_copy(run, work, RUN_CONFIG) == 0 && quantize_copy(run, work, "dataset.json") == 0 &&
+               quantize_results(results, run, work, best, got->fp32_bytes, got->q_bytes, settings, calibrate) == 0) {
+        got->best = best;   /* results holds it now */
+        rc = 0;
+    }
+    ops->free(q);
+    return rc;
+}
+
+/* Writes the quantized copy of run into out as a run-directory transaction
+ * (train/run_txn.h): over a run (--overwrite) the copy is made in the stage
+ * <out>.next and swapped in once it is written and scored, so a failure
+ * midway (data missing, disk full) keeps the old copy whole; a failure
+ * leaves a folder it made removed and an empty folder it was given empty. */
+static int quantize_run(const char *run, const char *out_arg, const cJSON *given, long calibrate, int overwrite,
+                        int json, cJSON *lines) {
     const char *task_name, *model_name;
     cJSON *results = quantize_source(run, &task_name, &model_name);
     if (!results) return 1;
@@ -253,41 +306,32 @@ static int quantize_run(const char *run, const char *out_arg, const cJSON *given
     int ok = ops && quantize_supported(ops, given, calibrate);
     if (calibrate < 0) calibrate = ops && ops->calibrate_int8 ? QUANTIZE_CALIBRATE_DEFAULT : 0;
     const Task *t = ok ? cli_resolve_task(task_name, model_name, run) : NULL;
-    Model *m = NULL, *q = NULL;
+    Model *m = NULL;
     const cJSON *settings = ops && ops->quantize ? given : NULL;
     cJSON *empty = ops && ops->quantize && !given ? cJSON_CreateObject() : NULL;
     if (empty) settings = empty;
-    const char *format = settings ? "pq" : "int8";
-    char out[4200], ckpt[4300], src[4200];
+    char out[4200];
     quantize_out_dir(run, out_arg, ops, out, sizeof out);
-    file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
-    file_join(run, RUN_CKPT, src, sizeof src);
-    int made = 0;   /* out was made here: a failure removes it (a refusal writes nothing) */
+    RunDirTxn x = {.kind = NULL};
+    int was_empty = quantize_dir_empty(out);
+    QuantizeOutcome got = {0};
     if (t && (m = cli_load_run(ops, cli_run_task(t), run, 0))) {
-        rc = 1;
-        made = !file_exists(out);
-        if (file_make_dir(out) == 0 && quantize_write(ops, m, t, settings, calibrate, ckpt) == 0 &&
-            (q = ops->load(ckpt, cli_run_task(t)))) {   /* read back: the file is what is scored */
-            cJSON *best = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(results, "best"), 1);
-            if (!best) best = cJSON_CreateObject();
-            cJSON *fp32 = cJSON_Duplicate(best, 1);
-            long fp32_bytes = quantize_file_size(src), q_bytes = quantize_file_size(ckpt);
-            if (quantize_copy(run, out, DECISION_FILE) != 0 || quantize_score(ops, q, t, run, out, best) != 0) {
-                cJSON_Delete(best);
-                cJSON_Delete(fp32);
-            } else if (quantize_copy(run, out, RUN_CONFIG) == 0 && quantize_copy(run, out, "dataset.json") == 0 &&
-                       quantize_results(results, run, out, best, fp32_bytes, q_bytes, settings, calibrate) == 0) {
-                rc = 0;
-                quantize_print(task_name, model_name, format, calibrate, out, fp32, best, fp32_bytes, q_bytes, json, lines);
-            } else {
-                cJSON_Delete(fp32);
-            }
+        rc = run_dir_enter(&x, out, 0, overwrite);
+        if (rc == 0)
+            rc = quantize_into(ops, m, t, run, x.work, settings, calibrate, results, &got) == 0 &&
+                         run_dir_commit(&x) == 0 ? 0 : 1;
+        if (rc == 0) {
+            quantize_print(task_name, model_name, settings ? "pq" : "int8", calibrate, out, got.fp32, got.best,
+                           got.fp32_bytes, got.q_bytes, json, lines);
+            got.fp32 = NULL;   /* the printed line holds it */
         }
     } else if (t) {
         rc = 1;
     }
-    if (rc != 0 && made && file_exists(out)) file_remove_tree(out);
-    if (q) ops->free(q);
+    int in_place = x.dir[0] && strcmp(x.work, x.dir) == 0;   /* else a stage, removed on failure */
+    run_dir_close(&x, rc == 0);
+    if (rc != 0 && in_place && (x.made || was_empty) && file_remove_tree(out) == 0 && was_empty) file_make_dir(out);
+    cJSON_Delete(got.fp32);
     if (m) ops->free(m);
     cJSON_Delete(empty);
     cli_task_free(t);
@@ -345,14 +389,14 @@ static int quantize_target_free(const char *run, const char *out_arg, int overwr
     if (!out_arg && !r) return 1;
     quantize_out_dir(run, out_arg, r ? model_find(model_name) : NULL, out, sizeof out);
     cJSON_Delete(r);
-    /* a folder of someone else's files: its config.json was written over */
-    if (run_dir_refuse_foreign(NULL, out, out, 1)) return EXIT_USAGE;
-    if (overwrite) return 0;
     file_join(out, RUN_CKPT, ckpt, sizeof ckpt);
-    if (!file_exists(ckpt)) return 0;
-    user_error_usage("give another --out DIR, or --overwrite to replace it",
-                     "%s already holds a quantized run: quantize does not write over it", out);
-    return EXIT_USAGE;
+    if (!overwrite && file_exists(ckpt)) {
+        user_error_usage("give another --out DIR, or --overwrite to replace it",
+                         "%s already holds a quantized run: quantize does not write over it", out);
+        return EXIT_USAGE;
+    }
+    /* the rest of a run directory's refusals: a folder of someone else's files, an interrupted run */
+    return run_dir_check(NULL, out, out, 0, overwrite, 1);
 }
 
 int cmd_quantize(int argc, char **argv) {
@@ -395,7 +439,7 @@ int cmd_quantize(int argc, char **argv) {
     cJSON *lines = cJSON_CreateArray();
     for (int i = 0; i < np && rc == 0; i++) {
         quantize_paths(pos[i], NULL, run, sizeof run);
-        rc = quantize_run(run, out_arg ? out : NULL, settings, calibrate, json, lines);
+        rc = quantize_run(run, out_arg ? out : NULL, settings, calibrate, overwrite, json, lines);
     }
     if (rc == 0 && results) {
         char *command = cli_command_line(argc, argv);

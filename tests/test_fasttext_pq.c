@@ -22,6 +22,7 @@
 #include "models/baselines/fasttext_pq.h"
 #include "tests/capture.h"
 #include "tests/cli_fixture.h"
+#include "tests/run_txn_check.h"
 #include "tests/synth_task.h"
 #include "tests/torchref.h"
 
@@ -475,6 +476,30 @@ TEST(fasttext_quantize_command) {
     CHECK(rename(after, path) == 0);
     free(old_ckpt);
     free(now);
+    cli_fixture_close(&f);
+}
+
+/* glue quantize --out as a run directory (tests/run_txn_check.h): refused
+ * into a directory another run holds; --overwrite killed after any one of
+ * its writes leaves the old quantized copy or the whole new one. */
+TEST(fasttext_quantize_out_is_a_transaction) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    if (cli_fixture_two_class(&f, "tr.tsv", 300) || cli_fixture_two_class(&f, "dev.tsv", 40)) {
+        cli_fixture_close(&f);
+        return;
+    }
+    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
+    static const char *const FILES[] = {"results.json", "model.ckpt", "config.json"};
+    char a[4096], b[4096], dir[4096];
+    /* no `cd DIR &&`: the checks put the kill's variable before the command */
+    snprintf(a, sizeof a, "'%s' quantize '%s/ft' --threads 1", cli_fixture_bin(), f.dir);
+    snprintf(b, sizeof b, "%.3000s --cutoff 50", a);
+    cli_fixture_path(&f, "q", dir, sizeof dir);
+    TxnCase c = {.name = "quantize", .run_a = a, .run_b = b, .dir = dir, .files = FILES, .nfiles = 3,
+                 .b_marker = "\"cutoff\""};
+    txn_check_lock(&c);
+    txn_check_overwrite_killed(&c, 3);
     cli_fixture_close(&f);
 }
 

@@ -408,14 +408,21 @@ TEST(fasttext_quantize_corrupt_checkpoints) {
 
 /* ---- the command ---- */
 
+/* A fixture holding a fastText run `ft` of two classes (tr.tsv, dev.tsv);
+ * 0, or -1 (closed) when it cannot be made. */
+static int ft_run_fixture(CliFixture *f) {
+    if (cli_fixture_open(f) != 0) return -1;
+    if (cli_fixture_two_class(f, "tr.tsv", 300) || cli_fixture_two_class(f, "dev.tsv", 40)) {
+        cli_fixture_close(f);
+        return -1;
+    }
+    cli_fixture_says(f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
+    return 0;
+}
+
 TEST(fasttext_quantize_command) {
     CliFixture f;
-    if (cli_fixture_open(&f) != 0) return;
-    if (cli_fixture_two_class(&f, "tr.tsv", 300) || cli_fixture_two_class(&f, "dev.tsv", 40)) {
-        cli_fixture_close(&f);
-        return;
-    }
-    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
+    if (ft_run_fixture(&f) != 0) return;
     cli_fixture_says(&f, "quantize ft --threads 1", 0, "pq ft-pq");
     cli_fixture_says(&f, "quantize ft --threads 1 --cutoff 50 --retrain --qnorm --qout --epoch 2 --out ft-small", 0,
               "pq ft-small");
@@ -484,12 +491,7 @@ TEST(fasttext_quantize_command) {
  * its writes leaves the old quantized copy or the whole new one. */
 TEST(fasttext_quantize_out_is_a_transaction) {
     CliFixture f;
-    if (cli_fixture_open(&f) != 0) return;
-    if (cli_fixture_two_class(&f, "tr.tsv", 300) || cli_fixture_two_class(&f, "dev.tsv", 40)) {
-        cli_fixture_close(&f);
-        return;
-    }
-    cli_fixture_says(&f, "finetune --train tr.tsv --dev dev.tsv --model fasttext --epochs 2 --threads 1 --out ft", 0, NULL);
+    if (ft_run_fixture(&f) != 0) return;
     static const char *const FILES[] = {"results.json", "model.ckpt", "config.json"};
     char a[4096], b[4096], dir[4096];
     /* no `cd DIR &&`: the checks put the kill's variable before the command */

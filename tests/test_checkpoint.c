@@ -10,6 +10,7 @@
  * shape is refused. Conversions are checked against numpy (fp16) and torch
  * (bf16) on 66k bit patterns plus edge cases, and fp16 -> f32 on all 65536. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,50 @@ TEST(checkpoint_interrupted_save_keeps_previous) {
     free(msg);
     params_free(p);
     params_free(q);
+    ckpt_dir_free(&d);
+}
+
+/* A disk that fills up during a save (PATH.tmp a link to /dev/full): the
+ * caller that gives up on a failed write (checkpoint_writer_abort, as every
+ * model's saver does) and a commit that fails both say why, once, and leave
+ * the previous file as it was. The savers aborted without a word: a full
+ * disk ended `glue finetune` with exit 1 and no message. */
+TEST(checkpoint_disk_full_is_said) {
+    if (access("/dev/full", W_OK) != 0) {
+        test_skip("no /dev/full");
+        return;
+    }
+    CkptDir d;
+    ckpt_dir_init(&d);
+    Params *p = ckpt_params(4);
+    CHECK_EQ_INT(write_model(d.path, p, CKPT_F32, "first"), 0);
+    char tmp[224];
+    snprintf(tmp, sizeof tmp, "%s.tmp", d.path);
+    for (int at_commit = 0; at_commit < 2; at_commit++) {
+        if (!CHECK(symlink("/dev/full", tmp) == 0)) break;
+        StderrCapture cap;
+        stderr_capture_begin(&cap);
+        CkptWriter *w = checkpoint_writer_open(d.path, NULL, -1);
+        int rc = -1;
+        if (w && at_commit) {   /* a few bytes: they fail only when flushed */
+            rc = checkpoint_write_blob(w, "note", "x", 1) == 0 ? checkpoint_writer_commit(w) : -2;
+        } else if (w) {         /* more than one I/O chunk: a write fails, the caller gives up */
+            rc = checkpoint_write_params(w, p, CKPT_F32);
+            checkpoint_writer_abort(w);
+        }
+        char *msg = stderr_capture_end(&cap);
+        CHECK_MSG(w && rc == -1, "%s: the save did not fail where it should (%d)", at_commit ? "commit" : "write", rc);
+        const char *said = msg ? strstr(msg, "could not write the checkpoint: No space left on device") : NULL;
+        CHECK_MSG(said && !strstr(said + 1, "could not write"), "%s: not said once: %s",
+                  at_commit ? "commit" : "write", msg ? msg : "(none)");
+        free(msg);
+        CHECK(access(tmp, F_OK) != 0 && errno == ENOENT);
+        Checkpoint *c = checkpoint_read(d.path);
+        const CkptBlob *b = c ? checkpoint_find_blob(c, "note") : NULL;
+        CHECK_MSG(b && b->size == 5 && memcmp(b->data, "first", 5) == 0, "the previous file changed");
+        checkpoint_free(c);
+    }
+    params_free(p);
     ckpt_dir_free(&d);
 }
 

@@ -129,6 +129,8 @@ TEST(train_loop_stop_at_max_steps_and_divergence) {
 
 /* The client's files of a resume point (a marker file) and its reader. */
 static int fake_write_files(void *ctx, const ResumeFiles *f) { return atomic_write(f->ckpt, "weights", 7) != 0; }
+/* One file written, the next failed (a disk that filled up). */
+static int fake_write_fails(void *ctx, const ResumeFiles *f) { return atomic_write(f->ckpt, "weights", 7) == 0; }
 
 static int fake_read_point(void *ctx, const ResumeFiles *f, const cJSON *position) {
     TrainLoop *L = ctx;
@@ -160,6 +162,10 @@ TEST(train_loop_resume_point_round_trip) {
     CHECK(cJSON_Compare(a.history, b.history, 1) && cJSON_Compare(a.best, b.best, 1));
     CHECK(b.best_score == a.best_score);
     train_loop_free(&b);
+    /* a save whose files fail (a full disk): resume/ as it was, and no resume.tmp/ left taking the space */
+    CHECK_EQ_INT(resume_write(out, pos, fake_write_fails, NULL), 1);
+    snprintf(cmd, sizeof cmd, "%s/" RUN_RESUME_DIR ".tmp", out);
+    CHECK_MSG(!file_exists(cmd) && resume_exists(out), "a failed save left resume.tmp/, or took resume/");
     /* another run's (seed): refused with exit 2, resume.prev/ not tried */
     CHECK_EQ_INT(resume_write(out, pos, fake_write_files, NULL), 0);   /* the first is now resume.prev/ */
     fake_loop(&b, &f, 4);

@@ -196,6 +196,11 @@ void checkpoint_writer_abort(CkptWriter *w) {
     if (!w) return;
     if (w->f) fclose(w->f);
     unlink(w->tmp);
+    /* A write that failed (disk full, an I/O error) is said here, whoever gives
+     * up: the callers' writes only return -1, and they abort without a word. */
+    if (w->err)
+        user_error_io("check free disk space and permissions; the previous file, if any, is unchanged",
+                      "%s: could not write the checkpoint: %s", w->path, strerror(w->err));
     ckw_free(w);
 }
 
@@ -236,9 +241,7 @@ int checkpoint_writer_commit(CkptWriter *w) {
     w->f = NULL;
     if (!w->err && rename(w->tmp, w->path) != 0) ckw_fail(w, errno);
     if (w->err) {
-        user_error_io("check free disk space and permissions; the previous file, if any, is unchanged",
-                   "%s: could not write the checkpoint: %s", w->path, strerror(w->err));
-        checkpoint_writer_abort(w);
+        checkpoint_writer_abort(w);   /* says why */
         return -1;
     }
     ckw_sync_dir(w->path);

@@ -90,7 +90,8 @@ int checkpoint_write_params(CkptWriter *w, const Params *p, CkptDtype dtype);
 /* Finishes, fsyncs and renames PATH.tmp to PATH; frees w. 0 ok. If any write
  * failed, removes PATH.tmp, leaves PATH alone and returns -1. */
 int checkpoint_writer_commit(CkptWriter *w);
-/* Gives up: removes PATH.tmp, frees w. */
+/* Gives up: removes PATH.tmp, frees w; a write of w's that failed (disk
+ * full, an I/O error) is said there (user_error_io: exit 74). */
 void checkpoint_writer_abort(CkptWriter *w);
 /* checkpoint_writer_commit when the caller's writes went well (failed 0),
  * else checkpoint_writer_abort and -1. */

@@ -58,7 +58,10 @@ int resume_write(const char *out_dir, const cJSON *position, ResumeWriteFn write
     }
     file_join(d[2], RUN_TRAINER_STATE, path, sizeof path);
     ResumeFiles f = resume_files(d[2]);
-    if (write(ctx, &f) != 0 || json_file_write(path, position) != 0) return 1;
+    if (write(ctx, &f) != 0 || json_file_write(path, position) != 0) {
+        resume_dir_remove(d[2]);   /* never read; its space back (a full disk is the usual cause) */
+        return 1;
+    }
     resume_dir_remove(d[1]);
     int moved = file_exists(d[0]) && rename(d[0], d[1]) == 0;
     if (moved) file_write_point();   /* a kill here leaves resume.prev/ alone: the reader's case */

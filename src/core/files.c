@@ -196,11 +196,21 @@ FILE *atomic_open(AtomicFile *a, const char *path) {
     return a->f;
 }
 
+/* Why an earlier write to f failed: stdio keeps only the error flag (and
+ * drops what it could not write), so one byte more goes to the file, which
+ * is about to be removed, to hear the reason again (a full disk: ENOSPC);
+ * EIO when it goes through. */
+static int atomic_write_failure(FILE *f) {
+    errno = 0;
+    return write(fileno(f), "", 1) < 0 && errno ? errno : EIO;
+}
+
 int atomic_commit(AtomicFile *a) {
     int err = 0;
     if (a->f) {
         errno = 0;
-        if (ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0) err = errno ? errno : EIO;
+        if (ferror(a->f)) err = atomic_write_failure(a->f);
+        else if (fflush(a->f) != 0 || fsync(fileno(a->f)) != 0) err = errno ? errno : EIO;
         if (fclose(a->f) != 0 && !err) err = errno ? errno : EIO;
         a->f = NULL;
     }

@@ -468,6 +468,7 @@ static FetchStatus install_file(const FetchItem *it, const char *src, const char
     if (st == LINES_OK && it->split && it->split->format == TASK_FORMAT_ENTRIES)
         st = count_rows(it, tmp, &res->rows, err, sizeof err);
     if (st != LINES_OK || res->rows != it->expected_rows) {
+        if (st == LINES_IO) exit_code_note(EXIT_IO);   /* a read or write that failed (a full disk): 74, not 1 */
         if (st != LINES_OK) fmt(res->msg, sizeof res->msg, "%.1000s", err);
         else fmt(res->msg, sizeof res->msg, "%s has %ld rows, official %ld (short or wrong file; not installed)",
                  src, res->rows, it->expected_rows);
@@ -475,6 +476,7 @@ static FetchStatus install_file(const FetchItem *it, const char *src, const char
         return FETCH_FAILED;
     }
     if (rename(tmp, dst) != 0) {
+        exit_code_note(EXIT_IO);
         fmt(res->msg, sizeof res->msg, "cannot rename %s: %s", tmp, strerror(errno));
         remove(tmp);
         return FETCH_FAILED;

@@ -274,6 +274,18 @@ TEST(fetch_missing_offline_and_usage_errors) {
         CHECK(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), "cannot create the folder"));
         cJSON_Delete(doc);
     }
+    /* A file that cannot be put in its place (a folder there): 74 as well, where a failed write or rename (a
+     * full disk: "write failed: No space left on device") ended with 1. */
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/d2/glue/WNLI/dev.tsv/x'", dir);
+    free(test_run(cmd, &st));
+    snprintf(args, sizeof args, "wnli --mirror '%s/data' --dest '%s/d2'", test_shared_dir(), dir);
+    doc = fetch_json("", args, &st);
+    CHECK_EQ_INT(st, 74);
+    if (doc) {
+        cJSON *f = file_entry(doc, "/WNLI/dev.tsv");
+        CHECK(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), "cannot rename"));
+        cJSON_Delete(doc);
+    }
     fetch_rmdir(dir);
 }
 

@@ -23,6 +23,7 @@
 #include "pretrain/token_cache.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,12 +542,23 @@ static void window_add(Window *w, const StepStats *s) {
     w->steps++;
 }
 
-static void run_log_window(Run *r, Window *w, long step) {
+/* One line appended to the log; -1 after a message when it could not be
+ * written (a full disk): the run stops there, where it went on with a log
+ * that lacked lines (a resume cuts the log back to its resume point). */
+static int run_log_line(Run *r, const char *line) {
+    errno = 0;
+    if (fprintf(r->log, "%s\n", line) >= 0 && fflush(r->log) == 0 && !ferror(r->log)) return 0;
+    user_error_io("check free disk space; --resume continues from the last resume point", "%s: cannot write: %s",
+                  r->path_log, strerror(errno ? errno : EIO));
+    return -1;
+}
+
+static int run_log_window(Run *r, Window *w, long step) {
     double now = now_seconds(), secs = now - w->t0;
     if (!r->log) {   /* a data-parallel rank other than 0 */
         memset(w, 0, sizeof *w);
         w->t0 = now;
-        return;
+        return 0;
     }
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "step", (double)step);
@@ -567,21 +579,22 @@ static void run_log_window(Run *r, Window *w, long step) {
     cJSON_AddNumberToObject(j, "tokens_per_sec", secs > 0 ? (double)a->tokens / secs : 0);
     cJSON_AddNumberToObject(j, "elapsed", train_loop_seconds(&r->loop));
     char *s = cJSON_PrintUnformatted(j);
-    fprintf(r->log, "%s\n", s);
-    fflush(r->log);
+    int rc = run_log_line(r, s);
     free(s);
     cJSON_Delete(j);
     memset(w, 0, sizeof *w);
     w->t0 = now;
+    return rc;
 }
 
-static void run_log_eval(Run *r, const MlmEvalResult *e, long step) {
-    fprintf(r->log, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}\n", step, e->loss,
-            e->accuracy, e->masked);
-    fflush(r->log);
+static int run_log_eval(Run *r, const MlmEvalResult *e, long step) {
+    char line[256];
+    snprintf(line, sizeof line, "{\"step\":%ld,\"eval_loss\":%.6f,\"eval_acc\":%.6f,\"eval_masked\":%ld}", step,
+             e->loss, e->accuracy, e->masked);
     if (r->o->show_progress)
         fprintf(stderr, "step %ld: held-out MLM loss %.4f, accuracy %.2f%% (%ld masked tokens)\n", step, e->loss,
                 100 * e->accuracy, e->masked);
+    return run_log_line(r, line);
 }
 
 /* Bytes of AdamW state (m and v) this rank keeps: over its shard of each
@@ -764,11 +777,11 @@ static int run_loop_step(void *ctx, TrainLoop *L, double *loss) {
         else
             snprintf(r->text, sizeof r->text, "step %ld loss %.3f acc %.1f%% lr %.2e %.0f tok/s", step,
                      a->loss / w->steps, 100 * a->acc / w->steps, a->lr, tok_s);
-        run_log_window(r, &r->w, step);
+        if (run_log_window(r, &r->w, step)) return 1;
     }
     if (r->rank == 0 && pc->eval_every > 0 && step % pc->eval_every == 0 && step < pc->steps) {
         MlmEvalResult e;
-        if (run_eval(r, pc->eval_batches, &e)) run_log_eval(r, &e, step);
+        if (run_eval(r, pc->eval_batches, &e) && run_log_eval(r, &e, step)) return 1;
     }
     return 0;
 }
@@ -784,7 +797,7 @@ static int run_end(void *ctx, TrainLoop *L, double seconds) {
     if (r->rank != 0) return 0;
     MlmEvalResult e;
     int have = run_eval(r, 0, &e);
-    if (have) run_log_eval(r, &e, L->step);
+    if (have && run_log_eval(r, &e, L->step)) return 1;
     return run_summary(r, &e, have) ? 1 : 0;
 }
 

@@ -321,6 +321,22 @@ TEST(pretrain_driver_user_errors) {
  * half-precision weights, exit 0. A RUN_DIR that is not there is an I/O
  * error (74, was 1), and so is pretrain screen's, found before any proxy
  * fine-tune of the runs named before it (they were fine-tuned first). */
+/* A log that can no longer be written (a full disk; here a file-size limit,
+ * `ulimit -f`, with SIGXFSZ ignored so that the write fails with EFBIG): the
+ * run stops there, exit 74 naming log.jsonl. It trained on with a log that
+ * lacked lines. */
+TEST(pretrain_driver_log_write_failure_stops) {
+    Fixture fx;
+    if (!CHECK(fixture_init(&fx))) return;
+    char args[512], *out;
+    snprintf(args, sizeof args, "--set steps=3000 --set checkpoint_every=100000 --out %s/full", fx.dir);
+    int rc = pretrain_launched(&fx, "trap '' XFSZ; ulimit -f 128;", args, &out);
+    CHECK_MSG(rc == 74 && strstr(out, "log.jsonl: cannot write: File too large"), "exit %d: %.800s", rc,
+              out ? out : "");
+    free(out);
+    fixture_free(&fx);
+}
+
 TEST(pretrain_snapshot_and_screen_refuse_before_writing) {
     Fixture fx;
     if (!CHECK(fixture_init(&fx))) return;

@@ -14,11 +14,9 @@ static const char *const LABEL_TABLE_AVERAGES[] = {
     "empty_predictions", NULL};
 
 static int label_table_markdown(const cJSON *details, const char *path, const char *title) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        user_error_io(NULL, "cannot write %s", path);
-        return 1;
-    }
+    AtomicFile a;
+    FILE *f = atomic_open(&a, path);   /* says why when it cannot */
+    if (!f) return 1;
     fprintf(f, "# %s\n\n", title);
     for (int i = 0; LABEL_TABLE_AVERAGES[i]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(details, LABEL_TABLE_AVERAGES[i]);
@@ -35,9 +33,7 @@ static int label_table_markdown(const cJSON *details, const char *path, const ch
                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "support")),
                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "predicted")));
     }
-    int rc = fclose(f) != 0;
-    if (rc) user_error_io(NULL, "cannot write %s", path);
-    return rc;
+    return atomic_commit(&a) != 0;
 }
 
 int label_table_write(const cJSON *details, const char *dir, const char *split, const char *title) {

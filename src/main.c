@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +478,20 @@ static int print_version(void) {
     return 0;
 }
 
+/* The command's exit code, once what it printed has reached standard output's
+ * file or pipe: `glue predict --json > out.jsonl` on a full disk lost the
+ * predictions and still said 0. An I/O failure (74) when it did not (a
+ * failure the command already reported keeps its own code). */
+static int stdout_delivered(int rc) {
+    errno = 0;
+    int flushed = fflush(stdout) == 0, err = errno;
+    if (flushed && !ferror(stdout)) return rc;
+    /* stdio keeps only an error flag for an earlier failed write: its reason is known only when this flush failed */
+    user_error_io("check free disk space where the output goes", "cannot write the output (standard output)%s%s: "
+                  "part of it is lost", err ? ": " : "", err ? strerror(err) : "");
+    return rc ? rc : EXIT_IO;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) return print_version();
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -510,7 +525,7 @@ int main(int argc, char **argv) {
                        "(training) and 'glue finetune' do", c->name);
             return EXIT_USAGE;
         }
-        return exit_code_resolve(c->fn(argc - 1, argv + 1));
+        return stdout_delivered(exit_code_resolve(c->fn(argc - 1, argv + 1)));
     }
     int best = 0, best_d = str_edit_distance(argv[1], COMMANDS[0].name);
     for (int i = 1; i < NUM_COMMANDS; i++) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     const char *args;   /* after "glue"; %V is the shared vocabulary */
@@ -77,6 +78,25 @@ TEST(exit_code_missing_file_is_74_everywhere) {
     exit_cases(&f, MISSING, (int)(sizeof MISSING / sizeof MISSING[0]), 74);
     CHECK_MSG(!cli_fixture_exists(&f, "enc"), "the refused fine-tune wrote its run folder");
     CHECK_MSG(!cli_fixture_exists(&f, "glue/.report.html.tmp") , "a temporary left");
+    cli_fixture_close(&f);
+}
+
+/* Output that does not reach standard output's file (a full disk: /dev/full):
+ * 74 and a message, where every command said 0 (`glue predict --json >
+ * out.jsonl` lost the predictions). Stderr goes to a file, then is shown. */
+TEST(exit_code_output_lost_is_74) {
+    if (access("/dev/full", W_OK) != 0) {
+        test_skip("no /dev/full");
+        return;
+    }
+    CliFixture f;
+    if (exit_fixture(&f) != 0) { cli_fixture_close(&f); return; }
+    static const ExitCase LOST[] = {
+        {"tasks >/dev/full 2>e.txt; s=$?; cat e.txt; exit $s", "cannot write the output (standard output): No space"},
+        {"tokenize --vocab %V 'a few words' >/dev/full 2>e.txt; s=$?; cat e.txt; exit $s", "part of it is lost"},
+        {"bleu ref.txt ref.txt >/dev/full 2>e.txt; s=$?; cat e.txt; exit $s", "standard output"},
+    };
+    exit_cases(&f, LOST, (int)(sizeof LOST / sizeof LOST[0]), 74);
     cli_fixture_close(&f);
 }
 

@@ -197,5 +197,14 @@ TEST(run_predicts_registry_task_from_the_run) {
     out = run_glue(&f, "eval mrpc --run run", 1, &st);
     CHECK_MSG(st == EXIT_USAGE && strstr(out, "trained on the task 'sst2'"), "eval mrpc: exit %d: %s", st, out);
     free(out);
+    /* Another task named before the text: refused as eval refuses it (it said "give one text" of one text);
+     * a single word that is a task's name, alone, is a text. */
+    out = run_glue(&f, "predict cola --run run 'a sunny film'", 1, &st);
+    CHECK_MSG(st == EXIT_USAGE && strstr(out, "trained on the task 'sst2', not 'cola'"), "predict cola: exit %d: %s",
+              st, out);
+    free(out);
+    out = run_glue(&f, "predict --run run cola", 0, &st);
+    CHECK_MSG(st == 0 && (strncmp(out, "positive", 8) == 0 || strncmp(out, "negative", 8) == 0), "exit %d: %s", st, out);
+    free(out);
     cli_fixture_close(&f);
 }

@@ -73,6 +73,11 @@ int cli_run_dataset(const char *run, const Task **out) {
 
 static int cli_find_dataset(const char *name, const char *model, char *out, size_t cap);
 
+void cli_run_not_task(const char *run, const Task *t, const char *name) {
+    user_error("drop the task name, or name the run of that task", "%s was trained on %s '%s', not '%s'", run,
+               t->user ? "the dataset" : "the task", t->name, name);
+}
+
 const Task *cli_resolve_task(const char *name, const char *model, const char *run) {
     char path[4200];
     if (run) {
@@ -80,8 +85,7 @@ const Task *cli_resolve_task(const char *name, const char *model, const char *ru
         if (cli_run_dataset(run, &t) != 0) return NULL;
         if (t) {
             if (name && strcmp(name, t->name) != 0 && task_find(name) != t) {
-                user_error("drop the task name, or name the run of that task", "%s was trained on %s '%s', not '%s'",
-                           run, t->user ? "the dataset" : "the task", t->name, name);
+                cli_run_not_task(run, t, name);
                 user_data_free(t);
                 return NULL;
             }

@@ -26,6 +26,9 @@ int cli_record_dataset(const Task *t, const char *dir);
  * checkpoint) names; NULL when it says none. 0, or -1 after a message
  * (an unreadable dataset.json). */
 int cli_run_dataset(const char *run, const Task **out);
+/* "run was trained on the task t, not 'name'" (a usage error): a task named
+ * beside --run that is not the run's. */
+void cli_run_not_task(const char *run, const Task *t, const char *name);
 /* The model kind named, or NULL after a message with a suggestion. */
 const ModelOps *cli_find_model(const char *name);
 /* The model kind of the trained model a command scores: the one the

@@ -220,6 +220,13 @@ int cmd_predict(int argc, char **argv) {
     const Task *t = NULL;
     if (run && cli_run_dataset(run, &t) != 0) return EXIT_USAGE;
     int skip = !t || (npos > 0 && (strcmp(pos[0], t->name) == 0 || task_find(pos[0]) == t));   /* pos[0] is TASK */
+    /* Another task's name and the texts after it: TASK, as eval reads it (it
+     * was taken for a text, and "give one text" was said of one text). */
+    if (t && !skip && npos == 2 + is_pair(t) && task_find(pos[0])) {
+        cli_run_not_task(run, t, pos[0]);
+        cli_task_free(t);
+        return EXIT_USAGE;
+    }
     if (!t && (npos < 1 || !(t = cli_resolve_task(pos[0], ops ? ops->name : "bert", run)))) {
         if (npos >= 1) return EXIT_USAGE;
         user_error(NULL, "predict: expected TASK and up to two texts, got %d arguments", npos);

@@ -5,6 +5,8 @@
  * client and the SIGTERM drain (see that file). And the options' ranges, and
  * a request body's parse (serve/request.h). */
 #include "serve/request.h"
+#include "serve/server.h"
+#include "tests/capture.h"
 #include "tests/cli_fixture.h"
 #include "tests/test.h"
 
@@ -115,4 +117,28 @@ TEST(serve_request_one_object_without_nul) {
         serve_request_free(&r);
     }
 #undef BODY
+}
+
+/* A port another server holds: the refusal says why in glue's own words and
+ * nothing else is printed (libmicrohttpd's "Failed to bind to port 0: Address
+ * already in use" came first, naming port 0 of a port it was given). */
+TEST(serve_port_in_use_says_why) {
+    ServeConfig cfg = {.host = "127.0.0.1", .port = 0, .limits = {.max_body = 4096, .max_text = 100, .max_texts = 8},
+                       .timeout_s = 5, .max_connections = 4, .workers = 1, .max_batch = 1, .max_wait_ms = 1,
+                       .max_pending = 4};
+    char err[512] = "";
+    Server *a = server_start(NULL, 0, &cfg, err, sizeof err);
+    if (!CHECK_MSG(a != NULL, "the first server did not start: %s", err)) return;
+    cfg.port = server_port(a);
+    StderrCapture cap;
+    stderr_capture_begin(&cap);
+    Server *b = server_start(NULL, 0, &cfg, err, sizeof err);
+    char *said = stderr_capture_end(&cap);
+    char want[128];
+    snprintf(want, sizeof want, "cannot listen on 127.0.0.1:%d: Address already in use", cfg.port);
+    CHECK_MSG(!b && strstr(err, want), "the second server: %s", err);
+    CHECK_MSG(said && !said[0], "printed besides glue's message: %s", said ? said : "");
+    free(said);
+    if (b) server_stop(b);
+    server_stop(a);
 }

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ struct Server {
     Batcher *batcher;
     ServeMetrics metrics;
     atomic_int in_flight, draining;
+    atomic_int running;       /* started: libmicrohttpd's messages go to stderr from then on */
+    char start_error[256];    /* its last message before that (why the start failed) */
 };
 
 /* One request's state across libmicrohttpd's calls (its body arrives in pieces). */
@@ -239,6 +242,22 @@ static void server_completed(void *cls, struct MHD_Connection *c, void **con_cls
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
+/* libmicrohttpd's messages. Before the server runs, the last is kept for
+ * glue's own refusal: printed as it came, it said "Failed to bind to port 0"
+ * of the port it was given, beside glue's message. */
+static void server_log(void *cls, const char *fmt, va_list ap) {
+    Server *s = cls;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    if (atomic_load(&s->running)) {
+        fprintf(stderr, "glue serve: %s\n", line);
+        return;
+    }
+    const char *why = strrchr(line, ':');   /* "Failed to bind to port 0: Address already in use" */
+    snprintf(s->start_error, sizeof s->start_error, "%s", why ? why + 2 : line);
+}
+
 Server *server_start(const ServeModel *models, int n, const ServeConfig *cfg, char *err, size_t cap) {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
     if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
@@ -255,13 +274,15 @@ Server *server_start(const ServeModel *models, int n, const ServeConfig *cfg, ch
                                  0, NULL, NULL, server_handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
                                  (unsigned)cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED, server_completed, s,
-                                 MHD_OPTION_END);
+                                 MHD_OPTION_EXTERNAL_LOGGER, server_log, s, MHD_OPTION_END);
     if (!s->daemon) {
-        snprintf(err, cap, "cannot listen on %s:%d (in use, or not an address of this machine?)", cfg->host, cfg->port);
+        snprintf(err, cap, "cannot listen on %s:%d: %s", cfg->host, cfg->port,
+                 s->start_error[0] ? s->start_error : "in use, or not an address of this machine?");
         batcher_stop(s->batcher);
         free(s);
         return NULL;
     }
+    atomic_store(&s->running, 1);
     return s;
 }
 

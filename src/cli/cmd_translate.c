@@ -64,10 +64,11 @@ static Seq2Seq *translate_load(const char *where, char *dir_out, size_t cap) {
     else snprintf(dir, sizeof dir, "%s", where);
     file_join(dir, RUN_CKPT, path, sizeof path);
     if (!where && !file_exists(path)) {
-        char shipped[4200];
-        file_join(TRANSLATE_SHIPPED_MODEL, RUN_CKPT, shipped, sizeof shipped);
+        char shipped[4200], model[4000];
+        file_shipped(TRANSLATE_SHIPPED_MODEL, model, sizeof model);   /* the repository's, or the installed copy */
+        file_join(model, RUN_CKPT, shipped, sizeof shipped);
         if (file_exists(shipped)) {
-            snprintf(dir, sizeof dir, "%s", TRANSLATE_SHIPPED_MODEL);
+            snprintf(dir, sizeof dir, "%s", model);
             snprintf(path, sizeof path, "%s", shipped);
         }
     }

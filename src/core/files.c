@@ -40,6 +40,22 @@ int file_make_dir(const char *dir) {
 
 int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
+const char *file_shipped(const char *rel, char *out, size_t cap) {
+    snprintf(out, cap, "%s", rel);
+    char exe[4096], installed[4400];
+    ssize_t n = rel[0] == '/' || file_exists(rel) ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return out;
+    exe[n] = '\0';
+    for (int up = 0; up < 2; up++) {   /* PREFIX/bin/glue -> PREFIX */
+        char *slash = strrchr(exe, '/');
+        if (!slash) return out;
+        *slash = '\0';
+    }
+    snprintf(installed, sizeof installed, "%s/share/glue/%s", exe, rel);
+    if (file_exists(installed)) snprintf(out, cap, "%s", installed);
+    return out;
+}
+
 char *file_read(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

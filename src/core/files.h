@@ -26,6 +26,12 @@ typedef struct cJSON cJSON;
 /* mkdir -p. 0 ok; else prints why and returns -1. */
 int file_make_dir(const char *dir);
 int file_exists(const char *path);
+/* A file or folder the repository ships (rel: "models/..."), from the
+ * repository's top folder when it is there, else the copy `make install`
+ * put in PREFIX/share/glue/ beside the running PREFIX/bin/glue: that copy's
+ * path into out when it exists, else rel (a missing file is named as given).
+ * Returns out. */
+const char *file_shipped(const char *rel, char *out, size_t cap);
 /* "<dir>/<file>" into out (cap bytes); DIE if it does not fit. */
 void file_join(const char *dir, const char *file, char *out, size_t cap);
 /* The Markdown twin of a table file: "x.json" -> "x.md" (any other name gets

@@ -56,9 +56,18 @@ $(BUILD)/glue.1: $(GLUE_BIN)
 	  printf '.SH DESCRIPTION\n.nf\n'; $(abspath $(GLUE_BIN)) --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; \
 	  printf '.fi\n.SH SEE ALSO\nglue COMMAND --help; the C library: include/glue.h\n'; } > $@
 
+# The models glue uses when none is named (the encoder bert_task.h names, the
+# translation model cmd_translate.c names), under PREFIX/share/glue/, where an
+# installed glue finds them from any folder (core/files.h file_shipped).
+SHIPPED_MODELS = $(shell sed -n 's/^\#define BERT_SHIPPED_ENCODER_DIR "\(.*\)"/\1/p' src/models/bert/bert_task.h) \
+                 $(shell sed -n 's/^\#define TRANSLATE_SHIPPED_MODEL "\(.*\)"/\1/p' src/cli/cmd_translate.c)
+
 install: $(GLUE_BIN) lib $(BUILD)/glue.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
+	for m in $(SHIPPED_MODELS); do \
+	  install -d $(DESTDIR)$(PREFIX)/share/glue/$$m && install -m 644 $$m/* $(DESTDIR)$(PREFIX)/share/glue/$$m/ || exit 1; \
+	done
 	install -m 755 $(GLUE_BIN) $(DESTDIR)$(PREFIX)/bin/glue
 	install -m 755 $(LIBGLUE_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libglue.so.$(GLUE_API_VERSION) $(DESTDIR)$(PREFIX)/lib/libglue.so

@@ -17,23 +17,25 @@ static int regular_file(const char *path, long long *bytes) {
     return 1;
 }
 
-/* The file a setting's value names: itself, or DIR/model.ckpt. 0: none. */
-static int setting_file(const char *value, char *path, size_t cap, long long *bytes) {
+/* The file a setting's value names: itself, or DIR/model.ckpt, as named
+ * (path) and where it is read (found: a shipped file may be the installed
+ * copy, core/files.h file_shipped). 0: none. */
+static int setting_file(const char *value, char *path, char *found, size_t cap, long long *bytes) {
     if (!*value || strlen(value) >= cap) return 0;
     snprintf(path, cap, "%s", value);
-    if (regular_file(path, bytes)) return 1;
+    if (regular_file(file_shipped(path, found, cap), bytes)) return 1;
     file_join(value, RUN_CKPT, path, cap);
-    return regular_file(path, bytes);
+    return regular_file(file_shipped(path, found, cap), bytes);
 }
 
 cJSON *run_inputs_json(const cJSON *config) {
     cJSON *j = cJSON_CreateObject();
     for (const cJSON *v = config ? config->child : NULL; v; v = v->next) {
-        char path[4200];
+        char path[4200], found[4200];
         long long bytes;
         uint32_t crc;
-        if (!cJSON_IsString(v) || !v->string || !setting_file(v->valuestring, path, sizeof path, &bytes) ||
-            crc32_file(path, 0, -1, &crc) != 0)
+        if (!cJSON_IsString(v) || !v->string || !setting_file(v->valuestring, path, found, sizeof path, &bytes) ||
+            crc32_file(found, 0, -1, &crc) != 0)
             continue;   /* an unreadable file: the run itself says so when it loads it */
         char hex[9];
         snprintf(hex, sizeof hex, "%08x", (unsigned)crc);

@@ -76,6 +76,18 @@ others=$(nm -D --defined-only "$prefix/lib/$so" | awk '$2 ~ /[TDBR]/ && $3 !~ /^
 [ -z "$others" ] || { echo "lib-test: $so exports more than glue_*: $others"; exit 1; }
 grep -q '^\.TH GLUE 1' "$prefix/share/man/man1/glue.1" && grep -q 'finetune' "$prefix/share/man/man1/glue.1"
 [ -x "$prefix/bin/glue" ] && [ -f "$prefix/include/glue.h" ] && [ -f "$prefix/lib/libglue.a" ]
+# The installed glue in a folder that is not the repository: BERT fine-tunes from the shipped encoder and
+# translate uses the shipped model, both from PREFIX/share/glue (it refused: "run glue from the repository's
+# top folder"); the run records the encoder by its portable name, not the installed path.
+[ ! -e models ] || { echo "lib-test: $dir holds a models folder: not outside the repository"; exit 1; }
+"$prefix/bin/glue" finetune --train data/days.tsv --dev data/days.tsv --model bert --out runs/installed-bert \
+    --epochs 1 --threads 1 --max-len 32 --batch 16 > installed-bert.log 2>&1 || { cat installed-bert.log; exit 1; }
+grep -q '"file":[[:space:]]*"models/electra-mini-wiki' runs/installed-bert/results.json &&
+    ! grep -q "$prefix" runs/installed-bert/results.json ||
+    { echo "lib-test: the installed glue's run does not name the shipped encoder portably"; exit 1; }
+de=$("$prefix/bin/glue" translate "A man is riding a bicycle." 2>&1) && [ -n "$de" ] ||
+    { echo "lib-test: the installed glue did not translate: $de"; exit 1; }
+echo "lib-test: the installed glue fine-tunes BERT and translates outside the repository"
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046

@@ -272,11 +272,15 @@ BertTaskModel *bert_task_model_shared(Bert *bert, Vocab *vocab, BertTaskHead *he
  * exactly one *.ckpt. 0 and the file in out, or -1 after a message. */
 static int bert_init_path(const char *init, char *out, size_t cap) {
     struct stat st;
+    char shipped[4200];
+    const char *named = init;
+    init = file_shipped(init, shipped, sizeof shipped);   /* from the repository, or as make install put it */
     if (stat(init, &st) != 0) {
         char cwd[4096];
-        if (strcmp(init, BERT_SHIPPED_ENCODER) == 0)   /* the default, not a path the user gave */
-            user_error_io("run glue from the repository's top folder (the shipped encoder's path is relative to it), "
-                          "or pass --init FILE, or --init none to train from random weights",
+        if (strcmp(named, BERT_SHIPPED_ENCODER) == 0)   /* the default, not a path the user gave */
+            user_error_io("run glue from the repository's top folder (the shipped encoder's path is relative to it) "
+                          "or install it (make install), or pass --init FILE, or --init none to train from random "
+                          "weights",
                           "bert: the shipped encoder %s is not in the current directory (%s)", init,
                           getcwd(cwd, sizeof cwd) ? cwd : "unknown");
         else

@@ -220,6 +220,20 @@ TEST(fetch_bad_mirror_reported) {
     fetch_rmdir(dir);
 }
 
+/* WNLI from the shared mirror into dest, where `file` cannot be written: an
+ * I/O failure (exit 74), the file "failed" with a message holding `says`. */
+static void fetch_wnli_io_failure(const char *dest, const char *file, const char *says) {
+    char args[2048];
+    int st = -1;
+    snprintf(args, sizeof args, "wnli --mirror '%s/data' --dest '%s'", test_shared_dir(), dest);
+    cJSON *doc = fetch_json("", args, &st);
+    CHECK_EQ_INT(st, 74);
+    const cJSON *f = doc ? file_entry(doc, file) : NULL;
+    CHECK_MSG(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), says),
+              "%s: not failed with '%s'", file, says);
+    cJSON_Delete(doc);
+}
+
 TEST(fetch_missing_offline_and_usage_errors) {
     char *dir = fetch_tmpdir(), args[1024], cmd[2048];
     int st = -1;
@@ -266,26 +280,14 @@ TEST(fetch_missing_offline_and_usage_errors) {
     /* A --dest that cannot be written (a file here): an I/O failure, 74 (it was 1). */
     snprintf(cmd, sizeof cmd, "touch '%s/file'", dir);
     free(test_run(cmd, &st));
-    snprintf(args, sizeof args, "wnli --mirror '%s/data' --dest '%s/file'", test_shared_dir(), dir);
-    doc = fetch_json("", args, &st);
-    CHECK_EQ_INT(st, 74);
-    if (doc) {
-        cJSON *f = file_entry(doc, "/WNLI/train.tsv");
-        CHECK(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), "cannot create the folder"));
-        cJSON_Delete(doc);
-    }
+    snprintf(args, sizeof args, "%s/file", dir);
+    fetch_wnli_io_failure(args, "/WNLI/train.tsv", "cannot create the folder");
     /* A file that cannot be put in its place (a folder there): 74 as well, where a failed write or rename (a
      * full disk: "write failed: No space left on device") ended with 1. */
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/d2/glue/WNLI/dev.tsv/x'", dir);
     free(test_run(cmd, &st));
-    snprintf(args, sizeof args, "wnli --mirror '%s/data' --dest '%s/d2'", test_shared_dir(), dir);
-    doc = fetch_json("", args, &st);
-    CHECK_EQ_INT(st, 74);
-    if (doc) {
-        cJSON *f = file_entry(doc, "/WNLI/dev.tsv");
-        CHECK(f && strcmp(json_str(f, "status"), "failed") == 0 && strstr(json_str(f, "message"), "cannot rename"));
-        cJSON_Delete(doc);
-    }
+    snprintf(args, sizeof args, "%s/d2", dir);
+    fetch_wnli_io_failure(args, "/WNLI/dev.tsv", "cannot rename");
     fetch_rmdir(dir);
 }
 

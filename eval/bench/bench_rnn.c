@@ -206,11 +206,13 @@ static cJSON *br_row(int cell, int T, int what, Summary ours, const cJSON *torch
     return r;
 }
 
-static void br_write_md(const char *json_path, const cJSON *j, const RnnBench *b) {
+/* The Markdown twin of the results; 0, or -1 after a message. */
+static int br_write_md(const char *json_path, const cJSON *j, const RnnBench *b) {
     char md[4200];
     file_md_twin(json_path, md, sizeof md);
-    FILE *f = fopen(md, "w");
-    if (!f) return;
+    AtomicFile a;
+    FILE *f = atomic_open(&a, md);
+    if (!f) return -1;
     const cJSON *m = cJSON_GetObjectItem(j, "machine");
     fprintf(f, "# glue bench rnn\n\nBidirectional, input %d, hidden %d per direction, batch %d, full-length rows; "
                "seconds per call (median of %d), %d threads, on %s; load average %.2f at the start, %.2f at the end.\n\n",
@@ -227,8 +229,9 @@ static void br_write_md(const char *json_path, const cJSON *j, const RnnBench *b
                        cJSON_GetNumberValue(cJSON_GetObjectItem(r, "torch_over_ours")));
         else fprintf(f, "- | - |\n");
     }
-    fclose(f);
+    if (atomic_commit(&a) != 0) return -1;
     fprintf(stderr, "glue: wrote %s\n", md);
+    return 0;
 }
 
 int bench_rnn(int argc, char **argv) {
@@ -295,7 +298,7 @@ int bench_rnn(int argc, char **argv) {
     int fail = bench_write_results(name, j) != 0;
     if (!fail) {
         file_join(run_results_root(), name, path, sizeof path);
-        br_write_md(path, j, &b);
+        fail = br_write_md(path, j, &b) != 0;
     }
     cJSON_Delete(j);
     return fail;

@@ -1181,7 +1181,9 @@ TEST(trainer_cli_unknown_names_binary) {
     static const struct { const char *args, *says; int suggests; } GUESS[] = {
         {"finetun", "did you mean 'finetune'", 1}, {"xyzzyq", "unknown command 'xyzzyq'", 0},
         {"compare all --models nosuch", "unknown model 'nosuch'", 0}, {"finetune zzzzzz", "unknown task 'zzzzzz'", 0},
-        {"data fetch nosuchtask", "unknown dataset 'nosuchtask'", 0}, {"data fetch colaa", "did you mean 'cola'", 1}};
+        {"data fetch nosuchtask", "unknown dataset 'nosuchtask'", 0}, {"data fetch colaa", "did you mean 'cola'", 1},
+        /* a name as papers write it: the lower-case name glue knows (none was suggested) */
+        {"eval sst2 --model TextCNN", "did you mean 'textcnn'", 1}, {"Finetune sst2", "did you mean 'finetune'", 1}};
     for (size_t i = 0; i < sizeof GUESS / sizeof GUESS[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s %s 2>&1", test_glue_bin(), GUESS[i].args);
         out = test_run(cmd, &st);

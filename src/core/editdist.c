@@ -3,6 +3,7 @@
 
 #include "core/common.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ int str_edit_distance(const char *a, const char *b) {
         int diag = row[0];
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int sub = diag + (a[i - 1] != b[j - 1]);
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             int del = row[j] + 1, ins = row[j - 1] + 1;
             diag = row[j];
             row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);

@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 
-/* Insertions, deletions and substitutions to turn a into b (bytes, case-sensitive). */
+/* Insertions, deletions and substitutions to turn a into b (bytes; case is
+ * free: "TextCNN", as papers write it, is 0 from "textcnn"). */
 int str_edit_distance(const char *a, const char *b);
 /* 1 when a name at this distance from what was typed is worth suggesting (at
  * most 2 edits, or a third of the typed length): "nosuch" is not "boost". */

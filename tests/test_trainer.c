@@ -1183,7 +1183,12 @@ TEST(trainer_cli_unknown_names_binary) {
         {"compare all --models nosuch", "unknown model 'nosuch'", 0}, {"finetune zzzzzz", "unknown task 'zzzzzz'", 0},
         {"data fetch nosuchtask", "unknown dataset 'nosuchtask'", 0}, {"data fetch colaa", "did you mean 'cola'", 1},
         /* a name as papers write it: the lower-case name glue knows (none was suggested) */
-        {"eval sst2 --model TextCNN", "did you mean 'textcnn'", 1}, {"Finetune sst2", "did you mean 'finetune'", 1}};
+        {"eval sst2 --model TextCNN", "did you mean 'textcnn'", 1}, {"Finetune sst2", "did you mean 'finetune'", 1},
+        /* options and settings (none was suggested): the nearest the command or model takes */
+        {"finetune sst2 --epoch 2", "unknown option '--epoch' (did you mean '--epochs'?)", 1},
+        {"compare sst2 --model textcnn", "did you mean '--models'", 1}, {"predict --zzzzzz", "'--zzzzzz'", 0},
+        {"finetune sst2 --model textcnn --set dropuot=0.1", "unknown setting 'dropuot' (did you mean 'dropout'?)", 1},
+        {"finetune sst2 --model textcnn --set zzzz=1", "unknown setting 'zzzz'", 0}};
     for (size_t i = 0; i < sizeof GUESS / sizeof GUESS[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s %s 2>&1", test_glue_bin(), GUESS[i].args);
         out = test_run(cmd, &st);

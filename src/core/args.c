@@ -2,8 +2,10 @@
 #include "core/args.h"
 
 #include "core/common.h"
+#include "core/editdist.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +17,13 @@ void args_init(Args *a, int argc, char **argv) {
     a->used[0] = 1;
 }
 
-/* Index of option `name` (as --name or --name=...), or -1. */
+/* Index of option `name` (as --name or --name=...), or -1. The name is
+ * kept: what the command takes, for an unknown option's "did you mean". */
 static int find_option(Args *a, const char *name, const char **inline_value) {
     size_t n = strlen(name);
+    int known = 0;
+    for (int k = 0; k < a->nasked && !known; k++) known = strcmp(a->asked[k], name) == 0;
+    if (!known && a->nasked < ARGS_MAX) a->asked[a->nasked++] = name;
     for (int i = 1; i < a->argc; i++) {
         const char *s = a->argv[i];
         if (strcmp(s, "--") == 0) break;
@@ -131,6 +137,20 @@ static int args_repeated(const Args *a, int i) {
     return 0;
 }
 
+/* The option the command takes that is nearest to arg ("--epoch" ->
+ * "--epochs"), when it is near enough to suggest; else NULL. */
+static const char *args_nearest(const Args *a, const char *arg) {
+    char typed[128];
+    snprintf(typed, sizeof typed, "%.*s", (int)strcspn(arg, "="), arg);
+    const char *best = NULL;
+    int best_d = 1 << 30;
+    for (int k = 0; k < a->nasked; k++) {
+        int d = str_edit_distance(typed, a->asked[k]);
+        if (d < best_d) best = a->asked[k], best_d = d;
+    }
+    return typed[0] == '-' && best && str_is_near(typed, best_d) ? best : NULL;
+}
+
 int args_finish(Args *a, const char *usage) {
     int bad = a->bad;
     for (int i = 1; i < a->argc; i++) {
@@ -140,7 +160,9 @@ int args_finish(Args *a, const char *usage) {
                              (int)strcspn(a->argv[i], "="), a->argv[i]);
             bad = 1;
         } else if (!a->used[i]) {
-            user_error_usage(NULL, "%s: unknown option '%s'", a->argv[0], a->argv[i]);
+            char tail[96];
+            user_error_usage(NULL, "%s: unknown option '%s'%s", a->argv[0], a->argv[i],
+                             str_did_you_mean(args_nearest(a, a->argv[i]), tail, sizeof tail));
             bad = 1;
         }
     }

@@ -14,6 +14,8 @@ typedef struct {
     char **argv;                 /* argv[0] is the command name */
     unsigned char used[ARGS_MAX];
     int bad;                     /* a value failed to parse */
+    const char *asked[ARGS_MAX]; /* the options the command looked for: an unknown one's suggestions */
+    int nasked;
 } Args;
 
 void args_init(Args *a, int argc, char **argv);

@@ -2,6 +2,7 @@
 #include "models/run_config.h"
 
 #include "core/common.h"
+#include "core/editdist.h"
 #include "core/files.h"
 
 #include <cjson/cJSON.h>
@@ -52,10 +53,17 @@ static cJSON *config_find_key(cJSON *config, const char *key, const char *origin
     if (old) return old;
     const char *name = config_current_name(key, origin);
     if (name != key && (old = cJSON_GetObjectItemCaseSensitive(config, name)) != NULL) return old;
-    char keys[1024], hint[1100];
+    char keys[1024], hint[1100], tail[96];
     config_key_list(config, keys, sizeof keys);
     snprintf(hint, sizeof hint, "this model's settings are: %s", keys);
-    user_error_usage(hint, "%s: unknown setting '%s'", origin ? origin : "--set", key);
+    const char *guess = NULL;   /* the nearest key, when near enough: "dropuot" -> "dropout" */
+    int best = 1 << 30;
+    for (const cJSON *c = config ? config->child : NULL; c; c = c->next) {
+        int d = c->string ? str_edit_distance(key, c->string) : best;
+        if (d < best) best = d, guess = c->string;
+    }
+    user_error_usage(hint, "%s: unknown setting '%s'%s", origin ? origin : "--set", key,
+                     str_did_you_mean(str_is_near(key, best) ? guess : NULL, tail, sizeof tail));
     return NULL;
 }
 

@@ -49,7 +49,7 @@ static const Command COMMANDS[] = {
      "  --max-len N: the model input [CLS] a [SEP] (b [SEP]) truncated longest-first\n"
      "  to N (default 128 for pairs), plus segment ids. Vocabulary: --vocab, else\n"
      "  $GLUE_VOCAB, else models/vocab.txt, else ../shared/models/vocab/bert-base-uncased-vocab.txt.\n"},
-    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--min-count N] [--cased] [--mark-joins] [--json]",
+    {"vocab", cmd_vocab, "train --corpus FILE... --size N --out FILE [--overwrite] [--min-count N] [--cased] [--mark-joins] [--json]",
      "train a WordPiece vocabulary on text files (.gz allowed)",
      "  Counts the BERT (uncased) words of every line, then merges the most frequent\n"
      "  adjacent pieces (WordPiece/BPE with '##' continuations) until N tokens; a merge\n"
@@ -58,7 +58,7 @@ static const Command COMMANDS[] = {
      "  --cased keeps case and accents; --mark-joins counts a word that follows the\n"
      "  previous one without a space as a '##' continuation (\"dog.\" -> dog ##.), for\n"
      "  the exactly reversible translation tokenizer (glue translate).\n"},
-    {"vectors", cmd_vectors, "train|eval ... (glue vectors train --corpus FILE... --out FILE.vec [--method skipgram|cbow|glove] [--threads N] [--json]; "
+    {"vectors", cmd_vectors, "train|eval ... (glue vectors train --corpus FILE... --out FILE.vec [--overwrite] [--method skipgram|cbow|glove] [--threads N] [--json]; "
      "glue vectors eval FILE.vec [--analogies FILE] [--words w1,w2,...] [--k 5] [--json])",
      "train word vectors (fastText skip-gram or CBOW, GloVe) on text files (.gz allowed), or check a .vec file",
      "  train: fastText's skip-gram or CBOW with negative sampling and character\n"

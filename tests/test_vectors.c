@@ -181,7 +181,7 @@ TEST(vectors_bad_input) {
 TEST(vectors_cli) {
     char cmd[1024];
     int status;
-    snprintf(cmd, sizeof cmd, "%s vectors train --out /tmp/x.vec 2>&1", test_glue_bin());
+    snprintf(cmd, sizeof cmd, "%s vectors train --out /nonexistent-dir/x.vec 2>&1", test_glue_bin());
     char *o = test_run(cmd, &status);
     CHECK_EQ_INT(status, 2);
     CHECK_MSG(o && strstr(o, "--corpus FILE is required"), "output: %s", o ? o : "");

@@ -151,14 +151,14 @@ TEST(vectors_methods_bad_input) {
     int status;
     const char *methods[] = {"cbow", "glove"};
     for (int i = 0; i < 2; i++) {
-        snprintf(cmd, sizeof cmd, "%s vectors train --method %s --corpus /nonexistent/c.txt --out /tmp/x.vec 2>&1",
+        snprintf(cmd, sizeof cmd, "%s vectors train --method %s --corpus /nonexistent/c.txt --out /nonexistent-dir/x.vec 2>&1",
                  test_glue_bin(), methods[i]);
         char *o = test_run(cmd, &status);
         CHECK_MSG(status != 0 && o && strstr(o, "/nonexistent/c.txt") && strlen(o) < 400, "%s: status %d, output: %s",
                   methods[i], status, o ? o : "");
         free(o);
     }
-    snprintf(cmd, sizeof cmd, "%s vectors train --method word2vec --corpus /tmp/c.txt --out /tmp/x.vec 2>&1", test_glue_bin());
+    snprintf(cmd, sizeof cmd, "%s vectors train --method word2vec --corpus /tmp/c.txt --out /nonexistent-dir/x.vec 2>&1", test_glue_bin());
     char *o = test_run(cmd, &status);
     CHECK_EQ_INT(status, 2);
     CHECK_MSG(o && strstr(o, "--method must be skipgram, cbow or glove"), "output: %s", o ? o : "");

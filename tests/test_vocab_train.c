@@ -4,6 +4,7 @@
  * vocabulary must have (specials, every character, no [UNK] on its own training
  * text, frequent words whole), `glue vocab train`, and Multi30k speed. */
 #include "core/common.h"
+#include "core/files.h"
 #include "core/lines.h"
 #include "tests/scratch.h"
 #include "tests/test.h"
@@ -184,14 +185,14 @@ TEST(cli_vocab_train) {
     snprintf(nw_out, sizeof nw_out, "%s/no_words.txt", nw_dir);
     snprintf(nw_args, sizeof nw_args, "train --corpus /dev/null --size 10 --out %s", nw_out);
     struct { const char *args; int status; const char *msg; } bad[] = {
-        {"train --corpus /nonexistent.txt --size 10 --out /tmp/x", 74, "/nonexistent.txt"},
-        {"train --corpus x --out /tmp/x", 2, "--size"},
+        {"train --corpus /nonexistent.txt --size 10 --out /nonexistent-dir/x", 74, "/nonexistent.txt"},
+        {"train --corpus x --out /nonexistent-dir/x", 2, "--size"},
         {"train --corpus x --size 10", 2, "--out"},
-        {"fit --corpus x --size 10 --out /tmp/x", 2, "train"},
-        {"train --corpus x --size 10 --out /tmp/x --min-count 0", 2, "--min-count"},
-        {"train --corpus x --size 10 --out /tmp/x --bogus", 2, "unknown option"},
+        {"fit --corpus x --size 10 --out /nonexistent-dir/x", 2, "train"},
+        {"train --corpus x --size 10 --out /nonexistent-dir/x --min-count 0", 2, "--min-count"},
+        {"train --corpus x --size 10 --out /nonexistent-dir/x --bogus", 2, "unknown option"},
         /* given, but out of range: not "--size N ... is required" */
-        {"train --corpus x --size 99999999 --out /tmp/x", 2, "--size must be from 1 to 10000000, got 99999999"},
+        {"train --corpus x --size 99999999 --out /nonexistent-dir/x", 2, "--size must be from 1 to 10000000, got 99999999"},
         /* no words: a vocabulary of the specials alone was written, exit 0 */
         {nw_args, 65, "no words in /dev/null"},
     };
@@ -202,6 +203,25 @@ TEST(cli_vocab_train) {
         free(res);
     }
     CHECK_MSG(access(nw_out, F_OK) != 0, "a refused vocab train wrote its --out");
+    /* A vocabulary already there is not written over unless asked (a typo in --out replaced it without a word):
+     * refused before any work, the file as it was; --overwrite replaces it. An empty file holds nothing: written. */
+    FILE *keep = fopen(nw_out, "w");
+    if (keep) fputs("mine\n", keep), fclose(keep);
+    snprintf(cmd, sizeof cmd, "%s vocab train --corpus %s/val.en.gz --size 200 --out %s 2>&1", test_glue_bin(), data,
+             nw_out);
+    res = test_run(cmd, &status);
+    CHECK_MSG(status == 2 && strstr(res, "exists: not written over") && strstr(res, "--overwrite"), "%d: %s", status,
+              res);
+    free(res);
+    char *kept = file_read(nw_out, NULL);
+    CHECK_MSG(kept && !strcmp(kept, "mine\n"), "the refusal changed the file: %s", kept ? kept : "(gone)");
+    free(kept);
+    snprintf(cmd, sizeof cmd, "%s vocab train --corpus %s/val.en.gz --size 200 --out %s --overwrite", test_glue_bin(),
+             data, nw_out);
+    free(test_run(cmd, &status));
+    v = vocab_load(nw_out);
+    CHECK_MSG(status == 0 && v && vocab_size(v) == 200, "--overwrite: exit %d", status);
+    vocab_free(v);
     remove(nw_out);
     rmdir(nw_dir);
 }

@@ -19,7 +19,7 @@
 #define VECTORS_USAGE                                                                                          \
     "glue vectors train --corpus FILE... --out FILE.vec [--method skipgram|cbow|glove] [--dim 300] [--epochs 5]" \
     " [--lr 0.05] [--window 5] [--neg 5] [--min-count 5] [--minn 3] [--maxn 6] [--bucket 2000000] [--sample 1e-4]" \
-    " [--x-max 100] [--alpha 0.75] [--max-words N] [--threads N] [--seed S] [--json]\n"                           \
+    " [--x-max 100] [--alpha 0.75] [--max-words N] [--threads N] [--seed S] [--overwrite] [--json]\n"                           \
     "       glue vectors eval FILE.vec [--analogies FILE] [--words w1,w2,...] [--k 5] [--json]"
 #define VECTORS_MAX_CORPORA 64
 
@@ -72,7 +72,7 @@ static int vectors_train_cmd(int argc, char **argv) {
     c.alpha = args_double(&a, "--alpha", c.alpha);
     c.max_words = args_int(&a, "--max-words", 0);
     long threads = args_threads(&a, 0), seed = args_int(&a, "--seed", 1);
-    int json = args_flag(&a, "--json");
+    int json = args_flag(&a, "--json"), overwrite = args_flag(&a, "--overwrite");
     /* "train" first, then any further corpus files after --corpus FILE. */
     const char *pos[VECTORS_MAX_CORPORA + 1];
     int npos = args_positional(&a, pos, VECTORS_MAX_CORPORA + 1);
@@ -85,6 +85,7 @@ static int vectors_train_cmd(int argc, char **argv) {
         user_error("usage: " VECTORS_USAGE, "vectors: %s", problem);
         return EXIT_USAGE;
     }
+    if ((rc = args_out_file_free("vectors", out, overwrite)) != 0) return rc;
     c.threads = threads_init((int)threads);
     c.seed = (uint64_t)seed;
     c.show_progress = !json;

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VOCAB_USAGE "glue vocab train --corpus FILE... --size N --out FILE [--min-count N] [--cased] [--mark-joins] [--json]"
+#define VOCAB_USAGE \
+    "glue vocab train --corpus FILE... --size N --out FILE [--overwrite] [--min-count N] [--cased] [--mark-joins] [--json]"
 #define VOCAB_MAX_CORPORA 64
 #define VOCAB_DEFAULT_MIN_COUNT 2      /* a pair seen once only memorises one word */
 #define VOCAB_MAX_SIZE 10000000
@@ -47,6 +48,7 @@ int cmd_vocab(int argc, char **argv) {
     long min_count = args_int(&a, "--min-count", VOCAB_DEFAULT_MIN_COUNT);
     int json = args_flag(&a, "--json");
     int cased = args_flag(&a, "--cased"), mark_joins = args_flag(&a, "--mark-joins");
+    int overwrite = args_flag(&a, "--overwrite");
     /* "train" first, then any further corpus files after --corpus FILE. */
     const char *pos[VOCAB_MAX_CORPORA + 1];
     int npos = args_positional(&a, pos, VOCAB_MAX_CORPORA + 1);
@@ -66,6 +68,7 @@ int cmd_vocab(int argc, char **argv) {
         user_error("usage: " VOCAB_USAGE, "vocab: %s", problem);
         return EXIT_USAGE;
     }
+    if ((rc = args_out_file_free("vocab", out, overwrite)) != 0) return rc;
     double t0 = now_seconds();
     WordpieceTrainer *tr = wordpiece_trainer_create();
     wordpiece_trainer_set_options(tr, cased, mark_joins);

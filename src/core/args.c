@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void args_init(Args *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -172,6 +173,14 @@ int args_finish(Args *a, const char *usage) {
 
 int args_usage(const char *usage) {
     fprintf(stderr, "usage: %s\n", usage);
+    return EXIT_USAGE;
+}
+
+int args_out_file_free(const char *cmd, const char *out, int overwrite) {
+    struct stat st;   /* an empty file holds nothing to lose; a folder is refused where it is written */
+    if (overwrite || stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return 0;
+    user_error_usage("--overwrite replaces it (once the new one is written), or give --out another file",
+                     "%s: %s exists: not written over", cmd, out);
     return EXIT_USAGE;
 }
 

@@ -40,5 +40,10 @@ int args_usage(const char *usage);
  * `glue vocab|vectors train --corpus FILE --out FILE [MORE CORPORA...]`, whose
  * corpora are the --corpus file and up to max - 1 more; NULL when nothing is. */
 const char *args_train_corpora_problem(const char *const *pos, int npos, const char *corpus, const char *out, int max);
+/* 0 when the file such a command writes (--out) may be written: there is
+ * none yet (or an empty one), or --overwrite was given (the old one is
+ * replaced when the new one is whole); else EXIT_USAGE after a message,
+ * nothing done: a file that took hours to make is not replaced by a typo. */
+int args_out_file_free(const char *cmd, const char *out, int overwrite);
 
 #endif

@@ -70,8 +70,9 @@ GLUE_EXPORT int glue_api_version(void);
  * it, which say the task and its labels), or a model.ckpt file (whose
  * directory is read the same way). The model kind (any of glue finetune
  * --model) comes from the checkpoint. threads: OpenMP threads per
- * glue_predict (0: the cores this process may use; at most GLUE_MAX_THREADS,
- * more is GLUE_ERR_ARGUMENT). *out gets the handle, or NULL on error. */
+ * glue_predict (0: the cores this process may use; at most GLUE_MAX_THREADS;
+ * more, or fewer than 0, is GLUE_ERR_ARGUMENT). *out gets the handle, or
+ * NULL on error. */
 GLUE_EXPORT glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap);
 /* Releases a handle (NULL: nothing). No call on it may be running. */
 GLUE_EXPORT void glue_close(glue_model *m);

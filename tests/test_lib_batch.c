@@ -61,6 +61,8 @@ static void lb_model(const CliFixture *f, const char *model, const char *quick) 
     glue_model *m;
     /* More threads than the command line allows is a bad argument, not a crash of the OpenMP runtime. */
     CHECK(glue_open(run, GLUE_MAX_THREADS + 1, &m, err, sizeof err) == GLUE_ERR_ARGUMENT && !m && strstr(err, "threads"));
+    /* a negative count, as --threads -1 is refused (it was every core without a word) */
+    CHECK(glue_open(run, -1, &m, err, sizeof err) == GLUE_ERR_ARGUMENT && !m && strstr(err, "threads: 0 (every core)"));
     if (st != 0 || glue_open(run, 1, &m, err, sizeof err) != GLUE_OK) {
         CHECK_MSG(0, "%s: %s", model, err);
         return;

@@ -156,10 +156,12 @@ _Static_assert(GLUE_MAX_THREADS == ARGS_MAX_THREADS, "glue_open's thread limit i
 glue_status glue_open(const char *path, int threads, glue_model **out, char *error, unsigned long error_cap) {
     ErrorCapture cap;
     if (out) *out = NULL;
-    if (!path || !out || threads > GLUE_MAX_THREADS) {
-        if (error && error_cap)
-            snprintf(error, error_cap, threads > GLUE_MAX_THREADS ? "glue_open: threads: at most %d (0: every core)"
-                                                                  : "glue_open: path and out must not be NULL", GLUE_MAX_THREADS);
+    int bad_threads = threads < 0 || threads > GLUE_MAX_THREADS;   /* -1 was every core without a word */
+    if (!path || !out || bad_threads) {
+        if (error && error_cap && bad_threads)
+            snprintf(error, error_cap, "glue_open: threads: 0 (every core) to %d, not %d", GLUE_MAX_THREADS, threads);
+        else if (error && error_cap)
+            snprintf(error, error_cap, "glue_open: path and out must not be NULL");
         return GLUE_ERR_ARGUMENT;
     }
     pthread_once(&lib_once, lib_init);

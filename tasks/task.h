@@ -113,6 +113,10 @@ const char *task_label_name(const Task *t, int k);
  * is not a symmetric pair task. */
 int dataset_add_swapped_pairs(Dataset *d);
 
+/* How many rows of d have the texts (a, and b of a pair) of some row of
+ * other, whatever their labels (tasks/overlap.c). */
+int dataset_shared_rows(const Dataset *d, const Dataset *other);
+
 /* Lookup by id, case-insensitive, accepting "SST-2", "sst-2", "sst2", "STS-B". NULL if unknown.
  * Also finds, by its exact name, the user's own dataset this process works on
  * (registered by tasks/user_data.c when it builds one), so code that looks tasks

@@ -6,6 +6,7 @@
  * reproduces it from the recorded dataset.json, and `glue predict` answers
  * with the user's own label names. Malformed rows are reported as file:line and
  * skipped with a count, or fatal with --strict; bad options are clear errors. */
+#include "tests/cli_fixture.h"
 #include "tests/scratch.h"
 #include "tests/test.h"
 
@@ -381,4 +382,36 @@ TEST(user_data_option_errors) {
         free(out);
     }
     ud_rmdir(&d);
+}
+
+/* A dev file that repeats training rows, word for word (the same file twice,
+ * splits cut with duplicates): a warning that counts them, as the score is
+ * how well those rows are fitted; none for a dev file of other rows. A pair
+ * counts only when both texts are the same. It trained without a word. */
+TEST(user_data_dev_rows_in_train_said) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    const char *train = "text_a\ttext_b\tlabel\nthe sky is blue\tit is day\tyes\nthe sky is dark\tit is day\tno\n"
+                        "sun and warm\tit is day\tyes\nrain and cold\tit is night\tno\n";
+    CHECK(cli_fixture_write(&f, "tr.tsv", train, -1) == 0);
+    /* one row of train, one whose first text is train's but not its second, one new */
+    CHECK(cli_fixture_write(&f, "dev.tsv", "text_a\ttext_b\tlabel\nsun and warm\tit is day\tyes\n"
+                                          "rain and cold\tit is day\tno\nsnow\tit is night\tno\n", -1) == 0);
+    CHECK(cli_fixture_write(&f, "other.tsv", "text_a\ttext_b\tlabel\nsnow\tit is night\tno\nfog\tit is day\tyes\n", -1) == 0);
+    static const struct { const char *dev, *says; } CASES[] = {
+        {"tr.tsv", "4 of the 4 dev rows (100.0%) are in the training data too"},
+        {"dev.tsv", "1 of the 3 dev rows (33.3%) are in the training data too"},
+        {"other.tsv", NULL},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "finetune --train tr.tsv --dev %s --model fasttext --epochs 1 --threads 1 "
+                 "--set bucket=1000 --set dim=8 --out r%zu", CASES[i].dev, i);
+        int st = -1;
+        char *out = cli_fixture_glue(&f, args, &st);
+        CHECK_MSG(st == 0 && (CASES[i].says ? strstr(out, CASES[i].says) != NULL : !strstr(out, "training data too")),
+                  "--dev %s: exit %d: %.800s", CASES[i].dev, st, out);
+        free(out);
+    }
+    cli_fixture_close(&f);
 }

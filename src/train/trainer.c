@@ -730,6 +730,13 @@ int trainer_run(const TrainerOptions *opt, cJSON **results) {
             user_warning("%s has %d rows: too few to select an epoch on (one row is %.1f points); ties go to the "
                          "lower dev loss, then the later epoch", r.d.dev_split[0]->name, r.d.dev[0].n,
                          100.0 / (r.d.dev[0].n ? r.d.dev[0].n : 1));
+        /* A user's dev file that repeats training rows (the same file twice, or splits cut with duplicates):
+         * its score is how well the rows are fitted. GLUE's splits are what they are. */
+        int shared = rank == 0 && o->task->user ? dataset_shared_rows(&r.d.dev[0], &r.d.train) : 0;
+        if (shared)
+            user_warning("%d of the %d %s rows (%.1f%%) are in the training data too, word for word: their score "
+                         "is how well the model fits them, not how it does on text it has not seen; give a dev file "
+                         "of other rows", shared, r.d.dev[0].n, r.d.dev_split[0]->name, 100.0 * shared / r.d.dev[0].n);
         dist_stats_reset();   /* results.json's gradient_sums count the training's */
         rc = train_loop_run(L);
         matmul_set_precision(MATMUL_FP32);

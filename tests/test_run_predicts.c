@@ -208,3 +208,26 @@ TEST(run_predicts_registry_task_from_the_run) {
     free(out);
     cli_fixture_close(&f);
 }
+
+/* --run the folder of a --seeds run (seeds.json beside seed-<s>/): refused,
+ * naming a seed's run to give instead, where it said "no trained bert model"
+ * (of fastText runs) with the advice to train one. */
+TEST(run_predicts_seeds_folder_names_a_seed) {
+    CliFixture f;
+    if (cli_fixture_open(&f) != 0) return;
+    int st = -1;
+    char *out = cli_fixture_two_class(&f, "train.tsv", 20) != 0 ? NULL
+                : run_glue(&f, "finetune --train train.tsv --dev train.tsv --model testbow --out many --epochs 1 "
+                               "--seeds 2,1", 1, &st);
+    CHECK_MSG(st == 0, "finetune --seeds: %s", out ? out : "(no dataset)");
+    free(out);
+    static const char *const CMDS[] = {"eval --run many", "predict --run many 'a day'"};
+    for (int i = 0; i < 2 && st == 0; i++) {
+        int rc = -1;
+        out = run_glue(&f, CMDS[i], 1, &rc);
+        CHECK_MSG(rc == 2 && strstr(out, "many holds the runs of 2 seeds") && strstr(out, "--run many/seed-1"),
+                  "%s: exit %d: %s", CMDS[i], rc, out);
+        free(out);
+    }
+    cli_fixture_close(&f);
+}

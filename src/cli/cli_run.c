@@ -235,6 +235,26 @@ static Model *cli_use_precision(const ModelOps *ops, Model *m, int prec) {
     return m;
 }
 
+/* 1 after a usage error when dir is the folder of a --seeds run (seeds.json
+ * beside a run per seed) rather than a run: it was "no trained bert model",
+ * with the advice to train one. */
+static int cli_refuse_seeds_folder(const char *dir) {
+    char path[4200], first[256] = "";
+    file_join(dir, CLI_SEEDS_FILE, path, sizeof path);
+    if (!file_exists(path)) return 0;
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, CLI_SEED_RUN_PREFIX, strlen(CLI_SEED_RUN_PREFIX)) && (!n++ || strcmp(e->d_name, first) < 0))
+            snprintf(first, sizeof first, "%s", e->d_name);
+    if (d) closedir(d);
+    char hint[4400];
+    snprintf(hint, sizeof hint, "name one of them (--run %s/%s); their mean and spread are in %s", dir,
+             first[0] ? first : CLI_SEED_RUN_PREFIX "S", path);
+    user_error_usage(hint, "%s holds the runs of %d seeds (glue finetune --seeds), not one run", dir, n);
+    return 1;
+}
+
 Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int prec) {
     char path[4096], hint[320];
     if (cli_check_precision(ops, prec) != 0) return NULL;
@@ -243,7 +263,8 @@ Model *cli_load_run(const ModelOps *ops, const Task *t, const char *dir, int pre
     cli_finetune_hint(t, ops, dir, how, sizeof how);
     snprintf(hint, sizeof hint, "train it first: %s", how);
     if (!file_exists(path)) {
-        user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
+        if (!cli_refuse_seeds_folder(dir))
+            user_error_io(hint, "no trained %s model for %s: %s does not exist", ops->name, t->display, path);
         return NULL;
     }
     if (run_dir_check_labels(dir, t) != 0 || model_check_memory_load(ops, path) != 0) return NULL;

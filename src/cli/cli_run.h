@@ -7,6 +7,11 @@
 #include "core/args.h"
 #include "models/model.h"
 
+/* glue finetune --seeds S1,S2,... --out DIR: a run per seed in DIR/seed-<s>/,
+ * their mean and spread in DIR/seeds.json. */
+#define CLI_SEED_RUN_PREFIX "seed-"
+#define CLI_SEEDS_FILE "seeds.json"
+
 /* The task named, or NULL after "unknown task 'x' (did you mean 'y'?)" — the
  * caller exits with EXIT_USAGE. */
 const Task *cli_find_task(const char *name);

@@ -44,7 +44,6 @@
     "       [--name NAME] [options above]"
 #define FINETUNE_DEFAULT_SEED 42
 #define FINETUNE_MAX_SEEDS 32
-#define FINETUNE_SEEDS_FILE "seeds.json"
 
 typedef struct FinetuneArgs {
     const char *task, *model, *out, *config_file;
@@ -196,7 +195,7 @@ static void finetune_print(const cJSON *res, const char *dir, int json) {
 
 /* DIR/seed-<s>: where the run of one seed of --seeds goes. */
 static void finetune_seed_dir(const char *dir, long seed, char *out, size_t cap) {
-    snprintf(out, cap, "%s/seed-%ld", dir, seed);
+    snprintf(out, cap, "%s/" CLI_SEED_RUN_PREFIX "%ld", dir, seed);
 }
 
 /* mean, sample std, min, max of v[0..n) as a JSON object. */
@@ -254,7 +253,7 @@ static int finetune_seeds_report(cJSON *const *res, const FinetuneArgs *f, const
         }
     }
     char path[4200];
-    file_join(dir, FINETUNE_SEEDS_FILE, path, sizeof path);
+    file_join(dir, CLI_SEEDS_FILE, path, sizeof path);
     int rc = json_file_write(path, out);
     if (rc == 0 && f->json) {
         json_print_line(out);
